@@ -1,0 +1,598 @@
+//! The data model of the host IR.
+//!
+//! A [`Module`] holds host [`Function`]s. Each function declares typed [`Param`]s (scalars,
+//! strings, tensors described by a [`TensorSpec`], callbacks, ...), optional [`Constraint`]s on
+//! integer values, a [`RetType`] and a body of [`Stmt`]s over [`Expr`]s.
+//!
+//! Conventions every pass relies on:
+//! - Names (parameters, tuple elements, symbolic variables, `let` bindings, loop variables)
+//!   share one namespace per function; shadowing is not allowed.
+//! - Symbolic variables are introduced by tensor specs ([`Dim::Var`], [`Strides::Exact`],
+//!   [`DeviceIdPolicy::Var`]); the first occurrence in parameter order binds the value at call
+//!   time and later occurrences must match. They have type `i64` and are in scope in the whole body.
+//! - There are no implicit conversions: both operands of a binary operator have the same type;
+//!   [`Expr::Cast`] converts.
+//! - Integer arithmetic wraps (two's complement). Division and remainder by zero raise a
+//!   `ValueError` at run time; `MIN / -1` wraps to `MIN` and `MIN % -1` is 0.
+//! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
+//!   parser reports positions through a separate source map.
+
+use safecall_runtime::abi::DLDataType;
+
+/// A compilation unit: one object file, shared library or JIT module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    /// Module name (used in dumps and diagnostics).
+    pub name: String,
+    /// Extern C functions the body may call.
+    pub externs: Vec<ExternFn>,
+    /// Modules embedded in `__tvm_ffi__library_bin`.
+    pub imported_modules: Vec<ImportedModule>,
+    /// Labels of the [`ImportedModule`]s this library imports directly.
+    pub imports: Vec<String>,
+    /// When set, functions are registered at load time as system-library symbols
+    /// `__tvm_ffi_<prefix><name>` instead of being exported.
+    pub system_lib_prefix: Option<String>,
+    /// Host functions, exported as `__tvm_ffi_<name>`.
+    pub functions: Vec<Function>,
+}
+
+/// A C function declared for [`StmtKind::CallExtern`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternFn {
+    /// C symbol name.
+    pub name: String,
+    /// Parameter C types.
+    pub params: Vec<ScalarType>,
+    /// Return C type; `None` is `void`.
+    pub ret: Option<ScalarType>,
+    /// How the return value reports errors.
+    pub errors: ErrorConvention,
+}
+
+/// How an extern C function reports errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorConvention {
+    /// The return value is an ordinary value.
+    None,
+    /// The function returns an integer; non-zero means it has already raised a TVM-FFI error
+    /// (with `TVMFFIErrorSetRaised*`), which the host function propagates by returning -1.
+    NonZeroIsRaised,
+}
+
+/// A module embedded in the library blob (`__tvm_ffi__library_bin`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedModule {
+    /// Label used by [`Module::imports`] and [`ImportedModule::imports`] (IR-only, not emitted).
+    pub label: String,
+    /// Module kind; loaded through the global function `ffi.Module.load_from_bytes.<kind>`.
+    pub kind: String,
+    /// Serialized module; at least one byte.
+    pub payload: Vec<u8>,
+    /// Labels of the modules this one imports.
+    pub imports: Vec<String>,
+}
+
+/// A host function: the safe-call entry point `__tvm_ffi_<name>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// Export name.
+    pub name: String,
+    /// Doc string, served by `__tvm_ffi__doc_<name>`.
+    pub doc: String,
+    /// Parameters in call order.
+    pub params: Vec<Param>,
+    /// Constraints checked at call time after all parameters are decoded.
+    pub constraints: Vec<Constraint>,
+    /// Return type.
+    pub ret: RetType,
+    /// Body.
+    pub body: Vec<Stmt>,
+}
+
+/// A named parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// Name, unique in the function.
+    pub name: String,
+    /// Accepted values.
+    pub ty: ParamType,
+}
+
+/// Integer types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntType {
+    /// `i8`
+    I8,
+    /// `i16`
+    I16,
+    /// `i32`
+    I32,
+    /// `i64`
+    I64,
+    /// `u8`
+    U8,
+    /// `u16`
+    U16,
+    /// `u32`
+    U32,
+    /// `u64`
+    U64,
+}
+
+/// Floating-point types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatType {
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+/// Types of plain machine values (and of extern C parameters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    /// `bool` (one byte in memory, 0 or 1).
+    Bool,
+    /// An integer.
+    Int(IntType),
+    /// A float.
+    Float(FloatType),
+    /// `ptr`: an untyped pointer.
+    Ptr,
+}
+
+/// What a parameter accepts at call time (see DESIGN.md §3 for the type-index table).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamType {
+    /// Int or Bool; out-of-range values are a ValueError.
+    Int(IntType),
+    /// Bool or Int (non-zero is true).
+    Bool,
+    /// Float, Int or Bool.
+    Float(FloatType),
+    /// Opaque pointer; None is the null pointer.
+    Ptr,
+    /// RawStr, SmallStr or String object.
+    Str,
+    /// ByteArrayPtr, SmallBytes or Bytes object.
+    Bytes,
+    /// Device.
+    Device,
+    /// DataType.
+    DType,
+    /// Shape object.
+    Shape,
+    /// Function object (a callback for [`Callee::Param`]).
+    Func,
+    /// Anything, unchecked.
+    Any,
+    /// Tensor object or DLTensor pointer, checked against the spec.
+    Tensor(TensorSpec),
+    /// The inner type, or None.
+    Optional(Box<ParamType>),
+    /// A value the kernel was specialized on, asserted at call time.
+    Const(ConstValue),
+    /// An `ffi.Array` whose elements are checked against their own parameters (which may nest).
+    Tuple(Vec<Param>),
+    /// A data pointer: an opaque pointer or a plain integer address (`tensor.data_ptr()`).
+    DataPtr,
+    /// An explicit stream: an opaque pointer, an integer handle, or None (the null stream).
+    Stream,
+}
+
+/// The value of a [`ParamType::Const`] parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// An integer (accepts Int, or Bool when the value is 0 or 1).
+    Int(i64),
+    /// A bool (accepts Bool, or Int 0/1).
+    Bool(bool),
+    /// A float compared bit for bit, as the bits of an `f64` (accepts Float, or an Int that
+    /// converts exactly).
+    Float(u64),
+    /// None.
+    None,
+}
+
+/// Everything a tensor parameter is checked against.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    /// Element type; `None` accepts any.
+    pub dtype: Option<DLDataType>,
+    /// One entry per dimension (so `ndim == shape.len()`).
+    pub shape: Vec<Dim>,
+    /// Stride requirements.
+    pub strides: Strides,
+    /// Required DLPack device type code; `None` accepts any.
+    pub device_type: Option<i32>,
+    /// How the device id relates to the other tensors'.
+    pub device_id: DeviceIdPolicy,
+    /// Whether a non-zero `byte_offset` is accepted.
+    pub byte_offset: ByteOffsetPolicy,
+    /// Required alignment in bytes of `data + byte_offset` (a power of two).
+    pub alignment: Option<u32>,
+    /// When set, the element count (product of dims) must fit this signed or unsigned
+    /// index type (e.g. `i32` for kernels that index with 32-bit integers).
+    pub index_type: Option<IntType>,
+}
+
+/// A dimension (or stride) in a tensor spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// Exactly this value.
+    Const(i64),
+    /// A symbolic variable.
+    Var(String),
+}
+
+/// Stride requirements of a tensor parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strides {
+    /// Row-major compact (NULL strides or strides equal to the compact ones; dims of extent 1
+    /// and tensors with zero elements are exempt).
+    Compact,
+    /// Any strides; read them with [`TensorField::Stride`].
+    Any,
+    /// One entry per dimension, each a constant or a symbolic variable (NULL strides are read
+    /// as the compact ones).
+    Exact(Vec<Dim>),
+}
+
+/// Device-id relation between tensor parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceIdPolicy {
+    /// Same device id as every other tensor with this policy.
+    Same,
+    /// Any device id.
+    Free,
+    /// Binds (or must match) a symbolic variable.
+    Var(String),
+}
+
+/// Whether `byte_offset` may be non-zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteOffsetPolicy {
+    /// `byte_offset` must be 0.
+    Zero,
+    /// Any `byte_offset` (read it with [`TensorField::ByteOffset`]).
+    Any,
+}
+
+/// A call-time constraint on an integer parameter or symbolic variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Constraint {
+    /// `var % divisor == 0` (divisor > 0).
+    Divisible {
+        /// Integer parameter or symbolic variable.
+        var: String,
+        /// Divisor.
+        divisor: u64,
+    },
+}
+
+/// Return types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RetType {
+    /// None.
+    None,
+    /// A POD value (int, bool, float, opaque pointer).
+    Scalar(ScalarType),
+    /// A device.
+    Device,
+    /// A data type.
+    DType,
+    /// A string (created through `TVMFFIStringFromByteArray`, or a string argument).
+    Str,
+    /// A tensor argument, passed through (the object with an extra reference, or the same
+    /// DLTensor pointer that was passed).
+    Tensor,
+    /// Any value (e.g. the result of a packed call, moved out).
+    Any,
+}
+
+/// Types of values in expressions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    /// A machine value.
+    Scalar(ScalarType),
+    /// A string (parameter or literal).
+    Str,
+    /// Bytes parameter.
+    Bytes,
+    /// A device.
+    Device,
+    /// A data type.
+    DType,
+    /// A Shape parameter.
+    Shape,
+    /// A Function parameter.
+    Func,
+    /// A tensor parameter.
+    Tensor,
+    /// A dynamically typed value (Any parameter, packed call result, tuple parameter).
+    Any,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `let [mut] name = value`.
+    Let {
+        /// New name.
+        name: String,
+        /// Whether [`Stmt::Assign`] may change it.
+        mutable: bool,
+        /// Initial value; its type is the binding's type.
+        value: Expr,
+    },
+    /// `name = value` for a `let mut` binding.
+    Assign {
+        /// The binding.
+        name: String,
+        /// New value, of the binding's type.
+        value: Expr,
+    },
+    /// `store<ty>(ptr, value)`.
+    Store {
+        /// Stored type.
+        ty: ScalarType,
+        /// Address.
+        ptr: Expr,
+        /// Value of type `ty`.
+        value: Expr,
+    },
+    /// `if cond { then } else { otherwise }`.
+    If {
+        /// A bool.
+        cond: Expr,
+        /// Taken when true.
+        then_body: Vec<Stmt>,
+        /// Taken when false.
+        else_body: Vec<Stmt>,
+    },
+    /// `for var in start..end step step { body }`: `var` runs from `start` while `var < end`
+    /// (or `var > end` for a negative step).
+    For {
+        /// Loop variable, of the integer type of `start`.
+        var: String,
+        /// First value.
+        start: Expr,
+        /// Bound (exclusive).
+        end: Expr,
+        /// Non-zero constant step.
+        step: i64,
+        /// Body.
+        body: Vec<Stmt>,
+    },
+    /// Raise `kind` with `message` unless `cond` holds.
+    Assert {
+        /// A bool.
+        cond: Expr,
+        /// Error kind, e.g. `ValueError`.
+        kind: String,
+        /// Message parts.
+        message: Vec<MessagePart>,
+    },
+    /// Call a declared extern C function.
+    CallExtern {
+        /// Binds the return value (the function must return a value).
+        dest: Option<String>,
+        /// Declared name.
+        func: String,
+        /// Arguments matching the declaration.
+        args: Vec<Expr>,
+    },
+    /// Call a function through the safe-call ABI; the result is an owned [`Type::Any`].
+    CallPacked {
+        /// Binds the result.
+        dest: Option<String>,
+        /// What to call.
+        callee: Callee,
+        /// Arguments of any type.
+        args: Vec<Expr>,
+    },
+    /// `let dest = stream(device_type, device_id)`: the current stream of a device
+    /// (`TVMFFIEnvGetStream`), a `ptr`.
+    GetStream {
+        /// New name.
+        dest: String,
+        /// Device type, `i32`.
+        device_type: Expr,
+        /// Device id, `i32`.
+        device_id: Expr,
+    },
+    /// Return a value matching the function's return type (`None` for `RetType::None`).
+    Return(Option<Expr>),
+}
+
+/// A part of an assertion message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MessagePart {
+    /// Literal text.
+    Text(String),
+    /// A value, formatted at run time (integers in decimal, bools, floats, pointers in hex,
+    /// dtypes and devices by name).
+    Value(Expr),
+}
+
+/// The target of a packed call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// A global function, looked up by name once per call site.
+    Global(String),
+    /// A function of an imported module (`TVMFFIEnvModLookupFromImports`).
+    Import(String),
+    /// A [`ParamType::Func`] parameter.
+    Param(String),
+    /// A symbol following the safe-call ABI (e.g. `__tvm_ffi_other`), called directly.
+    Direct(String),
+}
+
+/// Fields of a tensor parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorField {
+    /// `data` (without `byte_offset`), a `ptr`.
+    Data,
+    /// `shape[i]`, an `i64`.
+    Shape(usize),
+    /// `strides[i]` in elements, an `i64` (computed from the shape when the tensor has NULL strides).
+    Stride(usize),
+    /// `ndim`, an `i32`.
+    NDim,
+    /// `dtype`, a [`Type::DType`].
+    DType,
+    /// `device`, a [`Type::Device`].
+    Device,
+    /// `device.device_type`, an `i32`.
+    DeviceType,
+    /// `device.device_id`, an `i32`.
+    DeviceId,
+    /// `byte_offset`, a `u64`.
+    ByteOffset,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    /// Arithmetic negation (wrapping for integers).
+    Neg,
+    /// Logical not (bool) .
+    Not,
+    /// Bitwise not (integers).
+    BitNot,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`, wrapping for integers.
+    Add,
+    /// `-`, wrapping for integers.
+    Sub,
+    /// `*`, wrapping for integers.
+    Mul,
+    /// `/`: truncating for integers (raises on zero), IEEE for floats.
+    Div,
+    /// `%`: truncating remainder, sign of the dividend (integers only; raises on zero).
+    Rem,
+    /// `floordiv`: rounds toward negative infinity (integers only; raises on zero).
+    FloorDiv,
+    /// `floormod`: sign of the divisor (integers only; raises on zero).
+    FloorMod,
+    /// `ceil_div`: rounds toward positive infinity (integers only; raises on zero).
+    CeilDiv,
+    /// `min`.
+    Min,
+    /// `max`.
+    Max,
+    /// `&` (integers).
+    BitAnd,
+    /// `|` (integers).
+    BitOr,
+    /// `^` (integers).
+    BitXor,
+    /// `<<` (integers; the amount is taken modulo the bit width).
+    Shl,
+    /// `>>`, arithmetic for signed, logical for unsigned (amount modulo the bit width).
+    Shr,
+    /// `==`.
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+    /// `&&` on bools, short-circuit.
+    And,
+    /// `||` on bools, short-circuit.
+    Or,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// Integer constant. For unsigned types `value` holds the bit pattern (`u64::MAX` is -1).
+    Int {
+        /// Value.
+        value: i64,
+        /// Type; the value must fit.
+        ty: IntType,
+    },
+    /// Float constant, as the bits of an `f64` (for `f32`, a value exactly representable in f32).
+    Float {
+        /// `f64::to_bits` of the value.
+        bits: u64,
+        /// Type.
+        ty: FloatType,
+    },
+    /// `true` / `false`.
+    Bool(bool),
+    /// A string literal ([`Type::Str`]); as an extern `ptr` argument, a NUL-terminated static string.
+    Str(String),
+    /// A parameter, tuple element, symbolic variable, `let` binding or loop variable.
+    Var(String),
+    /// A field of a tensor parameter.
+    Field {
+        /// Tensor parameter name.
+        tensor: String,
+        /// Field.
+        field: TensorField,
+    },
+    /// Unary operation.
+    Unary {
+        /// Operator.
+        op: UnOp,
+        /// Operand.
+        arg: Box<Expr>,
+    },
+    /// Binary operation.
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand, same type as `lhs`.
+        rhs: Box<Expr>,
+    },
+    /// `select(cond, a, b)`: both arms evaluated.
+    Select {
+        /// A bool.
+        cond: Box<Expr>,
+        /// Value when true.
+        then_value: Box<Expr>,
+        /// Value when false, same type.
+        else_value: Box<Expr>,
+    },
+    /// Conversion. Between integers: truncation or extension by the source's signedness.
+    /// Float to integer: saturating, NaN is 0. Integer to float: nearest. `bool` to integer:
+    /// 0/1; integer to `bool`: `!= 0`. `ptr` to and from `i64`/`u64`. From [`Type::Any`]: a
+    /// checked conversion raising a TypeError when the value does not have the target type.
+    Cast {
+        /// Target type.
+        ty: ScalarType,
+        /// Operand.
+        arg: Box<Expr>,
+    },
+    /// `ptr + offset` bytes (`offset` is an `i64`).
+    PtrOffset {
+        /// Base pointer.
+        ptr: Box<Expr>,
+        /// Byte offset.
+        offset: Box<Expr>,
+    },
+    /// `load<ty>(ptr)`.
+    Load {
+        /// Loaded type.
+        ty: ScalarType,
+        /// Address.
+        ptr: Box<Expr>,
+    },
+    /// Whether an optional parameter or an Any value is None.
+    IsNone(String),
+}

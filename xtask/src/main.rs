@@ -1,0 +1,122 @@
+//! Project tasks.
+//!
+//! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
+//! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
+//! peer the interop tests load our outputs into), points the tests at it, and runs
+//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI).
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The pinned peer: our outputs are judged by whether they work with this release.
+const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
+const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest"];
+/// The LLVM major version the `llvm` feature is built against.
+const LLVM_MAJOR: u32 = 19;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("venv") => venv().map(|_| ()),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\n\
+                 tasks:\n  \
+                 test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
+                 venv            only create or update .venv"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
+}
+
+fn in_ci() -> bool {
+    env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Runs `cmd`, failing with its description when it cannot start or exits non-zero.
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+}
+
+/// Creates `.venv` (once) and installs the pinned requirements; returns its python.
+fn venv() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let dir = root.join(".venv");
+    let python = dir.join("bin").join("python");
+    let stamp = dir.join(".safecall-requirements");
+    let wanted = PYTHON_REQUIREMENTS.join("\n");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
+        return Ok(python);
+    }
+    if !python.exists() {
+        eprintln!("xtask: creating {}", dir.display());
+        let base = env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
+    }
+    eprintln!("xtask: installing {}", PYTHON_REQUIREMENTS.join(" "));
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PYTHON_REQUIREMENTS))?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(python)
+}
+
+fn capture(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Whether LLVM's development files are installed for the `llvm` feature.
+fn llvm_available() -> bool {
+    Command::new(format!("llvm-config-{LLVM_MAJOR}"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    let root = workspace_root();
+    let python = venv()?;
+    let config = python.with_file_name("tvm-ffi-config");
+    let include = capture(Command::new(&config).arg("--includedir"))?;
+    let libdir = capture(Command::new(&config).arg("--libdir"))?;
+
+    let mut cargo = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+    cargo.current_dir(&root).args(["test", "--workspace"]);
+    if llvm_available() {
+        cargo.args(["--features", "llvm"]);
+        if env::var_os("LLVM_SYS_191_PREFIX").is_none() {
+            let prefix = capture(Command::new(format!("llvm-config-{LLVM_MAJOR}")).arg("--prefix"))?;
+            cargo.env("LLVM_SYS_191_PREFIX", prefix);
+        }
+    } else if in_ci() {
+        return Err(format!("CI=true but llvm-config-{LLVM_MAJOR} is missing: install llvm-{LLVM_MAJOR}-dev"));
+    } else {
+        eprintln!(
+            "xtask: llvm-config-{LLVM_MAJOR} not found: building without the `llvm` feature, \
+             so the LLVM backend's tests are skipped (install llvm-{LLVM_MAJOR}-dev to run them)"
+        );
+    }
+    cargo
+        .args(extra)
+        .env("SAFECALL_PYTHON", &python)
+        .env("SAFECALL_TVM_FFI_INCLUDE", include)
+        .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
+    run(&mut cargo)
+}
