@@ -1,0 +1,62 @@
+//! Ahead-of-time delivery: object files (`.o`) and shared libraries (`.so`).
+//!
+//! Objects are position-independent, carry `.eh_frame` with pc-relative pointers, and leave
+//! the TVM-FFI C API symbols undefined. Shared libraries are linked by the system C compiler
+//! (`cc -shared -Wl,-z,now -Wl,-z,text`), with the C API left for load time (whichever runtime
+//! the process has: libtvm_ffi or safecall-runtime) or linked to `libsafecall_runtime.so`.
+
+mod link;
+mod unwind;
+
+use cranelift_module::Module as _;
+use cranelift_object::object::write::{Symbol as ObjSymbol, SymbolSection};
+use cranelift_object::object::{SymbolFlags, SymbolKind, SymbolScope};
+use cranelift_object::{ObjectBuilder, ObjectModule};
+
+use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::lir;
+pub use link::{LinkError, LinkOptions, link_shared_library};
+
+/// Compiles a lowered module to the bytes of a relocatable object file with Cranelift.
+pub fn cranelift_object(module: &lir::Module, options: &CraneliftOptions) -> Result<Vec<u8>, clif::CraneliftError> {
+    let err = |e: &dyn std::fmt::Display| clif::CraneliftError(e.to_string());
+    let isa = clif::host_isa(true, options)?;
+    let builder = ObjectBuilder::new(isa.clone(), module.name.as_bytes().to_vec(), cranelift_module::default_libcall_names())
+        .map_err(|e| err(&e))?;
+    let mut m = ObjectModule::new(builder);
+    let declared = clif::declare(&mut m, module)?;
+    clif::define_data(&mut m, module, &declared)?;
+    let mut unwind_infos = Vec::new();
+    clif::define_functions(&mut m, module, &declared, None, |c| {
+        let code = c.ctx.compiled_code().expect("defined functions are compiled");
+        if let Some(info) = code.create_unwind_info(&*isa).map_err(|e| err(&e))? {
+            unwind_infos.push((c.id, info));
+        }
+        Ok(())
+    })?;
+    let mut product = m.finish();
+    let mut eh_frame = unwind::EhFrameBuilder::new();
+    for (id, info) in unwind_infos {
+        eh_frame.add(&*isa, product.function_symbol(id), info);
+    }
+    eh_frame.finish(&mut product.object).map_err(|e| err(&e))?;
+    for (alias, target) in &module.aliases {
+        let target_symbol = product.function_symbol(declared.functions[target.0 as usize]);
+        let target_def = product.object.symbol(target_symbol);
+        let (value, size) = (target_def.value, target_def.size);
+        let SymbolSection::Section(section) = target_def.section else {
+            return Err(err(&format!("alias `{alias}`: its target is not defined in this object")));
+        };
+        product.object.add_symbol(ObjSymbol {
+            name: alias.as_bytes().to_vec(),
+            value,
+            size,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+    }
+    product.emit().map_err(|e| err(&e))
+}

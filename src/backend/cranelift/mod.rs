@@ -1,0 +1,179 @@
+//! The Cranelift backend: lowered modules to machine code through any `cranelift_module::Module`
+//! (`ObjectModule` for AOT, `JITModule` for the JIT).
+
+mod annotate;
+pub mod translate;
+
+use std::sync::Arc;
+
+use cranelift_codegen::Context;
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_module::{DataDescription, Linkage as ClifLinkage, Module};
+
+use crate::lir::{self, Linkage, Symbol};
+pub use translate::Declared;
+
+/// Code generation settings of the Cranelift backend.
+#[derive(Clone, Debug)]
+pub struct CraneliftOptions {
+    /// Cranelift `opt_level`: `none`, `speed` or `speed_and_size`.
+    pub opt_level: String,
+}
+
+impl Default for CraneliftOptions {
+    fn default() -> Self {
+        CraneliftOptions { opt_level: "speed".to_owned() }
+    }
+}
+
+/// A backend failure (an ISA that cannot be built, or a Cranelift error).
+#[derive(Debug)]
+pub struct CraneliftError(pub String);
+
+impl std::fmt::Display for CraneliftError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cranelift: {}", self.0)
+    }
+}
+
+impl std::error::Error for CraneliftError {}
+
+fn err(e: impl std::fmt::Display) -> CraneliftError {
+    CraneliftError(e.to_string())
+}
+
+/// The host ISA. AOT objects need position-independent code (`pic`) and unwind info; the JIT
+/// must not use PIC.
+pub fn host_isa(pic: bool, options: &CraneliftOptions) -> Result<OwnedTargetIsa, CraneliftError> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", &options.opt_level).map_err(err)?;
+    flags.set("is_pic", if pic { "true" } else { "false" }).map_err(err)?;
+    flags.set("unwind_info", "true").map_err(err)?;
+    flags.set("preserve_frame_pointers", "true").map_err(err)?;
+    let isa_builder = cranelift_native::builder().map_err(err)?;
+    isa_builder.finish(settings::Flags::new(flags)).map_err(err)
+}
+
+fn clif_linkage(l: Linkage) -> ClifLinkage {
+    match l {
+        Linkage::Export => ClifLinkage::Export,
+        Linkage::Local => ClifLinkage::Local,
+    }
+}
+
+/// Declares every import, data object and function of `module` in `m`.
+pub fn declare<M: Module>(m: &mut M, module: &lir::Module) -> Result<Declared, CraneliftError> {
+    let imports = module
+        .imports
+        .iter()
+        .map(|imp| {
+            let sig = translate::clif_signature(m, &imp.sig);
+            m.declare_function(&imp.name, ClifLinkage::Import, &sig).map_err(err)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = module
+        .data
+        .iter()
+        .map(|d| m.declare_data(&d.name, clif_linkage(d.linkage), d.writable, false).map_err(err))
+        .collect::<Result<Vec<_>, _>>()?;
+    let functions = module
+        .functions
+        .iter()
+        .map(|f| {
+            let sig = translate::clif_signature(m, &f.sig);
+            m.declare_function(&f.name, clif_linkage(f.linkage), &sig).map_err(err)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Declared { functions, imports, data })
+}
+
+/// Defines the data objects.
+pub fn define_data<M: Module>(m: &mut M, module: &lir::Module, declared: &Declared) -> Result<(), CraneliftError> {
+    for (d, &id) in module.data.iter().zip(&declared.data) {
+        let mut desc = DataDescription::new();
+        desc.define(d.contents.clone().into_boxed_slice());
+        desc.set_align(u64::from(d.align));
+        if let Some(section) = &d.section {
+            desc.set_custom_section(section);
+            desc.set_used(true);
+        }
+        for r in &d.relocs {
+            match r.symbol {
+                Symbol::Func(f) => {
+                    let fref = m.declare_func_in_data(declared.functions[f.0 as usize], &mut desc);
+                    desc.write_function_addr(r.offset, fref);
+                }
+                Symbol::Data(t) => {
+                    let gv = m.declare_data_in_data(declared.data[t.0 as usize], &mut desc);
+                    desc.write_data_addr(r.offset, gv, r.addend);
+                }
+            }
+        }
+        m.define_data(id, &desc).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// What [`define_functions`] reports about each compiled function.
+pub struct Compiled<'a> {
+    /// Lowered function id.
+    pub lir_id: lir::FuncId,
+    /// Cranelift function id.
+    pub id: cranelift_module::FuncId,
+    /// The context after compilation (compiled code, unwind info).
+    pub ctx: &'a Context,
+}
+
+/// Translates and compiles every function. With `clif_dump`, appends the annotated CLIF of each
+/// function as built (before optimization). `on_compiled` sees each compiled function.
+pub fn define_functions<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+    mut clif_dump: Option<&mut String>,
+    mut on_compiled: impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
+) -> Result<(), CraneliftError> {
+    let mut ctx = m.make_context();
+    let mut fb_ctx = FunctionBuilderContext::new();
+    for (i, func) in module.functions.iter().enumerate() {
+        let id = declared.functions[i];
+        ctx.clear();
+        let markers = translate::translate_function(m, module, declared, func, &mut ctx.func, &mut fb_ctx);
+        if let Some(out) = clif_dump.as_deref_mut() {
+            annotate::write_annotated(out, &func.name, &ctx.func, &markers);
+        }
+        m.define_function(id, &mut ctx).map_err(|e| match e {
+            cranelift_module::ModuleError::Compilation(inner) => CraneliftError(format!(
+                "compiling `{}`: {}",
+                func.name,
+                cranelift_codegen::print_errors::pretty_error(&ctx.func, inner)
+            )),
+            other => CraneliftError(format!("compiling `{}`: {other}", func.name)),
+        })?;
+        on_compiled(Compiled { lir_id: lir::FuncId(i as u32), id, ctx: &ctx })?;
+    }
+    Ok(())
+}
+
+/// The annotated CLIF of every function of a lowered module (as built, before optimization).
+pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
+    let isa = host_isa(true, &CraneliftOptions::default())?;
+    let builder = cranelift_object::ObjectBuilder::new(isa, module.name.as_bytes().to_vec(), cranelift_module::default_libcall_names())
+        .map_err(err)?;
+    let mut m = cranelift_object::ObjectModule::new(builder);
+    let declared = declare(&mut m, module)?;
+    let mut out = String::new();
+    let mut ctx = m.make_context();
+    let mut fb_ctx = FunctionBuilderContext::new();
+    for func in &module.functions {
+        ctx.clear();
+        let markers = translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
+        annotate::write_annotated(&mut out, &func.name, &ctx.func, &markers);
+    }
+    Ok(out)
+}
+
+/// Shared ownership of an ISA (the JIT keeps it alive).
+pub type SharedIsa = Arc<dyn cranelift_codegen::isa::TargetIsa>;

@@ -1,0 +1,397 @@
+//! Mechanical translation of lowered functions to CLIF.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    self, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, condcodes, types,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_module::{DataId, FuncId, Module};
+
+use crate::lir::{
+    self, BinOp, Callee, ConvOp, Ext, FloatCC, Inst, IntCC, Signature, Symbol, Terminator, Ty,
+    UnOp,
+};
+
+/// The Cranelift ids of everything a lowered module declares.
+pub struct Declared {
+    /// Functions of the module, by lowered id.
+    pub functions: Vec<FuncId>,
+    /// Imports, by lowered id.
+    pub imports: Vec<FuncId>,
+    /// Data objects, by lowered id.
+    pub data: Vec<DataId>,
+}
+
+/// The CLIF type of a lowered type.
+pub fn clif_type(ty: Ty) -> ir::Type {
+    match ty {
+        Ty::I8 => types::I8,
+        Ty::I16 => types::I16,
+        Ty::I32 => types::I32,
+        Ty::I64 | Ty::Ptr => types::I64,
+        Ty::F32 => types::F32,
+        Ty::F64 => types::F64,
+    }
+}
+
+fn abi_param(ty: Ty, ext: Ext) -> AbiParam {
+    let p = AbiParam::new(clif_type(ty));
+    match ext {
+        Ext::None => p,
+        Ext::Sext => p.sext(),
+        Ext::Uext => p.uext(),
+    }
+}
+
+/// The CLIF signature of a lowered signature, in the module's default calling convention.
+pub fn clif_signature<M: Module>(m: &M, sig: &Signature) -> ir::Signature {
+    let mut s = m.make_signature();
+    for (i, &p) in sig.params.iter().enumerate() {
+        s.params.push(abi_param(p, sig.param_ext(i)));
+    }
+    if let Some(r) = sig.ret {
+        s.returns.push(abi_param(r, sig.ret_ext));
+    }
+    s
+}
+
+/// Where an [`Inst::Source`] marker points: the first CLIF instruction after `after` in `block`.
+pub struct SourceMarker {
+    /// Block of the marker.
+    pub block: ir::Block,
+    /// Last instruction before the marker (`None`: the block start).
+    pub after: Option<ir::Inst>,
+    /// Source description.
+    pub text: String,
+}
+
+/// Builds the CLIF of one lowered function.
+pub fn translate_function<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+    func: &lir::Function,
+    clif: &mut ir::Function,
+    fb_ctx: &mut FunctionBuilderContext,
+) -> Vec<SourceMarker> {
+    clif.signature = clif_signature(m, &func.sig);
+    let mut b = FunctionBuilder::new(clif, fb_ctx);
+    let vars: Vec<Variable> = func.vars.iter().map(|d| b.declare_var(clif_type(d.ty))).collect();
+    let blocks: Vec<ir::Block> = func.blocks.iter().map(|_| b.create_block()).collect();
+    let slots: Vec<ir::StackSlot> = func
+        .slots
+        .iter()
+        .map(|s| {
+            let shift = s.align.max(1).trailing_zeros() as u8;
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, s.size, shift))
+        })
+        .collect();
+    b.append_block_params_for_function_params(blocks[0]);
+    let mut markers = Vec::new();
+    let mut func_refs: HashMap<FuncId, ir::FuncRef> = HashMap::new();
+    let mut data_refs: HashMap<DataId, ir::GlobalValue> = HashMap::new();
+
+    for (bi, block) in func.blocks.iter().enumerate() {
+        let cb = blocks[bi];
+        b.switch_to_block(cb);
+        if block.cold {
+            b.set_cold_block(cb);
+        }
+        if bi == 0 {
+            let params = b.block_params(cb).to_vec();
+            for (i, p) in params.into_iter().enumerate() {
+                b.def_var(vars[i], p);
+            }
+        }
+        for inst in &block.insts {
+            let mut t = Translator { b: &mut b, m, module, declared, vars: &vars, func_refs: &mut func_refs, data_refs: &mut data_refs, func };
+            match inst {
+                Inst::Source(i) => {
+                    let after = t.b.func.layout.last_inst(cb);
+                    markers.push(SourceMarker { block: cb, after, text: func.sources[*i as usize].clone() });
+                }
+                Inst::StackAddr { dst, slot, offset } => {
+                    let v = t.b.ins().stack_addr(types::I64, slots[slot.0 as usize], *offset);
+                    t.def(*dst, v);
+                }
+                other => t.inst(other),
+            }
+        }
+        let use_var = |b: &mut FunctionBuilder, v: lir::Var| b.use_var(vars[v.0 as usize]);
+        match &block.term {
+            Terminator::Jump(target) => {
+                b.ins().jump(blocks[target.0 as usize], &[]);
+            }
+            Terminator::Branch { cond, then_block, else_block } => {
+                let c = use_var(&mut b, *cond);
+                b.ins().brif(c, blocks[then_block.0 as usize], &[], blocks[else_block.0 as usize], &[]);
+            }
+            Terminator::Return(value) => {
+                let rets: Vec<ir::Value> = value.iter().map(|v| use_var(&mut b, *v)).collect();
+                b.ins().return_(&rets);
+            }
+        }
+    }
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    markers
+}
+
+struct Translator<'a, 'b, M: Module> {
+    b: &'a mut FunctionBuilder<'b>,
+    m: &'a mut M,
+    module: &'a lir::Module,
+    declared: &'a Declared,
+    vars: &'a [Variable],
+    func_refs: &'a mut HashMap<FuncId, ir::FuncRef>,
+    data_refs: &'a mut HashMap<DataId, ir::GlobalValue>,
+    func: &'a lir::Function,
+}
+
+impl<M: Module> Translator<'_, '_, M> {
+    fn get(&mut self, v: lir::Var) -> ir::Value {
+        self.b.use_var(self.vars[v.0 as usize])
+    }
+
+    fn def(&mut self, v: lir::Var, value: ir::Value) {
+        self.b.def_var(self.vars[v.0 as usize], value);
+    }
+
+    fn ty(&self, v: lir::Var) -> Ty {
+        self.func.ty(v)
+    }
+
+    fn func_ref(&mut self, id: FuncId) -> ir::FuncRef {
+        if let Some(r) = self.func_refs.get(&id) {
+            return *r;
+        }
+        let r = self.m.declare_func_in_func(id, self.b.func);
+        self.func_refs.insert(id, r);
+        r
+    }
+
+    fn data_ref(&mut self, id: DataId) -> ir::GlobalValue {
+        if let Some(r) = self.data_refs.get(&id) {
+            return *r;
+        }
+        let r = self.m.declare_data_in_func(id, self.b.func);
+        self.data_refs.insert(id, r);
+        r
+    }
+
+    fn inst(&mut self, inst: &Inst) {
+        match inst {
+            Inst::Iconst { dst, value } => {
+                let ty = self.ty(*dst);
+                let v = if ty.is_float() {
+                    unreachable!("iconst into a float variable")
+                } else {
+                    let bits = ty.bytes() * 8;
+                    let masked = if bits == 64 { *value } else { *value & ((1i64 << bits) - 1) };
+                    self.b.ins().iconst(clif_type(ty), masked)
+                };
+                self.def(*dst, v);
+            }
+            Inst::Fconst { dst, bits } => {
+                let v = match self.ty(*dst) {
+                    Ty::F32 => self.b.ins().f32const(f64::from_bits(*bits) as f32),
+                    _ => self.b.ins().f64const(ir::immediates::Ieee64::with_bits(*bits)),
+                };
+                self.def(*dst, v);
+            }
+            Inst::Copy { dst, src } => {
+                let v = self.get(*src);
+                self.def(*dst, v);
+            }
+            Inst::Unary { dst, op, src } => {
+                let x = self.get(*src);
+                let v = match op {
+                    UnOp::Ineg => self.b.ins().ineg(x),
+                    UnOp::Bnot => self.b.ins().bnot(x),
+                    UnOp::Fneg => self.b.ins().fneg(x),
+                };
+                self.def(*dst, v);
+            }
+            Inst::Binary { dst, op, a, b } => {
+                let (x, y) = (self.get(*a), self.get(*b));
+                let i = self.b.ins();
+                let v = match op {
+                    BinOp::Iadd => i.iadd(x, y),
+                    BinOp::Isub => i.isub(x, y),
+                    BinOp::Imul => i.imul(x, y),
+                    BinOp::Sdiv => i.sdiv(x, y),
+                    BinOp::Udiv => i.udiv(x, y),
+                    BinOp::Srem => i.srem(x, y),
+                    BinOp::Urem => i.urem(x, y),
+                    BinOp::And => i.band(x, y),
+                    BinOp::Or => i.bor(x, y),
+                    BinOp::Xor => i.bxor(x, y),
+                    BinOp::Shl => i.ishl(x, y),
+                    BinOp::Sshr => i.sshr(x, y),
+                    BinOp::Ushr => i.ushr(x, y),
+                    BinOp::Smin => i.smin(x, y),
+                    BinOp::Smax => i.smax(x, y),
+                    BinOp::Umin => i.umin(x, y),
+                    BinOp::Umax => i.umax(x, y),
+                    BinOp::Fadd => i.fadd(x, y),
+                    BinOp::Fsub => i.fsub(x, y),
+                    BinOp::Fmul => i.fmul(x, y),
+                    BinOp::Fdiv => i.fdiv(x, y),
+                    BinOp::Fmin => i.fmin(x, y),
+                    BinOp::Fmax => i.fmax(x, y),
+                };
+                self.def(*dst, v);
+            }
+            Inst::Icmp { dst, cc, a, b } => {
+                let (x, y) = (self.get(*a), self.get(*b));
+                let cc = match cc {
+                    IntCC::Eq => condcodes::IntCC::Equal,
+                    IntCC::Ne => condcodes::IntCC::NotEqual,
+                    IntCC::Slt => condcodes::IntCC::SignedLessThan,
+                    IntCC::Sle => condcodes::IntCC::SignedLessThanOrEqual,
+                    IntCC::Sgt => condcodes::IntCC::SignedGreaterThan,
+                    IntCC::Sge => condcodes::IntCC::SignedGreaterThanOrEqual,
+                    IntCC::Ult => condcodes::IntCC::UnsignedLessThan,
+                    IntCC::Ule => condcodes::IntCC::UnsignedLessThanOrEqual,
+                    IntCC::Ugt => condcodes::IntCC::UnsignedGreaterThan,
+                    IntCC::Uge => condcodes::IntCC::UnsignedGreaterThanOrEqual,
+                };
+                let v = self.b.ins().icmp(cc, x, y);
+                self.def(*dst, v);
+            }
+            Inst::Fcmp { dst, cc, a, b } => {
+                let (x, y) = (self.get(*a), self.get(*b));
+                let cc = match cc {
+                    FloatCC::Eq => condcodes::FloatCC::Equal,
+                    FloatCC::Ne => condcodes::FloatCC::NotEqual,
+                    FloatCC::Lt => condcodes::FloatCC::LessThan,
+                    FloatCC::Le => condcodes::FloatCC::LessThanOrEqual,
+                    FloatCC::Gt => condcodes::FloatCC::GreaterThan,
+                    FloatCC::Ge => condcodes::FloatCC::GreaterThanOrEqual,
+                };
+                let v = self.b.ins().fcmp(cc, x, y);
+                self.def(*dst, v);
+            }
+            Inst::Select { dst, cond, a, b } => {
+                let (c, x, y) = (self.get(*cond), self.get(*a), self.get(*b));
+                let v = self.b.ins().select(c, x, y);
+                self.def(*dst, v);
+            }
+            Inst::Convert { dst, op, src } => {
+                let v = self.convert(*op, *src, self.ty(*dst));
+                self.def(*dst, v);
+            }
+            Inst::Load { dst, addr, offset } => {
+                let p = self.get(*addr);
+                let ty = clif_type(self.ty(*dst));
+                let v = self.b.ins().load(ty, MemFlagsData::new(), p, *offset);
+                self.def(*dst, v);
+            }
+            Inst::Store { addr, offset, value } => {
+                let (p, x) = (self.get(*addr), self.get(*value));
+                self.b.ins().store(MemFlagsData::new(), x, p, *offset);
+            }
+            Inst::SymbolAddr { dst, symbol } => {
+                let v = match symbol {
+                    Symbol::Data(id) => {
+                        let gv = self.data_ref(self.declared.data[id.0 as usize]);
+                        self.b.ins().symbol_value(types::I64, gv)
+                    }
+                    Symbol::Func(id) => {
+                        let r = self.func_ref(self.declared.functions[id.0 as usize]);
+                        self.b.ins().func_addr(types::I64, r)
+                    }
+                };
+                self.def(*dst, v);
+            }
+            Inst::Call { dst, callee, args } => {
+                let argv: Vec<ir::Value> = args.iter().map(|a| self.get(*a)).collect();
+                let call = match callee {
+                    Callee::Import(id) => {
+                        let r = self.func_ref(self.declared.imports[id.0 as usize]);
+                        self.b.ins().call(r, &argv)
+                    }
+                    Callee::Func(id) => {
+                        let r = self.func_ref(self.declared.functions[id.0 as usize]);
+                        self.b.ins().call(r, &argv)
+                    }
+                    Callee::Indirect(target, sig) => {
+                        let s = clif_signature(self.m, sig);
+                        let sig_ref = self.b.import_signature(s);
+                        let t = self.get(*target);
+                        self.b.ins().call_indirect(sig_ref, t, &argv)
+                    }
+                };
+                if let Some(d) = dst {
+                    let r = self.b.inst_results(call)[0];
+                    self.def(*d, r);
+                }
+                let _ = self.module;
+            }
+            Inst::Source(_) | Inst::StackAddr { .. } => unreachable!("handled by the caller"),
+        }
+    }
+
+    /// A conversion; narrow integer conversions to and from floats go through `i32`, which every
+    /// ISA supports.
+    fn convert(&mut self, op: ConvOp, src: lir::Var, to: Ty) -> ir::Value {
+        let from = self.ty(src);
+        let x = self.get(src);
+        let to_clif = clif_type(to);
+        let narrow = |t: Ty| t.is_int() && t.bytes() < 4;
+        let i = self.b.ins();
+        match op {
+            ConvOp::Sext => i.sextend(to_clif, x),
+            ConvOp::Uext => i.uextend(to_clif, x),
+            ConvOp::Trunc => i.ireduce(to_clif, x),
+            ConvOp::PtrToInt | ConvOp::IntToPtr => x,
+            ConvOp::Bitcast => i.bitcast(to_clif, MemFlagsData::new(), x),
+            ConvOp::Fpromote => i.fpromote(to_clif, x),
+            ConvOp::Fdemote => i.fdemote(to_clif, x),
+            ConvOp::StoF | ConvOp::UtoF => {
+                let x = if narrow(from) {
+                    if op == ConvOp::StoF { i.sextend(types::I32, x) } else { self.b.ins().uextend(types::I32, x) }
+                } else {
+                    x
+                };
+                if op == ConvOp::StoF {
+                    self.b.ins().fcvt_from_sint(to_clif, x)
+                } else {
+                    self.b.ins().fcvt_from_uint(to_clif, x)
+                }
+            }
+            ConvOp::FtoSsat | ConvOp::FtoUsat => {
+                if !narrow(to) {
+                    return if op == ConvOp::FtoSsat {
+                        i.fcvt_to_sint_sat(to_clif, x)
+                    } else {
+                        i.fcvt_to_uint_sat(to_clif, x)
+                    };
+                }
+                // Saturate to i32, clamp to the narrow range, then truncate.
+                let bits = to.bytes() * 8;
+                let (lo, hi) = if op == ConvOp::FtoSsat {
+                    (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i64 << bits) - 1)
+                };
+                let wide = if op == ConvOp::FtoSsat {
+                    i.fcvt_to_sint_sat(types::I32, x)
+                } else {
+                    i.fcvt_to_uint_sat(types::I32, x)
+                };
+                let lo_v = self.b.ins().iconst(types::I32, lo & 0xffff_ffff);
+                let hi_v = self.b.ins().iconst(types::I32, hi);
+                let clamped = if op == ConvOp::FtoSsat {
+                    let c = self.b.ins().smax(wide, lo_v);
+                    self.b.ins().smin(c, hi_v)
+                } else {
+                    let c = self.b.ins().umax(wide, lo_v);
+                    self.b.ins().umin(c, hi_v)
+                };
+                self.b.ins().ireduce(to_clif, clamped)
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Backends: mechanical translation of the [lowered form](crate::lir) to machine code.
+
+pub mod cranelift;

@@ -1,0 +1,833 @@
+//! Lowering of the body: statements, expressions, returns.
+
+use safecall_runtime::abi::{
+    ANY_SMALL_STR_LEN_OFFSET, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, DLTENSOR_BYTE_OFFSET_OFFSET,
+    DLTENSOR_DATA_OFFSET, DLTENSOR_DEVICE_ID_OFFSET, DLTENSOR_DEVICE_TYPE_OFFSET,
+    DLTENSOR_DTYPE_OFFSET, DLTENSOR_SHAPE_OFFSET, type_index as ti,
+};
+
+use crate::ir::{
+    self, BinOp, Callee, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt, Strides,
+    TensorField, UnOp,
+};
+use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
+
+use super::capi::CApi;
+use super::function::{Binding, FnCtx, TensorBinding};
+use super::params::{compact_strides, effective_strides, int_lir_type};
+use super::raise::{MAX_PARTS, MsgPart, Tag};
+use super::schema::{int_name, int_range, is_signed, scalar_name};
+
+/// The value of an expression.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A machine value of an IR scalar type.
+    Scalar(Var, ScalarType),
+    /// A device (`I64`, packed).
+    Device(Var),
+    /// A dtype (`I32`, packed).
+    DType(Var),
+    /// A value held in a `TVMFFIAny` at `any`.
+    Ref { any: Var, ty: ir::Type },
+    /// A tensor parameter.
+    Tensor(TensorBinding),
+    /// A string literal.
+    Str(String),
+}
+
+/// The lowered type of a scalar type.
+pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
+    match t {
+        ScalarType::Bool => Ty::I8,
+        ScalarType::Int(i) => int_lir_type(i),
+        ScalarType::Float(FloatType::F32) => Ty::F32,
+        ScalarType::Float(FloatType::F64) => Ty::F64,
+        ScalarType::Ptr => Ty::Ptr,
+    }
+}
+
+/// A short description of a statement for dumps and messages.
+pub(crate) fn stmt_text(stmt: &Stmt) -> String {
+    match stmt {
+        Stmt::Let { name, mutable, .. } => format!("let {}{name} = ...", if *mutable { "mut " } else { "" }),
+        Stmt::Assign { name, .. } => format!("{name} = ..."),
+        Stmt::Store { ty, .. } => format!("store<{}>(...)", scalar_name(*ty)),
+        Stmt::If { .. } => "if ...".to_owned(),
+        Stmt::For { var, .. } => format!("for {var} in ..."),
+        Stmt::Assert { kind, .. } => format!("assert ... ({kind})"),
+        Stmt::CallExtern { func, .. } => format!("call extern {func}(...)"),
+        Stmt::CallPacked { callee, .. } => match callee {
+            Callee::Global(n) => format!("call global {n:?}(...)"),
+            Callee::Import(n) => format!("call import {n:?}(...)"),
+            Callee::Param(n) => format!("call {n}(...)"),
+            Callee::Direct(n) => format!("call direct {n}(...)"),
+        },
+        Stmt::GetStream { dest, .. } => format!("let {dest} = stream(...)"),
+        Stmt::Return(_) => "return ...".to_owned(),
+    }
+}
+
+/// Lowers a block of statements in a new scope.
+pub(crate) fn lower_block(fx: &mut FnCtx<'_, '_>, stmts: &[Stmt]) -> Result<(), String> {
+    fx.push_scope();
+    for stmt in stmts {
+        if fx.b.is_terminated() {
+            // Code after a `return` is unreachable; give it a block of its own.
+            let dead = fx.b.new_block();
+            fx.b.switch_to(dead);
+        }
+        lower_stmt(fx, stmt)?;
+    }
+    fx.pop_scope();
+    Ok(())
+}
+
+fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
+    let text = stmt_text(stmt);
+    fx.b.source(text.clone());
+    fx.current_stmt = text;
+    match stmt {
+        Stmt::Let { name, mutable, value } => {
+            let v = lower_expr(fx, value)?;
+            let binding = bind_value(fx, v, *mutable);
+            fx.bind(name, binding);
+        }
+        Stmt::Assign { name, value } => {
+            let v = lower_expr(fx, value)?;
+            match (fx.lookup(name)?, v) {
+                (Binding::Scalar { var, .. }, Val::Scalar(src, _))
+                | (Binding::Device { var, .. }, Val::Device(src))
+                | (Binding::DType { var, .. }, Val::DType(src))
+                | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => fx.b.assign(var, src),
+                _ => return Err(format!("cannot assign this value to `{name}`")),
+            }
+        }
+        Stmt::Store { ty, ptr, value } => {
+            let p = lower_ptr(fx, ptr)?;
+            let v = lower_scalar(fx, value)?;
+            if fx.b.ty(v) != scalar_lir_type(*ty) {
+                return Err(format!("store<{}> of a value of another type", scalar_name(*ty)));
+            }
+            fx.b.store(p, 0, v);
+        }
+        Stmt::If { cond, then_body, else_body } => {
+            let c = lower_scalar(fx, cond)?;
+            let then_block = fx.b.new_block();
+            let else_block = fx.b.new_block();
+            let join = fx.b.new_block();
+            fx.b.branch(c, then_block, else_block);
+            fx.b.switch_to(then_block);
+            lower_block(fx, then_body)?;
+            if !fx.b.is_terminated() {
+                fx.b.jump(join);
+            }
+            fx.b.switch_to(else_block);
+            lower_block(fx, else_body)?;
+            if !fx.b.is_terminated() {
+                fx.b.jump(join);
+            }
+            fx.b.switch_to(join);
+        }
+        Stmt::For { var, start, end, step, body } => lower_for(fx, var, start, end, *step, body)?,
+        Stmt::Assert { cond, kind, message } => {
+            let c = lower_scalar(fx, cond)?;
+            if message.len() > MAX_PARTS as usize / 2 {
+                return Err(format!("assert message has {} parts; at most {} are supported", message.len(), MAX_PARTS / 2));
+            }
+            let pass = fx.b.new_block();
+            let failing = fx.b.new_cold_block();
+            fx.b.branch(c, pass, failing);
+            fx.b.switch_to(failing);
+            // Message values are evaluated only on the failure path.
+            let mut parts = Vec::new();
+            for part in message {
+                match part {
+                    MessagePart::Text(t) => parts.push(MsgPart::Text(t.clone())),
+                    MessagePart::Value(e) => {
+                        let v = lower_expr(fx, e)?;
+                        parts.push(message_value(fx, v)?);
+                    }
+                }
+            }
+            fx.fail(kind, parts);
+            fx.b.switch_to(pass);
+        }
+        Stmt::CallExtern { dest, func, args } => super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?,
+        Stmt::CallPacked { dest, callee, args } => {
+            super::calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
+        }
+        Stmt::GetStream { dest, device_type, device_id } => {
+            let dt = lower_scalar(fx, device_type)?;
+            let id = lower_scalar(fx, device_id)?;
+            let get_stream = fx.m.capi(CApi::EnvGetStream);
+            let stream = fx.b.call(lir::Callee::Import(get_stream), Some(Ty::Ptr), vec![dt, id]).expect("returns");
+            fx.bind(dest, Binding::Scalar { var: stream, ty: ScalarType::Ptr, guard: None });
+        }
+        Stmt::Return(value) => lower_return(fx, value.as_ref())?,
+    }
+    Ok(())
+}
+
+/// A binding for `let`: scalars are copied into a fresh variable so later assignments to the
+/// source do not change it.
+fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
+    let copy = |fx: &mut FnCtx<'_, '_>, src: Var| {
+        let ty = fx.b.ty(src);
+        let dst = if mutable { fx.b.mutable_var(ty) } else { fx.b.var(ty) };
+        fx.b.assign(dst, src);
+        dst
+    };
+    match v {
+        Val::Scalar(var, ty) => Binding::Scalar { var: copy(fx, var), ty, guard: None },
+        Val::Device(var) => Binding::Device { var: copy(fx, var), guard: None },
+        Val::DType(var) => Binding::DType { var: copy(fx, var), guard: None },
+        Val::Ref { any, ty } => Binding::Ref { any: copy(fx, any), ty, guard: None },
+        Val::Tensor(t) => Binding::Tensor(t),
+        Val::Str(s) => Binding::StrLit(s),
+    }
+}
+
+fn lower_for(
+    fx: &mut FnCtx<'_, '_>,
+    name: &str,
+    start: &Expr,
+    end: &Expr,
+    step: i64,
+    body: &[Stmt],
+) -> Result<(), String> {
+    let (s, ty) = match lower_expr(fx, start)? {
+        Val::Scalar(v, ScalarType::Int(t)) => (v, t),
+        _ => return Err(format!("loop `{name}`: the start is not an integer")),
+    };
+    let e = lower_scalar(fx, end)?;
+    if step == 0 {
+        return Err(format!("loop `{name}`: the step is 0"));
+    }
+    let signed = is_signed(ty);
+    let i = fx.b.mutable_var(fx.b.ty(s));
+    fx.b.assign(i, s);
+    let body_block = fx.b.new_block();
+    let latch = fx.b.new_block();
+    let exit = fx.b.new_block();
+    let cc = match (step > 0, signed) {
+        (true, true) => IntCC::Slt,
+        (true, false) => IntCC::Ult,
+        (false, true) => IntCC::Sgt,
+        (false, false) => IntCC::Ugt,
+    };
+    let enter = fx.b.icmp(cc, i, e);
+    fx.b.branch(enter, body_block, exit);
+
+    fx.b.switch_to(body_block);
+    fx.push_scope();
+    fx.bind(name, Binding::Scalar { var: i, ty: ScalarType::Int(ty), guard: None });
+    lower_block(fx, body)?;
+    fx.pop_scope();
+    if !fx.b.is_terminated() {
+        fx.b.jump(latch);
+    }
+
+    // Continue while the distance to the bound exceeds the step: no overflow at the ends.
+    fx.b.switch_to(latch);
+    let distance = if step > 0 {
+        fx.b.binary(lir::BinOp::Isub, e, i)
+    } else {
+        fx.b.binary(lir::BinOp::Isub, i, e)
+    };
+    let magnitude = fx.b.iconst(fx.b.ty(i), step.unsigned_abs() as i64);
+    let again = fx.b.icmp(IntCC::Ugt, distance, magnitude);
+    let advance = fx.b.new_block();
+    fx.b.branch(again, advance, exit);
+    fx.b.switch_to(advance);
+    let stepped = fx.b.binary_imm(lir::BinOp::Iadd, i, step);
+    fx.b.assign(i, stepped);
+    fx.b.jump(body_block);
+    fx.b.switch_to(exit);
+    Ok(())
+}
+
+/// The message part for a value in an assertion message.
+fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
+    Ok(match v {
+        Val::Scalar(var, ScalarType::Int(t)) => MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var),
+        Val::Scalar(var, ScalarType::Bool) => MsgPart::Value(Tag::Bool, var),
+        Val::Scalar(var, ScalarType::Float(_)) => MsgPart::Value(Tag::F64, var),
+        Val::Scalar(var, ScalarType::Ptr) => MsgPart::Value(Tag::Ptr, var),
+        Val::Device(var) => MsgPart::Value(Tag::Device, var),
+        Val::DType(var) => MsgPart::Value(Tag::DType, var),
+        Val::Str(s) => MsgPart::Text(s),
+        Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => {
+            // Show what kind of value it is.
+            let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+            MsgPart::Value(Tag::TypeIndex, index)
+        }
+    })
+}
+
+/// Lowers an expression that must be a machine value.
+pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
+    match lower_expr(fx, e)? {
+        Val::Scalar(v, _) | Val::Device(v) | Val::DType(v) => Ok(v),
+        other => Err(format!("expected a scalar value, found {other:?}")),
+    }
+}
+
+fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
+    match lower_expr(fx, e)? {
+        Val::Scalar(v, ScalarType::Ptr) => Ok(v),
+        Val::Str(s) => {
+            let data = fx.m.cstring(s.as_bytes());
+            Ok(fx.b.symbol_addr(lir::Symbol::Data(data)))
+        }
+        other => Err(format!("expected a pointer, found {other:?}")),
+    }
+}
+
+/// Lowers an expression.
+pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String> {
+    Ok(match e {
+        Expr::Int { value, ty } => {
+            let var = fx.b.iconst(int_lir_type(*ty), *value);
+            Val::Scalar(var, ScalarType::Int(*ty))
+        }
+        Expr::Float { bits, ty } => {
+            let lty = if *ty == FloatType::F32 { Ty::F32 } else { Ty::F64 };
+            Val::Scalar(fx.b.fconst(lty, *bits), ScalarType::Float(*ty))
+        }
+        Expr::Bool(b) => Val::Scalar(fx.b.iconst(Ty::I8, i64::from(*b)), ScalarType::Bool),
+        Expr::Str(s) => Val::Str(s.clone()),
+        Expr::Var(name) => match fx.lookup(name)? {
+            Binding::Scalar { var, ty, guard } => {
+                fx.check_present(&guard);
+                Val::Scalar(var, ty)
+            }
+            Binding::Device { var, guard } => {
+                fx.check_present(&guard);
+                Val::Device(var)
+            }
+            Binding::DType { var, guard } => {
+                fx.check_present(&guard);
+                Val::DType(var)
+            }
+            Binding::Ref { any, ty, guard } => {
+                fx.check_present(&guard);
+                Val::Ref { any, ty }
+            }
+            Binding::Tensor(t) => {
+                fx.check_present(&t.guard);
+                Val::Tensor(t)
+            }
+            Binding::Sym { var, unbound_check } => {
+                if let Some((flag, sym)) = unbound_check {
+                    let message = format!(
+                        "{}: symbolic variable `{sym}` is not bound: every tensor argument that binds it is None",
+                        fx.signature
+                    );
+                    fx.check(flag, "ValueError", |_| vec![MsgPart::Text(message)]);
+                }
+                Val::Scalar(var, ScalarType::Int(IntType::I64))
+            }
+            Binding::StrLit(s) => Val::Str(s),
+            Binding::Unit => return Err(format!("`{name}` has no value")),
+        },
+        Expr::Field { tensor, field } => lower_field(fx, tensor, *field)?,
+        Expr::Unary { op, arg } => {
+            let (v, ty) = scalar_of(lower_expr(fx, arg)?)?;
+            let out = match (op, ty) {
+                (UnOp::Neg, ScalarType::Float(_)) => fx.b.unary(lir::UnOp::Fneg, v),
+                (UnOp::Neg, _) => fx.b.unary(lir::UnOp::Ineg, v),
+                (UnOp::Not, _) => fx.b.binary_imm(lir::BinOp::Xor, v, 1),
+                (UnOp::BitNot, _) => fx.b.unary(lir::UnOp::Bnot, v),
+            };
+            Val::Scalar(out, ty)
+        }
+        Expr::Binary { op: op @ (BinOp::And | BinOp::Or), lhs, rhs } => {
+            // Short-circuit: the right operand is evaluated only when it decides the result.
+            let l = lower_scalar(fx, lhs)?;
+            let result = fx.b.mutable_var(Ty::I8);
+            fx.b.assign(result, l);
+            let eval_rhs = fx.b.new_block();
+            let join = fx.b.new_block();
+            if *op == BinOp::And {
+                fx.b.branch(l, eval_rhs, join);
+            } else {
+                fx.b.branch(l, join, eval_rhs);
+            }
+            fx.b.switch_to(eval_rhs);
+            let r = lower_scalar(fx, rhs)?;
+            fx.b.assign(result, r);
+            fx.b.jump(join);
+            fx.b.switch_to(join);
+            Val::Scalar(result, ScalarType::Bool)
+        }
+        Expr::Binary { op, lhs, rhs } => {
+            let l = lower_expr(fx, lhs)?;
+            let r = lower_expr(fx, rhs)?;
+            lower_binary(fx, *op, l, r)?
+        }
+        Expr::Select { cond, then_value, else_value } => {
+            let c = lower_scalar(fx, cond)?;
+            let a = lower_expr(fx, then_value)?;
+            let b = lower_expr(fx, else_value)?;
+            match (a, b) {
+                (Val::Scalar(a, ty), Val::Scalar(b, _)) => Val::Scalar(fx.b.select(c, a, b), ty),
+                (Val::Device(a), Val::Device(b)) => Val::Device(fx.b.select(c, a, b)),
+                (Val::DType(a), Val::DType(b)) => Val::DType(fx.b.select(c, a, b)),
+                _ => return Err("select arms must be scalar values of one type".to_owned()),
+            }
+        }
+        Expr::Cast { ty, arg } => {
+            let v = lower_expr(fx, arg)?;
+            lower_cast(fx, *ty, v)?
+        }
+        Expr::PtrOffset { ptr, offset } => {
+            let p = lower_ptr(fx, ptr)?;
+            let off = lower_scalar(fx, offset)?;
+            Val::Scalar(fx.b.ptr_add(p, off), ScalarType::Ptr)
+        }
+        Expr::Load { ty, ptr } => {
+            let p = lower_ptr(fx, ptr)?;
+            Val::Scalar(fx.b.load(scalar_lir_type(*ty), p, 0), *ty)
+        }
+        Expr::IsNone(name) => {
+            let flag = match fx.lookup(name)? {
+                Binding::Scalar { guard, .. }
+                | Binding::Device { guard, .. }
+                | Binding::DType { guard, .. }
+                | Binding::Tensor(TensorBinding { guard, .. }) => match guard {
+                    Some(g) => g.is_none,
+                    None => fx.b.iconst(Ty::I8, 0),
+                },
+                Binding::Ref { any, guard, .. } => match guard {
+                    Some(g) => g.is_none,
+                    None => {
+                        let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+                        fx.b.icmp_imm(IntCC::Eq, index, i64::from(ti::NONE))
+                    }
+                },
+                Binding::Unit => fx.b.iconst(Ty::I8, 1),
+                Binding::Sym { .. } | Binding::StrLit(_) => fx.b.iconst(Ty::I8, 0),
+            };
+            Val::Scalar(flag, ScalarType::Bool)
+        }
+    })
+}
+
+fn scalar_of(v: Val) -> Result<(Var, ScalarType), String> {
+    match v {
+        Val::Scalar(var, ty) => Ok((var, ty)),
+        other => Err(format!("expected a scalar value, found {other:?}")),
+    }
+}
+
+fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Result<Val, String> {
+    let Binding::Tensor(t) = fx.lookup(tensor)? else {
+        return Err(format!("`{tensor}` is not a tensor parameter"));
+    };
+    fx.check_present(&t.guard);
+    let dl = t.dl;
+    let ndim = t.spec.shape.len();
+    let dims = |fx: &mut FnCtx<'_, '_>| -> Vec<Var> {
+        match &t.shape {
+            Some(dims) => dims.clone(),
+            None => {
+                let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
+                (0..ndim).map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8)).collect()
+            }
+        }
+    };
+    let i64t = ScalarType::Int(IntType::I64);
+    Ok(match field {
+        TensorField::Data => Val::Scalar(fx.b.load(Ty::Ptr, dl, DLTENSOR_DATA_OFFSET), ScalarType::Ptr),
+        TensorField::Shape(k) => {
+            if k >= ndim {
+                return Err(format!("{tensor}.shape[{k}] is out of range (ndim {ndim})"));
+            }
+            let v = match &t.shape {
+                Some(d) => d[k],
+                None => {
+                    let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
+                    fx.b.load(Ty::I64, shape_ptr, k * 8)
+                }
+            };
+            Val::Scalar(v, i64t)
+        }
+        TensorField::Stride(k) => {
+            if k >= ndim {
+                return Err(format!("{tensor}.strides[{k}] is out of range (ndim {ndim})"));
+            }
+            let d = dims(fx);
+            let strides = match t.spec.strides {
+                Strides::Compact => compact_strides(fx, &d),
+                _ => effective_strides(fx, dl, &d),
+            };
+            Val::Scalar(strides[k], i64t)
+        }
+        TensorField::NDim => Val::Scalar(fx.b.iconst(Ty::I32, ndim as i64), ScalarType::Int(IntType::I32)),
+        TensorField::DType => Val::DType(fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET)),
+        TensorField::Device => Val::Device(fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET)),
+        TensorField::DeviceType => {
+            Val::Scalar(fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET), ScalarType::Int(IntType::I32))
+        }
+        TensorField::DeviceId => {
+            Val::Scalar(fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET), ScalarType::Int(IntType::I32))
+        }
+        TensorField::ByteOffset => {
+            Val::Scalar(fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET), ScalarType::Int(IntType::U64))
+        }
+    })
+}
+
+fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val, String> {
+    use lir::BinOp as L;
+    // Devices and dtypes compare by their packed bits.
+    if let (Val::Device(a), Val::Device(b)) | (Val::DType(a), Val::DType(b)) = (&l, &r) {
+        let cc = match op {
+            BinOp::Eq => IntCC::Eq,
+            BinOp::Ne => IntCC::Ne,
+            _ => return Err(format!("operator {op:?} is not defined on devices or dtypes")),
+        };
+        return Ok(Val::Scalar(fx.b.icmp(cc, *a, *b), ScalarType::Bool));
+    }
+    let (a, ty) = scalar_of(l)?;
+    let (b, _) = scalar_of(r)?;
+    let bool_ty = ScalarType::Bool;
+    if let ScalarType::Float(_) = ty {
+        let arith = |op| Some(op);
+        let lop = match op {
+            BinOp::Add => arith(L::Fadd),
+            BinOp::Sub => arith(L::Fsub),
+            BinOp::Mul => arith(L::Fmul),
+            BinOp::Div => arith(L::Fdiv),
+            BinOp::Min => arith(L::Fmin),
+            BinOp::Max => arith(L::Fmax),
+            _ => None,
+        };
+        if let Some(lop) = lop {
+            return Ok(Val::Scalar(fx.b.binary(lop, a, b), ty));
+        }
+        let cc = match op {
+            BinOp::Eq => FloatCC::Eq,
+            BinOp::Ne => FloatCC::Ne,
+            BinOp::Lt => FloatCC::Lt,
+            BinOp::Le => FloatCC::Le,
+            BinOp::Gt => FloatCC::Gt,
+            BinOp::Ge => FloatCC::Ge,
+            _ => return Err(format!("operator {op:?} is not defined on floats")),
+        };
+        return Ok(Val::Scalar(fx.b.fcmp(cc, a, b), bool_ty));
+    }
+    let signed = match ty {
+        ScalarType::Int(t) => is_signed(t),
+        _ => false,
+    };
+    let cmp = |cc_s: IntCC, cc_u: IntCC| if signed { cc_s } else { cc_u };
+    let out = match op {
+        BinOp::Add => fx.b.binary(L::Iadd, a, b),
+        BinOp::Sub => fx.b.binary(L::Isub, a, b),
+        BinOp::Mul => fx.b.binary(L::Imul, a, b),
+        BinOp::Div | BinOp::Rem | BinOp::FloorDiv | BinOp::FloorMod | BinOp::CeilDiv => {
+            return Ok(Val::Scalar(lower_division(fx, op, a, b, signed), ty));
+        }
+        BinOp::Min => fx.b.binary(if signed { L::Smin } else { L::Umin }, a, b),
+        BinOp::Max => fx.b.binary(if signed { L::Smax } else { L::Umax }, a, b),
+        BinOp::BitAnd => fx.b.binary(L::And, a, b),
+        BinOp::BitOr => fx.b.binary(L::Or, a, b),
+        BinOp::BitXor => fx.b.binary(L::Xor, a, b),
+        BinOp::Shl | BinOp::Shr => {
+            // The amount is taken modulo the bit width.
+            let width = i64::from(fx.b.ty(a).bytes() * 8);
+            let amount = fx.b.binary_imm(L::And, b, width - 1);
+            let lop = match (op, signed) {
+                (BinOp::Shl, _) => L::Shl,
+                (_, true) => L::Sshr,
+                (_, false) => L::Ushr,
+            };
+            fx.b.binary(lop, a, amount)
+        }
+        BinOp::Eq => return Ok(Val::Scalar(fx.b.icmp(IntCC::Eq, a, b), bool_ty)),
+        BinOp::Ne => return Ok(Val::Scalar(fx.b.icmp(IntCC::Ne, a, b), bool_ty)),
+        BinOp::Lt => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Slt, IntCC::Ult), a, b), bool_ty)),
+        BinOp::Le => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sle, IntCC::Ule), a, b), bool_ty)),
+        BinOp::Gt => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sgt, IntCC::Ugt), a, b), bool_ty)),
+        BinOp::Ge => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sge, IntCC::Uge), a, b), bool_ty)),
+        BinOp::And | BinOp::Or => unreachable!("short-circuit operators are lowered by lower_expr"),
+    };
+    Ok(Val::Scalar(out, ty))
+}
+
+/// Integer division family with defined semantics: division by zero raises a ValueError,
+/// `MIN / -1` wraps to `MIN` and `MIN % -1` is 0 (never a hardware trap).
+fn lower_division(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var, signed: bool) -> Var {
+    use lir::BinOp as L;
+    let ty = fx.b.ty(a);
+    let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
+    let message = format!("{}: integer division by zero in `{}`", fx.func.name, fx.current_stmt);
+    fx.check(nonzero, "ValueError", |_| vec![MsgPart::Text(message)]);
+    let (q, r) = if signed {
+        let minus_one = fx.b.icmp_imm(IntCC::Eq, b, -1);
+        let one = fx.b.iconst(ty, 1);
+        let safe = fx.b.select(minus_one, one, b);
+        let q = fx.b.binary(L::Sdiv, a, safe);
+        let neg = fx.b.unary(lir::UnOp::Ineg, a);
+        let q = fx.b.select(minus_one, neg, q);
+        let r0 = fx.b.binary(L::Srem, a, safe);
+        let zero = fx.b.iconst(ty, 0);
+        let r = fx.b.select(minus_one, zero, r0);
+        (q, r)
+    } else {
+        (fx.b.binary(L::Udiv, a, b), fx.b.binary(L::Urem, a, b))
+    };
+    let rem_nonzero = fx.b.icmp_imm(IntCC::Ne, r, 0);
+    match op {
+        BinOp::Div => q,
+        BinOp::Rem => r,
+        BinOp::FloorDiv | BinOp::FloorMod if signed => {
+            // Adjust when the remainder is non-zero and its sign differs from the divisor's.
+            let x = fx.b.binary(L::Xor, r, b);
+            let differ = fx.b.icmp_imm(IntCC::Slt, x, 0);
+            let adjust = fx.b.binary(L::And, rem_nonzero, differ);
+            if op == BinOp::FloorDiv {
+                let q1 = fx.b.binary_imm(L::Isub, q, 1);
+                fx.b.select(adjust, q1, q)
+            } else {
+                let r1 = fx.b.binary(L::Iadd, r, b);
+                fx.b.select(adjust, r1, r)
+            }
+        }
+        BinOp::FloorDiv => q,
+        BinOp::FloorMod => r,
+        BinOp::CeilDiv => {
+            let bump = if signed {
+                let x = fx.b.binary(L::Xor, r, b);
+                let same = fx.b.icmp_imm(IntCC::Sge, x, 0);
+                fx.b.binary(L::And, rem_nonzero, same)
+            } else {
+                rem_nonzero
+            };
+            let q1 = fx.b.binary_imm(L::Iadd, q, 1);
+            fx.b.select(bump, q1, q)
+        }
+        _ => unreachable!("not a division operator"),
+    }
+}
+
+fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, String> {
+    let (var, from) = match v {
+        Val::Scalar(var, from) => (var, from),
+        Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => return Ok(Val::Scalar(unpack_any(fx, any, to), to)),
+        other => return Err(format!("cannot cast {other:?}")),
+    };
+    let target = scalar_lir_type(to);
+    let out = match (from, to) {
+        _ if from == to => var,
+        (ScalarType::Int(f), ScalarType::Int(_)) => fx.b.resize(var, target, is_signed(f)),
+        (ScalarType::Bool, ScalarType::Int(_)) => fx.b.resize(var, target, false),
+        (ScalarType::Int(_), ScalarType::Bool) => fx.b.icmp_imm(IntCC::Ne, var, 0),
+        (ScalarType::Float(_), ScalarType::Bool) => {
+            let zero = fx.b.fconst(fx.b.ty(var), 0);
+            fx.b.fcmp(FloatCC::Ne, var, zero)
+        }
+        (ScalarType::Bool, ScalarType::Float(_)) => fx.b.convert(ConvOp::UtoF, var, target),
+        (ScalarType::Int(f), ScalarType::Float(_)) => {
+            fx.b.convert(if is_signed(f) { ConvOp::StoF } else { ConvOp::UtoF }, var, target)
+        }
+        (ScalarType::Float(_), ScalarType::Int(t)) => {
+            fx.b.convert(if is_signed(t) { ConvOp::FtoSsat } else { ConvOp::FtoUsat }, var, target)
+        }
+        (ScalarType::Float(FloatType::F32), ScalarType::Float(FloatType::F64)) => fx.b.convert(ConvOp::Fpromote, var, target),
+        (ScalarType::Float(FloatType::F64), ScalarType::Float(FloatType::F32)) => fx.b.convert(ConvOp::Fdemote, var, target),
+        (ScalarType::Ptr, ScalarType::Int(_)) => {
+            let wide = fx.b.convert(ConvOp::PtrToInt, var, Ty::I64);
+            fx.b.resize(wide, target, false)
+        }
+        (ScalarType::Int(f), ScalarType::Ptr) => {
+            let wide = fx.b.resize(var, Ty::I64, is_signed(f));
+            fx.b.convert(ConvOp::IntToPtr, wide, Ty::Ptr)
+        }
+        (from, to) => return Err(format!("cannot cast {} to {}", scalar_name(from), scalar_name(to))),
+    };
+    Ok(Val::Scalar(out, to))
+}
+
+/// A checked conversion of a dynamically typed value to a scalar (TypeError / ValueError).
+fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
+    let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+    let is = |fx: &mut FnCtx<'_, '_>, i: i32| fx.b.icmp_imm(IntCC::Eq, index, i64::from(i));
+    let prefix = format!("{}: in `{}`: ", fx.func.name, fx.current_stmt);
+    let name = scalar_name(to);
+    let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
+        let msg = format!("{prefix}cannot convert a value of type ");
+        fx.check(ok, "TypeError", |_| {
+            vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, index), MsgPart::text(format!(" to {name}"))]
+        });
+    };
+    match to {
+        ScalarType::Int(t) => {
+            let a = is(fx, ti::INT);
+            let b = is(fx, ti::BOOL);
+            let ok = fx.b.binary(lir::BinOp::Or, a, b);
+            type_check(fx, ok);
+            let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
+            let (lo, hi) = int_range(t);
+            if (lo, hi) != (i64::MIN, i64::MAX) {
+                let ge = fx.b.icmp_imm(IntCC::Sge, raw, lo);
+                let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
+                let ok = fx.b.binary(lir::BinOp::And, ge, le);
+                let tn = int_name(t);
+                fx.check(ok, "ValueError", |_| {
+                    vec![MsgPart::Text(prefix.clone()), MsgPart::Value(Tag::I64, raw), MsgPart::text(format!(" is out of range for {tn} [{lo}, {hi}]"))]
+                });
+            }
+            fx.b.resize(raw, int_lir_type(t), true)
+        }
+        ScalarType::Bool => {
+            let a = is(fx, ti::INT);
+            let b = is(fx, ti::BOOL);
+            let ok = fx.b.binary(lir::BinOp::Or, a, b);
+            type_check(fx, ok);
+            let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
+            fx.b.icmp_imm(IntCC::Ne, raw, 0)
+        }
+        ScalarType::Float(ft) => {
+            let is_float = is(fx, ti::FLOAT);
+            let a = is(fx, ti::INT);
+            let b = is(fx, ti::BOOL);
+            let is_int = fx.b.binary(lir::BinOp::Or, a, b);
+            let ok = fx.b.binary(lir::BinOp::Or, is_float, is_int);
+            type_check(fx, ok);
+            let as_float = fx.b.load(Ty::F64, any, ANY_VALUE_OFFSET);
+            let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
+            let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
+            let wide = fx.b.select(is_float, as_float, from_int);
+            match ft {
+                FloatType::F64 => wide,
+                FloatType::F32 => fx.b.convert(ConvOp::Fdemote, wide, Ty::F32),
+            }
+        }
+        ScalarType::Ptr => {
+            let a = is(fx, ti::OPAQUE_PTR);
+            let b = is(fx, ti::NONE);
+            let ok = fx.b.binary(lir::BinOp::Or, a, b);
+            type_check(fx, ok);
+            fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET)
+        }
+    }
+}
+
+/// Writes a POD value into a `TVMFFIAny` at `dst`: type index, zero padding, value.
+pub(crate) fn write_pod(fx: &mut FnCtx<'_, '_>, dst: Var, index: i32, value: Var) {
+    fx.b.store_imm(Ty::I32, dst, ANY_TYPE_INDEX_OFFSET, i64::from(index));
+    fx.b.store_imm(Ty::I32, dst, ANY_SMALL_STR_LEN_OFFSET, 0);
+    let ty = fx.b.ty(value);
+    let wide = match ty {
+        Ty::I64 | Ty::F64 | Ty::Ptr => value,
+        _ => {
+            // Zero the upper bytes (dtypes are 4 bytes; narrower ints arrive extended).
+            fx.b.store_imm(Ty::I64, dst, ANY_VALUE_OFFSET, 0);
+            value
+        }
+    };
+    fx.b.store(dst, ANY_VALUE_OFFSET, wide);
+}
+
+/// Writes a scalar value as the POD `TVMFFIAny` TVM-FFI uses for its type.
+pub(crate) fn write_scalar_any(fx: &mut FnCtx<'_, '_>, dst: Var, var: Var, ty: ScalarType) -> Result<(), String> {
+    match ty {
+        ScalarType::Int(t) => {
+            let wide = fx.b.resize(var, Ty::I64, is_signed(t));
+            write_pod(fx, dst, ti::INT, wide);
+        }
+        ScalarType::Bool => {
+            let wide = fx.b.resize(var, Ty::I64, false);
+            write_pod(fx, dst, ti::BOOL, wide);
+        }
+        ScalarType::Float(FloatType::F64) => write_pod(fx, dst, ti::FLOAT, var),
+        ScalarType::Float(FloatType::F32) => {
+            let wide = fx.b.convert(ConvOp::Fpromote, var, Ty::F64);
+            write_pod(fx, dst, ti::FLOAT, wide);
+        }
+        ScalarType::Ptr => write_pod(fx, dst, ti::OPAQUE_PTR, var),
+    }
+    Ok(())
+}
+
+/// Copies a `TVMFFIAny` view (16 bytes).
+pub(crate) fn copy_any(fx: &mut FnCtx<'_, '_>, dst: Var, src: Var) {
+    let lo = fx.b.load(Ty::I64, src, 0);
+    let hi = fx.b.load(Ty::I64, src, 8);
+    fx.b.store(dst, 0, lo);
+    fx.b.store(dst, 8, hi);
+}
+
+fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), String> {
+    let result = fx.result;
+    let Some(value) = value else {
+        fx.write_none_result();
+        fx.return_ok();
+        return Ok(());
+    };
+    let v = lower_expr(fx, value)?;
+    match v {
+        Val::Scalar(var, ScalarType::Int(IntType::U64)) => {
+            // TVM-FFI ints are signed 64-bit: refuse rather than wrap.
+            let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
+            let prefix = format!("{}: return value ", fx.func.name);
+            fx.check(fits, "ValueError", |_| {
+                vec![MsgPart::Text(prefix), MsgPart::Value(Tag::U64, var), MsgPart::text(" does not fit in a TVM-FFI int (int64)")]
+            });
+            write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
+        }
+        Val::Scalar(var, ty) => write_scalar_any(fx, result, var, ty)?,
+        Val::Device(var) => write_pod(fx, result, ti::DEVICE, var),
+        Val::DType(var) => write_pod(fx, result, ti::DATA_TYPE, var),
+        Val::Str(s) => {
+            // A new String through the C API (short ones become SmallStr, no allocation).
+            let data = fx.m.cstring(s.as_bytes());
+            let slot = fx.b.slot(safecall_runtime::abi::BYTE_ARRAY_SIZE as u32, 8);
+            let ba = fx.b.stack_addr(slot, 0);
+            let p = fx.b.symbol_addr(lir::Symbol::Data(data));
+            fx.b.store(ba, safecall_runtime::abi::BYTE_ARRAY_DATA_OFFSET, p);
+            fx.b.store_imm(Ty::I64, ba, safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET, s.len() as i64);
+            let f = fx.m.capi(CApi::StringFromByteArray);
+            let rc = fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result]).expect("returns");
+            fail_on_nonzero(fx, rc);
+        }
+        Val::Tensor(TensorBinding { any, .. }) => {
+            // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with
+            // a new reference.
+            let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+            let is_obj = fx.b.icmp_imm(IntCC::Eq, index, i64::from(ti::TENSOR));
+            let inc = fx.b.new_block();
+            let join = fx.b.new_block();
+            fx.b.branch(is_obj, inc, join);
+            fx.b.switch_to(inc);
+            let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+            let f = fx.m.capi(CApi::ObjectIncRef);
+            fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![obj]);
+            fx.b.jump(join);
+            fx.b.switch_to(join);
+            copy_any(fx, result, any);
+        }
+        Val::Ref { any, .. } => {
+            // Views become owned values (raw strings are copied into String objects, objects
+            // get a new reference).
+            let f = fx.m.capi(CApi::AnyViewToOwnedAny);
+            let rc = fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result]).expect("returns");
+            fail_on_nonzero(fx, rc);
+        }
+    }
+    fx.return_ok();
+    Ok(())
+}
+
+/// Leaves through the error exit when a C API call returned non-zero (its error is raised).
+pub(crate) fn fail_on_nonzero(fx: &mut FnCtx<'_, '_>, rc: Var) {
+    let failed = fx.b.icmp_imm(IntCC::Ne, rc, 0);
+    let error = fx.b.new_cold_block();
+    let ok = fx.b.new_block();
+    fx.b.branch(failed, error, ok);
+    fx.b.switch_to(error);
+    fx.return_error();
+    fx.b.switch_to(ok);
+}

@@ -1,0 +1,302 @@
+//! Calls from host functions: extern C functions, and packed calls through the safe-call ABI
+//! (global functions, functions of imported modules, callbacks, direct symbols).
+
+use safecall_runtime::abi::{
+    ANY_SIZE, ANY_VALUE_OFFSET, BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE,
+    BYTE_ARRAY_SIZE_OFFSET, type_index as ti,
+};
+
+use crate::ir::{Callee, ErrorConvention, Expr, ScalarType};
+use crate::lir::{self, Ext, FuncId, IntCC, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
+
+use super::body::{Val, copy_any, fail_on_nonzero, lower_expr, scalar_lir_type, write_pod, write_scalar_any};
+use super::capi::{CApi, safe_call_signature};
+use super::function::{Binding, FnCtx};
+use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
+use super::schema::is_signed;
+use super::{EXPORT_PREFIX, ModuleCtx};
+
+/// How a C parameter of this type is passed (narrow integers are extended by the caller).
+fn c_param(t: ScalarType) -> (Ty, Ext) {
+    let ty = scalar_lir_type(t);
+    let ext = match t {
+        ScalarType::Bool => Ext::Uext,
+        ScalarType::Int(i) if ty.bytes() < 4 => {
+            if is_signed(i) {
+                Ext::Sext
+            } else {
+                Ext::Uext
+            }
+        }
+        _ => Ext::None,
+    };
+    (ty, ext)
+}
+
+/// Calls a declared extern C function.
+pub(crate) fn lower_extern_call(
+    fx: &mut FnCtx<'_, '_>,
+    dest: Option<&str>,
+    func: &str,
+    args: &[Expr],
+) -> Result<(), String> {
+    let decl = fx
+        .m
+        .ir
+        .externs
+        .iter()
+        .find(|e| e.name == func)
+        .ok_or_else(|| format!("extern function `{func}` is not declared"))?
+        .clone();
+    if decl.params.len() != args.len() {
+        return Err(format!("extern `{func}` takes {} arguments, got {}", decl.params.len(), args.len()));
+    }
+    let (params, param_ext): (Vec<Ty>, Vec<Ext>) = decl.params.iter().map(|&t| c_param(t)).unzip();
+    let (ret, ret_ext) = match decl.ret {
+        Some(t) => {
+            let (ty, ext) = c_param(t);
+            (Some(ty), ext)
+        }
+        None => (None, Ext::None),
+    };
+    let sig = Signature { params, ret, param_ext, ret_ext };
+    let mut vars = Vec::new();
+    for (arg, &want) in args.iter().zip(&decl.params) {
+        let v = match lower_expr(fx, arg)? {
+            Val::Scalar(v, _) => v,
+            Val::Str(s) if want == ScalarType::Ptr => {
+                let data = fx.m.cstring(s.as_bytes());
+                fx.b.symbol_addr(Symbol::Data(data))
+            }
+            other => return Err(format!("argument of extern `{func}` is not a scalar: {other:?}")),
+        };
+        vars.push(v);
+    }
+    let import = fx.m.import(func, sig);
+    let rc = fx.b.call(lir::Callee::Import(import), ret, vars);
+    if decl.errors == ErrorConvention::NonZeroIsRaised {
+        let rc = rc.ok_or_else(|| format!("extern `{func}` returns nothing, but is declared to report errors"))?;
+        fail_on_nonzero(fx, rc);
+    }
+    if let Some(name) = dest {
+        let (var, ty) = match (rc, decl.ret) {
+            (Some(v), Some(t)) => (v, t),
+            _ => return Err(format!("extern `{func}` returns nothing; its result cannot be bound to `{name}`")),
+        };
+        fx.bind(name, Binding::Scalar { var, ty, guard: None });
+    }
+    Ok(())
+}
+
+/// Calls a function through the safe-call ABI. Arguments are views built on the stack; the
+/// result is owned and released at exit (or when the call site runs again).
+pub(crate) fn lower_packed_call(
+    fx: &mut FnCtx<'_, '_>,
+    dest: Option<&str>,
+    callee: &Callee,
+    args: &[Expr],
+) -> Result<(), String> {
+    let n = args.len();
+    let args_slot = fx.b.slot((n.max(1) * ANY_SIZE) as u32, 8);
+    for (k, arg) in args.iter().enumerate() {
+        let v = lower_expr(fx, arg)?;
+        let at = fx.b.stack_addr(args_slot, (k * ANY_SIZE) as u32);
+        match v {
+            Val::Scalar(var, ty) => write_scalar_any(fx, at, var, ty)?,
+            Val::Device(var) => write_pod(fx, at, ti::DEVICE, var),
+            Val::DType(var) => write_pod(fx, at, ti::DATA_TYPE, var),
+            Val::Str(s) => {
+                if s.as_bytes().contains(&0) {
+                    return Err("a string literal passed to a packed call cannot contain NUL bytes".to_owned());
+                }
+                let data = fx.m.cstring(s.as_bytes());
+                let p = fx.b.symbol_addr(Symbol::Data(data));
+                write_pod(fx, at, ti::RAW_STR, p);
+            }
+            Val::Ref { any, .. } => copy_any(fx, at, any),
+            Val::Tensor(t) => copy_any(fx, at, t.any),
+        }
+    }
+    let args_ptr = fx.b.stack_addr(args_slot, 0);
+    let n_var = fx.b.iconst(Ty::I32, n as i64);
+    let result_slot = fx.b.slot(ANY_SIZE as u32, 8);
+    let result = fx.b.stack_addr(result_slot, 0);
+    // The callee receives `result` as None.
+    let zero = fx.b.iconst(Ty::I64, 0);
+    write_pod(fx, result, ti::NONE, zero);
+
+    let rc = match callee {
+        Callee::Direct(symbol) => {
+            let target = direct_target(fx.m, symbol);
+            let null = fx.b.iconst(Ty::Ptr, 0);
+            fx.b.call(target, Some(Ty::I32), vec![null, args_ptr, n_var, result])
+        }
+        Callee::Param(name) => {
+            let Binding::Ref { any, guard, .. } = fx.lookup(name)? else {
+                return Err(format!("`{name}` is not a function parameter"));
+            };
+            fx.check_present(&guard);
+            let f = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+            call_function_object(fx, f, args_ptr, n_var, result)
+        }
+        Callee::Global(name) | Callee::Import(name) => {
+            let import = matches!(callee, Callee::Import(_));
+            let f = cached_lookup(fx, name, import);
+            call_function_object(fx, f, args_ptr, n_var, result)
+        }
+    }
+    .expect("safe calls return an int");
+    fail_on_nonzero(fx, rc);
+
+    match dest {
+        Some(name) => {
+            let slot = fx.owned_slot();
+            let d = fx.b.stack_addr(slot, 0);
+            // The call site may run again (a loop): drop the previous result first.
+            fx.release_any(d);
+            copy_any(fx, d, result);
+            fx.bind(name, Binding::Ref { any: d, ty: crate::ir::Type::Any, guard: None });
+        }
+        None => fx.release_any(result),
+    }
+    Ok(())
+}
+
+fn call_function_object(
+    fx: &mut FnCtx<'_, '_>,
+    f: lir::Var,
+    args: lir::Var,
+    n: lir::Var,
+    result: lir::Var,
+) -> Option<lir::Var> {
+    let call = fx.m.capi(CApi::FunctionCall);
+    fx.b.call(lir::Callee::Import(call), Some(Ty::I32), vec![f, args, n, result])
+}
+
+/// A direct safe-call target: a host function of this module, or an external symbol.
+fn direct_target(m: &mut ModuleCtx<'_>, symbol: &str) -> lir::Callee {
+    if let Some(name) = symbol.strip_prefix(EXPORT_PREFIX) {
+        if let Some(&id) = m.host_functions.get(name) {
+            return lir::Callee::Func(id);
+        }
+    }
+    lir::Callee::Import(m.import(symbol, safe_call_signature()))
+}
+
+/// Loads the function handle cached for `name`, looking it up once (thread-safely, through
+/// `TVMFFIHandleInitOnce`) on first use.
+fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
+    let (cell, init) = fx.m.lookup_cache(name, import);
+    let cell_addr = fx.b.symbol_addr(Symbol::Data(cell));
+    let cached = fx.b.load(Ty::Ptr, cell_addr, 0);
+    let handle = fx.b.mutable_var(Ty::Ptr);
+    fx.b.assign(handle, cached);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let missing = fx.b.icmp(IntCC::Eq, cached, null);
+    let init_block = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.b.branch(missing, init_block, join);
+    fx.b.switch_to(init_block);
+    let init_once = fx.m.capi(CApi::HandleInitOnce);
+    let init_addr = fx.b.symbol_addr(Symbol::Func(init));
+    let rc = fx.b.call(lir::Callee::Import(init_once), Some(Ty::I32), vec![cell_addr, init_addr]).expect("returns");
+    fail_on_nonzero(fx, rc);
+    let loaded = fx.b.load(Ty::Ptr, cell_addr, 0);
+    fx.b.assign(handle, loaded);
+    fx.b.jump(join);
+    fx.b.switch_to(join);
+    handle
+}
+
+impl ModuleCtx<'_> {
+    /// The cache cell and init function for looking up `name` (one per name and kind per module).
+    pub(crate) fn lookup_cache(&mut self, name: &str, import: bool) -> (lir::DataId, FuncId) {
+        let key = (name.to_owned(), import);
+        if let Some(&found) = self.lookups.get(&key) {
+            return found;
+        }
+        let cell = self.handle_cell(if import { "import_fn" } else { "global_fn" });
+        let init = emit_lookup_init(self, name, import);
+        self.lookups.insert(key, (cell, init));
+        (cell, init)
+    }
+}
+
+/// `int init(void** out)`: looks the function up; a missing function raises a clear error.
+fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
+    let fn_name = m.local_name(if import { "init_import" } else { "init_global" });
+    let mut b = FuncBuilder::new(fn_name, Linkage::Local, Signature::new(vec![Ty::Ptr], Some(Ty::I32)));
+    b.set_cold();
+    let out = b.param(0);
+    let name_data = m.cstring(name.as_bytes());
+    let name_ptr = b.symbol_addr(Symbol::Data(name_data));
+    let rc = if import {
+        b.source(format!("look up `{name}` in the imported modules"));
+        let ctx_cell = m.library_ctx();
+        let ctx_addr = b.symbol_addr(Symbol::Data(ctx_cell));
+        let ctx = b.load(Ty::Ptr, ctx_addr, 0);
+        let null = b.iconst(Ty::Ptr, 0);
+        let unset = b.icmp(IntCC::Eq, ctx, null);
+        let fail = b.new_cold_block();
+        let lookup = b.new_block();
+        b.branch(unset, fail, lookup);
+        b.switch_to(fail);
+        let message = format!(
+            "cannot call `{name}` from an imported module: this library was not loaded as a module \
+             (its __tvm_ffi__library_ctx is unset; load it with tvm_ffi.load_module)"
+        );
+        raise_static(m, &mut b, "RuntimeError", &message);
+        b.switch_to(lookup);
+        let f = m.capi(CApi::EnvModLookupFromImports);
+        b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ctx, name_ptr, out]).expect("returns")
+    } else {
+        b.source(format!("look up the global function `{name}`"));
+        let slot = b.slot(BYTE_ARRAY_SIZE as u32, 8);
+        let ba = b.stack_addr(slot, 0);
+        b.store(ba, BYTE_ARRAY_DATA_OFFSET, name_ptr);
+        b.store_imm(Ty::I64, ba, BYTE_ARRAY_SIZE_OFFSET, name.len() as i64);
+        let f = m.capi(CApi::FunctionGetGlobal);
+        b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, out]).expect("returns")
+    };
+    let failed = b.icmp_imm(IntCC::Ne, rc, 0);
+    let pass_rc = b.new_cold_block();
+    let check_found = b.new_block();
+    b.branch(failed, pass_rc, check_found);
+    b.switch_to(pass_rc);
+    b.ret(Some(rc));
+    b.switch_to(check_found);
+    let found = b.load(Ty::Ptr, out, 0);
+    let null = b.iconst(Ty::Ptr, 0);
+    let missing = b.icmp(IntCC::Eq, found, null);
+    let not_found = b.new_cold_block();
+    let ok = b.new_block();
+    b.branch(missing, not_found, ok);
+    b.switch_to(not_found);
+    let message = if import {
+        format!("function `{name}` is not found in the imported modules of this library")
+    } else {
+        format!("global function `{name}` is not registered")
+    };
+    raise_static(m, &mut b, "RuntimeError", &message);
+    b.switch_to(ok);
+    let zero = b.iconst(Ty::I32, 0);
+    b.ret(Some(zero));
+    m.add_function(b.finish())
+}
+
+/// In a helper function: raise a static message and return -1.
+fn raise_static(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, kind: &str, message: &str) {
+    let slot = b.slot(PART_SIZE, 8);
+    let parts = b.stack_addr(slot, 0);
+    let text = m.cstring(message.as_bytes());
+    let text_ptr = b.symbol_addr(Symbol::Data(text));
+    let text_int = b.convert(lir::ConvOp::PtrToInt, text_ptr, Ty::I64);
+    b.store_imm(Ty::I64, parts, PART_TAG_OFFSET, Tag::CStr as i64);
+    b.store(parts, PART_VALUE_OFFSET, text_int);
+    let kind_data = m.cstring(kind.as_bytes());
+    let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
+    let one = b.iconst(Ty::I32, 1);
+    let raise = m.raise_callee();
+    let rc = b.call(raise, Some(Ty::I32), vec![kind_ptr, parts, one]).expect("returns");
+    b.ret(Some(rc));
+}

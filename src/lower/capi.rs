@@ -1,0 +1,79 @@
+//! The TVM-FFI C API functions generated code calls, with their C signatures.
+//!
+//! Generated code references only these symbols (all declared in the real `c_api.h` and
+//! `extra/c_env_api.h`), so the same object works with libtvm_ffi and with safecall-runtime.
+
+use crate::lir::{Signature, Ty};
+
+/// A C API function used by generated code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CApi {
+    /// `void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t n)`
+    ErrorSetRaisedFromCStrParts,
+    /// `int TVMFFIObjectIncRef(TVMFFIObjectHandle obj)`
+    ObjectIncRef,
+    /// `int TVMFFIObjectDecRef(TVMFFIObjectHandle obj)`
+    ObjectDecRef,
+    /// `int TVMFFIFunctionCall(TVMFFIObjectHandle f, TVMFFIAny* args, int32_t n, TVMFFIAny* result)`
+    FunctionCall,
+    /// `int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out)`
+    FunctionGetGlobal,
+    /// `int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result))`
+    HandleInitOnce,
+    /// `int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle ctx, const char* name, TVMFFIObjectHandle* out)`
+    EnvModLookupFromImports,
+    /// `TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id)`
+    EnvGetStream,
+    /// `int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out)`
+    StringFromByteArray,
+    /// `int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* view, TVMFFIAny* out)`
+    AnyViewToOwnedAny,
+    /// `const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index)`
+    GetTypeInfo,
+    /// `int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol)`
+    EnvModRegisterSystemLibSymbol,
+}
+
+impl CApi {
+    /// The C symbol name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CApi::ErrorSetRaisedFromCStrParts => "TVMFFIErrorSetRaisedFromCStrParts",
+            CApi::ObjectIncRef => "TVMFFIObjectIncRef",
+            CApi::ObjectDecRef => "TVMFFIObjectDecRef",
+            CApi::FunctionCall => "TVMFFIFunctionCall",
+            CApi::FunctionGetGlobal => "TVMFFIFunctionGetGlobal",
+            CApi::HandleInitOnce => "TVMFFIHandleInitOnce",
+            CApi::EnvModLookupFromImports => "TVMFFIEnvModLookupFromImports",
+            CApi::EnvGetStream => "TVMFFIEnvGetStream",
+            CApi::StringFromByteArray => "TVMFFIStringFromByteArray",
+            CApi::AnyViewToOwnedAny => "TVMFFIAnyViewToOwnedAny",
+            CApi::GetTypeInfo => "TVMFFIGetTypeInfo",
+            CApi::EnvModRegisterSystemLibSymbol => "TVMFFIEnvModRegisterSystemLibSymbol",
+        }
+    }
+
+    /// The C signature.
+    pub fn signature(self) -> Signature {
+        use Ty::{I32, Ptr};
+        let (params, ret): (&[Ty], Option<Ty>) = match self {
+            CApi::ErrorSetRaisedFromCStrParts => (&[Ptr, Ptr, I32], None),
+            CApi::ObjectIncRef | CApi::ObjectDecRef => (&[Ptr], Some(I32)),
+            CApi::FunctionCall => (&[Ptr, Ptr, I32, Ptr], Some(I32)),
+            CApi::FunctionGetGlobal
+            | CApi::HandleInitOnce
+            | CApi::StringFromByteArray
+            | CApi::AnyViewToOwnedAny
+            | CApi::EnvModRegisterSystemLibSymbol => (&[Ptr, Ptr], Some(I32)),
+            CApi::EnvModLookupFromImports => (&[Ptr, Ptr, Ptr], Some(I32)),
+            CApi::EnvGetStream => (&[I32, I32], Some(Ptr)),
+            CApi::GetTypeInfo => (&[I32], Some(Ptr)),
+        };
+        Signature::new(params.to_vec(), ret)
+    }
+}
+
+/// The safe-call signature `int f(void* handle, const TVMFFIAny* args, int32_t n, TVMFFIAny* result)`.
+pub fn safe_call_signature() -> Signature {
+    Signature::new(vec![Ty::Ptr, Ty::Ptr, Ty::I32, Ty::Ptr], Some(Ty::I32))
+}

@@ -1,0 +1,105 @@
+//! Symbols a module exports besides its host functions: `__tvm_ffi__metadata_<name>`,
+//! `__tvm_ffi__doc_<name>`, `__tvm_ffi__library_bin`, and, in system-library mode, the
+//! load-time constructor that registers every function with the runtime.
+
+use safecall_runtime::abi::{BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE, BYTE_ARRAY_SIZE_OFFSET};
+
+use crate::lir::{Callee, Data, DataReloc, FuncId, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
+
+use super::capi::{CApi, safe_call_signature};
+use super::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LowerError, ModuleCtx, schema};
+
+/// Prefix of metadata getters.
+pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
+/// Prefix of doc getters.
+pub const DOC_PREFIX: &str = "__tvm_ffi__doc_";
+
+/// Emits the metadata and doc getters, the library blob and the system-library constructor.
+pub(crate) fn emit_exports(
+    ctx: &mut ModuleCtx<'_>,
+    host_ids: &[FuncId],
+    system_lib_prefix: Option<&str>,
+) -> Result<(), LowerError> {
+    let linkage = if system_lib_prefix.is_some() { Linkage::Local } else { Linkage::Export };
+    let mut registrations = Vec::new();
+    for (func, &id) in ctx.ir.functions.iter().zip(host_ids) {
+        let meta = string_getter(ctx, &format!("{METADATA_PREFIX}{}", func.name), &schema::metadata_json(func), linkage);
+        registrations.push((format!("{EXPORT_PREFIX}{}", func.name), id));
+        registrations.push((format!("{METADATA_PREFIX}{}", func.name), meta));
+        if !func.doc.is_empty() {
+            let doc = string_getter(ctx, &format!("{DOC_PREFIX}{}", func.name), &func.doc, linkage);
+            registrations.push((format!("{DOC_PREFIX}{}", func.name), doc));
+        }
+    }
+    if let Some(blob) = crate::blob::encode(ctx.ir) {
+        ctx.add_data(Data {
+            name: LIBRARY_BIN_SYMBOL.to_owned(),
+            linkage: Linkage::Export,
+            writable: false,
+            align: 8,
+            contents: blob,
+            relocs: Vec::new(),
+            section: None,
+        });
+    }
+    if let Some(prefix) = system_lib_prefix {
+        emit_system_lib_constructor(ctx, prefix, &registrations);
+    }
+    Ok(())
+}
+
+/// A safe-call function with no parameters returning a constant String.
+fn string_getter(ctx: &mut ModuleCtx<'_>, symbol: &str, text: &str, linkage: Linkage) -> FuncId {
+    let mut b = FuncBuilder::new(symbol, linkage, safe_call_signature());
+    b.source(format!("return the constant string ({} bytes)", text.len()));
+    let result = b.param(3);
+    let data = ctx.cstring(text.as_bytes());
+    let slot = b.slot(BYTE_ARRAY_SIZE as u32, 8);
+    let ba = b.stack_addr(slot, 0);
+    let p = b.symbol_addr(Symbol::Data(data));
+    b.store(ba, BYTE_ARRAY_DATA_OFFSET, p);
+    b.store_imm(Ty::I64, ba, BYTE_ARRAY_SIZE_OFFSET, text.len() as i64);
+    let f = ctx.capi(CApi::StringFromByteArray);
+    let rc = b.call(Callee::Import(f), Some(Ty::I32), vec![ba, result]).expect("returns");
+    b.ret(Some(rc));
+    ctx.add_function(b.finish())
+}
+
+/// A constructor (in `.init_array`) registering every symbol as `__tvm_ffi_<prefix><name>`
+/// (and the metadata/doc getters under their prefixed names) with
+/// `TVMFFIEnvModRegisterSystemLibSymbol`.
+fn emit_system_lib_constructor(ctx: &mut ModuleCtx<'_>, prefix: &str, symbols: &[(String, FuncId)]) {
+    let name = ctx.local_name("register_system_lib");
+    let mut b = FuncBuilder::new(name, Linkage::Local, Signature::new(Vec::new(), None));
+    b.source(format!("register the functions of the system library with prefix {prefix:?}"));
+    let register = ctx.capi(CApi::EnvModRegisterSystemLibSymbol);
+    for (symbol, id) in symbols {
+        let registered = insert_prefix(symbol, prefix);
+        let data = ctx.cstring(registered.as_bytes());
+        let name_ptr = b.symbol_addr(Symbol::Data(data));
+        let fn_ptr = b.symbol_addr(Symbol::Func(*id));
+        b.call(Callee::Import(register), Some(Ty::I32), vec![name_ptr, fn_ptr]);
+    }
+    b.ret(None);
+    let ctor = ctx.add_function(b.finish());
+    let entry_name = ctx.local_name("init_array_entry");
+    ctx.add_data(Data {
+        name: entry_name,
+        linkage: Linkage::Local,
+        writable: true,
+        align: 8,
+        contents: vec![0; 8],
+        relocs: vec![DataReloc { offset: 0, symbol: Symbol::Func(ctor), addend: 0 }],
+        section: Some(".init_array".to_owned()),
+    });
+}
+
+/// `__tvm_ffi_add` with prefix `p_` becomes `__tvm_ffi_p_add` (likewise for metadata and doc).
+fn insert_prefix(symbol: &str, prefix: &str) -> String {
+    for head in [METADATA_PREFIX, DOC_PREFIX, EXPORT_PREFIX] {
+        if let Some(rest) = symbol.strip_prefix(head) {
+            return format!("{head}{prefix}{rest}");
+        }
+    }
+    format!("{prefix}{symbol}")
+}

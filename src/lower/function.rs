@@ -1,0 +1,330 @@
+//! Lowering of one host function: the frame (prologue, exits, owned references), failing
+//! checks, and the names in scope.
+
+use std::collections::HashMap;
+
+use safecall_runtime::abi::{
+    ANY_SIZE, ANY_SMALL_STR_LEN_OFFSET, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index,
+};
+
+use crate::ir::{self, ScalarType};
+use crate::lir::{
+    BlockId, Callee, Function, IntCC, Linkage, SlotId, Symbol, Ty, Var, builder::FuncBuilder,
+};
+
+use super::capi::{CApi, safe_call_signature};
+use super::raise::{MAX_PARTS, MsgPart, PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
+use super::{EXPORT_PREFIX, ModuleCtx, schema};
+
+/// A value of a name in scope.
+#[derive(Clone, Debug)]
+pub(crate) enum Binding {
+    /// A machine value.
+    Scalar { var: Var, ty: ScalarType, guard: Option<NoneGuard> },
+    /// A device, packed `type | id << 32` in an `I64`.
+    Device { var: Var, guard: Option<NoneGuard> },
+    /// A data type, packed `code | bits << 8 | lanes << 16` in an `I32`.
+    DType { var: Var, guard: Option<NoneGuard> },
+    /// A value held in a `TVMFFIAny` (a borrowed argument, or an owned call result).
+    Ref { any: Var, ty: ir::Type, guard: Option<NoneGuard> },
+    /// A tensor parameter.
+    Tensor(TensorBinding),
+    /// A symbolic variable (`I64`).
+    Sym { var: Var, unbound_check: Option<(Var, String)> },
+    /// A string literal bound by `let`.
+    StrLit(String),
+    /// A parameter whose value is not usable (`Const(None)`).
+    Unit,
+}
+
+/// Raises when an optional value that is None is used.
+#[derive(Clone, Debug)]
+pub(crate) struct NoneGuard {
+    /// `I8`, 1 when the argument was None.
+    pub is_none: Var,
+    /// The argument, as messages name it.
+    pub label: String,
+}
+
+/// A tensor parameter in scope.
+#[derive(Clone, Debug)]
+pub(crate) struct TensorBinding {
+    /// Pointer to the argument's `TVMFFIAny`.
+    pub any: Var,
+    /// Pointer to the `DLTensor` (mutable var when the tensor is optional).
+    pub dl: Var,
+    /// The spec.
+    pub spec: ir::TensorSpec,
+    /// Shape values loaded by the checks, when they dominate the body.
+    pub shape: Option<Vec<Var>>,
+    /// Set when the tensor is optional (or inside an optional tuple).
+    pub guard: Option<NoneGuard>,
+}
+
+/// Per-function lowering state.
+pub(crate) struct FnCtx<'a, 'm> {
+    pub m: &'a mut ModuleCtx<'m>,
+    pub func: &'a ir::Function,
+    pub b: FuncBuilder,
+    pub args: Var,
+    pub num_args: Var,
+    pub result: Var,
+    prologue: BlockId,
+    start: BlockId,
+    error_exit: BlockId,
+    ok_exit: BlockId,
+    parts_slot: SlotId,
+    owned: Vec<SlotId>,
+    entry_inits: Vec<(Var, i64)>,
+    /// `name(param: type, ...)`, the prefix of argument messages.
+    pub signature: String,
+    scopes: Vec<HashMap<String, Binding>>,
+    /// The statement being lowered, for messages raised by its expressions.
+    pub current_stmt: String,
+}
+
+/// Lowers one host function to `__tvm_ffi_<name>`.
+pub(crate) fn lower_function(
+    m: &mut ModuleCtx<'_>,
+    func: &ir::Function,
+    linkage: Linkage,
+) -> Result<Function, String> {
+    let mut b = FuncBuilder::new(format!("{EXPORT_PREFIX}{}", func.name), linkage, safe_call_signature());
+    let (args, num_args, result) = (b.param(1), b.param(2), b.param(3));
+    let prologue = b.current();
+    let start = b.new_block();
+    let error_exit = b.new_cold_block();
+    let ok_exit = b.new_block();
+    let parts_slot = b.slot(PART_SIZE, 8);
+    b.switch_to(start);
+    let mut fx = FnCtx {
+        m,
+        func,
+        b,
+        args,
+        num_args,
+        result,
+        prologue,
+        start,
+        error_exit,
+        ok_exit,
+        parts_slot,
+        owned: Vec::new(),
+        entry_inits: Vec::new(),
+        signature: schema::signature_text(func),
+        scopes: vec![HashMap::new()],
+        current_stmt: String::new(),
+    };
+    super::params::lower_params(&mut fx)?;
+    super::body::lower_block(&mut fx, &func.body)?;
+    if !fx.b.is_terminated() {
+        fx.fall_off_end();
+    }
+    fx.finish_frame();
+    Ok(fx.b.finish())
+}
+
+impl FnCtx<'_, '_> {
+    /// The end of the body was reached without a `return`.
+    fn fall_off_end(&mut self) {
+        self.b.source("end of body");
+        if self.func.ret == ir::RetType::None {
+            self.write_none_result();
+            self.b.jump(self.ok_exit);
+        } else {
+            // The verifier rejects bodies whose paths can end without a return; this block is
+            // unreachable, but must still end in a defined way.
+            let message = format!("{}: reached the end of the body without returning a value", self.func.name);
+            self.fail("RuntimeError", vec![MsgPart::Text(message)]);
+        }
+    }
+
+    /// Writes None into `result`.
+    pub fn write_none_result(&mut self) {
+        self.b.store_imm(Ty::I32, self.result, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
+        self.b.store_imm(Ty::I32, self.result, ANY_SMALL_STR_LEN_OFFSET, 0);
+        self.b.store_imm(Ty::I64, self.result, ANY_VALUE_OFFSET, 0);
+    }
+
+    /// Ends the current block successfully: owned references are released, 0 is returned.
+    pub fn return_ok(&mut self) {
+        self.b.jump(self.ok_exit);
+    }
+
+    /// Ends the current block with -1 (an error is already raised).
+    pub fn return_error(&mut self) {
+        self.b.jump(self.error_exit);
+    }
+
+    /// Fills the prologue (owned slots start as None) and both exits (release them).
+    fn finish_frame(&mut self) {
+        let owned = self.owned.clone();
+        self.b.switch_to(self.prologue);
+        for (var, value) in std::mem::take(&mut self.entry_inits) {
+            if self.b.ty(var).is_float() {
+                self.b.push_fconst(var, 0);
+            } else {
+                self.b.assign_iconst(var, value);
+            }
+        }
+        for &slot in &owned {
+            let p = self.b.stack_addr(slot, 0);
+            self.b.store_imm(Ty::I32, p, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
+        }
+        self.b.jump(self.start);
+        for (exit, code) in [(self.error_exit, -1), (self.ok_exit, 0)] {
+            self.b.switch_to(exit);
+            self.b.source(if code == 0 { "exit: release owned references, return 0" } else { "error exit: release owned references, return -1" });
+            for &slot in &owned {
+                let p = self.b.stack_addr(slot, 0);
+                self.release_any(p);
+            }
+            let rc = self.b.iconst(Ty::I32, code);
+            self.b.ret(Some(rc));
+        }
+    }
+
+    /// A new mutable variable holding `value` (0 for floats) from the function's entry, so that
+    /// it is defined on every path (values decoded only when an optional argument is present).
+    pub fn entry_var(&mut self, ty: Ty, value: i64) -> Var {
+        let var = self.b.mutable_var(ty);
+        self.entry_inits.push((var, value));
+        var
+    }
+
+    /// A new owned `TVMFFIAny` slot: None at entry, released on every exit.
+    pub fn owned_slot(&mut self) -> SlotId {
+        let slot = self.b.slot(ANY_SIZE as u32, 8);
+        self.owned.push(slot);
+        slot
+    }
+
+    /// DecRefs the object held by the `TVMFFIAny` at `any`, if it holds one, and sets it to None.
+    pub fn release_any(&mut self, any: Var) {
+        let ti = self.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+        let is_object = self.b.icmp_imm(IntCC::Sge, ti, i64::from(type_index::STATIC_OBJECT_BEGIN));
+        let release = self.b.new_block();
+        let join = self.b.new_block();
+        self.b.branch(is_object, release, join);
+        self.b.switch_to(release);
+        let obj = self.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+        let dec_ref = self.m.capi(CApi::ObjectDecRef);
+        self.b.call(Callee::Import(dec_ref), Some(Ty::I32), vec![obj]);
+        self.b.store_imm(Ty::I32, any, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
+        self.b.jump(join);
+        self.b.switch_to(join);
+    }
+
+    /// Raises `kind` with the message `parts` and leaves through the error exit. The current
+    /// block ends.
+    pub fn fail(&mut self, kind: &str, parts: Vec<MsgPart>) {
+        let parts = merge_text(parts);
+        let count = parts.len().min(MAX_PARTS as usize);
+        self.b.grow_slot(self.parts_slot, count as u32 * PART_SIZE);
+        let base = self.b.stack_addr(self.parts_slot, 0);
+        for (k, part) in parts.into_iter().take(count).enumerate() {
+            let at = k * PART_SIZE as usize;
+            let (tag, value) = match part {
+                MsgPart::Text(text) => {
+                    let data = self.m.cstring(text.as_bytes());
+                    let p = self.b.symbol_addr(Symbol::Data(data));
+                    (Tag::CStr, self.b.convert(crate::lir::ConvOp::PtrToInt, p, Ty::I64))
+                }
+                MsgPart::Value(tag, var) => (tag, self.widen_for_message(tag, var)),
+            };
+            self.b.store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
+            self.b.store(base, at + PART_VALUE_OFFSET, value);
+        }
+        let kind_data = self.m.cstring(kind.as_bytes());
+        let kind_ptr = self.b.symbol_addr(Symbol::Data(kind_data));
+        let n = self.b.iconst(Ty::I32, count as i64);
+        let raise = self.m.raise_callee();
+        self.b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+        self.return_error();
+    }
+
+    /// Widens a message value to the `I64` a part holds.
+    fn widen_for_message(&mut self, tag: Tag, var: Var) -> Var {
+        use crate::lir::ConvOp;
+        let ty = self.b.ty(var);
+        match ty {
+            Ty::I64 => var,
+            Ty::Ptr => self.b.convert(ConvOp::PtrToInt, var, Ty::I64),
+            Ty::F64 => self.b.convert(ConvOp::Bitcast, var, Ty::I64),
+            Ty::F32 => {
+                let wide = self.b.convert(ConvOp::Fpromote, var, Ty::F64);
+                self.b.convert(ConvOp::Bitcast, wide, Ty::I64)
+            }
+            // Unsigned renderings zero-extend; everything else sign-extends.
+            _ => {
+                let signed = !matches!(tag, Tag::U64 | Tag::DType | Tag::Bool | Tag::Ptr);
+                self.b.resize(var, Ty::I64, signed)
+            }
+        }
+    }
+
+    /// Continues when `ok` (an `I8`) is true; otherwise raises. `parts` is only evaluated into
+    /// the cold block.
+    pub fn check(&mut self, ok: Var, kind: &str, parts: impl FnOnce(&mut Self) -> Vec<MsgPart>) {
+        let pass = self.b.new_block();
+        let failing = self.b.new_cold_block();
+        self.b.branch(ok, pass, failing);
+        self.b.switch_to(failing);
+        let parts = parts(self);
+        self.fail(kind, parts);
+        self.b.switch_to(pass);
+    }
+
+    /// `"<signature>: argument 'x' (#0): "`.
+    pub fn arg_prefix(&self, label: &str) -> String {
+        format!("{}: argument {label}: ", self.signature)
+    }
+
+    /// Opens a block scope.
+    pub fn push_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    /// Closes a block scope.
+    pub fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    /// Binds a name in the innermost scope.
+    pub fn bind(&mut self, name: &str, binding: Binding) {
+        self.scopes.last_mut().expect("a scope is open").insert(name.to_owned(), binding);
+    }
+
+    /// Looks a name up.
+    pub fn lookup(&self, name: &str) -> Result<Binding, String> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name))
+            .cloned()
+            .ok_or_else(|| format!("`{name}` is not in scope (the verifier should have rejected this)"))
+    }
+
+    /// Raises a ValueError if the guarded optional value is None.
+    pub fn check_present(&mut self, guard: &Option<NoneGuard>) {
+        if let Some(g) = guard {
+            let zero = self.b.iconst(Ty::I8, 0);
+            let present = self.b.icmp(IntCC::Eq, g.is_none, zero);
+            let message = format!("{}: argument {} is None, but its value is used", self.signature, g.label);
+            self.check(present, "ValueError", |_| vec![MsgPart::Text(message)]);
+        }
+    }
+}
+
+/// Joins adjacent text parts.
+fn merge_text(parts: Vec<MsgPart>) -> Vec<MsgPart> {
+    let mut out: Vec<MsgPart> = Vec::with_capacity(parts.len());
+    for part in parts {
+        match (out.last_mut(), part) {
+            (Some(MsgPart::Text(prev)), MsgPart::Text(next)) => prev.push_str(&next),
+            (_, MsgPart::Text(t)) if t.is_empty() => {}
+            (_, part) => out.push(part),
+        }
+    }
+    out
+}
