@@ -6,7 +6,7 @@ static const char* kKeys[] = {
     "TVMFFIByteArray*", "ObjectRValueRef", "ffi.SmallStr", "ffi.SmallBytes", "ffi.Unchanged",
     "ffi.Object", "ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape", "ffi.Tensor",
     "ffi.Array", "ffi.Map", "ffi.Module", "ffi.OpaquePyObject", "ffi.List", "ffi.Dict",
-    "ffi.BigInt",
+    "ffi.BigInt", "ffi.VisitInterrupt",
 };
 
 /* Prints type info; `origin` is subtracted from indices so dynamic ones print the same
@@ -22,8 +22,8 @@ static void print_info_rel(int32_t index, int32_t origin) {
     printf("%s%d", i ? "," : "", info->type_ancestors[i]->type_index);
   }
   printf("]");
-  /* ffi.Module and ffi.BigInt carry reflection data of the C++ runtime's own classes. */
-  if (index == kTVMFFIModule || index == kTVMFFIBigInt) {
+  /* ffi.Module, ffi.BigInt and ffi.VisitInterrupt carry reflection data of C++ classes. */
+  if (index == kTVMFFIModule || index == kTVMFFIBigInt || index == kTVMFFIVisitInterrupt) {
     printf(" same_ptr=%d\n", info == TVMFFIGetTypeInfo(index));
     return;
   }
