@@ -9,11 +9,11 @@
 //! - [`registry`]: type keys, indices, type info and reflection tables;
 //! - [`error`], [`string`], [`shape`], [`function`], [`tensor`]: the object kinds;
 //! - [`env`]: per-thread streams and allocators, host C API, module symbols, init-once;
-//! - `capi`: the exported `extern "C"` functions (panics never cross them);
+//! - [`capi`]: the exported `extern "C"` functions (panics never cross them);
 //! - [`rust_api`]: the safe API ([`Any`], [`AnyView`], [`Function`], [`Tensor`], [`Error`]...).
 
 pub mod abi;
-mod capi;
+pub mod capi;
 pub mod dtype;
 pub mod env;
 pub mod error;
