@@ -7,12 +7,13 @@
 //! - [`object`]: allocation (16 bytes reserved in front of each object) and the strong/weak
 //!   reference-count protocol;
 //! - [`registry`]: type keys, indices, type info and reflection tables;
-//! - [`error`], [`string`], [`shape`], [`function`], [`tensor`]: the object kinds;
+//! - [`error`], [`string`], [`shape`], [`big_int`], [`function`], [`tensor`]: the object kinds;
 //! - [`env`]: per-thread streams and allocators, host C API, module symbols, init-once;
 //! - [`capi`]: the exported `extern "C"` functions (panics never cross them);
 //! - [`rust_api`]: the safe API ([`Any`], [`AnyView`], [`Function`], [`Tensor`], [`Error`]...).
 
 pub mod abi;
+pub mod big_int;
 pub mod capi;
 pub mod dtype;
 pub mod env;

@@ -78,3 +78,8 @@ fn env() {
 fn registry() {
     differential("registry");
 }
+
+#[test]
+fn bigint() {
+    differential("bigint");
+}

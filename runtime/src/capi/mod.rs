@@ -166,6 +166,8 @@ symbol_table!(
     TVMFFIEnvModLookupFromImports,
     TVMFFIEnvModRegisterContextSymbol,
     TVMFFIEnvModRegisterSystemLibSymbol,
+    TVMFFIBigIntFromByteArray,
+    TVMFFIBigIntGetContentByteArray,
 );
 
 /// The address of an exported C API function by name.

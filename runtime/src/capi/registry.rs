@@ -71,8 +71,12 @@ pub unsafe extern "C" fn TVMFFITypeRegisterField(
     type_index: i32,
     info: *const TVMFFIFieldInfo,
 ) -> c_int {
-    // SAFETY: guaranteed by the caller.
-    safe(|| registry::register_field(type_index, unsafe { &*info }))
+    safe(|| {
+        // The type is looked up first, as in the real runtime (which then reads the info).
+        registry::type_info(type_index)?;
+        // SAFETY: guaranteed by the caller.
+        registry::register_field(type_index, unsafe { &*info })
+    })
 }
 
 /// `TVMFFITypeRegisterMethod`: strings are copied; the method value is kept.
@@ -84,8 +88,12 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMethod(
     type_index: i32,
     info: *const TVMFFIMethodInfo,
 ) -> c_int {
-    // SAFETY: guaranteed by the caller.
-    safe(|| registry::register_method(type_index, unsafe { &*info }))
+    safe(|| {
+        // The type is looked up first, as in the real runtime (which then reads the info).
+        registry::type_info(type_index)?;
+        // SAFETY: guaranteed by the caller.
+        registry::register_method(type_index, unsafe { &*info })
+    })
 }
 
 /// `TVMFFITypeRegisterMetadata` (once per type).
@@ -97,8 +105,12 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(
     type_index: i32,
     metadata: *const TVMFFITypeMetadata,
 ) -> c_int {
-    // SAFETY: guaranteed by the caller.
-    safe(|| registry::register_metadata(type_index, unsafe { &*metadata }))
+    safe(|| {
+        // The type is looked up first, as in the real runtime (which then reads the info).
+        registry::type_info(type_index)?;
+        // SAFETY: guaranteed by the caller.
+        registry::register_metadata(type_index, unsafe { &*metadata })
+    })
 }
 
 /// `TVMFFITypeRegisterAttr` (type index 0 only creates the column).

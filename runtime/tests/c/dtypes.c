@@ -70,6 +70,44 @@ static void to_string(uint8_t code, uint8_t bits, uint16_t lanes) {
   }
 }
 
+/* dtype.get_custom_type_code: "posit" -> 150, anything else -> 151. */
+static int custom_code(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)handle;
+  printf("  custom_code called with %d argument(s), type_index=%d\n", num_args, args[0].type_index);
+  const char* data = "";
+  size_t len = 0;
+  if (args[0].type_index == kTVMFFIRawStr) {
+    data = args[0].v_c_str;
+    len = strlen(data);
+  } else if (args[0].type_index == kTVMFFISmallStr) {
+    data = args[0].v_bytes;
+    len = args[0].small_str_len;
+  } else if (args[0].type_index == kTVMFFIStr) {
+    data = CELL(args[0].v_obj, TVMFFIByteArray)->data;
+    len = CELL(args[0].v_obj, TVMFFIByteArray)->size;
+  }
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = (len == 5 && memcmp(data, "posit", 5) == 0) ? 150 : 151;
+  return 0;
+}
+
+/* dtype.get_custom_type_name: 150 -> "posit", else "other". */
+static int custom_name(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)handle;
+  printf("  custom_name called with %d argument(s), type_index=%d\n", num_args, args[0].type_index);
+  TVMFFIByteArray name = ba(args[0].v_int64 == 150 ? "posit" : "other");
+  return TVMFFIStringFromByteArray(&name, result);
+}
+
+static void register_global(const char* name, TVMFFISafeCallType f) {
+  TVMFFIObjectHandle func = NULL;
+  TVMFFIFunctionCreate(NULL, f, NULL, &func);
+  TVMFFIByteArray key = ba(name);
+  TVMFFIFunctionSetGlobal(&key, func, 1);
+  TVMFFIObjectDecRef(func);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof(kStrings) / sizeof(kStrings[0]); ++i) {
     from_string(kStrings[i], strlen(kStrings[i]));
@@ -91,5 +129,15 @@ int main(void) {
   to_string(128, 32, 1);
   to_string(129, 32, 1);
   to_string(255, 8, 1);
+
+  /* Custom types resolve through the global registry once the hooks exist. */
+  register_global("dtype.get_custom_type_code", custom_code);
+  register_global("dtype.get_custom_type_name", custom_name);
+  from_string("custom[posit]16", 15);
+  from_string("custom[posit]16x4", 17);
+  from_string("custom[other]", 13);
+  from_string("custom[posit]x", 14);
+  to_string(150, 16, 1);
+  to_string(151, 8, 2);
   return 0;
 }

@@ -238,6 +238,19 @@ int main(void) {
   report("set from method info with str", TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0));
   release_any(&s);
 
+  /* A None method registers nothing callable. */
+  info.name = ba("safecall.test.none_method");
+  memset(&info.method, 0, sizeof(info.method));
+  report("set from method info with None", TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0));
+  got = (void*)1;
+  report("get None method", TVMFFIFunctionGetGlobal(&info.name, &got));
+  printf("None method gives null=%d\n", got == NULL);
+
+  /* Arguments and results pass through calls unchanged. */
+  TVMFFIObjectHandle echo = create(NULL, call_first, NULL);
+  (void)echo;
+  TVMFFIObjectDecRef(echo);
+
   /* The deleter runs once, when the last reference goes (the registry keeps one). */
   TVMFFIObjectHandle temp = create(&self_value, sum_ints, self_deleter);
   TVMFFIObjectIncRef(temp);

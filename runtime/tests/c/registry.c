@@ -128,6 +128,18 @@ int main(void) {
   field.field_static_type_index = kTVMFFIInt;
   report("register field", TVMFFITypeRegisterField(base, &field));
   strcpy(name_buf, "XXXXX");
+  /* A setter that is a Function object is retained by the registry. */
+  TVMFFIObjectHandle setter_fn = NULL;
+  TVMFFIFunctionCreate(NULL, NULL, NULL, &setter_fn);
+  TVMFFIFieldInfo field3 = field;
+  field3.name = ba("with_function_setter");
+  field3.flags = kTVMFFIFieldFlagBitSetterIsFunctionObj;
+  field3.setter = setter_fn;
+  report("register field with function setter", TVMFFITypeRegisterField(children[0], &field3));
+  printf("setter refcount=%u\n", strong_count(setter_fn));
+  TVMFFIObjectDecRef(setter_fn);
+  report("register field on unknown type", TVMFFITypeRegisterField(100, &field3));
+  report("register method on unknown type", TVMFFITypeRegisterMethod(-1, NULL));
   TVMFFIFieldInfo field2 = field;
   field2.name = ba("flag");
   field2.doc = ba("");

@@ -261,6 +261,16 @@ int main(void) {
   TVMFFIObjectDecRef(view);
   TVMFFIObjectDecRef(source);
 
+  /* A view needs strides. */
+  m = make_managed(NULL);
+  TVMFFITensorFromDLPack(m, 0, 0, &source);
+  proto = *CELL(source, DLTensor);
+  proto.strides = NULL;
+  view = NULL;
+  report("view without strides", TVMFFITensorCreateUnsafeView(source, &proto, &view));
+  printf("view untouched=%d source refcount=%u\n", view == NULL, strong_count(source));
+  TVMFFIObjectDecRef(source);
+
   /* The environment allocator. */
   printf("allocator initially null=%d\n", TVMFFIEnvGetDLPackManagedTensorAllocator() == NULL);
   DLPackManagedTensorAllocator previous = (DLPackManagedTensorAllocator)1;
