@@ -112,6 +112,8 @@ pub mod field_flags {
     pub const HAS_DEFAULT: i64 = 1 << 1;
     /// The method is static.
     pub const IS_STATIC_METHOD: i64 = 1 << 2;
+    /// The field's `setter` is a Function object rather than a C function pointer.
+    pub const SETTER_IS_FUNCTION_OBJ: i64 = 1 << 11;
 }
 
 /// DLPack device type codes (`DLDeviceType`).
@@ -291,7 +293,11 @@ pub type DLPackManagedTensorAllocator = Option<
         out: *mut *mut DLManagedTensorVersioned,
         error_ctx: *mut c_void,
         set_error: Option<
-            unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char),
+            unsafe extern "C" fn(
+                error_ctx: *mut c_void,
+                kind: *const c_char,
+                message: *const c_char,
+            ),
         >,
     ) -> c_int,
 >;
@@ -314,7 +320,11 @@ pub struct TVMFFIVersion {
 
 /// The version of the TVM-FFI headers this ABI mirrors (0.1.16, shipped by the
 /// `apache-tvm-ffi` 0.1.15.post2 wheel).
-pub const TVM_FFI_VERSION: TVMFFIVersion = TVMFFIVersion { major: 0, minor: 1, patch: 16 };
+pub const TVM_FFI_VERSION: TVMFFIVersion = TVMFFIVersion {
+    major: 0,
+    minor: 1,
+    patch: 16,
+};
 
 /// Object deleter: `void (*deleter)(void* self, int flags)`.
 pub type TVMFFIObjectDeleter = Option<unsafe extern "C" fn(obj: *mut c_void, flags: c_int)>;
@@ -486,14 +496,20 @@ pub struct TVMFFIObjectAllocHeader {
 pub struct TVMFFICustomAllocator {
     /// Allocates `size` bytes at `alignment` for an object of `type_index`.
     pub allocate: Option<
-        unsafe extern "C" fn(size: usize, alignment: usize, type_index: i32, ctx: *mut c_void) -> *mut c_void,
+        unsafe extern "C" fn(
+            size: usize,
+            alignment: usize,
+            type_index: i32,
+            ctx: *mut c_void,
+        ) -> *mut c_void,
     >,
     /// Passed to `allocate`.
     pub context: *mut c_void,
 }
 
 /// `TVMFFIFieldGetter`.
-pub type TVMFFIFieldGetter = Option<unsafe extern "C" fn(field: *mut c_void, result: *mut TVMFFIAny) -> c_int>;
+pub type TVMFFIFieldGetter =
+    Option<unsafe extern "C" fn(field: *mut c_void, result: *mut TVMFFIAny) -> c_int>;
 /// `TVMFFIObjectCreator`.
 pub type TVMFFIObjectCreator = Option<unsafe extern "C" fn(result: *mut *mut c_void) -> c_int>;
 
@@ -650,9 +666,11 @@ pub const DLTENSOR_SIZE: usize = size_of::<DLTensor>();
 /// Offset of `DLTensor::data`.
 pub const DLTENSOR_DATA_OFFSET: usize = offset_of!(DLTensor, data);
 /// Offset of `DLTensor::device` (device type; the id follows at +4).
-pub const DLTENSOR_DEVICE_TYPE_OFFSET: usize = offset_of!(DLTensor, device) + offset_of!(DLDevice, device_type);
+pub const DLTENSOR_DEVICE_TYPE_OFFSET: usize =
+    offset_of!(DLTensor, device) + offset_of!(DLDevice, device_type);
 /// Offset of `DLTensor::device.device_id`.
-pub const DLTENSOR_DEVICE_ID_OFFSET: usize = offset_of!(DLTensor, device) + offset_of!(DLDevice, device_id);
+pub const DLTENSOR_DEVICE_ID_OFFSET: usize =
+    offset_of!(DLTensor, device) + offset_of!(DLDevice, device_id);
 /// Offset of `DLTensor::ndim`.
 pub const DLTENSOR_NDIM_OFFSET: usize = offset_of!(DLTensor, ndim);
 /// Offset of `DLTensor::dtype` (code u8, bits u8, lanes u16).

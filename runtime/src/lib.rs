@@ -1,7 +1,33 @@
 //! safecall-runtime: the TVM-FFI C API (apache-tvm-ffi 0.1.x) implemented in Rust.
 //!
 //! Generated host code links against these symbols (or against the real `libtvm_ffi`);
-//! JIT-compiled functions run on them. [`abi`] holds every C layout.
+//! JIT-compiled functions run on them, bound through [`c_api_symbols`]. [`abi`] holds every
+//! C layout. The data flow, bottom up:
+//!
+//! - [`object`]: allocation (16 bytes reserved in front of each object) and the strong/weak
+//!   reference-count protocol;
+//! - [`registry`]: type keys, indices, type info and reflection tables;
+//! - [`error`], [`string`], [`shape`], [`big_int`], [`function`], [`tensor`]: the object kinds;
+//! - [`env`]: per-thread streams and allocators, host C API, module symbols, init-once;
+//! - [`capi`]: the exported `extern "C"` functions (panics never cross them);
+//! - [`rust_api`]: the safe API ([`Any`], [`AnyView`], [`Function`], [`Tensor`], [`Error`]...).
 
 pub mod abi;
+pub mod big_int;
+pub mod capi;
 pub mod dtype;
+pub mod env;
+pub mod error;
+pub mod function;
+pub mod object;
+pub mod registry;
+pub mod rust_api;
+pub mod shape;
+pub mod string;
+pub mod tensor;
+
+pub use capi::{CApiSymbol, c_api_symbol, c_api_symbols};
+pub use rust_api::{
+    Any, AnyView, Bytes, Element, Error, FromAnyView, Function, ObjectRef, Shape, String, Tensor,
+    WeakObjectRef,
+};

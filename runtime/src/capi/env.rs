@@ -1,0 +1,180 @@
+//! The environment: streams, allocators, signals, the host C API, module symbols, init-once.
+
+use core::ffi::{c_char, c_int, c_void};
+
+use super::error::cstr_bytes;
+use super::{fatal_on_error, safe};
+use crate::abi::{DLPackManagedTensorAllocator, TVMFFIStreamHandle};
+use crate::env;
+use crate::rust_api::Error;
+
+/// `TVMFFIEnvSetStream`: per thread, per (device type, device id).
+///
+/// # Safety
+/// `opt_out_original_stream` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvSetStream(
+    device_type: i32,
+    device_id: i32,
+    stream: TVMFFIStreamHandle,
+    opt_out_original_stream: *mut TVMFFIStreamHandle,
+) -> c_int {
+    safe(|| {
+        let original = env::set_stream(device_type, device_id, stream);
+        if !opt_out_original_stream.is_null() {
+            // SAFETY: guaranteed by the caller.
+            unsafe { opt_out_original_stream.write(original) };
+        }
+        Ok(())
+    })
+}
+
+/// `TVMFFIEnvGetStream`: NULL when none was set on this thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFIStreamHandle {
+    env::get_stream(device_type, device_id)
+}
+
+/// `TVMFFIEnvSetDLPackManagedTensorAllocator`: sets the thread's allocator (and the
+/// process's when asked); reports the thread's previous one.
+///
+/// # Safety
+/// `opt_out_original_allocator` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvSetDLPackManagedTensorAllocator(
+    allocator: DLPackManagedTensorAllocator,
+    write_to_global_context: c_int,
+    opt_out_original_allocator: *mut DLPackManagedTensorAllocator,
+) -> c_int {
+    safe(|| {
+        let original = env::set_allocator(allocator, write_to_global_context != 0);
+        if !opt_out_original_allocator.is_null() {
+            // SAFETY: guaranteed by the caller.
+            unsafe { opt_out_original_allocator.write(original) };
+        }
+        Ok(())
+    })
+}
+
+/// `TVMFFIEnvGetDLPackManagedTensorAllocator`: the thread's, else the process's, else NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn TVMFFIEnvGetDLPackManagedTensorAllocator() -> DLPackManagedTensorAllocator {
+    fatal_on_error("TVMFFIEnvGetDLPackManagedTensorAllocator", || {
+        Ok(env::get_allocator())
+    })
+}
+
+/// `TVMFFIEnvCheckSignals`: 0, or -1 when the host (e.g. Python) has a pending signal.
+#[unsafe(no_mangle)]
+pub extern "C" fn TVMFFIEnvCheckSignals() -> c_int {
+    super::no_unwind("TVMFFIEnvCheckSignals", env::check_signals)
+}
+
+/// `TVMFFIEnvRegisterCAPI`: `PyErr_CheckSignals`, `PyGILState_Ensure`, `PyGILState_Release`.
+///
+/// # Safety
+/// `name` must be NUL-terminated; `symbol` a function of the documented signature (or NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvRegisterCAPI(name: *const c_char, symbol: *mut c_void) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    safe(|| env::register_capi(unsafe { cstr_bytes(name) }, symbol))
+}
+
+/// `TVMFFIEnvModLookupFromImports`: with a NULL `library_ctx` (a module without imports,
+/// e.g. JIT-compiled code), the global registry; the function is cached and stays alive for
+/// the rest of the process, and the result is a borrowed reference. Modules with imports
+/// are not supported yet (a RuntimeError).
+///
+/// # Safety
+/// `func_name` must be NUL-terminated; `out` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
+    library_ctx: *mut c_void,
+    func_name: *const c_char,
+    out: *mut *mut c_void,
+) -> c_int {
+    safe(|| {
+        if !library_ctx.is_null() {
+            return Err(Error::new(
+                "RuntimeError",
+                "TVMFFIEnvModLookupFromImports: safecall-runtime has no module loader yet; library_ctx must be NULL",
+            ));
+        }
+        // SAFETY: guaranteed by the caller.
+        let name = unsafe { cstr_bytes(func_name) };
+        let func = crate::function::lookup_cached(name).ok_or_else(|| {
+            Error::new(
+                "RuntimeError",
+                &format!(
+                    "Cannot find function {} in the imported modules or global registry.",
+                    String::from_utf8_lossy(name)
+                ),
+            )
+        })?;
+        // SAFETY: guaranteed by the caller.
+        unsafe { out.write(func.cast()) };
+        Ok(())
+    })
+}
+
+/// `TVMFFIEnvModRegisterContextSymbol`: stored for the module loader.
+///
+/// # Safety
+/// `name` must be NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterContextSymbol(
+    name: *const c_char,
+    symbol: *mut c_void,
+) -> c_int {
+    safe(|| {
+        // SAFETY: guaranteed by the caller.
+        env::register_context_symbol(unsafe { cstr_bytes(name) }, symbol);
+        Ok(())
+    })
+}
+
+/// `TVMFFIEnvModRegisterSystemLibSymbol`: stored for the system-library loader.
+///
+/// # Safety
+/// `name` must be NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterSystemLibSymbol(
+    name: *const c_char,
+    symbol: *mut c_void,
+) -> c_int {
+    fatal_on_error("TVMFFIEnvModRegisterSystemLibSymbol", || {
+        // SAFETY: guaranteed by the caller.
+        env::register_system_lib_symbol(unsafe { cstr_bytes(name) }, symbol);
+        Ok(0)
+    })
+}
+
+/// `TVMFFIHandleInitOnce`.
+///
+/// # Safety
+/// `handle_addr` must be a valid, pointer-aligned slot; `init_func` per the header.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIHandleInitOnce(
+    handle_addr: *mut *mut c_void,
+    init_func: unsafe extern "C" fn(result: *mut *mut c_void) -> c_int,
+) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    super::no_unwind("TVMFFIHandleInitOnce", || unsafe {
+        env::init_once(handle_addr, init_func)
+    })
+}
+
+/// `TVMFFIHandleDeinitOnce`.
+///
+/// # Safety
+/// `handle_addr` must be a valid, pointer-aligned slot; `deinit_func` per the header.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
+    handle_addr: *mut *mut c_void,
+    deinit_func: unsafe extern "C" fn(handle: *mut c_void) -> c_int,
+) -> c_int {
+    // SAFETY: guaranteed by the caller.
+    super::no_unwind("TVMFFIHandleDeinitOnce", || unsafe {
+        env::deinit_once(handle_addr, deinit_func)
+    })
+}

@@ -1,0 +1,20 @@
+//! The safe Rust API over the runtime: values ([`Any`], [`AnyView`]), object references
+//! ([`ObjectRef`], [`String`], [`Bytes`], [`Shape`], [`Tensor`], [`Function`], [`Error`]) and
+//! registry helpers ([`registry`]).
+
+pub mod any;
+mod error;
+mod function;
+pub(crate) mod object_ref;
+pub mod registry;
+mod shape;
+mod string;
+mod tensor;
+
+pub use any::{Any, AnyView, FromAnyView};
+pub use error::Error;
+pub use function::Function;
+pub use object_ref::{ObjectRef, WeakObjectRef};
+pub use shape::Shape;
+pub use string::{Bytes, String};
+pub use tensor::{Element, Tensor};
