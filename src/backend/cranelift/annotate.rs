@@ -14,19 +14,54 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use cranelift_codegen::entity::SecondaryMap;
-use cranelift_codegen::ir::{Block, Function, Inst, Value};
+use cranelift_codegen::ir::entities::AnyEntity;
+use cranelift_codegen::ir::{Block, ExternalName, Function, GlobalValueData, Inst, Value};
 use cranelift_codegen::write::{FuncWriter, PlainWriter, decorate_function};
 
 use super::translate::SourceMarker;
 
-struct CommentWriter {
+/// Symbol names of Cranelift's user external names `(namespace, index)`: namespace 0 holds
+/// functions (imports included), namespace 1 data objects.
+pub type SymbolNames = HashMap<(u32, u32), String>;
+
+struct CommentWriter<'a> {
+    names: &'a SymbolNames,
     /// Comments printed before an instruction.
     before_inst: HashMap<Inst, Vec<String>>,
     /// Comments printed after a block header (markers at the end of an empty block).
     block_end: HashMap<Block, Vec<String>>,
 }
 
-impl FuncWriter for CommentWriter {
+impl CommentWriter<'_> {
+    fn symbol_of(&self, func: &Function, name: &ExternalName) -> Option<&str> {
+        let ExternalName::User(r) = name else { return None };
+        let user = func.params.user_named_funcs().get(*r)?;
+        self.names.get(&(user.namespace, user.index)).map(String::as_str)
+    }
+}
+
+impl FuncWriter for CommentWriter<'_> {
+    fn write_entity_definition(
+        &mut self,
+        w: &mut dyn Write,
+        func: &Function,
+        entity: AnyEntity,
+        value: &dyn std::fmt::Display,
+    ) -> std::fmt::Result {
+        let symbol = match entity {
+            AnyEntity::GlobalValue(gv) => match &func.global_values[gv] {
+                GlobalValueData::Symbol { name, .. } => self.symbol_of(func, name),
+                _ => None,
+            },
+            AnyEntity::FuncRef(f) => self.symbol_of(func, &func.dfg.ext_funcs[f].name),
+            _ => None,
+        };
+        match symbol {
+            Some(s) => writeln!(w, "    {entity} = {value}  ; {s}"),
+            None => writeln!(w, "    {entity} = {value}"),
+        }
+    }
+
     fn write_block_header(
         &mut self,
         w: &mut dyn Write,
@@ -61,8 +96,8 @@ impl FuncWriter for CommentWriter {
 }
 
 /// Appends `; <name>` and the annotated CLIF of `func` to `out`.
-pub fn write_annotated(out: &mut String, name: &str, func: &Function, markers: &[SourceMarker]) {
-    let mut writer = CommentWriter { before_inst: HashMap::new(), block_end: HashMap::new() };
+pub fn write_annotated(out: &mut String, names: &SymbolNames, name: &str, func: &Function, markers: &[SourceMarker]) {
+    let mut writer = CommentWriter { names, before_inst: HashMap::new(), block_end: HashMap::new() };
     for m in markers {
         let next = match m.after {
             Some(i) => func.layout.next_inst(i),

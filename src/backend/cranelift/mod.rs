@@ -137,12 +137,13 @@ pub fn define_functions<M: Module>(
 ) -> Result<(), CraneliftError> {
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
+    let names = symbol_names(module, declared);
     for (i, func) in module.functions.iter().enumerate() {
         let id = declared.functions[i];
         ctx.clear();
         let markers = translate::translate_function(m, module, declared, func, &mut ctx.func, &mut fb_ctx);
         if let Some(out) = clif_dump.as_deref_mut() {
-            annotate::write_annotated(out, &func.name, &ctx.func, &markers);
+            annotate::write_annotated(out, &names, &func.name, &ctx.func, &markers);
         }
         m.define_function(id, &mut ctx).map_err(|e| match e {
             cranelift_module::ModuleError::Compilation(inner) => CraneliftError(format!(
@@ -167,12 +168,29 @@ pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
     let mut out = String::new();
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
+    let names = symbol_names(module, &declared);
     for func in &module.functions {
         ctx.clear();
         let markers = translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
-        annotate::write_annotated(&mut out, &func.name, &ctx.func, &markers);
+        annotate::write_annotated(&mut out, &names, &func.name, &ctx.func, &markers);
     }
     Ok(out)
+}
+
+/// Names for the external names a module's functions refer to.
+fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNames {
+    use cranelift_module::{DataId, FuncId};
+    use cranelift_codegen::entity::EntityRef;
+    let mut names = annotate::SymbolNames::new();
+    let funcs = module.functions.iter().map(|f| &f.name).zip(&declared.functions);
+    let imports = module.imports.iter().map(|i| &i.name).zip(&declared.imports);
+    for (name, id) in funcs.chain(imports) {
+        names.insert((0, FuncId::index(*id) as u32), name.clone());
+    }
+    for (d, id) in module.data.iter().zip(&declared.data) {
+        names.insert((1, DataId::index(*id) as u32), d.name.clone());
+    }
+    names
 }
 
 /// Shared ownership of an ISA (the JIT keeps it alive).

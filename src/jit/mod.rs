@@ -1,0 +1,251 @@
+//! In-process compilation: host functions become callable TVM-FFI [`Function`]s in
+//! microseconds, with no C compiler or linker.
+//!
+//! The same lowering as AOT runs; Cranelift compiles into executable memory owned by a
+//! reference-counted [`JitCode`]. Every [`Function`] made from it holds a reference, so the
+//! memory is freed when the last of them (and the [`JitModule`]) is dropped.
+//!
+//! Symbols are resolved, in order, from: the cold error helper (compiled once per process and
+//! binding), the TVM-FFI C API ([`SymbolBinding`]), the caller's [`JitOptions::symbols`] table
+//! (extern C functions and direct safe-call targets), and finally the process
+//! ([`JitOptions::process_symbols`]).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), safecall::Error> {
+//! let module = safecall::ir::parse::parse(r#"
+//!     module demo;
+//!     fn twice(n: i64) -> i64 { return n * 2; }
+//! "#).expect("valid IR");
+//! let jit = safecall::jit::compile(&module, &safecall::jit::JitOptions::default())?;
+//! let twice = jit.function("twice").expect("defined");
+//! let out = twice.call(&[21i64.into()]).expect("no error");
+//! assert_eq!(out.cast::<i64>().unwrap(), 42);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::Module as _;
+use safecall_runtime::abi::TVMFFISafeCallType;
+use safecall_runtime::{Function, c_api_symbol};
+
+use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::lower::{self, EXPORT_PREFIX, LowerOptions, RaiseHelper};
+use crate::{Error, ir, lir};
+
+/// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SymbolBinding {
+    /// The bundled safecall-runtime (linked into this program).
+    #[default]
+    SafecallRuntime,
+    /// Whatever the process has loaded globally (e.g. libtvm_ffi loaded by Python with
+    /// `RTLD_GLOBAL`), looked up with `dlsym`, so errors land in that runtime's slot.
+    Process,
+}
+
+/// An address callable from JIT-compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymbolAddress(pub *const u8);
+
+// SAFETY: an address of code or data that lives as long as the process (the caller promises
+// this when inserting it); sharing the number between threads is harmless.
+unsafe impl Send for SymbolAddress {}
+// SAFETY: as above.
+unsafe impl Sync for SymbolAddress {}
+
+/// Options of [`compile`].
+#[derive(Clone, Debug)]
+pub struct JitOptions {
+    /// Where TVM-FFI C API calls go.
+    pub binding: SymbolBinding,
+    /// Addresses of extern C functions (and direct safe-call symbols) by name.
+    pub symbols: HashMap<String, SymbolAddress>,
+    /// Also resolve names missing from `symbols` in the process (`dlsym`).
+    pub process_symbols: bool,
+    /// Cranelift settings.
+    pub cranelift: CraneliftOptions,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            binding: SymbolBinding::default(),
+            symbols: HashMap::new(),
+            process_symbols: true,
+            cranelift: CraneliftOptions::default(),
+        }
+    }
+}
+
+/// Executable memory of one compiled module; freed when the last reference goes.
+pub struct JitCode {
+    module: Mutex<Option<JITModule>>,
+}
+
+// SAFETY: after finalization the module is only touched again by `Drop`, which runs once, when
+// the last reference is gone; the mutex serializes that access anyway.
+unsafe impl Send for JitCode {}
+// SAFETY: as above.
+unsafe impl Sync for JitCode {}
+
+impl Drop for JitCode {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().map(Option::take).unwrap_or_else(|p| p.into_inner().take());
+        if let Some(m) = module {
+            // SAFETY: no function of this module can run any more: every `Function` made from
+            // it holds an `Arc<JitCode>`, and this is the last one.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+/// A compiled module: its host functions as TVM-FFI functions.
+pub struct JitModule {
+    functions: HashMap<String, (Function, TVMFFISafeCallType)>,
+    code: Arc<JitCode>,
+}
+
+impl std::fmt::Debug for JitModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitModule").field("functions", &self.functions.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+impl JitModule {
+    /// The host function `name` (its IR name, without `__tvm_ffi_`).
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.get(name).map(|(f, _)| f)
+    }
+
+    /// The raw safe-call entry of `name`, for calling it directly. The pointer is valid while
+    /// this module or any [`Function`] from it is alive.
+    pub fn safe_call(&self, name: &str) -> Option<TVMFFISafeCallType> {
+        self.functions.get(name).map(|(_, p)| *p)
+    }
+
+    /// Names of the host functions.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+
+    /// The shared executable memory (kept alive by every function of the module).
+    pub fn code(&self) -> &Arc<JitCode> {
+        &self.code
+    }
+}
+
+/// Symbol of the shared error helper inside JIT-compiled code.
+const RAISE_SYMBOL: &str = "__safecall_jit_raise";
+
+/// Resolves a TVM-FFI C API name for a binding.
+fn capi_address(binding: SymbolBinding, name: &str) -> Option<*const u8> {
+    match binding {
+        SymbolBinding::SafecallRuntime => c_api_symbol(name),
+        SymbolBinding::Process => process_symbol(name),
+    }
+}
+
+fn process_symbol(name: &str) -> Option<*const u8> {
+    let this = libloading::os::unix::Library::this();
+    // SAFETY: the symbol is only used as an address; its type is fixed by the caller's
+    // declaration.
+    let sym = unsafe { this.get::<*const u8>(name.as_bytes()) }.ok()?;
+    // SAFETY: reading the address out of the symbol wrapper.
+    Some(unsafe { sym.into_raw() }.into_raw() as *const u8)
+}
+
+/// The error helper compiled once per binding and kept for the life of the process.
+fn shared_raise_helper(binding: SymbolBinding, options: &CraneliftOptions) -> Result<SymbolAddress, Error> {
+    static HELPERS: OnceLock<Mutex<HashMap<SymbolBinding, SymbolAddress>>> = OnceLock::new();
+    let helpers = HELPERS.get_or_init(Default::default);
+    let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(addr) = map.get(&binding) {
+        return Ok(*addr);
+    }
+    let module = lower::raise::helper_module(RAISE_SYMBOL);
+    let (jit, ids) = build(&module, binding, &HashMap::new(), false, options)?;
+    let addr = SymbolAddress(jit.get_finalized_function(ids.functions[0]));
+    // The helper lives as long as the process.
+    std::mem::forget(jit);
+    map.insert(binding, addr);
+    Ok(addr)
+}
+
+fn build(
+    module: &lir::Module,
+    binding: SymbolBinding,
+    symbols: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+    options: &CraneliftOptions,
+) -> Result<(JITModule, clif::Declared), Error> {
+    let isa = clif::host_isa(clif::IsaPurpose::Jit, options).map_err(Error::backend)?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let table = symbols.clone();
+    let missing = Arc::new(Mutex::new(Vec::<String>::new()));
+    let missing_in_lookup = missing.clone();
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let found = capi_address(binding, name)
+            .or_else(|| table.get(name).map(|a| a.0))
+            .or_else(|| if process_symbols { process_symbol(name) } else { None });
+        if found.is_none() {
+            missing_in_lookup.lock().unwrap_or_else(|p| p.into_inner()).push(name.to_owned());
+        }
+        // cranelift-jit panics on an unresolved name; a null address is checked below instead.
+        Some(found.unwrap_or(std::ptr::null()))
+    }));
+    let mut jit = JITModule::new(builder);
+    let declared = clif::declare(&mut jit, module).map_err(Error::backend)?;
+    clif::define_data(&mut jit, module, &declared).map_err(Error::backend)?;
+    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(())).map_err(Error::backend)?;
+    jit.finalize_definitions().map_err(|e| Error::Backend(e.to_string()))?;
+    let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
+    if !missing.is_empty() {
+        // SAFETY: nothing from this module was handed out.
+        unsafe { jit.free_memory() };
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    Ok((jit, declared))
+}
+
+unsafe extern "C" fn release_code(context: *mut c_void) {
+    // SAFETY: `context` came from `Arc::into_raw` in `compile`, once per function.
+    drop(unsafe { Arc::from_raw(context.cast::<JitCode>().cast_const()) });
+}
+
+/// Verifies, lowers and JIT-compiles a module.
+pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
+    crate::verify(module)?;
+    let helper = shared_raise_helper(options.binding, &options.cranelift)?;
+    let lower_options =
+        LowerOptions { raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()), ..LowerOptions::default() };
+    let lowered = lower::lower(module, &lower_options)?;
+    let mut symbols = options.symbols.clone();
+    symbols.insert(RAISE_SYMBOL.to_owned(), helper);
+    let (jit, declared) = build(&lowered, options.binding, &symbols, options.process_symbols, &options.cranelift)?;
+    let entries: Vec<(String, *const u8)> = module
+        .functions
+        .iter()
+        .map(|f| {
+            let symbol = format!("{EXPORT_PREFIX}{}", f.name);
+            let index = lowered.functions.iter().position(|lf| lf.name == symbol).expect("lowered");
+            (f.name.clone(), jit.get_finalized_function(declared.functions[index]))
+        })
+        .collect();
+    let code = Arc::new(JitCode { module: Mutex::new(Some(jit)) });
+    let mut functions = HashMap::new();
+    for (name, ptr) in entries {
+        // SAFETY: `ptr` is a finalized function with the safe-call signature.
+        let safe_call: TVMFFISafeCallType = unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
+        let context = Arc::into_raw(code.clone()).cast_mut().cast::<c_void>();
+        // SAFETY: the code stays alive until `release_code` drops the reference held by the
+        // function; generated code may run on any thread.
+        let function = unsafe { Function::from_safe_call(safe_call, context, Some(release_code)) };
+        functions.insert(name, (function, safe_call));
+    }
+    Ok(JitModule { functions, code })
+}
