@@ -1,8 +1,34 @@
 //! The host IR: what a DSL compiler hands to safecall.
 //!
-//! [`model`] is the data model. The builder, text format (parser and printer) and verifier
-//! live next to it; lowering only ever sees verified IR.
+//! - [`model`]: the data model (re-exported here).
+//! - [`build`]: the builder API for compilers.
+//! - [`parse`] / [`print`]: the `.scir` text format (documented in `docs/ir.md`), with a
+//!   [`source_map`] for positions.
+//! - [`typing`]: the typing rules, shared with the lowering.
+//! - [`verify`]: the verifier; lowering only ever sees verified IR.
+//!
+//! ```
+//! use safecall::ir;
+//! let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ir/add_one.scir")).unwrap();
+//! let (module, map) = ir::parse::parse_with_source_map(&text).unwrap();
+//! ir::verify::verify(&module).unwrap();
+//! assert_eq!(ir::parse::parse(&ir::print::print(&module)).unwrap(), module);
+//! # let _ = map;
+//! ```
 
+pub mod build;
+pub mod diag;
+mod lexer;
 pub mod model;
+pub mod parse;
+pub mod print;
+pub mod source_map;
+pub mod syntax;
+pub mod typing;
+pub mod verify;
 
 pub use model::*;
+pub use parse::{ParseError, parse, parse_with_source_map};
+pub use print::print;
+pub use source_map::{SourceMap, Span, StmtPath};
+pub use verify::{VerifiedModule, VerifyError, verify};

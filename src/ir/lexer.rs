@@ -1,0 +1,391 @@
+//! Tokens of the text format.
+
+use super::parse::ParseError;
+use super::source_map::Span;
+
+/// A token kind.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tok {
+    /// A name; `quoted` when written in backticks (then never a keyword).
+    Ident { text: String, quoted: bool },
+    /// An integer literal: magnitude and optional suffix (`i32`, `u8`, `f32`, ...).
+    Int { value: u64, suffix: Option<String> },
+    /// A float literal: its text (without suffix) and optional suffix.
+    Float {
+        text: String,
+        suffix: Option<String>,
+    },
+    /// A string literal.
+    Str(String),
+    /// A byte string literal.
+    Bytes(Vec<u8>),
+    /// A `///` doc comment line (text after `///` and one optional space).
+    Doc(String),
+    /// Punctuation.
+    Punct(&'static str),
+    /// End of input.
+    Eof,
+}
+
+impl Tok {
+    /// How the token is described in "found ..." messages.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Tok::Ident {
+                text,
+                quoted: false,
+            } => format!("`{text}`"),
+            Tok::Ident { text, quoted: true } => format!("quoted name `{text}`"),
+            Tok::Int { .. } => "an integer literal".to_owned(),
+            Tok::Float { .. } => "a float literal".to_owned(),
+            Tok::Str(_) => "a string literal".to_owned(),
+            Tok::Bytes(_) => "a byte string literal".to_owned(),
+            Tok::Doc(_) => "a doc comment".to_owned(),
+            Tok::Punct(p) => format!("`{p}`"),
+            Tok::Eof => "end of input".to_owned(),
+        }
+    }
+}
+
+/// A token and where it is.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+const PUNCTS: &[&str] = &[
+    "..", "->", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "(", ")", "[", "]", "{", "}", ",",
+    ";", ":", ".", "=", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
+];
+
+const SUFFIXES: &[&str] = &[
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+];
+
+struct Lexer<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// Splits `text` into tokens (the last one is [`Tok::Eof`]).
+pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
+    let mut lx = Lexer { text, pos: 0 };
+    let mut out = Vec::new();
+    loop {
+        lx.skip_trivia();
+        let start = lx.pos;
+        let Some(c) = lx.peek() else {
+            out.push(Token {
+                tok: Tok::Eof,
+                span: Span::new(start, start),
+            });
+            return Ok(out);
+        };
+        let tok = if lx.rest().starts_with("///") {
+            lx.pos += 3;
+            let line_end = lx.rest().find('\n').map_or(lx.text.len(), |i| lx.pos + i);
+            let mut doc = &lx.text[lx.pos..line_end];
+            if let Some(d) = doc.strip_prefix(' ') {
+                doc = d;
+            }
+            lx.pos = line_end;
+            Tok::Doc(doc.to_owned())
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            if c == 'b' && lx.rest()[1..].starts_with('"') {
+                lx.pos += 1;
+                Tok::Bytes(lx.bytes_literal(start)?)
+            } else {
+                Tok::Ident {
+                    text: lx.ident().to_owned(),
+                    quoted: false,
+                }
+            }
+        } else if c.is_ascii_digit() {
+            lx.number(start)?
+        } else if c == '"' {
+            Tok::Str(lx.quoted('"', start)?)
+        } else if c == '`' {
+            Tok::Ident {
+                text: lx.quoted('`', start)?,
+                quoted: true,
+            }
+        } else if let Some(p) = PUNCTS.iter().find(|p| lx.rest().starts_with(**p)) {
+            lx.pos += p.len();
+            Tok::Punct(p)
+        } else {
+            return Err(ParseError::new(
+                Span::new(start, start + c.len_utf8()),
+                format!("unexpected character `{}`", c.escape_default()),
+                vec![],
+            ));
+        };
+        out.push(Token {
+            tok,
+            span: Span::new(start, lx.pos),
+        });
+    }
+}
+
+impl<'a> Lexer<'a> {
+    fn rest(&self) -> &'a str {
+        &self.text[self.pos..]
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn skip_trivia(&mut self) {
+        loop {
+            let rest = self.rest();
+            let trimmed = rest.trim_start();
+            self.pos += rest.len() - trimmed.len();
+            if trimmed.starts_with("//") && !trimmed.starts_with("///") {
+                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn ident(&mut self) -> &'a str {
+        let rest = self.rest();
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        self.pos += len;
+        &rest[..len]
+    }
+
+    fn digits(&mut self, radix: u32) -> &'a str {
+        let rest = self.rest();
+        let len = rest
+            .find(|c: char| !c.is_digit(radix))
+            .unwrap_or(rest.len());
+        self.pos += len;
+        &rest[..len]
+    }
+
+    fn suffix(&mut self, start: usize) -> Result<Option<String>, ParseError> {
+        match self.peek() {
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let s = self.ident();
+                if SUFFIXES.contains(&s) {
+                    Ok(Some(s.to_owned()))
+                } else {
+                    Err(ParseError::new(
+                        Span::new(start, self.pos),
+                        format!("unknown literal suffix `{s}`"),
+                        SUFFIXES.iter().map(|s| format!("`{s}`")).collect(),
+                    ))
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn number(&mut self, start: usize) -> Result<Tok, ParseError> {
+        let rest = self.rest();
+        if rest.starts_with("0x") || rest.starts_with("0X") {
+            self.pos += 2;
+            let digits = self.digits(16);
+            if digits.is_empty() {
+                return Err(ParseError::new(
+                    Span::new(start, self.pos),
+                    "hexadecimal literal has no digits".to_owned(),
+                    vec![],
+                ));
+            }
+            let value = u64::from_str_radix(digits, 16).map_err(|_| too_large(start, self.pos))?;
+            let suffix = self.suffix(start)?;
+            if matches!(suffix.as_deref(), Some("f32" | "f64")) {
+                return Err(ParseError::new(
+                    Span::new(start, self.pos),
+                    "a hexadecimal literal cannot have a float suffix".to_owned(),
+                    vec![],
+                ));
+            }
+            return Ok(Tok::Int { value, suffix });
+        }
+        self.digits(10);
+        let mut is_float = false;
+        let r = self.rest();
+        if r.starts_with('.') && r[1..].starts_with(|c: char| c.is_ascii_digit()) {
+            self.pos += 1;
+            self.digits(10);
+            is_float = true;
+        }
+        let r = self.rest();
+        if r.starts_with(['e', 'E']) {
+            let after = &r[1..];
+            let after = after.strip_prefix(['+', '-']).unwrap_or(after);
+            if after.starts_with(|c: char| c.is_ascii_digit()) {
+                self.pos += r.len() - after.len();
+                self.digits(10);
+                is_float = true;
+            }
+        }
+        let text = self.text[start..self.pos].to_owned();
+        let suffix = self.suffix(start)?;
+        if is_float {
+            if suffix.as_deref().is_some_and(|s| s != "f32" && s != "f64") {
+                return Err(ParseError::new(
+                    Span::new(start, self.pos),
+                    format!(
+                        "a float literal cannot have the integer suffix `{}`",
+                        suffix.unwrap_or_default()
+                    ),
+                    vec!["`f32`".to_owned(), "`f64`".to_owned()],
+                ));
+            }
+            return Ok(Tok::Float { text, suffix });
+        }
+        if matches!(suffix.as_deref(), Some("f32" | "f64")) {
+            return Ok(Tok::Float { text, suffix });
+        }
+        let value = text
+            .parse::<u64>()
+            .map_err(|_| too_large(start, self.pos))?;
+        Ok(Tok::Int { value, suffix })
+    }
+
+    fn escape(&mut self, start: usize) -> Result<u32, ParseError> {
+        // Called after the backslash.
+        let esc_start = self.pos - 1;
+        let Some(c) = self.peek() else {
+            return Err(unterminated(self.text, start, self.pos));
+        };
+        self.pos += c.len_utf8();
+        let bad = |lx: &Self, what: &str| {
+            ParseError::new(
+                Span::new(esc_start, lx.pos),
+                format!("invalid escape: {what}"),
+                vec![],
+            )
+        };
+        Ok(match c {
+            'n' => 0x0a,
+            't' => 0x09,
+            'r' => 0x0d,
+            '0' => 0,
+            '\\' | '"' | '`' | '\'' => c as u32,
+            'x' => {
+                let hex = self.rest().get(..2).unwrap_or("");
+                let v = u32::from_str_radix(hex, 16)
+                    .map_err(|_| bad(self, "`\\x` needs two hex digits"))?;
+                if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(bad(self, "`\\x` needs two hex digits"));
+                }
+                self.pos += 2;
+                v
+            }
+            'u' => {
+                let rest = self.rest();
+                let close = rest.find('}');
+                let (Some(inner), Some(close)) = (rest.strip_prefix('{'), close) else {
+                    return Err(bad(self, "expected `\\u{XXXX}`"));
+                };
+                let hex = &inner[..close - 1];
+                let v =
+                    u32::from_str_radix(hex, 16).map_err(|_| bad(self, "expected `\\u{XXXX}`"))?;
+                self.pos += close + 1;
+                v
+            }
+            other => {
+                return Err(bad(
+                    self,
+                    &format!("unknown escape `\\{}`", other.escape_default()),
+                ));
+            }
+        })
+    }
+
+    /// A `"..."` or `` `...` `` literal starting at the current position.
+    fn quoted(&mut self, delim: char, start: usize) -> Result<String, ParseError> {
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(unterminated(self.text, start, self.pos));
+            };
+            self.pos += c.len_utf8();
+            if c == delim {
+                return Ok(out);
+            }
+            if c == '\\' {
+                let esc_start = self.pos - 1;
+                let v = self.escape(start)?;
+                let ch = char::from_u32(v).ok_or_else(|| {
+                    ParseError::new(
+                        Span::new(esc_start, self.pos),
+                        format!("invalid escape: {v:#x} is not a character"),
+                        vec![],
+                    )
+                })?;
+                out.push(ch);
+            } else {
+                out.push(c);
+            }
+        }
+    }
+
+    /// A `b"..."` literal; the `b` is consumed.
+    fn bytes_literal(&mut self, start: usize) -> Result<Vec<u8>, ParseError> {
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(unterminated(self.text, start, self.pos));
+            };
+            let c_start = self.pos;
+            self.pos += c.len_utf8();
+            match c {
+                '"' => return Ok(out),
+                '\\' => {
+                    let v = self.escape(start)?;
+                    let b = u8::try_from(v).map_err(|_| {
+                        ParseError::new(
+                            Span::new(c_start, self.pos),
+                            "invalid escape in a byte string: only `\\xNN` and simple escapes"
+                                .to_owned(),
+                            vec![],
+                        )
+                    })?;
+                    out.push(b);
+                }
+                c if c.is_ascii() => out.push(c as u8),
+                _ => {
+                    return Err(ParseError::new(
+                        Span::new(c_start, self.pos),
+                        "non-ASCII character in a byte string; write it as `\\xNN` bytes"
+                            .to_owned(),
+                        vec![],
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn too_large(start: usize, end: usize) -> ParseError {
+    ParseError::new(
+        Span::new(start, end),
+        "integer literal does not fit in 64 bits".to_owned(),
+        vec![],
+    )
+}
+
+fn unterminated(text: &str, start: usize, end: usize) -> ParseError {
+    let what = match text[start..].chars().next() {
+        Some('`') => "quoted name",
+        Some('b') => "byte string",
+        _ => "string literal",
+    };
+    ParseError::new(
+        Span::new(start, end),
+        format!("unterminated {what}"),
+        vec![],
+    )
+    .with_note("a closing quote is missing".to_owned())
+}

@@ -1,0 +1,596 @@
+//! Typing rules of the host IR, shared by the verifier and the lowering.
+//!
+//! - [`expr_type`] gives the [`Type`] of an expression in a [`Scope`] (or says why it has none);
+//!   [`unary_type`], [`binary_type`] and [`cast_allowed`] are its operator rules.
+//! - [`param_bindings`] lists the names a function's parameters introduce (parameters, tuple
+//!   elements, symbolic variables) with their types; [`FunctionScope`] is a ready [`Scope`]
+//!   over them that statements can extend ([`FunctionScope::bind`]); [`stmt_binding`] gives
+//!   the name and type a statement binds.
+//!
+//! The rules (no implicit conversions anywhere):
+//!
+//! | expression | operands | type |
+//! |---|---|---|
+//! | `-a` | int or float | same |
+//! | `!a` | bool | bool |
+//! | `~a` | int | same |
+//! | `+ - * /`, `min`, `max` | same int or float type | same |
+//! | `% floordiv floormod ceil_div & \| ^ << >>` | same int type | same |
+//! | `== !=` | same scalar type (bool, int, float, ptr) | bool |
+//! | `< <= > >=` | same int or float type | bool |
+//! | `&& \|\|` | bool | bool |
+//! | `select(c, a, b)` | `c` bool, `a`/`b` the same scalar type | that type |
+//! | `cast<T>(a)` | see [`cast_allowed`] | `T` |
+//! | `offset(p, n)` | `p` ptr, `n` i64 | ptr |
+//! | `load<T>(p)` | `p` ptr | `T` |
+//! | `is_none(x)` | `x` optional parameter or any value | bool |
+//! | `x.data` / `x.shape[i]`, `x.strides[i]` / `x.ndim` / `x.dtype` / `x.device` / `x.device_type`, `x.device_id` / `x.byte_offset` | `x` tensor parameter, `i < ndim` | ptr / i64 / i32 / dtype / device / i32 / u64 |
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::model::*;
+use super::print::{binop_symbol, unop_symbol};
+
+/// Names visible to an expression.
+pub trait Scope {
+    /// The type of `name`, or `None` when it is not in scope.
+    fn type_of(&self, name: &str) -> Option<Type>;
+
+    /// Whether `name` may be None at run time (an optional parameter, a `const(none)`
+    /// parameter, or an [`Type::Any`] value): what `is_none` accepts.
+    fn is_nullable(&self, name: &str) -> bool {
+        matches!(self.type_of(name), Some(Type::Any))
+    }
+
+    /// The number of dimensions of tensor `name`, when known (for `shape[i]` range checks).
+    fn tensor_ndim(&self, name: &str) -> Option<usize> {
+        let _ = name;
+        None
+    }
+}
+
+impl<F: Fn(&str) -> Option<Type>> Scope for F {
+    fn type_of(&self, name: &str) -> Option<Type> {
+        self(name)
+    }
+}
+
+/// Why an expression has no type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeError {
+    /// Where in the expression (child indices, see [`expr_children`](super::source_map::expr_children)).
+    pub path: Vec<usize>,
+    /// What is wrong.
+    pub kind: TypeErrorKind,
+}
+
+/// The kinds of [`TypeError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeErrorKind {
+    /// A name that is not in scope.
+    Unbound(String),
+    /// Anything else, described.
+    Invalid(String),
+}
+
+impl fmt::Display for TypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            TypeErrorKind::Unbound(n) => write!(f, "`{n}` is not in scope"),
+            TypeErrorKind::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for TypeError {}
+
+fn invalid(message: String) -> TypeError {
+    TypeError {
+        path: vec![],
+        kind: TypeErrorKind::Invalid(message),
+    }
+}
+
+fn at(i: usize, mut e: TypeError) -> TypeError {
+    e.path.insert(0, i);
+    e
+}
+
+fn is_int(t: &Type) -> bool {
+    matches!(t, Type::Scalar(ScalarType::Int(_)))
+}
+
+fn is_float(t: &Type) -> bool {
+    matches!(t, Type::Scalar(ScalarType::Float(_)))
+}
+
+/// The type of a tensor field.
+pub fn field_type(field: TensorField) -> Type {
+    match field {
+        TensorField::Data => Type::Scalar(ScalarType::Ptr),
+        TensorField::Shape(_) | TensorField::Stride(_) => {
+            Type::Scalar(ScalarType::Int(IntType::I64))
+        }
+        TensorField::NDim | TensorField::DeviceType | TensorField::DeviceId => {
+            Type::Scalar(ScalarType::Int(IntType::I32))
+        }
+        TensorField::DType => Type::DType,
+        TensorField::Device => Type::Device,
+        TensorField::ByteOffset => Type::Scalar(ScalarType::Int(IntType::U64)),
+    }
+}
+
+/// The type of the value of a parameter of type `t` in the body (an optional parameter has
+/// its inner type; using it when it is None raises a ValueError naming the argument).
+pub fn param_value_type(t: &ParamType) -> Type {
+    match t {
+        ParamType::Int(i) => Type::Scalar(ScalarType::Int(*i)),
+        ParamType::Bool => Type::Scalar(ScalarType::Bool),
+        ParamType::Float(f) => Type::Scalar(ScalarType::Float(*f)),
+        ParamType::Ptr | ParamType::DataPtr | ParamType::Stream => Type::Scalar(ScalarType::Ptr),
+        ParamType::Str => Type::Str,
+        ParamType::Bytes => Type::Bytes,
+        ParamType::Device => Type::Device,
+        ParamType::DType => Type::DType,
+        ParamType::Shape => Type::Shape,
+        ParamType::Func => Type::Func,
+        ParamType::Any | ParamType::Tuple(_) => Type::Any,
+        ParamType::Tensor(_) => Type::Tensor,
+        ParamType::Optional(inner) => param_value_type(inner),
+        ParamType::Const(ConstValue::Int(_)) => Type::Scalar(ScalarType::Int(IntType::I64)),
+        ParamType::Const(ConstValue::Bool(_)) => Type::Scalar(ScalarType::Bool),
+        ParamType::Const(ConstValue::Float(_)) => Type::Scalar(ScalarType::Float(FloatType::F64)),
+        ParamType::Const(ConstValue::None) => Type::Any,
+    }
+}
+
+/// Whether a parameter of type `t` may be None (what `is_none` accepts).
+pub fn param_nullable(t: &ParamType) -> bool {
+    matches!(
+        t,
+        ParamType::Optional(_) | ParamType::Any | ParamType::Const(ConstValue::None)
+    )
+}
+
+/// The type of `op a`.
+pub fn unary_type(op: UnOp, arg: &Type) -> Result<Type, String> {
+    let ok = match op {
+        UnOp::Neg => is_int(arg) || is_float(arg),
+        UnOp::Not => *arg == Type::Scalar(ScalarType::Bool),
+        UnOp::BitNot => is_int(arg),
+    };
+    if ok {
+        Ok(arg.clone())
+    } else {
+        let wants = match op {
+            UnOp::Neg => "an integer or float",
+            UnOp::Not => "a bool",
+            UnOp::BitNot => "an integer",
+        };
+        Err(format!(
+            "`{}` needs {wants} operand, found {arg}",
+            unop_symbol(op)
+        ))
+    }
+}
+
+/// The type of `a op b`.
+pub fn binary_type(op: BinOp, lhs: &Type, rhs: &Type) -> Result<Type, String> {
+    let sym = binop_symbol(op);
+    if lhs != rhs {
+        return Err(format!(
+            "operands of `{sym}` have different types: {lhs} and {rhs} (there are no implicit conversions; use `cast<T>(...)`)"
+        ));
+    }
+    let t = lhs;
+    let bool_t = Type::Scalar(ScalarType::Bool);
+    let (ok, wants, result) = match op {
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max => {
+            (is_int(t) || is_float(t), "integer or float", t.clone())
+        }
+        BinOp::Rem
+        | BinOp::FloorDiv
+        | BinOp::FloorMod
+        | BinOp::CeilDiv
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr => (is_int(t), "integer", t.clone()),
+        BinOp::Eq | BinOp::Ne => (
+            matches!(t, Type::Scalar(_)),
+            "scalar (bool, integer, float or ptr)",
+            bool_t,
+        ),
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            (is_int(t) || is_float(t), "integer or float", bool_t)
+        }
+        BinOp::And | BinOp::Or => (*t == bool_t, "bool", bool_t),
+    };
+    if ok {
+        Ok(result)
+    } else {
+        Err(format!("`{sym}` needs {wants} operands, found {t}"))
+    }
+}
+
+/// Whether `cast<to>(a)` is allowed for an `a` of type `from`: between integers (truncation
+/// or extension by the source's signedness); integer to and from float (float to integer
+/// saturates, NaN is 0); between floats; `bool` to integer (0/1); integer to `bool` (`!= 0`);
+/// `ptr` to and from `i64`/`u64`; from [`Type::Any`] to any scalar (checked at run time,
+/// TypeError when the value does not have that type); and any scalar to itself.
+pub fn cast_allowed(from: &Type, to: ScalarType) -> bool {
+    use ScalarType as S;
+    let Type::Scalar(from) = from else {
+        return *from == Type::Any;
+    };
+    let wide = |i: IntType| matches!(i, IntType::I64 | IntType::U64);
+    match (*from, to) {
+        (a, b) if a == b => true,
+        (S::Int(_), S::Int(_) | S::Float(_) | S::Bool) => true,
+        (S::Float(_), S::Int(_) | S::Float(_)) => true,
+        (S::Bool, S::Int(_)) => true,
+        (S::Ptr, S::Int(i)) | (S::Int(i), S::Ptr) => wide(i),
+        _ => false,
+    }
+}
+
+/// Whether a value of type `t` may be a `let` binding: POD values (scalars, devices, dtypes).
+pub fn bindable(t: &Type) -> bool {
+    matches!(t, Type::Scalar(_) | Type::Device | Type::DType)
+}
+
+/// Whether a value of type `t` may be interpolated into an assertion message (scalars,
+/// devices, dtypes).
+pub fn formattable(t: &Type) -> bool {
+    bindable(t)
+}
+
+/// The type of an expression.
+pub fn expr_type(expr: &Expr, scope: &dyn Scope) -> Result<Type, TypeError> {
+    let sub = |i: usize, e: &Expr| expr_type(e, scope).map_err(|err| at(i, err));
+    Ok(match expr {
+        Expr::Int { ty, .. } => Type::Scalar(ScalarType::Int(*ty)),
+        Expr::Float { ty, .. } => Type::Scalar(ScalarType::Float(*ty)),
+        Expr::Bool(_) => Type::Scalar(ScalarType::Bool),
+        Expr::Str(_) => Type::Str,
+        Expr::Var(name) => scope.type_of(name).ok_or_else(|| TypeError {
+            path: vec![],
+            kind: TypeErrorKind::Unbound(name.clone()),
+        })?,
+        Expr::Field { tensor, field } => {
+            let t = scope.type_of(tensor).ok_or_else(|| TypeError {
+                path: vec![],
+                kind: TypeErrorKind::Unbound(tensor.clone()),
+            })?;
+            if t != Type::Tensor {
+                return Err(invalid(format!(
+                    "`{tensor}` is not a tensor parameter (it is {t})"
+                )));
+            }
+            if let (TensorField::Shape(i) | TensorField::Stride(i), Some(ndim)) =
+                (field, scope.tensor_ndim(tensor))
+                && *i >= ndim
+            {
+                return Err(invalid(format!(
+                    "dimension index {i} out of range: tensor `{tensor}` has {ndim} dimension{}",
+                    if ndim == 1 { "" } else { "s" }
+                )));
+            }
+            field_type(*field)
+        }
+        Expr::Unary { op, arg } => unary_type(*op, &sub(0, arg)?).map_err(invalid)?,
+        Expr::Binary { op, lhs, rhs } => {
+            let l = sub(0, lhs)?;
+            let r = sub(1, rhs)?;
+            binary_type(*op, &l, &r).map_err(invalid)?
+        }
+        Expr::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            let c = sub(0, cond)?;
+            let a = sub(1, then_value)?;
+            let b = sub(2, else_value)?;
+            if c != Type::Scalar(ScalarType::Bool) {
+                return Err(at(
+                    0,
+                    invalid(format!("the condition of `select` must be bool, found {c}")),
+                ));
+            }
+            if a != b {
+                return Err(invalid(format!(
+                    "the arms of `select` have different types: {a} and {b}"
+                )));
+            }
+            if !matches!(a, Type::Scalar(_)) {
+                return Err(invalid(format!(
+                    "`select` chooses between scalar values, found {a}"
+                )));
+            }
+            a
+        }
+        Expr::Cast { ty, arg } => {
+            let from = sub(0, arg)?;
+            if !cast_allowed(&from, *ty) {
+                return Err(invalid(format!("cannot cast {from} to {ty}")));
+            }
+            Type::Scalar(*ty)
+        }
+        Expr::PtrOffset { ptr, offset } => {
+            let p = sub(0, ptr)?;
+            let o = sub(1, offset)?;
+            if p != Type::Scalar(ScalarType::Ptr) {
+                return Err(at(0, invalid(format!("`offset` needs a ptr, found {p}"))));
+            }
+            if o != Type::Scalar(ScalarType::Int(IntType::I64)) {
+                return Err(at(
+                    1,
+                    invalid(format!(
+                        "the byte offset of `offset` must be i64, found {o}"
+                    )),
+                ));
+            }
+            Type::Scalar(ScalarType::Ptr)
+        }
+        Expr::Load { ty, ptr } => {
+            let p = sub(0, ptr)?;
+            if p != Type::Scalar(ScalarType::Ptr) {
+                return Err(at(0, invalid(format!("`load` needs a ptr, found {p}"))));
+            }
+            Type::Scalar(*ty)
+        }
+        Expr::IsNone(name) => {
+            if scope.type_of(name).is_none() {
+                return Err(TypeError {
+                    path: vec![],
+                    kind: TypeErrorKind::Unbound(name.clone()),
+                });
+            }
+            if !scope.is_nullable(name) {
+                return Err(invalid(format!(
+                    "`is_none({name})`: `{name}` is never None (only optional parameters and any values are)"
+                )));
+            }
+            Type::Scalar(ScalarType::Bool)
+        }
+    })
+}
+
+/// Where a symbolic variable occurs in a tensor spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymSource {
+    /// `shape[i]`.
+    Shape(usize),
+    /// `strides[i]`.
+    Stride(usize),
+    /// The device id.
+    DeviceId,
+}
+
+/// What introduces a name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BindingKind {
+    /// A parameter (path `[i]`) or tuple element (`[i, j, ...]`).
+    Param {
+        /// Path of parameter indices through tuples.
+        path: Vec<usize>,
+        /// Its declared type.
+        ty: ParamType,
+    },
+    /// A symbolic variable, bound at its first occurrence.
+    SymVar {
+        /// Path of the tensor parameter of the first occurrence.
+        param: Vec<usize>,
+        /// Where in that tensor's spec.
+        source: SymSource,
+    },
+}
+
+/// A name introduced by a function's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    /// The name.
+    pub name: String,
+    /// Its type in the body.
+    pub ty: Type,
+    /// What introduces it.
+    pub kind: BindingKind,
+    /// Whether it is only present when an optional parameter is given: a parameter under an
+    /// `optional[...]` (itself or an enclosing tuple), or a symbolic variable whose every
+    /// occurrence is.
+    pub optional: bool,
+}
+
+/// The names a function's parameters introduce, in parameter order: each parameter and tuple
+/// element, and each symbolic variable at its first occurrence. Names are not deduplicated
+/// across kinds (the verifier reports clashes); a symbolic variable appears once.
+pub fn param_bindings(f: &Function) -> Vec<Binding> {
+    let mut out: Vec<Binding> = Vec::new();
+    let mut syms: HashMap<String, usize> = HashMap::new();
+    fn walk(
+        params: &[Param],
+        prefix: &[usize],
+        optional: bool,
+        out: &mut Vec<Binding>,
+        syms: &mut HashMap<String, usize>,
+    ) {
+        for (i, p) in params.iter().enumerate() {
+            let mut path = prefix.to_vec();
+            path.push(i);
+            let mut ty = &p.ty;
+            let mut opt = optional;
+            while let ParamType::Optional(inner) = ty {
+                opt = true;
+                ty = inner;
+            }
+            out.push(Binding {
+                name: p.name.clone(),
+                ty: param_value_type(&p.ty),
+                kind: BindingKind::Param {
+                    path: path.clone(),
+                    ty: p.ty.clone(),
+                },
+                optional: opt,
+            });
+            match ty {
+                ParamType::Tuple(elems) => walk(elems, &path, opt, out, syms),
+                ParamType::Tensor(spec) => {
+                    let mut occurrences: Vec<(&str, SymSource)> = Vec::new();
+                    for (d, dim) in spec.shape.iter().enumerate() {
+                        if let Dim::Var(v) = dim {
+                            occurrences.push((v, SymSource::Shape(d)));
+                        }
+                    }
+                    if let Strides::Exact(strides) = &spec.strides {
+                        for (d, dim) in strides.iter().enumerate() {
+                            if let Dim::Var(v) = dim {
+                                occurrences.push((v, SymSource::Stride(d)));
+                            }
+                        }
+                    }
+                    if let DeviceIdPolicy::Var(v) = &spec.device_id {
+                        occurrences.push((v, SymSource::DeviceId));
+                    }
+                    for (v, source) in occurrences {
+                        match syms.get(v) {
+                            Some(&idx) => {
+                                if !opt {
+                                    out[idx].optional = false;
+                                }
+                            }
+                            None => {
+                                syms.insert(v.to_owned(), out.len());
+                                out.push(Binding {
+                                    name: v.to_owned(),
+                                    ty: Type::Scalar(ScalarType::Int(IntType::I64)),
+                                    kind: BindingKind::SymVar {
+                                        param: path.clone(),
+                                        source,
+                                    },
+                                    optional: opt,
+                                });
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&f.params, &[], false, &mut out, &mut syms);
+    out
+}
+
+/// A [`Scope`] over a function's parameter bindings plus names bound by statements.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionScope {
+    names: HashMap<String, ScopeEntry>,
+}
+
+#[derive(Clone, Debug)]
+struct ScopeEntry {
+    ty: Type,
+    nullable: bool,
+    ndim: Option<usize>,
+}
+
+impl FunctionScope {
+    /// The names of `f`'s parameters (first binding wins when names clash).
+    pub fn new(f: &Function) -> Self {
+        let mut names = HashMap::new();
+        for b in param_bindings(f) {
+            let (nullable, ndim) = match &b.kind {
+                BindingKind::Param { ty, .. } => {
+                    let mut inner = ty;
+                    while let ParamType::Optional(i) = inner {
+                        inner = i;
+                    }
+                    let ndim = match inner {
+                        ParamType::Tensor(spec) => Some(spec.shape.len()),
+                        _ => None,
+                    };
+                    (param_nullable(ty), ndim)
+                }
+                BindingKind::SymVar { .. } => (false, None),
+            };
+            names.entry(b.name).or_insert(ScopeEntry {
+                ty: b.ty,
+                nullable,
+                ndim,
+            });
+        }
+        FunctionScope { names }
+    }
+
+    /// Adds (or replaces) a name bound by a statement.
+    pub fn bind(&mut self, name: &str, ty: Type) {
+        let nullable = ty == Type::Any;
+        self.names.insert(
+            name.to_owned(),
+            ScopeEntry {
+                ty,
+                nullable,
+                ndim: None,
+            },
+        );
+    }
+
+    /// Removes a name (when leaving the block that bound it).
+    pub fn unbind(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+}
+
+impl Scope for FunctionScope {
+    fn type_of(&self, name: &str) -> Option<Type> {
+        self.names.get(name).map(|e| e.ty.clone())
+    }
+
+    fn is_nullable(&self, name: &str) -> bool {
+        self.names.get(name).is_some_and(|e| e.nullable)
+    }
+
+    fn tensor_ndim(&self, name: &str) -> Option<usize> {
+        self.names.get(name).and_then(|e| e.ndim)
+    }
+}
+
+/// The name a statement binds for the statements after it (or, for `for`, in its body) and
+/// its type: `let` the value's type, `for` the type of `start`, `call` the extern's return
+/// type, `call_packed` [`Type::Any`], `get_stream` `ptr`. `None` for statements that bind
+/// nothing; `Some((name, Err(..)))` when the type cannot be determined.
+pub fn stmt_binding<'s>(
+    stmt: &'s Stmt,
+    scope: &dyn Scope,
+    externs: &[ExternFn],
+) -> Option<(&'s str, Result<Type, TypeError>)> {
+    match stmt {
+        Stmt::Let { name, value, .. } => {
+            Some((name, expr_type(value, scope).map_err(|e| at(0, e))))
+        }
+        Stmt::For { var, start, .. } => Some((var, expr_type(start, scope).map_err(|e| at(0, e)))),
+        Stmt::CallExtern {
+            dest: Some(d),
+            func,
+            ..
+        } => {
+            let ret = externs.iter().find(|e| &e.name == func).map(|e| e.ret);
+            Some((
+                d,
+                match ret {
+                    Some(Some(t)) => Ok(Type::Scalar(t)),
+                    Some(None) => Err(invalid(format!(
+                        "extern `{func}` returns void; its result cannot be bound"
+                    ))),
+                    None => Err(invalid(format!("extern `{func}` is not declared"))),
+                },
+            ))
+        }
+        Stmt::CallPacked { dest: Some(d), .. } => Some((d, Ok(Type::Any))),
+        Stmt::GetStream { dest, .. } => Some((dest, Ok(Type::Scalar(ScalarType::Ptr)))),
+        _ => None,
+    }
+}

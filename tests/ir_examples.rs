@@ -1,0 +1,69 @@
+//! The example modules in `examples/ir/`: they parse, verify, print canonically (snapshots in
+//! `snapshots/ir/`) and round-trip through the printer and parser.
+
+use safecall::ir::parse::{parse, parse_with_source_map};
+use safecall::ir::print::print;
+use safecall::ir::verify::{Source, render_errors, verify};
+
+fn check(name: &str) -> safecall::ir::Module {
+    let file = format!("examples/ir/{name}.scir");
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (module, map) =
+        parse_with_source_map(&text).unwrap_or_else(|e| panic!("{}", e.render(&file, &text)));
+    if let Err(errors) = verify(&module) {
+        panic!(
+            "{}",
+            render_errors(
+                &errors,
+                Some(Source {
+                    file: &file,
+                    text: &text,
+                    map: &map
+                })
+            )
+        );
+    }
+    let printed = print(&module);
+    let reparsed = parse(&printed).unwrap_or_else(|e| panic!("{}", e.render("printed", &printed)));
+    assert_eq!(reparsed, module, "parse(print(m)) != m");
+    assert_eq!(print(&reparsed), printed, "printing is not stable");
+    insta::with_settings!({ snapshot_path => "../snapshots/ir", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(name, printed);
+    });
+    module
+}
+
+#[test]
+fn add_one() {
+    let m = check("add_one");
+    assert_eq!(m.functions[0].params.len(), 2);
+}
+
+#[test]
+fn launcher() {
+    let m = check("launcher");
+    assert_eq!(m.functions[0].params.len(), 4);
+    assert_eq!(
+        m.externs[0].errors,
+        safecall::ir::ErrorConvention::NonZeroIsRaised
+    );
+}
+
+#[test]
+fn call_global() {
+    let m = check("call_global");
+    assert_eq!(m.functions[0].ret, safecall::ir::RetType::Any);
+}
+
+#[test]
+fn imports() {
+    let m = check("imports");
+    assert_eq!(m.imports, vec!["kernels".to_owned()]);
+    assert_eq!(m.imported_modules[1].imports, vec!["helpers".to_owned()]);
+}
+
+#[test]
+fn all_params() {
+    check("all_params");
+}
