@@ -34,7 +34,12 @@ pub fn encode(module: &ir::Module) -> Option<Vec<u8>> {
         i as u64 + 1
     };
     let mut children: Vec<Vec<u64>> = vec![module.imports.iter().map(|l| index_of(l)).collect()];
-    children.extend(module.imported_modules.iter().map(|m| m.imports.iter().map(|l| index_of(l)).collect()));
+    children.extend(
+        module
+            .imported_modules
+            .iter()
+            .map(|m| m.imports.iter().map(|l| index_of(l)).collect()),
+    );
 
     let mut body = Vec::new();
     put_u64(&mut body, children.len() as u64 + 1);

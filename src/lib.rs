@@ -1,13 +1,28 @@
 //! safecall: compile host functions to native TVM-FFI safe-call code.
 //!
-//! A DSL or ML compiler describes a host function in the [`ir`]; safecall verifies it,
-//! [lowers](lower) it to a small backend-neutral form ([`lir`]) in which every ABI rule has
-//! been applied, and a backend turns that into native code delivered as an object file, a
-//! shared library or JIT-compiled memory.
+//! A DSL or ML compiler describes a host function in the [`ir`]; safecall [verifies](verify)
+//! it, [lowers](lower) it to a small backend-neutral form ([`lir`]) in which every ABI rule has
+//! been applied, and a [backend] turns that into native code delivered as an object file or a
+//! shared library ([`aot`]), or as JIT-compiled memory ([`jit`]).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let text = std::fs::read_to_string("examples/ir/add_one.scir")?;
+//! let module = safecall::ir::parse::parse(&text).map_err(|e| e.render("add_one.scir", &text))?;
+//! safecall::build_shared_library(&module, "add_one.so".as_ref(), &safecall::Options::default(), &Default::default())?;
+//! # Ok(())
+//! # }
+//! ```
 
-pub mod blob;
-pub mod ir;
-pub mod lir;
-pub mod lower;
 pub mod aot;
 pub mod backend;
+pub mod blob;
+mod compile;
+mod error;
+pub mod ir;
+pub mod jit;
+pub mod lir;
+pub mod lower;
+
+pub use compile::{Backend, Emit, Options, build_shared_library, compile_object, emit, verify};
+pub use error::Error;

@@ -21,7 +21,9 @@ impl Default for LinkOptions {
     fn default() -> Self {
         LinkOptions {
             cc: None,
-            flags: ["-shared", "-Wl,-z,now", "-Wl,-z,text"].map(String::from).to_vec(),
+            flags: ["-shared", "-Wl,-z,now", "-Wl,-z,text"]
+                .map(String::from)
+                .to_vec(),
             runtime_dir: None,
             extra: Vec::new(),
         }
@@ -39,15 +41,28 @@ pub struct LinkError {
 
 impl std::fmt::Display for LinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "linking failed: {}\n{}", self.command, self.output.trim_end())
+        write!(
+            f,
+            "linking failed: {}\n{}",
+            self.command,
+            self.output.trim_end()
+        )
     }
 }
 
 impl std::error::Error for LinkError {}
 
 /// Links `object` into the shared library `output`.
-pub fn link_shared_library(object: &Path, output: &Path, options: &LinkOptions) -> Result<(), LinkError> {
-    let cc = options.cc.clone().or_else(|| std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_owned());
+pub fn link_shared_library(
+    object: &Path,
+    output: &Path,
+    options: &LinkOptions,
+) -> Result<(), LinkError> {
+    let cc = options
+        .cc
+        .clone()
+        .or_else(|| std::env::var("CC").ok())
+        .unwrap_or_else(|| "cc".to_owned());
     let mut cmd = Command::new(&cc);
     cmd.args(&options.flags).arg("-o").arg(output).arg(object);
     if let Some(dir) = &options.runtime_dir {
@@ -60,7 +75,10 @@ pub fn link_shared_library(object: &Path, output: &Path, options: &LinkOptions) 
         .chain(cmd.get_args().map(|a| shell_quote(&a.to_string_lossy())))
         .collect::<Vec<_>>()
         .join(" ");
-    let out = cmd.output().map_err(|e| LinkError { command: command.clone(), output: format!("cannot run `{cc}`: {e}") })?;
+    let out = cmd.output().map_err(|e| LinkError {
+        command: command.clone(),
+        output: format!("cannot run `{cc}`: {e}"),
+    })?;
     if out.status.success() {
         return Ok(());
     }
@@ -71,7 +89,10 @@ pub fn link_shared_library(object: &Path, output: &Path, options: &LinkOptions) 
 }
 
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c))
+    {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))

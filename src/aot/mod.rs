@@ -8,7 +8,6 @@
 mod link;
 mod unwind;
 
-use cranelift_module::Module as _;
 use cranelift_object::object::write::{Symbol as ObjSymbol, SymbolSection};
 use cranelift_object::object::{SymbolFlags, SymbolKind, SymbolScope};
 use cranelift_object::{ObjectBuilder, ObjectModule};
@@ -18,17 +17,27 @@ use crate::lir;
 pub use link::{LinkError, LinkOptions, link_shared_library};
 
 /// Compiles a lowered module to the bytes of a relocatable object file with Cranelift.
-pub fn cranelift_object(module: &lir::Module, options: &CraneliftOptions) -> Result<Vec<u8>, clif::CraneliftError> {
+pub fn cranelift_object(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+) -> Result<Vec<u8>, clif::CraneliftError> {
     let err = |e: &dyn std::fmt::Display| clif::CraneliftError(e.to_string());
-    let isa = clif::host_isa(true, options)?;
-    let builder = ObjectBuilder::new(isa.clone(), module.name.as_bytes().to_vec(), cranelift_module::default_libcall_names())
-        .map_err(|e| err(&e))?;
+    let isa = clif::host_isa(clif::IsaPurpose::Aot, options)?;
+    let builder = ObjectBuilder::new(
+        isa.clone(),
+        module.name.as_bytes().to_vec(),
+        cranelift_module::default_libcall_names(),
+    )
+    .map_err(|e| err(&e))?;
     let mut m = ObjectModule::new(builder);
     let declared = clif::declare(&mut m, module)?;
     clif::define_data(&mut m, module, &declared)?;
     let mut unwind_infos = Vec::new();
     clif::define_functions(&mut m, module, &declared, None, |c| {
-        let code = c.ctx.compiled_code().expect("defined functions are compiled");
+        let code = c
+            .ctx
+            .compiled_code()
+            .expect("defined functions are compiled");
         if let Some(info) = code.create_unwind_info(&*isa).map_err(|e| err(&e))? {
             unwind_infos.push((c.id, info));
         }
@@ -45,7 +54,9 @@ pub fn cranelift_object(module: &lir::Module, options: &CraneliftOptions) -> Res
         let target_def = product.object.symbol(target_symbol);
         let (value, size) = (target_def.value, target_def.size);
         let SymbolSection::Section(section) = target_def.section else {
-            return Err(err(&format!("alias `{alias}`: its target is not defined in this object")));
+            return Err(err(&format!(
+                "alias `{alias}`: its target is not defined in this object"
+            )));
         };
         product.object.add_symbol(ObjSymbol {
             name: alias.as_bytes().to_vec(),

@@ -10,7 +10,9 @@ use cranelift_codegen::gimli::{
     write::{Address, EhFrame, EndianVec, FrameTable, Writer},
 };
 use cranelift_codegen::isa::{TargetIsa, unwind::UnwindInfo};
-use cranelift_object::object::write::{Object, Relocation, StandardSection, SymbolId, SymbolSection};
+use cranelift_object::object::write::{
+    Object, Relocation, StandardSection, SymbolId, SymbolSection,
+};
 use cranelift_object::object::{RelocationEncoding, RelocationFlags, RelocationKind};
 
 /// A gimli writer that records symbol references as relocations.
@@ -40,7 +42,12 @@ impl Writer for RelocatingWriter {
         self.data.write_at(offset, bytes)
     }
 
-    fn write_eh_pointer(&mut self, address: Address, eh_pe: gimli::DwEhPe, size: u8) -> gimli::write::Result<()> {
+    fn write_eh_pointer(
+        &mut self,
+        address: Address,
+        eh_pe: gimli::DwEhPe,
+        size: u8,
+    ) -> gimli::write::Result<()> {
         match address {
             Address::Constant(_) => self.data.write_eh_pointer(address, eh_pe, size),
             Address::Symbol { symbol, addend } => {
@@ -68,16 +75,24 @@ pub struct EhFrameBuilder {
 impl EhFrameBuilder {
     /// An empty builder.
     pub fn new() -> Self {
-        EhFrameBuilder { table: FrameTable::default(), cie: None, symbols: Vec::new() }
+        EhFrameBuilder {
+            table: FrameTable::default(),
+            cie: None,
+            symbols: Vec::new(),
+        }
     }
 
     /// Adds the FDE of a function whose symbol is `symbol`.
     pub fn add(&mut self, isa: &dyn TargetIsa, symbol: SymbolId, info: UnwindInfo) {
-        let UnwindInfo::SystemV(info) = info else { return };
+        let UnwindInfo::SystemV(info) = info else {
+            return;
+        };
         let cie = match self.cie {
             Some(c) => c,
             None => {
-                let Some(mut cie) = isa.create_systemv_cie() else { return };
+                let Some(mut cie) = isa.create_systemv_cie() else {
+                    return;
+                };
                 cie.fde_address_encoding = pcrel_sdata4();
                 let id = self.table.add_cie(cie);
                 self.cie = Some(id);
@@ -86,7 +101,13 @@ impl EhFrameBuilder {
         };
         let index = self.symbols.len();
         self.symbols.push(symbol);
-        self.table.add_fde(cie, info.to_fde(Address::Symbol { symbol: index, addend: 0 }));
+        self.table.add_fde(
+            cie,
+            info.to_fde(Address::Symbol {
+                symbol: index,
+                addend: 0,
+            }),
+        );
     }
 
     /// Appends `.eh_frame` (and its relocations) to `object`. Nothing when no FDE was added.
@@ -94,8 +115,13 @@ impl EhFrameBuilder {
         if self.cie.is_none() {
             return Ok(());
         }
-        let mut eh_frame = EhFrame(RelocatingWriter { data: EndianVec::new(RunTimeEndian::Little), relocs: Vec::new() });
-        self.table.write_eh_frame(&mut eh_frame).map_err(|e| format!("writing .eh_frame: {e}"))?;
+        let mut eh_frame = EhFrame(RelocatingWriter {
+            data: EndianVec::new(RunTimeEndian::Little),
+            relocs: Vec::new(),
+        });
+        self.table
+            .write_eh_frame(&mut eh_frame)
+            .map_err(|e| format!("writing .eh_frame: {e}"))?;
         let writer = eh_frame.0;
         let section = object.section_id(StandardSection::EhFrame);
         let base = object.append_section_data(section, writer.data.slice(), 8);

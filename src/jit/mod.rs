@@ -29,7 +29,6 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::Module as _;
 use safecall_runtime::abi::TVMFFISafeCallType;
 use safecall_runtime::{Function, c_api_symbol};
 
@@ -95,7 +94,11 @@ unsafe impl Sync for JitCode {}
 
 impl Drop for JitCode {
     fn drop(&mut self) {
-        let module = self.module.get_mut().map(Option::take).unwrap_or_else(|p| p.into_inner().take());
+        let module = self
+            .module
+            .get_mut()
+            .map(Option::take)
+            .unwrap_or_else(|p| p.into_inner().take());
         if let Some(m) = module {
             // SAFETY: no function of this module can run any more: every `Function` made from
             // it holds an `Arc<JitCode>`, and this is the last one.
@@ -112,7 +115,9 @@ pub struct JitModule {
 
 impl std::fmt::Debug for JitModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JitModule").field("functions", &self.functions.keys().collect::<Vec<_>>()).finish()
+        f.debug_struct("JitModule")
+            .field("functions", &self.functions.keys().collect::<Vec<_>>())
+            .finish()
     }
 }
 
@@ -155,12 +160,15 @@ fn process_symbol(name: &str) -> Option<*const u8> {
     // SAFETY: the symbol is only used as an address; its type is fixed by the caller's
     // declaration.
     let sym = unsafe { this.get::<*const u8>(name.as_bytes()) }.ok()?;
-    // SAFETY: reading the address out of the symbol wrapper.
-    Some(unsafe { sym.into_raw() }.into_raw() as *const u8)
+    let address: *const u8 = *sym;
+    (!address.is_null()).then_some(address)
 }
 
 /// The error helper compiled once per binding and kept for the life of the process.
-fn shared_raise_helper(binding: SymbolBinding, options: &CraneliftOptions) -> Result<SymbolAddress, Error> {
+fn shared_raise_helper(
+    binding: SymbolBinding,
+    options: &CraneliftOptions,
+) -> Result<SymbolAddress, Error> {
     static HELPERS: OnceLock<Mutex<HashMap<SymbolBinding, SymbolAddress>>> = OnceLock::new();
     let helpers = HELPERS.get_or_init(Default::default);
     let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
@@ -169,7 +177,12 @@ fn shared_raise_helper(binding: SymbolBinding, options: &CraneliftOptions) -> Re
     }
     let module = lower::raise::helper_module(RAISE_SYMBOL);
     let (jit, ids) = build(&module, binding, &HashMap::new(), false, options)?;
-    let addr = SymbolAddress(jit.get_finalized_function(ids.functions[0]));
+    let index = module
+        .functions
+        .iter()
+        .position(|f| f.name == RAISE_SYMBOL)
+        .expect("the helper module defines it");
+    let addr = SymbolAddress(jit.get_finalized_function(ids.functions[index]));
     // The helper lives as long as the process.
     std::mem::forget(jit);
     map.insert(binding, addr);
@@ -191,9 +204,18 @@ fn build(
     builder.symbol_lookup_fn(Box::new(move |name| {
         let found = capi_address(binding, name)
             .or_else(|| table.get(name).map(|a| a.0))
-            .or_else(|| if process_symbols { process_symbol(name) } else { None });
+            .or_else(|| {
+                if process_symbols {
+                    process_symbol(name)
+                } else {
+                    None
+                }
+            });
         if found.is_none() {
-            missing_in_lookup.lock().unwrap_or_else(|p| p.into_inner()).push(name.to_owned());
+            missing_in_lookup
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(name.to_owned());
         }
         // cranelift-jit panics on an unresolved name; a null address is checked below instead.
         Some(found.unwrap_or(std::ptr::null()))
@@ -201,8 +223,10 @@ fn build(
     let mut jit = JITModule::new(builder);
     let declared = clif::declare(&mut jit, module).map_err(Error::backend)?;
     clif::define_data(&mut jit, module, &declared).map_err(Error::backend)?;
-    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(())).map_err(Error::backend)?;
-    jit.finalize_definitions().map_err(|e| Error::Backend(e.to_string()))?;
+    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(()))
+        .map_err(Error::backend)?;
+    jit.finalize_definitions()
+        .map_err(|e| Error::Backend(e.to_string()))?;
     let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
     if !missing.is_empty() {
         // SAFETY: nothing from this module was handed out.
@@ -221,26 +245,44 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     crate::verify(module)?;
     let helper = shared_raise_helper(options.binding, &options.cranelift)?;
-    let lower_options =
-        LowerOptions { raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()), ..LowerOptions::default() };
+    let lower_options = LowerOptions {
+        raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
+        ..LowerOptions::default()
+    };
     let lowered = lower::lower(module, &lower_options)?;
     let mut symbols = options.symbols.clone();
     symbols.insert(RAISE_SYMBOL.to_owned(), helper);
-    let (jit, declared) = build(&lowered, options.binding, &symbols, options.process_symbols, &options.cranelift)?;
+    let (jit, declared) = build(
+        &lowered,
+        options.binding,
+        &symbols,
+        options.process_symbols,
+        &options.cranelift,
+    )?;
     let entries: Vec<(String, *const u8)> = module
         .functions
         .iter()
         .map(|f| {
             let symbol = format!("{EXPORT_PREFIX}{}", f.name);
-            let index = lowered.functions.iter().position(|lf| lf.name == symbol).expect("lowered");
-            (f.name.clone(), jit.get_finalized_function(declared.functions[index]))
+            let index = lowered
+                .functions
+                .iter()
+                .position(|lf| lf.name == symbol)
+                .expect("lowered");
+            (
+                f.name.clone(),
+                jit.get_finalized_function(declared.functions[index]),
+            )
         })
         .collect();
-    let code = Arc::new(JitCode { module: Mutex::new(Some(jit)) });
+    let code = Arc::new(JitCode {
+        module: Mutex::new(Some(jit)),
+    });
     let mut functions = HashMap::new();
     for (name, ptr) in entries {
         // SAFETY: `ptr` is a finalized function with the safe-call signature.
-        let safe_call: TVMFFISafeCallType = unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
+        let safe_call: TVMFFISafeCallType =
+            unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
         let context = Arc::into_raw(code.clone()).cast_mut().cast::<c_void>();
         // SAFETY: the code stays alive until `release_code` drops the reference held by the
         // function; generated code may run on any thread.

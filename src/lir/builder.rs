@@ -18,7 +18,11 @@ impl FuncBuilder {
     /// Starts a function; its parameters are variables `0..sig.params.len()`, and the entry
     /// block is current.
     pub fn new(name: impl Into<String>, linkage: Linkage, sig: Signature) -> Self {
-        let vars = sig.params.iter().map(|&ty| VarDecl { ty, mutable: false }).collect();
+        let vars = sig
+            .params
+            .iter()
+            .map(|&ty| VarDecl { ty, mutable: false })
+            .collect();
         let func = Function {
             name: name.into(),
             linkage,
@@ -29,7 +33,11 @@ impl FuncBuilder {
             cold: false,
             sources: Vec::new(),
         };
-        let mut b = FuncBuilder { func, current: BlockId(0), sealed: Vec::new() };
+        let mut b = FuncBuilder {
+            func,
+            current: BlockId(0),
+            sealed: Vec::new(),
+        };
         let entry = b.new_block();
         b.switch_to(entry);
         b
@@ -77,7 +85,11 @@ impl FuncBuilder {
 
     /// A new (empty, unterminated) block.
     pub fn new_block(&mut self) -> BlockId {
-        self.func.blocks.push(Block { insts: Vec::new(), term: Terminator::Return(None), cold: false });
+        self.func.blocks.push(Block {
+            insts: Vec::new(),
+            term: Terminator::Return(None),
+            cold: false,
+        });
         self.sealed.push(false);
         BlockId(self.func.blocks.len() as u32 - 1)
     }
@@ -105,12 +117,20 @@ impl FuncBuilder {
     }
 
     fn push(&mut self, inst: Inst) {
-        assert!(!self.is_terminated(), "instruction after the terminator in {}", self.func.name);
+        assert!(
+            !self.is_terminated(),
+            "instruction after the terminator in {}",
+            self.func.name
+        );
         self.func.blocks[self.current.0 as usize].insts.push(inst);
     }
 
     fn terminate(&mut self, term: Terminator) {
-        assert!(!self.is_terminated(), "block terminated twice in {}", self.func.name);
+        assert!(
+            !self.is_terminated(),
+            "block terminated twice in {}",
+            self.func.name
+        );
         self.func.blocks[self.current.0 as usize].term = term;
         self.sealed[self.current.0 as usize] = true;
     }
@@ -229,13 +249,21 @@ impl FuncBuilder {
     /// A load of type `ty` from `addr + offset`.
     pub fn load(&mut self, ty: Ty, addr: Var, offset: usize) -> Var {
         let dst = self.var(ty);
-        self.push(Inst::Load { dst, addr, offset: offset as i32 });
+        self.push(Inst::Load {
+            dst,
+            addr,
+            offset: offset as i32,
+        });
         dst
     }
 
     /// A store of `value` at `addr + offset`.
     pub fn store(&mut self, addr: Var, offset: usize, value: Var) {
-        self.push(Inst::Store { addr, offset: offset as i32, value });
+        self.push(Inst::Store {
+            addr,
+            offset: offset as i32,
+            value,
+        });
     }
 
     /// A store of an integer constant of type `ty`.
@@ -247,7 +275,11 @@ impl FuncBuilder {
     /// `&slot + offset`.
     pub fn stack_addr(&mut self, slot: SlotId, offset: u32) -> Var {
         let dst = self.var(Ty::Ptr);
-        self.push(Inst::StackAddr { dst, slot, offset: offset as i32 });
+        self.push(Inst::StackAddr {
+            dst,
+            slot,
+            offset: offset as i32,
+        });
         dst
     }
 
@@ -289,7 +321,11 @@ impl FuncBuilder {
 
     /// Ends the current block with a conditional branch.
     pub fn branch(&mut self, cond: Var, then_block: BlockId, else_block: BlockId) {
-        self.terminate(Terminator::Branch { cond, then_block, else_block });
+        self.terminate(Terminator::Branch {
+            cond,
+            then_block,
+            else_block,
+        });
     }
 
     /// Ends the current block with a return.

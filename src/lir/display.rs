@@ -2,9 +2,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::{
-    Block, Callee, Data, Function, Inst, Linkage, Module, Signature, Symbol, Terminator,
-};
+use super::{Block, Callee, Data, Function, Inst, Linkage, Module, Signature, Symbol, Terminator};
 
 impl fmt::Display for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -61,7 +59,13 @@ fn symbol_name(m: &Module, s: Symbol) -> &str {
 
 fn write_data(f: &mut fmt::Formatter<'_>, m: &Module, d: &Data) -> fmt::Result {
     let kind = if d.writable { "data" } else { "rodata" };
-    write!(f, "{}{kind} {} align {}", linkage(d.linkage), d.name, d.align)?;
+    write!(
+        f,
+        "{}{kind} {} align {}",
+        linkage(d.linkage),
+        d.name,
+        d.align
+    )?;
     if let Some(section) = &d.section {
         write!(f, " section {section:?}")?;
     }
@@ -73,13 +77,25 @@ fn write_data(f: &mut fmt::Formatter<'_>, m: &Module, d: &Data) -> fmt::Result {
         write!(f, " = bytes({})", d.contents.len())?;
     }
     for r in &d.relocs {
-        write!(f, " [+{}: &{}+{}]", r.offset, symbol_name(m, r.symbol), r.addend)?;
+        write!(
+            f,
+            " [+{}: &{}+{}]",
+            r.offset,
+            symbol_name(m, r.symbol),
+            r.addend
+        )?;
     }
     writeln!(f)
 }
 
 fn write_function(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function) -> fmt::Result {
-    write!(f, "function {}{}{}(", if func.cold { "cold " } else { "" }, linkage(func.linkage), func.name)?;
+    write!(
+        f,
+        "function {}{}{}(",
+        if func.cold { "cold " } else { "" },
+        linkage(func.linkage),
+        func.name
+    )?;
     for (i, p) in func.sig.params.iter().enumerate() {
         if i > 0 {
             f.write_str(", ")?;
@@ -100,15 +116,29 @@ fn write_function(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function) -> fm
     writeln!(f, "}}")
 }
 
-fn write_block(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function, i: usize, b: &Block) -> fmt::Result {
+fn write_block(
+    f: &mut fmt::Formatter<'_>,
+    m: &Module,
+    func: &Function,
+    i: usize,
+    b: &Block,
+) -> fmt::Result {
     writeln!(f, "block{i}{}:", if b.cold { " (cold)" } else { "" })?;
     for inst in &b.insts {
         write_inst(f, m, func, inst)?;
     }
     match &b.term {
         Terminator::Jump(t) => writeln!(f, "    jump block{}", t.0),
-        Terminator::Branch { cond, then_block, else_block } => {
-            writeln!(f, "    brif v{}, block{}, block{}", cond.0, then_block.0, else_block.0)
+        Terminator::Branch {
+            cond,
+            then_block,
+            else_block,
+        } => {
+            writeln!(
+                f,
+                "    brif v{}, block{}, block{}",
+                cond.0, then_block.0, else_block.0
+            )
         }
         Terminator::Return(Some(v)) => writeln!(f, "    return v{}", v.0),
         Terminator::Return(None) => writeln!(f, "    return"),
@@ -121,11 +151,23 @@ fn write_inst(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function, inst: &In
         Inst::Source(i) => writeln!(f, "    ; {}", func.sources[*i as usize]),
         Inst::Iconst { dst, value } => writeln!(f, "    v{} = iconst.{} {value}", dst.0, ty(*dst)),
         Inst::Fconst { dst, bits } => {
-            writeln!(f, "    v{} = fconst.{} {:?}", dst.0, ty(*dst), f64::from_bits(*bits))
+            writeln!(
+                f,
+                "    v{} = fconst.{} {:?}",
+                dst.0,
+                ty(*dst),
+                f64::from_bits(*bits)
+            )
         }
         Inst::Copy { dst, src } => writeln!(f, "    v{} = v{}", dst.0, src.0),
         Inst::Unary { dst, op, src } => {
-            writeln!(f, "    v{} = {} v{}", dst.0, format!("{op:?}").to_lowercase(), src.0)
+            writeln!(
+                f,
+                "    v{} = {} v{}",
+                dst.0,
+                format!("{op:?}").to_lowercase(),
+                src.0
+            )
         }
         Inst::Binary { dst, op, a, b } => writeln!(
             f,
@@ -166,14 +208,29 @@ fn write_inst(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function, inst: &In
         Inst::Load { dst, addr, offset } => {
             writeln!(f, "    v{} = load.{} v{}+{offset}", dst.0, ty(*dst), addr.0)
         }
-        Inst::Store { addr, offset, value } => {
-            writeln!(f, "    store.{} v{}+{offset}, v{}", ty(*value), addr.0, value.0)
+        Inst::Store {
+            addr,
+            offset,
+            value,
+        } => {
+            writeln!(
+                f,
+                "    store.{} v{}+{offset}, v{}",
+                ty(*value),
+                addr.0,
+                value.0
+            )
         }
         Inst::StackAddr { dst, slot, offset } => {
             writeln!(f, "    v{} = stack_addr ss{}+{offset}", dst.0, slot.0)
         }
         Inst::SymbolAddr { dst, symbol } => {
-            writeln!(f, "    v{} = symbol_addr {}", dst.0, symbol_name(m, *symbol))
+            writeln!(
+                f,
+                "    v{} = symbol_addr {}",
+                dst.0,
+                symbol_name(m, *symbol)
+            )
         }
         Inst::Call { dst, callee, args } => {
             f.write_str("    ")?;

@@ -145,7 +145,12 @@ pub struct Signature {
 impl Signature {
     /// A signature without argument extensions.
     pub fn new(params: Vec<Ty>, ret: Option<Ty>) -> Self {
-        Signature { params, ret, param_ext: Vec::new(), ret_ext: Ext::None }
+        Signature {
+            params,
+            ret,
+            param_ext: Vec::new(),
+            ret_ext: Ext::None,
+        }
     }
 
     /// Extension of parameter `i`.

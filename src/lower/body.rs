@@ -7,8 +7,8 @@ use safecall_runtime::abi::{
 };
 
 use crate::ir::{
-    self, BinOp, Callee, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt, Strides,
-    TensorField, UnOp,
+    self, BinOp, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt, Strides, TensorField,
+    UnOp,
 };
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
@@ -46,25 +46,10 @@ pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
     }
 }
 
-/// A short description of a statement for dumps and messages.
+/// A short description of a statement for dumps and messages: its first line as printed
+/// (`let g = ceil_div(n, 256i64);`, `for i in 0i64..n {`).
 pub(crate) fn stmt_text(stmt: &Stmt) -> String {
-    match stmt {
-        Stmt::Let { name, mutable, .. } => format!("let {}{name} = ...", if *mutable { "mut " } else { "" }),
-        Stmt::Assign { name, .. } => format!("{name} = ..."),
-        Stmt::Store { ty, .. } => format!("store<{}>(...)", scalar_name(*ty)),
-        Stmt::If { .. } => "if ...".to_owned(),
-        Stmt::For { var, .. } => format!("for {var} in ..."),
-        Stmt::Assert { kind, .. } => format!("assert ... ({kind})"),
-        Stmt::CallExtern { func, .. } => format!("call extern {func}(...)"),
-        Stmt::CallPacked { callee, .. } => match callee {
-            Callee::Global(n) => format!("call global {n:?}(...)"),
-            Callee::Import(n) => format!("call import {n:?}(...)"),
-            Callee::Param(n) => format!("call {n}(...)"),
-            Callee::Direct(n) => format!("call direct {n}(...)"),
-        },
-        Stmt::GetStream { dest, .. } => format!("let {dest} = stream(...)"),
-        Stmt::Return(_) => "return ...".to_owned(),
-    }
+    crate::ir::print::print_stmt_head(stmt)
 }
 
 /// Lowers a block of statements in a new scope.
@@ -87,7 +72,11 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
     fx.b.source(text.clone());
     fx.current_stmt = text;
     match stmt {
-        Stmt::Let { name, mutable, value } => {
+        Stmt::Let {
+            name,
+            mutable,
+            value,
+        } => {
             let v = lower_expr(fx, value)?;
             let binding = bind_value(fx, v, *mutable);
             fx.bind(name, binding);
@@ -98,7 +87,9 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
                 (Binding::Scalar { var, .. }, Val::Scalar(src, _))
                 | (Binding::Device { var, .. }, Val::Device(src))
                 | (Binding::DType { var, .. }, Val::DType(src))
-                | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => fx.b.assign(var, src),
+                | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => {
+                    fx.b.assign(var, src)
+                }
                 _ => return Err(format!("cannot assign this value to `{name}`")),
             }
         }
@@ -106,11 +97,18 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
             let p = lower_ptr(fx, ptr)?;
             let v = lower_scalar(fx, value)?;
             if fx.b.ty(v) != scalar_lir_type(*ty) {
-                return Err(format!("store<{}> of a value of another type", scalar_name(*ty)));
+                return Err(format!(
+                    "store<{}> of a value of another type",
+                    scalar_name(*ty)
+                ));
             }
             fx.b.store(p, 0, v);
         }
-        Stmt::If { cond, then_body, else_body } => {
+        Stmt::If {
+            cond,
+            then_body,
+            else_body,
+        } => {
             let c = lower_scalar(fx, cond)?;
             let then_block = fx.b.new_block();
             let else_block = fx.b.new_block();
@@ -128,11 +126,25 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
             }
             fx.b.switch_to(join);
         }
-        Stmt::For { var, start, end, step, body } => lower_for(fx, var, start, end, *step, body)?,
-        Stmt::Assert { cond, kind, message } => {
+        Stmt::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+        } => lower_for(fx, var, start, end, *step, body)?,
+        Stmt::Assert {
+            cond,
+            kind,
+            message,
+        } => {
             let c = lower_scalar(fx, cond)?;
             if message.len() > MAX_PARTS as usize / 2 {
-                return Err(format!("assert message has {} parts; at most {} are supported", message.len(), MAX_PARTS / 2));
+                return Err(format!(
+                    "assert message has {} parts; at most {} are supported",
+                    message.len(),
+                    MAX_PARTS / 2
+                ));
             }
             let pass = fx.b.new_block();
             let failing = fx.b.new_cold_block();
@@ -152,16 +164,31 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
             fx.fail(kind, parts);
             fx.b.switch_to(pass);
         }
-        Stmt::CallExtern { dest, func, args } => super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?,
+        Stmt::CallExtern { dest, func, args } => {
+            super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?
+        }
         Stmt::CallPacked { dest, callee, args } => {
             super::calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
         }
-        Stmt::GetStream { dest, device_type, device_id } => {
+        Stmt::GetStream {
+            dest,
+            device_type,
+            device_id,
+        } => {
             let dt = lower_scalar(fx, device_type)?;
             let id = lower_scalar(fx, device_id)?;
             let get_stream = fx.m.capi(CApi::EnvGetStream);
-            let stream = fx.b.call(lir::Callee::Import(get_stream), Some(Ty::Ptr), vec![dt, id]).expect("returns");
-            fx.bind(dest, Binding::Scalar { var: stream, ty: ScalarType::Ptr, guard: None });
+            let stream =
+                fx.b.call(lir::Callee::Import(get_stream), Some(Ty::Ptr), vec![dt, id])
+                    .expect("returns");
+            fx.bind(
+                dest,
+                Binding::Scalar {
+                    var: stream,
+                    ty: ScalarType::Ptr,
+                    guard: None,
+                },
+            );
         }
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
@@ -173,15 +200,33 @@ fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
 fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
     let copy = |fx: &mut FnCtx<'_, '_>, src: Var| {
         let ty = fx.b.ty(src);
-        let dst = if mutable { fx.b.mutable_var(ty) } else { fx.b.var(ty) };
+        let dst = if mutable {
+            fx.b.mutable_var(ty)
+        } else {
+            fx.b.var(ty)
+        };
         fx.b.assign(dst, src);
         dst
     };
     match v {
-        Val::Scalar(var, ty) => Binding::Scalar { var: copy(fx, var), ty, guard: None },
-        Val::Device(var) => Binding::Device { var: copy(fx, var), guard: None },
-        Val::DType(var) => Binding::DType { var: copy(fx, var), guard: None },
-        Val::Ref { any, ty } => Binding::Ref { any: copy(fx, any), ty, guard: None },
+        Val::Scalar(var, ty) => Binding::Scalar {
+            var: copy(fx, var),
+            ty,
+            guard: None,
+        },
+        Val::Device(var) => Binding::Device {
+            var: copy(fx, var),
+            guard: None,
+        },
+        Val::DType(var) => Binding::DType {
+            var: copy(fx, var),
+            guard: None,
+        },
+        Val::Ref { any, ty } => Binding::Ref {
+            any: copy(fx, any),
+            ty,
+            guard: None,
+        },
         Val::Tensor(t) => Binding::Tensor(t),
         Val::Str(s) => Binding::StrLit(s),
     }
@@ -220,7 +265,14 @@ fn lower_for(
 
     fx.b.switch_to(body_block);
     fx.push_scope();
-    fx.bind(name, Binding::Scalar { var: i, ty: ScalarType::Int(ty), guard: None });
+    fx.bind(
+        name,
+        Binding::Scalar {
+            var: i,
+            ty: ScalarType::Int(ty),
+            guard: None,
+        },
+    );
     lower_block(fx, body)?;
     fx.pop_scope();
     if !fx.b.is_terminated() {
@@ -249,7 +301,9 @@ fn lower_for(
 /// The message part for a value in an assertion message.
 fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
     Ok(match v {
-        Val::Scalar(var, ScalarType::Int(t)) => MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var),
+        Val::Scalar(var, ScalarType::Int(t)) => {
+            MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var)
+        }
         Val::Scalar(var, ScalarType::Bool) => MsgPart::Value(Tag::Bool, var),
         Val::Scalar(var, ScalarType::Float(_)) => MsgPart::Value(Tag::F64, var),
         Val::Scalar(var, ScalarType::Ptr) => MsgPart::Value(Tag::Ptr, var),
@@ -291,7 +345,11 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
             Val::Scalar(var, ScalarType::Int(*ty))
         }
         Expr::Float { bits, ty } => {
-            let lty = if *ty == FloatType::F32 { Ty::F32 } else { Ty::F64 };
+            let lty = if *ty == FloatType::F32 {
+                Ty::F32
+            } else {
+                Ty::F64
+            };
             Val::Scalar(fx.b.fconst(lty, *bits), ScalarType::Float(*ty))
         }
         Expr::Bool(b) => Val::Scalar(fx.b.iconst(Ty::I8, i64::from(*b)), ScalarType::Bool),
@@ -341,7 +399,11 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
             };
             Val::Scalar(out, ty)
         }
-        Expr::Binary { op: op @ (BinOp::And | BinOp::Or), lhs, rhs } => {
+        Expr::Binary {
+            op: op @ (BinOp::And | BinOp::Or),
+            lhs,
+            rhs,
+        } => {
             // Short-circuit: the right operand is evaluated only when it decides the result.
             let l = lower_scalar(fx, lhs)?;
             let result = fx.b.mutable_var(Ty::I8);
@@ -365,7 +427,11 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
             let r = lower_expr(fx, rhs)?;
             lower_binary(fx, *op, l, r)?
         }
-        Expr::Select { cond, then_value, else_value } => {
+        Expr::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
             let c = lower_scalar(fx, cond)?;
             let a = lower_expr(fx, then_value)?;
             let b = lower_expr(fx, else_value)?;
@@ -432,13 +498,18 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
             Some(dims) => dims.clone(),
             None => {
                 let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
-                (0..ndim).map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8)).collect()
+                (0..ndim)
+                    .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
+                    .collect()
             }
         }
     };
     let i64t = ScalarType::Int(IntType::I64);
     Ok(match field {
-        TensorField::Data => Val::Scalar(fx.b.load(Ty::Ptr, dl, DLTENSOR_DATA_OFFSET), ScalarType::Ptr),
+        TensorField::Data => Val::Scalar(
+            fx.b.load(Ty::Ptr, dl, DLTENSOR_DATA_OFFSET),
+            ScalarType::Ptr,
+        ),
         TensorField::Shape(k) => {
             if k >= ndim {
                 return Err(format!("{tensor}.shape[{k}] is out of range (ndim {ndim})"));
@@ -454,7 +525,9 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
         }
         TensorField::Stride(k) => {
             if k >= ndim {
-                return Err(format!("{tensor}.strides[{k}] is out of range (ndim {ndim})"));
+                return Err(format!(
+                    "{tensor}.strides[{k}] is out of range (ndim {ndim})"
+                ));
             }
             let d = dims(fx);
             let strides = match t.spec.strides {
@@ -463,18 +536,24 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
             };
             Val::Scalar(strides[k], i64t)
         }
-        TensorField::NDim => Val::Scalar(fx.b.iconst(Ty::I32, ndim as i64), ScalarType::Int(IntType::I32)),
+        TensorField::NDim => Val::Scalar(
+            fx.b.iconst(Ty::I32, ndim as i64),
+            ScalarType::Int(IntType::I32),
+        ),
         TensorField::DType => Val::DType(fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET)),
         TensorField::Device => Val::Device(fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET)),
-        TensorField::DeviceType => {
-            Val::Scalar(fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET), ScalarType::Int(IntType::I32))
-        }
-        TensorField::DeviceId => {
-            Val::Scalar(fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET), ScalarType::Int(IntType::I32))
-        }
-        TensorField::ByteOffset => {
-            Val::Scalar(fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET), ScalarType::Int(IntType::U64))
-        }
+        TensorField::DeviceType => Val::Scalar(
+            fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET),
+            ScalarType::Int(IntType::I32),
+        ),
+        TensorField::DeviceId => Val::Scalar(
+            fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET),
+            ScalarType::Int(IntType::I32),
+        ),
+        TensorField::ByteOffset => Val::Scalar(
+            fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET),
+            ScalarType::Int(IntType::U64),
+        ),
     })
 }
 
@@ -485,7 +564,11 @@ fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val
         let cc = match op {
             BinOp::Eq => IntCC::Eq,
             BinOp::Ne => IntCC::Ne,
-            _ => return Err(format!("operator {op:?} is not defined on devices or dtypes")),
+            _ => {
+                return Err(format!(
+                    "operator {op:?} is not defined on devices or dtypes"
+                ));
+            }
         };
         return Ok(Val::Scalar(fx.b.icmp(cc, *a, *b), ScalarType::Bool));
     }
@@ -547,10 +630,30 @@ fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val
         }
         BinOp::Eq => return Ok(Val::Scalar(fx.b.icmp(IntCC::Eq, a, b), bool_ty)),
         BinOp::Ne => return Ok(Val::Scalar(fx.b.icmp(IntCC::Ne, a, b), bool_ty)),
-        BinOp::Lt => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Slt, IntCC::Ult), a, b), bool_ty)),
-        BinOp::Le => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sle, IntCC::Ule), a, b), bool_ty)),
-        BinOp::Gt => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sgt, IntCC::Ugt), a, b), bool_ty)),
-        BinOp::Ge => return Ok(Val::Scalar(fx.b.icmp(cmp(IntCC::Sge, IntCC::Uge), a, b), bool_ty)),
+        BinOp::Lt => {
+            return Ok(Val::Scalar(
+                fx.b.icmp(cmp(IntCC::Slt, IntCC::Ult), a, b),
+                bool_ty,
+            ));
+        }
+        BinOp::Le => {
+            return Ok(Val::Scalar(
+                fx.b.icmp(cmp(IntCC::Sle, IntCC::Ule), a, b),
+                bool_ty,
+            ));
+        }
+        BinOp::Gt => {
+            return Ok(Val::Scalar(
+                fx.b.icmp(cmp(IntCC::Sgt, IntCC::Ugt), a, b),
+                bool_ty,
+            ));
+        }
+        BinOp::Ge => {
+            return Ok(Val::Scalar(
+                fx.b.icmp(cmp(IntCC::Sge, IntCC::Uge), a, b),
+                bool_ty,
+            ));
+        }
         BinOp::And | BinOp::Or => unreachable!("short-circuit operators are lowered by lower_expr"),
     };
     Ok(Val::Scalar(out, ty))
@@ -562,7 +665,10 @@ fn lower_division(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var, signed: boo
     use lir::BinOp as L;
     let ty = fx.b.ty(a);
     let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
-    let message = format!("{}: integer division by zero in `{}`", fx.func.name, fx.current_stmt);
+    let message = format!(
+        "{}: integer division by zero in `{}`",
+        fx.func.name, fx.current_stmt
+    );
     fx.check(nonzero, "ValueError", |_| vec![MsgPart::Text(message)]);
     let (q, r) = if signed {
         let minus_one = fx.b.icmp_imm(IntCC::Eq, b, -1);
@@ -615,7 +721,9 @@ fn lower_division(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var, signed: boo
 fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, String> {
     let (var, from) = match v {
         Val::Scalar(var, from) => (var, from),
-        Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => return Ok(Val::Scalar(unpack_any(fx, any, to), to)),
+        Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => {
+            return Ok(Val::Scalar(unpack_any(fx, any, to), to));
+        }
         other => return Err(format!("cannot cast {other:?}")),
     };
     let target = scalar_lir_type(to);
@@ -629,14 +737,30 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Str
             fx.b.fcmp(FloatCC::Ne, var, zero)
         }
         (ScalarType::Bool, ScalarType::Float(_)) => fx.b.convert(ConvOp::UtoF, var, target),
-        (ScalarType::Int(f), ScalarType::Float(_)) => {
-            fx.b.convert(if is_signed(f) { ConvOp::StoF } else { ConvOp::UtoF }, var, target)
+        (ScalarType::Int(f), ScalarType::Float(_)) => fx.b.convert(
+            if is_signed(f) {
+                ConvOp::StoF
+            } else {
+                ConvOp::UtoF
+            },
+            var,
+            target,
+        ),
+        (ScalarType::Float(_), ScalarType::Int(t)) => fx.b.convert(
+            if is_signed(t) {
+                ConvOp::FtoSsat
+            } else {
+                ConvOp::FtoUsat
+            },
+            var,
+            target,
+        ),
+        (ScalarType::Float(FloatType::F32), ScalarType::Float(FloatType::F64)) => {
+            fx.b.convert(ConvOp::Fpromote, var, target)
         }
-        (ScalarType::Float(_), ScalarType::Int(t)) => {
-            fx.b.convert(if is_signed(t) { ConvOp::FtoSsat } else { ConvOp::FtoUsat }, var, target)
+        (ScalarType::Float(FloatType::F64), ScalarType::Float(FloatType::F32)) => {
+            fx.b.convert(ConvOp::Fdemote, var, target)
         }
-        (ScalarType::Float(FloatType::F32), ScalarType::Float(FloatType::F64)) => fx.b.convert(ConvOp::Fpromote, var, target),
-        (ScalarType::Float(FloatType::F64), ScalarType::Float(FloatType::F32)) => fx.b.convert(ConvOp::Fdemote, var, target),
         (ScalarType::Ptr, ScalarType::Int(_)) => {
             let wide = fx.b.convert(ConvOp::PtrToInt, var, Ty::I64);
             fx.b.resize(wide, target, false)
@@ -645,7 +769,13 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Str
             let wide = fx.b.resize(var, Ty::I64, is_signed(f));
             fx.b.convert(ConvOp::IntToPtr, wide, Ty::Ptr)
         }
-        (from, to) => return Err(format!("cannot cast {} to {}", scalar_name(from), scalar_name(to))),
+        (from, to) => {
+            return Err(format!(
+                "cannot cast {} to {}",
+                scalar_name(from),
+                scalar_name(to)
+            ));
+        }
     };
     Ok(Val::Scalar(out, to))
 }
@@ -659,7 +789,11 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
     let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}cannot convert a value of type ");
         fx.check(ok, "TypeError", |_| {
-            vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, index), MsgPart::text(format!(" to {name}"))]
+            vec![
+                MsgPart::Text(msg),
+                MsgPart::Value(Tag::TypeIndex, index),
+                MsgPart::text(format!(" to {name}")),
+            ]
         });
     };
     match to {
@@ -676,7 +810,11 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
                 let ok = fx.b.binary(lir::BinOp::And, ge, le);
                 let tn = int_name(t);
                 fx.check(ok, "ValueError", |_| {
-                    vec![MsgPart::Text(prefix.clone()), MsgPart::Value(Tag::I64, raw), MsgPart::text(format!(" is out of range for {tn} [{lo}, {hi}]"))]
+                    vec![
+                        MsgPart::Text(prefix.clone()),
+                        MsgPart::Value(Tag::I64, raw),
+                        MsgPart::text(format!(" is out of range for {tn} [{lo}, {hi}]")),
+                    ]
                 });
             }
             fx.b.resize(raw, int_lir_type(t), true)
@@ -732,7 +870,12 @@ pub(crate) fn write_pod(fx: &mut FnCtx<'_, '_>, dst: Var, index: i32, value: Var
 }
 
 /// Writes a scalar value as the POD `TVMFFIAny` TVM-FFI uses for its type.
-pub(crate) fn write_scalar_any(fx: &mut FnCtx<'_, '_>, dst: Var, var: Var, ty: ScalarType) -> Result<(), String> {
+pub(crate) fn write_scalar_any(
+    fx: &mut FnCtx<'_, '_>,
+    dst: Var,
+    var: Var,
+    ty: ScalarType,
+) -> Result<(), String> {
     match ty {
         ScalarType::Int(t) => {
             let wide = fx.b.resize(var, Ty::I64, is_signed(t));
@@ -774,7 +917,11 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
             let prefix = format!("{}: return value ", fx.func.name);
             fx.check(fits, "ValueError", |_| {
-                vec![MsgPart::Text(prefix), MsgPart::Value(Tag::U64, var), MsgPart::text(" does not fit in a TVM-FFI int (int64)")]
+                vec![
+                    MsgPart::Text(prefix),
+                    MsgPart::Value(Tag::U64, var),
+                    MsgPart::text(" does not fit in a TVM-FFI int (int64)"),
+                ]
             });
             write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
         }
@@ -788,9 +935,16 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let ba = fx.b.stack_addr(slot, 0);
             let p = fx.b.symbol_addr(lir::Symbol::Data(data));
             fx.b.store(ba, safecall_runtime::abi::BYTE_ARRAY_DATA_OFFSET, p);
-            fx.b.store_imm(Ty::I64, ba, safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET, s.len() as i64);
+            fx.b.store_imm(
+                Ty::I64,
+                ba,
+                safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET,
+                s.len() as i64,
+            );
             let f = fx.m.capi(CApi::StringFromByteArray);
-            let rc = fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result]).expect("returns");
+            let rc =
+                fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
+                    .expect("returns");
             fail_on_nonzero(fx, rc);
         }
         Val::Tensor(TensorBinding { any, .. }) => {
@@ -813,7 +967,9 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             // Views become owned values (raw strings are copied into String objects, objects
             // get a new reference).
             let f = fx.m.capi(CApi::AnyViewToOwnedAny);
-            let rc = fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result]).expect("returns");
+            let rc =
+                fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result])
+                    .expect("returns");
             fail_on_nonzero(fx, rc);
         }
     }

@@ -2,14 +2,16 @@
 //! (global functions, functions of imported modules, callbacks, direct symbols).
 
 use safecall_runtime::abi::{
-    ANY_SIZE, ANY_VALUE_OFFSET, BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE,
-    BYTE_ARRAY_SIZE_OFFSET, type_index as ti,
+    ANY_SIZE, ANY_VALUE_OFFSET, BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE, BYTE_ARRAY_SIZE_OFFSET,
+    type_index as ti,
 };
 
 use crate::ir::{Callee, ErrorConvention, Expr, ScalarType};
 use crate::lir::{self, Ext, FuncId, IntCC, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
 
-use super::body::{Val, copy_any, fail_on_nonzero, lower_expr, scalar_lir_type, write_pod, write_scalar_any};
+use super::body::{
+    Val, copy_any, fail_on_nonzero, lower_expr, scalar_lir_type, write_pod, write_scalar_any,
+};
 use super::capi::{CApi, safe_call_signature};
 use super::function::{Binding, FnCtx};
 use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
@@ -40,16 +42,19 @@ pub(crate) fn lower_extern_call(
     func: &str,
     args: &[Expr],
 ) -> Result<(), String> {
-    let decl = fx
-        .m
-        .ir
-        .externs
-        .iter()
-        .find(|e| e.name == func)
-        .ok_or_else(|| format!("extern function `{func}` is not declared"))?
-        .clone();
+    let decl =
+        fx.m.ir
+            .externs
+            .iter()
+            .find(|e| e.name == func)
+            .ok_or_else(|| format!("extern function `{func}` is not declared"))?
+            .clone();
     if decl.params.len() != args.len() {
-        return Err(format!("extern `{func}` takes {} arguments, got {}", decl.params.len(), args.len()));
+        return Err(format!(
+            "extern `{func}` takes {} arguments, got {}",
+            decl.params.len(),
+            args.len()
+        ));
     }
     let (params, param_ext): (Vec<Ty>, Vec<Ext>) = decl.params.iter().map(|&t| c_param(t)).unzip();
     let (ret, ret_ext) = match decl.ret {
@@ -59,7 +64,12 @@ pub(crate) fn lower_extern_call(
         }
         None => (None, Ext::None),
     };
-    let sig = Signature { params, ret, param_ext, ret_ext };
+    let sig = Signature {
+        params,
+        ret,
+        param_ext,
+        ret_ext,
+    };
     let mut vars = Vec::new();
     for (arg, &want) in args.iter().zip(&decl.params) {
         let v = match lower_expr(fx, arg)? {
@@ -68,22 +78,39 @@ pub(crate) fn lower_extern_call(
                 let data = fx.m.cstring(s.as_bytes());
                 fx.b.symbol_addr(Symbol::Data(data))
             }
-            other => return Err(format!("argument of extern `{func}` is not a scalar: {other:?}")),
+            other => {
+                return Err(format!(
+                    "argument of extern `{func}` is not a scalar: {other:?}"
+                ));
+            }
         };
         vars.push(v);
     }
     let import = fx.m.import(func, sig);
     let rc = fx.b.call(lir::Callee::Import(import), ret, vars);
     if decl.errors == ErrorConvention::NonZeroIsRaised {
-        let rc = rc.ok_or_else(|| format!("extern `{func}` returns nothing, but is declared to report errors"))?;
+        let rc = rc.ok_or_else(|| {
+            format!("extern `{func}` returns nothing, but is declared to report errors")
+        })?;
         fail_on_nonzero(fx, rc);
     }
     if let Some(name) = dest {
         let (var, ty) = match (rc, decl.ret) {
             (Some(v), Some(t)) => (v, t),
-            _ => return Err(format!("extern `{func}` returns nothing; its result cannot be bound to `{name}`")),
+            _ => {
+                return Err(format!(
+                    "extern `{func}` returns nothing; its result cannot be bound to `{name}`"
+                ));
+            }
         };
-        fx.bind(name, Binding::Scalar { var, ty, guard: None });
+        fx.bind(
+            name,
+            Binding::Scalar {
+                var,
+                ty,
+                guard: None,
+            },
+        );
     }
     Ok(())
 }
@@ -107,7 +134,10 @@ pub(crate) fn lower_packed_call(
             Val::DType(var) => write_pod(fx, at, ti::DATA_TYPE, var),
             Val::Str(s) => {
                 if s.as_bytes().contains(&0) {
-                    return Err("a string literal passed to a packed call cannot contain NUL bytes".to_owned());
+                    return Err(
+                        "a string literal passed to a packed call cannot contain NUL bytes"
+                            .to_owned(),
+                    );
                 }
                 let data = fx.m.cstring(s.as_bytes());
                 let p = fx.b.symbol_addr(Symbol::Data(data));
@@ -155,7 +185,14 @@ pub(crate) fn lower_packed_call(
             // The call site may run again (a loop): drop the previous result first.
             fx.release_any(d);
             copy_any(fx, d, result);
-            fx.bind(name, Binding::Ref { any: d, ty: crate::ir::Type::Any, guard: None });
+            fx.bind(
+                name,
+                Binding::Ref {
+                    any: d,
+                    ty: crate::ir::Type::Any,
+                    guard: None,
+                },
+            );
         }
         None => fx.release_any(result),
     }
@@ -170,7 +207,11 @@ fn call_function_object(
     result: lir::Var,
 ) -> Option<lir::Var> {
     let call = fx.m.capi(CApi::FunctionCall);
-    fx.b.call(lir::Callee::Import(call), Some(Ty::I32), vec![f, args, n, result])
+    fx.b.call(
+        lir::Callee::Import(call),
+        Some(Ty::I32),
+        vec![f, args, n, result],
+    )
 }
 
 /// A direct safe-call target: a host function of this module, or an external symbol.
@@ -199,7 +240,13 @@ fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
     fx.b.switch_to(init_block);
     let init_once = fx.m.capi(CApi::HandleInitOnce);
     let init_addr = fx.b.symbol_addr(Symbol::Func(init));
-    let rc = fx.b.call(lir::Callee::Import(init_once), Some(Ty::I32), vec![cell_addr, init_addr]).expect("returns");
+    let rc =
+        fx.b.call(
+            lir::Callee::Import(init_once),
+            Some(Ty::I32),
+            vec![cell_addr, init_addr],
+        )
+        .expect("returns");
     fail_on_nonzero(fx, rc);
     let loaded = fx.b.load(Ty::Ptr, cell_addr, 0);
     fx.b.assign(handle, loaded);
@@ -225,7 +272,11 @@ impl ModuleCtx<'_> {
 /// `int init(void** out)`: looks the function up; a missing function raises a clear error.
 fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
     let fn_name = m.local_name(if import { "init_import" } else { "init_global" });
-    let mut b = FuncBuilder::new(fn_name, Linkage::Local, Signature::new(vec![Ty::Ptr], Some(Ty::I32)));
+    let mut b = FuncBuilder::new(
+        fn_name,
+        Linkage::Local,
+        Signature::new(vec![Ty::Ptr], Some(Ty::I32)),
+    );
     b.set_cold();
     let out = b.param(0);
     let name_data = m.cstring(name.as_bytes());
@@ -248,7 +299,12 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
         raise_static(m, &mut b, "RuntimeError", &message);
         b.switch_to(lookup);
         let f = m.capi(CApi::EnvModLookupFromImports);
-        b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ctx, name_ptr, out]).expect("returns")
+        b.call(
+            lir::Callee::Import(f),
+            Some(Ty::I32),
+            vec![ctx, name_ptr, out],
+        )
+        .expect("returns")
     } else {
         b.source(format!("look up the global function `{name}`"));
         let slot = b.slot(BYTE_ARRAY_SIZE as u32, 8);
@@ -256,7 +312,8 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
         b.store(ba, BYTE_ARRAY_DATA_OFFSET, name_ptr);
         b.store_imm(Ty::I64, ba, BYTE_ARRAY_SIZE_OFFSET, name.len() as i64);
         let f = m.capi(CApi::FunctionGetGlobal);
-        b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, out]).expect("returns")
+        b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, out])
+            .expect("returns")
     };
     let failed = b.icmp_imm(IntCC::Ne, rc, 0);
     let pass_rc = b.new_cold_block();
@@ -297,6 +354,8 @@ fn raise_static(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, kind: &str, message:
     let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
     let one = b.iconst(Ty::I32, 1);
     let raise = m.raise_callee();
-    let rc = b.call(raise, Some(Ty::I32), vec![kind_ptr, parts, one]).expect("returns");
+    let rc = b
+        .call(raise, Some(Ty::I32), vec![kind_ptr, parts, one])
+        .expect("returns");
     b.ret(Some(rc));
 }

@@ -4,7 +4,9 @@
 
 use safecall_runtime::abi::{BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE, BYTE_ARRAY_SIZE_OFFSET};
 
-use crate::lir::{Callee, Data, DataReloc, FuncId, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
+use crate::lir::{
+    Callee, Data, DataReloc, FuncId, Linkage, Signature, Symbol, Ty, builder::FuncBuilder,
+};
 
 use super::capi::{CApi, safe_call_signature};
 use super::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LowerError, ModuleCtx, schema};
@@ -20,14 +22,28 @@ pub(crate) fn emit_exports(
     host_ids: &[FuncId],
     system_lib_prefix: Option<&str>,
 ) -> Result<(), LowerError> {
-    let linkage = if system_lib_prefix.is_some() { Linkage::Local } else { Linkage::Export };
+    let linkage = if system_lib_prefix.is_some() {
+        Linkage::Local
+    } else {
+        Linkage::Export
+    };
     let mut registrations = Vec::new();
     for (func, &id) in ctx.ir.functions.iter().zip(host_ids) {
-        let meta = string_getter(ctx, &format!("{METADATA_PREFIX}{}", func.name), &schema::metadata_json(func), linkage);
+        let meta = string_getter(
+            ctx,
+            &format!("{METADATA_PREFIX}{}", func.name),
+            &schema::metadata_json(func),
+            linkage,
+        );
         registrations.push((format!("{EXPORT_PREFIX}{}", func.name), id));
         registrations.push((format!("{METADATA_PREFIX}{}", func.name), meta));
         if !func.doc.is_empty() {
-            let doc = string_getter(ctx, &format!("{DOC_PREFIX}{}", func.name), &func.doc, linkage);
+            let doc = string_getter(
+                ctx,
+                &format!("{DOC_PREFIX}{}", func.name),
+                &func.doc,
+                linkage,
+            );
             registrations.push((format!("{DOC_PREFIX}{}", func.name), doc));
         }
     }
@@ -60,7 +76,9 @@ fn string_getter(ctx: &mut ModuleCtx<'_>, symbol: &str, text: &str, linkage: Lin
     b.store(ba, BYTE_ARRAY_DATA_OFFSET, p);
     b.store_imm(Ty::I64, ba, BYTE_ARRAY_SIZE_OFFSET, text.len() as i64);
     let f = ctx.capi(CApi::StringFromByteArray);
-    let rc = b.call(Callee::Import(f), Some(Ty::I32), vec![ba, result]).expect("returns");
+    let rc = b
+        .call(Callee::Import(f), Some(Ty::I32), vec![ba, result])
+        .expect("returns");
     b.ret(Some(rc));
     ctx.add_function(b.finish())
 }
@@ -68,17 +86,27 @@ fn string_getter(ctx: &mut ModuleCtx<'_>, symbol: &str, text: &str, linkage: Lin
 /// A constructor (in `.init_array`) registering every symbol as `__tvm_ffi_<prefix><name>`
 /// (and the metadata/doc getters under their prefixed names) with
 /// `TVMFFIEnvModRegisterSystemLibSymbol`.
-fn emit_system_lib_constructor(ctx: &mut ModuleCtx<'_>, prefix: &str, symbols: &[(String, FuncId)]) {
+fn emit_system_lib_constructor(
+    ctx: &mut ModuleCtx<'_>,
+    prefix: &str,
+    symbols: &[(String, FuncId)],
+) {
     let name = ctx.local_name("register_system_lib");
     let mut b = FuncBuilder::new(name, Linkage::Local, Signature::new(Vec::new(), None));
-    b.source(format!("register the functions of the system library with prefix {prefix:?}"));
+    b.source(format!(
+        "register the functions of the system library with prefix {prefix:?}"
+    ));
     let register = ctx.capi(CApi::EnvModRegisterSystemLibSymbol);
     for (symbol, id) in symbols {
         let registered = insert_prefix(symbol, prefix);
         let data = ctx.cstring(registered.as_bytes());
         let name_ptr = b.symbol_addr(Symbol::Data(data));
         let fn_ptr = b.symbol_addr(Symbol::Func(*id));
-        b.call(Callee::Import(register), Some(Ty::I32), vec![name_ptr, fn_ptr]);
+        b.call(
+            Callee::Import(register),
+            Some(Ty::I32),
+            vec![name_ptr, fn_ptr],
+        );
     }
     b.ret(None);
     let ctor = ctx.add_function(b.finish());
@@ -89,7 +117,11 @@ fn emit_system_lib_constructor(ctx: &mut ModuleCtx<'_>, prefix: &str, symbols: &
         writable: true,
         align: 8,
         contents: vec![0; 8],
-        relocs: vec![DataReloc { offset: 0, symbol: Symbol::Func(ctor), addend: 0 }],
+        relocs: vec![DataReloc {
+            offset: 0,
+            symbol: Symbol::Func(ctor),
+            addend: 0,
+        }],
         section: Some(".init_array".to_owned()),
     });
 }

@@ -20,17 +20,28 @@ use super::{EXPORT_PREFIX, ModuleCtx, schema};
 #[derive(Clone, Debug)]
 pub(crate) enum Binding {
     /// A machine value.
-    Scalar { var: Var, ty: ScalarType, guard: Option<NoneGuard> },
+    Scalar {
+        var: Var,
+        ty: ScalarType,
+        guard: Option<NoneGuard>,
+    },
     /// A device, packed `type | id << 32` in an `I64`.
     Device { var: Var, guard: Option<NoneGuard> },
     /// A data type, packed `code | bits << 8 | lanes << 16` in an `I32`.
     DType { var: Var, guard: Option<NoneGuard> },
     /// A value held in a `TVMFFIAny` (a borrowed argument, or an owned call result).
-    Ref { any: Var, ty: ir::Type, guard: Option<NoneGuard> },
+    Ref {
+        any: Var,
+        ty: ir::Type,
+        guard: Option<NoneGuard>,
+    },
     /// A tensor parameter.
     Tensor(TensorBinding),
     /// A symbolic variable (`I64`).
-    Sym { var: Var, unbound_check: Option<(Var, String)> },
+    Sym {
+        var: Var,
+        unbound_check: Option<(Var, String)>,
+    },
     /// A string literal bound by `let`.
     StrLit(String),
     /// A parameter whose value is not usable (`Const(None)`).
@@ -89,7 +100,11 @@ pub(crate) fn lower_function(
     func: &ir::Function,
     linkage: Linkage,
 ) -> Result<Function, String> {
-    let mut b = FuncBuilder::new(format!("{EXPORT_PREFIX}{}", func.name), linkage, safe_call_signature());
+    let mut b = FuncBuilder::new(
+        format!("{EXPORT_PREFIX}{}", func.name),
+        linkage,
+        safe_call_signature(),
+    );
     let (args, num_args, result) = (b.param(1), b.param(2), b.param(3));
     let prologue = b.current();
     let start = b.new_block();
@@ -134,15 +149,24 @@ impl FnCtx<'_, '_> {
         } else {
             // The verifier rejects bodies whose paths can end without a return; this block is
             // unreachable, but must still end in a defined way.
-            let message = format!("{}: reached the end of the body without returning a value", self.func.name);
+            let message = format!(
+                "{}: reached the end of the body without returning a value",
+                self.func.name
+            );
             self.fail("RuntimeError", vec![MsgPart::Text(message)]);
         }
     }
 
     /// Writes None into `result`.
     pub fn write_none_result(&mut self) {
-        self.b.store_imm(Ty::I32, self.result, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
-        self.b.store_imm(Ty::I32, self.result, ANY_SMALL_STR_LEN_OFFSET, 0);
+        self.b.store_imm(
+            Ty::I32,
+            self.result,
+            ANY_TYPE_INDEX_OFFSET,
+            i64::from(type_index::NONE),
+        );
+        self.b
+            .store_imm(Ty::I32, self.result, ANY_SMALL_STR_LEN_OFFSET, 0);
         self.b.store_imm(Ty::I64, self.result, ANY_VALUE_OFFSET, 0);
     }
 
@@ -169,12 +193,21 @@ impl FnCtx<'_, '_> {
         }
         for &slot in &owned {
             let p = self.b.stack_addr(slot, 0);
-            self.b.store_imm(Ty::I32, p, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
+            self.b.store_imm(
+                Ty::I32,
+                p,
+                ANY_TYPE_INDEX_OFFSET,
+                i64::from(type_index::NONE),
+            );
         }
         self.b.jump(self.start);
         for (exit, code) in [(self.error_exit, -1), (self.ok_exit, 0)] {
             self.b.switch_to(exit);
-            self.b.source(if code == 0 { "exit: release owned references, return 0" } else { "error exit: release owned references, return -1" });
+            self.b.source(if code == 0 {
+                "exit: release owned references, return 0"
+            } else {
+                "error exit: release owned references, return -1"
+            });
             for &slot in &owned {
                 let p = self.b.stack_addr(slot, 0);
                 self.release_any(p);
@@ -202,15 +235,23 @@ impl FnCtx<'_, '_> {
     /// DecRefs the object held by the `TVMFFIAny` at `any`, if it holds one, and sets it to None.
     pub fn release_any(&mut self, any: Var) {
         let ti = self.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
-        let is_object = self.b.icmp_imm(IntCC::Sge, ti, i64::from(type_index::STATIC_OBJECT_BEGIN));
+        let is_object = self
+            .b
+            .icmp_imm(IntCC::Sge, ti, i64::from(type_index::STATIC_OBJECT_BEGIN));
         let release = self.b.new_block();
         let join = self.b.new_block();
         self.b.branch(is_object, release, join);
         self.b.switch_to(release);
         let obj = self.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
         let dec_ref = self.m.capi(CApi::ObjectDecRef);
-        self.b.call(Callee::Import(dec_ref), Some(Ty::I32), vec![obj]);
-        self.b.store_imm(Ty::I32, any, ANY_TYPE_INDEX_OFFSET, i64::from(type_index::NONE));
+        self.b
+            .call(Callee::Import(dec_ref), Some(Ty::I32), vec![obj]);
+        self.b.store_imm(
+            Ty::I32,
+            any,
+            ANY_TYPE_INDEX_OFFSET,
+            i64::from(type_index::NONE),
+        );
         self.b.jump(join);
         self.b.switch_to(join);
     }
@@ -228,11 +269,15 @@ impl FnCtx<'_, '_> {
                 MsgPart::Text(text) => {
                     let data = self.m.cstring(text.as_bytes());
                     let p = self.b.symbol_addr(Symbol::Data(data));
-                    (Tag::CStr, self.b.convert(crate::lir::ConvOp::PtrToInt, p, Ty::I64))
+                    (
+                        Tag::CStr,
+                        self.b.convert(crate::lir::ConvOp::PtrToInt, p, Ty::I64),
+                    )
                 }
                 MsgPart::Value(tag, var) => (tag, self.widen_for_message(tag, var)),
             };
-            self.b.store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
+            self.b
+                .store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
             self.b.store(base, at + PART_VALUE_OFFSET, value);
         }
         let kind_data = self.m.cstring(kind.as_bytes());
@@ -292,7 +337,10 @@ impl FnCtx<'_, '_> {
 
     /// Binds a name in the innermost scope.
     pub fn bind(&mut self, name: &str, binding: Binding) {
-        self.scopes.last_mut().expect("a scope is open").insert(name.to_owned(), binding);
+        self.scopes
+            .last_mut()
+            .expect("a scope is open")
+            .insert(name.to_owned(), binding);
     }
 
     /// Looks a name up.
@@ -302,7 +350,9 @@ impl FnCtx<'_, '_> {
             .rev()
             .find_map(|s| s.get(name))
             .cloned()
-            .ok_or_else(|| format!("`{name}` is not in scope (the verifier should have rejected this)"))
+            .ok_or_else(|| {
+                format!("`{name}` is not in scope (the verifier should have rejected this)")
+            })
     }
 
     /// Raises a ValueError if the guarded optional value is None.
@@ -310,7 +360,10 @@ impl FnCtx<'_, '_> {
         if let Some(g) = guard {
             let zero = self.b.iconst(Ty::I8, 0);
             let present = self.b.icmp(IntCC::Eq, g.is_none, zero);
-            let message = format!("{}: argument {} is None, but its value is used", self.signature, g.label);
+            let message = format!(
+                "{}: argument {} is None, but its value is used",
+                self.signature, g.label
+            );
             self.check(present, "ValueError", |_| vec![MsgPart::Text(message)]);
         }
     }

@@ -18,9 +18,7 @@ mod schema;
 use std::collections::HashMap;
 
 use crate::ir;
-use crate::lir::{
-    self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature,
-};
+use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
 use capi::CApi;
 
 /// Options of the lowering.
@@ -76,14 +74,32 @@ pub const LIBRARY_BIN_SYMBOL: &str = "__tvm_ffi__library_bin";
 /// Lowers a module. The module must have passed the verifier.
 pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module, LowerError> {
     let mut ctx = ModuleCtx::new(module, options);
-    let prefix = options.system_lib_prefix.clone().or_else(|| module.system_lib_prefix.clone());
-    let host_ids: Vec<FuncId> = module.functions.iter().map(|_| ctx.reserve_function()).collect();
-    ctx.host_functions = module.functions.iter().map(|f| f.name.clone()).zip(host_ids.iter().copied()).collect();
+    let prefix = options
+        .system_lib_prefix
+        .clone()
+        .or_else(|| module.system_lib_prefix.clone());
+    let host_ids: Vec<FuncId> = module
+        .functions
+        .iter()
+        .map(|_| ctx.reserve_function())
+        .collect();
+    ctx.host_functions = module
+        .functions
+        .iter()
+        .map(|f| f.name.clone())
+        .zip(host_ids.iter().copied())
+        .collect();
     for (func, &id) in module.functions.iter().zip(&host_ids) {
-        let linkage = if prefix.is_some() { Linkage::Local } else { Linkage::Export };
-        let lowered = function::lower_function(&mut ctx, func, linkage).map_err(|message| {
-            LowerError { function: Some(func.name.clone()), message }
-        })?;
+        let linkage = if prefix.is_some() {
+            Linkage::Local
+        } else {
+            Linkage::Export
+        };
+        let lowered =
+            function::lower_function(&mut ctx, func, linkage).map_err(|message| LowerError {
+                function: Some(func.name.clone()),
+                message,
+            })?;
         ctx.define_function(id, lowered);
     }
     exports::emit_exports(&mut ctx, &host_ids, prefix.as_deref())?;
@@ -93,7 +109,9 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
             message: format!("`{main}` is not a function of this module and cannot be exported as `__tvm_ffi_main`"),
         })?;
         if prefix.is_none() {
-            ctx.out.aliases.push((format!("{EXPORT_PREFIX}main"), host_ids[index]));
+            ctx.out
+                .aliases
+                .push((format!("{EXPORT_PREFIX}main"), host_ids[index]));
         }
     }
     Ok(ctx.finish())
@@ -121,7 +139,10 @@ impl<'m> ModuleCtx<'m> {
         ModuleCtx {
             ir,
             options,
-            out: lir::Module { name: ir.name.clone(), ..Default::default() },
+            out: lir::Module {
+                name: ir.name.clone(),
+                ..Default::default()
+            },
             functions: Vec::new(),
             imports: HashMap::new(),
             cstrings: HashMap::new(),
@@ -168,7 +189,10 @@ impl<'m> ModuleCtx<'m> {
         if let Some(id) = self.imports.get(name) {
             return *id;
         }
-        self.out.imports.push(Import { name: name.to_owned(), sig });
+        self.out.imports.push(Import {
+            name: name.to_owned(),
+            sig,
+        });
         let id = ImportId(self.out.imports.len() as u32 - 1);
         self.imports.insert(name.to_owned(), id);
         id

@@ -11,7 +11,8 @@ use safecall_runtime::abi::{
     ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, DLTENSOR_BYTE_OFFSET_OFFSET,
     DLTENSOR_DATA_OFFSET, DLTENSOR_DEVICE_ID_OFFSET, DLTENSOR_DEVICE_TYPE_OFFSET,
     DLTENSOR_DTYPE_OFFSET, DLTENSOR_NDIM_OFFSET, DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET,
-    SEQ_OBJECT_DATA_OFFSET, SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
+    SEQ_OBJECT_DATA_OFFSET, SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET,
+    type_index as ti,
 };
 
 use crate::ir::{
@@ -73,19 +74,36 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
     let sig = fx.signature.clone();
     fx.check(ok, "TypeError", |_| {
         vec![
-            MsgPart::text(format!("{sig}: expected {n} argument{}, got ", if n == 1 { "" } else { "s" })),
+            MsgPart::text(format!(
+                "{sig}: expected {n} argument{}, got ",
+                if n == 1 { "" } else { "s" }
+            )),
             MsgPart::Value(Tag::I64, num_args),
         ]
     });
 
     let mut tensors = Vec::new();
     for (i, param) in func.params.iter().enumerate() {
-        let src = AnySrc { base: fx.args, offset: i * ANY_SIZE };
+        let src = AnySrc {
+            base: fx.args,
+            offset: i * ANY_SIZE,
+        };
         let label = format!("'{}' (#{i})", param.name);
-        decode(fx, param, src, label, &format!("args[{i}]"), None, &mut tensors)?;
+        decode(
+            fx,
+            param,
+            src,
+            label,
+            &format!("args[{i}]"),
+            None,
+            &mut tensors,
+        )?;
     }
 
-    let mut syms = Syms { vars: HashMap::new(), state: HashMap::new() };
+    let mut syms = Syms {
+        vars: HashMap::new(),
+        state: HashMap::new(),
+    };
     for leaf in &tensors {
         check_tensor(fx, leaf, &mut syms);
     }
@@ -114,13 +132,19 @@ fn decode(
     guard: Option<NoneGuard>,
     tensors: &mut Vec<TensorLeaf>,
 ) -> Result<(), String> {
-    fx.b.source(format!("decode argument {label}: {}", schema::param_text(&param.ty)));
-    let type_idx = fx.b.load(Ty::I32, src.base, src.offset + ANY_TYPE_INDEX_OFFSET);
+    fx.b.source(format!(
+        "decode argument {label}: {}",
+        schema::param_text(&param.ty)
+    ));
+    let type_idx =
+        fx.b.load(Ty::I32, src.base, src.offset + ANY_TYPE_INDEX_OFFSET);
     let prefix = fx.arg_prefix(&label);
     let expected = expected_text(&param.ty);
     let type_error = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}expected {expected}, got ");
-        fx.check(ok, "TypeError", |_| vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]);
+        fx.check(ok, "TypeError", |_| {
+            vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
+        });
     };
     let any_ptr = fx.b.ptr_add_imm(src.base, src.offset as i64);
 
@@ -135,15 +159,42 @@ fn decode(
             let join = fx.b.new_block();
             fx.b.branch(none, join, present);
             fx.b.switch_to(present);
-            let guard = Some(NoneGuard { is_none, label: label.clone() });
-            decode_value(fx, param, inner, src, any_ptr, type_idx, &label, path, guard, tensors, &type_error)?;
+            let guard = Some(NoneGuard {
+                is_none,
+                label: label.clone(),
+            });
+            decode_value(
+                fx,
+                param,
+                inner,
+                src,
+                any_ptr,
+                type_idx,
+                &label,
+                path,
+                guard,
+                tensors,
+                &type_error,
+            )?;
             fx.b.jump(join);
             fx.b.switch_to(join);
             return Ok(());
         }
         other => (other, guard),
     };
-    decode_value(fx, param, inner, src, any_ptr, type_idx, &label, path, guard, tensors, &type_error)
+    decode_value(
+        fx,
+        param,
+        inner,
+        src,
+        any_ptr,
+        type_idx,
+        &label,
+        path,
+        guard,
+        tensors,
+        &type_error,
+    )
 }
 
 /// Checks the type index against a non-optional parameter type and binds the value.
@@ -163,7 +214,8 @@ fn decode_value(
 ) -> Result<(), String> {
     let value_off = src.offset + ANY_VALUE_OFFSET;
     let prefix = fx.arg_prefix(label);
-    let is = |fx: &mut FnCtx<'_, '_>, index: i32| fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(index));
+    let is =
+        |fx: &mut FnCtx<'_, '_>, index: i32| fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(index));
     let int_or_bool = |fx: &mut FnCtx<'_, '_>| {
         let a = is(fx, ti::INT);
         let b = is(fx, ti::BOOL);
@@ -192,7 +244,11 @@ fn decode_value(
             let var = fx.entry_var(lty, 0);
             let narrowed = fx.b.resize(raw, lty, true);
             fx.b.assign(var, narrowed);
-            Binding::Scalar { var, ty: ScalarType::Int(*t), guard }
+            Binding::Scalar {
+                var,
+                ty: ScalarType::Int(*t),
+                guard,
+            }
         }
         ParamType::Bool => {
             let ok = int_or_bool(fx);
@@ -201,7 +257,11 @@ fn decode_value(
             let var = fx.entry_var(Ty::I8, 0);
             let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
             fx.b.assign(var, nz);
-            Binding::Scalar { var, ty: ScalarType::Bool, guard }
+            Binding::Scalar {
+                var,
+                ty: ScalarType::Bool,
+                guard,
+            }
         }
         ParamType::Float(ft) => {
             let is_float = is(fx, ti::FLOAT);
@@ -229,7 +289,11 @@ fn decode_value(
             };
             let var = fx.entry_var(lty, 0);
             fx.b.assign(var, value);
-            Binding::Scalar { var, ty: ScalarType::Float(*ft), guard }
+            Binding::Scalar {
+                var,
+                ty: ScalarType::Float(*ft),
+                guard,
+            }
         }
         ParamType::Ptr | ParamType::DataPtr | ParamType::Stream => {
             // Ptr: void* or None. DataPtr: void* or int. Stream: void*, int or None.
@@ -249,7 +313,11 @@ fn decode_value(
             let raw = fx.b.load(Ty::Ptr, src.base, value_off);
             let var = fx.entry_var(Ty::Ptr, 0);
             fx.b.assign(var, raw);
-            Binding::Scalar { var, ty: ScalarType::Ptr, guard }
+            Binding::Scalar {
+                var,
+                ty: ScalarType::Ptr,
+                guard,
+            }
         }
         ParamType::Device => {
             let ok = is(fx, ti::DEVICE);
@@ -270,7 +338,10 @@ fn decode_value(
         ParamType::Str | ParamType::Bytes | ParamType::Shape | ParamType::Func => {
             let (accepted, ir_ty): (&[i32], crate::ir::Type) = match ty {
                 ParamType::Str => (&[ti::RAW_STR, ti::SMALL_STR, ti::STR], crate::ir::Type::Str),
-                ParamType::Bytes => (&[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES], crate::ir::Type::Bytes),
+                ParamType::Bytes => (
+                    &[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES],
+                    crate::ir::Type::Bytes,
+                ),
                 ParamType::Shape => (&[ti::SHAPE], crate::ir::Type::Shape),
                 _ => (&[ti::FUNCTION], crate::ir::Type::Func),
             };
@@ -280,9 +351,17 @@ fn decode_value(
                 ok = fx.b.binary(BinOp::Or, ok, more);
             }
             type_error(fx, ok);
-            Binding::Ref { any: any_ptr, ty: ir_ty, guard }
+            Binding::Ref {
+                any: any_ptr,
+                ty: ir_ty,
+                guard,
+            }
         }
-        ParamType::Any => Binding::Ref { any: any_ptr, ty: crate::ir::Type::Any, guard },
+        ParamType::Any => Binding::Ref {
+            any: any_ptr,
+            ty: crate::ir::Type::Any,
+            guard,
+        },
         ParamType::Tensor(spec) => {
             let is_obj = is(fx, ti::TENSOR);
             let is_ptr = is(fx, ti::DL_TENSOR_PTR);
@@ -292,7 +371,9 @@ fn decode_value(
             let null = fx.b.iconst(Ty::Ptr, 0);
             let non_null = fx.b.icmp(IntCC::Ne, raw, null);
             let msg = format!("{prefix}expected Tensor, got a NULL ");
-            fx.check(non_null, "TypeError", |_| vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]);
+            fx.check(non_null, "TypeError", |_| {
+                vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
+            });
             let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
             let dl_value = fx.b.select(is_obj, embedded, raw);
             let dl = fx.entry_var(Ty::Ptr, 0);
@@ -304,7 +385,13 @@ fn decode_value(
                 dl,
                 guard: guard.clone(),
             });
-            Binding::Tensor(TensorBinding { any: any_ptr, dl, spec: spec.clone(), shape: None, guard })
+            Binding::Tensor(TensorBinding {
+                any: any_ptr,
+                dl,
+                spec: spec.clone(),
+                shape: None,
+                guard,
+            })
         }
         ParamType::Const(c) => decode_const(fx, c, src, type_idx, &prefix, type_error, guard),
         ParamType::Tuple(items) => {
@@ -318,7 +405,10 @@ fn decode_value(
             let ok = fx.b.icmp_imm(IntCC::Eq, size, n);
             fx.check(ok, "ValueError", |_| {
                 vec![
-                    MsgPart::text(format!("{prefix}expected {n} element{}, got ", if n == 1 { "" } else { "s" })),
+                    MsgPart::text(format!(
+                        "{prefix}expected {n} element{}, got ",
+                        if n == 1 { "" } else { "s" }
+                    )),
                     MsgPart::Value(Tag::I64, size),
                 ]
             });
@@ -326,13 +416,31 @@ fn decode_value(
             for (j, item) in items.iter().enumerate() {
                 let item_path = format!("{path}[{j}]");
                 let item_label = format!("'{}' ({item_path})", item.name);
-                let item_src = AnySrc { base: data, offset: j * ANY_SIZE };
-                decode(fx, item, item_src, item_label, &item_path, guard.clone(), tensors)?;
+                let item_src = AnySrc {
+                    base: data,
+                    offset: j * ANY_SIZE,
+                };
+                decode(
+                    fx,
+                    item,
+                    item_src,
+                    item_label,
+                    &item_path,
+                    guard.clone(),
+                    tensors,
+                )?;
             }
-            Binding::Ref { any: any_ptr, ty: crate::ir::Type::Any, guard }
+            Binding::Ref {
+                any: any_ptr,
+                ty: crate::ir::Type::Any,
+                guard,
+            }
         }
         ParamType::Optional(_) => {
-            return Err(format!("parameter `{}`: Optional[Optional[...]] is not supported", param.name));
+            return Err(format!(
+                "parameter `{}`: Optional[Optional[...]] is not supported",
+                param.name
+            ));
         }
     };
     fx.bind(&param.name, binding);
@@ -350,7 +458,8 @@ fn decode_const(
     guard: Option<NoneGuard>,
 ) -> Binding {
     let value_off = src.offset + ANY_VALUE_OFFSET;
-    let is = |fx: &mut FnCtx<'_, '_>, index: i32| fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(index));
+    let is =
+        |fx: &mut FnCtx<'_, '_>, index: i32| fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(index));
     let want = schema::const_text(c);
     match *c {
         ConstValue::None => {
@@ -376,8 +485,16 @@ fn decode_const(
                     MsgPart::Value(Tag::I64, raw),
                 ]
             });
-            let value = if ty == ScalarType::Bool { fx.b.iconst(Ty::I8, expected) } else { fx.b.iconst(Ty::I64, expected) };
-            Binding::Scalar { var: value, ty, guard }
+            let value = if ty == ScalarType::Bool {
+                fx.b.iconst(Ty::I8, expected)
+            } else {
+                fx.b.iconst(Ty::I64, expected)
+            };
+            Binding::Scalar {
+                var: value,
+                ty,
+                guard,
+            }
         }
         ConstValue::Float(bits) => {
             let is_float = is(fx, ti::FLOAT);
@@ -414,7 +531,11 @@ fn decode_const(
                 ]
             });
             let value = fx.b.fconst(Ty::F64, bits);
-            Binding::Scalar { var: value, ty: ScalarType::Float(FloatType::F64), guard }
+            Binding::Scalar {
+                var: value,
+                ty: ScalarType::Float(FloatType::F64),
+                guard,
+            }
         }
     }
 }
@@ -431,7 +552,11 @@ pub(crate) fn int_lir_type(t: IntType) -> Ty {
 
 /// Runs the phase-3 checks of one tensor; binds its shape values when they dominate the body.
 fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
-    fx.b.source(format!("check tensor {}: {}", leaf.label, schema::tensor_text(&leaf.spec)));
+    fx.b.source(format!(
+        "check tensor {}: {}",
+        leaf.label,
+        schema::tensor_text(&leaf.spec)
+    ));
     let join = leaf.guard.as_ref().map(|g| {
         let present = fx.b.new_block();
         let join = fx.b.new_block();
@@ -449,18 +574,27 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
     let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
     let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
     fx.check(ok, "ValueError", |_| {
-        vec![MsgPart::text(format!("{prefix}ndim is ")), MsgPart::Value(Tag::I64, actual_ndim), MsgPart::text(format!(", expected {ndim}"))]
+        vec![
+            MsgPart::text(format!("{prefix}ndim is ")),
+            MsgPart::Value(Tag::I64, actual_ndim),
+            MsgPart::text(format!(", expected {ndim}")),
+        ]
     });
 
     // dtype (a TypeError: the element type is part of the argument's type)
     if let Some(dtype) = spec.dtype {
-        let packed = i64::from(dtype.code) | i64::from(dtype.bits) << 8 | i64::from(dtype.lanes) << 16;
+        let packed =
+            i64::from(dtype.code) | i64::from(dtype.bits) << 8 | i64::from(dtype.lanes) << 16;
         let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
         let actual64 = fx.b.resize(actual, Ty::I64, false);
         let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
         let want = schema::dtype_text(Some(dtype));
         fx.check(ok, "TypeError", |_| {
-            vec![MsgPart::text(format!("{prefix}dtype is ")), MsgPart::Value(Tag::DType, actual), MsgPart::text(format!(", expected {want}"))]
+            vec![
+                MsgPart::text(format!("{prefix}dtype is ")),
+                MsgPart::Value(Tag::DType, actual),
+                MsgPart::text(format!(", expected {want}")),
+            ]
         });
     }
 
@@ -471,19 +605,29 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         let want = schema::device_type_text(device_type);
         fx.check(ok, "ValueError", |fx| {
             let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
-            vec![MsgPart::text(format!("{prefix}device is ")), MsgPart::Value(Tag::Device, device), MsgPart::text(format!(", expected a {want} tensor"))]
+            vec![
+                MsgPart::text(format!("{prefix}device is ")),
+                MsgPart::Value(Tag::Device, device),
+                MsgPart::text(format!(", expected a {want} tensor")),
+            ]
         });
     }
 
     // shape: constant dims first, then symbolic ones
     let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
-    let dims: Vec<Var> = (0..ndim).map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8)).collect();
+    let dims: Vec<Var> = (0..ndim)
+        .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
+        .collect();
     for (k, dim) in spec.shape.iter().enumerate() {
         if let Dim::Const(c) = dim {
             let ok = fx.b.icmp_imm(IntCC::Eq, dims[k], *c);
             let actual = dims[k];
             fx.check(ok, "ValueError", |_| {
-                vec![MsgPart::text(format!("{prefix}shape[{k}] is ")), MsgPart::Value(Tag::I64, actual), MsgPart::text(format!(", expected {c}"))]
+                vec![
+                    MsgPart::text(format!("{prefix}shape[{k}] is ")),
+                    MsgPart::Value(Tag::I64, actual),
+                    MsgPart::text(format!(", expected {c}")),
+                ]
             });
         }
     }
@@ -491,7 +635,18 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         if let Dim::Var(name) = dim {
             let what = format!("shape[{k}]");
             let binder = format!("{}.shape[{k}]", leaf.name);
-            bind_or_compare(fx, syms, SymKey::Named(name.clone()), dims[k], guarded, &prefix, &what, name, &binder, None);
+            bind_or_compare(
+                fx,
+                syms,
+                SymKey::Named(name.clone()),
+                dims[k],
+                guarded,
+                &prefix,
+                &what,
+                name,
+                &binder,
+                None,
+            );
         }
     }
 
@@ -528,7 +683,9 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                             MsgPart::Value(Tag::I64, actual),
                             MsgPart::text(", expected "),
                             MsgPart::Value(Tag::I64, expected),
-                            MsgPart::text(" (the tensor must be compact: row-major and contiguous)"),
+                            MsgPart::text(
+                                " (the tensor must be compact: row-major and contiguous)",
+                            ),
                         ]
                     });
                 }
@@ -548,13 +705,28 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                         let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
                         let ok = fx.b.binary(BinOp::Or, equal, skip);
                         fx.check(ok, "ValueError", |_| {
-                            vec![MsgPart::text(format!("{prefix}strides[{k}] is ")), MsgPart::Value(Tag::I64, value), MsgPart::text(format!(", expected {c}"))]
+                            vec![
+                                MsgPart::text(format!("{prefix}strides[{k}] is ")),
+                                MsgPart::Value(Tag::I64, value),
+                                MsgPart::text(format!(", expected {c}")),
+                            ]
                         });
                     }
                     Dim::Var(name) => {
                         let what = format!("strides[{k}]");
                         let binder = format!("{}.strides[{k}]", leaf.name);
-                        bind_or_compare(fx, syms, SymKey::Named(name.clone()), value, guarded, &prefix, &what, name, &binder, Some(skip));
+                        bind_or_compare(
+                            fx,
+                            syms,
+                            SymKey::Named(name.clone()),
+                            value,
+                            guarded,
+                            &prefix,
+                            &what,
+                            name,
+                            &binder,
+                            Some(skip),
+                        );
                     }
                 }
             }
@@ -567,7 +739,11 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
             let actual = fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET);
             let ok = fx.b.icmp_imm(IntCC::Eq, actual, 0);
             fx.check(ok, "ValueError", |_| {
-                vec![MsgPart::text(format!("{prefix}byte_offset is ")), MsgPart::Value(Tag::U64, actual), MsgPart::text(", expected 0")]
+                vec![
+                    MsgPart::text(format!("{prefix}byte_offset is ")),
+                    MsgPart::Value(Tag::U64, actual),
+                    MsgPart::text(", expected 0"),
+                ]
             });
             None
         }
@@ -586,28 +762,54 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
             let low = fx.b.binary_imm(BinOp::And, addr, i64::from(align) - 1);
             let aligned = fx.b.icmp_imm(IntCC::Eq, low, 0);
             let ok = fx.b.binary(BinOp::Or, aligned, has_zero);
-            let what = if byte_offset.is_some() { "data pointer + byte_offset" } else { "data pointer" };
+            let what = if byte_offset.is_some() {
+                "data pointer + byte_offset"
+            } else {
+                "data pointer"
+            };
             fx.check(ok, "ValueError", |_| {
-                vec![MsgPart::text(format!("{prefix}{what} ")), MsgPart::Value(Tag::Ptr, addr), MsgPart::text(format!(" is not aligned to {align} bytes"))]
+                vec![
+                    MsgPart::text(format!("{prefix}{what} ")),
+                    MsgPart::Value(Tag::Ptr, addr),
+                    MsgPart::text(format!(" is not aligned to {align} bytes")),
+                ]
             });
         }
         let null = fx.b.iconst(Ty::Ptr, 0);
         let non_null = fx.b.icmp(IntCC::Ne, data, null);
         let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
-        fx.check(ok, "ValueError", |_| vec![MsgPart::text(format!("{prefix}data pointer is NULL but the tensor has elements"))]);
+        fx.check(ok, "ValueError", |_| {
+            vec![MsgPart::text(format!(
+                "{prefix}data pointer is NULL but the tensor has elements"
+            ))]
+        });
     }
 
     // device id
     let device_key = match &spec.device_id {
         DeviceIdPolicy::Free => None,
-        DeviceIdPolicy::Same => Some((SymKey::SameDevice, "device id of the tensor arguments".to_owned())),
+        DeviceIdPolicy::Same => Some((
+            SymKey::SameDevice,
+            "device id of the tensor arguments".to_owned(),
+        )),
         DeviceIdPolicy::Var(name) => Some((SymKey::Named(name.clone()), name.clone())),
     };
     if let Some((key, shown)) = device_key {
         let id32 = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET);
         let id = fx.b.resize(id32, Ty::I64, true);
         let binder = format!("{}.device", leaf.name);
-        bind_or_compare(fx, syms, key, id, guarded, &prefix, "device id", &shown, &binder, None);
+        bind_or_compare(
+            fx,
+            syms,
+            key,
+            id,
+            guarded,
+            &prefix,
+            "device id",
+            &shown,
+            &binder,
+            None,
+        );
     }
 
     // element count limit
@@ -636,7 +838,9 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         let pass = fx.b.binary(BinOp::Or, ok, has_zero);
         let name = schema::int_name(index);
         fx.check(pass, "ValueError", |_| {
-            let mut parts = vec![MsgPart::text(format!("{prefix}has more than {limit} elements (the largest {name} index), shape is ("))];
+            let mut parts = vec![MsgPart::text(format!(
+                "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
+            ))];
             for (k, &d) in dims.iter().enumerate() {
                 if k > 0 {
                     parts.push(MsgPart::text(", "));
@@ -721,7 +925,10 @@ fn bind_or_compare(
     binder: &str,
     skip: Option<Var>,
 ) {
-    let var = *syms.vars.entry(key.clone()).or_insert_with(|| fx.entry_var(Ty::I64, 0));
+    let var = *syms
+        .vars
+        .entry(key.clone())
+        .or_insert_with(|| fx.entry_var(Ty::I64, 0));
     let compare = |fx: &mut FnCtx<'_, '_>, bound_by: String| {
         let mut ok = fx.b.icmp(IntCC::Eq, value, var);
         if let Some(s) = skip {
@@ -745,7 +952,12 @@ fn bind_or_compare(
         state => {
             if state.is_none() && !guarded {
                 fx.b.assign(var, value);
-                syms.state.insert(key, SymState::Bound { binder: binder.to_owned() });
+                syms.state.insert(
+                    key,
+                    SymState::Bound {
+                        binder: binder.to_owned(),
+                    },
+                );
                 return;
             }
             // Dynamic: bound by whichever optional argument was present first.
@@ -765,24 +977,48 @@ fn bind_or_compare(
             fx.b.assign_iconst(flag, 1);
             fx.b.jump(join);
             fx.b.switch_to(join);
-            let new_state = if guarded { SymState::Dynamic { flag } } else { SymState::Bound { binder: binder.to_owned() } };
+            let new_state = if guarded {
+                SymState::Dynamic { flag }
+            } else {
+                SymState::Bound {
+                    binder: binder.to_owned(),
+                }
+            };
             syms.state.insert(key, new_state);
         }
     }
 }
 
 /// A divisibility constraint on an integer parameter or symbolic variable.
-fn lower_constraint(fx: &mut FnCtx<'_, '_>, constraint: &Constraint, syms: &Syms) -> Result<(), String> {
+fn lower_constraint(
+    fx: &mut FnCtx<'_, '_>,
+    constraint: &Constraint,
+    syms: &Syms,
+) -> Result<(), String> {
     let Constraint::Divisible { var: name, divisor } = constraint;
     if *divisor == 0 {
-        return Err(format!("constraint `{name} % 0 == 0`: the divisor must be positive"));
+        return Err(format!(
+            "constraint `{name} % 0 == 0`: the divisor must be positive"
+        ));
     }
-    let divisor_i64 = i64::try_from(*divisor).map_err(|_| format!("constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX"))?;
+    let divisor_i64 = i64::try_from(*divisor).map_err(|_| {
+        format!("constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX")
+    })?;
     fx.b.source(format!("check constraint {name} % {divisor} == 0"));
     let (value, present, before, after) = match fx.lookup(name)? {
-        Binding::Scalar { var, ty: ScalarType::Int(t), guard } => {
+        Binding::Scalar {
+            var,
+            ty: ScalarType::Int(t),
+            guard,
+        } => {
             let wide = fx.b.resize(var, Ty::I64, is_signed(t));
-            let label = fx.func.params.iter().position(|p| &p.name == name).map(|i| format!("'{name}' (#{i})")).unwrap_or_else(|| format!("'{name}'"));
+            let label = fx
+                .func
+                .params
+                .iter()
+                .position(|p| &p.name == name)
+                .map(|i| format!("'{name}' (#{i})"))
+                .unwrap_or_else(|| format!("'{name}'"));
             let present = guard.map(|g| {
                 let zero = fx.b.iconst(Ty::I8, 0);
                 fx.b.icmp(IntCC::Eq, g.is_none, zero)
@@ -794,9 +1030,18 @@ fn lower_constraint(fx: &mut FnCtx<'_, '_>, constraint: &Constraint, syms: &Syms
                 Some(SymState::Bound { binder }) => format!(" (bound by {binder})"),
                 _ => String::new(),
             };
-            (var, unbound_check.map(|(flag, _)| flag), format!("{}: {name} = ", fx.signature), binder)
+            (
+                var,
+                unbound_check.map(|(flag, _)| flag),
+                format!("{}: {name} = ", fx.signature),
+                binder,
+            )
         }
-        _ => return Err(format!("constraint on `{name}`, which is not an integer parameter or symbolic variable")),
+        _ => {
+            return Err(format!(
+                "constraint on `{name}`, which is not an integer parameter or symbolic variable"
+            ));
+        }
     };
     // The divisor is positive, so the signed remainder is never the trapping MIN % -1.
     let rem = fx.b.binary_imm(BinOp::Srem, value, divisor_i64);
@@ -809,7 +1054,11 @@ fn lower_constraint(fx: &mut FnCtx<'_, '_>, constraint: &Constraint, syms: &Syms
         ok = fx.b.binary(BinOp::Or, ok, absent);
     }
     fx.check(ok, "ValueError", |_| {
-        vec![MsgPart::Text(before), MsgPart::Value(Tag::I64, value), MsgPart::text(format!("{after} is not a multiple of {divisor}"))]
+        vec![
+            MsgPart::Text(before),
+            MsgPart::Value(Tag::I64, value),
+            MsgPart::text(format!("{after} is not a multiple of {divisor}")),
+        ]
     });
     Ok(())
 }

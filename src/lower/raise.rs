@@ -9,10 +9,11 @@
 
 use crate::lir::{
     BinOp, Callee, ConvOp, Data, DataId, FloatCC, FuncId, ImportId, IntCC, Linkage, Module,
-    Signature, Symbol, Ty, Var,
-    builder::FuncBuilder,
+    Signature, Symbol, Ty, Var, builder::FuncBuilder,
 };
-use safecall_runtime::abi::{BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE_OFFSET, TYPE_INFO_TYPE_KEY_OFFSET};
+use safecall_runtime::abi::{
+    BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE_OFFSET, TYPE_INFO_TYPE_KEY_OFFSET,
+};
 
 use super::{ModuleCtx, RaiseHelper, capi::CApi};
 
@@ -152,33 +153,131 @@ fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) -> NameTable 
     };
     let blob_name = format!("__safecall_{what}_names");
     let offsets_name = format!("__safecall_{what}_offsets");
-    NameTable { blob: data(blob_name, blob, 1), offsets: data(offsets_name, offsets, 2), len: names.len() as i64 }
+    NameTable {
+        blob: data(blob_name, blob, 1),
+        offsets: data(offsets_name, offsets, 2),
+        len: names.len() as i64,
+    }
 }
 
 /// Names of type indices 0..=78 used in messages ("got ffi.Shape").
 const TYPE_NAMES: &[&str] = &[
-    "None", "int", "bool", "float", "void*", "DataType", "Device", "DLTensor*", "const char*",
-    "TVMFFIByteArray*", "ObjectRValueRef", "ffi.String", "ffi.Bytes", "ffi.Unchanged", "", "", "",
-    "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-    "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
-    "ffi.Object", "ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape", "ffi.Tensor",
-    "ffi.Array", "ffi.Map", "ffi.Module", "ffi.OpaquePyObject", "ffi.List", "ffi.Dict",
-    "ffi.VisitInterrupt", "ffi.BigInt",
+    "None",
+    "int",
+    "bool",
+    "float",
+    "void*",
+    "DataType",
+    "Device",
+    "DLTensor*",
+    "const char*",
+    "TVMFFIByteArray*",
+    "ObjectRValueRef",
+    "ffi.String",
+    "ffi.Bytes",
+    "ffi.Unchanged",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "ffi.Object",
+    "ffi.String",
+    "ffi.Bytes",
+    "ffi.Error",
+    "ffi.Function",
+    "ffi.Shape",
+    "ffi.Tensor",
+    "ffi.Array",
+    "ffi.Map",
+    "ffi.Module",
+    "ffi.OpaquePyObject",
+    "ffi.List",
+    "ffi.Dict",
+    "ffi.VisitInterrupt",
+    "ffi.BigInt",
 ];
 
 /// DLPack device type names, by code.
 pub const DEVICE_NAMES: &[&str] = &[
-    "", "cpu", "cuda", "cuda_host", "opencl", "", "", "vulkan", "metal", "vpi", "rocm", "rocm_host",
-    "ext_dev", "cuda_managed", "oneapi", "webgpu", "hexagon", "maia", "trn",
+    "",
+    "cpu",
+    "cuda",
+    "cuda_host",
+    "opencl",
+    "",
+    "",
+    "vulkan",
+    "metal",
+    "vpi",
+    "rocm",
+    "rocm_host",
+    "ext_dev",
+    "cuda_managed",
+    "oneapi",
+    "webgpu",
+    "hexagon",
+    "maia",
+    "trn",
 ];
 
 /// The name of a device type code, or `None`.
 pub fn device_name(code: i32) -> Option<&'static str> {
-    DEVICE_NAMES.get(usize::try_from(code).ok()?).copied().filter(|n| !n.is_empty())
+    DEVICE_NAMES
+        .get(usize::try_from(code).ok()?)
+        .copied()
+        .filter(|n| !n.is_empty())
 }
 
 fn dtype_code_names() -> Vec<&'static str> {
-    (0u8..=17).map(|c| safecall_runtime::dtype::code_name(c).unwrap_or("")).collect()
+    (0u8..=17)
+        .map(|c| safecall_runtime::dtype::code_name(c).unwrap_or(""))
+        .collect()
 }
 
 /// Small formatting routines: each takes a cursor into a buffer and returns the advanced cursor.
@@ -199,15 +298,39 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
         hex: emit_fmt_hex(ctx),
         f64: FuncId(0),
     };
-    let fmts = Formatters { f64: emit_fmt_f64(ctx, &fmts), ..fmts };
+    let fmts = Formatters {
+        f64: emit_fmt_f64(ctx, &fmts),
+        ..fmts
+    };
     let types = name_table(ctx, "type", TYPE_NAMES);
     let codes = name_table(ctx, "dtype_code", &dtype_code_names());
     let devices = name_table(ctx, "device", DEVICE_NAMES);
     let set_raised = ctx.capi(CApi::ErrorSetRaisedFromCStrParts);
     let get_type_info = ctx.capi(CApi::GetTypeInfo);
-    let strings: Vec<DataId> =
-        ["true", "false", "type_index=", "x", "xvscalex", ":", "code="].iter().map(|s| ctx.cstring(s.as_bytes())).collect();
-    let [s_true, s_false, s_type_index, s_x, s_xvscale, s_colon, s_code] = strings[..] else { unreachable!() };
+    let strings: Vec<DataId> = [
+        "true",
+        "false",
+        "type_index=",
+        "x",
+        "xvscalex",
+        ":",
+        "code=",
+    ]
+    .iter()
+    .map(|s| ctx.cstring(s.as_bytes()))
+    .collect();
+    let [
+        s_true,
+        s_false,
+        s_type_index,
+        s_x,
+        s_xvscale,
+        s_colon,
+        s_code,
+    ] = strings[..]
+    else {
+        unreachable!()
+    };
 
     let mut b = FuncBuilder::new(name, linkage, helper_signature());
     b.set_cold();
@@ -257,7 +380,16 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
             terminate(b, cursor);
         }),
         (Tag::TypeIndex, &|b: &mut FuncBuilder| {
-            write_type_name(b, &fmts, &types, get_type_info, s_type_index, buf, out, value);
+            write_type_name(
+                b,
+                &fmts,
+                &types,
+                get_type_info,
+                s_type_index,
+                buf,
+                out,
+                value,
+            );
         }),
         (Tag::DType, &|b: &mut FuncBuilder| {
             write_dtype(b, &fmts, &codes, [s_x, s_xvscale, s_code], buf, value);
@@ -309,7 +441,8 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
 }
 
 fn call_cursor(b: &mut FuncBuilder, f: FuncId, args: Vec<Var>) -> Var {
-    b.call(Callee::Func(f), Some(Ty::Ptr), args).expect("formatters return the cursor")
+    b.call(Callee::Func(f), Some(Ty::Ptr), args)
+        .expect("formatters return the cursor")
 }
 
 fn terminate(b: &mut FuncBuilder, cursor: Var) {
@@ -379,7 +512,11 @@ fn write_type_name(
 
     // Dynamic types (>= 128) are registered: ask the runtime for the type key.
     b.switch_to(not_static);
-    let is_dynamic = b.icmp_imm(IntCC::Sge, value, i64::from(safecall_runtime::abi::type_index::DYN_OBJECT_BEGIN));
+    let is_dynamic = b.icmp_imm(
+        IntCC::Sge,
+        value,
+        i64::from(safecall_runtime::abi::type_index::DYN_OBJECT_BEGIN),
+    );
     b.branch(is_dynamic, dynamic, fallback);
     b.switch_to(dynamic);
     let index32 = b.resize(value, Ty::I32, true);
@@ -390,11 +527,25 @@ fn write_type_name(
     let has_info = b.icmp(IntCC::Ne, info, null);
     b.branch(has_info, info_ok, fallback);
     b.switch_to(info_ok);
-    let data = b.load(Ty::Ptr, info, TYPE_INFO_TYPE_KEY_OFFSET + BYTE_ARRAY_DATA_OFFSET);
-    let size = b.load(Ty::I64, info, TYPE_INFO_TYPE_KEY_OFFSET + BYTE_ARRAY_SIZE_OFFSET);
+    let data = b.load(
+        Ty::Ptr,
+        info,
+        TYPE_INFO_TYPE_KEY_OFFSET + BYTE_ARRAY_DATA_OFFSET,
+    );
+    let size = b.load(
+        Ty::I64,
+        info,
+        TYPE_INFO_TYPE_KEY_OFFSET + BYTE_ARRAY_SIZE_OFFSET,
+    );
     let cap = b.iconst(Ty::I64, MAX_TYPE_KEY);
     let len = b.binary(BinOp::Umin, size, cap);
-    let cursor = b.call(Callee::Func(fmts.bytes), Some(Ty::Ptr), vec![buf, data, len]).expect("cursor");
+    let cursor = b
+        .call(
+            Callee::Func(fmts.bytes),
+            Some(Ty::Ptr),
+            vec![buf, data, len],
+        )
+        .expect("cursor");
     terminate(b, cursor);
     b.jump(join);
 

@@ -66,7 +66,10 @@ fn dim_text(d: &Dim) -> String {
 pub fn dims_text(dims: &[Dim]) -> String {
     match dims {
         [one] => format!("({},)", dim_text(one)),
-        _ => format!("({})", dims.iter().map(dim_text).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            dims.iter().map(dim_text).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -80,12 +83,18 @@ pub fn dtype_text(dtype: Option<safecall_runtime::abi::DLDataType>) -> String {
 
 /// A device type's name (`cpu`), or its code.
 pub fn device_type_text(code: i32) -> String {
-    device_name(code).map(str::to_owned).unwrap_or_else(|| format!("device_type={code}"))
+    device_name(code)
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("device_type={code}"))
 }
 
 /// `Tensor[(n,), float32]`, with the device type and stride form when they are constrained.
 pub fn tensor_text(spec: &TensorSpec) -> String {
-    let mut s = format!("Tensor[{}, {}", dims_text(&spec.shape), dtype_text(spec.dtype));
+    let mut s = format!(
+        "Tensor[{}, {}",
+        dims_text(&spec.shape),
+        dtype_text(spec.dtype)
+    );
     if let Some(dev) = spec.device_type {
         s.push_str(", ");
         s.push_str(&device_type_text(dev));
@@ -123,7 +132,11 @@ pub fn param_text(ty: &ParamType) -> String {
         ParamType::Const(c) => format!("Literal[{}]", const_text(c)),
         ParamType::Tuple(items) => format!(
             "Tuple[{}]",
-            items.iter().map(|p| format!("{}: {}", p.name, param_text(&p.ty))).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(|p| format!("{}: {}", p.name, param_text(&p.ty)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         ParamType::DataPtr => "DataPtr".to_owned(),
         ParamType::Stream => "Stream".to_owned(),
@@ -142,7 +155,11 @@ pub fn const_text(c: &ConstValue) -> String {
 
 /// `add_one(x: Tensor[(n,), float32], y: Tensor[(n,), float32])`.
 pub fn signature_text(f: &Function) -> String {
-    let params: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, param_text(&p.ty))).collect();
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, param_text(&p.ty)))
+        .collect();
     format!("{}({})", f.name, params.join(", "))
 }
 
@@ -197,7 +214,9 @@ pub fn param_schema(t: &ParamType) -> Value {
             json!({ "type": "tuple", "args": items.iter().map(|p| param_schema(&p.ty)).collect::<Vec<_>>() })
         }
         ParamType::DataPtr => json!({ "type": "Union", "args": [ty("void*"), ty("int")] }),
-        ParamType::Stream => json!({ "type": "Union", "args": [ty("void*"), ty("int"), ty("None")] }),
+        ParamType::Stream => {
+            json!({ "type": "Union", "args": [ty("void*"), ty("int"), ty("None")] })
+        }
     }
 }
 

@@ -40,7 +40,10 @@ fn main() -> ExitCode {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_owned()
 }
 
 fn in_ci() -> bool {
@@ -49,8 +52,14 @@ fn in_ci() -> bool {
 
 /// Runs `cmd`, failing with its description when it cannot start or exits non-zero.
 fn run(cmd: &mut Command) -> Result<(), String> {
-    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
 }
 
 /// Creates `.venv` (once) and installs the pinned requirements; returns its python.
@@ -69,15 +78,28 @@ fn venv() -> Result<PathBuf, String> {
         run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     }
     eprintln!("xtask: installing {}", PYTHON_REQUIREMENTS.join(" "));
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(PYTHON_REQUIREMENTS))?;
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(PYTHON_REQUIREMENTS))?;
     std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(python)
 }
 
 fn capture(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
@@ -102,11 +124,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     if llvm_available() {
         cargo.args(["--features", "llvm"]);
         if env::var_os("LLVM_SYS_191_PREFIX").is_none() {
-            let prefix = capture(Command::new(format!("llvm-config-{LLVM_MAJOR}")).arg("--prefix"))?;
+            let prefix =
+                capture(Command::new(format!("llvm-config-{LLVM_MAJOR}")).arg("--prefix"))?;
             cargo.env("LLVM_SYS_191_PREFIX", prefix);
         }
     } else if in_ci() {
-        return Err(format!("CI=true but llvm-config-{LLVM_MAJOR} is missing: install llvm-{LLVM_MAJOR}-dev"));
+        return Err(format!(
+            "CI=true but llvm-config-{LLVM_MAJOR} is missing: install llvm-{LLVM_MAJOR}-dev"
+        ));
     } else {
         eprintln!(
             "xtask: llvm-config-{LLVM_MAJOR} not found: building without the `llvm` feature, \

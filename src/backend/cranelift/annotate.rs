@@ -34,9 +34,13 @@ struct CommentWriter<'a> {
 
 impl CommentWriter<'_> {
     fn symbol_of(&self, func: &Function, name: &ExternalName) -> Option<&str> {
-        let ExternalName::User(r) = name else { return None };
+        let ExternalName::User(r) = name else {
+            return None;
+        };
         let user = func.params.user_named_funcs().get(*r)?;
-        self.names.get(&(user.namespace, user.index)).map(String::as_str)
+        self.names
+            .get(&(user.namespace, user.index))
+            .map(String::as_str)
     }
 }
 
@@ -96,16 +100,34 @@ impl FuncWriter for CommentWriter<'_> {
 }
 
 /// Appends `; <name>` and the annotated CLIF of `func` to `out`.
-pub fn write_annotated(out: &mut String, names: &SymbolNames, name: &str, func: &Function, markers: &[SourceMarker]) {
-    let mut writer = CommentWriter { names, before_inst: HashMap::new(), block_end: HashMap::new() };
+pub fn write_annotated(
+    out: &mut String,
+    names: &SymbolNames,
+    name: &str,
+    func: &Function,
+    markers: &[SourceMarker],
+) {
+    let mut writer = CommentWriter {
+        names,
+        before_inst: HashMap::new(),
+        block_end: HashMap::new(),
+    };
     for m in markers {
         let next = match m.after {
             Some(i) => func.layout.next_inst(i),
             None => func.layout.first_inst(m.block),
         };
         match next {
-            Some(inst) => writer.before_inst.entry(inst).or_default().push(m.text.clone()),
-            None => writer.block_end.entry(m.block).or_default().push(m.text.clone()),
+            Some(inst) => writer
+                .before_inst
+                .entry(inst)
+                .or_default()
+                .push(m.text.clone()),
+            None => writer
+                .block_end
+                .entry(m.block)
+                .or_default()
+                .push(m.text.clone()),
         }
     }
     let _ = writeln!(out, "; {name}");

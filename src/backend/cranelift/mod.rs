@@ -24,7 +24,9 @@ pub struct CraneliftOptions {
 
 impl Default for CraneliftOptions {
     fn default() -> Self {
-        CraneliftOptions { opt_level: "speed".to_owned() }
+        CraneliftOptions {
+            opt_level: "speed".to_owned(),
+        }
     }
 }
 
@@ -44,13 +46,29 @@ fn err(e: impl std::fmt::Display) -> CraneliftError {
     CraneliftError(e.to_string())
 }
 
-/// The host ISA. AOT objects need position-independent code (`pic`) and unwind info; the JIT
-/// must not use PIC.
-pub fn host_isa(pic: bool, options: &CraneliftOptions) -> Result<OwnedTargetIsa, CraneliftError> {
+/// What an ISA is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsaPurpose {
+    /// Relocatable objects: position-independent code with unwind info.
+    Aot,
+    /// In-process code: absolute addresses, no unwind tables.
+    Jit,
+}
+
+/// The host ISA for `purpose`.
+pub fn host_isa(
+    purpose: IsaPurpose,
+    options: &CraneliftOptions,
+) -> Result<OwnedTargetIsa, CraneliftError> {
+    let aot = purpose == IsaPurpose::Aot;
     let mut flags = settings::builder();
     flags.set("opt_level", &options.opt_level).map_err(err)?;
-    flags.set("is_pic", if pic { "true" } else { "false" }).map_err(err)?;
-    flags.set("unwind_info", "true").map_err(err)?;
+    flags
+        .set("is_pic", if aot { "true" } else { "false" })
+        .map_err(err)?;
+    flags
+        .set("unwind_info", if aot { "true" } else { "false" })
+        .map_err(err)?;
     flags.set("preserve_frame_pointers", "true").map_err(err)?;
     let isa_builder = cranelift_native::builder().map_err(err)?;
     isa_builder.finish(settings::Flags::new(flags)).map_err(err)
@@ -70,27 +88,40 @@ pub fn declare<M: Module>(m: &mut M, module: &lir::Module) -> Result<Declared, C
         .iter()
         .map(|imp| {
             let sig = translate::clif_signature(m, &imp.sig);
-            m.declare_function(&imp.name, ClifLinkage::Import, &sig).map_err(err)
+            m.declare_function(&imp.name, ClifLinkage::Import, &sig)
+                .map_err(err)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let data = module
         .data
         .iter()
-        .map(|d| m.declare_data(&d.name, clif_linkage(d.linkage), d.writable, false).map_err(err))
+        .map(|d| {
+            m.declare_data(&d.name, clif_linkage(d.linkage), d.writable, false)
+                .map_err(err)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let functions = module
         .functions
         .iter()
         .map(|f| {
             let sig = translate::clif_signature(m, &f.sig);
-            m.declare_function(&f.name, clif_linkage(f.linkage), &sig).map_err(err)
+            m.declare_function(&f.name, clif_linkage(f.linkage), &sig)
+                .map_err(err)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Declared { functions, imports, data })
+    Ok(Declared {
+        functions,
+        imports,
+        data,
+    })
 }
 
 /// Defines the data objects.
-pub fn define_data<M: Module>(m: &mut M, module: &lir::Module, declared: &Declared) -> Result<(), CraneliftError> {
+pub fn define_data<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+) -> Result<(), CraneliftError> {
     for (d, &id) in module.data.iter().zip(&declared.data) {
         let mut desc = DataDescription::new();
         desc.define(d.contents.clone().into_boxed_slice());
@@ -141,7 +172,8 @@ pub fn define_functions<M: Module>(
     for (i, func) in module.functions.iter().enumerate() {
         let id = declared.functions[i];
         ctx.clear();
-        let markers = translate::translate_function(m, module, declared, func, &mut ctx.func, &mut fb_ctx);
+        let markers =
+            translate::translate_function(m, module, declared, func, &mut ctx.func, &mut fb_ctx);
         if let Some(out) = clif_dump.as_deref_mut() {
             annotate::write_annotated(out, &names, &func.name, &ctx.func, &markers);
         }
@@ -153,16 +185,24 @@ pub fn define_functions<M: Module>(
             )),
             other => CraneliftError(format!("compiling `{}`: {other}", func.name)),
         })?;
-        on_compiled(Compiled { lir_id: lir::FuncId(i as u32), id, ctx: &ctx })?;
+        on_compiled(Compiled {
+            lir_id: lir::FuncId(i as u32),
+            id,
+            ctx: &ctx,
+        })?;
     }
     Ok(())
 }
 
 /// The annotated CLIF of every function of a lowered module (as built, before optimization).
 pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
-    let isa = host_isa(true, &CraneliftOptions::default())?;
-    let builder = cranelift_object::ObjectBuilder::new(isa, module.name.as_bytes().to_vec(), cranelift_module::default_libcall_names())
-        .map_err(err)?;
+    let isa = host_isa(IsaPurpose::Aot, &CraneliftOptions::default())?;
+    let builder = cranelift_object::ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        cranelift_module::default_libcall_names(),
+    )
+    .map_err(err)?;
     let mut m = cranelift_object::ObjectModule::new(builder);
     let declared = declare(&mut m, module)?;
     let mut out = String::new();
@@ -171,7 +211,14 @@ pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
     let names = symbol_names(module, &declared);
     for func in &module.functions {
         ctx.clear();
-        let markers = translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
+        let markers = translate::translate_function(
+            &mut m,
+            module,
+            &declared,
+            func,
+            &mut ctx.func,
+            &mut fb_ctx,
+        );
         annotate::write_annotated(&mut out, &names, &func.name, &ctx.func, &markers);
     }
     Ok(out)
@@ -179,11 +226,19 @@ pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
 
 /// Names for the external names a module's functions refer to.
 fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNames {
-    use cranelift_module::{DataId, FuncId};
     use cranelift_codegen::entity::EntityRef;
+    use cranelift_module::{DataId, FuncId};
     let mut names = annotate::SymbolNames::new();
-    let funcs = module.functions.iter().map(|f| &f.name).zip(&declared.functions);
-    let imports = module.imports.iter().map(|i| &i.name).zip(&declared.imports);
+    let funcs = module
+        .functions
+        .iter()
+        .map(|f| &f.name)
+        .zip(&declared.functions);
+    let imports = module
+        .imports
+        .iter()
+        .map(|i| &i.name)
+        .zip(&declared.imports);
     for (name, id) in funcs.chain(imports) {
         names.insert((0, FuncId::index(*id) as u32), name.clone());
     }

@@ -9,8 +9,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{DataId, FuncId, Module};
 
 use crate::lir::{
-    self, BinOp, Callee, ConvOp, Ext, FloatCC, Inst, IntCC, Signature, Symbol, Terminator, Ty,
-    UnOp,
+    self, BinOp, Callee, ConvOp, Ext, FloatCC, Inst, IntCC, Signature, Symbol, Terminator, Ty, UnOp,
 };
 
 /// The Cranelift ids of everything a lowered module declares.
@@ -77,14 +76,22 @@ pub fn translate_function<M: Module>(
 ) -> Vec<SourceMarker> {
     clif.signature = clif_signature(m, &func.sig);
     let mut b = FunctionBuilder::new(clif, fb_ctx);
-    let vars: Vec<Variable> = func.vars.iter().map(|d| b.declare_var(clif_type(d.ty))).collect();
+    let vars: Vec<Variable> = func
+        .vars
+        .iter()
+        .map(|d| b.declare_var(clif_type(d.ty)))
+        .collect();
     let blocks: Vec<ir::Block> = func.blocks.iter().map(|_| b.create_block()).collect();
     let slots: Vec<ir::StackSlot> = func
         .slots
         .iter()
         .map(|s| {
             let shift = s.align.max(1).trailing_zeros() as u8;
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, s.size, shift))
+            b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                s.size,
+                shift,
+            ))
         })
         .collect();
     b.append_block_params_for_function_params(blocks[0]);
@@ -105,14 +112,29 @@ pub fn translate_function<M: Module>(
             }
         }
         for inst in &block.insts {
-            let mut t = Translator { b: &mut b, m, module, declared, vars: &vars, func_refs: &mut func_refs, data_refs: &mut data_refs, func };
+            let mut t = Translator {
+                b: &mut b,
+                m,
+                module,
+                declared,
+                vars: &vars,
+                func_refs: &mut func_refs,
+                data_refs: &mut data_refs,
+                func,
+            };
             match inst {
                 Inst::Source(i) => {
                     let after = t.b.func.layout.last_inst(cb);
-                    markers.push(SourceMarker { block: cb, after, text: func.sources[*i as usize].clone() });
+                    markers.push(SourceMarker {
+                        block: cb,
+                        after,
+                        text: func.sources[*i as usize].clone(),
+                    });
                 }
                 Inst::StackAddr { dst, slot, offset } => {
-                    let v = t.b.ins().stack_addr(types::I64, slots[slot.0 as usize], *offset);
+                    let v =
+                        t.b.ins()
+                            .stack_addr(types::I64, slots[slot.0 as usize], *offset);
                     t.def(*dst, v);
                 }
                 other => t.inst(other),
@@ -123,9 +145,19 @@ pub fn translate_function<M: Module>(
             Terminator::Jump(target) => {
                 b.ins().jump(blocks[target.0 as usize], &[]);
             }
-            Terminator::Branch { cond, then_block, else_block } => {
+            Terminator::Branch {
+                cond,
+                then_block,
+                else_block,
+            } => {
                 let c = use_var(&mut b, *cond);
-                b.ins().brif(c, blocks[then_block.0 as usize], &[], blocks[else_block.0 as usize], &[]);
+                b.ins().brif(
+                    c,
+                    blocks[then_block.0 as usize],
+                    &[],
+                    blocks[else_block.0 as usize],
+                    &[],
+                );
             }
             Terminator::Return(value) => {
                 let rets: Vec<ir::Value> = value.iter().map(|v| use_var(&mut b, *v)).collect();
@@ -188,7 +220,11 @@ impl<M: Module> Translator<'_, '_, M> {
                     unreachable!("iconst into a float variable")
                 } else {
                     let bits = ty.bytes() * 8;
-                    let masked = if bits == 64 { *value } else { *value & ((1i64 << bits) - 1) };
+                    let masked = if bits == 64 {
+                        *value
+                    } else {
+                        *value & ((1i64 << bits) - 1)
+                    };
                     self.b.ins().iconst(clif_type(ty), masked)
                 };
                 self.def(*dst, v);
@@ -196,7 +232,10 @@ impl<M: Module> Translator<'_, '_, M> {
             Inst::Fconst { dst, bits } => {
                 let v = match self.ty(*dst) {
                     Ty::F32 => self.b.ins().f32const(f64::from_bits(*bits) as f32),
-                    _ => self.b.ins().f64const(ir::immediates::Ieee64::with_bits(*bits)),
+                    _ => self
+                        .b
+                        .ins()
+                        .f64const(ir::immediates::Ieee64::with_bits(*bits)),
                 };
                 self.def(*dst, v);
             }
@@ -288,7 +327,11 @@ impl<M: Module> Translator<'_, '_, M> {
                 let v = self.b.ins().load(ty, MemFlagsData::new(), p, *offset);
                 self.def(*dst, v);
             }
-            Inst::Store { addr, offset, value } => {
+            Inst::Store {
+                addr,
+                offset,
+                value,
+            } => {
                 let (p, x) = (self.get(*addr), self.get(*value));
                 self.b.ins().store(MemFlagsData::new(), x, p, *offset);
             }
@@ -351,7 +394,11 @@ impl<M: Module> Translator<'_, '_, M> {
             ConvOp::Fdemote => i.fdemote(to_clif, x),
             ConvOp::StoF | ConvOp::UtoF => {
                 let x = if narrow(from) {
-                    if op == ConvOp::StoF { i.sextend(types::I32, x) } else { self.b.ins().uextend(types::I32, x) }
+                    if op == ConvOp::StoF {
+                        i.sextend(types::I32, x)
+                    } else {
+                        self.b.ins().uextend(types::I32, x)
+                    }
                 } else {
                     x
                 };

@@ -1,0 +1,104 @@
+//! The compiler driver: verify, lower, generate code, and deliver.
+
+use std::path::Path;
+
+use crate::aot::LinkOptions;
+use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::lower::{self, LowerOptions};
+use crate::{Error, ir, lir};
+
+/// The code generator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// Cranelift: fast compiles (the default).
+    #[default]
+    Cranelift,
+    /// LLVM through inkwell: optimized code (cargo feature `llvm`).
+    Llvm,
+}
+
+/// Options of AOT compilation.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The code generator.
+    pub backend: Backend,
+    /// Lowering options (system-library prefix, `__tvm_ffi_main` alias).
+    pub lower: LowerOptions,
+    /// Cranelift settings.
+    pub cranelift: CraneliftOptions,
+}
+
+/// Intermediate forms [`emit`] can show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The host IR, printed.
+    Ir,
+    /// The lowered form, annotated with the IR it came from.
+    Lowered,
+    /// The backend's IR (CLIF for Cranelift), annotated.
+    BackendIr,
+}
+
+/// Checks a module with the [verifier](ir::verify).
+pub fn verify(module: &ir::Module) -> Result<(), Error> {
+    ir::verify::verify(module).map_err(Error::Invalid)
+}
+
+fn lower_verified(module: &ir::Module, options: &Options) -> Result<lir::Module, Error> {
+    verify(module)?;
+    Ok(lower::lower(module, &options.lower)?)
+}
+
+fn unavailable_llvm() -> Error {
+    Error::BackendUnavailable(
+        "llvm: this build of safecall has no LLVM backend (build with `--features llvm`)"
+            .to_owned(),
+    )
+}
+
+/// Compiles a module to the bytes of a relocatable object file.
+pub fn compile_object(module: &ir::Module, options: &Options) -> Result<Vec<u8>, Error> {
+    let lowered = lower_verified(module, options)?;
+    match options.backend {
+        Backend::Cranelift => {
+            crate::aot::cranelift_object(&lowered, &options.cranelift).map_err(Error::backend)
+        }
+        Backend::Llvm => Err(unavailable_llvm()),
+    }
+}
+
+/// Compiles a module and links it into the shared library `output` (an object file is written
+/// next to it as `<output>.o` and removed afterwards).
+pub fn build_shared_library(
+    module: &ir::Module,
+    output: &Path,
+    options: &Options,
+    link: &LinkOptions,
+) -> Result<(), Error> {
+    let object = compile_object(module, options)?;
+    let mut object_path = output.as_os_str().to_owned();
+    object_path.push(".o");
+    let object_path = std::path::PathBuf::from(object_path);
+    std::fs::write(&object_path, object).map_err(|error| Error::Io {
+        path: object_path.clone(),
+        error,
+    })?;
+    let linked = crate::aot::link_shared_library(&object_path, output, link);
+    let _ = std::fs::remove_file(&object_path);
+    Ok(linked?)
+}
+
+/// An intermediate form of a module, as text.
+pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String, Error> {
+    match what {
+        Emit::Ir => Ok(ir::print::print(module)),
+        Emit::Lowered => Ok(lower_verified(module, options)?.to_string()),
+        Emit::BackendIr => {
+            let lowered = lower_verified(module, options)?;
+            match options.backend {
+                Backend::Cranelift => clif::clif_text(&lowered).map_err(Error::backend),
+                Backend::Llvm => Err(unavailable_llvm()),
+            }
+        }
+    }
+}
