@@ -530,9 +530,10 @@ pub fn type_info(index: i32) -> Result<&'static TVMFFITypeInfo, Error> {
 /// The type key of `index` (for messages), `"<unknown>"` when it is not registered.
 pub fn type_key_of(index: i32) -> String {
     match type_info(index) {
-        // SAFETY: the key is our own copy.
         Ok(info) => {
-            String::from_utf8_lossy(unsafe { crate::error::bytes_of(&info.type_key) }).into_owned()
+            // SAFETY: the key is our own copy.
+            let key = unsafe { crate::error::bytes_of(&info.type_key) };
+            String::from_utf8_lossy(key).into_owned()
         }
         Err(_) => format!("<unknown type index {index}>"),
     }

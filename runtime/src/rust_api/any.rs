@@ -117,8 +117,10 @@ impl<'a> AnyView<'a> {
 
     /// The object pointer, if this holds an object.
     pub fn object_ptr(&self) -> Option<*mut TVMFFIObject> {
-        // SAFETY: objects are stored in v_obj.
-        (self.raw.type_index >= ti::STATIC_OBJECT_BEGIN).then(|| unsafe { self.raw.value.v_obj })
+        // SAFETY: every bit pattern of the union is a valid pointer value; it is only an
+        // object when the type index says so.
+        let obj = unsafe { self.raw.value.v_obj };
+        (self.raw.type_index >= ti::STATIC_OBJECT_BEGIN).then_some(obj)
     }
 
     /// The bytes of a string-like value (SmallStr, String, RawStr) or bytes-like value
@@ -410,9 +412,10 @@ impl<'a> FromAnyView<'a> for bool {
 
 impl<'a> FromAnyView<'a> for f64 {
     fn from_any_view(view: &AnyView<'a>) -> Result<Self, Error> {
-        // SAFETY: each arm reads the member its type index selects.
         match view.type_index() {
+            // SAFETY: floats are stored in v_float64.
             ti::FLOAT => Ok(unsafe { view.raw.value.v_float64 }),
+            // SAFETY: ints and bools are stored in v_int64.
             ti::INT | ti::BOOL => Ok(unsafe { view.raw.value.v_int64 } as f64),
             t => Err(conversion_error(t, "float")),
         }
@@ -529,8 +532,9 @@ impl<'a> From<&'a ObjectRef> for AnyView<'a> {
     fn from(value: &'a ObjectRef) -> Self {
         let obj = value.as_ptr();
         // SAFETY: the reference keeps the object alive for 'a.
+        let type_index = unsafe { (*obj).type_index };
         AnyView {
-            raw: pod(unsafe { (*obj).type_index }, TVMFFIValue { v_obj: obj }),
+            raw: pod(type_index, TVMFFIValue { v_obj: obj }),
             _borrow: PhantomData,
         }
     }
