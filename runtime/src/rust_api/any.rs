@@ -301,6 +301,14 @@ impl<'a> From<&'a Any> for AnyView<'a> {
     }
 }
 
+// The DLDataType / DLDevice conversions below pack the value into the low bytes of
+// `v_uint64` (zeroing the rest, as the ABI wants), which is the union layout on
+// little-endian targets, the only ones TVM-FFI supports.
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "TVM-FFI targets are little-endian"
+);
+
 macro_rules! pod_conversions {
     ($($t:ty => $index:expr, $field:ident, $conv:expr;)*) => {$(
         impl From<$t> for AnyView<'_> {
@@ -600,5 +608,38 @@ impl<'a> FromAnyView<'a> for Bytes {
             }
             t => Err(conversion_error(t, "ffi.Bytes")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_values_round_trip() {
+        let dtype = DLDataType {
+            code: 2,
+            bits: 16,
+            lanes: 4,
+        };
+        let device = DLDevice {
+            device_type: 2,
+            device_id: 3,
+        };
+        assert_eq!(AnyView::from(dtype).cast::<DLDataType>().unwrap(), dtype);
+        assert_eq!(Any::from(device).cast::<DLDevice>().unwrap(), device);
+        // SAFETY: the whole 8-byte value is initialized.
+        assert_eq!(
+            unsafe { AnyView::from(dtype).as_raw().value.v_uint64 } >> 32,
+            0
+        );
+        assert_eq!(AnyView::from(-5i32).cast::<i64>().unwrap(), -5);
+        assert!(AnyView::from(true).cast::<bool>().unwrap());
+        assert_eq!(AnyView::from(1.5f32).cast::<f64>().unwrap(), 1.5);
+        let err = AnyView::from(1.5).cast::<i64>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "TypeError: Cannot convert from type `float` to `int`"
+        );
     }
 }
