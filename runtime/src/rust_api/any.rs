@@ -629,10 +629,8 @@ mod tests {
         assert_eq!(AnyView::from(dtype).cast::<DLDataType>().unwrap(), dtype);
         assert_eq!(Any::from(device).cast::<DLDevice>().unwrap(), device);
         // SAFETY: the whole 8-byte value is initialized.
-        assert_eq!(
-            unsafe { AnyView::from(dtype).as_raw().value.v_uint64 } >> 32,
-            0
-        );
+        let bits = unsafe { AnyView::from(dtype).as_raw().value.v_uint64 };
+        assert_eq!(bits >> 32, 0);
         assert_eq!(AnyView::from(-5i32).cast::<i64>().unwrap(), -5);
         assert!(AnyView::from(true).cast::<bool>().unwrap());
         assert_eq!(AnyView::from(1.5f32).cast::<f64>().unwrap(), 1.5);
