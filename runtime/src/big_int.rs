@@ -52,8 +52,8 @@ pub fn from_words(words: &[i64]) -> TVMFFIAny {
 /// The words of an `Int` or BigInt value, borrowed from it; empty for other values.
 ///
 /// # Safety
-/// `value` must be a valid value that outlives `'a` (for an `Int`, the Any itself).
-pub unsafe fn words<'a>(value: &'a TVMFFIAny) -> &'a [i64] {
+/// `value` must be a valid value (for an `Int`, the words borrow the Any itself).
+pub unsafe fn words(value: &TVMFFIAny) -> &[i64] {
     match value.type_index {
         // SAFETY: ints live in v_int64 of the Any.
         type_index::INT => core::slice::from_ref(unsafe { &value.value.v_int64 }),

@@ -1,6 +1,6 @@
 //! DLPack data type strings: `float32`, `int8x4`, `bfloat16`, `float8_e4m3fn`, `bool`, `handle`...
 //!
-//! Pure Rust, no C API: [`parse`] and [`format`] implement exactly the grammar of
+//! Pure Rust, no C API: [`parse()`] and [`format()`] implement exactly the grammar of
 //! `TVMFFIDataTypeFromString` / `TVMFFIDataTypeToString` of apache-tvm-ffi 0.1.x (aliases
 //! `i8`, `u16`, `f32`, `bf16`, `fp8_*`, `f8_*`..., scalable vectors `xvscalex4`, the real
 //! runtime's error messages), and the IR's text format uses the same functions so a dtype is
@@ -300,7 +300,7 @@ pub fn format(dtype: DLDataType) -> Result<String, DTypeParseError> {
     format_with(dtype, &no_custom_name)
 }
 
-/// [`format`], naming custom codes through `custom_name`.
+/// [`format()`], naming custom codes through `custom_name`.
 pub fn format_with(
     dtype: DLDataType,
     custom_name: &dyn Fn(u8) -> Result<String, DTypeParseError>,

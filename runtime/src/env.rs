@@ -149,16 +149,18 @@ pub fn check_signals() -> c_int {
 // Module symbols (stored now; the module loader uses them)
 // ---------------------------------------------------------------------------
 
-/// Addresses stored in the symbol tables (plain addresses so the tables are `Send`).
-type SymbolTable<K> = Mutex<K>;
+/// Context symbols in registration order (addresses as integers so the table is `Send`).
+type ContextSymbols = Mutex<Vec<(Vec<u8>, usize)>>;
+/// System-library symbols by name (addresses as integers so the table is `Send`).
+type SystemLibSymbols = Mutex<HashMap<Vec<u8>, usize>>;
 
-fn context_symbols() -> &'static SymbolTable<Vec<(Vec<u8>, usize)>> {
-    static TABLE: OnceLock<SymbolTable<Vec<(Vec<u8>, usize)>>> = OnceLock::new();
+fn context_symbols() -> &'static ContextSymbols {
+    static TABLE: OnceLock<ContextSymbols> = OnceLock::new();
     TABLE.get_or_init(Mutex::default)
 }
 
-fn system_lib_symbols() -> &'static SymbolTable<HashMap<Vec<u8>, usize>> {
-    static TABLE: OnceLock<SymbolTable<HashMap<Vec<u8>, usize>>> = OnceLock::new();
+fn system_lib_symbols() -> &'static SystemLibSymbols {
+    static TABLE: OnceLock<SystemLibSymbols> = OnceLock::new();
     TABLE.get_or_init(Mutex::default)
 }
 
@@ -185,8 +187,10 @@ pub fn register_system_lib_symbol(name: &[u8], symbol: *mut c_void) {
     let mut table = system_lib_symbols()
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(&old) = table.get(name) {
-        if old != symbol as usize {
+    if let Some(&old) = table.get(name)
+        && old != symbol as usize
+    {
+        {
             eprintln!(
                 "Warning:SystemLib symbol {} get overriden to a different address {:p}->{:#x}",
                 String::from_utf8_lossy(name),

@@ -48,7 +48,10 @@ fn byte_array(data: *const u8, size: usize) -> TVMFFIByteArray {
 
 /// Creates an error object with one strong reference. `cause_chain` and `extra_context` are
 /// borrowed: the error takes its own references.
-pub fn new_error(
+///
+/// # Safety
+/// `cause_chain` and `extra_context` must each be NULL or a live object.
+pub unsafe fn new_error(
     kind: &[u8],
     message: &[u8],
     backtrace: &[u8],
@@ -189,13 +192,9 @@ pub fn set_raised_from_str(kind: &str, message: &str) {
 
 /// Raises a new error of `kind` with `message` (raw bytes) on this thread.
 pub fn set_raised_from_bytes(kind: &[u8], message: &[u8]) {
-    set_raised_owned(new_error(
-        kind,
-        message,
-        b"",
-        ptr::null_mut(),
-        ptr::null_mut(),
-    ));
+    // SAFETY: no cause or context.
+    let err = unsafe { new_error(kind, message, b"", ptr::null_mut(), ptr::null_mut()) };
+    set_raised_owned(err);
 }
 
 /// Takes this thread's raised error (an owned reference, NULL when none is raised).

@@ -8,9 +8,11 @@
 //!   reference-count protocol;
 //! - [`registry`]: type keys, indices, type info and reflection tables;
 //! - [`error`], [`string`], [`shape`], [`big_int`], [`function`], [`tensor`]: the object kinds;
-//! - [`env`]: per-thread streams and allocators, host C API, module symbols, init-once;
+//! - [`env`](mod@env): per-thread streams and allocators, host C API, module symbols, init-once;
 //! - [`capi`]: the exported `extern "C"` functions (panics never cross them);
 //! - [`rust_api`]: the safe API ([`Any`], [`AnyView`], [`Function`], [`Tensor`], [`Error`]...).
+
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod abi;
 pub mod big_int;

@@ -295,7 +295,7 @@ pub fn alloc<T: ObjectLayout>(type_index: i32, value: T, extra: usize) -> *mut T
 /// # Safety
 /// `obj` must be an object allocated by [`alloc::<T>`].
 pub unsafe fn tail<T: ObjectLayout, E>(obj: *mut T) -> *mut E {
-    const { assert!(size_of::<T>() % 8 == 0 && align_of::<E>() <= 8) };
+    const { assert!(size_of::<T>().is_multiple_of(8) && align_of::<E>() <= 8) };
     // SAFETY: the tail lies within the allocation made by `alloc`.
     unsafe { obj.add(1).cast() }
 }

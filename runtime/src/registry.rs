@@ -4,6 +4,7 @@
 //! Entries are allocated once and never freed, so the `TVMFFITypeInfo` pointers handed to C
 //! stay valid for the life of the process. One mutex guards every update.
 
+use core::ptr::NonNull;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -38,14 +39,14 @@ struct AttrColumn {
 
 struct TypeTable {
     /// Indexed by type index; entries are leaked boxes.
-    entries: Vec<Option<&'static mut Entry>>,
+    entries: Vec<Option<NonNull<Entry>>>,
     by_key: HashMap<Vec<u8>, i32>,
     /// Next index handed out past the static range.
     counter: i32,
     /// Values the reflection tables point into (copied strings are kept as `Box<[u8]>`).
     strings: Vec<Box<[u8]>>,
     values: Vec<Any>,
-    columns: Vec<&'static mut AttrColumn>,
+    columns: Vec<NonNull<AttrColumn>>,
     column_by_name: HashMap<Vec<u8>, usize>,
 }
 
@@ -171,8 +172,9 @@ impl TypeTable {
     fn entry(&mut self, index: i32) -> Result<&mut Entry, Error> {
         let found = usize::try_from(index)
             .ok()
-            .and_then(|i| self.entries.get_mut(i))
-            .and_then(|e| e.as_deref_mut());
+            .and_then(|i| self.entries.get(i).copied().flatten())
+            // SAFETY: entries are leaked boxes, only mutated while the table is held mutably.
+            .map(|e| unsafe { &mut *e.as_ptr() });
         found.ok_or_else(|| {
             internal(format!(
                 "Check failed: (entry != nullptr) is false: Cannot find type info for type_index={index}"
@@ -196,7 +198,7 @@ impl TypeTable {
             return Ok(-2);
         }
         let key_text = String::from_utf8_lossy(key).into_owned();
-        let parent: Option<*const Entry> = if parent_index < 0 {
+        let parent: Option<NonNull<Entry>> = if parent_index < 0 {
             None
         } else {
             if parent_index as usize >= self.entries.len() {
@@ -206,14 +208,14 @@ impl TypeTable {
                 )));
             }
             self.entries[parent_index as usize]
-                .as_deref()
-                .map(|e| e as *const Entry)
         };
         let index = if static_index >= 0 {
             let slot = self.entries.get(static_index as usize).ok_or_else(|| {
                 internal(format!("Check failed: static_type_index < type_table_.size() ({static_index} vs. {}) : ", self.entries.len()))
             })?;
             if let Some(existing) = slot {
+                // SAFETY: entries are leaked boxes.
+                let existing = unsafe { existing.as_ref() };
                 return Err(internal(format!(
                     "Check failed: (type_table_[static_type_index] == nullptr) is false: Conflicting static index {static_index} between {} and {key_text}",
                     String::from_utf8_lossy(&existing.key[..existing.key.len() - 1])
@@ -224,7 +226,7 @@ impl TypeTable {
             let parent_ptr =
                 parent.ok_or_else(|| internal("Check not null: parent ".to_owned()))?;
             // SAFETY: entries are leaked boxes owned by the table, which we hold mutably.
-            let parent_entry = unsafe { &mut *parent_ptr.cast_mut() };
+            let parent_entry = unsafe { &mut *parent_ptr.as_ptr() };
             let num_slots = num_child_slots + 1;
             if parent_entry.allocated_slots + num_slots <= parent_entry.num_slots {
                 let index = parent_entry.info.type_index + parent_entry.allocated_slots;
@@ -247,7 +249,7 @@ impl TypeTable {
         };
         if let Some(p) = parent {
             // SAFETY: see above.
-            if !unsafe { &*p }.child_slots_can_overflow {
+            if !unsafe { p.as_ref() }.child_slots_can_overflow {
                 can_overflow = false;
             }
         }
@@ -256,7 +258,7 @@ impl TypeTable {
         if depth != 0 {
             let p = parent.ok_or_else(|| internal("Check not null: parent ".to_owned()))?;
             // SAFETY: see above.
-            let p = unsafe { &*p };
+            let p = unsafe { p.as_ref() };
             if depth != p.info.type_depth + 1 {
                 return Err(internal(format!(
                     "Check failed: type_depth == parent->type_depth + 1 ({depth} vs. {}) : ",
@@ -300,7 +302,7 @@ impl TypeTable {
             child_slots_can_overflow: can_overflow,
         }));
         entry.info.type_ancestors = entry.ancestors.as_ptr();
-        self.entries[index as usize] = Some(entry);
+        self.entries[index as usize] = Some(NonNull::from(entry));
         self.by_key.insert(key.to_vec(), index);
         Ok(index)
     }
@@ -448,7 +450,7 @@ impl TypeTable {
                     values: Vec::new(),
                 }));
                 column.column.data = column.values.as_ptr().cast();
-                self.columns.push(column);
+                self.columns.push(NonNull::from(column));
                 self.column_by_name
                     .insert(name.to_vec(), self.columns.len() - 1);
                 self.columns.len() - 1
@@ -461,7 +463,8 @@ impl TypeTable {
             .map_err(|_| internal(format!("invalid type index {index} for a type attribute")))?;
         // SAFETY: the caller passes a valid any view.
         let owned = Any::from_view(unsafe { AnyView::from_raw_ref(value) })?;
-        let column = &mut *self.columns[column_index];
+        // SAFETY: columns are leaked boxes, only mutated while the table is held mutably.
+        let column = unsafe { &mut *self.columns[column_index].as_ptr() };
         if slot_index >= column.values.len() {
             column.values.resize_with(slot_index + 1, Any::none);
         }
@@ -530,9 +533,10 @@ pub fn type_info(index: i32) -> Result<&'static TVMFFITypeInfo, Error> {
 /// The type key of `index` (for messages), `"<unknown>"` when it is not registered.
 pub fn type_key_of(index: i32) -> String {
     match type_info(index) {
-        // SAFETY: the key is our own copy.
         Ok(info) => {
-            String::from_utf8_lossy(unsafe { crate::error::bytes_of(&info.type_key) }).into_owned()
+            // SAFETY: the key is our own copy.
+            let key = unsafe { crate::error::bytes_of(&info.type_key) };
+            String::from_utf8_lossy(key).into_owned()
         }
         Err(_) => format!("<unknown type index {index}>"),
     }
@@ -562,7 +566,9 @@ pub fn register_attr(index: i32, name: &[u8], value: &TVMFFIAny) -> Result<(), E
 pub fn attr_column(name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
     let table = table();
     let index = *table.column_by_name.get(name)?;
-    let column: *const TVMFFITypeAttrColumn = &table.columns[index].column;
+    // SAFETY: columns are leaked boxes; this only takes the field's address.
+    let column: *const TVMFFITypeAttrColumn =
+        unsafe { &raw const (*table.columns[index].as_ptr()).column };
     // SAFETY: columns are leaked and never freed.
     Some(unsafe { &*column })
 }

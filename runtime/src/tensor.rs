@@ -144,9 +144,11 @@ pub unsafe fn is_contiguous(t: &DLTensor) -> bool {
 /// counts on devices whose pointers are not addresses).
 pub fn is_aligned(t: &DLTensor, alignment: usize) -> bool {
     if is_direct_address(t.device) {
-        (t.data as usize).wrapping_add(t.byte_offset as usize) % alignment == 0
+        (t.data as usize)
+            .wrapping_add(t.byte_offset as usize)
+            .is_multiple_of(alignment)
     } else {
-        t.byte_offset as usize % alignment == 0
+        (t.byte_offset as usize).is_multiple_of(alignment)
     }
 }
 

@@ -89,3 +89,37 @@ fn raising_is_cheap() {
     assert!(Error::take_raised().is_some());
     assert!(elapsed.as_secs_f64() < 10.0, "200k raises took {elapsed:?}");
 }
+
+#[inline(never)]
+fn capture_backtrace_here() -> std::string::String {
+    // SAFETY: NULL frame information is allowed; the result is read before the next call.
+    let bt = unsafe {
+        &*safecall_runtime::capi::TVMFFIBacktrace(core::ptr::null(), 0, core::ptr::null(), 0)
+    };
+    // SAFETY: the runtime's thread-local text.
+    std::string::String::from_utf8_lossy(unsafe {
+        core::slice::from_raw_parts(bt.data.cast::<u8>(), bt.size)
+    })
+    .into_owned()
+}
+
+#[test]
+fn backtrace_names_the_given_frame_then_the_callers() {
+    // SAFETY: NUL-terminated strings.
+    let bt = unsafe {
+        &*safecall_runtime::capi::TVMFFIBacktrace(c"kernel.py".as_ptr(), 12, c"launch".as_ptr(), 0)
+    };
+    // SAFETY: the runtime's thread-local text.
+    let text = unsafe { core::slice::from_raw_parts(bt.data.cast::<u8>(), bt.size) };
+    assert!(text.starts_with(b"  File \"kernel.py\", line 12, in launch\n"));
+    let captured = capture_backtrace_here();
+    assert!(captured.contains("capture_backtrace_here"), "{captured}");
+    assert!(
+        !captured.contains("safecall_runtime::capi"),
+        "runtime frames leak: {captured}"
+    );
+    assert!(
+        captured.lines().all(|l| l.starts_with("  File \"")),
+        "{captured}"
+    );
+}

@@ -166,9 +166,27 @@ fn push_frame(out: &mut Vec<u8>, file: &[u8], line: i64, func: &[u8]) {
     out.push(b'\n');
 }
 
+/// Frames of this runtime's own machinery (and the C library's start-up), left out.
+fn is_internal_frame(symbol: &str) -> bool {
+    const PREFIXES: [&str; 10] = [
+        "std::backtrace",
+        "std::panicking",
+        "std::panic::",
+        "core::panic",
+        "<core::panic",
+        "__rust_try",
+        "safecall_runtime::capi::",
+        "TVMFFIBacktrace",
+        "__libc_",
+        "ffi_call_",
+    ];
+    PREFIXES.iter().any(|p| symbol.starts_with(p))
+}
+
 /// Appends the frames of a captured Rust backtrace (most recent first), stopping at the FFI
-/// boundary (`TVMFFIFunctionCall`) unless `cross_boundary`.
-fn push_captured_frames(out: &mut Vec<u8>, cross_boundary: bool) {
+/// boundary (`TVMFFIFunctionCall`) unless `cross_boundary`. With `skip_caller`, the first
+/// frame outside the runtime (the caller, already given explicitly) is left out.
+fn push_captured_frames(out: &mut Vec<u8>, cross_boundary: bool, mut skip_caller: bool) {
     let limit = std::env::var("TVM_TRACEBACK_LIMIT")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
@@ -182,10 +200,11 @@ fn push_captured_frames(out: &mut Vec<u8>, cross_boundary: bool) {
             continue;
         };
         let location = lines.next_if(|l| l.trim_start().starts_with("at "));
-        if symbol.starts_with("std::backtrace")
-            || symbol.contains("TVMFFIBacktrace")
-            || symbol.contains("capi::error::push_captured_frames")
-        {
+        if is_internal_frame(symbol) {
+            continue;
+        }
+        if skip_caller {
+            skip_caller = false;
             continue;
         }
         if !cross_boundary && symbol.starts_with("TVMFFIFunctionCall") {
@@ -222,12 +241,13 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
 ) -> *const TVMFFIByteArray {
     no_unwind("TVMFFIBacktrace", || {
         let mut text = Vec::new();
-        if !filename.is_null() && !func.is_null() {
+        let given = !filename.is_null() && !func.is_null();
+        if given {
             // SAFETY: guaranteed by the caller.
             let (file, func) = unsafe { (cstr_bytes(filename), cstr_bytes(func)) };
             push_frame(&mut text, file, i64::from(lineno), func);
         }
-        push_captured_frames(&mut text, cross_ffi_boundary != 0);
+        push_captured_frames(&mut text, cross_ffi_boundary != 0, given);
         BACKTRACE.with_borrow_mut(|(storage, array)| {
             *storage = text;
             storage.push(0);

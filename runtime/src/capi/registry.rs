@@ -123,11 +123,10 @@ pub unsafe extern "C" fn TVMFFITypeRegisterAttr(
     attr_name: *const TVMFFIByteArray,
     attr_value: *const TVMFFIAny,
 ) -> c_int {
-    // SAFETY: guaranteed by the caller.
     safe(|| {
-        registry::register_attr(type_index, unsafe { array_bytes(attr_name) }, unsafe {
-            &*attr_value
-        })
+        // SAFETY: guaranteed by the caller.
+        let (name, value) = unsafe { (array_bytes(attr_name), &*attr_value) };
+        registry::register_attr(type_index, name, value)
     })
 }
 

@@ -117,8 +117,10 @@ impl<'a> AnyView<'a> {
 
     /// The object pointer, if this holds an object.
     pub fn object_ptr(&self) -> Option<*mut TVMFFIObject> {
-        // SAFETY: objects are stored in v_obj.
-        (self.raw.type_index >= ti::STATIC_OBJECT_BEGIN).then(|| unsafe { self.raw.value.v_obj })
+        // SAFETY: every bit pattern of the union is a valid pointer value; it is only an
+        // object when the type index says so.
+        let obj = unsafe { self.raw.value.v_obj };
+        (self.raw.type_index >= ti::STATIC_OBJECT_BEGIN).then_some(obj)
     }
 
     /// The bytes of a string-like value (SmallStr, String, RawStr) or bytes-like value
@@ -299,6 +301,14 @@ impl<'a> From<&'a Any> for AnyView<'a> {
     }
 }
 
+// The DLDataType / DLDevice conversions below pack the value into the low bytes of
+// `v_uint64` (zeroing the rest, as the ABI wants), which is the union layout on
+// little-endian targets, the only ones TVM-FFI supports.
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "TVM-FFI targets are little-endian"
+);
+
 macro_rules! pod_conversions {
     ($($t:ty => $index:expr, $field:ident, $conv:expr;)*) => {$(
         impl From<$t> for AnyView<'_> {
@@ -410,9 +420,10 @@ impl<'a> FromAnyView<'a> for bool {
 
 impl<'a> FromAnyView<'a> for f64 {
     fn from_any_view(view: &AnyView<'a>) -> Result<Self, Error> {
-        // SAFETY: each arm reads the member its type index selects.
         match view.type_index() {
+            // SAFETY: floats are stored in v_float64.
             ti::FLOAT => Ok(unsafe { view.raw.value.v_float64 }),
+            // SAFETY: ints and bools are stored in v_int64.
             ti::INT | ti::BOOL => Ok(unsafe { view.raw.value.v_int64 } as f64),
             t => Err(conversion_error(t, "float")),
         }
@@ -529,8 +540,9 @@ impl<'a> From<&'a ObjectRef> for AnyView<'a> {
     fn from(value: &'a ObjectRef) -> Self {
         let obj = value.as_ptr();
         // SAFETY: the reference keeps the object alive for 'a.
+        let type_index = unsafe { (*obj).type_index };
         AnyView {
-            raw: pod(unsafe { (*obj).type_index }, TVMFFIValue { v_obj: obj }),
+            raw: pod(type_index, TVMFFIValue { v_obj: obj }),
             _borrow: PhantomData,
         }
     }
@@ -596,5 +608,36 @@ impl<'a> FromAnyView<'a> for Bytes {
             }
             t => Err(conversion_error(t, "ffi.Bytes")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_values_round_trip() {
+        let dtype = DLDataType {
+            code: 2,
+            bits: 16,
+            lanes: 4,
+        };
+        let device = DLDevice {
+            device_type: 2,
+            device_id: 3,
+        };
+        assert_eq!(AnyView::from(dtype).cast::<DLDataType>().unwrap(), dtype);
+        assert_eq!(Any::from(device).cast::<DLDevice>().unwrap(), device);
+        // SAFETY: the whole 8-byte value is initialized.
+        let bits = unsafe { AnyView::from(dtype).as_raw().value.v_uint64 };
+        assert_eq!(bits >> 32, 0);
+        assert_eq!(AnyView::from(-5i32).cast::<i64>().unwrap(), -5);
+        assert!(AnyView::from(true).cast::<bool>().unwrap());
+        assert_eq!(AnyView::from(1.5f32).cast::<f64>().unwrap(), 1.5);
+        let err = AnyView::from(1.5).cast::<i64>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "TypeError: Cannot convert from type `float` to `int`"
+        );
     }
 }

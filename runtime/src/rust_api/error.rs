@@ -26,13 +26,16 @@ impl Error {
         cause: Option<&Error>,
         extra_context: Option<&ObjectRef>,
     ) -> Self {
-        let obj = crate::error::new_error(
-            kind,
-            message,
-            backtrace,
-            cause.map_or(core::ptr::null_mut(), Error::as_ptr),
-            extra_context.map_or(core::ptr::null_mut(), ObjectRef::as_ptr),
-        );
+        // SAFETY: the cause and context are live objects we hold references to (or NULL).
+        let obj = unsafe {
+            crate::error::new_error(
+                kind,
+                message,
+                backtrace,
+                cause.map_or(core::ptr::null_mut(), Error::as_ptr),
+                extra_context.map_or(core::ptr::null_mut(), ObjectRef::as_ptr),
+            )
+        };
         // SAFETY: a fresh object comes with one strong reference we take over.
         Error(unsafe { ObjectRef::from_raw_owned(obj) }.expect("allocated"))
     }
