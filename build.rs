@@ -1,7 +1,5 @@
 //! Test, example and binary targets export their symbols (`-rdynamic`), so shared libraries
 //! they load find the TVM-FFI C API of the linked safecall-runtime.
 fn main() {
-    for kind in ["tests"] {
-        println!("cargo::rustc-link-arg-{kind}=-rdynamic");
-    }
+    println!("cargo::rustc-link-arg-tests=-rdynamic");
 }

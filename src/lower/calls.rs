@@ -216,10 +216,11 @@ fn call_function_object(
 
 /// A direct safe-call target: a host function of this module, or an external symbol.
 fn direct_target(m: &mut ModuleCtx<'_>, symbol: &str) -> lir::Callee {
-    if let Some(name) = symbol.strip_prefix(EXPORT_PREFIX) {
-        if let Some(&id) = m.host_functions.get(name) {
-            return lir::Callee::Func(id);
-        }
+    if let Some(&id) = symbol
+        .strip_prefix(EXPORT_PREFIX)
+        .and_then(|name| m.host_functions.get(name))
+    {
+        return lir::Callee::Func(id);
     }
     lir::Callee::Import(m.import(symbol, safe_call_signature()))
 }

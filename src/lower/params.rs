@@ -857,11 +857,9 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         fx.b.switch_to(join);
     }
     // Shape values loaded here dominate the body only when the tensor is always present.
-    if !guarded {
-        if let Ok(Binding::Tensor(mut t)) = fx.lookup(&leaf.name) {
-            t.shape = Some(dims);
-            fx.bind(&leaf.name, Binding::Tensor(t));
-        }
+    if let (false, Ok(Binding::Tensor(mut t))) = (guarded, fx.lookup(&leaf.name)) {
+        t.shape = Some(dims);
+        fx.bind(&leaf.name, Binding::Tensor(t));
     }
 }
 

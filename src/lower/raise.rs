@@ -366,7 +366,8 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
     b.store(out, 0, buf);
 
     // Dispatch on the tag: a chain of compares, each case ends by jumping to `next`.
-    let cases: [(Tag, &dyn Fn(&mut FuncBuilder)); 9] = [
+    type EmitCase<'a> = &'a dyn Fn(&mut FuncBuilder);
+    let cases: [(Tag, EmitCase<'_>); 9] = [
         (Tag::CStr, &|b: &mut FuncBuilder| {
             let p = b.convert(ConvOp::IntToPtr, value, Ty::Ptr);
             b.store(out, 0, p);
