@@ -2,4 +2,5 @@
 //! they load find the TVM-FFI C API of the linked safecall-runtime.
 fn main() {
     println!("cargo::rustc-link-arg-tests=-rdynamic");
+    println!("cargo::rustc-link-arg-examples=-rdynamic");
 }
