@@ -1081,6 +1081,6 @@ impl ModuleBuilder {
 
     /// The module, verified.
     pub fn build_verified(&self) -> Result<VerifiedModule, Vec<VerifyError>> {
-        VerifiedModule::new(self.build()).map_err(|(_, errors)| errors)
+        VerifiedModule::new(self.build())
     }
 }

@@ -6,7 +6,7 @@
 //! excerpt ([`ParseError::render`]).
 //!
 //! ```
-//! let text = "module m;\nfn answer() -> i32 {\n    return 42i32;\n}\n";
+//! let text = "module m;\n\nfn answer() -> i32 {\n    return 42i32;\n}\n";
 //! let module = safecall::ir::parse::parse(text).unwrap();
 //! assert_eq!(module.functions[0].name, "answer");
 //! assert_eq!(safecall::ir::print::print(&module), text);

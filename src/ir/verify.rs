@@ -6,7 +6,7 @@
 //! the type. Errors render with `line:column` and a caret when the text and [`SourceMap`] of a
 //! parsed module are at hand ([`VerifyError::render`]), and name the statement otherwise.
 //!
-//! What is checked, beyond the typing rules of [`typing`](super::typing):
+//! What is checked, beyond the typing rules of [`typing`](mod@super::typing):
 //! - names: identifiers, unique per function across parameters, tuple elements, symbolic
 //!   variables, `let`s, loop variables and call/stream results (no shadowing, no reuse in
 //!   sibling blocks); every use in scope (bound earlier in an enclosing block);
@@ -262,12 +262,10 @@ impl std::error::Error for VerifyError {}
 pub struct VerifiedModule(Module);
 
 impl VerifiedModule {
-    /// Verifies `module`; on failure gives it back with the errors.
-    pub fn new(module: Module) -> Result<Self, (Module, Vec<VerifyError>)> {
-        match verify(&module) {
-            Ok(()) => Ok(VerifiedModule(module)),
-            Err(errors) => Err((module, errors)),
-        }
+    /// Verifies `module`.
+    pub fn new(module: Module) -> Result<Self, Vec<VerifyError>> {
+        verify(&module)?;
+        Ok(VerifiedModule(module))
     }
 
     /// The module.
