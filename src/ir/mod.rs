@@ -16,6 +16,8 @@
 //! # let _ = map;
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod build;
 pub mod diag;
 mod lexer;

@@ -926,7 +926,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
             return None;
         }
         Some(match self.binders.get(name) {
-            Some(b) if b > path => {
+            Some(b) if b >= path => {
                 format!("`{name}` is used before it is bound (by {b})")
             }
             Some(b) => format!(
