@@ -323,3 +323,75 @@ fn source_map_spans() {
         assert!(p.resolve(&m.functions[0].body).is_some(), "{p}");
     }
 }
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    let err = parse_expr(&deep).unwrap_err();
+    assert!(
+        err.message.starts_with("nesting too deep"),
+        "{}",
+        err.message
+    );
+    let negs = format!("{}x", "-".repeat(100_000));
+    assert!(
+        parse_expr(&negs)
+            .unwrap_err()
+            .message
+            .starts_with("nesting too deep")
+    );
+    let types = format!(
+        "module m;\nfn f(x: {}i64{}) {{\n}}\n",
+        "optional[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    assert!(
+        parse(&types)
+            .unwrap_err()
+            .message
+            .starts_with("nesting too deep")
+    );
+    let blocks = format!(
+        "module m;\nfn f() {{\n{}{}}}\n",
+        "if true {\n".repeat(10_000),
+        "}\n".repeat(10_000)
+    );
+    assert!(
+        parse(&blocks)
+            .unwrap_err()
+            .message
+            .starts_with("nesting too deep")
+    );
+    // Moderate nesting is fine.
+    let ok = format!("{}1{}", "(".repeat(50), ")".repeat(50));
+    assert_eq!(
+        parse_expr(&ok).unwrap(),
+        Expr::Int {
+            value: 1,
+            ty: IntType::I64
+        }
+    );
+}
+
+#[test]
+fn nesting_limits_allow_realistic_depths() {
+    let blocks = format!(
+        "module m;\nfn f() {{\n{}{}}}\n",
+        "if true {\n".repeat(31),
+        "}\n".repeat(31)
+    );
+    assert!(parse(&blocks).is_ok());
+    let blocks = format!(
+        "module m;\nfn f() {{\n{}{}}}\n",
+        "if true {\n".repeat(32),
+        "}\n".repeat(32)
+    );
+    assert!(
+        parse(&blocks)
+            .unwrap_err()
+            .message
+            .starts_with("nesting too deep")
+    );
+    let parens = format!("{}1{}", "(".repeat(127), ")".repeat(127));
+    assert!(parse_expr(&parens).is_ok());
+}

@@ -426,8 +426,20 @@ fn module() -> impl Strategy<Value = Module> {
         )
 }
 
+/// `cases` by default (bounded so the suite runs in seconds); `PROPTEST_CASES` overrides it.
+fn config(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(config(400))]
 
     #[test]
     fn print_then_parse_gives_the_module_back(m in module()) {
@@ -446,5 +458,86 @@ proptest! {
         let parsed = safecall::ir::parse::parse_expr(&printed)
             .map_err(|err| TestCaseError::fail(err.render("expr", &printed)))?;
         prop_assert_eq!(parsed, e, "printed: {}", printed);
+    }
+}
+
+fn examples() -> Vec<String> {
+    [
+        "add_one",
+        "launcher",
+        "call_global",
+        "imports",
+        "all_params",
+    ]
+    .iter()
+    .map(|n| {
+        std::fs::read_to_string(format!(
+            "{}/examples/ir/{n}.scir",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    })
+    .collect()
+}
+
+/// Parses, verifies and renders diagnostics; none of it may panic, whatever the text.
+fn diagnose(text: &str) {
+    match safecall::ir::parse::parse_with_source_map(text) {
+        Err(e) => {
+            assert!(e.span.start <= e.span.end && e.span.end <= text.len());
+            let _ = e.render("fuzz", text);
+        }
+        Ok((m, map)) => {
+            if let Err(errors) = verify(&m) {
+                let source = safecall::ir::verify::Source {
+                    file: "fuzz",
+                    text,
+                    map: &map,
+                };
+                let _ = safecall::ir::verify::render_errors(&errors, Some(source));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn parser_never_panics_on_arbitrary_text(s in any::<String>()) {
+        diagnose(&s);
+    }
+
+    #[test]
+    fn parser_never_panics_on_damaged_examples(
+        which in 0usize..5,
+        at in any::<prop::sample::Index>(),
+        len in 0usize..12,
+        insert in prop_oneof!["[ -~]{0,3}", Just(String::new()), prop::sample::select(vec!["{", "}", "(", ")", ";", "\"", "`", "-", "///", "\n"]).prop_map(str::to_owned)],
+    ) {
+        let text = &examples()[which];
+        let mut start = at.index(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (start + len).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let damaged = format!("{}{insert}{}", &text[..start], &text[end..]);
+        diagnose(&damaged);
+    }
+
+    /// Verifying generated (mostly invalid) modules never panics, and every error renders
+    /// without source too.
+    #[test]
+    fn verifier_never_panics(m in module()) {
+        if let Err(errors) = verify(&m) {
+            prop_assert!(!errors.is_empty());
+            for e in &errors {
+                let r = e.render(None);
+                prop_assert!(r.starts_with("error: "));
+            }
+        }
     }
 }
