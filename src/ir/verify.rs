@@ -945,12 +945,12 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
         match typing::expr_type(e, &self.scope) {
             Ok(t) => {
                 let mut names = Vec::new();
-                used_names(e, &mut names);
-                for n in names {
+                used_names(e, &mut vec![index], &mut names);
+                for (n, at) in names {
                     if let Some(what) = self.optional_only.get(n).cloned() {
                         self.stmt_err(
                             path,
-                            StmtFocus::Expr(vec![index]),
+                            StmtFocus::Expr(at),
                             format!("{what} is bound only by optional parameters, so it may have no value here"),
                         );
                         ok = false;
@@ -1401,14 +1401,17 @@ fn collect_binders(
     }
 }
 
-/// Names an expression reads (variables, tensors of fields, `is_none` operands).
-fn used_names<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
+/// Names an expression reads (variables, tensors of fields, `is_none` operands), each with
+/// the path of the expression that reads it (`at` is the path of `e`).
+fn used_names<'e>(e: &'e Expr, at: &mut Vec<usize>, out: &mut Vec<(&'e str, Vec<usize>)>) {
     match e {
-        Expr::Var(n) | Expr::IsNone(n) => out.push(n),
-        Expr::Field { tensor, .. } => out.push(tensor),
+        Expr::Var(n) | Expr::IsNone(n) => out.push((n, at.clone())),
+        Expr::Field { tensor, .. } => out.push((tensor, at.clone())),
         _ => {
-            for c in expr_children(e) {
-                used_names(c, out);
+            for (i, c) in expr_children(e).into_iter().enumerate() {
+                at.push(i);
+                used_names(c, at, out);
+                at.pop();
             }
         }
     }
