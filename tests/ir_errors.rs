@@ -576,3 +576,33 @@ fn several_errors_are_all_reported() {
     assert!(rendered.contains("input.scir:3:13"), "{rendered}");
     assert!(rendered.contains("input.scir:4:13"), "{rendered}");
 }
+
+// ---- issue 9 syntax ---------------------------------------------------------------------
+
+error_case!(
+    unknown_index_type,
+    Parse,
+    "unknown index type `f32`",
+    "module m;\nfn f(x: tensor[(n,), float32, index=f32]) {\n}\n"
+);
+
+error_case!(
+    constraint_on_optional_parameter,
+    Verify,
+    "the constraint names `n`, which may be absent",
+    "module m;\nfn f(n: optional[i64]) where n % 8 == 0 {\n}\n"
+);
+
+error_case!(
+    stream_parameter_in_arithmetic,
+    Verify,
+    "operands of `+` have different types: ptr and i64",
+    "module m;\nfn f(st: stream, p: data_ptr) {\n    let q = st + 16;\n}\n"
+);
+
+error_case!(
+    stride_variable_bound_only_by_optional,
+    Verify,
+    "symbolic variable `sx` (bound by x.strides[0]) is bound only by optional parameters",
+    "module m;\nfn f(x: optional[tensor[(n,), float32, strides=(sx,)]], y: tensor[(n,), float32]) -> i64 {\n    return n * sx;\n}\n"
+);

@@ -67,3 +67,21 @@ fn imports() {
 fn all_params() {
     check("all_params");
 }
+
+/// The complete `.scir` examples in `docs/ir.md` parse, verify and print as written.
+#[test]
+fn docs_examples_are_valid() {
+    let doc =
+        std::fs::read_to_string(format!("{}/docs/ir.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut checked = 0;
+    for block in doc.split("```scir\n").skip(1) {
+        let text = block.split("```").next().unwrap();
+        if text.contains("...") {
+            continue; // a fragment
+        }
+        let module = parse(text).unwrap_or_else(|e| panic!("{}", e.render("docs/ir.md", text)));
+        verify(&module).unwrap_or_else(|e| panic!("{}", render_errors(&e, None)));
+        checked += 1;
+    }
+    assert!(checked >= 1);
+}

@@ -16,19 +16,26 @@
 //!
 //! ```
 //! use safecall::ir::build::*;
-//! use safecall::ir::{ErrorConvention, RetType};
+//! use safecall::ir::ErrorConvention;
+//! use safecall_runtime::abi::device_type;
 //!
 //! let mut m = ModuleBuilder::new("kernels");
 //! m.extern_fn("launch", [PTR, PTR, I64, PTR], Some(I32), ErrorConvention::NonZeroIsRaised);
 //!
 //! let mut f = FunctionBuilder::new("scale");
 //! f.doc("y = 2 * x on the GPU.");
-//! let x = f.tensor("x", TensorSpecBuilder::new(["n"]).dtype_name("float32").device(2));
-//! let y = f.tensor("y", TensorSpecBuilder::new(["n"]).dtype_name("float32").device(2));
+//! let cuda = || TensorSpecBuilder::new(["n"]).dtype_name("float32").device(device_type::CUDA);
+//! let x = f.tensor("x", cuda());
+//! let y = f.tensor("y", cuda());
 //! f.divisible("n", 4);
+//! f.assert(x.shape(0).gt(0), "ValueError", ["empty input of length ".into(), x.shape(0).into()]);
 //! let grid = f.let_("grid", x.shape(0).ceil_div(int(256)));
 //! let stream = f.get_stream("stream", x.device_type(), x.device_id());
-//! f.call_extern("launch", [x.data(), y.data(), grid, stream]);
+//! f.for_range("i", int(0), int(2), |b, i| {
+//!     b.if_then(i.equals(1), |t| {
+//!         t.call_extern("launch", [x.data(), y.data(), grid.clone(), stream.clone()]);
+//!     });
+//! });
 //! m.function(f.finish());
 //!
 //! let module = m.build_verified().expect("valid IR");
@@ -1081,6 +1088,6 @@ impl ModuleBuilder {
 
     /// The module, verified.
     pub fn build_verified(&self) -> Result<VerifiedModule, Vec<VerifyError>> {
-        VerifiedModule::new(self.build()).map_err(|(_, errors)| errors)
+        VerifiedModule::new(self.build())
     }
 }

@@ -2,10 +2,10 @@
 //!
 //! - [`model`]: the data model (re-exported here).
 //! - [`build`]: the builder API for compilers.
-//! - [`parse`] / [`print`]: the `.scir` text format (documented in `docs/ir.md`), with a
+//! - [`parse`](mod@parse) / [`print`](mod@print): the `.scir` text format (documented in `docs/ir.md`), with a
 //!   [`source_map`] for positions.
 //! - [`typing`]: the typing rules, shared with the lowering.
-//! - [`verify`]: the verifier; lowering only ever sees verified IR.
+//! - [`verify`](mod@verify): the verifier; lowering only ever sees verified IR.
 //!
 //! ```
 //! use safecall::ir;
@@ -15,6 +15,8 @@
 //! assert_eq!(ir::parse::parse(&ir::print::print(&module)).unwrap(), module);
 //! # let _ = map;
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod build;
 pub mod diag;

@@ -37,7 +37,7 @@ pub struct Module {
     pub functions: Vec<Function>,
 }
 
-/// A C function declared for [`StmtKind::CallExtern`].
+/// A C function declared for [`Stmt::CallExtern`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternFn {
     /// C symbol name.

@@ -6,7 +6,7 @@
 //! excerpt ([`ParseError::render`]).
 //!
 //! ```
-//! let text = "module m;\nfn answer() -> i32 {\n    return 42i32;\n}\n";
+//! let text = "module m;\n\nfn answer() -> i32 {\n    return 42i32;\n}\n";
 //! let module = safecall::ir::parse::parse(text).unwrap();
 //! assert_eq!(module.functions[0].name, "answer");
 //! assert_eq!(safecall::ir::print::print(&module), text);
@@ -94,14 +94,24 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
 /// Parses a module and returns the spans of its parts.
 pub fn parse_with_source_map(text: &str) -> Result<(Module, SourceMap), ParseError> {
     let toks = lex(text)?;
-    let mut p = Parser { text, toks, pos: 0 };
+    let mut p = Parser {
+        text,
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     p.module()
 }
 
 /// Parses one expression (the whole text).
 pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
     let toks = lex(text)?;
-    let mut p = Parser { text, toks, pos: 0 };
+    let mut p = Parser {
+        text,
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let (e, _) = p.expr()?;
     p.expect_eof()?;
     Ok(e)
@@ -176,7 +186,12 @@ struct Parser<'a> {
     text: &'a str,
     toks: Vec<Token>,
     pos: usize,
+    /// Current nesting of expressions, blocks and parameter types.
+    depth: usize,
 }
+
+/// Deepest nesting the parser accepts (it recurses; this keeps it off the end of the stack).
+const MAX_DEPTH: usize = 128;
 
 /// The parts of a parameter type that have spans of their own.
 #[derive(Default)]
@@ -801,6 +816,10 @@ impl<'a> Parser<'a> {
     }
 
     fn param_type(&mut self) -> PResult<(ParamType, TypeSpans)> {
+        self.nested(Self::param_type_inner)
+    }
+
+    fn param_type_inner(&mut self) -> PResult<(ParamType, TypeSpans)> {
         let (word, span) = match self.peek() {
             Tok::Ident { quoted: false, .. } => self.word(&[])?,
             _ => return Err(self.unexpected(vec!["a parameter type".to_owned()])),
@@ -1224,6 +1243,16 @@ impl<'a> Parser<'a> {
         block: Block,
         map: &mut std::collections::HashMap<StmtPath, StmtSpans>,
     ) -> PResult<(Vec<Stmt>, Span)> {
+        // A block level (block, statement, `if`) takes far more stack than an expression level.
+        self.nested_cost(4, |p| p.block_inner(parent, block, map))
+    }
+
+    fn block_inner(
+        &mut self,
+        parent: &StmtPath,
+        block: Block,
+        map: &mut std::collections::HashMap<StmtPath, StmtSpans>,
+    ) -> PResult<(Vec<Stmt>, Span)> {
         let open = self.expect_punct("{")?;
         let mut stmts = Vec::new();
         loop {
@@ -1500,7 +1529,31 @@ impl<'a> Parser<'a> {
     // ---- expressions ---------------------------------------------------------------------
 
     fn expr(&mut self) -> PResult<(Expr, ExprSpans)> {
-        self.binary(1)
+        self.nested(|p| p.binary(1))
+    }
+
+    /// Runs `f` one nesting level deeper, failing past [`MAX_DEPTH`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.nested_cost(1, f)
+    }
+
+    /// Like [`Self::nested`] for constructs whose parsing uses `cost` times more stack.
+    fn nested_cost<T>(
+        &mut self,
+        cost: usize,
+        f: impl FnOnce(&mut Self) -> PResult<T>,
+    ) -> PResult<T> {
+        if self.depth + cost > MAX_DEPTH {
+            return Err(ParseError::new(
+                self.span(),
+                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+                vec![],
+            ));
+        }
+        self.depth += cost;
+        let result = f(self);
+        self.depth -= cost;
+        result
     }
 
     fn peek_binop(&self) -> Option<BinOp> {
@@ -1584,7 +1637,7 @@ impl<'a> Parser<'a> {
             ));
         }
         self.bump();
-        let (arg, s) = self.unary()?;
+        let (arg, s) = self.nested(Self::unary)?;
         let span = start.to(s.span);
         Ok((
             Expr::Unary {

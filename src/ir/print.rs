@@ -1,6 +1,6 @@
 //! The printer of the text format (see `docs/ir.md`).
 //!
-//! [`print`] writes any [`Module`], valid or not, so that [`parse`](super::parse::parse)
+//! [`print()`] writes any [`Module`], valid or not, so that [`parse`](super::parse::parse)
 //! gives it back exactly: names that are not plain identifiers (or are reserved words) are
 //! quoted with backticks, floats that no decimal literal spells (NaN payloads, `f32`
 //! constants no `f32` holds) use a bits form, and dtypes without a name use

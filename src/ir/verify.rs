@@ -6,7 +6,7 @@
 //! the type. Errors render with `line:column` and a caret when the text and [`SourceMap`] of a
 //! parsed module are at hand ([`VerifyError::render`]), and name the statement otherwise.
 //!
-//! What is checked, beyond the typing rules of [`typing`](super::typing):
+//! What is checked, beyond the typing rules of [`typing`](mod@super::typing):
 //! - names: identifiers, unique per function across parameters, tuple elements, symbolic
 //!   variables, `let`s, loop variables and call/stream results (no shadowing, no reuse in
 //!   sibling blocks); every use in scope (bound earlier in an enclosing block);
@@ -262,12 +262,10 @@ impl std::error::Error for VerifyError {}
 pub struct VerifiedModule(Module);
 
 impl VerifiedModule {
-    /// Verifies `module`; on failure gives it back with the errors.
-    pub fn new(module: Module) -> Result<Self, (Module, Vec<VerifyError>)> {
-        match verify(&module) {
-            Ok(()) => Ok(VerifiedModule(module)),
-            Err(errors) => Err((module, errors)),
-        }
+    /// Verifies `module`.
+    pub fn new(module: Module) -> Result<Self, Vec<VerifyError>> {
+        verify(&module)?;
+        Ok(VerifiedModule(module))
     }
 
     /// The module.
@@ -928,7 +926,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
             return None;
         }
         Some(match self.binders.get(name) {
-            Some(b) if b > path => {
+            Some(b) if b >= path => {
                 format!("`{name}` is used before it is bound (by {b})")
             }
             Some(b) => format!(
@@ -947,12 +945,12 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
         match typing::expr_type(e, &self.scope) {
             Ok(t) => {
                 let mut names = Vec::new();
-                used_names(e, &mut names);
-                for n in names {
+                used_names(e, &mut vec![index], &mut names);
+                for (n, at) in names {
                     if let Some(what) = self.optional_only.get(n).cloned() {
                         self.stmt_err(
                             path,
-                            StmtFocus::Expr(vec![index]),
+                            StmtFocus::Expr(at),
                             format!("{what} is bound only by optional parameters, so it may have no value here"),
                         );
                         ok = false;
@@ -1403,14 +1401,17 @@ fn collect_binders(
     }
 }
 
-/// Names an expression reads (variables, tensors of fields, `is_none` operands).
-fn used_names<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
+/// Names an expression reads (variables, tensors of fields, `is_none` operands), each with
+/// the path of the expression that reads it (`at` is the path of `e`).
+fn used_names<'e>(e: &'e Expr, at: &mut Vec<usize>, out: &mut Vec<(&'e str, Vec<usize>)>) {
     match e {
-        Expr::Var(n) | Expr::IsNone(n) => out.push(n),
-        Expr::Field { tensor, .. } => out.push(tensor),
+        Expr::Var(n) | Expr::IsNone(n) => out.push((n, at.clone())),
+        Expr::Field { tensor, .. } => out.push((tensor, at.clone())),
         _ => {
-            for c in expr_children(e) {
-                used_names(c, out);
+            for (i, c) in expr_children(e).into_iter().enumerate() {
+                at.push(i);
+                used_names(c, at, out);
+                at.pop();
             }
         }
     }
