@@ -3,4 +3,5 @@
 fn main() {
     println!("cargo::rustc-link-arg-tests=-rdynamic");
     println!("cargo::rustc-link-arg-examples=-rdynamic");
+    println!("cargo::rustc-link-arg-benches=-rdynamic");
 }

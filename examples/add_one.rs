@@ -15,13 +15,19 @@ fn main() -> Result<(), Box<dyn Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("examples/ir/add_one.scir");
     let text = std::fs::read_to_string(&source)?;
-    let module = safecall::ir::parse::parse(&text).map_err(|e| e.render(&source.display().to_string(), &text))?;
+    let module = safecall::ir::parse::parse(&text)
+        .map_err(|e| e.render(&source.display().to_string(), &text))?;
 
     // 1. Compile to a shared library (Cranelift, then `cc -shared`).
     let out_dir = std::env::temp_dir().join(format!("safecall-add-one-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir)?;
     let library = out_dir.join("add_one.so");
-    safecall::build_shared_library(&module, &library, &safecall::Options::default(), &Default::default())?;
+    safecall::build_shared_library(
+        &module,
+        &library,
+        &safecall::Options::default(),
+        &Default::default(),
+    )?;
     println!("compiled {} -> {}", source.display(), library.display());
 
     // 2. Load it. The library leaves the TVM-FFI C API undefined; this program exports the
@@ -29,7 +35,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     // SAFETY: loading a library safecall just produced; its initializers are our own.
     let lib = unsafe { libloading::Library::new(&library)? };
     // SAFETY: `__tvm_ffi_add_one` has the safe-call signature; `lib` outlives every call.
-    let add_one: TVMFFISafeCallType = unsafe { *lib.get::<TVMFFISafeCallType>(b"__tvm_ffi_add_one")? };
+    let add_one: TVMFFISafeCallType =
+        unsafe { *lib.get::<TVMFFISafeCallType>(b"__tvm_ffi_add_one")? };
     // SAFETY: the pointer follows the safe-call contract and stays valid while `lib` is loaded.
     let add_one = unsafe { Function::from_safe_call(add_one, std::ptr::null_mut(), None) };
 
@@ -39,13 +46,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     // SAFETY: fresh CPU tensors of 5 float32 elements, not shared with anything else.
     unsafe { x.as_mut_slice::<f32>() }?.copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0]);
     add_one.call(&[AnyView::from(&x), AnyView::from(&y)])?;
-    // SAFETY: as above.
-    println!("x = {:?}", unsafe { x.as_slice::<f32>() }?);
-    println!("y = {:?}", unsafe { y.as_slice::<f32>() }?);
+    println!("x = {:?}", x.as_slice::<f32>()?);
+    println!("y = {:?}", y.as_slice::<f32>()?);
 
     // 4. A wrong call raises a precise error instead of reading memory it should not.
     let short = Tensor::cpu::<f32>(&[3])?;
-    let err = add_one.call(&[AnyView::from(&x), AnyView::from(&short)]).unwrap_err();
+    let err = add_one
+        .call(&[AnyView::from(&x), AnyView::from(&short)])
+        .unwrap_err();
     println!("add_one(x, short) -> {}: {}", err.kind(), err.message());
     drop(add_one);
     drop(lib);

@@ -33,7 +33,7 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use safecall_runtime::{Function, c_api_symbol};
 
 use crate::backend::cranelift::{self as clif, CraneliftOptions};
-use crate::lower::{self, EXPORT_PREFIX, LowerOptions, RaiseHelper};
+use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelper};
 use crate::{Error, ir, lir};
 
 /// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
@@ -84,6 +84,10 @@ impl Default for JitOptions {
 /// Executable memory of one compiled module; freed when the last reference goes.
 pub struct JitCode {
     module: Mutex<Option<JITModule>>,
+    /// Lazy explanations of the module's functions (their cells point into these boxes).
+    // Boxed: the module's explain cells point at these, so they must not move.
+    #[allow(clippy::vec_box)]
+    _explains: Vec<Box<LazyExplain>>,
 }
 
 // SAFETY: after finalization the module is only touched again by `Drop`, which runs once, when
@@ -94,6 +98,7 @@ unsafe impl Sync for JitCode {}
 
 impl Drop for JitCode {
     fn drop(&mut self) {
+        // The explain contexts are dropped after the code that points at them (field order).
         let module = self
             .module
             .get_mut()
@@ -236,6 +241,109 @@ fn build(
     Ok((jit, declared))
 }
 
+/// Symbol of the lazy-explain dispatcher inside JIT-compiled code.
+const EXPLAIN_DISPATCHER: &str = "__safecall_jit_explain";
+
+/// The explanation of one host function's rejected calls, compiled on the first failure.
+struct LazyExplain {
+    /// A module holding just the host function (its parameters are all the explanation needs).
+    module: ir::Module,
+    binding: SymbolBinding,
+    cranelift: CraneliftOptions,
+    compiled: OnceLock<Result<ExplainCode, String>>,
+}
+
+/// A compiled explain function and the memory holding it.
+struct ExplainCode {
+    _code: JitCode,
+    function: TVMFFISafeCallType,
+}
+
+impl LazyExplain {
+    fn compile(&self) -> Result<ExplainCode, String> {
+        let name = &self.module.functions[0].name;
+        let helper =
+            shared_raise_helper(self.binding, &self.cranelift).map_err(|e| e.to_string())?;
+        let options = LowerOptions {
+            raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
+            ..LowerOptions::default()
+        };
+        let lowered =
+            lower::lower_explain(&self.module, name, &options).map_err(|e| e.to_string())?;
+        let symbols = HashMap::from([(RAISE_SYMBOL.to_owned(), helper)]);
+        let (jit, declared) = build(&lowered, self.binding, &symbols, false, &self.cranelift)
+            .map_err(|e| e.to_string())?;
+        let index = lowered
+            .functions
+            .iter()
+            .position(|f| f.name == lower::EXPLAIN_SYMBOL)
+            .expect("lowered");
+        let ptr = jit.get_finalized_function(declared.functions[index]);
+        // SAFETY: a finalized function with the safe-call signature.
+        let function = unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
+        Ok(ExplainCode {
+            _code: JitCode {
+                module: Mutex::new(Some(jit)),
+                _explains: Vec::new(),
+            },
+            function,
+        })
+    }
+}
+
+/// Raises an error in the runtime the code is bound to.
+fn raise_bound(binding: SymbolBinding, kind: &str, message: &str) {
+    type SetRaised = unsafe extern "C" fn(*const std::ffi::c_char, *const std::ffi::c_char);
+    let Some(address) = capi_address(binding, "TVMFFIErrorSetRaisedFromCStr") else {
+        return;
+    };
+    let kind = std::ffi::CString::new(kind).unwrap_or_default();
+    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: the address is the C API function of that name, with this signature.
+    unsafe {
+        std::mem::transmute::<*const u8, SetRaised>(address)(kind.as_ptr(), message.as_ptr())
+    };
+}
+
+/// `int dispatcher(ctx, handle, args, num_args, result)`: compiles the explanation of the
+/// function behind `ctx` on first use and runs it. Never unwinds into the generated caller.
+unsafe extern "C" fn dispatch_explain(
+    ctx: *const LazyExplain,
+    handle: *mut c_void,
+    args: *const safecall_runtime::abi::TVMFFIAny,
+    num_args: i32,
+    result: *mut safecall_runtime::abi::TVMFFIAny,
+) -> i32 {
+    // SAFETY: the JIT stored a pointer to a `LazyExplain` that lives as long as the code.
+    let lazy = unsafe { &*ctx };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lazy.compiled
+            .get_or_init(|| lazy.compile())
+            .as_ref()
+            .map(|c| c.function)
+    }));
+    match outcome {
+        // SAFETY: the caller's arguments are passed on unchanged to a safe-call function.
+        Ok(Ok(explain)) => unsafe { explain(handle, args, num_args, result) },
+        Ok(Err(message)) => {
+            raise_bound(
+                lazy.binding,
+                "InternalError",
+                &format!("cannot explain the rejected call: {message}"),
+            );
+            -1
+        }
+        Err(_) => {
+            raise_bound(
+                lazy.binding,
+                "InternalError",
+                "cannot explain the rejected call: a panic while compiling the explanation",
+            );
+            -1
+        }
+    }
+}
+
 unsafe extern "C" fn release_code(context: *mut c_void) {
     // SAFETY: `context` came from `Arc::into_raw` in `compile`, once per function.
     drop(unsafe { Arc::from_raw(context.cast::<JitCode>().cast_const()) });
@@ -247,11 +355,18 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
     let helper = shared_raise_helper(options.binding, &options.cranelift)?;
     let lower_options = LowerOptions {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
+        explain: ExplainStrategy::Lazy {
+            dispatcher: EXPLAIN_DISPATCHER.to_owned(),
+        },
         ..LowerOptions::default()
     };
     let lowered = lower::lower(module, &lower_options)?;
     let mut symbols = options.symbols.clone();
     symbols.insert(RAISE_SYMBOL.to_owned(), helper);
+    symbols.insert(
+        EXPLAIN_DISPATCHER.to_owned(),
+        SymbolAddress(dispatch_explain as *const u8),
+    );
     let (jit, declared) = build(
         &lowered,
         options.binding,
@@ -259,24 +374,55 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
         options.process_symbols,
         &options.cranelift,
     )?;
-    let entries: Vec<(String, *const u8)> = module
-        .functions
-        .iter()
-        .map(|f| {
-            let symbol = format!("{EXPORT_PREFIX}{}", f.name);
-            let index = lowered
-                .functions
-                .iter()
-                .position(|lf| lf.name == symbol)
-                .expect("lowered");
-            (
-                f.name.clone(),
-                jit.get_finalized_function(declared.functions[index]),
-            )
-        })
-        .collect();
+    let find = |name: &str| {
+        lowered
+            .functions
+            .iter()
+            .position(|lf| lf.name == name)
+            .expect("lowered")
+    };
+    let mut entries = Vec::new();
+    let mut explains = Vec::new();
+    for f in &module.functions {
+        let index = find(&format!("{EXPORT_PREFIX}{}", f.name));
+        entries.push((
+            f.name.clone(),
+            jit.get_finalized_function(declared.functions[index]),
+        ));
+        // Point the function's explain cell at its lazily compiled explanation.
+        let lazy = Box::new(LazyExplain {
+            module: ir::Module {
+                name: module.name.clone(),
+                externs: Vec::new(),
+                imported_modules: Vec::new(),
+                imports: Vec::new(),
+                system_lib_prefix: None,
+                functions: vec![f.clone()],
+            },
+            binding: options.binding,
+            cranelift: options.cranelift.clone(),
+            compiled: OnceLock::new(),
+        });
+        let cell_name = lower::explain_cell_name(&f.name);
+        let cell_index = lowered
+            .data
+            .iter()
+            .position(|d| d.name == cell_name)
+            .expect("lowered");
+        let (cell, size) = jit.get_finalized_data(declared.data[cell_index]);
+        assert_eq!(
+            size,
+            std::mem::size_of::<*const LazyExplain>(),
+            "explain cells hold a pointer"
+        );
+        // SAFETY: the cell is this module's writable, 8-byte aligned, pointer-sized data
+        // object, and no code of the module has run yet.
+        unsafe { cell.cast_mut().cast::<*const LazyExplain>().write(&*lazy) };
+        explains.push(lazy);
+    }
     let code = Arc::new(JitCode {
         module: Mutex::new(Some(jit)),
+        _explains: explains,
     });
     let mut functions = HashMap::new();
     for (name, ptr) in entries {

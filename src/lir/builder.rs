@@ -12,6 +12,8 @@ pub struct FuncBuilder {
     current: BlockId,
     /// Whether the current block already has its terminator.
     sealed: Vec<bool>,
+    /// Integer constants already defined in a block: `(block, type, value) -> var`.
+    constants: std::collections::HashMap<(BlockId, Ty, i64), Var>,
 }
 
 impl FuncBuilder {
@@ -37,6 +39,7 @@ impl FuncBuilder {
             func,
             current: BlockId(0),
             sealed: Vec::new(),
+            constants: Default::default(),
         };
         let entry = b.new_block();
         b.switch_to(entry);
@@ -150,10 +153,15 @@ impl FuncBuilder {
         }
     }
 
-    /// An integer (or pointer) constant.
+    /// An integer (or pointer) constant; reused when the current block already defines it.
     pub fn iconst(&mut self, ty: Ty, value: i64) -> Var {
+        let key = (self.current, ty, value);
+        if let Some(&v) = self.constants.get(&key) {
+            return v;
+        }
         let dst = self.var(ty);
         self.push(Inst::Iconst { dst, value });
+        self.constants.insert(key, dst);
         dst
     }
 
@@ -295,16 +303,15 @@ impl FuncBuilder {
         if offset == 0 {
             return ptr;
         }
-        let int = self.convert(ConvOp::PtrToInt, ptr, Ty::I64);
-        let sum = self.binary_imm(BinOp::Iadd, int, offset);
-        self.convert(ConvOp::IntToPtr, sum, Ty::Ptr)
+        let offset = self.iconst(Ty::I64, offset);
+        self.ptr_add(ptr, offset)
     }
 
     /// `ptr + offset` (an `I64` byte offset).
     pub fn ptr_add(&mut self, ptr: Var, offset: Var) -> Var {
-        let int = self.convert(ConvOp::PtrToInt, ptr, Ty::I64);
-        let sum = self.binary(BinOp::Iadd, int, offset);
-        self.convert(ConvOp::IntToPtr, sum, Ty::Ptr)
+        let dst = self.var(Ty::Ptr);
+        self.push(Inst::PtrAdd { dst, ptr, offset });
+        dst
     }
 
     /// A call; returns the result variable when the callee returns a value.

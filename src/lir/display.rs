@@ -221,6 +221,9 @@ fn write_inst(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function, inst: &In
                 value.0
             )
         }
+        Inst::PtrAdd { dst, ptr, offset } => {
+            writeln!(f, "    v{} = ptr_add v{}, v{}", dst.0, ptr.0, offset.0)
+        }
         Inst::StackAddr { dst, slot, offset } => {
             writeln!(f, "    v{} = stack_addr ss{}+{offset}", dst.0, slot.0)
         }

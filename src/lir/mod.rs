@@ -425,6 +425,15 @@ pub enum Inst {
         /// Stored value (its type is the stored type).
         value: Var,
     },
+    /// `dst = ptr + offset` (`offset` an `I64` byte count, possibly negative).
+    PtrAdd {
+        /// Destination (`Ptr`).
+        dst: Var,
+        /// Base pointer.
+        ptr: Var,
+        /// Byte offset (`I64`).
+        offset: Var,
+    },
     /// `dst = &slot + offset`.
     StackAddr {
         /// Destination (`Ptr`).

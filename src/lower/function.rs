@@ -72,14 +72,31 @@ pub(crate) struct TensorBinding {
     pub guard: Option<NoneGuard>,
 }
 
+/// How argument checks behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CheckMode {
+    /// Each failing check raises its own precise message (the explain function).
+    Explain,
+    /// A failing check jumps to `explain`, which calls the explain function: the success path
+    /// carries no message code at all.
+    Fast {
+        /// The shared block calling the explain function.
+        explain: BlockId,
+    },
+}
+
 /// Per-function lowering state.
 pub(crate) struct FnCtx<'a, 'm> {
     pub m: &'a mut ModuleCtx<'m>,
     pub func: &'a ir::Function,
     pub b: FuncBuilder,
+    pub handle: Var,
     pub args: Var,
     pub num_args: Var,
     pub result: Var,
+    mode: CheckMode,
+    /// Fast mode: the conjunction of the checks since the last branch.
+    pending: Option<Var>,
     prologue: BlockId,
     start: BlockId,
     error_exit: BlockId,
@@ -94,47 +111,111 @@ pub(crate) struct FnCtx<'a, 'm> {
     pub current_stmt: String,
 }
 
-/// Lowers one host function to `__tvm_ffi_<name>`.
+/// How a host function's argument checks explain a failure.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ExplainTarget {
+    /// Call this function of the module (`int f(handle, args, num_args, result)`).
+    Function(crate::lir::FuncId),
+    /// Call the import `dispatcher(ctx, handle, args, num_args, result)` with the pointer
+    /// stored in the data cell (filled in by the JIT, which compiles the explanation lazily).
+    Lazy {
+        dispatcher: crate::lir::ImportId,
+        cell: crate::lir::DataId,
+    },
+}
+
+impl<'a, 'm> FnCtx<'a, 'm> {
+    fn new(
+        m: &'a mut ModuleCtx<'m>,
+        func: &'a ir::Function,
+        name: String,
+        linkage: Linkage,
+        mode: Option<()>,
+    ) -> Self {
+        let mut b = FuncBuilder::new(name, linkage, safe_call_signature());
+        let (handle, args, num_args, result) = (b.param(0), b.param(1), b.param(2), b.param(3));
+        let prologue = b.current();
+        let start = b.new_block();
+        let error_exit = b.new_cold_block();
+        let ok_exit = b.new_block();
+        let parts_slot = b.slot(PART_SIZE, 8);
+        let mode = match mode {
+            Some(()) => CheckMode::Fast {
+                explain: b.new_cold_block(),
+            },
+            None => CheckMode::Explain,
+        };
+        b.switch_to(start);
+        FnCtx {
+            m,
+            func,
+            b,
+            handle,
+            args,
+            num_args,
+            result,
+            mode,
+            pending: None,
+            prologue,
+            start,
+            error_exit,
+            ok_exit,
+            parts_slot,
+            owned: Vec::new(),
+            entry_inits: Vec::new(),
+            signature: schema::signature_text(func),
+            scopes: vec![HashMap::new()],
+            current_stmt: String::new(),
+        }
+    }
+}
+
+/// Lowers one host function to `__tvm_ffi_<name>`: the argument checks (branching to
+/// `explain` on any failure), then the body.
 pub(crate) fn lower_function(
     m: &mut ModuleCtx<'_>,
     func: &ir::Function,
     linkage: Linkage,
+    explain: ExplainTarget,
 ) -> Result<Function, String> {
-    let mut b = FuncBuilder::new(
-        format!("{EXPORT_PREFIX}{}", func.name),
-        linkage,
-        safe_call_signature(),
-    );
-    let (args, num_args, result) = (b.param(1), b.param(2), b.param(3));
-    let prologue = b.current();
-    let start = b.new_block();
-    let error_exit = b.new_cold_block();
-    let ok_exit = b.new_block();
-    let parts_slot = b.slot(PART_SIZE, 8);
-    b.switch_to(start);
-    let mut fx = FnCtx {
+    let mut fx = FnCtx::new(
         m,
         func,
-        b,
-        args,
-        num_args,
-        result,
-        prologue,
-        start,
-        error_exit,
-        ok_exit,
-        parts_slot,
-        owned: Vec::new(),
-        entry_inits: Vec::new(),
-        signature: schema::signature_text(func),
-        scopes: vec![HashMap::new()],
-        current_stmt: String::new(),
-    };
+        format!("{EXPORT_PREFIX}{}", func.name),
+        linkage,
+        Some(()),
+    );
     super::params::lower_params(&mut fx)?;
     super::body::lower_block(&mut fx, &func.body)?;
     if !fx.b.is_terminated() {
         fx.fall_off_end();
     }
+    fx.finish_explain_block(explain);
+    fx.finish_frame();
+    Ok(fx.b.finish())
+}
+
+/// Lowers the explain function of a host function: the same argument checks, each raising
+/// its precise message. It is only called after a check failed; should every check pass
+/// (which would be a lowering bug), it raises an internal error rather than return -1 with no
+/// error set.
+pub(crate) fn lower_explain_function(
+    m: &mut ModuleCtx<'_>,
+    func: &ir::Function,
+    name: String,
+    linkage: Linkage,
+) -> Result<Function, String> {
+    let mut fx = FnCtx::new(m, func, name, linkage, None);
+    fx.b.source(format!(
+        "explain why a call of `{}` was rejected",
+        func.name
+    ));
+    super::params::lower_params(&mut fx)?;
+    let message = format!(
+        "{}: internal error: an argument check failed, but explaining it found no failure",
+        fx.signature
+    );
+    fx.fail("InternalError", vec![MsgPart::Text(message)]);
     fx.finish_frame();
     Ok(fx.b.finish())
 }
@@ -306,6 +387,73 @@ impl FnCtx<'_, '_> {
                 self.b.resize(var, Ty::I64, signed)
             }
         }
+    }
+
+    /// Fills the shared block that argument checks jump to in fast mode.
+    fn finish_explain_block(&mut self, target: ExplainTarget) {
+        let CheckMode::Fast { explain } = self.mode else {
+            return;
+        };
+        self.b.switch_to(explain);
+        self.b
+            .source("a check failed: the explain function raises its precise error");
+        let args = vec![self.handle, self.args, self.num_args, self.result];
+        let rc = match target {
+            ExplainTarget::Function(id) => self.b.call(Callee::Func(id), Some(Ty::I32), args),
+            ExplainTarget::Lazy { dispatcher, cell } => {
+                let cell_addr = self.b.symbol_addr(Symbol::Data(cell));
+                let ctx = self.b.load(Ty::Ptr, cell_addr, 0);
+                let mut all = vec![ctx];
+                all.extend(args);
+                self.b.call(Callee::Import(dispatcher), Some(Ty::I32), all)
+            }
+        };
+        self.b.ret(rc);
+    }
+
+    /// An argument check: continues when `ok` (an `I8`) is true. In fast mode a failure jumps to
+    /// the explain block (`parts` is never evaluated); in explain mode it raises `kind` with
+    /// the message `parts`.
+    pub fn check_arg(
+        &mut self,
+        ok: Var,
+        kind: &str,
+        parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
+    ) {
+        match self.mode {
+            // Conditions accumulate; `flush_checks` turns them into one branch.
+            CheckMode::Fast { .. } => {
+                let all = match self.pending {
+                    Some(p) => self.b.binary(crate::lir::BinOp::And, p, ok),
+                    None => ok,
+                };
+                self.pending = Some(all);
+            }
+            CheckMode::Explain => self.check(ok, kind, parts),
+        }
+    }
+
+    /// Fast mode: branches to the explain block unless every accumulated check holds. Must run
+    /// before code whose memory safety depends on those checks, and before any control flow
+    /// (the `branch` / `jump` helpers do it).
+    pub fn flush_checks(&mut self) {
+        if let (CheckMode::Fast { explain }, Some(ok)) = (self.mode, self.pending.take()) {
+            let pass = self.b.new_block();
+            self.b.branch(ok, pass, explain);
+            self.b.switch_to(pass);
+        }
+    }
+
+    /// Flushes pending checks, then ends the block with a conditional branch.
+    pub fn branch(&mut self, cond: Var, then_block: BlockId, else_block: BlockId) {
+        self.flush_checks();
+        self.b.branch(cond, then_block, else_block);
+    }
+
+    /// Flushes pending checks, then ends the block with a jump.
+    pub fn jump(&mut self, target: BlockId) {
+        self.flush_checks();
+        self.b.jump(target);
     }
 
     /// Continues when `ok` (an `I8`) is true; otherwise raises. `parts` is only evaluated into

@@ -31,6 +31,65 @@ pub struct LowerOptions {
     pub main_alias: Option<String>,
     /// How generated code reaches the error-raising helper.
     pub raise_helper: RaiseHelper,
+    /// How a rejected call is explained.
+    pub explain: ExplainStrategy,
+}
+
+/// Where the explanation of a rejected call comes from.
+///
+/// Host functions check their arguments on a fast path that carries no message code: any
+/// failed check calls an *explain function*, which runs the same checks again, each with its
+/// precise message, and raises the first that fails.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ExplainStrategy {
+    /// One explain function per host function, compiled with the module (AOT).
+    #[default]
+    Embedded,
+    /// Call the import `dispatcher(ctx, handle, args, num_args, result) -> int` with the pointer
+    /// stored in the host function's data cell ([`explain_cell_name`]); the JIT fills the cell
+    /// and compiles the explain function (from [`lower_explain`]) on the first failure.
+    Lazy {
+        /// Symbol of the dispatcher.
+        dispatcher: String,
+    },
+}
+
+/// Name of the data cell holding the lazy-explain context of host function `name`.
+pub fn explain_cell_name(name: &str) -> String {
+    format!("__safecall_explain_ctx.{name}")
+}
+
+/// Symbol of the explain function in a module made by [`lower_explain`].
+pub const EXPLAIN_SYMBOL: &str = "__safecall_explain";
+
+/// Lowers only the explain function of host function `name` of a verified module, exported as
+/// [`EXPLAIN_SYMBOL`].
+pub fn lower_explain(
+    module: &ir::Module,
+    name: &str,
+    options: &LowerOptions,
+) -> Result<lir::Module, LowerError> {
+    let func = module
+        .functions
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| LowerError {
+            function: None,
+            message: format!("no function `{name}` to explain"),
+        })?;
+    let mut ctx = ModuleCtx::new(module, options);
+    let explain = function::lower_explain_function(
+        &mut ctx,
+        func,
+        EXPLAIN_SYMBOL.to_owned(),
+        Linkage::Export,
+    )
+    .map_err(|message| LowerError {
+        function: Some(name.to_owned()),
+        message,
+    })?;
+    ctx.add_function(explain);
+    Ok(ctx.finish())
 }
 
 /// Where the cold error-raising helper lives.
@@ -95,11 +154,35 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
         } else {
             Linkage::Export
         };
-        let lowered =
-            function::lower_function(&mut ctx, func, linkage).map_err(|message| LowerError {
-                function: Some(func.name.clone()),
-                message,
-            })?;
+        let error = |message| LowerError {
+            function: Some(func.name.clone()),
+            message,
+        };
+        let explain = match &options.explain {
+            ExplainStrategy::Embedded => {
+                let name = ctx.local_name(&format!("explain_{}", func.name));
+                let f = function::lower_explain_function(&mut ctx, func, name, Linkage::Local)
+                    .map_err(error)?;
+                function::ExplainTarget::Function(ctx.add_function(f))
+            }
+            ExplainStrategy::Lazy { dispatcher } => {
+                let ptr = lir::Ty::Ptr;
+                let sig =
+                    Signature::new(vec![ptr, ptr, ptr, lir::Ty::I32, ptr], Some(lir::Ty::I32));
+                let dispatcher = ctx.import(dispatcher, sig);
+                let cell = ctx.add_data(Data {
+                    name: explain_cell_name(&func.name),
+                    linkage: Linkage::Local,
+                    writable: true,
+                    align: 8,
+                    contents: vec![0; 8],
+                    relocs: Vec::new(),
+                    section: None,
+                });
+                function::ExplainTarget::Lazy { dispatcher, cell }
+            }
+        };
+        let lowered = function::lower_function(&mut ctx, func, linkage, explain).map_err(error)?;
         ctx.define_function(id, lowered);
     }
     exports::emit_exports(&mut ctx, &host_ids, prefix.as_deref())?;

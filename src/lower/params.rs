@@ -72,7 +72,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
     let ok = fx.b.icmp(IntCC::Eq, fx.num_args, expected);
     let num_args = fx.num_args;
     let sig = fx.signature.clone();
-    fx.check(ok, "TypeError", |_| {
+    fx.check_arg(ok, "TypeError", |_| {
         vec![
             MsgPart::text(format!(
                 "{sig}: expected {n} argument{}, got ",
@@ -81,6 +81,8 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
             MsgPart::Value(Tag::I64, num_args),
         ]
     });
+    // Safety boundary: the argument array is read below.
+    fx.flush_checks();
 
     let mut tensors = Vec::new();
     for (i, param) in func.params.iter().enumerate() {
@@ -119,6 +121,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
     for constraint in &func.constraints {
         lower_constraint(fx, constraint, &syms)?;
     }
+    fx.flush_checks();
     Ok(())
 }
 
@@ -142,7 +145,7 @@ fn decode(
     let expected = expected_text(&param.ty);
     let type_error = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}expected {expected}, got ");
-        fx.check(ok, "TypeError", |_| {
+        fx.check_arg(ok, "TypeError", |_| {
             vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
         });
     };
@@ -157,7 +160,7 @@ fn decode(
             fx.b.assign(is_none, none);
             let present = fx.b.new_block();
             let join = fx.b.new_block();
-            fx.b.branch(none, join, present);
+            fx.branch(none, join, present);
             fx.b.switch_to(present);
             let guard = Some(NoneGuard {
                 is_none,
@@ -176,7 +179,7 @@ fn decode(
                 tensors,
                 &type_error,
             )?;
-            fx.b.jump(join);
+            fx.jump(join);
             fx.b.switch_to(join);
             return Ok(());
         }
@@ -232,7 +235,7 @@ fn decode_value(
                 let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
                 let ok = fx.b.binary(BinOp::And, ge, le);
                 let name = schema::int_name(*t);
-                fx.check(ok, "ValueError", |_| {
+                fx.check_arg(ok, "ValueError", |_| {
                     vec![
                         MsgPart::Text(prefix.clone()),
                         MsgPart::Value(Tag::I64, raw),
@@ -268,21 +271,11 @@ fn decode_value(
             let is_int = int_or_bool(fx);
             let ok = fx.b.binary(BinOp::Or, is_float, is_int);
             type_error(fx, ok);
-            let wide = fx.b.mutable_var(Ty::F64);
-            let from_float = fx.b.new_block();
-            let from_int = fx.b.new_block();
-            let join = fx.b.new_block();
-            fx.b.branch(is_float, from_float, from_int);
-            fx.b.switch_to(from_float);
-            let f = fx.b.load(Ty::F64, src.base, value_off);
-            fx.b.assign(wide, f);
-            fx.b.jump(join);
-            fx.b.switch_to(from_int);
-            let i = fx.b.load(Ty::I64, src.base, value_off);
-            let f = fx.b.convert(ConvOp::StoF, i, Ty::F64);
-            fx.b.assign(wide, f);
-            fx.b.jump(join);
-            fx.b.switch_to(join);
+            // Both readings of the 8 value bytes, then the one the type index names.
+            let as_float = fx.b.load(Ty::F64, src.base, value_off);
+            let as_int = fx.b.load(Ty::I64, src.base, value_off);
+            let from_int = fx.b.convert(ConvOp::StoF, as_int, Ty::F64);
+            let wide = fx.b.select(is_float, as_float, from_int);
             let (lty, value) = match ft {
                 FloatType::F64 => (Ty::F64, wide),
                 FloatType::F32 => (Ty::F32, fx.b.convert(ConvOp::Fdemote, wide, Ty::F32)),
@@ -371,7 +364,7 @@ fn decode_value(
             let null = fx.b.iconst(Ty::Ptr, 0);
             let non_null = fx.b.icmp(IntCC::Ne, raw, null);
             let msg = format!("{prefix}expected Tensor, got a NULL ");
-            fx.check(non_null, "TypeError", |_| {
+            fx.check_arg(non_null, "TypeError", |_| {
                 vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
             });
             let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
@@ -399,11 +392,13 @@ fn decode_value(
             let is_list = is(fx, ti::LIST);
             let ok = fx.b.binary(BinOp::Or, is_array, is_list);
             type_error(fx, ok);
+            // Safety boundary: the array object is read below.
+            fx.flush_checks();
             let obj = fx.b.load(Ty::Ptr, src.base, value_off);
             let size = fx.b.load(Ty::I64, obj, SEQ_OBJECT_SIZE_OFFSET);
             let n = items.len() as i64;
             let ok = fx.b.icmp_imm(IntCC::Eq, size, n);
-            fx.check(ok, "ValueError", |_| {
+            fx.check_arg(ok, "ValueError", |_| {
                 vec![
                     MsgPart::text(format!(
                         "{prefix}expected {n} element{}, got ",
@@ -412,6 +407,8 @@ fn decode_value(
                     MsgPart::Value(Tag::I64, size),
                 ]
             });
+            // Safety boundary: the elements are read below.
+            fx.flush_checks();
             let data = fx.b.load(Ty::Ptr, obj, SEQ_OBJECT_DATA_OFFSET);
             for (j, item) in items.iter().enumerate() {
                 let item_path = format!("{path}[{j}]");
@@ -479,7 +476,7 @@ fn decode_const(
             type_error(fx, ok);
             let raw = fx.b.load(Ty::I64, src.base, value_off);
             let equal = fx.b.icmp_imm(IntCC::Eq, raw, expected);
-            fx.check(equal, "ValueError", |_| {
+            fx.check_arg(equal, "ValueError", |_| {
                 vec![
                     MsgPart::text(format!("{prefix}expected the constant {want}, got ")),
                     MsgPart::Value(Tag::I64, raw),
@@ -519,7 +516,7 @@ fn decode_const(
                 None => as_float_bits,
             };
             let want_bits = format!(" (bits {bits:#018x}), got ");
-            fx.check(equal, "ValueError", |fx| {
+            fx.check_arg(equal, "ValueError", |fx| {
                 let shown = fx.b.mutable_var(Ty::F64);
                 let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
                 let from_bits = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
@@ -560,7 +557,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
     let join = leaf.guard.as_ref().map(|g| {
         let present = fx.b.new_block();
         let join = fx.b.new_block();
-        fx.b.branch(g.is_none, join, present);
+        fx.branch(g.is_none, join, present);
         fx.b.switch_to(present);
         join
     });
@@ -570,10 +567,13 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
     let prefix = fx.arg_prefix(&leaf.label);
     let ndim = spec.shape.len();
 
+    // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
+    fx.flush_checks();
+
     // ndim
     let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
     let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
-    fx.check(ok, "ValueError", |_| {
+    fx.check_arg(ok, "ValueError", |_| {
         vec![
             MsgPart::text(format!("{prefix}ndim is ")),
             MsgPart::Value(Tag::I64, actual_ndim),
@@ -589,7 +589,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         let actual64 = fx.b.resize(actual, Ty::I64, false);
         let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
         let want = schema::dtype_text(Some(dtype));
-        fx.check(ok, "TypeError", |_| {
+        fx.check_arg(ok, "TypeError", |_| {
             vec![
                 MsgPart::text(format!("{prefix}dtype is ")),
                 MsgPart::Value(Tag::DType, actual),
@@ -603,7 +603,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
         let ok = fx.b.icmp_imm(IntCC::Eq, actual, i64::from(device_type));
         let want = schema::device_type_text(device_type);
-        fx.check(ok, "ValueError", |fx| {
+        fx.check_arg(ok, "ValueError", |fx| {
             let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
             vec![
                 MsgPart::text(format!("{prefix}device is ")),
@@ -612,6 +612,9 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
             ]
         });
     }
+
+    // Safety boundary: `ndim` shape entries are read below.
+    fx.flush_checks();
 
     // shape: constant dims first, then symbolic ones
     let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
@@ -622,7 +625,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         if let Dim::Const(c) = dim {
             let ok = fx.b.icmp_imm(IntCC::Eq, dims[k], *c);
             let actual = dims[k];
-            fx.check(ok, "ValueError", |_| {
+            fx.check_arg(ok, "ValueError", |_| {
                 vec![
                     MsgPart::text(format!("{prefix}shape[{k}] is ")),
                     MsgPart::Value(Tag::I64, actual),
@@ -668,7 +671,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                 let check_needed = fx.b.binary(BinOp::And, has_strides, nonempty);
                 let check_block = fx.b.new_block();
                 let done = fx.b.new_block();
-                fx.b.branch(check_needed, check_block, done);
+                fx.branch(check_needed, check_block, done);
                 fx.b.switch_to(check_block);
                 let compact = compact_strides(fx, &dims);
                 for k in (0..ndim).rev() {
@@ -677,7 +680,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                     let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
                     let ok = fx.b.binary(BinOp::Or, equal, unit);
                     let expected = compact[k];
-                    fx.check(ok, "ValueError", |_| {
+                    fx.check_arg(ok, "ValueError", |_| {
                         vec![
                             MsgPart::text(format!("{prefix}strides[{k}] is ")),
                             MsgPart::Value(Tag::I64, actual),
@@ -689,7 +692,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                         ]
                     });
                 }
-                fx.b.jump(done);
+                fx.jump(done);
                 fx.b.switch_to(done);
             }
         }
@@ -704,7 +707,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                     Dim::Const(c) => {
                         let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
                         let ok = fx.b.binary(BinOp::Or, equal, skip);
-                        fx.check(ok, "ValueError", |_| {
+                        fx.check_arg(ok, "ValueError", |_| {
                             vec![
                                 MsgPart::text(format!("{prefix}strides[{k}] is ")),
                                 MsgPart::Value(Tag::I64, value),
@@ -738,7 +741,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         ByteOffsetPolicy::Zero => {
             let actual = fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET);
             let ok = fx.b.icmp_imm(IntCC::Eq, actual, 0);
-            fx.check(ok, "ValueError", |_| {
+            fx.check_arg(ok, "ValueError", |_| {
                 vec![
                     MsgPart::text(format!("{prefix}byte_offset is ")),
                     MsgPart::Value(Tag::U64, actual),
@@ -767,7 +770,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
             } else {
                 "data pointer"
             };
-            fx.check(ok, "ValueError", |_| {
+            fx.check_arg(ok, "ValueError", |_| {
                 vec![
                     MsgPart::text(format!("{prefix}{what} ")),
                     MsgPart::Value(Tag::Ptr, addr),
@@ -778,7 +781,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         let null = fx.b.iconst(Ty::Ptr, 0);
         let non_null = fx.b.icmp(IntCC::Ne, data, null);
         let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
-        fx.check(ok, "ValueError", |_| {
+        fx.check_arg(ok, "ValueError", |_| {
             vec![MsgPart::text(format!(
                 "{prefix}data pointer is NULL but the tensor has elements"
             ))]
@@ -837,7 +840,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
         }
         let pass = fx.b.binary(BinOp::Or, ok, has_zero);
         let name = schema::int_name(index);
-        fx.check(pass, "ValueError", |_| {
+        fx.check_arg(pass, "ValueError", |_| {
             let mut parts = vec![MsgPart::text(format!(
                 "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
             ))];
@@ -853,7 +856,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
     }
 
     if let Some(join) = join {
-        fx.b.jump(join);
+        fx.jump(join);
         fx.b.switch_to(join);
     }
     // Shape values loaded here dominate the body only when the tensor is always present.
@@ -892,18 +895,18 @@ pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -
     let load_block = fx.b.new_block();
     let null_block = fx.b.new_block();
     let join = fx.b.new_block();
-    fx.b.branch(has, load_block, null_block);
+    fx.branch(has, load_block, null_block);
     fx.b.switch_to(load_block);
     for (k, &o) in out.iter().enumerate() {
         let v = fx.b.load(Ty::I64, strides_ptr, k * 8);
         fx.b.assign(o, v);
     }
-    fx.b.jump(join);
+    fx.jump(join);
     fx.b.switch_to(null_block);
     for (&o, &c) in out.iter().zip(&compact) {
         fx.b.assign(o, c);
     }
-    fx.b.jump(join);
+    fx.jump(join);
     fx.b.switch_to(join);
     out
 }
@@ -935,7 +938,7 @@ fn bind_or_compare(
         let what = what.to_owned();
         let prefix = prefix.to_owned();
         let shown = shown.to_owned();
-        fx.check(ok, "ValueError", |_| {
+        fx.check_arg(ok, "ValueError", |_| {
             vec![
                 MsgPart::text(format!("{prefix}{what} is ")),
                 MsgPart::Value(Tag::I64, value),
@@ -966,14 +969,14 @@ fn bind_or_compare(
             let compare_block = fx.b.new_block();
             let bind_block = fx.b.new_block();
             let join = fx.b.new_block();
-            fx.b.branch(flag, compare_block, bind_block);
+            fx.branch(flag, compare_block, bind_block);
             fx.b.switch_to(compare_block);
             compare(fx, String::new());
-            fx.b.jump(join);
+            fx.jump(join);
             fx.b.switch_to(bind_block);
             fx.b.assign(var, value);
             fx.b.assign_iconst(flag, 1);
-            fx.b.jump(join);
+            fx.jump(join);
             fx.b.switch_to(join);
             let new_state = if guarded {
                 SymState::Dynamic { flag }
@@ -1051,7 +1054,7 @@ fn lower_constraint(
         };
         ok = fx.b.binary(BinOp::Or, ok, absent);
     }
-    fx.check(ok, "ValueError", |_| {
+    fx.check_arg(ok, "ValueError", |_| {
         vec![
             MsgPart::Text(before),
             MsgPart::Value(Tag::I64, value),

@@ -20,12 +20,31 @@ pub use translate::Declared;
 pub struct CraneliftOptions {
     /// Cranelift `opt_level`: `none`, `speed` or `speed_and_size`.
     pub opt_level: String,
+    /// Run Cranelift's IR verifier on every function (always on in debug builds).
+    pub verify: bool,
+    /// Cranelift `regalloc_algorithm`: `backtracking` (better code) or `single_pass` (faster
+    /// compiles).
+    pub regalloc: String,
 }
 
 impl Default for CraneliftOptions {
     fn default() -> Self {
         CraneliftOptions {
             opt_level: "speed".to_owned(),
+            verify: false,
+            regalloc: "backtracking".to_owned(),
+        }
+    }
+}
+
+impl CraneliftOptions {
+    /// Settings for the shortest compile time: no mid-end optimization and the single-pass
+    /// register allocator (the code is somewhat slower).
+    pub fn fast_compile() -> Self {
+        CraneliftOptions {
+            opt_level: "none".to_owned(),
+            verify: false,
+            regalloc: "single_pass".to_owned(),
         }
     }
 }
@@ -64,12 +83,27 @@ pub fn host_isa(
     let mut flags = settings::builder();
     flags.set("opt_level", &options.opt_level).map_err(err)?;
     flags
+        .set("regalloc_algorithm", &options.regalloc)
+        .map_err(err)?;
+    flags
         .set("is_pic", if aot { "true" } else { "false" })
         .map_err(err)?;
     flags
         .set("unwind_info", if aot { "true" } else { "false" })
         .map_err(err)?;
     flags.set("preserve_frame_pointers", "true").map_err(err)?;
+    // Cranelift's IR verifier costs a third of the compile time; the lowering's output is
+    // checked by it in debug builds (and therefore in the test suite).
+    flags
+        .set(
+            "enable_verifier",
+            if options.verify || cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )
+        .map_err(err)?;
     let isa_builder = cranelift_native::builder().map_err(err)?;
     isa_builder.finish(settings::Flags::new(flags)).map_err(err)
 }

@@ -65,7 +65,54 @@ pub struct SourceMarker {
     pub text: String,
 }
 
-/// Builds the CLIF of one lowered function.
+/// The blocks reachable from the entry, in reverse postorder: every block comes after its
+/// dominators, so single-assignment variables are defined before they are used.
+fn reverse_postorder(func: &lir::Function) -> Vec<usize> {
+    let succs = |b: usize| -> Vec<usize> {
+        match &func.blocks[b].term {
+            Terminator::Jump(t) => vec![t.0 as usize],
+            Terminator::Branch {
+                then_block,
+                else_block,
+                ..
+            } => {
+                vec![then_block.0 as usize, else_block.0 as usize]
+            }
+            Terminator::Return(_) => Vec::new(),
+        }
+    };
+    let mut visited = vec![false; func.blocks.len()];
+    let mut post = Vec::with_capacity(func.blocks.len());
+    // Iterative DFS: (block, index of the next successor to visit).
+    let mut stack = vec![(0usize, 0usize)];
+    visited[0] = true;
+    while let Some(&mut (block, ref mut next)) = stack.last_mut() {
+        let s = succs(block);
+        if let Some(&succ) = s.get(*next) {
+            *next += 1;
+            if !visited[succ] {
+                visited[succ] = true;
+                stack.push((succ, 0));
+            }
+        } else {
+            post.push(block);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Where the CLIF value of a lowered variable lives.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// A single-assignment variable: its value, once defined.
+    Value(Option<ir::Value>),
+    /// A mutable variable: SSA is built by the frontend.
+    Variable(Variable),
+}
+
+/// Builds the CLIF of one lowered function. Blocks unreachable from the entry are dropped.
 pub fn translate_function<M: Module>(
     m: &mut M,
     module: &lir::Module,
@@ -76,12 +123,22 @@ pub fn translate_function<M: Module>(
 ) -> Vec<SourceMarker> {
     clif.signature = clif_signature(m, &func.sig);
     let mut b = FunctionBuilder::new(clif, fb_ctx);
-    let vars: Vec<Variable> = func
+    let mut vars: Vec<Slot> = func
         .vars
         .iter()
-        .map(|d| b.declare_var(clif_type(d.ty)))
+        .map(|d| {
+            if d.mutable {
+                Slot::Variable(b.declare_var(clif_type(d.ty)))
+            } else {
+                Slot::Value(None)
+            }
+        })
         .collect();
-    let blocks: Vec<ir::Block> = func.blocks.iter().map(|_| b.create_block()).collect();
+    let order = reverse_postorder(func);
+    let mut blocks: Vec<Option<ir::Block>> = vec![None; func.blocks.len()];
+    for &bi in &order {
+        blocks[bi] = Some(b.create_block());
+    }
     let slots: Vec<ir::StackSlot> = func
         .slots
         .iter()
@@ -94,34 +151,39 @@ pub fn translate_function<M: Module>(
             ))
         })
         .collect();
-    b.append_block_params_for_function_params(blocks[0]);
+    let entry = blocks[0].expect("the entry is reachable");
+    b.append_block_params_for_function_params(entry);
+    let params = b.block_params(entry).to_vec();
     let mut markers = Vec::new();
     let mut func_refs: HashMap<FuncId, ir::FuncRef> = HashMap::new();
     let mut data_refs: HashMap<DataId, ir::GlobalValue> = HashMap::new();
+    let target = |blocks: &[Option<ir::Block>], id: lir::BlockId| {
+        blocks[id.0 as usize].expect("successors of reachable blocks are reachable")
+    };
 
-    for (bi, block) in func.blocks.iter().enumerate() {
-        let cb = blocks[bi];
+    for &bi in &order {
+        let block = &func.blocks[bi];
+        let cb = blocks[bi].expect("reachable");
         b.switch_to_block(cb);
         if block.cold {
             b.set_cold_block(cb);
         }
+        let mut t = Translator {
+            b: &mut b,
+            m: &mut *m,
+            module,
+            declared,
+            vars: &mut vars,
+            func_refs: &mut func_refs,
+            data_refs: &mut data_refs,
+            func,
+        };
         if bi == 0 {
-            let params = b.block_params(cb).to_vec();
-            for (i, p) in params.into_iter().enumerate() {
-                b.def_var(vars[i], p);
+            for (i, &p) in params.iter().enumerate() {
+                t.def(lir::Var(i as u32), p);
             }
         }
         for inst in &block.insts {
-            let mut t = Translator {
-                b: &mut b,
-                m,
-                module,
-                declared,
-                vars: &vars,
-                func_refs: &mut func_refs,
-                data_refs: &mut data_refs,
-                func,
-            };
             match inst {
                 Inst::Source(i) => {
                     let after = t.b.func.layout.last_inst(cb);
@@ -140,28 +202,27 @@ pub fn translate_function<M: Module>(
                 other => t.inst(other),
             }
         }
-        let use_var = |b: &mut FunctionBuilder, v: lir::Var| b.use_var(vars[v.0 as usize]);
         match &block.term {
-            Terminator::Jump(target) => {
-                b.ins().jump(blocks[target.0 as usize], &[]);
+            Terminator::Jump(to) => {
+                t.b.ins().jump(target(&blocks, *to), &[]);
             }
             Terminator::Branch {
                 cond,
                 then_block,
                 else_block,
             } => {
-                let c = use_var(&mut b, *cond);
-                b.ins().brif(
+                let c = t.get(*cond);
+                t.b.ins().brif(
                     c,
-                    blocks[then_block.0 as usize],
+                    target(&blocks, *then_block),
                     &[],
-                    blocks[else_block.0 as usize],
+                    target(&blocks, *else_block),
                     &[],
                 );
             }
             Terminator::Return(value) => {
-                let rets: Vec<ir::Value> = value.iter().map(|v| use_var(&mut b, *v)).collect();
-                b.ins().return_(&rets);
+                let rets: Vec<ir::Value> = value.iter().map(|v| t.get(*v)).collect();
+                t.b.ins().return_(&rets);
             }
         }
     }
@@ -175,7 +236,7 @@ struct Translator<'a, 'b, M: Module> {
     m: &'a mut M,
     module: &'a lir::Module,
     declared: &'a Declared,
-    vars: &'a [Variable],
+    vars: &'a mut [Slot],
     func_refs: &'a mut HashMap<FuncId, ir::FuncRef>,
     data_refs: &'a mut HashMap<DataId, ir::GlobalValue>,
     func: &'a lir::Function,
@@ -183,11 +244,44 @@ struct Translator<'a, 'b, M: Module> {
 
 impl<M: Module> Translator<'_, '_, M> {
     fn get(&mut self, v: lir::Var) -> ir::Value {
-        self.b.use_var(self.vars[v.0 as usize])
+        match self.vars[v.0 as usize] {
+            Slot::Variable(var) => self.b.use_var(var),
+            Slot::Value(Some(value)) => value,
+            Slot::Value(None) => {
+                // The lowered form promises single-assignment variables are defined in a
+                // dominating position; reaching this is a lowering bug.
+                debug_assert!(
+                    false,
+                    "v{} of {} used before its definition",
+                    v.0, self.func.name
+                );
+                let ty = clif_type(self.func.ty(v));
+                if ty.is_float() {
+                    if ty == types::F32 {
+                        self.b.ins().f32const(0.0)
+                    } else {
+                        self.b.ins().f64const(0.0)
+                    }
+                } else {
+                    self.b.ins().iconst(ty, 0)
+                }
+            }
+        }
     }
 
     fn def(&mut self, v: lir::Var, value: ir::Value) {
-        self.b.def_var(self.vars[v.0 as usize], value);
+        match &mut self.vars[v.0 as usize] {
+            Slot::Variable(var) => self.b.def_var(*var, value),
+            Slot::Value(slot) => {
+                debug_assert!(
+                    slot.is_none(),
+                    "v{} of {} assigned twice",
+                    v.0,
+                    self.func.name
+                );
+                *slot = Some(value);
+            }
+        }
     }
 
     fn ty(&self, v: lir::Var) -> Ty {
@@ -371,6 +465,11 @@ impl<M: Module> Translator<'_, '_, M> {
                     self.def(*d, r);
                 }
                 let _ = self.module;
+            }
+            Inst::PtrAdd { dst, ptr, offset } => {
+                let (p, o) = (self.get(*ptr), self.get(*offset));
+                let v = self.b.ins().iadd(p, o);
+                self.def(*dst, v);
             }
             Inst::Source(_) | Inst::StackAddr { .. } => unreachable!("handled by the caller"),
         }

@@ -1,0 +1,124 @@
+//! JIT figures (issue 5):
+//! - compile-to-callable latency (IR already built; verification, lowering, Cranelift and
+//!   finalization included) of a typical launcher (`examples/ir/launcher.scir`: 4 tensor
+//!   parameters with symbolic dims, a stream query, an extern launch call) and of a module of
+//!   50 such functions;
+//! - call overhead of the JIT-compiled `add_one` (n = 4) called directly through its
+//!   safe-call pointer and through `Function::call`, against a Rust closure registered as a
+//!   `Function` doing the same work.
+//!
+//! ```text
+//! cargo bench --bench jit
+//! ```
+
+mod support;
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use safecall::jit::{JitOptions, SymbolAddress};
+use safecall_runtime::{Any, AnyView, Function};
+
+/// Stands in for the kernel's launch function.
+extern "C" fn fake_launch(
+    _a: *const u8,
+    _b: *const u8,
+    _bias: *const u8,
+    _c: *const u8,
+    _m: i64,
+    _n: i64,
+    _k: i64,
+    _gx: i32,
+    _gy: i32,
+    _stream: *const u8,
+) -> i32 {
+    0
+}
+
+fn launcher_options() -> JitOptions {
+    let mut options = JitOptions::default();
+    options.symbols.insert(
+        "matmul_kernel_launch".to_owned(),
+        SymbolAddress(fake_launch as *const u8),
+    );
+    options
+}
+
+/// The launcher's function repeated `count` times under different names.
+fn many_launchers(count: usize) -> safecall::ir::Module {
+    let mut module = support::example("launcher");
+    let template = module.functions[0].clone();
+    module.functions = (0..count)
+        .map(|i| {
+            let mut f = template.clone();
+            f.name = format!("{}_{i}", template.name);
+            f
+        })
+        .collect();
+    module
+}
+
+fn compile_latency(c: &mut Criterion) {
+    let launcher = support::example("launcher");
+    let fifty = many_launchers(50);
+    let options = launcher_options();
+    // Warm the process-wide error helper (compiled once per process).
+    drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
+    let mut fast = launcher_options();
+    fast.cranelift = safecall::backend::cranelift::CraneliftOptions::fast_compile();
+    let mut group = c.benchmark_group("jit_compile");
+    for (label, options) in [("optimized", &options), ("fast_compile", &fast)] {
+        group.sample_size(50);
+        group.bench_function(format!("launcher_{label}"), |b| {
+            b.iter(|| safecall::jit::compile(black_box(&launcher), options).expect("compile"))
+        });
+        group.sample_size(10);
+        group.bench_function(format!("fifty_functions_{label}"), |b| {
+            b.iter(|| safecall::jit::compile(black_box(&fifty), options).expect("compile"))
+        });
+    }
+    group.finish();
+}
+
+fn call_overhead(c: &mut Criterion) {
+    let jit = safecall::jit::compile(&support::example("add_one"), &JitOptions::default())
+        .expect("compile add_one");
+    let raw = jit.safe_call("add_one").expect("defined");
+    let function = jit.function("add_one").expect("defined").clone();
+    let closure = Function::from_closure(|args: &[AnyView<'_>]| {
+        // The same work in Rust: read both DLTensor*s, check n, add one.
+        let x = args[0].as_raw();
+        let y = args[1].as_raw();
+        // SAFETY: the bench passes two DLTensor* arguments of float32 vectors.
+        unsafe {
+            let x = &*(x.value.v_ptr as *const safecall_runtime::abi::DLTensor);
+            let y = &*(y.value.v_ptr as *const safecall_runtime::abi::DLTensor);
+            let n = *x.shape as usize;
+            let xs = std::slice::from_raw_parts(x.data as *const f32, n);
+            let ys = std::slice::from_raw_parts_mut(y.data as *mut f32, n);
+            for (o, i) in ys.iter_mut().zip(xs) {
+                *o = *i + 1.0;
+            }
+        }
+        Ok(Any::default())
+    });
+    let mut x = support::Vector::new(4);
+    let mut y = support::Vector::new(4);
+    let raw_args = [x.arg(), y.arg()];
+    // SAFETY: AnyView is a transparent view of TVMFFIAny; the tensors outlive the views.
+    let views = unsafe { AnyView::slice_from_raw(raw_args.as_ptr(), 2) };
+    let mut group = c.benchmark_group("jit_call_n4");
+    group.bench_function("direct_safe_call", |b| {
+        b.iter(|| support::call(black_box(raw), black_box(&raw_args)))
+    });
+    group.bench_function("function_call", |b| {
+        b.iter(|| function.call(black_box(views)).expect("ok"))
+    });
+    group.bench_function("rust_closure_function_call", |b| {
+        b.iter(|| closure.call(black_box(views)).expect("ok"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, compile_latency, call_overhead);
+criterion_main!(benches);

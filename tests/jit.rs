@@ -1,0 +1,288 @@
+//! The JIT path (issue 5): functions callable at once, memory freed with the last function,
+//! symbol resolution, and thread safety.
+
+use std::sync::Arc;
+
+use safecall::jit::{self, JitOptions, SymbolAddress, SymbolBinding};
+use safecall_runtime::{Any, AnyView, Function, Tensor};
+
+fn parse(text: &str) -> safecall::ir::Module {
+    safecall::ir::parse::parse(text).unwrap_or_else(|e| panic!("{}", e.render("test.scir", text)))
+}
+
+fn add_one_module() -> safecall::ir::Module {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/ir/add_one.scir"
+    ))
+    .unwrap();
+    parse(&text)
+}
+
+fn vector(values: &[f32]) -> Tensor {
+    let t = Tensor::cpu::<f32>(&[values.len() as i64]).unwrap();
+    // SAFETY: a fresh tensor owned by this test.
+    unsafe { t.as_mut_slice::<f32>() }
+        .unwrap()
+        .copy_from_slice(values);
+    t
+}
+
+#[test]
+fn compiled_functions_run_and_raise_precise_errors() {
+    let module = parse(
+        "module demo;\n\
+         fn twice(n: i64) -> i64 { return n * 2; }\n\
+         fn div(a: i64, b: i64) -> i64 { return a / b; }\n",
+    );
+    let jit = jit::compile(&module, &JitOptions::default()).unwrap();
+    let mut names: Vec<_> = jit.names().collect();
+    names.sort();
+    assert_eq!(names, ["div", "twice"]);
+    let twice = jit.function("twice").unwrap();
+    assert_eq!(
+        twice.call(&[21i64.into()]).unwrap().cast::<i64>().unwrap(),
+        42
+    );
+    let text = Any::from("x");
+    let err = twice.call(&[text.view()]).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "twice(n: i64): argument 'n' (#0): expected int, got ffi.String"
+    );
+    let err = jit
+        .function("div")
+        .unwrap()
+        .call(&[1i64.into(), 0i64.into()])
+        .unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(
+        err.message(),
+        "div: integer division by zero in `return a / b;`"
+    );
+}
+
+#[test]
+fn tensors_are_checked_and_written() {
+    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    let add_one = jit.function("add_one").unwrap();
+    let x = vector(&[1.0, 2.0, 3.0]);
+    let y = vector(&[0.0; 3]);
+    add_one.call(&[(&x).into(), (&y).into()]).unwrap();
+    assert_eq!(y.as_slice::<f32>().unwrap(), [2.0, 3.0, 4.0]);
+    let short = vector(&[0.0; 2]);
+    let err = add_one.call(&[(&x).into(), (&short).into()]).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu]): argument 'y' (#1): \
+         shape[0] is 2, expected 3 (= n, bound by x.shape[0])"
+    );
+}
+
+#[test]
+fn a_function_outlives_its_module_and_keeps_the_code_alive() {
+    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    let add_one = jit.function("add_one").unwrap().clone();
+    let code = Arc::downgrade(jit.code());
+    drop(jit);
+    assert!(
+        code.upgrade().is_some(),
+        "the function still holds the code"
+    );
+    let x = vector(&[5.0]);
+    let y = vector(&[0.0]);
+    add_one.call(&[(&x).into(), (&y).into()]).unwrap();
+    assert_eq!(y.as_slice::<f32>().unwrap(), [6.0]);
+    drop(add_one);
+    assert!(
+        code.upgrade().is_none(),
+        "the code is freed with the last function"
+    );
+}
+
+/// Resident set size in bytes (Linux).
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+#[test]
+fn repeated_compile_and_drop_does_not_grow_memory() {
+    let module = add_one_module();
+    let options = JitOptions::default();
+    let round = |count: usize| {
+        for _ in 0..count {
+            let jit = jit::compile(&module, &options).unwrap();
+            let f = jit.function("add_one").unwrap().clone();
+            drop(jit);
+            drop(f);
+        }
+    };
+    round(200); // warm up allocator pools and the shared error helper
+    let before = rss_bytes();
+    round(2000);
+    let after = rss_bytes();
+    // Each leaked module would keep at least a page of code and one of data: 2000 modules
+    // would add ~16 MB. Allow allocator noise well below that.
+    let growth = after.saturating_sub(before);
+    assert!(
+        growth < 4 << 20,
+        "RSS grew by {growth} bytes over 2000 compile/drop cycles"
+    );
+}
+
+extern "C" fn add_i64(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+extern "C" fn fails_with_raised_error(code: i32) -> i32 {
+    if code != 0 {
+        safecall_runtime::Error::new("KeyError", "raised by the extern").set_raised();
+    }
+    code
+}
+
+#[test]
+fn externs_resolve_from_the_callers_table() {
+    let module = parse(
+        "module ext;\n\
+         extern fn add_i64(i64, i64) -> i64;\n\
+         extern fn fails_with_raised_error(i32) -> i32 nonzero_is_raised;\n\
+         fn sum(a: i64, b: i64) -> i64 { let s = call add_i64(a, b); return s; }\n\
+         fn check(code: i32) { call fails_with_raised_error(code); }\n",
+    );
+    let mut options = JitOptions::default();
+    options
+        .symbols
+        .insert("add_i64".into(), SymbolAddress(add_i64 as *const u8));
+    options.symbols.insert(
+        "fails_with_raised_error".into(),
+        SymbolAddress(fails_with_raised_error as *const u8),
+    );
+    let jit = jit::compile(&module, &options).unwrap();
+    assert_eq!(
+        jit.function("sum")
+            .unwrap()
+            .call(&[40i64.into(), 2i64.into()])
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        42
+    );
+    jit.function("check").unwrap().call(&[0i64.into()]).unwrap();
+    let err = jit
+        .function("check")
+        .unwrap()
+        .call(&[1i64.into()])
+        .unwrap_err();
+    assert_eq!(
+        (err.kind().as_ref(), err.message().as_ref()),
+        ("KeyError", "raised by the extern")
+    );
+}
+
+#[test]
+fn unresolved_externs_are_reported_by_name() {
+    let module = parse(
+        "module ext;\n\
+         extern fn no_such_function_anywhere(i64) -> i64;\n\
+         fn f(a: i64) -> i64 { let r = call no_such_function_anywhere(a); return r; }\n",
+    );
+    let options = JitOptions {
+        process_symbols: false,
+        ..JitOptions::default()
+    };
+    match jit::compile(&module, &options) {
+        Err(safecall::Error::UnresolvedSymbols(names)) => {
+            assert_eq!(names, ["no_such_function_anywhere"])
+        }
+        other => panic!("expected unresolved symbols, got {other:?}"),
+    }
+}
+
+#[test]
+fn process_binding_resolves_the_c_api_of_the_process() {
+    // This test binary exports safecall-runtime's C API (-rdynamic), so the process binding
+    // finds the same runtime: calls and errors work exactly as with the default binding.
+    let options = JitOptions {
+        binding: SymbolBinding::Process,
+        ..JitOptions::default()
+    };
+    let jit = jit::compile(&add_one_module(), &options).unwrap();
+    let add_one = jit.function("add_one").unwrap();
+    let x = vector(&[1.0]);
+    let err = add_one.call(&[(&x).into()]).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(
+        err.message().ends_with("expected 2 arguments, got 1"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn modules_compile_on_several_threads_at_once() {
+    let module = Arc::new(add_one_module());
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let module = module.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let jit = jit::compile(&module, &JitOptions::default()).unwrap();
+                    let x = vector(&[t as f32, i as f32]);
+                    let y = vector(&[0.0, 0.0]);
+                    jit.function("add_one")
+                        .unwrap()
+                        .call(&[(&x).into(), (&y).into()])
+                        .unwrap();
+                    assert_eq!(
+                        y.as_slice::<f32>().unwrap(),
+                        [t as f32 + 1.0, i as f32 + 1.0]
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn one_function_called_from_two_threads_keeps_errors_on_their_thread() {
+    const CALLS: usize = 1_000_000;
+    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    let add_one: Function = jit.function("add_one").unwrap().clone();
+    let threads: Vec<_> = (0..2usize)
+        .map(|t| {
+            let add_one = add_one.clone();
+            std::thread::spawn(move || {
+                // Each thread's bad argument has its own length, so a message read on the
+                // wrong thread would name the other length.
+                let bad_len = 10 + t;
+                let x = vector(&[1.0; 4]);
+                let y = vector(&[0.0; 4]);
+                let bad = vector(&vec![0.0; bad_len]);
+                let expected = format!("argument 'y' (#1): shape[0] is {bad_len}, expected 4 (= n, bound by x.shape[0])");
+                let good: [AnyView<'_>; 2] = [(&x).into(), (&y).into()];
+                let wrong: [AnyView<'_>; 2] = [(&x).into(), (&bad).into()];
+                let mut errors = 0usize;
+                for i in 0..CALLS {
+                    if i % 2 == 0 {
+                        add_one.call(&good).unwrap();
+                    } else {
+                        let err = add_one.call(&wrong).unwrap_err();
+                        assert!(err.message().ends_with(&expected), "thread {t} read {:?}", err.message());
+                        errors += 1;
+                    }
+                }
+                assert_eq!(y.as_slice::<f32>().unwrap(), [2.0; 4]);
+                errors
+            })
+        })
+        .collect();
+    let errors: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(errors, CALLS);
+}
