@@ -179,9 +179,9 @@ fn tensor_spec_setters() {
 }
 
 #[test]
-#[should_panic(expected = "bad dtype `f32`")]
+#[should_panic(expected = "bad dtype `floaty`")]
 fn bad_dtype_name_panics_with_the_name() {
-    let _ = TensorSpecBuilder::new([1]).dtype_name("f32");
+    let _ = TensorSpecBuilder::new([1]).dtype_name("floaty");
 }
 
 #[test]

@@ -75,8 +75,8 @@ error_case!(
 error_case!(
     bad_dtype_string,
     Parse,
-    "bad dtype `f32`: unknown dtype `f32`",
-    "module m;\nfn f(x: tensor[(n,), f32]) {\n}\n"
+    "bad dtype `flaot32`: unknown dtype `flaot32`",
+    "module m;\nfn f(x: tensor[(n,), flaot32]) {\n}\n"
 );
 
 error_case!(
