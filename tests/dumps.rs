@@ -34,7 +34,9 @@ fn lowered_header(line: &str) -> Option<&str> {
 }
 
 fn clif_header(line: &str) -> Option<&str> {
-    line.strip_prefix("; ").filter(|n| n.starts_with("__")).map(|n| n.trim())
+    line.strip_prefix("; ")
+        .filter(|n| n.starts_with("__"))
+        .map(|n| n.trim())
 }
 
 fn snapshot(kind: &str, name: &str, text: String) {
@@ -52,10 +54,19 @@ fn dumps(name: &str) {
     let clif_hosts = host_functions(&clif, clif_header);
     for f in &module.functions {
         let symbol = format!("__tvm_ffi_{}", f.name);
-        assert!(lowered_hosts.contains(&format!("{symbol}(")), "{symbol} missing from the lowered dump");
-        assert!(clif_hosts.contains(&format!("; {symbol}\n")), "{symbol} missing from the CLIF dump");
+        assert!(
+            lowered_hosts.contains(&format!("{symbol}(")),
+            "{symbol} missing from the lowered dump"
+        );
+        assert!(
+            clif_hosts.contains(&format!("; {symbol}\n")),
+            "{symbol} missing from the CLIF dump"
+        );
         // Each host function's checks and statements are annotated.
-        assert!(clif_hosts.contains(&format!("; check: {} takes", f.name)), "no annotation in {symbol}");
+        assert!(
+            clif_hosts.contains(&format!("; check: {} takes", f.name)),
+            "no annotation in {symbol}"
+        );
     }
     snapshot("lowered", name, lowered_hosts);
     snapshot("clif", name, clif_hosts);
@@ -89,12 +100,20 @@ fn all_params() {
 #[test]
 fn explain_function_of_add_one() {
     // The explain function re-runs the checks with a precise message each.
-    let clif = safecall::emit(&example("add_one"), safecall::Emit::BackendIr, &safecall::Options::default()).unwrap();
+    let clif = safecall::emit(
+        &example("add_one"),
+        safecall::Emit::BackendIr,
+        &safecall::Options::default(),
+    )
+    .unwrap();
     let explain: String = clif
         .split("\n; ")
         .find(|part| part.starts_with("__safecall_explain_add_one"))
         .expect("the explain function is in the module")
         .to_owned();
-    assert!(explain.contains("call fn"), "it raises through the shared helper");
+    assert!(
+        explain.contains("call fn"),
+        "it raises through the shared helper"
+    );
     snapshot("clif", "add_one_explain", format!("; {explain}"));
 }

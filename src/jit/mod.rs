@@ -266,6 +266,7 @@ impl LazyExplain {
             shared_raise_helper(self.binding, &self.cranelift).map_err(|e| e.to_string())?;
         let options = LowerOptions {
             raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
+            skip_annotations: true,
             ..LowerOptions::default()
         };
         let lowered =
@@ -358,6 +359,8 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
         explain: ExplainStrategy::Lazy {
             dispatcher: EXPLAIN_DISPATCHER.to_owned(),
         },
+        skip_annotations: true,
+        skip_metadata_getters: true,
         ..LowerOptions::default()
     };
     let lowered = lower::lower(module, &lower_options)?;

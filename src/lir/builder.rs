@@ -14,6 +14,8 @@ pub struct FuncBuilder {
     sealed: Vec<bool>,
     /// Integer constants already defined in a block: `(block, type, value) -> var`.
     constants: std::collections::HashMap<(BlockId, Ty, i64), Var>,
+    /// Whether [`FuncBuilder::source`] records anything.
+    annotate: bool,
 }
 
 impl FuncBuilder {
@@ -40,6 +42,7 @@ impl FuncBuilder {
             current: BlockId(0),
             sealed: Vec::new(),
             constants: Default::default(),
+            annotate: true,
         };
         let entry = b.new_block();
         b.switch_to(entry);
@@ -138,8 +141,21 @@ impl FuncBuilder {
         self.sealed[self.current.0 as usize] = true;
     }
 
+    /// Stops recording source annotations (compiles that produce no dump).
+    pub fn set_annotate(&mut self, annotate: bool) {
+        self.annotate = annotate;
+    }
+
+    /// Whether source annotations are recorded (callers may skip building descriptions).
+    pub fn annotating(&self) -> bool {
+        self.annotate
+    }
+
     /// Records that what follows implements `description` (for annotated dumps).
     pub fn source(&mut self, description: impl Into<String>) {
+        if !self.annotate {
+            return;
+        }
         let description = description.into();
         let index = match self.func.sources.iter().position(|s| *s == description) {
             Some(i) => i,

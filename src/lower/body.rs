@@ -53,7 +53,7 @@ pub(crate) fn stmt_text(stmt: &Stmt) -> String {
 }
 
 /// Lowers a block of statements in a new scope.
-pub(crate) fn lower_block(fx: &mut FnCtx<'_, '_>, stmts: &[Stmt]) -> Result<(), String> {
+pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), String> {
     fx.push_scope();
     for stmt in stmts {
         if fx.b.is_terminated() {
@@ -67,10 +67,11 @@ pub(crate) fn lower_block(fx: &mut FnCtx<'_, '_>, stmts: &[Stmt]) -> Result<(), 
     Ok(())
 }
 
-fn lower_stmt(fx: &mut FnCtx<'_, '_>, stmt: &Stmt) -> Result<(), String> {
-    let text = stmt_text(stmt);
-    fx.b.source(text.clone());
-    fx.current_stmt = text;
+fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> {
+    if fx.b.annotating() {
+        fx.b.source(stmt_text(stmt));
+    }
+    fx.current_stmt = Some(stmt);
     match stmt {
         Stmt::Let {
             name,
@@ -232,13 +233,13 @@ fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
     }
 }
 
-fn lower_for(
-    fx: &mut FnCtx<'_, '_>,
+fn lower_for<'a>(
+    fx: &mut FnCtx<'a, '_>,
     name: &str,
     start: &Expr,
     end: &Expr,
     step: i64,
-    body: &[Stmt],
+    body: &'a [Stmt],
 ) -> Result<(), String> {
     let (s, ty) = match lower_expr(fx, start)? {
         Val::Scalar(v, ScalarType::Int(t)) => (v, t),
@@ -379,7 +380,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
                 if let Some((flag, sym)) = unbound_check {
                     let message = format!(
                         "{}: symbolic variable `{sym}` is not bound: every tensor argument that binds it is None",
-                        fx.signature
+                        fx.signature()
                     );
                     fx.check(flag, "ValueError", |_| vec![MsgPart::Text(message)]);
                 }
@@ -425,7 +426,11 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
         Expr::Binary { op, lhs, rhs } => {
             let l = lower_expr(fx, lhs)?;
             let r = lower_expr(fx, rhs)?;
-            lower_binary(fx, *op, l, r)?
+            let constant_rhs = match **rhs {
+                Expr::Int { value, .. } => Some(value),
+                _ => None,
+            };
+            lower_binary(fx, *op, l, r, constant_rhs)?
         }
         Expr::Select {
             cond,
@@ -557,7 +562,15 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
     })
 }
 
-fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val, String> {
+/// A binary operation; `constant_rhs` is the right operand when it is an integer literal
+/// (a division by a non-zero constant needs no zero check).
+fn lower_binary(
+    fx: &mut FnCtx<'_, '_>,
+    op: BinOp,
+    l: Val,
+    r: Val,
+    constant_rhs: Option<i64>,
+) -> Result<Val, String> {
     use lir::BinOp as L;
     // Devices and dtypes compare by their packed bits.
     if let (Val::Device(a), Val::Device(b)) | (Val::DType(a), Val::DType(b)) = (&l, &r) {
@@ -610,7 +623,10 @@ fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val
         BinOp::Sub => fx.b.binary(L::Isub, a, b),
         BinOp::Mul => fx.b.binary(L::Imul, a, b),
         BinOp::Div | BinOp::Rem | BinOp::FloorDiv | BinOp::FloorMod | BinOp::CeilDiv => {
-            return Ok(Val::Scalar(lower_division(fx, op, a, b, signed), ty));
+            return Ok(Val::Scalar(
+                lower_division(fx, op, a, b, signed, constant_rhs),
+                ty,
+            ));
         }
         BinOp::Min => fx.b.binary(if signed { L::Smin } else { L::Umin }, a, b),
         BinOp::Max => fx.b.binary(if signed { L::Smax } else { L::Umax }, a, b),
@@ -661,16 +677,32 @@ fn lower_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, l: Val, r: Val) -> Result<Val
 
 /// Integer division family with defined semantics: division by zero raises a ValueError,
 /// `MIN / -1` wraps to `MIN` and `MIN % -1` is 0 (never a hardware trap).
-fn lower_division(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var, signed: bool) -> Var {
+fn lower_division(
+    fx: &mut FnCtx<'_, '_>,
+    op: BinOp,
+    a: Var,
+    b: Var,
+    signed: bool,
+    constant: Option<i64>,
+) -> Var {
     use lir::BinOp as L;
     let ty = fx.b.ty(a);
-    let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
-    let message = format!(
-        "{}: integer division by zero in `{}`",
-        fx.func.name, fx.current_stmt
-    );
-    fx.check(nonzero, "ValueError", |_| vec![MsgPart::Text(message)]);
-    let (q, r) = if signed {
+    if constant.is_none_or(|c| c == 0) {
+        let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
+        fx.check(nonzero, "ValueError", |fx| {
+            vec![MsgPart::Text(format!(
+                "{}: integer division by zero in `{}`",
+                fx.func.name,
+                fx.current_stmt_text()
+            ))]
+        });
+    }
+    // A constant divisor other than -1 (in the operand's width) cannot overflow.
+    let may_overflow =
+        signed && constant.is_none_or(|c| c == -1 || c & lane_mask(ty) == lane_mask(ty));
+    let (q, r) = if signed && !may_overflow {
+        (fx.b.binary(L::Sdiv, a, b), fx.b.binary(L::Srem, a, b))
+    } else if signed {
         let minus_one = fx.b.icmp_imm(IntCC::Eq, b, -1);
         let one = fx.b.iconst(ty, 1);
         let safe = fx.b.select(minus_one, one, b);
@@ -715,6 +747,14 @@ fn lower_division(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var, signed: boo
             fx.b.select(bump, q1, q)
         }
         _ => unreachable!("not a division operator"),
+    }
+}
+
+/// All ones in the width of an integer type (as an `i64`).
+fn lane_mask(ty: Ty) -> i64 {
+    match ty.bytes() {
+        8 => -1,
+        n => (1i64 << (n * 8)) - 1,
     }
 }
 
@@ -784,7 +824,7 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Str
 fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
     let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
     let is = |fx: &mut FnCtx<'_, '_>, i: i32| fx.b.icmp_imm(IntCC::Eq, index, i64::from(i));
-    let prefix = format!("{}: in `{}`: ", fx.func.name, fx.current_stmt);
+    let prefix = format!("{}: in `{}`: ", fx.func.name, fx.current_stmt_text());
     let name = scalar_name(to);
     let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}cannot convert a value of type ");

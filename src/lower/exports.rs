@@ -29,13 +29,16 @@ pub(crate) fn emit_exports(
     };
     let mut registrations = Vec::new();
     for (func, &id) in ctx.ir.functions.iter().zip(host_ids) {
+        registrations.push((format!("{EXPORT_PREFIX}{}", func.name), id));
+        if ctx.options.skip_metadata_getters {
+            continue;
+        }
         let meta = string_getter(
             ctx,
             &format!("{METADATA_PREFIX}{}", func.name),
             &schema::metadata_json(func),
             linkage,
         );
-        registrations.push((format!("{EXPORT_PREFIX}{}", func.name), id));
         registrations.push((format!("{METADATA_PREFIX}{}", func.name), meta));
         if !func.doc.is_empty() {
             let doc = string_getter(

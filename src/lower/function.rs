@@ -104,11 +104,11 @@ pub(crate) struct FnCtx<'a, 'm> {
     parts_slot: SlotId,
     owned: Vec<SlotId>,
     entry_inits: Vec<(Var, i64)>,
-    /// `name(param: type, ...)`, the prefix of argument messages.
-    pub signature: String,
+    /// `name(param: type, ...)`, the prefix of argument messages (built on first use).
+    signature: std::cell::OnceCell<String>,
     scopes: Vec<HashMap<String, Binding>>,
     /// The statement being lowered, for messages raised by its expressions.
-    pub current_stmt: String,
+    pub current_stmt: Option<&'a ir::Stmt>,
 }
 
 /// How a host function's argument checks explain a failure.
@@ -133,6 +133,7 @@ impl<'a, 'm> FnCtx<'a, 'm> {
         mode: Option<()>,
     ) -> Self {
         let mut b = FuncBuilder::new(name, linkage, safe_call_signature());
+        b.set_annotate(!m.options.skip_annotations);
         let (handle, args, num_args, result) = (b.param(0), b.param(1), b.param(2), b.param(3));
         let prologue = b.current();
         let start = b.new_block();
@@ -163,9 +164,9 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             parts_slot,
             owned: Vec::new(),
             entry_inits: Vec::new(),
-            signature: schema::signature_text(func),
+            signature: std::cell::OnceCell::new(),
             scopes: vec![HashMap::new()],
-            current_stmt: String::new(),
+            current_stmt: None,
         }
     }
 }
@@ -206,14 +207,16 @@ pub(crate) fn lower_explain_function(
     linkage: Linkage,
 ) -> Result<Function, String> {
     let mut fx = FnCtx::new(m, func, name, linkage, None);
-    fx.b.source(format!(
-        "explain why a call of `{}` was rejected",
-        func.name
-    ));
+    if fx.b.annotating() {
+        fx.b.source(format!(
+            "explain why a call of `{}` was rejected",
+            func.name
+        ));
+    }
     super::params::lower_params(&mut fx)?;
     let message = format!(
         "{}: internal error: an argument check failed, but explaining it found no failure",
-        fx.signature
+        fx.signature()
     );
     fx.fail("InternalError", vec![MsgPart::Text(message)]);
     fx.finish_frame();
@@ -468,9 +471,37 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(pass);
     }
 
+    /// `name(param: type, ...)`, the prefix of argument messages.
+    pub fn signature(&self) -> &str {
+        self.signature
+            .get_or_init(|| schema::signature_text(self.func))
+    }
+
+    /// Whether argument checks raise their own messages (only then are messages built).
+    pub fn explaining(&self) -> bool {
+        self.mode == CheckMode::Explain
+    }
+
+    /// The argument prefix of check messages when explaining; empty on the fast path, whose
+    /// checks never build messages.
+    pub fn message_prefix(&self, label: &str) -> String {
+        if self.explaining() {
+            self.arg_prefix(label)
+        } else {
+            String::new()
+        }
+    }
+
     /// `"<signature>: argument 'x' (#0): "`.
     pub fn arg_prefix(&self, label: &str) -> String {
-        format!("{}: argument {label}: ", self.signature)
+        format!("{}: argument {label}: ", self.signature())
+    }
+
+    /// The statement being lowered, printed on one line.
+    pub fn current_stmt_text(&self) -> String {
+        self.current_stmt
+            .map(super::body::stmt_text)
+            .unwrap_or_default()
     }
 
     /// Opens a block scope.
@@ -510,7 +541,8 @@ impl FnCtx<'_, '_> {
             let present = self.b.icmp(IntCC::Eq, g.is_none, zero);
             let message = format!(
                 "{}: argument {} is None, but its value is used",
-                self.signature, g.label
+                self.signature(),
+                g.label
             );
             self.check(present, "ValueError", |_| vec![MsgPart::Text(message)]);
         }

@@ -33,6 +33,11 @@ pub struct LowerOptions {
     pub raise_helper: RaiseHelper,
     /// How a rejected call is explained.
     pub explain: ExplainStrategy,
+    /// Leave out the source annotations of dumps (faster; the JIT sets it).
+    pub skip_annotations: bool,
+    /// Leave out the `__tvm_ffi__metadata_<name>` / `__tvm_ffi__doc_<name>` getters (the JIT
+    /// serves metadata from Rust instead).
+    pub skip_metadata_getters: bool,
 }
 
 /// Where the explanation of a rejected call comes from.

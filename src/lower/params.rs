@@ -67,15 +67,17 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
     let func = fx.func;
     let n = func.params.len();
 
-    fx.b.source(format!("check: {} takes {n} argument(s)", func.name));
+    if fx.b.annotating() {
+        fx.b.source(format!("check: {} takes {n} argument(s)", func.name));
+    }
     let expected = fx.b.iconst(Ty::I32, n as i64);
     let ok = fx.b.icmp(IntCC::Eq, fx.num_args, expected);
     let num_args = fx.num_args;
-    let sig = fx.signature.clone();
-    fx.check_arg(ok, "TypeError", |_| {
+    fx.check_arg(ok, "TypeError", |fx| {
         vec![
             MsgPart::text(format!(
-                "{sig}: expected {n} argument{}, got ",
+                "{}: expected {n} argument{}, got ",
+                fx.signature(),
                 if n == 1 { "" } else { "s" }
             )),
             MsgPart::Value(Tag::I64, num_args),
@@ -135,14 +137,20 @@ fn decode(
     guard: Option<NoneGuard>,
     tensors: &mut Vec<TensorLeaf>,
 ) -> Result<(), String> {
-    fx.b.source(format!(
-        "decode argument {label}: {}",
-        schema::param_text(&param.ty)
-    ));
+    if fx.b.annotating() {
+        fx.b.source(format!(
+            "decode argument {label}: {}",
+            schema::param_text(&param.ty)
+        ));
+    }
     let type_idx =
         fx.b.load(Ty::I32, src.base, src.offset + ANY_TYPE_INDEX_OFFSET);
-    let prefix = fx.arg_prefix(&label);
-    let expected = expected_text(&param.ty);
+    let prefix = fx.message_prefix(&label);
+    let expected = if fx.explaining() {
+        expected_text(&param.ty)
+    } else {
+        String::new()
+    };
     let type_error = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}expected {expected}, got ");
         fx.check_arg(ok, "TypeError", |_| {
@@ -216,7 +224,7 @@ fn decode_value(
     type_error: &dyn Fn(&mut FnCtx<'_, '_>, Var),
 ) -> Result<(), String> {
     let value_off = src.offset + ANY_VALUE_OFFSET;
-    let prefix = fx.arg_prefix(label);
+    let prefix = fx.message_prefix(label);
     let is =
         |fx: &mut FnCtx<'_, '_>, index: i32| fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(index));
     let int_or_bool = |fx: &mut FnCtx<'_, '_>| {
@@ -549,11 +557,13 @@ pub(crate) fn int_lir_type(t: IntType) -> Ty {
 
 /// Runs the phase-3 checks of one tensor; binds its shape values when they dominate the body.
 fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
-    fx.b.source(format!(
-        "check tensor {}: {}",
-        leaf.label,
-        schema::tensor_text(&leaf.spec)
-    ));
+    if fx.b.annotating() {
+        fx.b.source(format!(
+            "check tensor {}: {}",
+            leaf.label,
+            schema::tensor_text(&leaf.spec)
+        ));
+    }
     let join = leaf.guard.as_ref().map(|g| {
         let present = fx.b.new_block();
         let join = fx.b.new_block();
@@ -564,7 +574,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
     let guarded = leaf.guard.is_some();
     let spec = &leaf.spec;
     let dl = leaf.dl;
-    let prefix = fx.arg_prefix(&leaf.label);
+    let prefix = fx.message_prefix(&leaf.label);
     let ndim = spec.shape.len();
 
     // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
@@ -1005,7 +1015,9 @@ fn lower_constraint(
     let divisor_i64 = i64::try_from(*divisor).map_err(|_| {
         format!("constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX")
     })?;
-    fx.b.source(format!("check constraint {name} % {divisor} == 0"));
+    if fx.b.annotating() {
+        fx.b.source(format!("check constraint {name} % {divisor} == 0"));
+    }
     let (value, present, before, after) = match fx.lookup(name)? {
         Binding::Scalar {
             var,
@@ -1034,7 +1046,7 @@ fn lower_constraint(
             (
                 var,
                 unbound_check.map(|(flag, _)| flag),
-                format!("{}: {name} = ", fx.signature),
+                format!("{}: {name} = ", fx.signature()),
                 binder,
             )
         }
