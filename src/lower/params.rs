@@ -19,7 +19,7 @@ use crate::ir::{
     ByteOffsetPolicy, ConstValue, Constraint, DeviceIdPolicy, Dim, FloatType, IntType, Param,
     ParamType, ScalarType, Strides, TensorSpec,
 };
-use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
+use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
 
 use super::function::{Binding, FnCtx, NoneGuard, TensorBinding};
 use super::raise::{MsgPart, Tag};
@@ -479,11 +479,27 @@ fn decode_const(
             type_error(fx, ok);
             let raw = fx.b.load(Ty::I64, src.base, value_off);
             let equal = fx.b.icmp_imm(IntCC::Eq, raw, expected);
-            fx.check(equal, "ValueError", |_| {
-                vec![
-                    MsgPart::text(format!("{prefix}expected the constant {want}, got ")),
-                    MsgPart::Value(Tag::I64, raw),
-                ]
+            let msg = format!("{prefix}expected the constant {want}, got ");
+            fx.check(equal, "ValueError", |fx| {
+                // A bool argument is shown as the constants are (True / False), an int as a
+                // number.
+                let bool_block = fx.b.new_cold_block();
+                let int_block = fx.b.new_cold_block();
+                let is_bool = fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(ti::BOOL));
+                fx.b.branch(is_bool, bool_block, int_block);
+                fx.b.switch_to(bool_block);
+                let true_text = fx.m.cstring(b"True");
+                let false_text = fx.m.cstring(b"False");
+                let t = fx.b.symbol_addr(Symbol::Data(true_text));
+                let f = fx.b.symbol_addr(Symbol::Data(false_text));
+                let nonzero = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+                let shown = fx.b.select(nonzero, t, f);
+                fx.fail(
+                    "ValueError",
+                    vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::CStr, shown)],
+                );
+                fx.b.switch_to(int_block);
+                vec![MsgPart::Text(msg), MsgPart::Value(Tag::I64, raw)]
             });
             let value = if ty == ScalarType::Bool {
                 fx.b.iconst(Ty::I8, expected)
@@ -518,16 +534,28 @@ fn decode_const(
                 }
                 None => as_float_bits,
             };
-            let want_bits = format!(" (bits {bits:#018x}), got ");
+            // The bits of both values are shown: two floats that print alike may differ.
+            let msg = format!("{prefix}expected the constant {want} (bits {bits:#x}), got ");
             fx.check(equal, "ValueError", |fx| {
-                let shown = fx.b.mutable_var(Ty::F64);
-                let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
-                let from_bits = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
-                let v = fx.b.select(is_float, from_bits, from_int);
-                fx.b.assign(shown, v);
+                if int_equivalent.is_some() {
+                    // An int argument is shown as the int it is.
+                    let float_block = fx.b.new_cold_block();
+                    let int_block = fx.b.new_cold_block();
+                    fx.b.branch(is_float, float_block, int_block);
+                    fx.b.switch_to(int_block);
+                    fx.fail(
+                        "ValueError",
+                        vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::I64, raw)],
+                    );
+                    fx.b.switch_to(float_block);
+                }
+                let shown = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
                 vec![
-                    MsgPart::text(format!("{prefix}expected the constant {want}{want_bits}")),
+                    MsgPart::Text(msg),
                     MsgPart::Value(Tag::F64, shown),
+                    MsgPart::text(" (bits "),
+                    MsgPart::Value(Tag::Ptr, raw),
+                    MsgPart::text(")"),
                 ]
             });
             let value = fx.b.fconst(Ty::F64, bits);
@@ -847,7 +875,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                 }
                 parts.push(MsgPart::Value(Tag::I64, d));
             }
-            parts.push(MsgPart::text(")"));
+            parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
             parts
         });
     }
