@@ -241,7 +241,13 @@ impl Storage {
     /// Allocates and fills the memory a descriptor asks for.
     pub fn new(desc: TensorDesc) -> Arc<Storage> {
         let elem = desc.element_size();
-        let offsets = desc.element_offsets();
+        // Tensors without memory may be huge (element-count limits): never enumerate them.
+        let has_memory = matches!(desc.data, Data::Alloc | Data::Misalign(_));
+        let offsets = if has_memory {
+            desc.element_offsets()
+        } else {
+            Vec::new()
+        };
         let min = offsets.iter().copied().min().unwrap_or(0);
         assert!(
             min >= 0,
@@ -313,6 +319,7 @@ impl Storage {
 
     /// The elements, in logical order (None for element types the runners do not read).
     pub fn values(&self) -> Option<Vec<f64>> {
+        self.buffer?;
         let elem = self.desc.element_size();
         self.desc
             .element_offsets()
