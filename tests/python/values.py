@@ -216,7 +216,7 @@ def _check_conversion(desc, t, address):
     assert tuple(t.shape) == tuple(desc.shape), (t.shape, desc.shape)
     assert t.device.dlpack_device_type() == desc.device[0]
     assert t.device.index == desc.device[1]
-    if desc.strides is not None and desc.numel() != 0:
+    if desc.strides is not None:
         assert tuple(t.strides) == tuple(desc.strides), (t.strides, desc.strides)
     # data_ptr() includes the byte offset.
     assert t.data_ptr() == address or desc.null
