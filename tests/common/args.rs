@@ -48,7 +48,8 @@ pub struct Args {
     pub raw: Vec<TVMFFIAny>,
     owned: Vec<Any>,
     c_strings: Vec<CString>,
-    byte_arrays: Vec<Box<(TVMFFIByteArray, Vec<u8>)>>,
+    /// Byte arrays passed by pointer (boxed: their address is passed) and their bytes.
+    byte_arrays: Vec<(Box<TVMFFIByteArray>, Vec<u8>)>,
     /// Every tensor passed, by path.
     pub tensors: Vec<PassedTensor>,
 }
@@ -184,21 +185,17 @@ impl Args {
                     "byte-array pointers cannot be array elements"
                 );
                 let bytes = body.as_str().expect("a string").as_bytes().to_vec();
-                let mut boxed = Box::new((
-                    TVMFFIByteArray {
-                        data: std::ptr::null(),
-                        size: bytes.len(),
-                    },
-                    bytes,
-                ));
-                boxed.0.data = boxed.1.as_ptr().cast();
+                let mut array = Box::new(TVMFFIByteArray {
+                    data: bytes.as_ptr().cast(),
+                    size: bytes.len(),
+                });
                 let raw = pod(
                     ti::BYTE_ARRAY_PTR,
                     TVMFFIValue {
-                        v_ptr: (&raw mut boxed.0).cast(),
+                        v_ptr: (&raw mut *array).cast(),
                     },
                 );
-                self.byte_arrays.push(boxed);
+                self.byte_arrays.push((array, bytes));
                 raw
             }
             "device" => {
@@ -278,6 +275,13 @@ impl Args {
                     raw
                 }
             }
+            // A Tensor object value whose pointer is NULL.
+            "null_tensor_object" => pod(
+                ti::TENSOR,
+                TVMFFIValue {
+                    v_obj: std::ptr::null_mut(),
+                },
+            ),
             // A DLTensor* that is NULL.
             "null_dltensor" => pod(
                 ti::DL_TENSOR_PTR,

@@ -61,15 +61,13 @@ pub enum BuildError {
     Failed(String),
 }
 
+/// The directory of a backend's libraries, or why there is none.
+pub type Built = Arc<Result<PathBuf, BuildError>>;
+
 /// Builds every case module with `backend` into `<run_dir>/<name>/<module>.so`, once per
 /// process.
-pub fn libraries(
-    backend: Backend,
-    name: &str,
-    suites: &[Suite],
-) -> Arc<Result<PathBuf, BuildError>> {
-    static BUILT: OnceLock<Mutex<HashMap<String, Arc<Result<PathBuf, BuildError>>>>> =
-        OnceLock::new();
+pub fn libraries(backend: Backend, name: &str, suites: &[Suite]) -> Built {
+    static BUILT: OnceLock<Mutex<HashMap<String, Built>>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
         .lock()
