@@ -10,7 +10,7 @@ use std::process::Command;
 use common::aot::Library;
 use common::cases::{Suite, load_all, parse_module};
 use common::libs::{BuildError, backends, libraries, skip};
-use common::runner::{Tally, run_cases};
+use common::runner::{Callee, Tally, run_cases};
 
 /// The AOT run of one backend; false when the backend is not built in (skipped).
 fn run_aot(backend: safecall::Backend, name: &str, suites: &[Suite]) -> bool {
@@ -76,7 +76,10 @@ fn jit_passes_the_check_suite() {
             .iter()
             .position(|s| s.module == suite.module)
             .expect("a suite of this run");
-        modules[i].function(f).cloned()
+        Some(Callee {
+            function: modules[i].function(f)?.clone(),
+            entry: modules[i].safe_call(f)?,
+        })
     };
     let mut tally = Tally::default();
     run_cases("jit", &suites, &lookup, &mut tally);

@@ -6,6 +6,8 @@ use std::path::Path;
 use safecall_runtime::Function;
 use safecall_runtime::abi::TVMFFISafeCallType;
 
+use super::runner::Callee;
+
 /// A loaded library.
 pub struct Library {
     lib: libloading::Library,
@@ -23,16 +25,27 @@ impl Library {
 
     /// The safe-call symbol `symbol`, wrapped as a Function.
     pub fn symbol(&self, symbol: &str) -> Option<Function> {
-        // SAFETY: exported `__tvm_ffi_*` symbols are safe-call functions.
-        let f = unsafe { self.lib.get::<TVMFFISafeCallType>(symbol.as_bytes()) }.ok()?;
+        let f = self.entry(symbol)?;
         // SAFETY: the function is valid while the library is loaded, which outlives every
         // call made through the returned Function (it is dropped with the test).
-        Some(unsafe { Function::from_safe_call(*f, std::ptr::null_mut(), None) })
+        Some(unsafe { Function::from_safe_call(f, std::ptr::null_mut(), None) })
+    }
+
+    /// The raw safe-call symbol `symbol`.
+    pub fn entry(&self, symbol: &str) -> Option<TVMFFISafeCallType> {
+        // SAFETY: exported `__tvm_ffi_*` symbols are safe-call functions.
+        unsafe { self.lib.get::<TVMFFISafeCallType>(symbol.as_bytes()) }
+            .ok()
+            .map(|f| *f)
     }
 
     /// The host function `name` (`__tvm_ffi_<name>`).
-    pub fn function(&self, name: &str) -> Option<Function> {
-        self.symbol(&format!("__tvm_ffi_{name}"))
+    pub fn function(&self, name: &str) -> Option<Callee> {
+        let symbol = format!("__tvm_ffi_{name}");
+        Some(Callee {
+            function: self.symbol(&symbol)?,
+            entry: self.entry(&symbol)?,
+        })
     }
 
     /// Calls a no-argument function returning a string (`__tvm_ffi__metadata_<name>`, ...).

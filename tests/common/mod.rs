@@ -6,6 +6,7 @@ pub mod args;
 pub mod array;
 pub mod cases;
 pub mod compare;
+pub mod contract;
 pub mod libs;
 pub mod metadata;
 pub mod runner;

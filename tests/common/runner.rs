@@ -1,6 +1,7 @@
 //! Running the shared cases against one delivery path, through safecall-runtime.
 
 use safecall_runtime::Function;
+use safecall_runtime::abi::TVMFFISafeCallType;
 use serde_json::Value;
 
 use super::args::{Args, TensorMode};
@@ -44,10 +45,21 @@ fn has_top_level_tensor(args: &[Value]) -> bool {
     args.iter().any(|a| a.get("tensor").is_some())
 }
 
-/// Makes one call of a case and checks the outcome.
-fn call_once(function: &Function, case: &Case, mode: TensorMode) -> Result<(), String> {
+/// A host function under test: as a Function, and its raw safe-call entry point.
+pub struct Callee {
+    /// The function, called through safecall-runtime.
+    pub function: Function,
+    /// The `__tvm_ffi_<name>` entry, called directly for the contract checks.
+    pub entry: TVMFFISafeCallType,
+}
+
+/// Makes one call of a case (twice: once raw for the contract, once through
+/// `Function::call`) and checks the outcome.
+fn call_once(callee: &Callee, case: &Case, mode: TensorMode) -> Result<(), String> {
     let args = Args::build(&case.args, mode);
-    let outcome = function.call(&args.views());
+    super::contract::check_raw_call(callee.entry, &args)
+        .map_err(|e| format!("safe-call contract: {e}"))?;
+    let outcome = callee.function.call(&args.views());
     match (&case.expect, outcome) {
         (Expect::Returns(want), Ok(got)) => {
             check_result(want, &got, &args)?;
@@ -78,13 +90,13 @@ fn call_once(function: &Function, case: &Case, mode: TensorMode) -> Result<(), S
 pub fn run_cases(
     label: &str,
     suites: &[Suite],
-    lookup: &dyn Fn(&Suite, &str) -> Option<Function>,
+    lookup: &dyn Fn(&Suite, &str) -> Option<Callee>,
     tally: &mut Tally,
 ) {
     for suite in suites {
         for case in suite.cases.iter().filter(|c| c.runs_on("rust")) {
             tally.cases += 1;
-            let Some(function) = lookup(suite, &case.func) else {
+            let Some(callee) = lookup(suite, &case.func) else {
                 tally.failures.push(format!(
                     "[{label}] {}: {}: no function `{}`",
                     suite.module, case.name, case.func
@@ -101,7 +113,7 @@ pub fn run_cases(
             };
             for mode in modes {
                 tally.calls += 1;
-                if let Err(e) = call_once(&function, case, mode) {
+                if let Err(e) = call_once(&callee, case, mode) {
                     tally.failures.push(format!(
                         "[{label}] {}: {} ({mode:?}):\n    {e}",
                         suite.module, case.name
