@@ -293,6 +293,16 @@ impl Args {
         }
     }
 
+    /// The strong reference counts of every object the arguments hold.
+    pub fn strong_counts(&self) -> Vec<u32> {
+        self.owned
+            .iter()
+            .filter(|a| !a.object_ptr().is_null())
+            // SAFETY: the objects are alive: `self` holds a reference to each.
+            .map(|a| unsafe { safecall_runtime::object::strong_count(a.object_ptr()) })
+            .collect()
+    }
+
     /// The tensor passed at `path`.
     pub fn tensor_at(&self, path: &[usize]) -> &PassedTensor {
         self.tensors

@@ -57,14 +57,31 @@ pub struct Callee {
 /// `Function::call`) and checks the outcome.
 fn call_once(callee: &Callee, case: &Case, mode: TensorMode) -> Result<(), String> {
     let args = Args::build(&case.args, mode);
+    let counts = args.strong_counts();
     super::contract::check_raw_call(callee.entry, &args)
         .map_err(|e| format!("safe-call contract: {e}"))?;
     let outcome = callee.function.call(&args.views());
+    let checked = check_outcome(case, &args, outcome);
+    // The call (and its result, now dropped) took no reference it did not give back.
+    let after = args.strong_counts();
+    if after != counts {
+        return Err(format!(
+            "reference counts of the argument objects changed from {counts:?} to {after:?}"
+        ));
+    }
+    checked
+}
+
+fn check_outcome(
+    case: &Case,
+    args: &Args,
+    outcome: Result<safecall_runtime::Any, safecall_runtime::Error>,
+) -> Result<(), String> {
     match (&case.expect, outcome) {
         (Expect::Returns(want), Ok(got)) => {
-            check_result(want, &got, &args)?;
+            check_result(want, &got, args)?;
             drop(got);
-            check_after(&case.after, &args)
+            check_after(&case.after, args)
         }
         (Expect::Returns(want), Err(e)) => Err(format!("expected {want}, raised {e}")),
         (Expect::Raises { kind, message }, Ok(got)) => Err(format!(
