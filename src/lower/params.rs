@@ -53,8 +53,9 @@ enum SymKey {
 enum SymState {
     /// Bound on every path, by this occurrence.
     Bound { binder: String },
-    /// Bound when `flag` is 1 (its earlier occurrences were in optional arguments).
-    Dynamic { flag: Var },
+    /// Bound when `flag` is 1 (its earlier occurrences were in optional arguments), by the
+    /// first of `binders` that was present.
+    Dynamic { flag: Var, binders: Vec<String> },
 }
 
 struct Syms {
@@ -112,7 +113,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
         let var = syms.vars[key];
         let unbound_check = match state {
             SymState::Bound { .. } => None,
-            SymState::Dynamic { flag } => Some((*flag, name.clone())),
+            SymState::Dynamic { flag, .. } => Some((*flag, name.clone())),
         };
         fx.bind(name, Binding::Sym { var, unbound_check });
     }
@@ -987,16 +988,21 @@ fn bind_or_compare(
                 return;
             }
             // Dynamic: bound by whichever optional argument was present first.
-            let flag = match state {
-                Some(SymState::Dynamic { flag }) => flag,
-                _ => fx.entry_var(Ty::I8, 0),
+            let (flag, mut binders) = match state {
+                Some(SymState::Dynamic { flag, binders }) => (flag, binders),
+                _ => (fx.entry_var(Ty::I8, 0), Vec::new()),
+            };
+            let bound_by = match binders.as_slice() {
+                [] => String::new(),
+                [one] => format!(", bound by {one}"),
+                many => format!(", bound by the first present of {}", many.join(", ")),
             };
             let compare_block = fx.b.new_block();
             let bind_block = fx.b.new_block();
             let join = fx.b.new_block();
             fx.b.branch(flag, compare_block, bind_block);
             fx.b.switch_to(compare_block);
-            compare(fx, String::new());
+            compare(fx, bound_by);
             fx.b.jump(join);
             fx.b.switch_to(bind_block);
             fx.b.assign(var, value);
@@ -1004,7 +1010,8 @@ fn bind_or_compare(
             fx.b.jump(join);
             fx.b.switch_to(join);
             let new_state = if guarded {
-                SymState::Dynamic { flag }
+                binders.push(binder.to_owned());
+                SymState::Dynamic { flag, binders }
             } else {
                 SymState::Bound {
                     binder: binder.to_owned(),
