@@ -8,7 +8,7 @@ use safecall_runtime::abi::{TVMFFIAny, TVMFFIByteArray, TVMFFIValue, type_index 
 use safecall_runtime::{Any, AnyView, Bytes, Error, Function, Shape, Tensor};
 use serde_json::Value;
 
-use super::array::new_array;
+use super::array::new_sequence;
 use super::tensor::{Storage, TensorDesc, parse_device, parse_dtype};
 
 /// How top-level tensor arguments are passed.
@@ -215,7 +215,7 @@ impl Args {
                     .collect();
                 self.keep(Shape::new(&dims).into())
             }
-            "array" => {
+            "array" | "list" => {
                 let items: Vec<Any> = body
                     .as_array()
                     .expect("a list")
@@ -227,7 +227,8 @@ impl Args {
                         self.owned_value(item, p)
                     })
                     .collect();
-                self.keep(new_array(items))
+                let index = if key == "list" { ti::LIST } else { ti::ARRAY };
+                self.keep(new_sequence(index, items))
             }
             "func" => self.keep(callback(body.as_str().expect("a callback name")).into()),
             "data_ptr" => {

@@ -16,8 +16,8 @@ struct ArrayObj {
 // SAFETY: repr(C) with the header first.
 unsafe impl ObjectLayout for ArrayObj {}
 
-/// A new `ffi.Array` holding `items`.
-pub fn new_array(mut items: Vec<Any>) -> Any {
+/// A new `ffi.Array` (or, with `type_index::LIST`, `ffi.List`) holding `items`.
+pub fn new_sequence(type_index: i32, mut items: Vec<Any>) -> Any {
     let cell = TVMFFISeqCell {
         data: items.as_mut_ptr().cast(),
         size: items.len() as i64,
@@ -25,7 +25,7 @@ pub fn new_array(mut items: Vec<Any>) -> Any {
         data_deleter: None,
     };
     let obj = alloc(
-        type_index::ARRAY,
+        type_index,
         ArrayObj {
             header: blank_header(),
             cell,
@@ -34,7 +34,7 @@ pub fn new_array(mut items: Vec<Any>) -> Any {
         0,
     );
     let raw = TVMFFIAny {
-        type_index: type_index::ARRAY,
+        type_index,
         small_str_len: 0,
         value: TVMFFIValue { v_obj: obj.cast() },
     };

@@ -277,6 +277,10 @@ class Args:
             return tvm_ffi.Shape(tuple(body))
         if key == "array":
             return [self.value(item, path + (j,), mode) for j, item in enumerate(body)]
+        if key == "list":
+            return tvm_ffi.List(
+                [self.value(item, path + (j,), mode) for j, item in enumerate(body)]
+            )
         if key == "func":
             return callback(body)
         if key == "data_ptr":
