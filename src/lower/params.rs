@@ -53,9 +53,27 @@ enum SymKey {
 enum SymState {
     /// Bound on every path, by this occurrence.
     Bound { binder: String },
-    /// Bound when `flag` is 1 (its earlier occurrences were in optional arguments), by the
-    /// first of `binders` that was present.
+    /// Bound at run time by the first of `binders` that counted (its argument was present,
+    /// and for a stride, its dim was not of extent 1 in a non-empty tensor). `flag` (`I8`) is
+    /// [`UNBOUND`], [`BOUND`], or [`FALLBACK`].
     Dynamic { flag: Var, binders: Vec<String> },
+}
+
+/// No occurrence has given the variable a value.
+const UNBOUND: i64 = 0;
+/// An occurrence that counts has bound the variable.
+const BOUND: i64 = 1;
+/// Only occurrences that do not count were seen: the variable holds the first one's value
+/// (a stride of an extent-1 dim), which nothing is checked against.
+const FALLBACK: i64 = 2;
+
+/// How messages name where a dynamically bound variable got its value.
+fn bound_by_text(binders: &[String]) -> String {
+    match binders {
+        [] => String::new(),
+        [one] => format!(", bound by {one}"),
+        [init @ .., last] => format!(", bound by {} or {last}", init.join(", ")),
+    }
 }
 
 struct Syms {
@@ -113,7 +131,10 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
         let var = syms.vars[key];
         let unbound_check = match state {
             SymState::Bound { .. } => None,
-            SymState::Dynamic { flag, .. } => Some((*flag, name.clone())),
+            SymState::Dynamic { flag, .. } => {
+                let has_value = fx.b.icmp_imm(IntCC::Ne, *flag, UNBOUND);
+                Some((has_value, name.clone()))
+            }
         };
         fx.bind(name, Binding::Sym { var, unbound_check });
     }
@@ -938,7 +959,8 @@ pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -
 }
 
 /// An occurrence of a symbolic variable: the first binds it, later ones must match.
-/// `skip` (an `I8`) exempts the comparison (dims of extent 1 for strides).
+/// `skip` (an `I8`) makes the occurrence not count at run time (strides of extent-1 dims and
+/// of empty tensors): it is not compared, and binds only a fallback value.
 #[allow(clippy::too_many_arguments)]
 fn bind_or_compare(
     fx: &mut FnCtx<'_, '_>,
@@ -977,7 +999,7 @@ fn bind_or_compare(
     match syms.state.get(&key).cloned() {
         Some(SymState::Bound { binder: first }) => compare(fx, format!(", bound by {first}")),
         state => {
-            if state.is_none() && !guarded {
+            if state.is_none() && !guarded && skip.is_none() {
                 fx.b.assign(var, value);
                 syms.state.insert(
                     key,
@@ -987,29 +1009,41 @@ fn bind_or_compare(
                 );
                 return;
             }
-            // Dynamic: bound by whichever optional argument was present first.
+            // Dynamic: bound by the first occurrence that counts.
             let (flag, mut binders) = match state {
                 Some(SymState::Dynamic { flag, binders }) => (flag, binders),
-                _ => (fx.entry_var(Ty::I8, 0), Vec::new()),
+                _ => (fx.entry_var(Ty::I8, UNBOUND), Vec::new()),
             };
-            let bound_by = match binders.as_slice() {
-                [] => String::new(),
-                [one] => format!(", bound by {one}"),
-                many => format!(", bound by the first present of {}", many.join(", ")),
-            };
+            let bound_by = bound_by_text(&binders);
             let compare_block = fx.b.new_block();
             let bind_block = fx.b.new_block();
             let join = fx.b.new_block();
-            fx.b.branch(flag, compare_block, bind_block);
+            let is_bound = fx.b.icmp_imm(IntCC::Eq, flag, BOUND);
+            fx.b.branch(is_bound, compare_block, bind_block);
             fx.b.switch_to(compare_block);
             compare(fx, bound_by);
             fx.b.jump(join);
             fx.b.switch_to(bind_block);
-            fx.b.assign(var, value);
-            fx.b.assign_iconst(flag, 1);
+            match skip {
+                None => {
+                    fx.b.assign(var, value);
+                    fx.b.assign_iconst(flag, BOUND);
+                }
+                Some(skip) => {
+                    // Not counting: keep an earlier fallback, else take this value as one.
+                    let had_fallback = fx.b.icmp_imm(IntCC::Eq, flag, FALLBACK);
+                    let keep = fx.b.binary(BinOp::And, skip, had_fallback);
+                    let new_value = fx.b.select(keep, var, value);
+                    fx.b.assign(var, new_value);
+                    let bound = fx.b.iconst(Ty::I8, BOUND);
+                    let fallback = fx.b.iconst(Ty::I8, FALLBACK);
+                    let new_flag = fx.b.select(skip, fallback, bound);
+                    fx.b.assign(flag, new_flag);
+                }
+            }
             fx.b.jump(join);
             fx.b.switch_to(join);
-            let new_state = if guarded {
+            let new_state = if guarded || skip.is_some() {
                 binders.push(binder.to_owned());
                 SymState::Dynamic { flag, binders }
             } else {
@@ -1058,17 +1092,21 @@ fn lower_constraint(
             });
             (wide, present, fx.arg_prefix(&label), String::new())
         }
-        Binding::Sym { var, unbound_check } => {
-            let binder = match syms.state.get(&SymKey::Named(name.clone())) {
-                Some(SymState::Bound { binder }) => format!(" (bound by {binder})"),
-                _ => String::new(),
+        Binding::Sym { var, .. } => {
+            // Checked only when an occurrence that counts bound the variable.
+            let (binder, present) = match syms.state.get(&SymKey::Named(name.clone())) {
+                Some(SymState::Bound { binder }) => (format!(" (bound by {binder})"), None),
+                Some(SymState::Dynamic { flag, binders }) => {
+                    let bound = fx.b.icmp_imm(IntCC::Eq, *flag, BOUND);
+                    let text = match bound_by_text(binders).strip_prefix(", ") {
+                        Some(text) => format!(" ({text})"),
+                        None => String::new(),
+                    };
+                    (text, Some(bound))
+                }
+                None => (String::new(), None),
             };
-            (
-                var,
-                unbound_check.map(|(flag, _)| flag),
-                format!("{}: {name} = ", fx.signature),
-                binder,
-            )
+            (var, present, format!("{}: {name} = ", fx.signature), binder)
         }
         _ => {
             return Err(format!(
