@@ -105,15 +105,7 @@ fn python_tvm_ffi_passes_the_check_suite() {
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new(&python)
         .current_dir(root)
-        .args([
-            "-m",
-            "pytest",
-            "tests/python",
-            "-q",
-            "-rs",
-            "-p",
-            "no:cacheprovider",
-        ])
+        .args(["-m", "pytest", "tests/python", "-q", "-rs"])
         .env("SAFECALL_CHECK_LIBS", libs.join(";"))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.to_string_lossy()));
