@@ -18,6 +18,8 @@ pub struct Suite {
     pub cases: Vec<Case>,
     /// Metadata and doc expectations.
     pub metadata: Vec<MetadataCase>,
+    /// Global functions the runners register before the calls: (name, callback name).
+    pub globals: Vec<(String, String)>,
 }
 
 /// One call and its expected outcome.
@@ -199,10 +201,20 @@ pub fn load(path: &Path) -> Suite {
         .and_then(Value::as_array)
         .map(|ms| ms.iter().map(|m| parse_metadata(m, &at)).collect())
         .unwrap_or_default();
+    let globals = v
+        .get("globals")
+        .and_then(Value::as_object)
+        .map(|g| {
+            g.iter()
+                .map(|(name, callback)| (name.clone(), string(callback, "globals", &at)))
+                .collect()
+        })
+        .unwrap_or_default();
     let suite = Suite {
         module,
         cases,
         metadata,
+        globals,
     };
     let mut names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
     names.sort_unstable();

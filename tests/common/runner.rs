@@ -111,6 +111,11 @@ pub fn run_cases(
     tally: &mut Tally,
 ) {
     for suite in suites {
+        for (name, callback) in &suite.globals {
+            super::args::callback(callback)
+                .set_global(name, true)
+                .unwrap_or_else(|e| panic!("registering {name}: {e}"));
+        }
         for case in suite.cases.iter().filter(|c| c.runs_on("rust")) {
             tally.cases += 1;
             let Some(callee) = lookup(suite, &case.func) else {

@@ -9,7 +9,7 @@ import tvm_ffi
 
 from cases import has_top_level_tensor, libraries, runs_on_python, suites
 from conftest import COUNTS
-from values import Args, check_after, check_value
+from values import Args, callback, check_after, check_value
 
 # Error kinds Python raises as the builtin exception of the same name; others are
 # RuntimeErrors.
@@ -29,6 +29,8 @@ def _params():
     out = []
     for backend, directory in libraries():
         for suite in suites():
+            for name, callback_name in suite.get("globals", {}).items():
+                tvm_ffi.register_global_func(name, callback(callback_name), override=True)
             for case in suite["cases"]:
                 if not runs_on_python(case):
                     continue
