@@ -19,7 +19,7 @@ use crate::ir::{
     ByteOffsetPolicy, ConstValue, Constraint, DeviceIdPolicy, Dim, FloatType, IntType, Param,
     ParamType, ScalarType, Strides, TensorSpec,
 };
-use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
+use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
 
 use super::function::{Binding, FnCtx, NoneGuard, TensorBinding};
 use super::raise::{MsgPart, Tag};
@@ -53,8 +53,27 @@ enum SymKey {
 enum SymState {
     /// Bound on every path, by this occurrence.
     Bound { binder: String },
-    /// Bound when `flag` is 1 (its earlier occurrences were in optional arguments).
-    Dynamic { flag: Var },
+    /// Bound at run time by the first of `binders` that counted (its argument was present,
+    /// and for a stride, its dim was not of extent 1 in a non-empty tensor). `flag` (`I8`) is
+    /// [`UNBOUND`], [`BOUND`], or [`FALLBACK`].
+    Dynamic { flag: Var, binders: Vec<String> },
+}
+
+/// No occurrence has given the variable a value.
+const UNBOUND: i64 = 0;
+/// An occurrence that counts has bound the variable.
+const BOUND: i64 = 1;
+/// Only occurrences that do not count were seen: the variable holds the first one's value
+/// (a stride of an extent-1 dim), which nothing is checked against.
+const FALLBACK: i64 = 2;
+
+/// How messages name where a dynamically bound variable got its value.
+fn bound_by_text(binders: &[String]) -> String {
+    match binders {
+        [] => String::new(),
+        [one] => format!(", bound by {one}"),
+        [init @ .., last] => format!(", bound by {} or {last}", init.join(", ")),
+    }
 }
 
 struct Syms {
@@ -116,7 +135,10 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
         let var = syms.vars[key];
         let unbound_check = match state {
             SymState::Bound { .. } => None,
-            SymState::Dynamic { flag } => Some((*flag, name.clone())),
+            SymState::Dynamic { flag, .. } => {
+                let has_value = fx.b.icmp_imm(IntCC::Ne, *flag, UNBOUND);
+                Some((has_value, name.clone()))
+            }
         };
         fx.bind(name, Binding::Sym { var, unbound_check });
     }
@@ -484,11 +506,27 @@ fn decode_const(
             type_error(fx, ok);
             let raw = fx.b.load(Ty::I64, src.base, value_off);
             let equal = fx.b.icmp_imm(IntCC::Eq, raw, expected);
-            fx.check_arg(equal, "ValueError", |_| {
-                vec![
-                    MsgPart::text(format!("{prefix}expected the constant {want}, got ")),
-                    MsgPart::Value(Tag::I64, raw),
-                ]
+            let msg = format!("{prefix}expected the constant {want}, got ");
+            fx.check_arg(equal, "ValueError", |fx| {
+                // A bool argument is shown as the constants are (True / False), an int as a
+                // number.
+                let bool_block = fx.b.new_cold_block();
+                let int_block = fx.b.new_cold_block();
+                let is_bool = fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(ti::BOOL));
+                fx.b.branch(is_bool, bool_block, int_block);
+                fx.b.switch_to(bool_block);
+                let true_text = fx.m.cstring(b"True");
+                let false_text = fx.m.cstring(b"False");
+                let t = fx.b.symbol_addr(Symbol::Data(true_text));
+                let f = fx.b.symbol_addr(Symbol::Data(false_text));
+                let nonzero = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+                let shown = fx.b.select(nonzero, t, f);
+                fx.fail(
+                    "ValueError",
+                    vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::CStr, shown)],
+                );
+                fx.b.switch_to(int_block);
+                vec![MsgPart::Text(msg), MsgPart::Value(Tag::I64, raw)]
             });
             let value = if ty == ScalarType::Bool {
                 fx.b.iconst(Ty::I8, expected)
@@ -523,16 +561,28 @@ fn decode_const(
                 }
                 None => as_float_bits,
             };
-            let want_bits = format!(" (bits {bits:#018x}), got ");
+            // The bits of both values are shown: two floats that print alike may differ.
+            let msg = format!("{prefix}expected the constant {want} (bits {bits:#x}), got ");
             fx.check_arg(equal, "ValueError", |fx| {
-                let shown = fx.b.mutable_var(Ty::F64);
-                let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
-                let from_bits = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
-                let v = fx.b.select(is_float, from_bits, from_int);
-                fx.b.assign(shown, v);
+                if int_equivalent.is_some() {
+                    // An int argument is shown as the int it is.
+                    let float_block = fx.b.new_cold_block();
+                    let int_block = fx.b.new_cold_block();
+                    fx.b.branch(is_float, float_block, int_block);
+                    fx.b.switch_to(int_block);
+                    fx.fail(
+                        "ValueError",
+                        vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::I64, raw)],
+                    );
+                    fx.b.switch_to(float_block);
+                }
+                let shown = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
                 vec![
-                    MsgPart::text(format!("{prefix}expected the constant {want}{want_bits}")),
+                    MsgPart::Text(msg),
                     MsgPart::Value(Tag::F64, shown),
+                    MsgPart::text(" (bits "),
+                    MsgPart::Value(Tag::Ptr, raw),
+                    MsgPart::text(")"),
                 ]
             });
             let value = fx.b.fconst(Ty::F64, bits);
@@ -860,7 +910,7 @@ fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
                 }
                 parts.push(MsgPart::Value(Tag::I64, d));
             }
-            parts.push(MsgPart::text(")"));
+            parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
             parts
         });
     }
@@ -922,7 +972,8 @@ pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -
 }
 
 /// An occurrence of a symbolic variable: the first binds it, later ones must match.
-/// `skip` (an `I8`) exempts the comparison (dims of extent 1 for strides).
+/// `skip` (an `I8`) makes the occurrence not count at run time (strides of extent-1 dims and
+/// of empty tensors): it is not compared, and binds only a fallback value.
 #[allow(clippy::too_many_arguments)]
 fn bind_or_compare(
     fx: &mut FnCtx<'_, '_>,
@@ -961,7 +1012,7 @@ fn bind_or_compare(
     match syms.state.get(&key).cloned() {
         Some(SymState::Bound { binder: first }) => compare(fx, format!(", bound by {first}")),
         state => {
-            if state.is_none() && !guarded {
+            if state.is_none() && !guarded && skip.is_none() {
                 fx.b.assign(var, value);
                 syms.state.insert(
                     key,
@@ -971,25 +1022,43 @@ fn bind_or_compare(
                 );
                 return;
             }
-            // Dynamic: bound by whichever optional argument was present first.
-            let flag = match state {
-                Some(SymState::Dynamic { flag }) => flag,
-                _ => fx.entry_var(Ty::I8, 0),
+            // Dynamic: bound by the first occurrence that counts.
+            let (flag, mut binders) = match state {
+                Some(SymState::Dynamic { flag, binders }) => (flag, binders),
+                _ => (fx.entry_var(Ty::I8, UNBOUND), Vec::new()),
             };
+            let bound_by = bound_by_text(&binders);
             let compare_block = fx.b.new_block();
             let bind_block = fx.b.new_block();
             let join = fx.b.new_block();
-            fx.branch(flag, compare_block, bind_block);
+            let is_bound = fx.b.icmp_imm(IntCC::Eq, flag, BOUND);
+            fx.branch(is_bound, compare_block, bind_block);
             fx.b.switch_to(compare_block);
-            compare(fx, String::new());
+            compare(fx, bound_by);
             fx.jump(join);
             fx.b.switch_to(bind_block);
-            fx.b.assign(var, value);
-            fx.b.assign_iconst(flag, 1);
+            match skip {
+                None => {
+                    fx.b.assign(var, value);
+                    fx.b.assign_iconst(flag, BOUND);
+                }
+                Some(skip) => {
+                    // Not counting: keep an earlier fallback, else take this value as one.
+                    let had_fallback = fx.b.icmp_imm(IntCC::Eq, flag, FALLBACK);
+                    let keep = fx.b.binary(BinOp::And, skip, had_fallback);
+                    let new_value = fx.b.select(keep, var, value);
+                    fx.b.assign(var, new_value);
+                    let bound = fx.b.iconst(Ty::I8, BOUND);
+                    let fallback = fx.b.iconst(Ty::I8, FALLBACK);
+                    let new_flag = fx.b.select(skip, fallback, bound);
+                    fx.b.assign(flag, new_flag);
+                }
+            }
             fx.jump(join);
             fx.b.switch_to(join);
-            let new_state = if guarded {
-                SymState::Dynamic { flag }
+            let new_state = if guarded || skip.is_some() {
+                binders.push(binder.to_owned());
+                SymState::Dynamic { flag, binders }
             } else {
                 SymState::Bound {
                     binder: binder.to_owned(),
@@ -1038,17 +1107,21 @@ fn lower_constraint(
             });
             (wide, present, fx.arg_prefix(&label), String::new())
         }
-        Binding::Sym { var, unbound_check } => {
-            let binder = match syms.state.get(&SymKey::Named(name.clone())) {
-                Some(SymState::Bound { binder }) => format!(" (bound by {binder})"),
-                _ => String::new(),
+        Binding::Sym { var, .. } => {
+            // Checked only when an occurrence that counts bound the variable.
+            let (binder, present) = match syms.state.get(&SymKey::Named(name.clone())) {
+                Some(SymState::Bound { binder }) => (format!(" (bound by {binder})"), None),
+                Some(SymState::Dynamic { flag, binders }) => {
+                    let bound = fx.b.icmp_imm(IntCC::Eq, *flag, BOUND);
+                    let text = match bound_by_text(binders).strip_prefix(", ") {
+                        Some(text) => format!(" ({text})"),
+                        None => String::new(),
+                    };
+                    (text, Some(bound))
+                }
+                None => (String::new(), None),
             };
-            (
-                var,
-                unbound_check.map(|(flag, _)| flag),
-                format!("{}: {name} = ", fx.signature()),
-                binder,
-            )
+            (var, present, format!("{}: {name} = ", fx.signature()), binder)
         }
         _ => {
             return Err(format!(

@@ -953,6 +953,13 @@ fn emit_fmt_f64(ctx: &mut ModuleCtx<'_>, fmts: &Formatters) -> FuncId {
     b.assign(e, e2);
     b.jump(up_head);
     b.switch_to(emit);
+    // A mantissa that rounds up to 10 at 6 decimals is 1.0 of the next exponent (else 1e-5
+    // as an f32, 9.99999997e-6, prints as `10.0e-6`).
+    let near_ten = b.fconst(Ty::F64, 9.9999995f64.to_bits());
+    let rounds_to_ten = b.fcmp(FloatCC::Ge, m, near_ten);
+    let m = b.select(rounds_to_ten, one, m);
+    let e_next = b.binary_imm(BinOp::Iadd, e, 1);
+    let e = b.select(rounds_to_ten, e_next, e);
     let c = write_fixed(&mut b, fmts, out, m);
     let c = write_byte(&mut b, c, b'e');
     let exp_negative = b.icmp_imm(IntCC::Slt, e, 0);

@@ -1,0 +1,121 @@
+//! The shared check suite: the cases in `tests/checks/` (format in `tests/checks/README.md`)
+//! run on every delivery path — AOT shared libraries of each backend loaded into this process
+//! (safecall-runtime), the JIT, and the same libraries loaded by Python's real `tvm_ffi`
+//! (`tests/python`).
+
+mod common;
+
+use std::process::Command;
+
+use common::aot::Library;
+use common::cases::{Suite, load_all, parse_module};
+use common::libs::{BuildError, backends, libraries, skip};
+use common::runner::{Callee, Tally, run_cases};
+
+/// The AOT run of one backend; false when the backend is not built in (skipped).
+fn run_aot(backend: safecall::Backend, name: &str, suites: &[Suite]) -> bool {
+    let dir = match &*libraries(backend, name, suites) {
+        Ok(dir) => dir.clone(),
+        Err(BuildError::Unavailable(why)) => {
+            skip(&format!("AOT [{name}]: {why}"));
+            return false;
+        }
+        Err(BuildError::Failed(why)) => panic!("AOT [{name}]: building the libraries: {why}"),
+    };
+    let libs: Vec<Library> = suites
+        .iter()
+        .map(|s| Library::open(&dir.join(format!("{}.so", s.module))))
+        .collect();
+    let lookup = |suite: &Suite, f: &str| {
+        let i = suites
+            .iter()
+            .position(|s| s.module == suite.module)
+            .expect("a suite of this run");
+        libs[i].function(f)
+    };
+    let label = format!("aot {name}");
+    let mut tally = Tally::default();
+    run_cases(&label, suites, &lookup, &mut tally);
+    for (suite, lib) in suites.iter().zip(&libs) {
+        for m in &suite.metadata {
+            tally.metadata += 1;
+            if let Err(e) = common::metadata::check(lib, m) {
+                tally.failures.push(format!(
+                    "[{label}] {}: metadata of {}: {e}",
+                    suite.module, m.func
+                ));
+            }
+        }
+    }
+    tally.finish(&label);
+    true
+}
+
+#[test]
+fn aot_libraries_pass_the_check_suite() {
+    let suites = load_all();
+    let mut ran = 0;
+    for (backend, name) in backends() {
+        ran += usize::from(run_aot(backend, name, &suites));
+    }
+    assert!(ran > 0, "no backend ran");
+}
+
+#[test]
+fn jit_passes_the_check_suite() {
+    let suites = load_all();
+    let modules: Vec<safecall::jit::JitModule> = suites
+        .iter()
+        .map(|s| {
+            safecall::jit::compile(&parse_module(&s.module), &Default::default())
+                .unwrap_or_else(|e| panic!("JIT-compiling {}: {e}", s.module))
+        })
+        .collect();
+    let lookup = |suite: &Suite, f: &str| {
+        let i = suites
+            .iter()
+            .position(|s| s.module == suite.module)
+            .expect("a suite of this run");
+        Some(Callee {
+            function: modules[i].function(f)?.clone(),
+            entry: modules[i].safe_call(f)?,
+        })
+    };
+    let mut tally = Tally::default();
+    run_cases("jit", &suites, &lookup, &mut tally);
+    tally.finish("jit");
+}
+
+#[test]
+fn python_tvm_ffi_passes_the_check_suite() {
+    let Some(python) = std::env::var_os("SAFECALL_PYTHON") else {
+        skip("SAFECALL_PYTHON is not set (run `cargo xtask test`, which creates .venv)");
+        return;
+    };
+    let suites = load_all();
+    let mut libs = Vec::new();
+    for (backend, name) in backends() {
+        match &*libraries(backend, name, &suites) {
+            Ok(dir) => libs.push(format!("{name}={}", dir.display())),
+            Err(BuildError::Unavailable(why)) => skip(&format!("python [{name}]: {why}")),
+            Err(BuildError::Failed(why)) => panic!("python [{name}]: {why}"),
+        }
+    }
+    assert!(!libs.is_empty(), "no backend built libraries");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(&python)
+        .current_dir(root)
+        .args(["-m", "pytest", "tests/python", "-q", "-rs"])
+        .env("SAFECALL_CHECK_LIBS", libs.join(";"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.to_string_lossy()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "pytest failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}

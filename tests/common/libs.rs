@@ -1,0 +1,99 @@
+//! The delivery paths under test: backends, shared libraries built once per test process,
+//! and JIT modules.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use safecall::Backend;
+
+use super::cases::{Suite, parse_module};
+
+/// The AOT backends the suite runs on. A new backend is one more line here.
+pub fn backends() -> Vec<(Backend, &'static str)> {
+    vec![
+        (Backend::Cranelift, "cranelift"),
+        #[cfg(feature = "llvm")]
+        (Backend::Llvm, "llvm"),
+    ]
+}
+
+/// Whether the tests run in CI, where every skip is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Skips (returns) with a printed reason outside CI; fails in CI.
+pub fn skip(reason: &str) {
+    assert!(!in_ci(), "CI=true, so this cannot be skipped: {reason}");
+    eprintln!("SKIPPED: {reason}");
+}
+
+/// The directory of this process's build outputs; stale directories of earlier test
+/// processes are removed first.
+pub fn run_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-libs");
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let alive = name
+                    .strip_prefix("run-")
+                    .is_some_and(|pid| Path::new("/proc").join(pid).exists());
+                if !alive {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = root.join(format!("run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the library directory");
+        dir
+    })
+}
+
+/// Why a backend's libraries could not be built.
+#[derive(Clone, Debug)]
+pub enum BuildError {
+    /// This build of safecall does not have the backend.
+    Unavailable(String),
+    /// Compiling or linking failed.
+    Failed(String),
+}
+
+/// The directory of a backend's libraries, or why there is none.
+pub type Built = Arc<Result<PathBuf, BuildError>>;
+
+/// Builds every case module with `backend` into `<run_dir>/<name>/<module>.so`, once per
+/// process.
+pub fn libraries(backend: Backend, name: &str, suites: &[Suite]) -> Built {
+    static BUILT: OnceLock<Mutex<HashMap<String, Built>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    built
+        .entry(name.to_owned())
+        .or_insert_with(|| Arc::new(build_all(backend, name, suites)))
+        .clone()
+}
+
+fn build_all(backend: Backend, name: &str, suites: &[Suite]) -> Result<PathBuf, BuildError> {
+    let dir = run_dir().join(name);
+    std::fs::create_dir_all(&dir).expect("create the backend directory");
+    let options = safecall::Options {
+        backend,
+        ..Default::default()
+    };
+    for suite in suites {
+        let module = parse_module(&suite.module);
+        let output = dir.join(format!("{}.so", suite.module));
+        safecall::build_shared_library(&module, &output, &options, &Default::default()).map_err(
+            |e| match e {
+                safecall::Error::BackendUnavailable(why) => BuildError::Unavailable(why),
+                other => BuildError::Failed(format!("{}: {other}", suite.module)),
+            },
+        )?;
+    }
+    Ok(dir)
+}
