@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use safecall::ir::build::{FunctionBuilder, ModuleBuilder, TensorSpecBuilder, int, var};
 use safecall::ir::{ErrorConvention, IntType, RetType, ScalarType};
-use safecall_runtime::abi::device_type;
 use safecall::jit::{JitOptions, SymbolAddress};
+use safecall_runtime::abi::device_type;
 use safecall_runtime::{AnyView, Function, Tensor};
 
 /// Stands in for a kernel launch function a DSL compiler would have produced: it receives the
@@ -41,7 +41,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut f = FunctionBuilder::new("scale");
     f.doc("Doubles x in place through the (fake) kernel and returns its length.");
     f.returns(RetType::Scalar(ScalarType::Int(IntType::I64)));
-    let x = f.tensor("x", TensorSpecBuilder::new(["n"]).dtype_name("float32").device(device_type::CPU));
+    let x = f.tensor(
+        "x",
+        TensorSpecBuilder::new(["n"])
+            .dtype_name("float32")
+            .device(device_type::CPU),
+    );
     let n = var("n");
     let grid = f.let_("grid", n.clone().ceil_div(int(128)).cast(i32t));
     f.call_extern("fake_launch", [x.data(), n.clone(), grid]);
@@ -51,17 +56,27 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("IR:\n{}", safecall::ir::print::print(&module));
 
     let mut options = JitOptions::default();
-    options.symbols.insert("fake_launch".to_owned(), SymbolAddress(fake_launch as *const u8));
+    options.symbols.insert(
+        "fake_launch".to_owned(),
+        SymbolAddress(fake_launch as *const u8),
+    );
     let start = Instant::now();
     let jit = safecall::jit::compile(&module, &options)?;
-    println!("compiled in {:?} (debug builds and the first compile of a process are slower)", start.elapsed());
+    println!(
+        "compiled in {:?} (debug builds and the first compile of a process are slower)",
+        start.elapsed()
+    );
     let scale = jit.function("scale").expect("defined").clone();
 
     let x = Tensor::cpu::<f32>(&[3])?;
     // SAFETY: a fresh tensor owned by this example.
     unsafe { x.as_mut_slice::<f32>() }?.copy_from_slice(&[1.0, 2.0, 3.0]);
     let n = scale.call(&[AnyView::from(&x)])?;
-    println!("scale(x) returned {}; x = {:?}", n.cast::<i64>()?, x.as_slice::<f32>()?);
+    println!(
+        "scale(x) returned {}; x = {:?}",
+        n.cast::<i64>()?,
+        x.as_slice::<f32>()?
+    );
 
     let wrong = Tensor::cpu::<i32>(&[3])?;
     let err = scale.call(&[AnyView::from(&wrong)]).unwrap_err();
@@ -74,7 +89,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     // The function outlives the module value: the code is freed with the last function.
     drop(jit);
     looked_up.call(&[AnyView::from(&x)])?;
-    println!("through the global registry, after dropping the module: x = {:?}", x.as_slice::<f32>()?);
+    println!(
+        "through the global registry, after dropping the module: x = {:?}",
+        x.as_slice::<f32>()?
+    );
     Function::remove_global("jit_demo.scale");
     Ok(())
 }

@@ -690,11 +690,15 @@ fn lower_division(
     if constant.is_none_or(|c| c == 0) {
         let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
         fx.check(nonzero, "ValueError", |fx| {
-            vec![MsgPart::Text(format!(
-                "{}: integer division by zero in `{}`",
-                fx.func.name,
-                fx.current_stmt_text()
-            ))]
+            vec![
+                MsgPart::Text(format!(
+                    "{}: integer division by zero: `{}` divides ",
+                    fx.signature(),
+                    fx.current_stmt_text()
+                )),
+                MsgPart::Value(if signed { Tag::I64 } else { Tag::U64 }, a),
+                MsgPart::text(" by 0"),
+            ]
         });
     }
     // A constant divisor other than -1 (in the operand's width) cannot overflow.

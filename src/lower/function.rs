@@ -539,12 +539,14 @@ impl FnCtx<'_, '_> {
         if let Some(g) = guard {
             let zero = self.b.iconst(Ty::I8, 0);
             let present = self.b.icmp(IntCC::Eq, g.is_none, zero);
-            let message = format!(
-                "{}: argument {} is None, but its value is used",
-                self.signature(),
-                g.label
-            );
-            self.check(present, "ValueError", |_| vec![MsgPart::Text(message)]);
+            self.check(present, "ValueError", |fx| {
+                vec![MsgPart::Text(format!(
+                    "{}: argument {} is None, but `{}` uses its value",
+                    fx.signature(),
+                    g.label,
+                    fx.current_stmt_text()
+                ))]
+            });
         }
     }
 }

@@ -992,20 +992,30 @@ fn bind_or_compare(
         .entry(key.clone())
         .or_insert_with(|| fx.entry_var(Ty::I64, 0));
     let compare = |fx: &mut FnCtx<'_, '_>, bound_by: String| {
+        let key = &key;
         let mut ok = fx.b.icmp(IntCC::Eq, value, var);
         if let Some(s) = skip {
             ok = fx.b.binary(BinOp::Or, ok, s);
         }
-        let what = what.to_owned();
-        let prefix = prefix.to_owned();
-        let shown = shown.to_owned();
+        let same_device = *key == SymKey::SameDevice;
         fx.check_arg(ok, "ValueError", |_| {
+            // `(= n, bound by x.shape[0])`; for the common device id, `(the device id of x)`.
+            let source = if same_device {
+                match bound_by.strip_prefix(", bound by ") {
+                    Some(binders) => {
+                        format!(" (the device id of {})", binders.replace(".device", ""))
+                    }
+                    None => String::new(),
+                }
+            } else {
+                format!(" (= {shown}{bound_by})")
+            };
             vec![
                 MsgPart::text(format!("{prefix}{what} is ")),
                 MsgPart::Value(Tag::I64, value),
                 MsgPart::text(", expected "),
                 MsgPart::Value(Tag::I64, var),
-                MsgPart::text(format!(" (= {shown}{bound_by})")),
+                MsgPart::Text(source),
             ]
         });
     };
@@ -1121,7 +1131,12 @@ fn lower_constraint(
                 }
                 None => (String::new(), None),
             };
-            (var, present, format!("{}: {name} = ", fx.signature()), binder)
+            (
+                var,
+                present,
+                format!("{}: {name} = ", fx.signature()),
+                binder,
+            )
         }
         _ => {
             return Err(format!(

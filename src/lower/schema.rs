@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::ir::{
-    ConstValue, Dim, FloatType, Function, IntType, ParamType, RetType, ScalarType, Strides,
-    TensorSpec,
+    ByteOffsetPolicy, ConstValue, DeviceIdPolicy, Dim, FloatType, Function, IntType, ParamType,
+    RetType, ScalarType, Strides, TensorSpec,
 };
 
 use super::raise::device_name;
@@ -103,6 +103,20 @@ pub fn tensor_text(spec: &TensorSpec) -> String {
         Strides::Compact => {}
         Strides::Any => s.push_str(", strided"),
         Strides::Exact(dims) => s.push_str(&format!(", strides={}", dims_text(dims))),
+    }
+    match &spec.device_id {
+        DeviceIdPolicy::Same => {}
+        DeviceIdPolicy::Free => s.push_str(", device_id=free"),
+        DeviceIdPolicy::Var(v) => s.push_str(&format!(", device_id={v}")),
+    }
+    if spec.byte_offset == ByteOffsetPolicy::Any {
+        s.push_str(", byte_offset=any");
+    }
+    if let Some(align) = spec.alignment {
+        s.push_str(&format!(", align={align}"));
+    }
+    if let Some(index) = spec.index_type {
+        s.push_str(&format!(", index={}", int_name(index)));
     }
     s.push(']');
     s
