@@ -1,14 +1,15 @@
 //! In-process compilation: host functions become callable TVM-FFI [`Function`]s in
 //! microseconds, with no C compiler or linker.
 //!
-//! The same lowering as AOT runs; Cranelift compiles into executable memory owned by a
-//! reference-counted [`JitCode`]. Every [`Function`] made from it holds a reference, so the
+//! The same lowering as AOT runs; the chosen [backend](JitOptions::backend) (Cranelift by
+//! default, or LLVM's ORC JIT with the `llvm` feature) compiles into executable memory owned by
+//! a reference-counted [`JitCode`]. Every [`Function`] made from it holds a reference, so the
 //! memory is freed when the last of them (and the [`JitModule`]) is dropped.
 //!
-//! Symbols are resolved, in order, from: the cold error helper (compiled once per process and
-//! binding), the TVM-FFI C API ([`SymbolBinding`]), the caller's [`JitOptions::symbols`] table
-//! (extern C functions and direct safe-call targets), and finally the process
-//! ([`JitOptions::process_symbols`]).
+//! Symbols are resolved, in order, from: the cold error helper (compiled once per process,
+//! binding and backend), the TVM-FFI C API ([`SymbolBinding`]), the caller's
+//! [`JitOptions::symbols`] table (extern C functions and direct safe-call targets), and finally
+//! the process ([`JitOptions::process_symbols`]). Both backends resolve through this one chain.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), safecall::Error> {
@@ -33,8 +34,9 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use safecall_runtime::{Function, c_api_symbol};
 
 use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::backend::llvm::LlvmOptions;
 use crate::lower::{self, EXPORT_PREFIX, LowerOptions, RaiseHelper};
-use crate::{Error, ir, lir};
+use crate::{Backend, Error, ir, lir};
 
 /// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,8 +68,12 @@ pub struct JitOptions {
     pub symbols: HashMap<String, SymbolAddress>,
     /// Also resolve names missing from `symbols` in the process (`dlsym`).
     pub process_symbols: bool,
+    /// The code generator (Cranelift by default).
+    pub backend: Backend,
     /// Cranelift settings.
     pub cranelift: CraneliftOptions,
+    /// LLVM settings (with the `llvm` feature).
+    pub llvm: LlvmOptions,
 }
 
 impl Default for JitOptions {
@@ -76,14 +82,23 @@ impl Default for JitOptions {
             binding: SymbolBinding::default(),
             symbols: HashMap::new(),
             process_symbols: true,
+            backend: Backend::default(),
             cranelift: CraneliftOptions::default(),
+            llvm: LlvmOptions::default(),
         }
     }
 }
 
+/// Compiled code of one module, by backend.
+enum Code {
+    Cranelift(JITModule),
+    #[cfg(feature = "llvm")]
+    Llvm(crate::backend::llvm::jit::LlvmJitCode),
+}
+
 /// Executable memory of one compiled module; freed when the last reference goes.
 pub struct JitCode {
-    module: Mutex<Option<JITModule>>,
+    module: Mutex<Option<Code>>,
 }
 
 // SAFETY: after finalization the module is only touched again by `Drop`, which runs once, when
@@ -99,10 +114,14 @@ impl Drop for JitCode {
             .get_mut()
             .map(Option::take)
             .unwrap_or_else(|p| p.into_inner().take());
-        if let Some(m) = module {
+        match module {
             // SAFETY: no function of this module can run any more: every `Function` made from
             // it holds an `Arc<JitCode>`, and this is the last one.
-            unsafe { m.free_memory() };
+            Some(Code::Cranelift(m)) => unsafe { m.free_memory() },
+            // Disposing of the LLJIT frees its memory; same argument as above.
+            #[cfg(feature = "llvm")]
+            Some(Code::Llvm(code)) => drop(code),
+            None => {}
         }
     }
 }
@@ -164,32 +183,69 @@ fn process_symbol(name: &str) -> Option<*const u8> {
     (!address.is_null()).then_some(address)
 }
 
-/// The error helper compiled once per binding and kept for the life of the process.
+/// The address of `name` for JIT-compiled code: the C API of `binding`, then `table`, then
+/// (with `process_symbols`) the process.
+fn resolve(
+    name: &str,
+    binding: SymbolBinding,
+    table: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+) -> Option<*const u8> {
+    capi_address(binding, name)
+        .or_else(|| table.get(name).map(|a| a.0))
+        .or_else(|| {
+            if process_symbols {
+                process_symbol(name)
+            } else {
+                None
+            }
+        })
+}
+
+/// The error helper compiled once per binding and backend, kept for the life of the process.
 fn shared_raise_helper(
     binding: SymbolBinding,
-    options: &CraneliftOptions,
+    options: &JitOptions,
 ) -> Result<SymbolAddress, Error> {
-    static HELPERS: OnceLock<Mutex<HashMap<SymbolBinding, SymbolAddress>>> = OnceLock::new();
+    type Helpers = HashMap<(SymbolBinding, Backend), SymbolAddress>;
+    static HELPERS: OnceLock<Mutex<Helpers>> = OnceLock::new();
     let helpers = HELPERS.get_or_init(Default::default);
     let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(addr) = map.get(&binding) {
+    let key = (binding, options.backend);
+    if let Some(addr) = map.get(&key) {
         return Ok(*addr);
     }
     let module = lower::raise::helper_module(RAISE_SYMBOL);
-    let (jit, ids) = build(&module, binding, &HashMap::new(), false, options)?;
-    let index = module
-        .functions
-        .iter()
-        .position(|f| f.name == RAISE_SYMBOL)
-        .expect("the helper module defines it");
-    let addr = SymbolAddress(jit.get_finalized_function(ids.functions[index]));
-    // The helper lives as long as the process.
-    std::mem::forget(jit);
-    map.insert(binding, addr);
+    let addr = match options.backend {
+        Backend::Cranelift => {
+            let (jit, ids) =
+                build_cranelift(&module, binding, &HashMap::new(), false, &options.cranelift)?;
+            let index = module
+                .functions
+                .iter()
+                .position(|f| f.name == RAISE_SYMBOL)
+                .expect("the helper module defines it");
+            let addr = SymbolAddress(jit.get_finalized_function(ids.functions[index]));
+            // The helper lives as long as the process.
+            std::mem::forget(jit);
+            addr
+        }
+        #[cfg(feature = "llvm")]
+        Backend::Llvm => {
+            let code = build_llvm(&module, binding, &HashMap::new(), false, &options.llvm)?;
+            let addr = SymbolAddress(code.lookup(RAISE_SYMBOL).map_err(Error::backend)?);
+            // The helper lives as long as the process.
+            std::mem::forget(code);
+            addr
+        }
+        #[cfg(not(feature = "llvm"))]
+        Backend::Llvm => return Err(crate::compile::unavailable_llvm()),
+    };
+    map.insert(key, addr);
     Ok(addr)
 }
 
-fn build(
+fn build_cranelift(
     module: &lir::Module,
     binding: SymbolBinding,
     symbols: &HashMap<String, SymbolAddress>,
@@ -202,15 +258,7 @@ fn build(
     let missing = Arc::new(Mutex::new(Vec::<String>::new()));
     let missing_in_lookup = missing.clone();
     builder.symbol_lookup_fn(Box::new(move |name| {
-        let found = capi_address(binding, name)
-            .or_else(|| table.get(name).map(|a| a.0))
-            .or_else(|| {
-                if process_symbols {
-                    process_symbol(name)
-                } else {
-                    None
-                }
-            });
+        let found = resolve(name, binding, &table, process_symbols);
         if found.is_none() {
             missing_in_lookup
                 .lock()
@@ -236,6 +284,29 @@ fn build(
     Ok((jit, declared))
 }
 
+/// Compiles with LLVM, every import resolved up front through [`resolve`].
+#[cfg(feature = "llvm")]
+fn build_llvm(
+    module: &lir::Module,
+    binding: SymbolBinding,
+    symbols: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+    options: &LlvmOptions,
+) -> Result<crate::backend::llvm::jit::LlvmJitCode, Error> {
+    let mut addresses = Vec::with_capacity(module.imports.len());
+    let mut missing = Vec::new();
+    for import in &module.imports {
+        match resolve(&import.name, binding, symbols, process_symbols) {
+            Some(a) => addresses.push(a),
+            None => missing.push(import.name.clone()),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    crate::backend::llvm::jit::compile(module, options, &addresses).map_err(Error::backend)
+}
+
 unsafe extern "C" fn release_code(context: *mut c_void) {
     // SAFETY: `context` came from `Arc::into_raw` in `compile`, once per function.
     drop(unsafe { Arc::from_raw(context.cast::<JitCode>().cast_const()) });
@@ -244,39 +315,73 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// Verifies, lowers and JIT-compiles a module.
 pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     crate::verify(module)?;
-    let helper = shared_raise_helper(options.binding, &options.cranelift)?;
+    let helper = shared_raise_helper(options.binding, options)?;
     let lower_options = LowerOptions {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
         ..LowerOptions::default()
     };
-    let lowered = lower::lower(module, &lower_options)?;
+    #[cfg_attr(not(feature = "llvm"), allow(unused_mut))]
+    let mut lowered = lower::lower(module, &lower_options)?;
     let mut symbols = options.symbols.clone();
     symbols.insert(RAISE_SYMBOL.to_owned(), helper);
-    let (jit, declared) = build(
-        &lowered,
-        options.binding,
-        &symbols,
-        options.process_symbols,
-        &options.cranelift,
-    )?;
-    let entries: Vec<(String, *const u8)> = module
-        .functions
-        .iter()
-        .map(|f| {
-            let symbol = format!("{EXPORT_PREFIX}{}", f.name);
-            let index = lowered
+    let entry_index = |lowered: &lir::Module, name: &str| {
+        let symbol = format!("{EXPORT_PREFIX}{name}");
+        lowered
+            .functions
+            .iter()
+            .position(|lf| lf.name == symbol)
+            .expect("lowered")
+    };
+    let (entries, code): (Vec<(String, *const u8)>, Code) = match options.backend {
+        Backend::Cranelift => {
+            let (jit, declared) = build_cranelift(
+                &lowered,
+                options.binding,
+                &symbols,
+                options.process_symbols,
+                &options.cranelift,
+            )?;
+            let entries = module
                 .functions
                 .iter()
-                .position(|lf| lf.name == symbol)
-                .expect("lowered");
-            (
-                f.name.clone(),
-                jit.get_finalized_function(declared.functions[index]),
-            )
-        })
-        .collect();
+                .map(|f| {
+                    let id = declared.functions[entry_index(&lowered, &f.name)];
+                    (f.name.clone(), jit.get_finalized_function(id))
+                })
+                .collect();
+            (entries, Code::Cranelift(jit))
+        }
+        #[cfg(feature = "llvm")]
+        Backend::Llvm => {
+            // Entries are found by symbol lookup, so they must be exported from the JIT's
+            // object even where the module registers them as a system library instead.
+            for f in &module.functions {
+                let i = entry_index(&lowered, &f.name);
+                lowered.functions[i].linkage = lir::Linkage::Export;
+            }
+            let code = build_llvm(
+                &lowered,
+                options.binding,
+                &symbols,
+                options.process_symbols,
+                &options.llvm,
+            )?;
+            let entries = module
+                .functions
+                .iter()
+                .map(|f| {
+                    let symbol = format!("{EXPORT_PREFIX}{}", f.name);
+                    code.lookup(&symbol).map(|p| (f.name.clone(), p))
+                })
+                .collect::<Result<_, _>>()
+                .map_err(Error::backend)?;
+            (entries, Code::Llvm(code))
+        }
+        #[cfg(not(feature = "llvm"))]
+        Backend::Llvm => return Err(crate::compile::unavailable_llvm()),
+    };
     let code = Arc::new(JitCode {
-        module: Mutex::new(Some(jit)),
+        module: Mutex::new(Some(code)),
     });
     let mut functions = HashMap::new();
     for (name, ptr) in entries {
