@@ -13,8 +13,12 @@ fn llvm_ir(name: &str) -> Option<String> {
         return None;
     }
     let module = llvm_support::example(name);
-    let text = safecall::emit(&module, Emit::BackendIr, &llvm_support::options(Backend::Llvm))
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = safecall::emit(
+        &module,
+        Emit::BackendIr,
+        &llvm_support::options(Backend::Llvm),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
     insta::with_settings!({ snapshot_path => "../snapshots/llvm", prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!(name, text);
     });
@@ -66,7 +70,9 @@ fn launcher() {
         return;
     };
     assert_all_sources_annotated("launcher", &text);
-    assert!(text.contains("declare i32 @matmul_kernel_launch(ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr)"));
+    assert!(text.contains(
+        "declare i32 @matmul_kernel_launch(ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr)"
+    ));
 }
 
 #[test]
