@@ -32,12 +32,21 @@ fn code_is_freed_when_the_last_function_is_dropped() {
         let jit = llvm_support::jit(&module, backend);
         let address = jit.safe_call("triple").expect("defined") as usize;
         let f = jit.function("triple").expect("defined").clone();
-        assert!(executable(address), "{backend:?}: compiled code is not mapped");
+        assert!(
+            executable(address),
+            "{backend:?}: compiled code is not mapped"
+        );
         drop(jit);
-        assert!(executable(address), "{backend:?}: freed while a function is alive");
+        assert!(
+            executable(address),
+            "{backend:?}: freed while a function is alive"
+        );
         let out = f.call(&[AnyView::from(14i64)]).unwrap();
         assert_eq!(out.cast::<i64>().unwrap(), 42, "{backend:?}");
         drop(f);
-        assert!(!executable(address), "{backend:?}: code still mapped after the last drop");
+        assert!(
+            !executable(address),
+            "{backend:?}: code still mapped after the last drop"
+        );
     }
 }
