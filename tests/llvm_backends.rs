@@ -567,6 +567,30 @@ fn f(a: i8, b: u8, c: i16, d: u16) -> i64 {
 }
 
 #[test]
+fn system_library_modules_run_in_the_jit_identically() {
+    // In the JIT the `.init_array` registration of a system library does not run (nothing
+    // loads the code as a library); its functions are still there, on either backend.
+    let module = parse(
+        "module m;\nsystem_lib_prefix \"jit_syslib_\";\n\
+         fn sq(n: i64) -> i64 { return n * n; }\n",
+    );
+    for backend in backends() {
+        let jit = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap();
+        let r = jit
+            .function("sq")
+            .unwrap()
+            .call(&[AnyView::from(9i64)])
+            .unwrap();
+        assert_eq!(r.cast::<i64>().unwrap(), 81, "{backend:?}");
+        assert!(
+            safecall_runtime::rust_api::registry::system_lib_symbol("__tvm_ffi_jit_syslib_sq")
+                .is_none(),
+            "{backend:?}: registered from the JIT"
+        );
+    }
+}
+
+#[test]
 fn unresolved_externs_are_reported_identically() {
     let module = parse(
         "module m;\nextern fn safecall_test_no_such_function(i64) -> i64;\n\

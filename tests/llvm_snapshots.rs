@@ -60,7 +60,7 @@ fn add_one() {
     assert_all_sources_annotated("add_one", &text);
     // The cold error paths: branch weights towards the hot side, a `cold` helper.
     assert!(text.contains(r#"!{!"branch_weights", i32 2000, i32 1}"#));
-    assert!(text.contains("attributes #1 = { cold nounwind"));
+    assert!(text.contains("attributes #1 = { cold noinline nounwind optnone"));
     assert!(!text.contains("safecall.source"));
 }
 

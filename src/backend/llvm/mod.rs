@@ -5,7 +5,9 @@
 //! LLVM function per lowered function, one LLVM block per reachable lowered block (cold ones
 //! laid out last and reached through `!prof` branch weights of 1 : 2000), single-assignment
 //! variables as SSA values, `mutable` variables as entry-block allocas that `mem2reg` promotes.
-//! No ABI rule lives here. Every function is `nounwind`, has an async unwind table and a
+//! Cold functions (the error helpers) are `cold` and also `optnone`: they run only to raise an
+//! error, and optimizing them would take most of the compile time at `-O2`. No ABI rule lives
+//! here. Every function is `nounwind`, has an async unwind table and a
 //! frame pointer, and carries `"no-builtins"` so that LLVM never introduces a call to a C
 //! library function (`memset`, `memcpy`, ...): generated code references only the imports of
 //! the lowered module, which [`object`] checks on every object it emits.

@@ -222,6 +222,8 @@ impl<'ctx> ModuleTranslator<'_, 'ctx> {
             f.add_attribute(fun, self.ctx.create_string_attribute("no-builtins", ""));
             if func.cold {
                 f.add_attribute(fun, self.enum_attr("cold", 0));
+                f.add_attribute(fun, self.enum_attr("optnone", 0));
+                f.add_attribute(fun, self.enum_attr("noinline", 0));
             }
             self.functions.push(f);
         }
