@@ -337,8 +337,11 @@ fn add_one_jit_behaves_like_the_library() {
     }
 }
 
+/// `(m, n, k, grid_x, grid_y)` of a kernel launch.
+type Launch = (i64, i64, i64, i32, i32);
+
 /// Arguments the launcher's kernel stub last received.
-static LAUNCHES: Mutex<Vec<(i64, i64, i64, i32, i32)>> = Mutex::new(Vec::new());
+static LAUNCHES: Mutex<Vec<Launch>> = Mutex::new(Vec::new());
 
 #[allow(clippy::too_many_arguments)]
 extern "C" fn matmul_kernel_launch(

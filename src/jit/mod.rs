@@ -91,7 +91,7 @@ impl Default for JitOptions {
 
 /// Compiled code of one module, by backend.
 enum Code {
-    Cranelift(JITModule),
+    Cranelift(Box<JITModule>),
     #[cfg(feature = "llvm")]
     Llvm(crate::backend::llvm::jit::LlvmJitCode),
 }
@@ -349,7 +349,7 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
                     (f.name.clone(), jit.get_finalized_function(id))
                 })
                 .collect();
-            (entries, Code::Cranelift(jit))
+            (entries, Code::Cranelift(Box::new(jit)))
         }
         #[cfg(feature = "llvm")]
         Backend::Llvm => {
