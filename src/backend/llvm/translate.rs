@@ -275,9 +275,7 @@ impl<'ctx> ModuleTranslator<'_, 'ctx> {
                             base.into()
                         } else {
                             let addend = self.ctx.i64_type().const_int(r.addend as u64, true);
-                            // SAFETY: a constant `getelementptr i8` without `inbounds` is plain
-                            // address arithmetic; nothing is dereferenced here.
-                            unsafe { base.const_gep(self.ctx.i8_type(), &[addend]) }.into()
+                            const_byte_offset(self.ctx, base, addend).into()
                         }
                     }
                 })
@@ -874,10 +872,8 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
         if offset == 0 {
             return Ok(base);
         }
-        let i8t = self.m.ctx.i8_type();
         let off = self.m.ctx.i64_type().const_int(offset as i64 as u64, true);
-        // SAFETY: `getelementptr i8` without `inbounds` is wrapping address arithmetic.
-        Ok(unsafe { self.b.build_gep(i8t, base, &[off], "") }?)
+        byte_offset(self.m.ctx, &self.b, base, off, "")
     }
 
     fn inst(&mut self, inst: &Inst, bb: BasicBlock<'ctx>) -> Result<(), LlvmError> {
@@ -1199,11 +1195,9 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
                 };
                 match tracked {
                     Some((base, None)) => base.into(),
+                    // The same address as `inttoptr(ptrtoint(base) + offset)`.
                     Some((base, Some(offset))) => {
-                        let i8t = self.m.ctx.i8_type();
-                        // SAFETY: `getelementptr i8` without `inbounds` is wrapping address
-                        // arithmetic, the same address as `inttoptr(ptrtoint(base) + offset)`.
-                        unsafe { self.b.build_gep(i8t, base, &[offset], &name) }?.into()
+                        byte_offset(self.m.ctx, &self.b, base, offset, &name)?.into()
                     }
                     None => {
                         let x = self.get_int(src)?;
@@ -1358,6 +1352,29 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
         }
         Ok(())
     }
+}
+
+/// `getelementptr i8, base, offset`: `base + offset` bytes.
+fn byte_offset<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    base: PointerValue<'ctx>,
+    offset: IntValue<'ctx>,
+    name: &str,
+) -> Result<PointerValue<'ctx>, LlvmError> {
+    // SAFETY: a `getelementptr` without `inbounds` is wrapping address arithmetic, defined for
+    // any base and offset; one `i8` index into an `i8` element type is well-formed.
+    Ok(unsafe { b.build_gep(ctx.i8_type(), base, &[offset], name) }?)
+}
+
+/// The constant `getelementptr i8, base, offset`.
+fn const_byte_offset<'ctx>(
+    ctx: &'ctx Context,
+    base: PointerValue<'ctx>,
+    offset: IntValue<'ctx>,
+) -> PointerValue<'ctx> {
+    // SAFETY: as in `byte_offset`, for a constant expression; nothing is dereferenced.
+    unsafe { base.const_gep(ctx.i8_type(), &[offset]) }
 }
 
 fn set_alignment(inst: Option<InstructionValue<'_>>, align: u32) -> Result<(), LlvmError> {
