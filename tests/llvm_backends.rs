@@ -337,6 +337,20 @@ fn add_one_jit_behaves_like_the_library() {
     }
 }
 
+#[test]
+fn process_binding_resolves_the_c_api_with_dlsym_on_both_backends() {
+    // This test binary exports safecall-runtime's C API (`-rdynamic`), so `dlsym` finds it.
+    let module = example("add_one");
+    for backend in backends() {
+        let mut opts = jit_options(backend, 2);
+        opts.binding = safecall::jit::SymbolBinding::Process;
+        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        let outcome = add_one_outcomes(jit.function("add_one").unwrap());
+        assert!(outcome[0].1.starts_with("Ok(()) [2.0, -1.5"), "{backend:?}: {outcome:?}");
+        assert!(outcome[1].1.contains("expected 2 arguments, got 0"), "{backend:?}: {outcome:?}");
+    }
+}
+
 /// `(m, n, k, grid_x, grid_y)` of a kernel launch.
 type Launch = (i64, i64, i64, i32, i32);
 
