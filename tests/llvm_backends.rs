@@ -346,8 +346,62 @@ fn process_binding_resolves_the_c_api_with_dlsym_on_both_backends() {
         opts.binding = safecall::jit::SymbolBinding::Process;
         let jit = safecall::jit::compile(&module, &opts).unwrap();
         let outcome = add_one_outcomes(jit.function("add_one").unwrap());
-        assert!(outcome[0].1.starts_with("Ok(()) [2.0, -1.5"), "{backend:?}: {outcome:?}");
-        assert!(outcome[1].1.contains("expected 2 arguments, got 0"), "{backend:?}: {outcome:?}");
+        assert!(
+            outcome[0].1.starts_with("Ok(()) [2.0, -1.5"),
+            "{backend:?}: {outcome:?}"
+        );
+        assert!(
+            outcome[1].1.contains("expected 2 arguments, got 0"),
+            "{backend:?}: {outcome:?}"
+        );
+    }
+}
+
+/// Stands in for every extern C function of the examples (never reached with the argument
+/// lists below, which fail the checks first; returns 0, "no error", if it were).
+extern "C" fn extern_stub() -> i64 {
+    0
+}
+
+#[test]
+fn every_example_function_raises_identically_on_bad_arguments() {
+    let mut results: Vec<(Backend, Vec<String>)> = Vec::new();
+    for backend in backends() {
+        let mut outcomes = Vec::new();
+        for name in EXAMPLES {
+            let module = example(name);
+            let mut opts = jit_options(backend, 2);
+            for e in &module.externs {
+                opts.symbols
+                    .insert(e.name.clone(), SymbolAddress(extern_stub as *const u8));
+            }
+            let jit = safecall::jit::compile(&module, &opts)
+                .unwrap_or_else(|e| panic!("{name} with {backend:?}: {e}"));
+            for func in &module.functions {
+                let f = jit.function(&func.name).unwrap();
+                let n = func.params.len();
+                let s = Any::from("not a tensor or a number");
+                let arg_lists: Vec<Vec<AnyView<'_>>> = vec![
+                    vec![],
+                    vec![AnyView::from(()); n],
+                    vec![AnyView::from(-1i64); n],
+                    vec![AnyView::from(&s); n],
+                    vec![AnyView::from(1.5f64); n + 1],
+                ];
+                for args in arg_lists {
+                    outcomes.push(match f.call(&args) {
+                        Ok(v) => format!("{name}.{}: ok {}", func.name, v.type_index()),
+                        Err(e) => format!("{name}.{}: {}: {}", func.name, e.kind(), e.message()),
+                    });
+                }
+            }
+        }
+        results.push((backend, outcomes));
+    }
+    let (_, first) = &results[0];
+    assert!(first.iter().all(|o| !o.contains(": ok ")), "{first:#?}");
+    for (backend, outcomes) in &results[1..] {
+        assert_eq!(outcomes, first, "{backend:?} differs from Cranelift");
     }
 }
 
