@@ -54,7 +54,9 @@ pub struct LlvmOptions {
     /// still promotes variables to registers with `mem2reg`). Default 2.
     pub opt_level: u8,
     /// Target CPU: `native` (the host CPU and all its features, as Cranelift uses), or an LLVM
-    /// CPU name such as `generic`, `x86-64-v3`, `skylake`. Default `native`.
+    /// CPU name such as `generic`, `x86-64-v3`, `skylake` (for objects that must run on other
+    /// machines). Default `native`. LLVM itself treats an unknown name as `generic` after a
+    /// warning on stderr.
     pub cpu: String,
     /// Extra target features in LLVM syntax (`+avx2,-fma`), appended to the CPU's.
     pub features: String,
