@@ -4,11 +4,12 @@ use std::path::Path;
 
 use crate::aot::LinkOptions;
 use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::backend::llvm::LlvmOptions;
 use crate::lower::{self, LowerOptions};
 use crate::{Error, ir, lir};
 
 /// The code generator.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// Cranelift: fast compiles (the default).
     #[default]
@@ -26,6 +27,8 @@ pub struct Options {
     pub lower: LowerOptions,
     /// Cranelift settings.
     pub cranelift: CraneliftOptions,
+    /// LLVM settings (optimization level, target CPU).
+    pub llvm: LlvmOptions,
 }
 
 /// Intermediate forms [`emit`] can show.
@@ -35,7 +38,8 @@ pub enum Emit {
     Ir,
     /// The lowered form, annotated with the IR it came from.
     Lowered,
-    /// The backend's IR (CLIF for Cranelift), annotated.
+    /// The backend's IR (CLIF for Cranelift, LLVM IR for LLVM) as built, before optimization,
+    /// annotated with the host-IR item each part came from.
     BackendIr,
 }
 
@@ -49,7 +53,8 @@ fn lower_verified(module: &ir::Module, options: &Options) -> Result<lir::Module,
     Ok(lower::lower(module, &options.lower)?)
 }
 
-fn unavailable_llvm() -> Error {
+#[cfg(not(feature = "llvm"))]
+pub(crate) fn unavailable_llvm() -> Error {
     Error::BackendUnavailable(
         "llvm: this build of safecall has no LLVM backend (build with `--features llvm`)"
             .to_owned(),
@@ -63,6 +68,11 @@ pub fn compile_object(module: &ir::Module, options: &Options) -> Result<Vec<u8>,
         Backend::Cranelift => {
             crate::aot::cranelift_object(&lowered, &options.cranelift).map_err(Error::backend)
         }
+        #[cfg(feature = "llvm")]
+        Backend::Llvm => {
+            crate::backend::llvm::object(&lowered, &options.llvm).map_err(Error::backend)
+        }
+        #[cfg(not(feature = "llvm"))]
         Backend::Llvm => Err(unavailable_llvm()),
     }
 }
@@ -97,6 +107,11 @@ pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String
             let lowered = lower_verified(module, options)?;
             match options.backend {
                 Backend::Cranelift => clif::clif_text(&lowered).map_err(Error::backend),
+                #[cfg(feature = "llvm")]
+                Backend::Llvm => {
+                    crate::backend::llvm::ir_text(&lowered, &options.llvm).map_err(Error::backend)
+                }
+                #[cfg(not(feature = "llvm"))]
                 Backend::Llvm => Err(unavailable_llvm()),
             }
         }

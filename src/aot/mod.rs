@@ -16,6 +16,12 @@ use crate::backend::cranelift::{self as clif, CraneliftOptions};
 use crate::lir;
 pub use link::{LinkError, LinkOptions, link_shared_library};
 
+/// Compiles a lowered module to the bytes of a relocatable object file with LLVM (the same
+/// conventions as [`cranelift_object()`]: PIC, `.eh_frame` without text relocations, the C API
+/// left undefined).
+#[cfg(feature = "llvm")]
+pub use crate::backend::llvm::object as llvm_object;
+
 /// Compiles a lowered module to the bytes of a relocatable object file with Cranelift.
 pub fn cranelift_object(
     module: &lir::Module,

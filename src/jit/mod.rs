@@ -1,14 +1,15 @@
 //! In-process compilation: host functions become callable TVM-FFI [`Function`]s in
 //! microseconds, with no C compiler or linker.
 //!
-//! The same lowering as AOT runs; Cranelift compiles into executable memory owned by a
-//! reference-counted [`JitCode`]. Every [`Function`] made from it holds a reference, so the
+//! The same lowering as AOT runs; the chosen [backend](JitOptions::backend) (Cranelift by
+//! default, or LLVM's ORC JIT with the `llvm` feature) compiles into executable memory owned by
+//! a reference-counted [`JitCode`]. Every [`Function`] made from it holds a reference, so the
 //! memory is freed when the last of them (and the [`JitModule`]) is dropped.
 //!
-//! Symbols are resolved, in order, from: the cold error helper (compiled once per process and
-//! binding), the TVM-FFI C API ([`SymbolBinding`]), the caller's [`JitOptions::symbols`] table
-//! (extern C functions and direct safe-call targets), and finally the process
-//! ([`JitOptions::process_symbols`]).
+//! Symbols are resolved, in order, from: the cold error helper (compiled once per process,
+//! binding and backend), the TVM-FFI C API ([`SymbolBinding`]), the caller's
+//! [`JitOptions::symbols`] table (extern C functions and direct safe-call targets), and finally
+//! the process ([`JitOptions::process_symbols`]). Both backends resolve through this one chain.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), safecall::Error> {
@@ -33,8 +34,9 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use safecall_runtime::{Function, c_api_symbol};
 
 use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::backend::llvm::LlvmOptions;
 use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelper};
-use crate::{Error, ir, lir};
+use crate::{Backend, Error, ir, lir};
 
 /// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,8 +68,12 @@ pub struct JitOptions {
     pub symbols: HashMap<String, SymbolAddress>,
     /// Also resolve names missing from `symbols` in the process (`dlsym`).
     pub process_symbols: bool,
+    /// The code generator (Cranelift by default).
+    pub backend: Backend,
     /// Cranelift settings.
     pub cranelift: CraneliftOptions,
+    /// LLVM settings (with the `llvm` feature).
+    pub llvm: LlvmOptions,
 }
 
 impl Default for JitOptions {
@@ -76,16 +82,25 @@ impl Default for JitOptions {
             binding: SymbolBinding::default(),
             symbols: HashMap::new(),
             process_symbols: true,
+            backend: Backend::default(),
             cranelift: CraneliftOptions::default(),
+            llvm: LlvmOptions::default(),
         }
     }
 }
 
+/// Compiled code of one module, by backend.
+enum Code {
+    Cranelift(Box<JITModule>),
+    #[cfg(feature = "llvm")]
+    Llvm(crate::backend::llvm::jit::LlvmJitCode),
+}
+
 /// Executable memory of one compiled module; freed when the last reference goes.
 pub struct JitCode {
-    module: Mutex<Option<JITModule>>,
-    /// Lazy explanations of the module's functions (their cells point into these boxes).
-    // Boxed: the module's explain cells point at these, so they must not move.
+    module: Mutex<Option<Code>>,
+    /// Lazy explanations of the module's functions. Boxed: the compiled code holds their
+    /// addresses, so they must not move; dropped after the code (field order).
     #[allow(clippy::vec_box)]
     _explains: Vec<Box<LazyExplain>>,
 }
@@ -98,16 +113,19 @@ unsafe impl Sync for JitCode {}
 
 impl Drop for JitCode {
     fn drop(&mut self) {
-        // The explain contexts are dropped after the code that points at them (field order).
         let module = self
             .module
             .get_mut()
             .map(Option::take)
             .unwrap_or_else(|p| p.into_inner().take());
-        if let Some(m) = module {
+        match module {
             // SAFETY: no function of this module can run any more: every `Function` made from
             // it holds an `Arc<JitCode>`, and this is the last one.
-            unsafe { m.free_memory() };
+            Some(Code::Cranelift(m)) => unsafe { m.free_memory() },
+            // Disposing of the LLJIT frees its memory; same argument as above.
+            #[cfg(feature = "llvm")]
+            Some(Code::Llvm(code)) => drop(code),
+            None => {}
         }
     }
 }
@@ -169,76 +187,106 @@ fn process_symbol(name: &str) -> Option<*const u8> {
     (!address.is_null()).then_some(address)
 }
 
-/// The error helper compiled once per binding and kept for the life of the process.
+/// The address of `name` for JIT-compiled code: the C API of `binding`, then `table`, then
+/// (with `process_symbols`) the process.
+fn resolve(
+    name: &str,
+    binding: SymbolBinding,
+    table: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+) -> Option<*const u8> {
+    capi_address(binding, name)
+        .or_else(|| table.get(name).map(|a| a.0))
+        .or_else(|| {
+            if process_symbols {
+                process_symbol(name)
+            } else {
+                None
+            }
+        })
+}
+
+/// The error helper compiled once per binding and backend, kept for the life of the process.
 fn shared_raise_helper(
     binding: SymbolBinding,
-    options: &CraneliftOptions,
+    options: &JitOptions,
 ) -> Result<SymbolAddress, Error> {
-    static HELPERS: OnceLock<Mutex<HashMap<SymbolBinding, SymbolAddress>>> = OnceLock::new();
+    type Helpers = HashMap<(SymbolBinding, Backend), SymbolAddress>;
+    static HELPERS: OnceLock<Mutex<Helpers>> = OnceLock::new();
     let helpers = HELPERS.get_or_init(Default::default);
     let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(addr) = map.get(&binding) {
+    let key = (binding, options.backend);
+    if let Some(addr) = map.get(&key) {
         return Ok(*addr);
     }
     let module = lower::raise::helper_module(RAISE_SYMBOL);
-    let (jit, ids) = build(&module, binding, &HashMap::new(), false, options)?;
-    let index = module
-        .functions
-        .iter()
-        .position(|f| f.name == RAISE_SYMBOL)
-        .expect("the helper module defines it");
-    let addr = SymbolAddress(jit.get_finalized_function(ids.functions[index]));
+    let (code, addresses) = build_code(
+        &module,
+        &[RAISE_SYMBOL.to_owned()],
+        binding,
+        &HashMap::new(),
+        false,
+        options,
+    )?;
     // The helper lives as long as the process.
-    std::mem::forget(jit);
-    map.insert(binding, addr);
+    std::mem::forget(code);
+    let addr = SymbolAddress(addresses[0]);
+    map.insert(key, addr);
     Ok(addr)
 }
 
-fn build(
+/// Compiles a lowered module with the backend `options` choose; returns the code and the
+/// addresses of the functions named `entries`.
+fn build_code(
     module: &lir::Module,
+    entries: &[String],
     binding: SymbolBinding,
     symbols: &HashMap<String, SymbolAddress>,
     process_symbols: bool,
-    options: &CraneliftOptions,
-) -> Result<(JITModule, clif::Declared), Error> {
-    let isa = clif::host_isa(clif::IsaPurpose::Jit, options).map_err(Error::backend)?;
-    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    let table = symbols.clone();
-    let missing = Arc::new(Mutex::new(Vec::<String>::new()));
-    let missing_in_lookup = missing.clone();
-    builder.symbol_lookup_fn(Box::new(move |name| {
-        let found = capi_address(binding, name)
-            .or_else(|| table.get(name).map(|a| a.0))
-            .or_else(|| {
-                if process_symbols {
-                    process_symbol(name)
-                } else {
-                    None
-                }
-            });
-        if found.is_none() {
-            missing_in_lookup
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(name.to_owned());
+    options: &JitOptions,
+) -> Result<(Code, Vec<*const u8>), Error> {
+    let index = |name: &str| {
+        module
+            .functions
+            .iter()
+            .position(|f| f.name == name)
+            .expect("lowered")
+    };
+    match options.backend {
+        Backend::Cranelift => {
+            let (jit, declared) = build_cranelift(
+                module,
+                binding,
+                symbols,
+                process_symbols,
+                &options.cranelift,
+            )?;
+            let addresses = entries
+                .iter()
+                .map(|e| jit.get_finalized_function(declared.functions[index(e)]))
+                .collect();
+            Ok((Code::Cranelift(Box::new(jit)), addresses))
         }
-        // cranelift-jit panics on an unresolved name; a null address is checked below instead.
-        Some(found.unwrap_or(std::ptr::null()))
-    }));
-    let mut jit = JITModule::new(builder);
-    let declared = clif::declare(&mut jit, module).map_err(Error::backend)?;
-    clif::define_data(&mut jit, module, &declared).map_err(Error::backend)?;
-    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(()))
-        .map_err(Error::backend)?;
-    jit.finalize_definitions()
-        .map_err(|e| Error::Backend(e.to_string()))?;
-    let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
-    if !missing.is_empty() {
-        // SAFETY: nothing from this module was handed out.
-        unsafe { jit.free_memory() };
-        return Err(Error::UnresolvedSymbols(missing));
+        #[cfg(feature = "llvm")]
+        Backend::Llvm => {
+            // Entries are found by symbol lookup, so they must be exported from the JIT's
+            // object even where the module registers them as a system library instead.
+            let mut module = module.clone();
+            for e in entries {
+                let i = index(e);
+                module.functions[i].linkage = lir::Linkage::Export;
+            }
+            let code = build_llvm(&module, binding, symbols, process_symbols, &options.llvm)?;
+            let addresses = entries
+                .iter()
+                .map(|e| code.lookup(e))
+                .collect::<Result<_, _>>()
+                .map_err(Error::backend)?;
+            Ok((Code::Llvm(code), addresses))
+        }
+        #[cfg(not(feature = "llvm"))]
+        Backend::Llvm => Err(crate::compile::unavailable_llvm()),
     }
-    Ok((jit, declared))
 }
 
 /// Symbol of the lazy-explain dispatcher inside JIT-compiled code.
@@ -248,8 +296,9 @@ const EXPLAIN_DISPATCHER: &str = "__safecall_jit_explain";
 struct LazyExplain {
     /// A module holding just the host function (its parameters are all the explanation needs).
     module: ir::Module,
-    binding: SymbolBinding,
-    cranelift: CraneliftOptions,
+    /// Backend, binding and settings of the module (no symbol table: explanations call only
+    /// the error helper).
+    options: JitOptions,
     compiled: OnceLock<Result<ExplainCode, String>>,
 }
 
@@ -261,30 +310,32 @@ struct ExplainCode {
 
 impl LazyExplain {
     fn compile(&self) -> Result<ExplainCode, String> {
+        let binding = self.options.binding;
         let name = &self.module.functions[0].name;
-        let helper =
-            shared_raise_helper(self.binding, &self.cranelift).map_err(|e| e.to_string())?;
-        let options = LowerOptions {
+        let helper = shared_raise_helper(binding, &self.options).map_err(|e| e.to_string())?;
+        let lower_options = LowerOptions {
             raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
             skip_annotations: true,
             ..LowerOptions::default()
         };
         let lowered =
-            lower::lower_explain(&self.module, name, &options).map_err(|e| e.to_string())?;
+            lower::lower_explain(&self.module, name, &lower_options).map_err(|e| e.to_string())?;
         let symbols = HashMap::from([(RAISE_SYMBOL.to_owned(), helper)]);
-        let (jit, declared) = build(&lowered, self.binding, &symbols, false, &self.cranelift)
-            .map_err(|e| e.to_string())?;
-        let index = lowered
-            .functions
-            .iter()
-            .position(|f| f.name == lower::EXPLAIN_SYMBOL)
-            .expect("lowered");
-        let ptr = jit.get_finalized_function(declared.functions[index]);
+        let (code, addresses) = build_code(
+            &lowered,
+            &[lower::EXPLAIN_SYMBOL.to_owned()],
+            binding,
+            &symbols,
+            false,
+            &self.options,
+        )
+        .map_err(|e| e.to_string())?;
         // SAFETY: a finalized function with the safe-call signature.
-        let function = unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
+        let function =
+            unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(addresses[0]) };
         Ok(ExplainCode {
             _code: JitCode {
-                module: Mutex::new(Some(jit)),
+                module: Mutex::new(Some(code)),
                 _explains: Vec::new(),
             },
             function,
@@ -315,7 +366,7 @@ unsafe extern "C" fn dispatch_explain(
     num_args: i32,
     result: *mut safecall_runtime::abi::TVMFFIAny,
 ) -> i32 {
-    // SAFETY: the JIT stored a pointer to a `LazyExplain` that lives as long as the code.
+    // SAFETY: the compiled code holds the address of a `LazyExplain` that lives as long as it.
     let lazy = unsafe { &*ctx };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         lazy.compiled
@@ -323,26 +374,78 @@ unsafe extern "C" fn dispatch_explain(
             .as_ref()
             .map(|c| c.function)
     }));
-    match outcome {
+    let message = match outcome {
         // SAFETY: the caller's arguments are passed on unchanged to a safe-call function.
-        Ok(Ok(explain)) => unsafe { explain(handle, args, num_args, result) },
-        Ok(Err(message)) => {
-            raise_bound(
-                lazy.binding,
-                "InternalError",
-                &format!("cannot explain the rejected call: {message}"),
-            );
-            -1
-        }
+        Ok(Ok(explain)) => return unsafe { explain(handle, args, num_args, result) },
+        Ok(Err(message)) => format!("cannot explain the rejected call: {message}"),
         Err(_) => {
-            raise_bound(
-                lazy.binding,
-                "InternalError",
-                "cannot explain the rejected call: a panic while compiling the explanation",
-            );
-            -1
+            "cannot explain the rejected call: a panic while compiling the explanation".to_owned()
+        }
+    };
+    raise_bound(lazy.options.binding, "InternalError", &message);
+    -1
+}
+
+fn build_cranelift(
+    module: &lir::Module,
+    binding: SymbolBinding,
+    symbols: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+    options: &CraneliftOptions,
+) -> Result<(JITModule, clif::Declared), Error> {
+    let isa = clif::host_isa(clif::IsaPurpose::Jit, options).map_err(Error::backend)?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let table = symbols.clone();
+    let missing = Arc::new(Mutex::new(Vec::<String>::new()));
+    let missing_in_lookup = missing.clone();
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let found = resolve(name, binding, &table, process_symbols);
+        if found.is_none() {
+            missing_in_lookup
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(name.to_owned());
+        }
+        // cranelift-jit panics on an unresolved name; a null address is checked below instead.
+        Some(found.unwrap_or(std::ptr::null()))
+    }));
+    let mut jit = JITModule::new(builder);
+    let declared = clif::declare(&mut jit, module).map_err(Error::backend)?;
+    clif::define_data(&mut jit, module, &declared).map_err(Error::backend)?;
+    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(()))
+        .map_err(Error::backend)?;
+    jit.finalize_definitions()
+        .map_err(|e| Error::Backend(e.to_string()))?;
+    let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
+    if !missing.is_empty() {
+        // SAFETY: nothing from this module was handed out.
+        unsafe { jit.free_memory() };
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    Ok((jit, declared))
+}
+
+/// Compiles with LLVM, every import resolved up front through [`resolve`].
+#[cfg(feature = "llvm")]
+fn build_llvm(
+    module: &lir::Module,
+    binding: SymbolBinding,
+    symbols: &HashMap<String, SymbolAddress>,
+    process_symbols: bool,
+    options: &LlvmOptions,
+) -> Result<crate::backend::llvm::jit::LlvmJitCode, Error> {
+    let mut addresses = Vec::with_capacity(module.imports.len());
+    let mut missing = Vec::new();
+    for import in &module.imports {
+        match resolve(&import.name, binding, symbols, process_symbols) {
+            Some(a) => addresses.push(a),
+            None => missing.push(import.name.clone()),
         }
     }
+    if !missing.is_empty() {
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    crate::backend::llvm::jit::compile(module, options, &addresses).map_err(Error::backend)
 }
 
 unsafe extern "C" fn release_code(context: *mut c_void) {
@@ -353,11 +456,43 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// Verifies, lowers and JIT-compiles a module.
 pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     crate::verify(module)?;
-    let helper = shared_raise_helper(options.binding, &options.cranelift)?;
+    let helper = shared_raise_helper(options.binding, options)?;
+    // Each function's explanation is compiled on its first rejected call; the code refers to
+    // its context by address.
+    let explain_options = JitOptions {
+        symbols: HashMap::new(),
+        process_symbols: false,
+        ..options.clone()
+    };
+    let explains: Vec<Box<LazyExplain>> = module
+        .functions
+        .iter()
+        .map(|f| {
+            Box::new(LazyExplain {
+                module: ir::Module {
+                    name: module.name.clone(),
+                    externs: Vec::new(),
+                    imported_modules: Vec::new(),
+                    imports: Vec::new(),
+                    system_lib_prefix: None,
+                    functions: vec![f.clone()],
+                },
+                options: explain_options.clone(),
+                compiled: OnceLock::new(),
+            })
+        })
+        .collect();
+    let contexts = module
+        .functions
+        .iter()
+        .zip(&explains)
+        .map(|(f, e)| (f.name.clone(), &**e as *const LazyExplain as u64))
+        .collect();
     let lower_options = LowerOptions {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
         explain: ExplainStrategy::Lazy {
             dispatcher: EXPLAIN_DISPATCHER.to_owned(),
+            contexts,
         },
         skip_annotations: true,
         skip_metadata_getters: true,
@@ -370,65 +505,25 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
         EXPLAIN_DISPATCHER.to_owned(),
         SymbolAddress(dispatch_explain as *const u8),
     );
-    let (jit, declared) = build(
+    let entries: Vec<String> = module
+        .functions
+        .iter()
+        .map(|f| format!("{EXPORT_PREFIX}{}", f.name))
+        .collect();
+    let (code, addresses) = build_code(
         &lowered,
+        &entries,
         options.binding,
         &symbols,
         options.process_symbols,
-        &options.cranelift,
+        options,
     )?;
-    let find = |name: &str| {
-        lowered
-            .functions
-            .iter()
-            .position(|lf| lf.name == name)
-            .expect("lowered")
-    };
-    let mut entries = Vec::new();
-    let mut explains = Vec::new();
-    for f in &module.functions {
-        let index = find(&format!("{EXPORT_PREFIX}{}", f.name));
-        entries.push((
-            f.name.clone(),
-            jit.get_finalized_function(declared.functions[index]),
-        ));
-        // Point the function's explain cell at its lazily compiled explanation.
-        let lazy = Box::new(LazyExplain {
-            module: ir::Module {
-                name: module.name.clone(),
-                externs: Vec::new(),
-                imported_modules: Vec::new(),
-                imports: Vec::new(),
-                system_lib_prefix: None,
-                functions: vec![f.clone()],
-            },
-            binding: options.binding,
-            cranelift: options.cranelift.clone(),
-            compiled: OnceLock::new(),
-        });
-        let cell_name = lower::explain_cell_name(&f.name);
-        let cell_index = lowered
-            .data
-            .iter()
-            .position(|d| d.name == cell_name)
-            .expect("lowered");
-        let (cell, size) = jit.get_finalized_data(declared.data[cell_index]);
-        assert_eq!(
-            size,
-            std::mem::size_of::<*const LazyExplain>(),
-            "explain cells hold a pointer"
-        );
-        // SAFETY: the cell is this module's writable, 8-byte aligned, pointer-sized data
-        // object, and no code of the module has run yet.
-        unsafe { cell.cast_mut().cast::<*const LazyExplain>().write(&*lazy) };
-        explains.push(lazy);
-    }
     let code = Arc::new(JitCode {
-        module: Mutex::new(Some(jit)),
+        module: Mutex::new(Some(code)),
         _explains: explains,
     });
     let mut functions = HashMap::new();
-    for (name, ptr) in entries {
+    for (f, ptr) in module.functions.iter().zip(addresses) {
         // SAFETY: `ptr` is a finalized function with the safe-call signature.
         let safe_call: TVMFFISafeCallType =
             unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(ptr) };
@@ -436,7 +531,7 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
         // SAFETY: the code stays alive until `release_code` drops the reference held by the
         // function; generated code may run on any thread.
         let function = unsafe { Function::from_safe_call(safe_call, context, Some(release_code)) };
-        functions.insert(name, (function, safe_call));
+        functions.insert(f.name.clone(), (function, safe_call));
     }
     Ok(JitModule { functions, code })
 }

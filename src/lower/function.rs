@@ -116,11 +116,11 @@ pub(crate) struct FnCtx<'a, 'm> {
 pub(crate) enum ExplainTarget {
     /// Call this function of the module (`int f(handle, args, num_args, result)`).
     Function(crate::lir::FuncId),
-    /// Call the import `dispatcher(ctx, handle, args, num_args, result)` with the pointer
-    /// stored in the data cell (filled in by the JIT, which compiles the explanation lazily).
+    /// Call the import `dispatcher(ctx, handle, args, num_args, result)` with `ctx` = `context`
+    /// (the JIT compiles the explanation lazily).
     Lazy {
         dispatcher: crate::lir::ImportId,
-        cell: crate::lir::DataId,
+        context: u64,
     },
 }
 
@@ -403,9 +403,11 @@ impl FnCtx<'_, '_> {
         let args = vec![self.handle, self.args, self.num_args, self.result];
         let rc = match target {
             ExplainTarget::Function(id) => self.b.call(Callee::Func(id), Some(Ty::I32), args),
-            ExplainTarget::Lazy { dispatcher, cell } => {
-                let cell_addr = self.b.symbol_addr(Symbol::Data(cell));
-                let ctx = self.b.load(Ty::Ptr, cell_addr, 0);
+            ExplainTarget::Lazy {
+                dispatcher,
+                context,
+            } => {
+                let ctx = self.b.iconst(Ty::Ptr, context as i64);
                 let mut all = vec![ctx];
                 all.extend(args);
                 self.b.call(Callee::Import(dispatcher), Some(Ty::I32), all)

@@ -50,18 +50,15 @@ pub enum ExplainStrategy {
     /// One explain function per host function, compiled with the module (AOT).
     #[default]
     Embedded,
-    /// Call the import `dispatcher(ctx, handle, args, num_args, result) -> int` with the pointer
-    /// stored in the host function's data cell ([`explain_cell_name`]); the JIT fills the cell
-    /// and compiles the explain function (from [`lower_explain`]) on the first failure.
+    /// Call the import `dispatcher(ctx, handle, args, num_args, result) -> int`, where `ctx` is
+    /// the address the caller gives for the host function (the JIT compiles the explain
+    /// function, from [`lower_explain`], on the first failure).
     Lazy {
         /// Symbol of the dispatcher.
         dispatcher: String,
+        /// `ctx` of each host function, by name (embedded as a constant: JIT code only).
+        contexts: HashMap<String, u64>,
     },
-}
-
-/// Name of the data cell holding the lazy-explain context of host function `name`.
-pub fn explain_cell_name(name: &str) -> String {
-    format!("__safecall_explain_ctx.{name}")
 }
 
 /// Symbol of the explain function in a module made by [`lower_explain`].
@@ -170,21 +167,21 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
                     .map_err(error)?;
                 function::ExplainTarget::Function(ctx.add_function(f))
             }
-            ExplainStrategy::Lazy { dispatcher } => {
+            ExplainStrategy::Lazy {
+                dispatcher,
+                contexts,
+            } => {
                 let ptr = lir::Ty::Ptr;
                 let sig =
                     Signature::new(vec![ptr, ptr, ptr, lir::Ty::I32, ptr], Some(lir::Ty::I32));
                 let dispatcher = ctx.import(dispatcher, sig);
-                let cell = ctx.add_data(Data {
-                    name: explain_cell_name(&func.name),
-                    linkage: Linkage::Local,
-                    writable: true,
-                    align: 8,
-                    contents: vec![0; 8],
-                    relocs: Vec::new(),
-                    section: None,
-                });
-                function::ExplainTarget::Lazy { dispatcher, cell }
+                let context = *contexts
+                    .get(&func.name)
+                    .ok_or_else(|| error(format!("no explain context for `{}`", func.name)))?;
+                function::ExplainTarget::Lazy {
+                    dispatcher,
+                    context,
+                }
             }
         };
         let lowered = function::lower_function(&mut ctx, func, linkage, explain).map_err(error)?;

@@ -1,0 +1,745 @@
+//! The Cranelift and LLVM backends side by side: the same examples compile to objects with
+//! the same exported symbols, link into shared libraries without text relocations, and run
+//! (from libraries and from the JIT) with identical results and identical error messages.
+//! Without the `llvm` feature only the Cranelift half runs (the LLVM half is skipped with a
+//! printed reason, or fails in CI).
+
+mod llvm_support;
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use cranelift_object::object::{self, Object, ObjectSection, ObjectSymbol, SymbolKind};
+use llvm_support::{backends, example, jit_options, options, parse};
+use safecall::Backend;
+use safecall::aot::LinkOptions;
+use safecall::jit::{JitModule, SymbolAddress};
+use safecall_runtime::abi::{DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, type_index};
+use safecall_runtime::{Any, AnyView, Function, Tensor};
+
+const EXAMPLES: &[&str] = &[
+    "add_one",
+    "launcher",
+    "call_global",
+    "imports",
+    "all_params",
+];
+
+/// What an object file says about one defined symbol.
+#[derive(Debug, PartialEq, Eq, Clone)]
+struct SymbolFacts {
+    global: bool,
+    text: bool,
+    writable: bool,
+    /// Alignment the symbol's address is guaranteed (section alignment and offset).
+    align: u64,
+    section: String,
+}
+
+fn symbol_facts(bytes: &[u8]) -> (BTreeMap<String, SymbolFacts>, Vec<String>) {
+    let file = object::File::parse(bytes).expect("a valid object");
+    let mut defined = BTreeMap::new();
+    let mut undefined = Vec::new();
+    for sym in file.symbols() {
+        let name = sym.name().unwrap_or_default().to_owned();
+        if name.is_empty() || matches!(sym.kind(), SymbolKind::Section | SymbolKind::File) {
+            continue;
+        }
+        if sym.is_undefined() {
+            undefined.push(name);
+            continue;
+        }
+        let section = sym
+            .section_index()
+            .map(|i| file.section_by_index(i).unwrap());
+        let (section_name, writable, section_align) = match &section {
+            Some(s) => {
+                let name = s.name().unwrap_or_default().to_owned();
+                let writable = match s.flags() {
+                    object::SectionFlags::Elf { sh_flags } => {
+                        sh_flags & u64::from(object::elf::SHF_WRITE) != 0
+                    }
+                    _ => false,
+                };
+                (name, writable, s.align().max(1))
+            }
+            None => (String::new(), false, 1),
+        };
+        let offset = sym.address() - section.as_ref().map_or(0, |s| s.address());
+        let align = if offset == 0 {
+            section_align
+        } else {
+            section_align.min(1 << offset.trailing_zeros())
+        };
+        defined.insert(
+            name,
+            SymbolFacts {
+                global: sym.is_global(),
+                text: sym.kind() == SymbolKind::Text,
+                writable,
+                align,
+                section: section_name,
+            },
+        );
+    }
+    (defined, undefined)
+}
+
+/// A scratch directory for this test binary.
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("safecall-llvm-backends-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn examples_compile_to_objects_with_the_same_exports() {
+    let backends = backends();
+    for name in EXAMPLES {
+        let module = example(name);
+        let allowed: Vec<String> = module.externs.iter().map(|e| e.name.clone()).collect();
+        let mut exports: Vec<(Backend, BTreeMap<String, SymbolFacts>)> = Vec::new();
+        for &backend in &backends {
+            let object = safecall::compile_object(&module, &options(backend))
+                .unwrap_or_else(|e| panic!("{name} with {backend:?}: {e}"));
+            let (defined, undefined) = symbol_facts(&object);
+            for u in &undefined {
+                assert!(
+                    safecall_runtime::c_api_symbol(u).is_some() || allowed.contains(u),
+                    "{name} with {backend:?} references `{u}`, neither the C API nor an extern"
+                );
+            }
+            let global: BTreeMap<String, SymbolFacts> =
+                defined.into_iter().filter(|(_, f)| f.global).collect();
+            assert!(global.contains_key(&format!("__tvm_ffi_{}", module.functions[0].name)));
+            exports.push((backend, global));
+        }
+        if let [(_, clif), (_, llvm)] = &exports[..] {
+            let names = |m: &BTreeMap<String, SymbolFacts>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(names(clif), names(llvm), "{name}: exported symbols differ");
+            for (symbol, c) in clif {
+                let l = &llvm[symbol];
+                assert_eq!(c.text, l.text, "{name}: `{symbol}` kind differs");
+                assert_eq!(
+                    c.writable, l.writable,
+                    "{name}: `{symbol}` writability differs"
+                );
+                if !c.text {
+                    assert!(
+                        l.align >= 8 || l.align >= c.align,
+                        "{name}: `{symbol}` alignment"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn library_ctx_is_writable_aligned_exported_data() {
+    let module = example("imports");
+    for backend in backends() {
+        let object = safecall::compile_object(&module, &options(backend)).unwrap();
+        let (defined, _) = symbol_facts(&object);
+        let ctx = &defined["__tvm_ffi__library_ctx"];
+        assert!(
+            ctx.global && !ctx.text && ctx.writable,
+            "{backend:?}: {ctx:?}"
+        );
+        assert!(ctx.align >= 8, "{backend:?}: {ctx:?}");
+        let bin = &defined["__tvm_ffi__library_bin"];
+        assert!(
+            bin.global && !bin.text && !bin.writable,
+            "{backend:?}: {bin:?}"
+        );
+        // Local helpers stay local.
+        for (name, facts) in &defined {
+            if name.starts_with("__safecall_") {
+                assert!(!facts.global, "{backend:?}: `{name}` is exported");
+            }
+        }
+    }
+}
+
+/// Builds `module` into a shared library with the default link flags
+/// (`-shared -Wl,-z,now -Wl,-z,text`: no text relocations) and loads it.
+fn load_library(
+    module: &safecall::ir::Module,
+    opts: &safecall::Options,
+    tag: &str,
+) -> libloading::Library {
+    let path = scratch_dir().join(format!("{}_{tag}.so", module.name));
+    safecall::build_shared_library(module, &path, opts, &LinkOptions::default())
+        .unwrap_or_else(|e| panic!("{tag}: {e}"));
+    // SAFETY: the library only has the generated code (no constructors except the
+    // system-library registration), which references the C API of this test binary.
+    unsafe { libloading::Library::new(&path) }.unwrap()
+}
+
+/// A function from a library symbol with the safe-call signature.
+fn library_function(lib: &libloading::Library, symbol: &str) -> Function {
+    // SAFETY: the generated symbol has the safe-call signature; the library outlives the
+    // function in these tests (it is never unloaded while they run).
+    unsafe {
+        let f: libloading::Symbol<'_, safecall_runtime::abi::TVMFFISafeCallType> =
+            lib.get(symbol.as_bytes()).unwrap();
+        Function::from_safe_call(*f, std::ptr::null_mut(), None)
+    }
+}
+
+fn f32_tensor(values: &[f32]) -> Tensor {
+    let t = Tensor::cpu::<f32>(&[values.len() as i64]).unwrap();
+    // SAFETY: a fresh tensor nobody else sees.
+    unsafe { t.as_mut_slice::<f32>() }
+        .unwrap()
+        .copy_from_slice(values);
+    t
+}
+
+/// Calls and outcomes that must be identical on every backend: `(label, outcome)`.
+fn add_one_outcomes(f: &Function) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let x = f32_tensor(&[1.0, -2.5, f32::MAX, f32::NAN]);
+    let y = f32_tensor(&[0.0; 4]);
+    let r = f.call(&[AnyView::from(&x), AnyView::from(&y)]);
+    out.push((
+        "ok".to_owned(),
+        format!("{:?} {:?}", r.map(|_| ()), y.as_slice::<f32>().unwrap()),
+    ));
+    let short = f32_tensor(&[0.0; 3]);
+    let i = Tensor::cpu::<i32>(&[4]).unwrap();
+    let cases: Vec<(&str, Vec<AnyView<'_>>)> = vec![
+        ("no args", vec![]),
+        ("int arg", vec![AnyView::from(1i64), AnyView::from(&y)]),
+        (
+            "shape mismatch",
+            vec![AnyView::from(&x), AnyView::from(&short)],
+        ),
+        ("dtype mismatch", vec![AnyView::from(&x), AnyView::from(&i)]),
+        ("none", vec![AnyView::from(&x), AnyView::from(())]),
+    ];
+    for (label, args) in cases {
+        let e = f.call(&args).expect_err(label);
+        out.push((label.to_owned(), format!("{}: {}", e.kind(), e.message())));
+    }
+    out
+}
+
+#[test]
+fn add_one_libraries_behave_identically() {
+    let module = example("add_one");
+    let mut results = Vec::new();
+    for backend in backends() {
+        let lib = load_library(&module, &options(backend), &format!("{backend:?}"));
+        let f = library_function(&lib, "__tvm_ffi_add_one");
+        let outcome = add_one_outcomes(&f);
+        assert!(
+            outcome[0]
+                .1
+                .starts_with("Ok(()) [2.0, -1.5, 3.4028235e38, NaN]"),
+            "{outcome:?}"
+        );
+        let meta = library_function(&lib, "__tvm_ffi__metadata_add_one")
+            .call(&[])
+            .unwrap()
+            .cast::<String>()
+            .unwrap();
+        results.push((backend, outcome, meta));
+        std::mem::forget(lib);
+    }
+    let (_, first, first_meta) = &results[0];
+    assert!(
+        first[1].1.contains("expected 2 arguments, got 0"),
+        "{first:?}"
+    );
+    for (backend, outcome, meta) in &results[1..] {
+        assert_eq!(outcome, first, "{backend:?} differs from Cranelift");
+        assert_eq!(meta, first_meta, "{backend:?}: metadata differs");
+    }
+}
+
+#[test]
+fn main_alias_and_system_library_behave_identically() {
+    let module = example("add_one");
+    for backend in backends() {
+        let tag = format!("{backend:?}").to_lowercase();
+        // `__tvm_ffi_main` is the same function as `__tvm_ffi_add_one`.
+        let mut opts = options(backend);
+        opts.lower.main_alias = Some("add_one".to_owned());
+        let lib = load_library(&module, &opts, &format!("{tag}_main"));
+        // SAFETY: only addresses are compared.
+        let (main, add_one) = unsafe {
+            (
+                *lib.get::<*const c_void>(b"__tvm_ffi_main").unwrap(),
+                *lib.get::<*const c_void>(b"__tvm_ffi_add_one").unwrap(),
+            )
+        };
+        assert_eq!(main, add_one, "{backend:?}");
+        std::mem::forget(lib);
+
+        // A system library registers its functions from `.init_array` when loaded, and
+        // exports none of them.
+        let mut opts = options(backend);
+        let prefix = format!("{tag}_");
+        opts.lower.system_lib_prefix = Some(prefix.clone());
+        let lib = load_library(&module, &opts, &format!("{tag}_syslib"));
+        // SAFETY: only looked up.
+        assert!(unsafe { lib.get::<*const c_void>(b"__tvm_ffi_add_one") }.is_err());
+        let registered = safecall_runtime::rust_api::registry::system_lib_symbol(&format!(
+            "__tvm_ffi_{prefix}add_one"
+        ))
+        .unwrap_or_else(|| panic!("{backend:?}: not registered"));
+        // SAFETY: the registered symbol is the generated safe-call function.
+        let f = unsafe {
+            Function::from_safe_call(
+                std::mem::transmute::<*mut c_void, safecall_runtime::abi::TVMFFISafeCallType>(
+                    registered,
+                ),
+                std::ptr::null_mut(),
+                None,
+            )
+        };
+        let outcome = add_one_outcomes(&f);
+        assert!(
+            outcome[0].1.starts_with("Ok(())"),
+            "{backend:?}: {outcome:?}"
+        );
+        std::mem::forget(lib);
+    }
+}
+
+#[test]
+fn add_one_jit_behaves_like_the_library() {
+    let module = example("add_one");
+    let mut all = Vec::new();
+    for backend in backends() {
+        let opt_levels: &[u8] = if backend == Backend::Llvm {
+            &[0, 1, 2, 3]
+        } else {
+            &[2]
+        };
+        for &level in opt_levels {
+            let jit = safecall::jit::compile(&module, &jit_options(backend, level)).unwrap();
+            all.push((
+                backend,
+                level,
+                add_one_outcomes(jit.function("add_one").unwrap()),
+            ));
+        }
+    }
+    let lib = load_library(&module, &options(Backend::Cranelift), "reference");
+    let reference = add_one_outcomes(&library_function(&lib, "__tvm_ffi_add_one"));
+    std::mem::forget(lib);
+    for (backend, level, outcome) in all {
+        assert_eq!(outcome, reference, "{backend:?} at O{level}");
+    }
+}
+
+#[test]
+fn process_binding_resolves_the_c_api_with_dlsym_on_both_backends() {
+    // This test binary exports safecall-runtime's C API (`-rdynamic`), so `dlsym` finds it.
+    let module = example("add_one");
+    for backend in backends() {
+        let mut opts = jit_options(backend, 2);
+        opts.binding = safecall::jit::SymbolBinding::Process;
+        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        let outcome = add_one_outcomes(jit.function("add_one").unwrap());
+        assert!(
+            outcome[0].1.starts_with("Ok(()) [2.0, -1.5"),
+            "{backend:?}: {outcome:?}"
+        );
+        assert!(
+            outcome[1].1.contains("expected 2 arguments, got 0"),
+            "{backend:?}: {outcome:?}"
+        );
+    }
+}
+
+/// Stands in for every extern C function of the examples (never reached with the argument
+/// lists below, which fail the checks first; returns 0, "no error", if it were).
+extern "C" fn extern_stub() -> i64 {
+    0
+}
+
+#[test]
+fn every_example_function_raises_identically_on_bad_arguments() {
+    let mut results: Vec<(Backend, Vec<String>)> = Vec::new();
+    for backend in backends() {
+        let mut outcomes = Vec::new();
+        for name in EXAMPLES {
+            let module = example(name);
+            let mut opts = jit_options(backend, 2);
+            for e in &module.externs {
+                opts.symbols
+                    .insert(e.name.clone(), SymbolAddress(extern_stub as *const u8));
+            }
+            let jit = safecall::jit::compile(&module, &opts)
+                .unwrap_or_else(|e| panic!("{name} with {backend:?}: {e}"));
+            for func in &module.functions {
+                let f = jit.function(&func.name).unwrap();
+                let n = func.params.len();
+                let s = Any::from("not a tensor or a number");
+                let arg_lists: Vec<Vec<AnyView<'_>>> = vec![
+                    vec![],
+                    vec![AnyView::from(()); n],
+                    vec![AnyView::from(-1i64); n],
+                    vec![AnyView::from(&s); n],
+                    vec![AnyView::from(1.5f64); n + 1],
+                ];
+                for args in arg_lists {
+                    outcomes.push(match f.call(&args) {
+                        Ok(v) => format!("{name}.{}: ok {}", func.name, v.type_index()),
+                        Err(e) => format!("{name}.{}: {}: {}", func.name, e.kind(), e.message()),
+                    });
+                }
+            }
+        }
+        results.push((backend, outcomes));
+    }
+    let (_, first) = &results[0];
+    assert!(first.iter().all(|o| !o.contains(": ok ")), "{first:#?}");
+    for (backend, outcomes) in &results[1..] {
+        assert_eq!(outcomes, first, "{backend:?} differs from Cranelift");
+    }
+}
+
+/// `(m, n, k, grid_x, grid_y)` of a kernel launch.
+type Launch = (i64, i64, i64, i32, i32);
+
+/// Arguments the launcher's kernel stub last received.
+static LAUNCHES: Mutex<Vec<Launch>> = Mutex::new(Vec::new());
+
+#[allow(clippy::too_many_arguments)]
+extern "C" fn matmul_kernel_launch(
+    _a: *mut c_void,
+    _b: *mut c_void,
+    _bias: *mut c_void,
+    _c: *mut c_void,
+    m: i64,
+    n: i64,
+    k: i64,
+    grid_x: i32,
+    grid_y: i32,
+    _stream: *mut c_void,
+) -> i32 {
+    LAUNCHES.lock().unwrap().push((m, n, k, grid_x, grid_y));
+    if m == 7 {
+        // Raise like a real kernel launcher would.
+        let msg = c"launch failed for m = 7";
+        // SAFETY: NUL-terminated strings.
+        unsafe {
+            safecall_runtime::capi::TVMFFIErrorSetRaisedFromCStr(
+                c"RuntimeError".as_ptr(),
+                msg.as_ptr(),
+            )
+        };
+        return 1;
+    }
+    0
+}
+
+/// A DLTensor on `cuda:0` with `shape` and dtype `(code, bits)`, data at a fake aligned address
+/// (the host code never touches device memory).
+struct FakeCudaTensor {
+    shape: Vec<i64>,
+    tensor: DLTensor,
+}
+
+impl FakeCudaTensor {
+    fn new(shape: &[i64], code: u8, bits: u8) -> Box<Self> {
+        let mut t = Box::new(FakeCudaTensor {
+            shape: shape.to_vec(),
+            tensor: DLTensor {
+                data: 0x1000_0000usize as *mut c_void,
+                device: DLDevice {
+                    device_type: 2,
+                    device_id: 0,
+                },
+                ndim: shape.len() as i32,
+                dtype: DLDataType {
+                    code,
+                    bits,
+                    lanes: 1,
+                },
+                shape: std::ptr::null_mut(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        });
+        t.tensor.shape = t.shape.as_mut_ptr();
+        t
+    }
+
+    fn view(&self) -> AnyView<'_> {
+        let raw = TVMFFIAny {
+            type_index: type_index::DL_TENSOR_PTR,
+            small_str_len: 0,
+            value: TVMFFIValue {
+                v_ptr: (&self.tensor as *const DLTensor).cast_mut().cast(),
+            },
+        };
+        // SAFETY: a DLTensor pointer that `self` keeps alive.
+        unsafe { AnyView::from_raw(raw) }
+    }
+}
+
+fn launcher_outcomes(jit: &JitModule) -> Vec<String> {
+    let f = jit.function("matmul").unwrap();
+    let mut out = Vec::new();
+    let cases: &[(i64, i64, i64, u8)] = &[
+        (256, 300, 64, 16),
+        (7, 128, 8, 16),
+        (0, 128, 8, 16),
+        (256, 300, 60, 16),
+        (256, 300, 64, 32),
+    ];
+    for &(m, n, k, a_bits) in cases {
+        let a = FakeCudaTensor::new(&[m, k], 2, a_bits);
+        let b = FakeCudaTensor::new(&[k, n], 2, 16);
+        let bias = FakeCudaTensor::new(&[n], 2, 32);
+        let c = FakeCudaTensor::new(&[m, n], 2, 32);
+        LAUNCHES.lock().unwrap().clear();
+        let r = f.call(&[a.view(), b.view(), bias.view(), c.view()]);
+        let launched = LAUNCHES.lock().unwrap().clone();
+        out.push(match r {
+            Ok(v) => format!("ok {:?} {launched:?}", v.type_index()),
+            Err(e) => format!("{}: {} {launched:?}", e.kind(), e.message()),
+        });
+    }
+    out
+}
+
+#[test]
+fn launcher_jit_behaves_identically() {
+    let module = example("launcher");
+    let mut results = Vec::new();
+    for backend in backends() {
+        let mut opts = jit_options(backend, 2);
+        opts.symbols.insert(
+            "matmul_kernel_launch".to_owned(),
+            SymbolAddress(matmul_kernel_launch as *const u8),
+        );
+        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        results.push((backend, launcher_outcomes(&jit)));
+    }
+    let (_, first) = &results[0];
+    assert!(
+        first[0].starts_with("ok 0 [(256, 300, 64, 3, 2)]"),
+        "{first:?}"
+    );
+    assert!(
+        first[1].starts_with("RuntimeError: launch failed for m = 7"),
+        "{first:?}"
+    );
+    assert!(
+        first[2].contains("matmul: empty output of shape (0, 128)"),
+        "{first:?}"
+    );
+    assert!(first[3].contains("60"), "{first:?}");
+    assert!(first[4].starts_with("TypeError"), "{first:?}");
+    for (backend, outcome) in &results[1..] {
+        assert_eq!(outcome, first, "{backend:?} differs from Cranelift");
+    }
+}
+
+#[test]
+fn call_global_jit_behaves_identically() {
+    let echo = Function::from_closure(|args| Any::from_view(args[0]));
+    echo.set_global("testing.echo", true).unwrap();
+    let module = example("call_global");
+    let mut results = Vec::new();
+    for backend in backends() {
+        let jit = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap();
+        let f = jit.function("echo_positive").unwrap();
+        let ok = f
+            .call(&[AnyView::from(5i64)])
+            .unwrap()
+            .cast::<i64>()
+            .unwrap();
+        let err = f.call(&[AnyView::from(-3i64)]).unwrap_err();
+        let apply = jit.function("apply").unwrap();
+        let t = f32_tensor(&[1.0]);
+        let r = apply
+            .call(&[
+                AnyView::from(&echo),
+                AnyView::from(&t),
+                AnyView::from(1.5f64),
+            ])
+            .unwrap();
+        results.push((
+            backend,
+            format!("{ok} {}: {} {}", err.kind(), err.message(), r.type_index()),
+        ));
+    }
+    assert!(
+        results[0]
+            .1
+            .starts_with("5 ValueError: echo_positive: x must be positive, got -3")
+    );
+    for (backend, r) in &results[1..] {
+        assert_eq!(r, &results[0].1, "{backend:?}");
+    }
+}
+
+#[test]
+fn narrow_extern_arguments_and_results_are_extended() {
+    extern "C" fn narrow(a: i8, b: u8, c: i16, d: u16, e: bool) -> i64 {
+        i64::from(a) * 1_000_000
+            + i64::from(b) * 10_000
+            + i64::from(c) * 100
+            + i64::from(d)
+            + i64::from(e)
+    }
+    extern "C" fn small_neg() -> i8 {
+        -5
+    }
+    extern "C" fn big_u16() -> u16 {
+        65_000
+    }
+    let module = parse(
+        r#"
+module narrow;
+extern fn narrow(i8, u8, i16, u16, bool) -> i64;
+extern fn small_neg() -> i8;
+extern fn big_u16() -> u16;
+fn f(a: i8, b: u8, c: i16, d: u16) -> i64 {
+    let r = call narrow(a, b, c, d, true);
+    let s = call small_neg();
+    let u = call big_u16();
+    return r + cast<i64>(s) * 7 + cast<i64>(u);
+}
+"#,
+    );
+    let expected = narrow(-3, 200, -300, 60_000, true) - 35 + 65_000;
+    for backend in backends() {
+        let mut opts = jit_options(backend, 2);
+        for (name, addr) in [
+            ("narrow", narrow as *const u8),
+            ("small_neg", small_neg as *const u8),
+            ("big_u16", big_u16 as *const u8),
+        ] {
+            opts.symbols.insert(name.to_owned(), SymbolAddress(addr));
+        }
+        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        let r = jit
+            .function("f")
+            .unwrap()
+            .call(&[
+                AnyView::from(-3i64),
+                AnyView::from(200i64),
+                AnyView::from(-300i64),
+                AnyView::from(60_000i64),
+            ])
+            .unwrap();
+        assert_eq!(r.cast::<i64>().unwrap(), expected, "{backend:?}");
+    }
+}
+
+#[test]
+fn system_library_modules_run_in_the_jit_identically() {
+    // In the JIT the `.init_array` registration of a system library does not run (nothing
+    // loads the code as a library); its functions are still there, on either backend.
+    let module = parse(
+        "module m;\nsystem_lib_prefix \"jit_syslib_\";\n\
+         fn sq(n: i64) -> i64 { return n * n; }\n",
+    );
+    for backend in backends() {
+        let jit = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap();
+        let r = jit
+            .function("sq")
+            .unwrap()
+            .call(&[AnyView::from(9i64)])
+            .unwrap();
+        assert_eq!(r.cast::<i64>().unwrap(), 81, "{backend:?}");
+        assert!(
+            safecall_runtime::rust_api::registry::system_lib_symbol("__tvm_ffi_jit_syslib_sq")
+                .is_none(),
+            "{backend:?}: registered from the JIT"
+        );
+    }
+}
+
+#[test]
+fn unresolved_externs_are_reported_identically() {
+    let module = parse(
+        "module m;\nextern fn safecall_test_no_such_function(i64) -> i64;\n\
+         fn f(n: i64) -> i64 { let r = call safecall_test_no_such_function(n); return r; }\n",
+    );
+    for backend in backends() {
+        let err = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap_err();
+        match err {
+            safecall::Error::UnresolvedSymbols(names) => {
+                assert_eq!(
+                    names,
+                    vec!["safecall_test_no_such_function".to_owned()],
+                    "{backend:?}"
+                )
+            }
+            other => panic!("{backend:?}: {other}"),
+        }
+    }
+}
+
+#[cfg(feature = "llvm")]
+mod llvm_only {
+    use super::*;
+    use safecall::backend::llvm::{LlvmOptions, optimized_ir_text};
+
+    #[test]
+    fn invalid_optimization_level_is_an_error() {
+        let module = example("add_one");
+        let mut opts = options(Backend::Llvm);
+        opts.llvm.opt_level = 4;
+        let err = safecall::compile_object(&module, &opts).unwrap_err();
+        assert!(err.to_string().contains("optimization level 4"), "{err}");
+    }
+
+    #[test]
+    fn any_target_cpu_compiles_working_code() {
+        let module = example("add_one");
+        for cpu in ["generic", "x86-64-v2", "native"] {
+            let mut opts = jit_options(Backend::Llvm, 3);
+            opts.llvm.cpu = cpu.to_owned();
+            let jit = safecall::jit::compile(&module, &opts).unwrap();
+            let outcome = add_one_outcomes(jit.function("add_one").unwrap());
+            assert!(
+                outcome[0].1.starts_with("Ok(()) [2.0, -1.5"),
+                "{cpu}: {outcome:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_add_one_loop_is_vectorized_at_o3() {
+        // Pointer arithmetic reaches LLVM as `getelementptr`, so the loop vectorizer sees it.
+        let module = example("add_one");
+        let lowered = safecall::lower::lower(&module, &Default::default()).unwrap();
+        let text = optimized_ir_text(
+            &lowered,
+            &LlvmOptions {
+                cpu: "x86-64".to_owned(),
+                ..LlvmOptions::with_opt_level(3)
+            },
+        )
+        .unwrap();
+        assert!(text.contains("fadd <4 x float>"), "not vectorized:\n{text}");
+    }
+}
+
+#[cfg(not(feature = "llvm"))]
+#[test]
+fn llvm_without_the_feature_is_unavailable() {
+    let module = example("add_one");
+    let err = safecall::compile_object(&module, &options(Backend::Llvm)).unwrap_err();
+    assert!(
+        matches!(err, safecall::Error::BackendUnavailable(_)),
+        "{err}"
+    );
+    let err = safecall::jit::compile(&module, &jit_options(Backend::Llvm, 2)).unwrap_err();
+    assert!(
+        matches!(err, safecall::Error::BackendUnavailable(_)),
+        "{err}"
+    );
+}
