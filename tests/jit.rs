@@ -59,7 +59,7 @@ fn compiled_functions_run_and_raise_precise_errors() {
     assert_eq!(err.kind(), "ValueError");
     assert_eq!(
         err.message(),
-        "div: integer division by zero in `return a / b;`"
+        "div(a: i64, b: i64): integer division by zero: `return a / b;` divides 1 by 0"
     );
 }
 
