@@ -64,26 +64,33 @@ fn aot_libraries_pass_the_check_suite() {
 #[test]
 fn jit_passes_the_check_suite() {
     let suites = load_all();
-    let modules: Vec<safecall::jit::JitModule> = suites
-        .iter()
-        .map(|s| {
-            safecall::jit::compile(&parse_module(&s.module), &Default::default())
-                .unwrap_or_else(|e| panic!("JIT-compiling {}: {e}", s.module))
-        })
-        .collect();
-    let lookup = |suite: &Suite, f: &str| {
-        let i = suites
+    for (backend, label) in backends() {
+        let options = safecall::jit::JitOptions {
+            backend,
+            ..Default::default()
+        };
+        let modules: Vec<safecall::jit::JitModule> = suites
             .iter()
-            .position(|s| s.module == suite.module)
-            .expect("a suite of this run");
-        Some(Callee {
-            function: modules[i].function(f)?.clone(),
-            entry: modules[i].safe_call(f)?,
-        })
-    };
-    let mut tally = Tally::default();
-    run_cases("jit", &suites, &lookup, &mut tally);
-    tally.finish("jit");
+            .map(|s| {
+                safecall::jit::compile(&parse_module(&s.module), &options)
+                    .unwrap_or_else(|e| panic!("JIT-compiling {} with {label}: {e}", s.module))
+            })
+            .collect();
+        let lookup = |suite: &Suite, f: &str| {
+            let i = suites
+                .iter()
+                .position(|s| s.module == suite.module)
+                .expect("a suite of this run");
+            Some(Callee {
+                function: modules[i].function(f)?.clone(),
+                entry: modules[i].safe_call(f)?,
+            })
+        };
+        let runner = format!("jit {label}");
+        let mut tally = Tally::default();
+        run_cases(&runner, &suites, &lookup, &mut tally);
+        tally.finish(&runner);
+    }
 }
 
 #[test]
