@@ -35,7 +35,7 @@ use crate::abi::{TVMFFIObject, type_index};
 use crate::object::{self, ObjectLayout};
 use crate::rust_api::{Error, Function, Module, ObjectRef};
 
-pub use library::{load_library, load_library_with, system_lib};
+pub use library::{LoadOptions, load_library, load_library_with, system_lib};
 pub use table::FunctionTable;
 
 /// Bits of [`ModuleImpl::property_mask`] (`ffi.ModuleGetPropertyMask`), as in the real runtime.

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::abi::type_index as ti;
-use crate::module::{self, FunctionTable, ModuleImpl};
+use crate::module::{self, FunctionTable, LoadOptions, ModuleImpl};
 use crate::rust_api::any::{FromAnyView, conversion_error};
 use crate::rust_api::object_ref::{TypedObjectRef, typed_object_ref};
 use crate::rust_api::{Any, AnyView, Bytes, Error, Function, ObjectRef};
@@ -37,6 +37,12 @@ impl Module {
     /// module it already has.
     pub fn load(path: impl AsRef<Path>) -> Result<Module, Error> {
         module::load_library(path.as_ref())
+    }
+
+    /// [`Module::load`] with options (e.g. keep the library loaded for the rest of the
+    /// process, for libraries whose own code creates objects, as C++ libraries do).
+    pub fn load_with(path: impl AsRef<Path>, options: LoadOptions) -> Result<Module, Error> {
+        module::load_library_with(path.as_ref(), options)
     }
 
     /// Loads a module file through the loader registered for its extension
