@@ -16,7 +16,6 @@ use safecall_runtime::{Any, AnyView, Error, Function, Module, Shape, Tensor};
 
 /// The libraries of these tests, built once per test process.
 struct Libs {
-    dir: PathBuf,
     calls: PathBuf,
     /// Payloads the `sc_test_helpers` loader was called with.
     payloads: Arc<Mutex<Vec<Vec<u8>>>>,
@@ -77,7 +76,6 @@ fn libs() -> &'static Libs {
         )
         .expect("register the loader");
         Libs {
-            dir,
             calls,
             payloads,
         }
@@ -244,14 +242,32 @@ fn owned_results_are_released_on_every_path() {
     assert_eq!(err.message(), "call_then_fail: x = 1 after the call");
     assert_eq!(count(), baseline, "released on the error exit");
 
-    // A second callee fails: its error comes back intact, the first result is released.
-    let g = Function::from_closure(|_| Err(Error::new("IndexError", "g: index 9 out of range")));
-    let err = func(&m, "call_two")
-        .call(&[AnyView::from(&f), AnyView::from(&g), int(1)])
-        .unwrap_err();
-    assert_eq!(err.kind(), "IndexError");
+    // A second callee fails: the host function returns -1 with the callee's error object
+    // itself raised, after releasing the first result.
+    let raised = Error::new("IndexError", "g: index 9 out of range");
+    let to_raise = raised.clone();
+    let g = Function::from_closure(move |_| Err(to_raise.clone()));
+    type SafeCall = unsafe extern "C" fn(
+        *mut c_void,
+        *const safecall_runtime::abi::TVMFFIAny,
+        i32,
+        *mut safecall_runtime::abi::TVMFFIAny,
+    ) -> i32;
+    // SAFETY: the library is loaded (`m` holds it); the symbol is a safe call.
+    let lib = unsafe { libloading::Library::new(&libs().calls) }.unwrap();
+    // SAFETY: as above.
+    let call_two = unsafe { lib.get::<SafeCall>(b"__tvm_ffi_call_two") }.unwrap();
+    let args = [AnyView::from(&f), AnyView::from(&g), int(1)];
+    let mut result = safecall_runtime::abi::TVMFFIAny::NONE;
+    // SAFETY: three valid arguments and a None result slot.
+    let rc = unsafe { call_two(std::ptr::null_mut(), args.as_ptr().cast(), 3, &mut result) };
+    assert_eq!(rc, -1);
+    assert_eq!(result.type_index, 0, "the result is not written on failure");
+    let err = Error::take_raised().expect("an error is raised");
+    assert_eq!(err, raised, "the callee's error object, intact");
     assert_eq!(err.message(), "g: index 9 out of range");
     assert_eq!(count(), baseline, "released when the second call failed");
+    drop(lib);
 
     // A call site in a loop releases the previous result each time round, and the last one
     // at the exit.

@@ -119,11 +119,20 @@ fn c_library_written_against_the_real_headers() {
     let m = Module::load(&lib).unwrap();
     assert_eq!(m.imports()[0].kind(), "sc_cross_helpers");
 
-    assert_eq!(call(&m, "c_add", &[int(2), int(3)]).unwrap().cast::<i64>().unwrap(), 5);
+    assert_eq!(
+        call(&m, "c_add", &[int(2), int(3)])
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        5
+    );
     let s = Any::from("x");
     let err = call(&m, "c_add", &[int(2), s.view()]).unwrap_err();
     assert_eq!(err.kind(), "TypeError");
-    assert_eq!(err.message(), "argument #1: expected int, got type index 11");
+    assert_eq!(
+        err.message(),
+        "argument #1: expected int, got type index 11"
+    );
 
     let (a, b) = (Any::from("ab"), Any::from("cdefghijkl"));
     let joined = call(&m, "c_concat", &[a.view(), b.view()]).unwrap();
@@ -139,7 +148,13 @@ fn c_library_written_against_the_real_headers() {
     let err = call(&m, "c_call_global", &[missing.view(), int(1)]).unwrap_err();
     assert_eq!(err.message(), "c_call_global: no such global function");
 
-    assert_eq!(call(&m, "c_call_import", &[int(4)]).unwrap().cast::<i64>().unwrap(), 12);
+    assert_eq!(
+        call(&m, "c_call_import", &[int(4)])
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        12
+    );
     let err = call(&m, "c_call_import", &[int(-4)]).unwrap_err();
     assert_eq!(
         (err.kind().as_ref(), err.message().as_ref()),
@@ -148,7 +163,12 @@ fn c_library_written_against_the_real_headers() {
 
     let meta = m.function_metadata("c_add", false).unwrap().unwrap();
     let json: serde_json::Value = serde_json::from_str(&meta).unwrap();
-    assert!(json["type_schema"].as_str().unwrap().contains("ffi.Function"));
+    assert!(
+        json["type_schema"]
+            .as_str()
+            .unwrap()
+            .contains("ffi.Function")
+    );
     assert_eq!(
         m.function_doc("c_add", false).unwrap().as_deref(),
         Some("a + b, hand-written in C.")
@@ -157,8 +177,7 @@ fn c_library_written_against_the_real_headers() {
 
 #[test]
 fn cxx_library_using_tvm_ffi_dll_export_typed_func() {
-    let Some(peer) = support::peer("cxx_library_using_tvm_ffi_dll_export_typed_func", false)
-    else {
+    let Some(peer) = support::peer("cxx_library_using_tvm_ffi_dll_export_typed_func", false) else {
         return;
     };
     let dir = support::out_dir("cross_cxx");
@@ -183,7 +202,13 @@ fn cxx_library_using_tvm_ffi_dll_export_typed_func() {
     // it stays loaded for the rest of the process, as Python's load_module does by default.
     let m = Module::load_with(&lib, LoadOptions { keep_alive: true }).unwrap();
 
-    assert_eq!(call(&m, "add_two", &[int(40)]).unwrap().cast::<i64>().unwrap(), 42);
+    assert_eq!(
+        call(&m, "add_two", &[int(40)])
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        42
+    );
     let err = call(&m, "add_two", &[int(-1)]).unwrap_err();
     assert_eq!(
         (err.kind().as_ref(), err.message().as_ref()),
@@ -196,7 +221,10 @@ fn cxx_library_using_tvm_ffi_dll_export_typed_func() {
 
     let who = Any::from("safecall-runtime");
     let greeting = call(&m, "greet", &[who.view()]).unwrap();
-    assert_eq!(greeting.cast::<String>().unwrap(), "hello, safecall-runtime");
+    assert_eq!(
+        greeting.cast::<String>().unwrap(),
+        "hello, safecall-runtime"
+    );
 
     let square = Function::from_closure(|args| {
         let x: i64 = args[0].cast()?;
@@ -204,7 +232,8 @@ fn cxx_library_using_tvm_ffi_dll_export_typed_func() {
     });
     let out = call(&m, "apply_plus_one", &[AnyView::from(&square), int(6)]).unwrap();
     assert_eq!(out.cast::<i64>().unwrap(), 37);
-    let raising = Function::from_closure(|_| Err(Error::new("IndexError", "callback: out of range")));
+    let raising =
+        Function::from_closure(|_| Err(Error::new("IndexError", "callback: out of range")));
     let err = call(&m, "apply_plus_one", &[AnyView::from(&raising), int(6)]).unwrap_err();
     assert_eq!(
         (err.kind().as_ref(), err.message().as_ref()),

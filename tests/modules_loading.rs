@@ -126,13 +126,34 @@ fn loader_writes_library_ctx_and_context_symbols() {
         )
     };
     assert_eq!(rc, 0);
-    let plain = Module::load(c_library(&dir, "sc_ctx_plain", None)).unwrap();
+    let plain_path = c_library(&dir, "sc_ctx_plain", None);
+    let plain = Module::load(&plain_path).unwrap();
     assert_eq!(ptr_result(&plain, "get_context_symbol"), value);
     assert_eq!(
         ptr_result(&plain, "get_library_ctx"),
         plain.as_ptr().cast(),
         "without a blob the root module is the library module"
     );
+
+    // The library stays mapped after its module goes (another handle holds it): its context
+    // no longer names the dead module.
+    // SAFETY: the test's own library; its symbols are read through their C types.
+    let extra = unsafe { libloading::Library::new(&plain_path) }.unwrap();
+    drop(plain);
+    type SafeCall = unsafe extern "C" fn(*mut c_void, *const c_void, i32, *mut [u64; 2]) -> i32;
+    // SAFETY: the symbol is a safe call with this signature.
+    let get_ctx = unsafe { extra.get::<SafeCall>(b"__tvm_ffi_get_library_ctx") }.unwrap();
+    let mut result = [0u64; 2];
+    // SAFETY: no arguments; `result` is a writable Any.
+    assert_eq!(
+        unsafe { get_ctx(std::ptr::null_mut(), std::ptr::null(), 0, &mut result) },
+        0
+    );
+    assert_eq!(result[1], 0, "cleared when the module went");
+    let again = Module::load(&plain_path).unwrap();
+    assert_eq!(ptr_result(&again, "get_library_ctx"), again.as_ptr().cast());
+    drop(again);
+    drop(extra);
 
     // With a blob whose root is a custom module importing the library, the context is still
     // the library module, not the root.

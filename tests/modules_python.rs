@@ -18,7 +18,12 @@ fn python_calls_imports_callbacks_and_system_lib() {
         return;
     };
     let dir = support::out_dir("python");
-    support::build_c_so(&dir, "sc_helpers", &[support::sources().join("helpers.c")], &[]);
+    support::build_c_so(
+        &dir,
+        "sc_helpers",
+        &[support::sources().join("helpers.c")],
+        &[],
+    );
     support::build_so(
         &dir,
         "sc_other",
@@ -66,7 +71,14 @@ fn python_calls_imports_callbacks_and_system_lib() {
     }
     let python = peer.python.expect("checked by peer()");
     let mut child = Command::new(&python)
-        .args(["-m", "pytest", "tests/python_modules", "-q", "-p", "no:cacheprovider"])
+        .args([
+            "-m",
+            "pytest",
+            "tests/python_modules",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("SAFECALL_MODULES_LIBDIR", &dir)
         .env("PYTHONDONTWRITEBYTECODE", "1")

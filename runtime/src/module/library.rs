@@ -9,6 +9,7 @@
 use core::ffi::{c_int, c_void};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -139,6 +140,40 @@ impl SymbolSource for SystemLibrary {
 /// A module whose functions are the safe calls of a [`SymbolSource`].
 pub struct LibraryModule {
     source: Arc<dyn SymbolSource>,
+    /// The library's `__tvm_ffi__library_ctx` (NULL when it has none) and the module handle
+    /// stored there, cleared again when this module goes (see `Drop`).
+    ctx: CtxSlot,
+}
+
+/// Where a library module's handle was stored.
+struct CtxSlot {
+    slot: *mut *mut c_void,
+    written: Arc<AtomicPtr<c_void>>,
+}
+
+// SAFETY: the slot is only accessed under LOAD_LOCK, while the library is loaded.
+unsafe impl Send for CtxSlot {}
+// SAFETY: as above.
+unsafe impl Sync for CtxSlot {}
+
+impl Drop for LibraryModule {
+    /// A library can stay mapped after its module is gone (another `dlopen` handle, a library
+    /// depending on it): its `__tvm_ffi__library_ctx` must not keep pointing at a dead module.
+    /// Import calls then fail with a clear error instead of reading freed memory.
+    fn drop(&mut self) {
+        let written = self.ctx.written.load(Ordering::Acquire);
+        if self.ctx.slot.is_null() || written.is_null() {
+            return;
+        }
+        let _guard = LOAD_LOCK.lock();
+        // SAFETY: the library is still loaded (`source` is dropped after this), and the slot
+        // is a pointer-sized variable written only under LOAD_LOCK.
+        unsafe {
+            if self.ctx.slot.read_unaligned() == written {
+                self.ctx.slot.write_unaligned(core::ptr::null_mut());
+            }
+        }
+    }
 }
 
 impl LibraryModule {
@@ -348,6 +383,7 @@ pub fn load_from_bytes(kind: &str, payload: &[u8]) -> Result<Module, Error> {
 
 /// Builds the module of a library: context symbols, the import tree, `__tvm_ffi__library_ctx`.
 pub fn create_library_module(source: Arc<dyn SymbolSource>) -> Result<Module, Error> {
+    let _guard = LOAD_LOCK.lock();
     for (name, value) in crate::env::context_symbol_list() {
         let Ok(name) = core::str::from_utf8(&name) else {
             continue;
@@ -361,8 +397,13 @@ pub fn create_library_module(source: Arc<dyn SymbolSource>) -> Result<Module, Er
     }
     let bin_address = source.symbol(LIBRARY_BIN_SYMBOL).cast::<u8>().cast_const();
     let ctx_slot = source.symbol(LIBRARY_CTX_SYMBOL).cast::<*mut c_void>();
+    let written = Arc::new(AtomicPtr::new(core::ptr::null_mut()));
     let lib_module = Module::from_impl(LibraryModule {
         source: source.clone(),
+        ctx: CtxSlot {
+            slot: ctx_slot,
+            written: written.clone(),
+        },
     });
     let root = if bin_address.is_null() {
         lib_module.clone()
@@ -396,9 +437,11 @@ pub fn create_library_module(source: Arc<dyn SymbolSource>) -> Result<Module, Er
         modules.swap_remove(0)
     };
     if !ctx_slot.is_null() {
-        // SAFETY: `__tvm_ffi__library_ctx` is a writable pointer-sized variable; the library
-        // module outlives every function of the library that reads it.
-        unsafe { ctx_slot.write_unaligned(lib_module.as_ptr().cast()) };
+        let handle = lib_module.as_ptr().cast::<c_void>();
+        // SAFETY: `__tvm_ffi__library_ctx` is a writable pointer-sized variable, written under
+        // LOAD_LOCK (held by every caller); the module clears it when it goes.
+        unsafe { ctx_slot.write_unaligned(handle) };
+        written.store(handle, Ordering::Release);
     }
     Ok(root)
 }

@@ -283,8 +283,9 @@ impl Module {
     }
 
     /// `TVMFFIEnvModLookupFromImports`: the function `name` of the imports (recursively), else
-    /// the global function; cached in this module, which keeps it alive, so the returned
-    /// pointer is a borrowed reference valid while the module lives.
+    /// the global function; cached in this module. The returned pointer is a borrowed
+    /// reference that stays valid for the rest of the process (callers cache it in static
+    /// storage that can outlive the module), so functions found this way are never released.
     pub fn lookup_from_imports(&self, name: &str) -> Result<*mut TVMFFIObject, Error> {
         let cache = &self.obj().import_cache;
         if let Some(f) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
@@ -310,6 +311,257 @@ impl Module {
         };
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
         // Another thread may have cached one meanwhile: everyone gets the first.
-        Ok(cache.entry(name.to_owned()).or_insert(func).as_ptr())
+        let cached = cache.entry(name.to_owned()).or_insert_with(|| {
+            // Callers (generated code, C libraries) keep the pointer in static storage, which
+            // outlives this module when the library stays mapped after it (another dlopen
+            // handle, a library linked against it) and is loaded again: the function is kept
+            // alive for the rest of the process, so such a pointer never dangles.
+            core::mem::forget(func.clone());
+            func
+        });
+        Ok(cached.as_ptr())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rust_api::{Any, AnyView};
+
+    fn constant(v: i64) -> Function {
+        Function::from_closure(move |_| Ok(Any::from(v)))
+    }
+
+    fn table(kind: &str, names: &[(&str, i64)]) -> Module {
+        Module::from_functions(
+            kind,
+            names.iter().map(|&(n, v)| (n.to_owned(), constant(v))),
+        )
+    }
+
+    fn value(f: &Function) -> i64 {
+        f.call(&[]).unwrap().cast::<i64>().unwrap()
+    }
+
+    #[test]
+    fn lookup_searches_itself_then_imports_depth_first() {
+        let root = table("root", &[("a", 1)]);
+        let left = table("left", &[("b", 2)]);
+        let deep = table("deep", &[("c", 3), ("b", 30)]);
+        let right = table("right", &[("c", 4)]);
+        left.import_module(&deep).unwrap();
+        root.import_module(&left).unwrap();
+        root.import_module(&right).unwrap();
+        let get = |name| root.get_function_with_imports(name, true).unwrap().unwrap();
+        assert_eq!(value(&get("a")), 1);
+        assert_eq!(value(&get("b")), 2, "left before its own imports");
+        assert_eq!(value(&get("c")), 3, "left's imports before right");
+        assert!(root.get_function("b").unwrap().is_none());
+        assert!(root.implements_function("c", true).unwrap());
+        assert!(!root.implements_function("c", false).unwrap());
+        assert_eq!(root.imports(), vec![left.clone(), right.clone()]);
+        root.clear_imports();
+        assert!(root.get_function_with_imports("b", true).unwrap().is_none());
+    }
+
+    #[test]
+    fn imports_cannot_form_a_cycle() {
+        let a = table("a", &[]);
+        let b = table("b", &[]);
+        let c = table("c", &[]);
+        a.import_module(&b).unwrap();
+        b.import_module(&c).unwrap();
+        for (from, to) in [(&c, &a), (&b, &a), (&a, &a)] {
+            let err = from.import_module(to).unwrap_err();
+            assert_eq!(err.kind(), "RuntimeError");
+            assert_eq!(err.message(), "Cyclic dependency detected during import");
+        }
+        // A diamond is fine.
+        a.import_module(&c).unwrap();
+    }
+
+    #[test]
+    fn lookup_from_imports_caches_and_falls_back_to_globals() {
+        let root = table("root", &[("own", 1)]);
+        root.import_module(&table("imp", &[("x", 5)])).unwrap();
+        let x = root.lookup_from_imports("x").unwrap();
+        assert_eq!(root.lookup_from_imports("x").unwrap(), x, "cached");
+        // The module's own functions are not imports.
+        let err = root.lookup_from_imports("own").unwrap_err();
+        assert_eq!(
+            err.message(),
+            "Cannot find function own in the imported modules or global registry."
+        );
+        constant(9)
+            .set_global("safecall_runtime.test.module_fallback", true)
+            .unwrap();
+        let g = root
+            .lookup_from_imports("safecall_runtime.test.module_fallback")
+            .unwrap();
+        // SAFETY: a borrowed, live Function object.
+        let f: Function =
+            unsafe { AnyView::from(&ObjectRef::from_raw_borrowed(g)).cast() }.unwrap();
+        assert_eq!(value(&f), 9);
+        // Found functions stay alive after the module is gone.
+        drop(root);
+        // SAFETY: `x` is kept alive for the process.
+        let f: Function =
+            unsafe { AnyView::from(&ObjectRef::from_raw_borrowed(x)).cast() }.unwrap();
+        assert_eq!(value(&f), 5);
+    }
+
+    #[test]
+    fn only_module_objects_are_modules() {
+        let f = constant(1);
+        // SAFETY: a live Function object.
+        let err = unsafe { module_from_handle(f.as_ptr().cast()) }.unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        // SAFETY: NULL is allowed.
+        assert!(unsafe { module_from_handle(core::ptr::null_mut()) }.is_err());
+        let err = AnyView::from(&f).cast::<Module>().unwrap_err();
+        assert_eq!(
+            err.message(),
+            "Cannot convert from type `ffi.Function` to `ffi.Module`"
+        );
+        let m = table("t", &[]);
+        // SAFETY: a live module.
+        assert_eq!(unsafe { module_from_handle(m.as_ptr().cast()) }.unwrap(), m);
+        assert_eq!(m.as_object().type_index(), type_index::MODULE);
+    }
+
+    #[test]
+    fn c_api_lookup_rejects_a_context_that_is_not_a_module() {
+        let f = constant(1);
+        let mut out: *mut c_void = core::ptr::null_mut();
+        // SAFETY: a live object as the context, a NUL-terminated name, a writable slot.
+        let rc = unsafe {
+            crate::capi::TVMFFIEnvModLookupFromImports(f.as_ptr().cast(), c"x".as_ptr(), &mut out)
+        };
+        assert_eq!(rc, -1);
+        let err = Error::take_raised().unwrap();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(out.is_null());
+    }
+
+    #[test]
+    fn global_functions_for_modules() {
+        let call = |name: &str, args: &[AnyView<'_>]| {
+            Function::get_global(name)
+                .unwrap_or_else(|| panic!("{name} is registered"))
+                .call(args)
+        };
+        let m = table("tbl", &[("f", 3)]);
+        let kind = call("ffi.ModuleGetKind", &[AnyView::from(&m)]).unwrap();
+        assert_eq!(kind.cast::<std::string::String>().unwrap(), "tbl");
+        let name = Any::from("f");
+        let f: Function = call("ffi.ModuleGetFunction", &[AnyView::from(&m), name.view()])
+            .unwrap()
+            .cast()
+            .unwrap();
+        assert_eq!(value(&f), 3);
+        let mask = call("ffi.ModuleGetPropertyMask", &[AnyView::from(&m)]).unwrap();
+        assert_eq!(
+            mask.cast::<i64>().unwrap(),
+            i64::from(property_mask::RUNNABLE)
+        );
+        let err = call("ffi.ModuleGetFunction", &[AnyView::from(&m)]).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "ffi.ModuleGetFunction expects 2 to 3 arguments, but 1 were given"
+        );
+        let other = table("other", &[]);
+        call(
+            "ffi.ModuleImportModule",
+            &[AnyView::from(&m), AnyView::from(&other)],
+        )
+        .unwrap();
+        let n = call("safecall.ModuleNumImports", &[AnyView::from(&m)]).unwrap();
+        assert_eq!(n.cast::<i64>().unwrap(), 1);
+        let first: Module = call(
+            "safecall.ModuleGetImport",
+            &[AnyView::from(&m), 0i64.into()],
+        )
+        .unwrap()
+        .cast()
+        .unwrap();
+        assert_eq!(first, other);
+        let err = call(
+            "safecall.ModuleGetImport",
+            &[AnyView::from(&m), 1i64.into()],
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), "IndexError");
+        let err = call(
+            "ffi.ModuleImportModule",
+            &[AnyView::from(&other), AnyView::from(&m)],
+        )
+        .unwrap_err();
+        assert_eq!(err.message(), "Cyclic dependency detected during import");
+        let err = call("ffi.ModuleWriteToFile", &[AnyView::from(&m)]).unwrap_err();
+        assert_eq!(err.message(), "Module[tbl] does not support WriteToFile");
+        call("ffi.ModuleClearImports", &[AnyView::from(&m)]).unwrap();
+        assert!(m.imports().is_empty());
+    }
+
+    #[test]
+    fn load_from_file_dispatches_on_the_extension() {
+        let err = library::load_from_file("no_extension").unwrap_err();
+        assert_eq!(err.message(), "Failed to get file format from no_extension");
+        let err = library::load_from_file("model.xyz").unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("Loader for `.xyz` files is not registered"),
+            "{}",
+            err.message()
+        );
+        let err = library::load_from_file("/nonexistent/lib.dylib").unwrap_err();
+        assert!(
+            err.message()
+                .starts_with("Failed to load dynamic shared library /nonexistent/lib.dylib"),
+            "{}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn loaders_registered_from_rust() {
+        Module::register_loader(
+            "safecall_runtime_test_kind",
+            |payload| {
+                let n = payload.len() as i64;
+                Ok(table("safecall_runtime_test_kind", &[("len", n)]))
+            },
+            false,
+        )
+        .unwrap();
+        let m = library::load_from_bytes("safecall_runtime_test_kind", b"12345").unwrap();
+        assert_eq!(m.kind(), "safecall_runtime_test_kind");
+        assert_eq!(value(&m.get_function("len").unwrap().unwrap()), 5);
+        let err = library::load_from_bytes("safecall_runtime_no_kind", b"x").unwrap_err();
+        assert!(
+            err.message()
+                .contains("ffi.Module.load_from_bytes.safecall_runtime_no_kind"),
+            "{}",
+            err.message()
+        );
+        // Registering the same kind twice without override is an error.
+        assert!(
+            Module::register_loader("safecall_runtime_test_kind", |_| unreachable!(), false)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn system_lib_without_symbols_finds_nothing() {
+        let m = system_lib("safecall_runtime_test_empty.").unwrap();
+        assert_eq!(m.kind(), "library");
+        assert!(m.get_function("anything").unwrap().is_none());
+        assert!(m.imports().is_empty());
+        assert_eq!(system_lib("safecall_runtime_test_empty.").unwrap(), m);
+        let mask = m.property_mask();
+        assert_eq!(
+            mask,
+            property_mask::BINARY_SERIALIZABLE | property_mask::RUNNABLE
+        );
     }
 }
