@@ -75,10 +75,7 @@ fn libs() -> &'static Libs {
             false,
         )
         .expect("register the loader");
-        Libs {
-            calls,
-            payloads,
-        }
+        Libs { calls, payloads }
     })
 }
 
@@ -382,4 +379,55 @@ fn global_module_functions_load_and_look_up() {
         .call(&[bad.view(), name.view(), AnyView::from(true)])
         .unwrap_err();
     assert_eq!(err.kind(), "TypeError");
+}
+
+#[test]
+fn jit_compiled_calls_bind_to_the_runtime() {
+    let ir = support::parse(
+        "jit_calls",
+        r#"
+module jit_calls;
+imported_module helpers { kind "sc_test_helpers"; payload b"helpers v1"; }
+import helpers;
+fn via_global(x: i64) -> any {
+    let r = call_packed global "sc_test.jit_scale"(x);
+    return r;
+}
+fn via_param(f: func, x: i64) -> any {
+    let r = call_packed f(x);
+    return r;
+}
+fn via_import(x: i64) -> any {
+    let r = call_packed import "triple"(x);
+    return r;
+}
+"#,
+    );
+    let jit = safecall::jit::compile(&ir, &Default::default()).unwrap();
+    Function::from_closure(|args| Ok(Any::from(args[0].cast::<i64>()? * 2)))
+        .set_global("sc_test.jit_scale", true)
+        .unwrap();
+    let via_global = jit.function("via_global").unwrap();
+    assert_eq!(
+        via_global.call(&[int(21)]).unwrap().cast::<i64>().unwrap(),
+        42
+    );
+    let neg = Function::from_closure(|args| Ok(Any::from(-args[0].cast::<i64>()?)));
+    let via_param = jit.function("via_param").unwrap();
+    let out = via_param.call(&[AnyView::from(&neg), int(3)]).unwrap();
+    assert_eq!(out.cast::<i64>().unwrap(), -3);
+    // JIT-compiled code is not a loaded library: nothing stored a module in its context.
+    let err = jit
+        .function("via_import")
+        .unwrap()
+        .call(&[int(1)])
+        .unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message().starts_with(
+            "cannot call `triple` from an imported module: this library was not loaded as a module"
+        ),
+        "{}",
+        err.message()
+    );
 }
