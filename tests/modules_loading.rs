@@ -322,6 +322,34 @@ fn hostile_library_blobs_are_errors() {
         "{}",
         err.message()
     );
+
+    // A loader that loads the very library being loaded: an error, not endless recursion.
+    static SELF_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    Module::register_loader(
+        "sc_reloading_loader",
+        |_| Module::load(SELF_PATH.get().expect("set before loading")),
+        false,
+    )
+    .unwrap();
+    let reloading = LibraryBin {
+        modules: vec![BinModule::Lib, serialized("sc_reloading_loader", b"r")],
+        imports: vec![vec![1], vec![]],
+    };
+    let lib = c_library(
+        &dir,
+        "sc_blob_reload",
+        Some(&library_bin::encode(&reloading)),
+    );
+    SELF_PATH.set(lib.clone()).unwrap();
+    let err = Module::load(&lib).unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message()
+            .contains("is loaded again while its imported modules are being loaded"),
+        "{}",
+        err.message()
+    );
+    assert!(!is_loaded(&lib));
 }
 
 /// The dynamic symbol `name` of an ELF shared library: (bytes, address, section writable).

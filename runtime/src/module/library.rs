@@ -505,6 +505,38 @@ fn loaded() -> &'static Mutex<HashMap<usize, WeakObjectRef>> {
     LOADED.get_or_init(Mutex::default)
 }
 
+/// Marks a library image as being loaded (only touched under LOAD_LOCK).
+struct Loading(usize);
+
+static LOADING: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+impl Loading {
+    fn enter(handle: usize, library: &DsoLibrary) -> Result<Loading, Error> {
+        let mut loading = LOADING.lock().unwrap_or_else(|p| p.into_inner());
+        if loading.contains(&handle) {
+            return Err(Error::new(
+                "RuntimeError",
+                &format!(
+                    "{} is loaded again while its imported modules are being loaded (a loader \
+                     loads the library that imports it)",
+                    library.describe()
+                ),
+            ));
+        }
+        loading.push(handle);
+        Ok(Loading(handle))
+    }
+}
+
+impl Drop for Loading {
+    fn drop(&mut self) {
+        LOADING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|&h| h != self.0);
+    }
+}
+
 /// Options of [`load_library_with`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadOptions {
@@ -532,6 +564,9 @@ pub fn load_library_with(path: &Path, options: LoadOptions) -> Result<Module, Er
         // The image is loaded and has its module: our extra `dlopen` is closed with `library`.
         Some(obj) => AnyView::from(&obj).cast::<Module>()?,
         None => {
+            // A loader of this library's imports that loads the library again would recurse
+            // without end (the image has no module until the first load finishes).
+            let _loading = Loading::enter(handle, &library)?;
             let module = create_library_module(Arc::new(library))?;
             loaded()
                 .lock()

@@ -1,11 +1,24 @@
 //! [`Module`]: a reference to an `ffi.Module` (see [`crate::module`] for what modules are).
 //!
 //! ```no_run
-//! use safecall_runtime::{AnyView, Module};
+//! use safecall_runtime::{Any, AnyView, Function, Module};
 //! # fn main() -> Result<(), safecall_runtime::Error> {
+//! // Imported modules of the kind `my_kernels` are rebuilt from their payload by this loader.
+//! Module::register_loader(
+//!     "my_kernels",
+//!     |payload| {
+//!         let size = payload.len() as i64;
+//!         let f = Function::from_closure(move |_| Ok(Any::from(size)));
+//!         Ok(Module::from_functions("my_kernels", [("payload_size".to_owned(), f)]))
+//!     },
+//!     false,
+//! )?;
 //! let module = Module::load("./libadd_one.so")?;
-//! let add_one = module.get_function("add_one").expect("exported");
+//! let add_one = module.get_function("add_one")?.expect("exported");
 //! let out = add_one.call(&[AnyView::from(41i64)])?;
+//! for import in module.imports() {
+//!     println!("imports a module of kind {}", import.kind());
+//! }
 //! # let _ = out;
 //! # Ok(())
 //! # }
