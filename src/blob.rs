@@ -1,67 +1,63 @@
 //! `__tvm_ffi__library_bin`: the import tree and payloads of embedded modules.
 //!
-//! Layout (little-endian): `<nbytes: u64>` then `nbytes` bytes of
-//! `<indptr: vec<u64>> <child_indices: vec<u64>>` (a CSR import tree) and, per module,
-//! `<kind: str>` followed by `<payload: bytes>` unless the kind is `_lib`. A `vec`, `str` or
-//! `bytes` is `<len: u64>` then its items. Module 0 is `_lib`, the library itself; modules
-//! `1..` are [`ir::ImportedModule`]s in declaration order.
+//! The format lives in one place, [`safecall_runtime::library_bin`], which both this encoder
+//! and the runtime's module loader use. Module 0 is `_lib`, the library itself; modules `1..`
+//! are the [`ir::ImportedModule`]s in declaration order, each importing the modules its
+//! `imports` list names.
+
+use safecall_runtime::library_bin::{self, BinModule, LibraryBin};
 
 use crate::ir;
 
-/// The kind that stands for the library itself.
-pub const LIB_KIND: &str = "_lib";
+pub use safecall_runtime::library_bin::LIB_KIND;
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_u64(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
+/// The import tree of a verified module (`None` when it imports nothing).
+pub fn library_bin(module: &ir::Module) -> Option<LibraryBin> {
+    if module.imported_modules.is_empty() {
+        return None;
+    }
+    let index_of = |label: &String| -> usize {
+        let i = module
+            .imported_modules
+            .iter()
+            .position(|m| &m.label == label)
+            .expect("the verifier checks import labels");
+        i + 1
+    };
+    let mut modules = vec![BinModule::Lib];
+    let mut imports = vec![module.imports.iter().map(index_of).collect::<Vec<_>>()];
+    for m in &module.imported_modules {
+        modules.push(BinModule::Serialized {
+            kind: m.kind.clone(),
+            payload: m.payload.clone(),
+        });
+        imports.push(m.imports.iter().map(index_of).collect());
+    }
+    Some(LibraryBin { modules, imports })
 }
 
 /// Encodes the library blob of a verified module, or `None` when it imports nothing.
 pub fn encode(module: &ir::Module) -> Option<Vec<u8>> {
-    if module.imported_modules.is_empty() {
-        return None;
-    }
-    let index_of = |label: &str| -> u64 {
-        let i = module
-            .imported_modules
-            .iter()
-            .position(|m| m.label == label)
-            .expect("the verifier checks import labels");
-        i as u64 + 1
-    };
-    let mut children: Vec<Vec<u64>> = vec![module.imports.iter().map(|l| index_of(l)).collect()];
-    children.extend(
-        module
-            .imported_modules
-            .iter()
-            .map(|m| m.imports.iter().map(|l| index_of(l)).collect()),
-    );
+    library_bin(module).map(|bin| library_bin::encode(&bin))
+}
 
-    let mut body = Vec::new();
-    put_u64(&mut body, children.len() as u64 + 1);
-    let mut offset = 0u64;
-    put_u64(&mut body, offset);
-    for c in &children {
-        offset += c.len() as u64;
-        put_u64(&mut body, offset);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_of_the_imports_example_decodes_to_its_import_tree() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ir/imports.scir"),
+        )
+        .unwrap();
+        let module = ir::parse::parse(&text).unwrap();
+        let bytes = encode(&module).unwrap();
+        let bin = library_bin::decode(&bytes).unwrap();
+        assert_eq!(bin.modules[0], BinModule::Lib);
+        assert_eq!(bin.modules[1].kind(), "test_helpers");
+        assert_eq!(bin.modules[2].kind(), "cuda");
+        // The library imports `kernels` (2), which imports `helpers` (1).
+        assert_eq!(bin.imports, vec![vec![2], vec![], vec![1]]);
     }
-    put_u64(&mut body, offset);
-    for c in &children {
-        for &child in c {
-            put_u64(&mut body, child);
-        }
-    }
-    put_bytes(&mut body, LIB_KIND.as_bytes());
-    for m in &module.imported_modules {
-        put_bytes(&mut body, m.kind.as_bytes());
-        put_bytes(&mut body, &m.payload);
-    }
-    let mut out = Vec::with_capacity(body.len() + 8);
-    put_u64(&mut out, body.len() as u64);
-    out.extend_from_slice(&body);
-    Some(out)
 }

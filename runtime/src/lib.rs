@@ -9,6 +9,8 @@
 //! - [`registry`]: type keys, indices, type info and reflection tables;
 //! - [`error`], [`string`], [`shape`], [`big_int`], [`function`], [`tensor`]: the object kinds;
 //! - [`env`](mod@env): per-thread streams and allocators, host C API, module symbols, init-once;
+//! - [`module`](mod@module), modules: libraries loaded from a path, the system library, Rust-built ones,
+//!   and [`library_bin`], the format of the import tree a library embeds;
 //! - [`capi`]: the exported `extern "C"` functions (panics never cross them);
 //! - [`rust_api`]: the safe API ([`Any`], [`AnyView`], [`Function`], [`Tensor`], [`Error`]...).
 
@@ -21,6 +23,8 @@ pub mod dtype;
 pub mod env;
 pub mod error;
 pub mod function;
+pub mod library_bin;
+pub mod module;
 pub mod object;
 pub mod registry;
 pub mod rust_api;
@@ -30,6 +34,6 @@ pub mod tensor;
 
 pub use capi::{CApiSymbol, c_api_symbol, c_api_symbols};
 pub use rust_api::{
-    Any, AnyView, Bytes, Element, Error, FromAnyView, Function, ObjectRef, Shape, String, Tensor,
-    WeakObjectRef,
+    Any, AnyView, Bytes, Element, Error, FromAnyView, Function, Module, ObjectRef, Shape, String,
+    Tensor, WeakObjectRef,
 };

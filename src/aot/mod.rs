@@ -75,5 +75,48 @@ pub fn cranelift_object(
             flags: SymbolFlags::None,
         });
     }
-    product.emit().map_err(|e| err(&e))
+    let mut bytes = product.emit().map_err(|e| err(&e))?;
+    mark_init_arrays(&mut bytes).map_err(|e| err(&e))?;
+    Ok(bytes)
+}
+
+/// Gives `.init_array` sections the ELF type `SHT_INIT_ARRAY`.
+///
+/// cranelift-object creates custom sections as `SHT_PROGBITS` (with the `used` flag as
+/// `SHF_GNU_RETAIN`). GNU ld places them by name and runs the entries anyway, but the type is
+/// what marks a section as an array of initializers: linkers that go by type (lld refuses to
+/// merge sections of different types) need it, so it is patched in the section header table.
+fn mark_init_arrays(bytes: &mut [u8]) -> Result<(), String> {
+    use cranelift_object::object::read::elf::{ElfFile64, FileHeader};
+    use cranelift_object::object::{Endianness, Object, ObjectSection, elf};
+
+    let (shoff, shentsize, endian, indices) = {
+        let file = ElfFile64::<Endianness>::parse(&*bytes).map_err(|e| e.to_string())?;
+        let endian = file.endianness();
+        let header = file.elf_header();
+        let indices: Vec<usize> = file
+            .sections()
+            .filter(|s| s.name() == Ok(".init_array"))
+            .map(|s| s.index().0)
+            .collect();
+        (
+            header.e_shoff(endian) as usize,
+            usize::from(header.e_shentsize(endian)),
+            endian,
+            indices,
+        )
+    };
+    for index in indices {
+        // sh_type is the second 32-bit word of an Elf64_Shdr.
+        let at = shoff + index * shentsize + 4;
+        let field = bytes
+            .get_mut(at..at + 4)
+            .ok_or("section header table out of bounds")?;
+        let value = match endian {
+            Endianness::Little => elf::SHT_INIT_ARRAY.to_le_bytes(),
+            Endianness::Big => elf::SHT_INIT_ARRAY.to_be_bytes(),
+        };
+        field.copy_from_slice(&value);
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use crate::lir::{
 };
 
 use super::capi::{CApi, safe_call_signature};
-use super::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LowerError, ModuleCtx, schema};
+use super::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError, ModuleCtx, schema};
 
 /// Prefix of metadata getters.
 pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
@@ -17,6 +17,13 @@ pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
 pub const DOC_PREFIX: &str = "__tvm_ffi__doc_";
 
 /// Emits the metadata and doc getters, the library blob and the system-library constructor.
+///
+/// In system-library mode nothing is exported (two system libraries linked into one program
+/// must not clash): the constructor registers each host function as
+/// `__tvm_ffi_<prefix><name>`, and every other symbol the loader looks up as
+/// `<prefix><symbol>` (`<prefix>__tvm_ffi__metadata_<name>`, `<prefix>__tvm_ffi__doc_<name>`,
+/// `<prefix>__tvm_ffi__library_bin`, `<prefix>__tvm_ffi__library_ctx`), which is where the
+/// system library of both runtimes finds them.
 pub(crate) fn emit_exports(
     ctx: &mut ModuleCtx<'_>,
     host_ids: &[FuncId],
@@ -29,7 +36,7 @@ pub(crate) fn emit_exports(
     };
     let mut registrations = Vec::new();
     for (func, &id) in ctx.ir.functions.iter().zip(host_ids) {
-        registrations.push((format!("{EXPORT_PREFIX}{}", func.name), id));
+        registrations.push((format!("{EXPORT_PREFIX}{}", func.name), Symbol::Func(id)));
         if ctx.options.skip_metadata_getters {
             continue;
         }
@@ -39,7 +46,10 @@ pub(crate) fn emit_exports(
             &schema::metadata_json(func),
             linkage,
         );
-        registrations.push((format!("{METADATA_PREFIX}{}", func.name), meta));
+        registrations.push((
+            format!("{METADATA_PREFIX}{}", func.name),
+            Symbol::Func(meta),
+        ));
         if !func.doc.is_empty() {
             let doc = string_getter(
                 ctx,
@@ -47,19 +57,24 @@ pub(crate) fn emit_exports(
                 &func.doc,
                 linkage,
             );
-            registrations.push((format!("{DOC_PREFIX}{}", func.name), doc));
+            registrations.push((format!("{DOC_PREFIX}{}", func.name), Symbol::Func(doc)));
         }
     }
     if let Some(blob) = crate::blob::encode(ctx.ir) {
-        ctx.add_data(Data {
+        let bin = ctx.add_data(Data {
             name: LIBRARY_BIN_SYMBOL.to_owned(),
-            linkage: Linkage::Export,
+            linkage,
             writable: false,
             align: 8,
             contents: blob,
             relocs: Vec::new(),
             section: None,
         });
+        registrations.push((LIBRARY_BIN_SYMBOL.to_owned(), Symbol::Data(bin)));
+    }
+    if let Some(library_ctx) = ctx.library_ctx {
+        ctx.out.data[library_ctx.0 as usize].linkage = linkage;
+        registrations.push((LIBRARY_CTX_SYMBOL.to_owned(), Symbol::Data(library_ctx)));
     }
     if let Some(prefix) = system_lib_prefix {
         emit_system_lib_constructor(ctx, prefix, &registrations);
@@ -86,13 +101,12 @@ fn string_getter(ctx: &mut ModuleCtx<'_>, symbol: &str, text: &str, linkage: Lin
     ctx.add_function(b.finish())
 }
 
-/// A constructor (in `.init_array`) registering every symbol as `__tvm_ffi_<prefix><name>`
-/// (and the metadata/doc getters under their prefixed names) with
-/// `TVMFFIEnvModRegisterSystemLibSymbol`.
+/// A constructor (in `.init_array`) registering every symbol under its system-library name
+/// ([`system_lib_name`]) with `TVMFFIEnvModRegisterSystemLibSymbol`.
 fn emit_system_lib_constructor(
     ctx: &mut ModuleCtx<'_>,
     prefix: &str,
-    symbols: &[(String, FuncId)],
+    symbols: &[(String, Symbol)],
 ) {
     let name = ctx.local_name("register_system_lib");
     let mut b = FuncBuilder::new(name, Linkage::Local, Signature::new(Vec::new(), None));
@@ -100,11 +114,11 @@ fn emit_system_lib_constructor(
         "register the functions of the system library with prefix {prefix:?}"
     ));
     let register = ctx.capi(CApi::EnvModRegisterSystemLibSymbol);
-    for (symbol, id) in symbols {
-        let registered = insert_prefix(symbol, prefix);
+    for (symbol, target) in symbols {
+        let registered = system_lib_name(symbol, prefix);
         let data = ctx.cstring(registered.as_bytes());
         let name_ptr = b.symbol_addr(Symbol::Data(data));
-        let fn_ptr = b.symbol_addr(Symbol::Func(*id));
+        let fn_ptr = b.symbol_addr(*target);
         b.call(
             Callee::Import(register),
             Some(Ty::I32),
@@ -129,12 +143,44 @@ fn emit_system_lib_constructor(
     });
 }
 
-/// `__tvm_ffi_add` with prefix `p_` becomes `__tvm_ffi_p_add` (likewise for metadata and doc).
-fn insert_prefix(symbol: &str, prefix: &str) -> String {
-    for head in [METADATA_PREFIX, DOC_PREFIX, EXPORT_PREFIX] {
-        if let Some(rest) = symbol.strip_prefix(head) {
-            return format!("{head}{prefix}{rest}");
-        }
+/// The name a symbol is registered under in the system library of `prefix`: a host function
+/// `__tvm_ffi_<name>` becomes `__tvm_ffi_<prefix><name>` (how the system library looks up
+/// functions); anything else gets the prefix in front, `<prefix><symbol>` (how it looks up
+/// other symbols: metadata, docs, the library blob and context).
+fn system_lib_name(symbol: &str, prefix: &str) -> String {
+    let is_function = symbol.starts_with(EXPORT_PREFIX)
+        && !symbol.starts_with(METADATA_PREFIX)
+        && !symbol.starts_with(DOC_PREFIX)
+        && symbol != LIBRARY_BIN_SYMBOL
+        && symbol != LIBRARY_CTX_SYMBOL;
+    match symbol.strip_prefix(EXPORT_PREFIX) {
+        Some(name) if is_function => format!("{EXPORT_PREFIX}{prefix}{name}"),
+        _ => format!("{prefix}{symbol}"),
     }
-    format!("{prefix}{symbol}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_lib_names_follow_the_loader() {
+        assert_eq!(system_lib_name("__tvm_ffi_add", "p_"), "__tvm_ffi_p_add");
+        assert_eq!(
+            system_lib_name("__tvm_ffi__metadata_add", "p_"),
+            "p___tvm_ffi__metadata_add"
+        );
+        assert_eq!(
+            system_lib_name("__tvm_ffi__doc_add", "p."),
+            "p.__tvm_ffi__doc_add"
+        );
+        assert_eq!(
+            system_lib_name("__tvm_ffi__library_bin", "p_"),
+            "p___tvm_ffi__library_bin"
+        );
+        assert_eq!(
+            system_lib_name("__tvm_ffi__library_ctx", ""),
+            "__tvm_ffi__library_ctx"
+        );
+    }
 }

@@ -80,13 +80,16 @@ pub unsafe extern "C" fn TVMFFIEnvRegisterCAPI(name: *const c_char, symbol: *mut
     safe(|| env::register_capi(unsafe { cstr_bytes(name) }, symbol))
 }
 
-/// `TVMFFIEnvModLookupFromImports`: with a NULL `library_ctx` (a module without imports,
-/// e.g. JIT-compiled code), the global registry; the function is cached and stays alive for
-/// the rest of the process, and the result is a borrowed reference. Modules with imports
-/// are not supported yet (a RuntimeError).
+/// `TVMFFIEnvModLookupFromImports`: `library_ctx` is the module a loader stored in a
+/// library's `__tvm_ffi__library_ctx`; the function is searched in its imports (recursively),
+/// then in the global registry, and cached in the module, so the result is a borrowed
+/// reference valid while the module lives. With a NULL `library_ctx` (code that was not loaded
+/// as a module, e.g. JIT-compiled), only the global registry is searched, and the function is
+/// kept alive for the rest of the process.
 ///
 /// # Safety
-/// `func_name` must be NUL-terminated; `out` writable.
+/// `library_ctx` must be NULL or a live object; `func_name` must be NUL-terminated; `out`
+/// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
     library_ctx: *mut c_void,
@@ -94,23 +97,24 @@ pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
     out: *mut *mut c_void,
 ) -> c_int {
     safe(|| {
-        if !library_ctx.is_null() {
-            return Err(Error::new(
-                "RuntimeError",
-                "TVMFFIEnvModLookupFromImports: safecall-runtime has no module loader yet; library_ctx must be NULL",
-            ));
-        }
+        crate::module::builtins::ensure();
         // SAFETY: guaranteed by the caller.
         let name = unsafe { cstr_bytes(func_name) };
-        let func = crate::function::lookup_cached(name).ok_or_else(|| {
-            Error::new(
-                "RuntimeError",
-                &format!(
-                    "Cannot find function {} in the imported modules or global registry.",
-                    String::from_utf8_lossy(name)
-                ),
-            )
-        })?;
+        let func = if library_ctx.is_null() {
+            crate::function::lookup_cached(name).ok_or_else(|| {
+                Error::new(
+                    "RuntimeError",
+                    &format!(
+                        "Cannot find function {} in the imported modules or global registry.",
+                        String::from_utf8_lossy(name)
+                    ),
+                )
+            })?
+        } else {
+            // SAFETY: guaranteed by the caller.
+            let module = unsafe { crate::module::module_from_handle(library_ctx) }?;
+            module.lookup_from_imports(&String::from_utf8_lossy(name))?
+        };
         // SAFETY: guaranteed by the caller.
         unsafe { out.write(func.cast()) };
         Ok(())

@@ -57,6 +57,7 @@ pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(
     out: *mut *mut c_void,
 ) -> c_int {
     safe(|| {
+        crate::module::builtins::ensure();
         // SAFETY: guaranteed by the caller.
         unsafe { out.write(function::get_global(array_bytes(name)).cast()) };
         Ok(())
@@ -74,6 +75,7 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobal(
     allow_override: c_int,
 ) -> c_int {
     safe(|| {
+        crate::module::builtins::ensure();
         let obj = f.cast::<TVMFFIObject>();
         let value = if obj.is_null() {
             Any::none()
@@ -103,6 +105,7 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
     allow_override: c_int,
 ) -> c_int {
     safe(|| {
+        crate::module::builtins::ensure();
         // SAFETY: guaranteed by the caller.
         let info = unsafe { &*info };
         // SAFETY: the method info's arrays and value are valid for the call.

@@ -59,6 +59,7 @@ impl Function {
 
     /// The global function registered under `name`.
     pub fn get_global(name: &str) -> Option<Function> {
+        crate::module::builtins::ensure();
         let obj = crate::function::get_global(name.as_bytes());
         // SAFETY: the registry returns a new strong reference (or NULL).
         unsafe { ObjectRef::from_raw_owned(obj) }.map(Function)
@@ -67,11 +68,13 @@ impl Function {
     /// Registers this function globally under `name`. Without `allow_override`, an existing
     /// registration is a RuntimeError.
     pub fn set_global(&self, name: &str, allow_override: bool) -> Result<(), Error> {
+        crate::module::builtins::ensure();
         crate::function::set_global(name.as_bytes(), Any::from(self.clone()), allow_override)
     }
 
     /// Removes a global function; returns whether one was registered.
     pub fn remove_global(name: &str) -> bool {
+        crate::module::builtins::ensure();
         crate::function::remove_global(name.as_bytes())
     }
 }

@@ -1,10 +1,12 @@
 //! The safe Rust API over the runtime: values ([`Any`], [`AnyView`]), object references
-//! ([`ObjectRef`], [`String`], [`Bytes`], [`Shape`], [`Tensor`], [`Function`], [`Error`]) and
+//! ([`ObjectRef`], [`String`], [`Bytes`], [`Shape`], [`Tensor`], [`Function`], [`Module`],
+//! [`Error`]) and
 //! registry helpers ([`registry`]).
 
 pub mod any;
 mod error;
 mod function;
+mod module;
 pub(crate) mod object_ref;
 pub mod registry;
 mod shape;
@@ -14,6 +16,7 @@ mod tensor;
 pub use any::{Any, AnyView, FromAnyView};
 pub use error::Error;
 pub use function::Function;
+pub use module::Module;
 pub use object_ref::{ObjectRef, WeakObjectRef};
 pub use shape::Shape;
 pub use string::{Bytes, String};

@@ -43,6 +43,7 @@ pub fn register_object_type(
 
 /// The names of every registered global function.
 pub fn global_function_names() -> Vec<std::string::String> {
+    crate::module::builtins::ensure();
     crate::function::global_names()
         .into_iter()
         .map(|n| std::string::String::from_utf8_lossy(&n).into_owned())
