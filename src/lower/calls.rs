@@ -228,7 +228,12 @@ fn direct_target(m: &mut ModuleCtx<'_>, symbol: &str) -> lir::Callee {
 /// Loads the function handle cached for `name`, looking it up once (thread-safely, through
 /// `TVMFFIHandleInitOnce`) on first use.
 fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
-    let (cell, init) = fx.m.lookup_cache(name, import);
+    // One cache cell per call site; its init function's error names the calling function and
+    // statement.
+    let caller = format!("`{}` in `{}`", fx.func.name, fx.current_stmt_text());
+    let cell =
+        fx.m.handle_cell(if import { "import_fn" } else { "global_fn" });
+    let init = emit_lookup_init(fx.m, name, import, &caller);
     let cell_addr = fx.b.symbol_addr(Symbol::Data(cell));
     let cached = fx.b.load(Ty::Ptr, cell_addr, 0);
     let handle = fx.b.mutable_var(Ty::Ptr);
@@ -256,22 +261,8 @@ fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
     handle
 }
 
-impl ModuleCtx<'_> {
-    /// The cache cell and init function for looking up `name` (one per name and kind per module).
-    pub(crate) fn lookup_cache(&mut self, name: &str, import: bool) -> (lir::DataId, FuncId) {
-        let key = (name.to_owned(), import);
-        if let Some(&found) = self.lookups.get(&key) {
-            return found;
-        }
-        let cell = self.handle_cell(if import { "import_fn" } else { "global_fn" });
-        let init = emit_lookup_init(self, name, import);
-        self.lookups.insert(key, (cell, init));
-        (cell, init)
-    }
-}
-
 /// `int init(void** out)`: looks the function up; a missing function raises a clear error.
-fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
+fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &str) -> FuncId {
     let fn_name = m.local_name(if import { "init_import" } else { "init_global" });
     let mut b = FuncBuilder::new(
         fn_name,
@@ -294,8 +285,9 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
         b.branch(unset, fail, lookup);
         b.switch_to(fail);
         let message = format!(
-            "cannot call `{name}` from an imported module: this library was not loaded as a module \
-             (its __tvm_ffi__library_ctx is unset; load it with tvm_ffi.load_module)"
+            "cannot call `{name}` from an imported module (called by {caller}): this library was \
+             not loaded as a module (its __tvm_ffi__library_ctx is unset; load it with \
+             tvm_ffi.load_module)"
         );
         raise_static(m, &mut b, "RuntimeError", &message);
         b.switch_to(lookup);
@@ -331,9 +323,11 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool) -> FuncId {
     b.branch(missing, not_found, ok);
     b.switch_to(not_found);
     let message = if import {
-        format!("function `{name}` is not found in the imported modules of this library")
+        format!(
+            "function `{name}` is not found in the imported modules of this library (called by {caller})"
+        )
     } else {
-        format!("global function `{name}` is not registered")
+        format!("global function `{name}` is not registered (called by {caller})")
     };
     raise_static(m, &mut b, "RuntimeError", &message);
     b.switch_to(ok);

@@ -215,8 +215,6 @@ pub(crate) struct ModuleCtx<'m> {
     unique: u32,
     /// Host functions by IR name (for direct calls within the module).
     pub host_functions: HashMap<String, FuncId>,
-    /// Lookup caches: (name, is_import) -> (cache cell, init function).
-    pub lookups: HashMap<(String, bool), (DataId, FuncId)>,
 }
 
 impl<'m> ModuleCtx<'m> {
@@ -235,7 +233,6 @@ impl<'m> ModuleCtx<'m> {
             library_ctx: None,
             unique: 0,
             host_functions: HashMap::new(),
-            lookups: HashMap::new(),
         }
     }
 
