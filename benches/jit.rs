@@ -4,8 +4,9 @@
 //!   parameters with symbolic dims, a stream query, an extern launch call) and of a module of
 //!   50 such functions;
 //! - call overhead of the JIT-compiled `add_one` (n = 4) called directly through its
-//!   safe-call pointer and through `Function::call`, against a Rust closure registered as a
-//!   `Function` doing the same work.
+//!   safe-call pointer (the JIT's fast-compile default and Cranelift's optimized settings)
+//!   and through `Function::call`, against a Rust closure registered as a `Function` doing
+//!   the same work.
 //!
 //! ```text
 //! cargo bench --bench jit
@@ -61,7 +62,8 @@ fn many_launchers(count: usize) -> safecall::ir::Module {
 fn compile_latency(c: &mut Criterion) {
     let launcher = support::example("launcher");
     let fifty = many_launchers(50);
-    let options = launcher_options();
+    let mut options = launcher_options();
+    options.cranelift = safecall::backend::cranelift::CraneliftOptions::default();
     // Warm the process-wide error helper (compiled once per process).
     drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
     let mut fast = launcher_options();
@@ -81,9 +83,17 @@ fn compile_latency(c: &mut Criterion) {
 }
 
 fn call_overhead(c: &mut Criterion) {
+    // The JIT's default (fast-compile) code, and Cranelift's optimized code.
     let jit = safecall::jit::compile(&support::example("add_one"), &JitOptions::default())
         .expect("compile add_one");
+    let optimized_options = JitOptions {
+        cranelift: safecall::backend::cranelift::CraneliftOptions::default(),
+        ..JitOptions::default()
+    };
+    let optimized = safecall::jit::compile(&support::example("add_one"), &optimized_options)
+        .expect("compile add_one");
     let raw = jit.safe_call("add_one").expect("defined");
+    let raw_optimized = optimized.safe_call("add_one").expect("defined");
     let function = jit.function("add_one").expect("defined").clone();
     let closure = Function::from_closure(|args: &[AnyView<'_>]| {
         // The same work in Rust: read both DLTensor*s, check n, add one.
@@ -110,6 +120,9 @@ fn call_overhead(c: &mut Criterion) {
     let mut group = c.benchmark_group("jit_call_n4");
     group.bench_function("direct_safe_call", |b| {
         b.iter(|| support::call(black_box(raw), black_box(&raw_args)))
+    });
+    group.bench_function("direct_safe_call_optimized", |b| {
+        b.iter(|| support::call(black_box(raw_optimized), black_box(&raw_args)))
     });
     group.bench_function("function_call", |b| {
         b.iter(|| function.call(black_box(views)).expect("ok"))

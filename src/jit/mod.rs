@@ -70,7 +70,8 @@ pub struct JitOptions {
     pub process_symbols: bool,
     /// The code generator (Cranelift by default).
     pub backend: Backend,
-    /// Cranelift settings.
+    /// Cranelift settings; [`CraneliftOptions::fast_compile`] by default (set
+    /// `CraneliftOptions::default()` for the optimized code AOT objects get).
     pub cranelift: CraneliftOptions,
     /// LLVM settings (with the `llvm` feature).
     pub llvm: LlvmOptions,
@@ -83,7 +84,9 @@ impl Default for JitOptions {
             symbols: HashMap::new(),
             process_symbols: true,
             backend: Backend::default(),
-            cranelift: CraneliftOptions::default(),
+            // The JIT is for callables microseconds after the IR is built: compile fast by
+            // default (`CraneliftOptions::default()` gives AOT-quality code instead).
+            cranelift: CraneliftOptions::fast_compile(),
             llvm: LlvmOptions::default(),
         }
     }
