@@ -29,8 +29,8 @@ fn bench(c: &mut Criterion) {
         &baseline,
         &["-O2"],
     );
-    let generated = support::load(&generated, "__tvm_ffi_add_one");
-    let baseline = support::load(&baseline, "__tvm_ffi_add_one");
+    let generated: support::Loaded = support::load(&generated, "__tvm_ffi_add_one");
+    let baseline: support::Loaded = support::load(&baseline, "__tvm_ffi_add_one");
 
     let mut x = support::Vector::new(4);
     let mut y = support::Vector::new(4);
@@ -43,7 +43,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| support::call(black_box(baseline.f), black_box(&args)))
     });
     group.finish();
-    assert_eq!(y.data, vec![2.0; 4]);
+    assert_eq!(y.data, [1.0, 2.0, 3.0, 4.0]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -17,33 +17,8 @@ mod support;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use safecall::jit::{JitOptions, SymbolAddress};
+use safecall::jit::JitOptions;
 use safecall_runtime::{Any, AnyView, Function};
-
-/// Stands in for the kernel's launch function.
-extern "C" fn fake_launch(
-    _a: *const u8,
-    _b: *const u8,
-    _bias: *const u8,
-    _c: *const u8,
-    _m: i64,
-    _n: i64,
-    _k: i64,
-    _gx: i32,
-    _gy: i32,
-    _stream: *const u8,
-) -> i32 {
-    0
-}
-
-fn launcher_options() -> JitOptions {
-    let mut options = JitOptions::default();
-    options.symbols.insert(
-        "matmul_kernel_launch".to_owned(),
-        SymbolAddress(fake_launch as *const u8),
-    );
-    options
-}
 
 /// The launcher's function repeated `count` times under different names.
 fn many_launchers(count: usize) -> safecall::ir::Module {
@@ -62,11 +37,11 @@ fn many_launchers(count: usize) -> safecall::ir::Module {
 fn compile_latency(c: &mut Criterion) {
     let launcher = support::example("launcher");
     let fifty = many_launchers(50);
-    let mut options = launcher_options();
+    let mut options = support::launcher_options();
     options.cranelift = safecall::backend::cranelift::CraneliftOptions::default();
     // Warm the process-wide error helper (compiled once per process).
     drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
-    let mut fast = launcher_options();
+    let mut fast = support::launcher_options();
     fast.cranelift = safecall::backend::cranelift::CraneliftOptions::fast_compile();
     let mut group = c.benchmark_group("jit_compile");
     for (label, options) in [("optimized", &options), ("fast_compile", &fast)] {

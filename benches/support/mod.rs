@@ -51,9 +51,10 @@ pub fn tvm_ffi_include() -> PathBuf {
     );
 }
 
-/// Compiles a C file into a shared library with `cc <flags>`.
+/// Compiles a C file into a shared library with `$CC` (or `cc`) and `flags`.
 pub fn build_c_library(source: &Path, output: &Path, flags: &[&str]) {
-    let status = Command::new("cc")
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(cc)
         .args(flags)
         .args(["-shared", "-fPIC", "-o"])
         .arg(output)
@@ -64,26 +65,50 @@ pub fn build_c_library(source: &Path, output: &Path, flags: &[&str]) {
     assert!(status.success(), "cc failed for {}", source.display());
 }
 
-/// A loaded library and one of its safe-call functions.
-pub struct Loaded {
+/// A loaded library and one of its functions.
+pub struct Loaded<F = TVMFFISafeCallType> {
     _lib: libloading::Library,
     /// The function.
-    pub f: TVMFFISafeCallType,
+    pub f: F,
 }
 
-/// Loads `symbol` from the library at `path`.
-pub fn load(path: &Path, symbol: &str) -> Loaded {
+/// Loads `symbol` (a safe-call function unless `F` says otherwise) from the library at `path`.
+pub fn load<F: Copy>(path: &Path, symbol: &str) -> Loaded<F> {
     // SAFETY: libraries built by the bench itself.
     let lib = unsafe { libloading::Library::new(path) }.expect("dlopen");
-    // SAFETY: the symbol has the safe-call signature.
-    let f = unsafe {
-        *lib.get::<TVMFFISafeCallType>(symbol.as_bytes())
-            .expect("symbol")
-    };
+    // SAFETY: the caller names the symbol's type.
+    let f = unsafe { *lib.get::<F>(symbol.as_bytes()).expect("symbol") };
     Loaded { _lib: lib, f }
 }
 
-/// A CPU float32 vector of `n` elements as a DLTensor (with its backing storage).
+/// Stands in for the launcher's kernel launch function (`examples/ir/launcher.scir`).
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn fake_launch(
+    _a: *const u8,
+    _b: *const u8,
+    _bias: *const u8,
+    _c: *const u8,
+    _m: i64,
+    _n: i64,
+    _k: i64,
+    _grid_x: i32,
+    _grid_y: i32,
+    _stream: *const u8,
+) -> i32 {
+    0
+}
+
+/// JIT options binding the launcher's extern to [`fake_launch`].
+pub fn launcher_options() -> safecall::jit::JitOptions {
+    let mut options = safecall::jit::JitOptions::default();
+    options.symbols.insert(
+        "matmul_kernel_launch".to_owned(),
+        safecall::jit::SymbolAddress(fake_launch as *const u8),
+    );
+    options
+}
+
+/// A CPU float32 vector holding `0, 1, ..., n-1`, as a DLTensor (with its backing storage).
 pub struct Vector {
     pub data: Vec<f32>,
     pub shape: [i64; 1],
@@ -93,7 +118,7 @@ pub struct Vector {
 impl Vector {
     pub fn new(n: usize) -> Box<Vector> {
         let mut v = Box::new(Vector {
-            data: vec![1.0; n],
+            data: (0..n).map(|i| i as f32).collect(),
             shape: [n as i64],
             tensor: DLTensor {
                 data: std::ptr::null_mut(),

@@ -90,6 +90,21 @@ const STATIC_OBJECT_KEYS: [(&str, i32); 14] = [
     ("ffi.VisitInterrupt", ti::VISIT_INTERRUPT),
 ];
 
+/// The key of a type index fixed by the ABI (POD indices and static object types), without
+/// consulting the registry: `None` for unassigned and dynamic indices.
+pub fn static_type_key(index: i32) -> Option<&'static str> {
+    if index == ti::OBJECT {
+        return Some("ffi.Object");
+    }
+    if let Some(key) = usize::try_from(index).ok().and_then(|i| POD_KEYS.get(i)) {
+        return Some(key);
+    }
+    STATIC_OBJECT_KEYS
+        .iter()
+        .find(|(_, i)| *i == index)
+        .map(|(key, _)| *key)
+}
+
 /// `std::hash<std::string_view>` of libstdc++ on 64-bit targets (`_Hash_bytes` with its
 /// default seed), which the real runtime stores as `type_key_hash`.
 pub fn type_key_hash(bytes: &[u8]) -> u64 {

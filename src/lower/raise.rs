@@ -160,88 +160,20 @@ fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) -> NameTable 
     }
 }
 
-/// Names of type indices 0..=78 used in messages ("got ffi.Shape").
-const TYPE_NAMES: &[&str] = &[
-    "None",
-    "int",
-    "bool",
-    "float",
-    "void*",
-    "DataType",
-    "Device",
-    "DLTensor*",
-    "const char*",
-    "TVMFFIByteArray*",
-    "ObjectRValueRef",
-    "ffi.String",
-    "ffi.Bytes",
-    "ffi.Unchanged",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    "ffi.Object",
-    "ffi.String",
-    "ffi.Bytes",
-    "ffi.Error",
-    "ffi.Function",
-    "ffi.Shape",
-    "ffi.Tensor",
-    "ffi.Array",
-    "ffi.Map",
-    "ffi.Module",
-    "ffi.OpaquePyObject",
-    "ffi.List",
-    "ffi.Dict",
-    "ffi.VisitInterrupt",
-    "ffi.BigInt",
-];
+/// Type indices below this one are named from a table in the generated code; dynamic types
+/// (from 128) are asked of the runtime.
+const TYPE_TABLE_LEN: i32 = safecall_runtime::abi::type_index::STATIC_OBJECT_END;
+
+/// The name messages use for a static type index ("got ffi.Shape"): the runtime's type key,
+/// except that inline strings and bytes are named like the objects a user thinks of.
+fn type_name(index: i32) -> &'static str {
+    use safecall_runtime::abi::type_index as ti;
+    match index {
+        ti::SMALL_STR => "ffi.String",
+        ti::SMALL_BYTES => "ffi.Bytes",
+        _ => safecall_runtime::registry::static_type_key(index).unwrap_or(""),
+    }
+}
 
 /// DLPack device type names, by code.
 pub const DEVICE_NAMES: &[&str] = &[
@@ -290,7 +222,6 @@ struct Formatters {
 }
 
 fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId {
-    assert!(const { TYPE_NAMES.len() == 79 });
     let fmts = Formatters {
         u64: emit_fmt_u64(ctx),
         cstr: emit_fmt_cstr(ctx),
@@ -302,7 +233,8 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
         f64: emit_fmt_f64(ctx, &fmts),
         ..fmts
     };
-    let types = name_table(ctx, "type", TYPE_NAMES);
+    let type_names: Vec<&str> = (0..TYPE_TABLE_LEN).map(type_name).collect();
+    let types = name_table(ctx, "type", &type_names);
     let codes = name_table(ctx, "dtype_code", &dtype_code_names());
     let devices = name_table(ctx, "device", DEVICE_NAMES);
     let set_raised = ctx.capi(CApi::ErrorSetRaisedFromCStrParts);
@@ -697,14 +629,29 @@ fn cursor_fn(ctx: &mut ModuleCtx<'_>, what: &str, extra: &[Ty]) -> FuncBuilder {
 
 /// `fmt_u64(cursor, value) -> cursor`: unsigned decimal, no terminator.
 fn emit_fmt_u64(ctx: &mut ModuleCtx<'_>) -> FuncId {
-    let mut b = cursor_fn(ctx, "fmt_u64", &[Ty::I64]);
+    emit_fmt_radix(ctx, "fmt_u64", 10, "")
+}
+
+/// `fmt_hex(cursor, value) -> cursor`: `0x` and lowercase hex digits, no leading zeros.
+fn emit_fmt_hex(ctx: &mut ModuleCtx<'_>) -> FuncId {
+    emit_fmt_radix(ctx, "fmt_hex", 16, "0x")
+}
+
+/// `fmt(cursor, value) -> cursor`: `prefix`, then the unsigned value in `radix` (10 or 16,
+/// lowercase), no leading zeros, no terminator: count the digits, then write them backwards.
+fn emit_fmt_radix(ctx: &mut ModuleCtx<'_>, what: &str, radix: i64, prefix: &str) -> FuncId {
+    let mut b = cursor_fn(ctx, what, &[Ty::I64]);
     let (cursor, value) = (b.param(0), b.param(1));
+    let mut start = cursor;
+    for byte in prefix.bytes() {
+        start = write_byte(&mut b, start, byte);
+    }
+    let radix_v = b.iconst(Ty::I64, radix);
     // Count digits.
     let len = b.mutable_var(Ty::I64);
     b.assign_iconst(len, 1);
     let rest = b.mutable_var(Ty::I64);
-    let ten = b.iconst(Ty::I64, 10);
-    let first = b.binary(BinOp::Udiv, value, ten);
+    let first = b.binary(BinOp::Udiv, value, radix_v);
     b.assign(rest, first);
     let count_head = b.new_block();
     let count_body = b.new_block();
@@ -716,12 +663,12 @@ fn emit_fmt_u64(ctx: &mut ModuleCtx<'_>) -> FuncId {
     b.switch_to(count_body);
     let l = b.binary_imm(BinOp::Iadd, len, 1);
     b.assign(len, l);
-    let r = b.binary(BinOp::Udiv, rest, ten);
+    let r = b.binary(BinOp::Udiv, rest, radix_v);
     b.assign(rest, r);
     b.jump(count_head);
     // Write digits backwards from the end.
     b.switch_to(write_init);
-    let end = b.ptr_add(cursor, len);
+    let end = b.ptr_add(start, len);
     let p = b.mutable_var(Ty::Ptr);
     b.assign(p, end);
     let v = b.mutable_var(Ty::I64);
@@ -732,11 +679,14 @@ fn emit_fmt_u64(ctx: &mut ModuleCtx<'_>) -> FuncId {
     b.switch_to(write_body);
     let p1 = b.ptr_add_imm(p, -1);
     b.assign(p, p1);
-    let digit = b.binary(BinOp::Urem, v, ten);
-    let ch = b.binary_imm(BinOp::Iadd, digit, i64::from(b'0'));
+    let digit = b.binary(BinOp::Urem, v, radix_v);
+    let is_letter = b.icmp_imm(IntCC::Uge, digit, 10);
+    let numeral = b.binary_imm(BinOp::Iadd, digit, i64::from(b'0'));
+    let letter = b.binary_imm(BinOp::Iadd, digit, i64::from(b'a') - 10);
+    let ch = b.select(is_letter, letter, numeral);
     let ch8 = b.resize(ch, Ty::I8, false);
     b.store(p, 0, ch8);
-    let q = b.binary(BinOp::Udiv, v, ten);
+    let q = b.binary(BinOp::Udiv, v, radix_v);
     b.assign(v, q);
     let again = b.icmp_imm(IntCC::Ne, v, 0);
     b.branch(again, write_body, done);
@@ -796,59 +746,6 @@ fn emit_fmt_bytes(ctx: &mut ModuleCtx<'_>) -> FuncId {
     b.jump(head);
     b.switch_to(done);
     let end = b.ptr_add(cursor, len);
-    b.ret(Some(end));
-    ctx.add_function(b.finish())
-}
-
-/// `fmt_hex(cursor, value) -> cursor`: `0x` and lowercase hex digits, no leading zeros.
-fn emit_fmt_hex(ctx: &mut ModuleCtx<'_>) -> FuncId {
-    let mut b = cursor_fn(ctx, "fmt_hex", &[Ty::I64]);
-    let (cursor, value) = (b.param(0), b.param(1));
-    let c = write_byte(&mut b, cursor, b'0');
-    let start = write_byte(&mut b, c, b'x');
-    // Count nibbles.
-    let len = b.mutable_var(Ty::I64);
-    b.assign_iconst(len, 1);
-    let rest = b.mutable_var(Ty::I64);
-    let first = b.binary_imm(BinOp::Ushr, value, 4);
-    b.assign(rest, first);
-    let count_head = b.new_block();
-    let count_body = b.new_block();
-    let write_init = b.new_block();
-    b.jump(count_head);
-    b.switch_to(count_head);
-    let more = b.icmp_imm(IntCC::Ne, rest, 0);
-    b.branch(more, count_body, write_init);
-    b.switch_to(count_body);
-    let l = b.binary_imm(BinOp::Iadd, len, 1);
-    b.assign(len, l);
-    let r = b.binary_imm(BinOp::Ushr, rest, 4);
-    b.assign(rest, r);
-    b.jump(count_head);
-    b.switch_to(write_init);
-    let end = b.ptr_add(start, len);
-    let p = b.mutable_var(Ty::Ptr);
-    b.assign(p, end);
-    let v = b.mutable_var(Ty::I64);
-    b.assign(v, value);
-    let write_body = b.new_block();
-    let done = b.new_block();
-    b.jump(write_body);
-    b.switch_to(write_body);
-    let p1 = b.ptr_add_imm(p, -1);
-    b.assign(p, p1);
-    let nibble = b.binary_imm(BinOp::And, v, 15);
-    let is_letter = b.icmp_imm(IntCC::Uge, nibble, 10);
-    let digit = b.binary_imm(BinOp::Iadd, nibble, i64::from(b'0'));
-    let letter = b.binary_imm(BinOp::Iadd, nibble, i64::from(b'a') - 10);
-    let ch = b.select(is_letter, letter, digit);
-    let ch8 = b.resize(ch, Ty::I8, false);
-    b.store(p, 0, ch8);
-    let q = b.binary_imm(BinOp::Ushr, v, 4);
-    b.assign(v, q);
-    let again = b.icmp_imm(IntCC::Ne, v, 0);
-    b.branch(again, write_body, done);
-    b.switch_to(done);
     b.ret(Some(end));
     ctx.add_function(b.finish())
 }

@@ -4,36 +4,13 @@
 use serde_json::{Value, json};
 
 use crate::ir::{
-    ByteOffsetPolicy, ConstValue, DeviceIdPolicy, Dim, FloatType, Function, IntType, ParamType,
-    RetType, ScalarType, Strides, TensorSpec,
+    ByteOffsetPolicy, ConstValue, DeviceIdPolicy, Dim, Function, IntType, ParamType, RetType,
+    ScalarType, Strides, TensorSpec,
 };
 
 use super::raise::device_name;
 
-/// Name of an integer type in messages (`i32`).
-pub fn int_name(t: IntType) -> &'static str {
-    match t {
-        IntType::I8 => "i8",
-        IntType::I16 => "i16",
-        IntType::I32 => "i32",
-        IntType::I64 => "i64",
-        IntType::U8 => "u8",
-        IntType::U16 => "u16",
-        IntType::U32 => "u32",
-        IntType::U64 => "u64",
-    }
-}
-
-/// Name of a scalar type in messages.
-pub fn scalar_name(t: ScalarType) -> &'static str {
-    match t {
-        ScalarType::Bool => "bool",
-        ScalarType::Int(i) => int_name(i),
-        ScalarType::Float(FloatType::F32) => "f32",
-        ScalarType::Float(FloatType::F64) => "f64",
-        ScalarType::Ptr => "ptr",
-    }
-}
+pub use crate::ir::syntax::{int_type as int_name, scalar_type as scalar_name};
 
 /// Inclusive value range of an integer type, as `i64` (u64 is limited to `i64::MAX`: TVM-FFI
 /// ints are signed 64-bit).
@@ -131,8 +108,7 @@ pub fn param_text(ty: &ParamType) -> String {
     match ty {
         ParamType::Int(t) => int_name(*t).to_owned(),
         ParamType::Bool => "bool".to_owned(),
-        ParamType::Float(FloatType::F32) => "f32".to_owned(),
-        ParamType::Float(FloatType::F64) => "f64".to_owned(),
+        ParamType::Float(t) => crate::ir::syntax::float_type(*t).to_owned(),
         ParamType::Ptr => "ptr".to_owned(),
         ParamType::Str => "str".to_owned(),
         ParamType::Bytes => "bytes".to_owned(),
