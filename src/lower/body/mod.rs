@@ -1,0 +1,405 @@
+//! Lowering of the body: statements, expressions, returns.
+
+mod expr;
+mod values;
+
+use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
+
+use crate::ir::{self, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt};
+use crate::lir::{self, IntCC, Ty, Var};
+
+use super::capi::CApi;
+use super::function::{Binding, FnCtx, TensorBinding};
+use super::params::int_lir_type;
+use super::raise::{MAX_PARTS, MsgPart, Tag};
+use super::schema::{is_signed, scalar_name};
+
+use expr::lower_ptr;
+pub(crate) use expr::{lower_expr, lower_scalar};
+pub(crate) use values::{copy_any, write_pod, write_scalar_any};
+
+/// The value of an expression.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A machine value of an IR scalar type.
+    Scalar(Var, ScalarType),
+    /// A device (`I64`, packed).
+    Device(Var),
+    /// A dtype (`I32`, packed).
+    DType(Var),
+    /// A value held in a `TVMFFIAny` at `any`.
+    Ref { any: Var, ty: ir::Type },
+    /// A tensor parameter.
+    Tensor(TensorBinding),
+    /// A string literal.
+    Str(String),
+}
+
+/// The lowered type of a scalar type.
+pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
+    match t {
+        ScalarType::Bool => Ty::I8,
+        ScalarType::Int(i) => int_lir_type(i),
+        ScalarType::Float(FloatType::F32) => Ty::F32,
+        ScalarType::Float(FloatType::F64) => Ty::F64,
+        ScalarType::Ptr => Ty::Ptr,
+    }
+}
+
+/// A short description of a statement for dumps and messages: its first line as printed
+/// (`let g = ceil_div(n, 256i64);`, `for i in 0i64..n {`).
+pub(crate) fn stmt_text(stmt: &Stmt) -> String {
+    crate::ir::print::print_stmt_head(stmt)
+}
+
+/// Lowers a block of statements in a new scope.
+pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), String> {
+    fx.push_scope();
+    for stmt in stmts {
+        if fx.b.is_terminated() {
+            // Code after a `return` is unreachable; give it a block of its own.
+            let dead = fx.b.new_block();
+            fx.b.switch_to(dead);
+        }
+        lower_stmt(fx, stmt)?;
+    }
+    fx.pop_scope();
+    Ok(())
+}
+
+fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> {
+    if fx.b.annotating() {
+        fx.b.source(stmt_text(stmt));
+    }
+    fx.current_stmt = Some(stmt);
+    match stmt {
+        Stmt::Let {
+            name,
+            mutable,
+            value,
+        } => {
+            let v = lower_expr(fx, value)?;
+            let binding = bind_value(fx, v, *mutable);
+            fx.bind(name, binding);
+        }
+        Stmt::Assign { name, value } => {
+            let v = lower_expr(fx, value)?;
+            match (fx.lookup(name)?, v) {
+                (Binding::Scalar { var, .. }, Val::Scalar(src, _))
+                | (Binding::Device { var, .. }, Val::Device(src))
+                | (Binding::DType { var, .. }, Val::DType(src))
+                | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => {
+                    fx.b.assign(var, src)
+                }
+                _ => return Err(format!("cannot assign this value to `{name}`")),
+            }
+        }
+        Stmt::Store { ty, ptr, value } => {
+            let p = lower_ptr(fx, ptr)?;
+            let v = lower_scalar(fx, value)?;
+            if fx.b.ty(v) != scalar_lir_type(*ty) {
+                return Err(format!(
+                    "store<{}> of a value of another type",
+                    scalar_name(*ty)
+                ));
+            }
+            fx.b.store(p, 0, v);
+        }
+        Stmt::If {
+            cond,
+            then_body,
+            else_body,
+        } => {
+            let c = lower_scalar(fx, cond)?;
+            let then_block = fx.b.new_block();
+            let else_block = fx.b.new_block();
+            let join = fx.b.new_block();
+            fx.b.branch(c, then_block, else_block);
+            fx.b.switch_to(then_block);
+            lower_block(fx, then_body)?;
+            if !fx.b.is_terminated() {
+                fx.b.jump(join);
+            }
+            fx.b.switch_to(else_block);
+            lower_block(fx, else_body)?;
+            if !fx.b.is_terminated() {
+                fx.b.jump(join);
+            }
+            fx.b.switch_to(join);
+        }
+        Stmt::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+        } => lower_for(fx, var, start, end, *step, body)?,
+        Stmt::Assert {
+            cond,
+            kind,
+            message,
+        } => {
+            let c = lower_scalar(fx, cond)?;
+            if message.len() > MAX_PARTS as usize / 2 {
+                return Err(format!(
+                    "assert message has {} parts; at most {} are supported",
+                    message.len(),
+                    MAX_PARTS / 2
+                ));
+            }
+            let pass = fx.b.new_block();
+            let failing = fx.b.new_cold_block();
+            fx.b.branch(c, pass, failing);
+            fx.b.switch_to(failing);
+            // Message values are evaluated only on the failure path.
+            let mut parts = Vec::new();
+            for part in message {
+                match part {
+                    MessagePart::Text(t) => parts.push(MsgPart::Text(t.clone())),
+                    MessagePart::Value(e) => {
+                        let v = lower_expr(fx, e)?;
+                        parts.push(message_value(fx, v)?);
+                    }
+                }
+            }
+            fx.fail(kind, parts);
+            fx.b.switch_to(pass);
+        }
+        Stmt::CallExtern { dest, func, args } => {
+            super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?
+        }
+        Stmt::CallPacked { dest, callee, args } => {
+            super::calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
+        }
+        Stmt::GetStream {
+            dest,
+            device_type,
+            device_id,
+        } => {
+            let dt = lower_scalar(fx, device_type)?;
+            let id = lower_scalar(fx, device_id)?;
+            let get_stream = fx.m.capi(CApi::EnvGetStream);
+            let stream =
+                fx.b.call(lir::Callee::Import(get_stream), Some(Ty::Ptr), vec![dt, id])
+                    .expect("returns");
+            fx.bind(
+                dest,
+                Binding::Scalar {
+                    var: stream,
+                    ty: ScalarType::Ptr,
+                    guard: None,
+                },
+            );
+        }
+        Stmt::Return(value) => lower_return(fx, value.as_ref())?,
+    }
+    Ok(())
+}
+
+/// A binding for `let`: scalars are copied into a fresh variable so later assignments to the
+/// source do not change it.
+fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
+    let copy = |fx: &mut FnCtx<'_, '_>, src: Var| {
+        let ty = fx.b.ty(src);
+        let dst = if mutable {
+            fx.b.mutable_var(ty)
+        } else {
+            fx.b.var(ty)
+        };
+        fx.b.assign(dst, src);
+        dst
+    };
+    match v {
+        Val::Scalar(var, ty) => Binding::Scalar {
+            var: copy(fx, var),
+            ty,
+            guard: None,
+        },
+        Val::Device(var) => Binding::Device {
+            var: copy(fx, var),
+            guard: None,
+        },
+        Val::DType(var) => Binding::DType {
+            var: copy(fx, var),
+            guard: None,
+        },
+        Val::Ref { any, ty } => Binding::Ref {
+            any: copy(fx, any),
+            ty,
+            guard: None,
+        },
+        Val::Tensor(t) => Binding::Tensor(t),
+        Val::Str(s) => Binding::StrLit(s),
+    }
+}
+
+fn lower_for<'a>(
+    fx: &mut FnCtx<'a, '_>,
+    name: &str,
+    start: &Expr,
+    end: &Expr,
+    step: i64,
+    body: &'a [Stmt],
+) -> Result<(), String> {
+    let (s, ty) = match lower_expr(fx, start)? {
+        Val::Scalar(v, ScalarType::Int(t)) => (v, t),
+        _ => return Err(format!("loop `{name}`: the start is not an integer")),
+    };
+    let e = lower_scalar(fx, end)?;
+    if step == 0 {
+        return Err(format!("loop `{name}`: the step is 0"));
+    }
+    let signed = is_signed(ty);
+    let i = fx.b.mutable_var(fx.b.ty(s));
+    fx.b.assign(i, s);
+    let body_block = fx.b.new_block();
+    let latch = fx.b.new_block();
+    let exit = fx.b.new_block();
+    let cc = match (step > 0, signed) {
+        (true, true) => IntCC::Slt,
+        (true, false) => IntCC::Ult,
+        (false, true) => IntCC::Sgt,
+        (false, false) => IntCC::Ugt,
+    };
+    let enter = fx.b.icmp(cc, i, e);
+    fx.b.branch(enter, body_block, exit);
+
+    fx.b.switch_to(body_block);
+    fx.push_scope();
+    fx.bind(
+        name,
+        Binding::Scalar {
+            var: i,
+            ty: ScalarType::Int(ty),
+            guard: None,
+        },
+    );
+    lower_block(fx, body)?;
+    fx.pop_scope();
+    if !fx.b.is_terminated() {
+        fx.b.jump(latch);
+    }
+
+    // Continue while the distance to the bound exceeds the step: no overflow at the ends.
+    fx.b.switch_to(latch);
+    let distance = if step > 0 {
+        fx.b.binary(lir::BinOp::Isub, e, i)
+    } else {
+        fx.b.binary(lir::BinOp::Isub, i, e)
+    };
+    let magnitude = fx.b.iconst(fx.b.ty(i), step.unsigned_abs() as i64);
+    let again = fx.b.icmp(IntCC::Ugt, distance, magnitude);
+    let advance = fx.b.new_block();
+    fx.b.branch(again, advance, exit);
+    fx.b.switch_to(advance);
+    let stepped = fx.b.binary_imm(lir::BinOp::Iadd, i, step);
+    fx.b.assign(i, stepped);
+    fx.b.jump(body_block);
+    fx.b.switch_to(exit);
+    Ok(())
+}
+
+/// The message part for a value in an assertion message.
+fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
+    Ok(match v {
+        Val::Scalar(var, ScalarType::Int(t)) => {
+            MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var)
+        }
+        Val::Scalar(var, ScalarType::Bool) => MsgPart::Value(Tag::Bool, var),
+        Val::Scalar(var, ScalarType::Float(_)) => MsgPart::Value(Tag::F64, var),
+        Val::Scalar(var, ScalarType::Ptr) => MsgPart::Value(Tag::Ptr, var),
+        Val::Device(var) => MsgPart::Value(Tag::Device, var),
+        Val::DType(var) => MsgPart::Value(Tag::DType, var),
+        Val::Str(s) => MsgPart::Text(s),
+        Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => {
+            // Show what kind of value it is.
+            let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+            MsgPart::Value(Tag::TypeIndex, index)
+        }
+    })
+}
+
+fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), String> {
+    let result = fx.result;
+    let Some(value) = value else {
+        fx.write_none_result();
+        fx.return_ok();
+        return Ok(());
+    };
+    let v = lower_expr(fx, value)?;
+    match v {
+        Val::Scalar(var, ScalarType::Int(IntType::U64)) => {
+            // TVM-FFI ints are signed 64-bit: refuse rather than wrap.
+            let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
+            let prefix = format!("{}: return value ", fx.func.name);
+            fx.check(fits, "ValueError", |_| {
+                vec![
+                    MsgPart::Text(prefix),
+                    MsgPart::Value(Tag::U64, var),
+                    MsgPart::text(" does not fit in a TVM-FFI int (int64)"),
+                ]
+            });
+            write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
+        }
+        Val::Scalar(var, ty) => write_scalar_any(fx, result, var, ty)?,
+        Val::Device(var) => write_pod(fx, result, ti::DEVICE, var),
+        Val::DType(var) => write_pod(fx, result, ti::DATA_TYPE, var),
+        Val::Str(s) => {
+            // A new String through the C API (short ones become SmallStr, no allocation).
+            let data = fx.m.cstring(s.as_bytes());
+            let slot = fx.b.slot(safecall_runtime::abi::BYTE_ARRAY_SIZE as u32, 8);
+            let ba = fx.b.stack_addr(slot, 0);
+            let p = fx.b.symbol_addr(lir::Symbol::Data(data));
+            fx.b.store(ba, safecall_runtime::abi::BYTE_ARRAY_DATA_OFFSET, p);
+            fx.b.store_imm(
+                Ty::I64,
+                ba,
+                safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET,
+                s.len() as i64,
+            );
+            let f = fx.m.capi(CApi::StringFromByteArray);
+            let rc =
+                fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
+                    .expect("returns");
+            fail_on_nonzero(fx, rc);
+        }
+        Val::Tensor(TensorBinding { any, .. }) => {
+            // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with
+            // a new reference.
+            let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
+            let is_obj = fx.b.icmp_imm(IntCC::Eq, index, i64::from(ti::TENSOR));
+            let inc = fx.b.new_block();
+            let join = fx.b.new_block();
+            fx.b.branch(is_obj, inc, join);
+            fx.b.switch_to(inc);
+            let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+            let f = fx.m.capi(CApi::ObjectIncRef);
+            fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![obj]);
+            fx.b.jump(join);
+            fx.b.switch_to(join);
+            copy_any(fx, result, any);
+        }
+        Val::Ref { any, .. } => {
+            // Views become owned values (raw strings are copied into String objects, objects
+            // get a new reference).
+            let f = fx.m.capi(CApi::AnyViewToOwnedAny);
+            let rc =
+                fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result])
+                    .expect("returns");
+            fail_on_nonzero(fx, rc);
+        }
+    }
+    fx.return_ok();
+    Ok(())
+}
+
+/// Leaves through the error exit when a C API call returned non-zero (its error is raised).
+pub(crate) fn fail_on_nonzero(fx: &mut FnCtx<'_, '_>, rc: Var) {
+    let failed = fx.b.icmp_imm(IntCC::Ne, rc, 0);
+    let error = fx.b.new_cold_block();
+    let ok = fx.b.new_block();
+    fx.b.branch(failed, error, ok);
+    fx.b.switch_to(error);
+    fx.return_error();
+    fx.b.switch_to(ok);
+}

@@ -1,0 +1,95 @@
+//! Call-time constraints (divisibility) on integer parameters and symbolic variables.
+
+use crate::ir::{Constraint, ScalarType};
+use crate::lir::{BinOp, IntCC, Ty};
+
+use crate::lower::function::{Binding, FnCtx};
+use crate::lower::raise::{MsgPart, Tag};
+use crate::lower::schema::is_signed;
+
+use super::syms::{BOUND, SymKey, SymState, Syms, bound_by_text};
+
+/// A divisibility constraint on an integer parameter or symbolic variable.
+pub(super) fn lower_constraint(
+    fx: &mut FnCtx<'_, '_>,
+    constraint: &Constraint,
+    syms: &Syms,
+) -> Result<(), String> {
+    let Constraint::Divisible { var: name, divisor } = constraint;
+    if *divisor == 0 {
+        return Err(format!(
+            "constraint `{name} % 0 == 0`: the divisor must be positive"
+        ));
+    }
+    let divisor_i64 = i64::try_from(*divisor).map_err(|_| {
+        format!("constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX")
+    })?;
+    if fx.b.annotating() {
+        fx.b.source(format!("check constraint {name} % {divisor} == 0"));
+    }
+    let (value, present, before, after) = match fx.lookup(name)? {
+        Binding::Scalar {
+            var,
+            ty: ScalarType::Int(t),
+            guard,
+        } => {
+            let wide = fx.b.resize(var, Ty::I64, is_signed(t));
+            let label = fx
+                .func
+                .params
+                .iter()
+                .position(|p| &p.name == name)
+                .map(|i| format!("'{name}' (#{i})"))
+                .unwrap_or_else(|| format!("'{name}'"));
+            let present = guard.map(|g| {
+                let zero = fx.b.iconst(Ty::I8, 0);
+                fx.b.icmp(IntCC::Eq, g.is_none, zero)
+            });
+            (wide, present, fx.arg_prefix(&label), String::new())
+        }
+        Binding::Sym { var, .. } => {
+            // Checked only when an occurrence that counts bound the variable.
+            let (binder, present) = match syms.state.get(&SymKey::Named(name.clone())) {
+                Some(SymState::Bound { binder }) => (format!(" (bound by {binder})"), None),
+                Some(SymState::Dynamic { flag, binders }) => {
+                    let bound = fx.b.icmp_imm(IntCC::Eq, *flag, BOUND);
+                    let text = match bound_by_text(binders).strip_prefix(", ") {
+                        Some(text) => format!(" ({text})"),
+                        None => String::new(),
+                    };
+                    (text, Some(bound))
+                }
+                None => (String::new(), None),
+            };
+            (
+                var,
+                present,
+                format!("{}: {name} = ", fx.signature()),
+                binder,
+            )
+        }
+        _ => {
+            return Err(format!(
+                "constraint on `{name}`, which is not an integer parameter or symbolic variable"
+            ));
+        }
+    };
+    // The divisor is positive, so the signed remainder is never the trapping MIN % -1.
+    let rem = fx.b.binary_imm(BinOp::Srem, value, divisor_i64);
+    let mut ok = fx.b.icmp_imm(IntCC::Eq, rem, 0);
+    if let Some(present) = present {
+        let absent = {
+            let one = fx.b.iconst(Ty::I8, 1);
+            fx.b.binary(BinOp::Xor, present, one)
+        };
+        ok = fx.b.binary(BinOp::Or, ok, absent);
+    }
+    fx.check_arg(ok, "ValueError", |_| {
+        vec![
+            MsgPart::Text(before),
+            MsgPart::Value(Tag::I64, value),
+            MsgPart::text(format!("{after} is not a multiple of {divisor}")),
+        ]
+    });
+    Ok(())
+}

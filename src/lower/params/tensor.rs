@@ -1,0 +1,384 @@
+//! The per-tensor checks (phase 3): ndim, dtype, device type, dims, strides, byte_offset,
+//! alignment, non-NULL data, device id, element-count limit.
+
+use safecall_runtime::abi::{
+    DLTENSOR_BYTE_OFFSET_OFFSET, DLTENSOR_DATA_OFFSET, DLTENSOR_DEVICE_ID_OFFSET,
+    DLTENSOR_DEVICE_TYPE_OFFSET, DLTENSOR_DTYPE_OFFSET, DLTENSOR_NDIM_OFFSET,
+    DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET,
+};
+
+use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides};
+use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
+
+use crate::lower::function::{Binding, FnCtx};
+use crate::lower::raise::{MsgPart, Tag};
+use crate::lower::schema::{self, int_range};
+
+use super::TensorLeaf;
+use super::syms::{SymKey, Syms, bind_or_compare};
+
+/// Runs the phase-3 checks of one tensor; binds its shape values when they dominate the body.
+pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
+    if fx.b.annotating() {
+        fx.b.source(format!(
+            "check tensor {}: {}",
+            leaf.label,
+            schema::tensor_text(&leaf.spec)
+        ));
+    }
+    let join = leaf.guard.as_ref().map(|g| {
+        let present = fx.b.new_block();
+        let join = fx.b.new_block();
+        fx.branch(g.is_none, join, present);
+        fx.b.switch_to(present);
+        join
+    });
+    let guarded = leaf.guard.is_some();
+    let spec = &leaf.spec;
+    let dl = leaf.dl;
+    let prefix = fx.message_prefix(&leaf.label);
+    let ndim = spec.shape.len();
+
+    // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
+    fx.flush_checks();
+
+    // ndim
+    let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
+    let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
+    fx.check_arg(ok, "ValueError", |_| {
+        vec![
+            MsgPart::text(format!("{prefix}ndim is ")),
+            MsgPart::Value(Tag::I64, actual_ndim),
+            MsgPart::text(format!(", expected {ndim}")),
+        ]
+    });
+
+    // dtype (a TypeError: the element type is part of the argument's type)
+    if let Some(dtype) = spec.dtype {
+        let packed =
+            i64::from(dtype.code) | i64::from(dtype.bits) << 8 | i64::from(dtype.lanes) << 16;
+        let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
+        let actual64 = fx.b.resize(actual, Ty::I64, false);
+        let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
+        let want = schema::dtype_text(Some(dtype));
+        fx.check_arg(ok, "TypeError", |_| {
+            vec![
+                MsgPart::text(format!("{prefix}dtype is ")),
+                MsgPart::Value(Tag::DType, actual),
+                MsgPart::text(format!(", expected {want}")),
+            ]
+        });
+    }
+
+    // device type
+    if let Some(device_type) = spec.device_type {
+        let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+        let ok = fx.b.icmp_imm(IntCC::Eq, actual, i64::from(device_type));
+        let want = schema::device_type_text(device_type);
+        fx.check_arg(ok, "ValueError", |fx| {
+            let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+            vec![
+                MsgPart::text(format!("{prefix}device is ")),
+                MsgPart::Value(Tag::Device, device),
+                MsgPart::text(format!(", expected a {want} tensor")),
+            ]
+        });
+    }
+
+    // Safety boundary: `ndim` shape entries are read below.
+    fx.flush_checks();
+
+    // shape: constant dims first, then symbolic ones
+    let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
+    let dims: Vec<Var> = (0..ndim)
+        .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
+        .collect();
+    for (k, dim) in spec.shape.iter().enumerate() {
+        if let Dim::Const(c) = dim {
+            let ok = fx.b.icmp_imm(IntCC::Eq, dims[k], *c);
+            let actual = dims[k];
+            fx.check_arg(ok, "ValueError", |_| {
+                vec![
+                    MsgPart::text(format!("{prefix}shape[{k}] is ")),
+                    MsgPart::Value(Tag::I64, actual),
+                    MsgPart::text(format!(", expected {c}")),
+                ]
+            });
+        }
+    }
+    for (k, dim) in spec.shape.iter().enumerate() {
+        if let Dim::Var(name) = dim {
+            let what = format!("shape[{k}]");
+            let binder = format!("{}.shape[{k}]", leaf.name);
+            bind_or_compare(
+                fx,
+                syms,
+                SymKey::Named(name.clone()),
+                dims[k],
+                guarded,
+                &prefix,
+                &what,
+                name,
+                &binder,
+                None,
+            );
+        }
+    }
+
+    // Zero-element tensors pass the stride, alignment and data checks whatever their fields.
+    let has_zero = any_zero(fx, &dims);
+    let nonempty = {
+        let one = fx.b.iconst(Ty::I8, 1);
+        fx.b.binary(BinOp::Xor, has_zero, one)
+    };
+
+    // strides
+    match &spec.strides {
+        Strides::Any => {}
+        Strides::Compact => {
+            if ndim > 0 {
+                let strides_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_STRIDES_OFFSET);
+                let null = fx.b.iconst(Ty::Ptr, 0);
+                let has_strides = fx.b.icmp(IntCC::Ne, strides_ptr, null);
+                let check_needed = fx.b.binary(BinOp::And, has_strides, nonempty);
+                let check_block = fx.b.new_block();
+                let done = fx.b.new_block();
+                fx.branch(check_needed, check_block, done);
+                fx.b.switch_to(check_block);
+                let compact = compact_strides(fx, &dims);
+                for k in (0..ndim).rev() {
+                    let actual = fx.b.load(Ty::I64, strides_ptr, k * 8);
+                    let equal = fx.b.icmp(IntCC::Eq, actual, compact[k]);
+                    let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
+                    let ok = fx.b.binary(BinOp::Or, equal, unit);
+                    let expected = compact[k];
+                    fx.check_arg(ok, "ValueError", |_| {
+                        vec![
+                            MsgPart::text(format!("{prefix}strides[{k}] is ")),
+                            MsgPart::Value(Tag::I64, actual),
+                            MsgPart::text(", expected "),
+                            MsgPart::Value(Tag::I64, expected),
+                            MsgPart::text(
+                                " (the tensor must be compact: row-major and contiguous)",
+                            ),
+                        ]
+                    });
+                }
+                fx.jump(done);
+                fx.b.switch_to(done);
+            }
+        }
+        Strides::Exact(wanted) => {
+            let actual = effective_strides(fx, dl, &dims);
+            let exempt = has_zero;
+            for (k, want) in wanted.iter().enumerate() {
+                let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
+                let skip = fx.b.binary(BinOp::Or, unit, exempt);
+                let value = actual[k];
+                match want {
+                    Dim::Const(c) => {
+                        let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
+                        let ok = fx.b.binary(BinOp::Or, equal, skip);
+                        fx.check_arg(ok, "ValueError", |_| {
+                            vec![
+                                MsgPart::text(format!("{prefix}strides[{k}] is ")),
+                                MsgPart::Value(Tag::I64, value),
+                                MsgPart::text(format!(", expected {c}")),
+                            ]
+                        });
+                    }
+                    Dim::Var(name) => {
+                        let what = format!("strides[{k}]");
+                        let binder = format!("{}.strides[{k}]", leaf.name);
+                        bind_or_compare(
+                            fx,
+                            syms,
+                            SymKey::Named(name.clone()),
+                            value,
+                            guarded,
+                            &prefix,
+                            &what,
+                            name,
+                            &binder,
+                            Some(skip),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // byte_offset
+    let byte_offset = match spec.byte_offset {
+        ByteOffsetPolicy::Zero => {
+            let actual = fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET);
+            let ok = fx.b.icmp_imm(IntCC::Eq, actual, 0);
+            fx.check_arg(ok, "ValueError", |_| {
+                vec![
+                    MsgPart::text(format!("{prefix}byte_offset is ")),
+                    MsgPart::Value(Tag::U64, actual),
+                    MsgPart::text(", expected 0"),
+                ]
+            });
+            None
+        }
+        ByteOffsetPolicy::Any => Some(fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET)),
+    };
+
+    // alignment and non-NULL data (non-empty tensors only)
+    let data = fx.b.load(Ty::Ptr, dl, DLTENSOR_DATA_OFFSET);
+    {
+        if let Some(align) = spec.alignment.filter(|a| *a > 1) {
+            let base = fx.b.convert(ConvOp::PtrToInt, data, Ty::I64);
+            let addr = match byte_offset {
+                Some(off) => fx.b.binary(BinOp::Iadd, base, off),
+                None => base,
+            };
+            let low = fx.b.binary_imm(BinOp::And, addr, i64::from(align) - 1);
+            let aligned = fx.b.icmp_imm(IntCC::Eq, low, 0);
+            let ok = fx.b.binary(BinOp::Or, aligned, has_zero);
+            let what = if byte_offset.is_some() {
+                "data pointer + byte_offset"
+            } else {
+                "data pointer"
+            };
+            fx.check_arg(ok, "ValueError", |_| {
+                vec![
+                    MsgPart::text(format!("{prefix}{what} ")),
+                    MsgPart::Value(Tag::Ptr, addr),
+                    MsgPart::text(format!(" is not aligned to {align} bytes")),
+                ]
+            });
+        }
+        let null = fx.b.iconst(Ty::Ptr, 0);
+        let non_null = fx.b.icmp(IntCC::Ne, data, null);
+        let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
+        fx.check_arg(ok, "ValueError", |_| {
+            vec![MsgPart::text(format!(
+                "{prefix}data pointer is NULL but the tensor has elements"
+            ))]
+        });
+    }
+
+    // device id
+    let device_key = match &spec.device_id {
+        DeviceIdPolicy::Free => None,
+        DeviceIdPolicy::Same => Some((
+            SymKey::SameDevice,
+            "device id of the tensor arguments".to_owned(),
+        )),
+        DeviceIdPolicy::Var(name) => Some((SymKey::Named(name.clone()), name.clone())),
+    };
+    if let Some((key, shown)) = device_key {
+        let id32 = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET);
+        let id = fx.b.resize(id32, Ty::I64, true);
+        let binder = format!("{}.device", leaf.name);
+        bind_or_compare(
+            fx,
+            syms,
+            key,
+            id,
+            guarded,
+            &prefix,
+            "device id",
+            &shown,
+            &binder,
+            None,
+        );
+    }
+
+    // element count limit
+    if let Some(index) = spec.index_type {
+        let limit = int_range(index).1;
+        let ok = fx.b.mutable_var(Ty::I8);
+        fx.b.assign_iconst(ok, 1);
+        let product = fx.b.mutable_var(Ty::I64);
+        fx.b.assign_iconst(product, 1);
+        for &d in &dims {
+            // Overflow-free: product * d <= limit  <=>  product <= limit / d (d >= 1 here).
+            let safe_d = {
+                let one = fx.b.iconst(Ty::I64, 1);
+                let lt1 = fx.b.icmp_imm(IntCC::Slt, d, 1);
+                fx.b.select(lt1, one, d)
+            };
+            let limit_v = fx.b.iconst(Ty::I64, limit);
+            let quotient = fx.b.binary(BinOp::Sdiv, limit_v, safe_d);
+            let fits = fx.b.icmp(IntCC::Sle, product, quotient);
+            let both = fx.b.binary(BinOp::And, ok, fits);
+            fx.b.assign(ok, both);
+            let next = fx.b.binary(BinOp::Imul, product, safe_d);
+            let kept = fx.b.select(fits, next, product);
+            fx.b.assign(product, kept);
+        }
+        let pass = fx.b.binary(BinOp::Or, ok, has_zero);
+        let name = schema::int_name(index);
+        fx.check_arg(pass, "ValueError", |_| {
+            let mut parts = vec![MsgPart::text(format!(
+                "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
+            ))];
+            for (k, &d) in dims.iter().enumerate() {
+                if k > 0 {
+                    parts.push(MsgPart::text(", "));
+                }
+                parts.push(MsgPart::Value(Tag::I64, d));
+            }
+            parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
+            parts
+        });
+    }
+
+    if let Some(join) = join {
+        fx.jump(join);
+        fx.b.switch_to(join);
+    }
+    // Shape values loaded here dominate the body only when the tensor is always present.
+    if let (false, Ok(Binding::Tensor(mut t))) = (guarded, fx.lookup(&leaf.name)) {
+        t.shape = Some(dims);
+        fx.bind(&leaf.name, Binding::Tensor(t));
+    }
+}
+
+/// `I8` 1 when any dim is 0.
+fn any_zero(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Var {
+    let mut acc = fx.b.iconst(Ty::I8, 0);
+    for &d in dims {
+        let z = fx.b.icmp_imm(IntCC::Eq, d, 0);
+        acc = fx.b.binary(BinOp::Or, acc, z);
+    }
+    acc
+}
+
+/// Row-major compact strides of a shape.
+pub(crate) fn compact_strides(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Vec<Var> {
+    let mut strides = vec![fx.b.iconst(Ty::I64, 1); dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        strides[k] = fx.b.binary(BinOp::Imul, strides[k + 1], dims[k + 1]);
+    }
+    strides
+}
+
+/// The strides of a tensor, reading NULL strides as the compact ones.
+pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -> Vec<Var> {
+    let compact = compact_strides(fx, dims);
+    let strides_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_STRIDES_OFFSET);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let has = fx.b.icmp(IntCC::Ne, strides_ptr, null);
+    let out: Vec<Var> = (0..dims.len()).map(|_| fx.b.mutable_var(Ty::I64)).collect();
+    let load_block = fx.b.new_block();
+    let null_block = fx.b.new_block();
+    let join = fx.b.new_block();
+    fx.branch(has, load_block, null_block);
+    fx.b.switch_to(load_block);
+    for (k, &o) in out.iter().enumerate() {
+        let v = fx.b.load(Ty::I64, strides_ptr, k * 8);
+        fx.b.assign(o, v);
+    }
+    fx.jump(join);
+    fx.b.switch_to(null_block);
+    for (&o, &c) in out.iter().zip(&compact) {
+        fx.b.assign(o, c);
+    }
+    fx.jump(join);
+    fx.b.switch_to(join);
+    out
+}

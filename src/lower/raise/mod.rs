@@ -1,0 +1,378 @@
+//! The cold error path: messages assembled from parts by one shared helper per module.
+//!
+//! A failing check stores a short array of [`Part`]s (`{tag: i64, value: i64}`, 16 bytes each)
+//! on the stack and calls the helper `raise(kind, parts, n) -> -1`. Static text lives in
+//! read-only data; run-time values (integers, type indices, dtypes, devices, floats, ...) are
+//! formatted into stack buffers by the helper, which then calls
+//! `TVMFFIErrorSetRaisedFromCStrParts` (a C API function, so no libc is needed). The success
+//! path never touches any of this.
+
+mod format;
+
+use crate::lir::{
+    BinOp, Callee, ConvOp, Data, DataId, FuncId, ImportId, IntCC, Linkage, Module, Signature,
+    Symbol, Ty, Var, builder::FuncBuilder,
+};
+
+use crate::lower::{ModuleCtx, RaiseHelper, capi::CApi};
+
+use format::{
+    call_cursor, emit_fmt_bytes, emit_fmt_cstr, emit_fmt_f64, emit_fmt_hex, emit_fmt_u64,
+    terminate, write_device, write_dtype, write_i64, write_type_name,
+};
+
+/// Size of one message part.
+pub const PART_SIZE: u32 = 16;
+/// Offset of the tag in a part.
+pub const PART_TAG_OFFSET: usize = 0;
+/// Offset of the value in a part.
+pub const PART_VALUE_OFFSET: usize = 8;
+/// Most parts one message may have.
+pub const MAX_PARTS: u32 = 64;
+/// Bytes of formatting buffer per part.
+const PART_BUF: u32 = 48;
+/// Longest type key copied into a message.
+const MAX_TYPE_KEY: i64 = 40;
+
+/// Part tags: how the helper renders the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i64)]
+pub enum Tag {
+    /// A pointer to a NUL-terminated string.
+    CStr = 0,
+    /// A signed 64-bit integer, in decimal.
+    I64 = 1,
+    /// An unsigned 64-bit integer, in decimal.
+    U64 = 2,
+    /// A type index, by its type name (`int`, `ffi.Shape`, a registered type key...).
+    TypeIndex = 3,
+    /// A `DLDataType` packed in the low 32 bits, by name (`float32`).
+    DType = 4,
+    /// A `DLDevice` packed in 64 bits, as `cuda:0`.
+    Device = 5,
+    /// The bits of an `f64`.
+    F64 = 6,
+    /// A bool (0/1), as `true` / `false`.
+    Bool = 7,
+    /// A pointer, in hex.
+    Ptr = 8,
+}
+
+/// One part of a message, as the lowering describes it.
+#[derive(Clone, Debug)]
+pub enum MsgPart {
+    /// Static text.
+    Text(String),
+    /// A run-time value (an `I64`/`I32`/... variable, widened as the tag requires) and how to render it.
+    Value(Tag, Var),
+}
+
+impl MsgPart {
+    /// Static text.
+    pub fn text(s: impl Into<String>) -> Self {
+        MsgPart::Text(s.into())
+    }
+}
+
+/// How a module reaches the helper.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RaiseTarget {
+    Local(FuncId),
+    External(ImportId),
+}
+
+/// The helper's signature: `int32 raise(const char* kind, const Part* parts, int32 n)`.
+pub fn helper_signature() -> Signature {
+    Signature::new(vec![Ty::Ptr, Ty::Ptr, Ty::I32], Some(Ty::I32))
+}
+
+impl ModuleCtx<'_> {
+    /// The callee of the raise helper, emitting or declaring it on first use.
+    pub(crate) fn raise_callee(&mut self) -> Callee {
+        let target = match self.raise {
+            Some(t) => t,
+            None => {
+                let t = match &self.options.raise_helper {
+                    RaiseHelper::Embedded => {
+                        let name = self.local_name("raise");
+                        RaiseTarget::Local(emit_helper(self, &name, Linkage::Local))
+                    }
+                    RaiseHelper::External(symbol) => {
+                        let symbol = symbol.clone();
+                        RaiseTarget::External(self.import(&symbol, helper_signature()))
+                    }
+                };
+                self.raise = Some(t);
+                t
+            }
+        };
+        match target {
+            RaiseTarget::Local(id) => Callee::Func(id),
+            RaiseTarget::External(id) => Callee::Import(id),
+        }
+    }
+}
+
+/// A standalone module holding only the helper, exported as `symbol` (compiled once by the JIT).
+pub fn helper_module(symbol: &str) -> Module {
+    let ir = crate::ir::Module {
+        name: "safecall_raise".to_owned(),
+        externs: Vec::new(),
+        imported_modules: Vec::new(),
+        imports: Vec::new(),
+        system_lib_prefix: None,
+        functions: Vec::new(),
+    };
+    let options = super::LowerOptions::default();
+    let mut ctx = ModuleCtx::new(&ir, &options);
+    emit_helper(&mut ctx, symbol, Linkage::Export);
+    ctx.finish()
+}
+
+/// A string table in read-only data: NUL-terminated names and a `u16` offset per index.
+struct NameTable {
+    blob: DataId,
+    offsets: DataId,
+    len: i64,
+}
+
+fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) -> NameTable {
+    let mut blob = Vec::new();
+    let mut offsets = Vec::new();
+    for name in names {
+        offsets.extend_from_slice(&(blob.len() as u16).to_le_bytes());
+        blob.extend_from_slice(name.as_bytes());
+        blob.push(0);
+    }
+    let mut data = |name: String, contents: Vec<u8>, align: u32| {
+        ctx.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align,
+            contents,
+            relocs: Vec::new(),
+            section: None,
+        })
+    };
+    let blob_name = format!("__safecall_{what}_names");
+    let offsets_name = format!("__safecall_{what}_offsets");
+    NameTable {
+        blob: data(blob_name, blob, 1),
+        offsets: data(offsets_name, offsets, 2),
+        len: names.len() as i64,
+    }
+}
+
+/// Type indices below this one are named from a table in the generated code; dynamic types
+/// (from 128) are asked of the runtime.
+const TYPE_TABLE_LEN: i32 = safecall_runtime::abi::type_index::STATIC_OBJECT_END;
+
+/// The name messages use for a static type index ("got ffi.Shape"): the runtime's type key,
+/// except that inline strings and bytes are named like the objects a user thinks of.
+fn type_name(index: i32) -> &'static str {
+    use safecall_runtime::abi::type_index as ti;
+    match index {
+        ti::SMALL_STR => "ffi.String",
+        ti::SMALL_BYTES => "ffi.Bytes",
+        _ => safecall_runtime::registry::static_type_key(index).unwrap_or(""),
+    }
+}
+
+/// DLPack device type names, by code.
+pub const DEVICE_NAMES: &[&str] = &[
+    "",
+    "cpu",
+    "cuda",
+    "cuda_host",
+    "opencl",
+    "",
+    "",
+    "vulkan",
+    "metal",
+    "vpi",
+    "rocm",
+    "rocm_host",
+    "ext_dev",
+    "cuda_managed",
+    "oneapi",
+    "webgpu",
+    "hexagon",
+    "maia",
+    "trn",
+];
+
+/// The name of a device type code, or `None`.
+pub fn device_name(code: i32) -> Option<&'static str> {
+    DEVICE_NAMES
+        .get(usize::try_from(code).ok()?)
+        .copied()
+        .filter(|n| !n.is_empty())
+}
+
+fn dtype_code_names() -> Vec<&'static str> {
+    (0u8..=17)
+        .map(|c| safecall_runtime::dtype::code_name(c).unwrap_or(""))
+        .collect()
+}
+
+/// Small formatting routines: each takes a cursor into a buffer and returns the advanced cursor.
+struct Formatters {
+    u64: FuncId,
+    cstr: FuncId,
+    bytes: FuncId,
+    hex: FuncId,
+    f64: FuncId,
+}
+
+fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId {
+    let fmts = Formatters {
+        u64: emit_fmt_u64(ctx),
+        cstr: emit_fmt_cstr(ctx),
+        bytes: emit_fmt_bytes(ctx),
+        hex: emit_fmt_hex(ctx),
+        f64: FuncId(0),
+    };
+    let fmts = Formatters {
+        f64: emit_fmt_f64(ctx, &fmts),
+        ..fmts
+    };
+    let type_names: Vec<&str> = (0..TYPE_TABLE_LEN).map(type_name).collect();
+    let types = name_table(ctx, "type", &type_names);
+    let codes = name_table(ctx, "dtype_code", &dtype_code_names());
+    let devices = name_table(ctx, "device", DEVICE_NAMES);
+    let set_raised = ctx.capi(CApi::ErrorSetRaisedFromCStrParts);
+    let get_type_info = ctx.capi(CApi::GetTypeInfo);
+    let strings: Vec<DataId> = [
+        "true",
+        "false",
+        "type_index=",
+        "x",
+        "xvscalex",
+        ":",
+        "code=",
+    ]
+    .iter()
+    .map(|s| ctx.cstring(s.as_bytes()))
+    .collect();
+    let [
+        s_true,
+        s_false,
+        s_type_index,
+        s_x,
+        s_xvscale,
+        s_colon,
+        s_code,
+    ] = strings[..]
+    else {
+        unreachable!()
+    };
+
+    let mut b = FuncBuilder::new(name, linkage, helper_signature());
+    b.set_cold();
+    b.source("cold helper: format the message parts and raise the error");
+    let (kind, parts, n) = (b.param(0), b.param(1), b.param(2));
+    let ptrs_slot = b.slot(MAX_PARTS * 8, 8);
+    let bufs_slot = b.slot(MAX_PARTS * PART_BUF, 8);
+    let ptrs = b.stack_addr(ptrs_slot, 0);
+    let bufs = b.stack_addr(bufs_slot, 0);
+    let n64 = b.resize(n, Ty::I64, true);
+    let i = b.mutable_var(Ty::I64);
+    b.assign_iconst(i, 0);
+    let head = b.new_block();
+    let body = b.new_block();
+    let next = b.new_block();
+    let done = b.new_block();
+    b.jump(head);
+
+    b.switch_to(head);
+    let more = b.icmp(IntCC::Slt, i, n64);
+    b.branch(more, body, done);
+
+    b.switch_to(body);
+    let part_off = b.binary_imm(BinOp::Imul, i, i64::from(PART_SIZE));
+    let part = b.ptr_add(parts, part_off);
+    let tag = b.load(Ty::I64, part, PART_TAG_OFFSET);
+    let value = b.load(Ty::I64, part, PART_VALUE_OFFSET);
+    let buf_off = b.binary_imm(BinOp::Imul, i, i64::from(PART_BUF));
+    let buf = b.ptr_add(bufs, buf_off);
+    let ptr_off = b.binary_imm(BinOp::Imul, i, 8);
+    let out = b.ptr_add(ptrs, ptr_off);
+    // Default: the formatted text starts at `buf`; tags that point elsewhere overwrite it.
+    b.store(out, 0, buf);
+
+    // Dispatch on the tag: a chain of compares, each case ends by jumping to `next`.
+    type EmitCase<'a> = &'a dyn Fn(&mut FuncBuilder);
+    let cases: [(Tag, EmitCase<'_>); 9] = [
+        (Tag::CStr, &|b: &mut FuncBuilder| {
+            let p = b.convert(ConvOp::IntToPtr, value, Ty::Ptr);
+            b.store(out, 0, p);
+        }),
+        (Tag::I64, &|b: &mut FuncBuilder| {
+            let cursor = write_i64(b, &fmts, buf, value);
+            terminate(b, cursor);
+        }),
+        (Tag::U64, &|b: &mut FuncBuilder| {
+            let cursor = call_cursor(b, fmts.u64, vec![buf, value]);
+            terminate(b, cursor);
+        }),
+        (Tag::TypeIndex, &|b: &mut FuncBuilder| {
+            write_type_name(
+                b,
+                &fmts,
+                &types,
+                get_type_info,
+                s_type_index,
+                buf,
+                out,
+                value,
+            );
+        }),
+        (Tag::DType, &|b: &mut FuncBuilder| {
+            write_dtype(b, &fmts, &codes, [s_x, s_xvscale, s_code], buf, value);
+        }),
+        (Tag::Device, &|b: &mut FuncBuilder| {
+            write_device(b, &fmts, &devices, s_colon, buf, value);
+        }),
+        (Tag::F64, &|b: &mut FuncBuilder| {
+            let cursor = call_cursor(b, fmts.f64, vec![buf, value]);
+            terminate(b, cursor);
+        }),
+        (Tag::Bool, &|b: &mut FuncBuilder| {
+            let t = b.symbol_addr(Symbol::Data(s_true));
+            let f = b.symbol_addr(Symbol::Data(s_false));
+            let zero = b.iconst(Ty::I64, 0);
+            let is_true = b.icmp(IntCC::Ne, value, zero);
+            let p = b.select(is_true, t, f);
+            b.store(out, 0, p);
+        }),
+        (Tag::Ptr, &|b: &mut FuncBuilder| {
+            let cursor = call_cursor(b, fmts.hex, vec![buf, value]);
+            terminate(b, cursor);
+        }),
+    ];
+    for (case_tag, emit) in cases {
+        let this = b.new_block();
+        let other = b.new_block();
+        let is = b.icmp_imm(IntCC::Eq, tag, case_tag as i64);
+        b.branch(is, this, other);
+        b.switch_to(this);
+        emit(&mut b);
+        b.jump(next);
+        b.switch_to(other);
+    }
+    // Unknown tag (a lowering bug): leave the empty string.
+    b.store_imm(Ty::I8, buf, 0, 0);
+    b.jump(next);
+
+    b.switch_to(next);
+    let i_next = b.binary_imm(BinOp::Iadd, i, 1);
+    b.assign(i, i_next);
+    b.jump(head);
+
+    b.switch_to(done);
+    b.call(Callee::Import(set_raised), None, vec![kind, ptrs, n]);
+    let minus_one = b.iconst(Ty::I32, -1);
+    b.ret(Some(minus_one));
+    ctx.add_function(b.finish())
+}
