@@ -39,7 +39,7 @@ pub mod jit;
 mod translate;
 
 #[cfg(feature = "llvm")]
-pub use codegen::{host_cpu, ir_text, object, optimized_ir_text};
+pub use codegen::{asm_text, host_cpu, ir_text, object, optimized_ir_text};
 
 /// Whether this build of safecall has the LLVM backend (the cargo feature `llvm`).
 pub const AVAILABLE: bool = cfg!(feature = "llvm");
