@@ -110,10 +110,7 @@ pub fn parse(text: &str) -> Result<Value, String> {
     let v = p.value()?;
     p.skip_spaces();
     if p.pos < text.len() {
-        return Err(format!(
-            "unexpected `{}` after the value; see `safecall run --help` for the syntax",
-            &text[p.pos..]
-        ));
+        return Err(format!("unexpected `{}` after the value", &text[p.pos..]));
     }
     Ok(v)
 }
@@ -183,9 +180,7 @@ impl Parser<'_> {
                 let word = self.word().to_owned();
                 if word.is_empty() {
                     let c = self.peek().unwrap_or(' ');
-                    return Err(format!(
-                        "unexpected `{c}`; see `safecall run --help` for the syntax"
-                    ));
+                    return Err(format!("unexpected `{c}`"));
                 }
                 match self.peek() {
                     Some('[') => self.tensor(&word),
@@ -498,7 +493,7 @@ fn scalar(word: &str) -> Result<Value, String> {
         ));
     }
     Err(format!(
-        "`{word}` is not a value: strings are written `str:{word}`; see `safecall run --help`"
+        "`{word}` is not a value: strings are written `str:{word}`"
     ))
 }
 

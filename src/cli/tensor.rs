@@ -225,9 +225,7 @@ fn fill(tensor: &Tensor, arg: &TensorArg) -> Result<(), String> {
         if !scalar.is_float() && matches!(value, Num::Float(f) if !f.is_finite()) {
             return Err(format!("{} elements cannot hold {value:?}", arg.dtype_name));
         }
-        scalar
-            .encode(value, wrap, out)
-            .map_err(|e| format!("{e} ({} elements)", arg.dtype_name))?;
+        scalar.encode(value, wrap, out)?;
     }
     Ok(())
 }
