@@ -144,7 +144,16 @@ impl Workspace {
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_safecall"), bin.join("safecall")).unwrap();
         let python = std::env::var_os("SAFECALL_PYTHON");
         if let Some(python) = &python {
-            std::os::unix::fs::symlink(python, bin.join("python")).unwrap();
+            // A script, not a symlink: a virtual environment's python finds its packages
+            // through the path it is started by.
+            use std::os::unix::fs::PermissionsExt;
+            let shim = bin.join("python");
+            std::fs::write(
+                &shim,
+                format!("#!/bin/sh\nexec '{}' \"$@\"\n", Path::new(python).display()),
+            )
+            .unwrap();
+            std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let path = format!(
             "{}:{}",
@@ -250,4 +259,20 @@ fn patterns() {
 #[test]
 fn cli_md() {
     assert!(check_doc("docs/cli.md") > 15);
+}
+
+/// How many steps a document has: its console commands, plus its python blocks when
+/// `SAFECALL_PYTHON` is set (they are skipped otherwise).
+fn expected_steps(console: usize, python: usize) -> usize {
+    console
+        + if std::env::var_os("SAFECALL_PYTHON").is_some() {
+            python
+        } else {
+            0
+        }
+}
+
+#[test]
+fn python_md() {
+    assert_eq!(check_doc("docs/python.md"), expected_steps(4, 5));
 }
