@@ -276,3 +276,8 @@ fn expected_steps(console: usize, python: usize) -> usize {
 fn python_md() {
     assert_eq!(check_doc("docs/python.md"), expected_steps(4, 5));
 }
+
+#[test]
+fn guide_md() {
+    assert_eq!(check_doc("docs/guide.md"), expected_steps(4, 1));
+}
