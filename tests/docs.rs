@@ -281,3 +281,28 @@ fn python_md() {
 fn guide_md() {
     assert_eq!(check_doc("docs/guide.md"), expected_steps(4, 1));
 }
+
+#[test]
+fn abi_md() {
+    assert_eq!(check_doc("docs/abi.md"), expected_steps(4, 0));
+}
+
+#[test]
+fn readme_names_what_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    // The two commands of its first section, verbatim.
+    assert!(readme.contains("\n    cargo run --example add_one\n"));
+    assert!(readme.contains("\n    cargo xtask test\n"));
+    // Every document and example it links or names exists.
+    for word in readme.split(|c: char| c.is_whitespace() || "()[]`,:;".contains(c)) {
+        let is_path = word.starts_with("docs/") || word.starts_with("examples/");
+        if is_path && !word.contains('*') {
+            assert!(root.join(word).exists(), "README.md names {word}, which does not exist");
+        }
+    }
+    for example in ["add_one", "launcher", "calls", "jit"] {
+        assert!(root.join("examples").join(format!("{example}.rs")).exists());
+        assert!(readme.contains(&format!("`{example}.rs`")), "README.md lists {example}");
+    }
+}
