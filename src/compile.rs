@@ -46,7 +46,7 @@ pub enum Emit {
     Asm,
 }
 
-/// Checks a module with the [verifier](ir::verify).
+/// Checks a module with the [verifier](ir::verify()).
 pub fn verify(module: &ir::Module) -> Result<(), Error> {
     ir::verify::verify(module).map_err(Error::Invalid)
 }

@@ -298,11 +298,17 @@ fn readme_names_what_exists() {
     for word in readme.split(|c: char| c.is_whitespace() || "()[]`,:;".contains(c)) {
         let is_path = word.starts_with("docs/") || word.starts_with("examples/");
         if is_path && !word.contains('*') {
-            assert!(root.join(word).exists(), "README.md names {word}, which does not exist");
+            assert!(
+                root.join(word).exists(),
+                "README.md names {word}, which does not exist"
+            );
         }
     }
     for example in ["add_one", "launcher", "calls", "jit"] {
         assert!(root.join("examples").join(format!("{example}.rs")).exists());
-        assert!(readme.contains(&format!("`{example}.rs`")), "README.md lists {example}");
+        assert!(
+            readme.contains(&format!("`{example}.rs`")),
+            "README.md lists {example}"
+        );
     }
 }
