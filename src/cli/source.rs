@@ -92,13 +92,11 @@ impl IrFile {
             E::Backend(e) => {
                 Failure::failed(format!("code generation for `{}` failed", self.name)).detail(e)
             }
-            E::BackendUnavailable(e) => {
-                Failure::usage("this safecall was built without the LLVM backend")
-                    .detail(e)
-                    .help(
-                        "build safecall with the cargo feature `llvm` (LLVM 19): \
+            E::BackendUnavailable(_) => {
+                Failure::usage("this safecall was built without the LLVM backend").help(
+                    "build safecall with the cargo feature `llvm` (LLVM 19): \
                          `cargo build --features llvm`",
-                    )
+                )
             }
             E::UnresolvedSymbols(names) => Failure::failed(format!(
                 "`{}` calls symbols that are not defined in this process: {}",

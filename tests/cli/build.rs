@@ -116,6 +116,16 @@ fn the_llvm_backend_without_the_feature_is_a_clear_usage_error() {
         .safecall(&["build", &file, "-o", "x.so", "--backend", "llvm"])
         .expect(2);
     snapshot!("build_llvm_unavailable", out.stderr);
+    assert!(!dir.path("x.so").exists());
+    let out = dir
+        .safecall(&["run", "--backend", "llvm", &file, "add_one"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: this safecall was built without the LLVM backend\nhelp: build safecall with the \
+         cargo feature `llvm` (LLVM 19): `cargo build --features llvm`\n",
+        "run says the same"
+    );
 }
 
 #[cfg(feature = "llvm")]
