@@ -222,8 +222,15 @@ fn fill(tensor: &Tensor, arg: &TensorArg) -> Result<(), String> {
             Fill::Value(v) => (*v, false),
             Fill::Values(values) => (values[i], false),
         };
-        if !scalar.is_float() && matches!(value, Num::Float(f) if !f.is_finite()) {
-            return Err(format!("{} elements cannot hold {value:?}", arg.dtype_name));
+        if let Num::Float(f) = value
+            && !scalar.is_float()
+            && !f.is_finite()
+        {
+            return Err(format!(
+                "{} elements cannot hold {}",
+                arg.dtype_name,
+                crate::show::float(f)
+            ));
         }
         scalar.encode(value, wrap, out)?;
     }
