@@ -41,9 +41,12 @@ pub enum Emit {
     /// The backend's IR (CLIF for Cranelift, LLVM IR for LLVM) as built, before optimization,
     /// annotated with the host-IR item each part came from.
     BackendIr,
+    /// The machine code as assembly text: Cranelift's disassembly of its final VCode, or the
+    /// assembly LLVM's code generator writes (after optimization).
+    Asm,
 }
 
-/// Checks a module with the [verifier](ir::verify).
+/// Checks a module with the [verifier](ir::verify()).
 pub fn verify(module: &ir::Module) -> Result<(), Error> {
     ir::verify::verify(module).map_err(Error::Invalid)
 }
@@ -110,6 +113,20 @@ pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String
                 #[cfg(feature = "llvm")]
                 Backend::Llvm => {
                     crate::backend::llvm::ir_text(&lowered, &options.llvm).map_err(Error::backend)
+                }
+                #[cfg(not(feature = "llvm"))]
+                Backend::Llvm => Err(unavailable_llvm()),
+            }
+        }
+        Emit::Asm => {
+            let lowered = lower_verified(module, options)?;
+            match options.backend {
+                Backend::Cranelift => {
+                    clif::disasm_text(&lowered, &options.cranelift).map_err(Error::backend)
+                }
+                #[cfg(feature = "llvm")]
+                Backend::Llvm => {
+                    crate::backend::llvm::asm_text(&lowered, &options.llvm).map_err(Error::backend)
                 }
                 #[cfg(not(feature = "llvm"))]
                 Backend::Llvm => Err(unavailable_llvm()),

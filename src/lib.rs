@@ -26,3 +26,13 @@ pub mod lower;
 
 pub use compile::{Backend, Emit, Options, build_shared_library, compile_object, emit, verify};
 pub use error::Error;
+
+/// The guides in `docs/` whose Rust samples run as doctests (`cargo test --doc`).
+#[cfg(doctest)]
+mod docs {
+    #[doc = include_str!("../docs/guide.md")]
+    struct Guide;
+
+    #[doc = include_str!("../docs/jit.md")]
+    struct Jit;
+}

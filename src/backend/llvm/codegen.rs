@@ -156,3 +156,16 @@ pub fn optimized_ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<
     optimize(&m, &machine, options.opt_level)?;
     Ok(annotate::render(&m.print_to_string().to_string()))
 }
+
+/// The assembly of a lowered module after the optimization pipeline of `options.opt_level`, as
+/// LLVM's code generator writes it for the object file (AT&T syntax on x86-64).
+pub fn asm_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
+    let machine = target_machine(options)?;
+    let ctx = Context::create();
+    let m = translate::translate_module(&ctx, module, &machine, false)?;
+    optimize(&m, &machine, options.opt_level)?;
+    let buffer = machine
+        .write_to_memory_buffer(&m, FileType::Assembly)
+        .map_err(|e| LlvmError(format!("emitting assembly: {e}")))?;
+    Ok(String::from_utf8_lossy(buffer.as_slice()).into_owned())
+}

@@ -1,5 +1,5 @@
 //! The LLVM backend (cargo feature `llvm`): lowered modules to LLVM IR through inkwell, then
-//! to relocatable objects ([`object`]) or to in-process code ([`jit`]).
+//! to relocatable objects (`object`) or to in-process code (`jit`).
 //!
 //! The translation is as mechanical as the Cranelift one ([`crate::backend::cranelift`]): one
 //! LLVM function per lowered function, one LLVM block per reachable lowered block (cold ones
@@ -10,9 +10,9 @@
 //! here. Every function is `nounwind`, has an async unwind table and a
 //! frame pointer, and carries `"no-builtins"` so that LLVM never introduces a call to a C
 //! library function (`memset`, `memcpy`, ...): generated code references only the imports of
-//! the lowered module, which [`object`] checks on every object it emits.
+//! the lowered module, which `object` checks on every object it emits.
 //!
-//! [`ir_text`] prints the LLVM IR as built (before optimization), each part preceded by the
+//! `ir_text` prints the LLVM IR as built (before optimization), each part preceded by the
 //! host-IR item it implements, taken from `!safecall.source` metadata that the translator
 //! attaches to the first instruction of each item:
 //!
@@ -39,7 +39,7 @@ pub mod jit;
 mod translate;
 
 #[cfg(feature = "llvm")]
-pub use codegen::{host_cpu, ir_text, object, optimized_ir_text};
+pub use codegen::{asm_text, host_cpu, ir_text, object, optimized_ir_text};
 
 /// Whether this build of safecall has the LLVM backend (the cargo feature `llvm`).
 pub const AVAILABLE: bool = cfg!(feature = "llvm");

@@ -1,6 +1,6 @@
 //! The cold error path: messages assembled from parts by one shared helper per module.
 //!
-//! A failing check stores a short array of [`Part`]s (`{tag: i64, value: i64}`, 16 bytes each)
+//! A failing check stores a short array of parts (`{tag: i64, value: i64}`, 16 bytes each)
 //! on the stack and calls the helper `raise(kind, parts, n) -> -1`. Static text lives in
 //! read-only data; run-time values (integers, type indices, dtypes, devices, floats, ...) are
 //! formatted into stack buffers by the helper, which then calls

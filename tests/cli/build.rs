@@ -1,0 +1,432 @@
+//! `safecall build`: outputs by extension, backends and their options, intermediate forms,
+//! linking, and every way it can fail.
+
+use cranelift_object::object::{self, Object, ObjectKind, ObjectSymbol};
+use safecall_runtime::{AnyView, Module, Tensor};
+
+use crate::snapshot;
+use crate::support::{Dir, runtime_libdir};
+
+/// Loads `lib` into this process and checks that `add_one` computes y = x + 1.
+fn check_add_one(lib: &std::path::Path) {
+    let module = Module::load(lib).expect("the library loads");
+    let add_one = module.get_function("add_one").unwrap().expect("exported");
+    let x = Tensor::cpu::<f32>(&[3]).unwrap();
+    let y = Tensor::cpu::<f32>(&[3]).unwrap();
+    // SAFETY: a fresh tensor only this test uses.
+    unsafe { x.as_mut_slice::<f32>() }
+        .unwrap()
+        .copy_from_slice(&[1.0, 2.0, 3.0]);
+    add_one
+        .call(&[AnyView::from(&x), AnyView::from(&y)])
+        .expect("add_one succeeds");
+    assert_eq!(y.as_slice::<f32>().unwrap(), &[2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn so_output_is_a_library_that_loads_and_runs() {
+    let dir = Dir::new("build_so");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "add_one.so"])
+        .expect(0);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "built add_one.so from add_one.scir (1 function: add_one)\n"
+    );
+    assert!(
+        !dir.path("add_one.so.o").exists(),
+        "the intermediate object is removed"
+    );
+    check_add_one(&dir.path("add_one.so"));
+}
+
+#[test]
+fn o_output_is_a_relocatable_object_exporting_the_function() {
+    let dir = Dir::new("build_o");
+    let file = dir.copy("examples/ir/add_one.scir");
+    dir.safecall(&["build", &file, "-o", "add_one.o"]).expect(0);
+    let bytes = std::fs::read(dir.path("add_one.o")).unwrap();
+    let obj = object::File::parse(&*bytes).unwrap();
+    assert_eq!(obj.kind(), ObjectKind::Relocatable);
+    let exported: Vec<_> = obj
+        .symbols()
+        .filter(|s| s.is_global() && !s.is_undefined())
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect();
+    for name in [
+        "__tvm_ffi_add_one",
+        "__tvm_ffi__metadata_add_one",
+        "__tvm_ffi__doc_add_one",
+    ] {
+        assert!(exported.iter().any(|e| e == name), "{name} in {exported:?}");
+    }
+}
+
+#[test]
+fn an_output_of_another_extension_is_a_usage_error() {
+    let dir = Dir::new("build_ext");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "add_one.dylib"])
+        .expect(2);
+    snapshot!("build_unknown_extension", out.stderr);
+    assert!(!dir.path("add_one.dylib").exists());
+}
+
+#[test]
+fn nothing_to_do_is_a_usage_error() {
+    let dir = Dir::new("build_nothing");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir.safecall(&["build", &file]).expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: nothing to do: give an output with `-o OUT.so` / `-o OUT.o`, or `--emit FORM`\n"
+    );
+}
+
+#[test]
+fn invalid_ir_is_reported_and_nothing_is_written() {
+    let dir = Dir::new("build_invalid");
+    dir.write("bad.scir", "module m;\nfn f() -> i64 {\n}\n");
+    let out = dir
+        .safecall(&["build", "bad.scir", "-o", "bad.so"])
+        .expect(1);
+    snapshot!("build_invalid_ir", out.stderr);
+    assert!(!dir.path("bad.so").exists());
+}
+
+#[test]
+fn an_unknown_backend_is_a_usage_error() {
+    let dir = Dir::new("build_backend");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--backend", "gcc"])
+        .expect(2);
+    snapshot!("build_unknown_backend", out.stderr);
+}
+
+#[cfg(not(feature = "llvm"))]
+#[test]
+fn the_llvm_backend_without_the_feature_is_a_clear_usage_error() {
+    let dir = Dir::new("build_no_llvm");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--backend", "llvm"])
+        .expect(2);
+    snapshot!("build_llvm_unavailable", out.stderr);
+    assert!(!dir.path("x.so").exists());
+    let out = dir
+        .safecall(&["run", "--backend", "llvm", &file, "add_one"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: this safecall was built without the LLVM backend\nhelp: build safecall with the \
+         cargo feature `llvm` (LLVM 19): `cargo build --features llvm`\n",
+        "run says the same"
+    );
+}
+
+#[cfg(feature = "llvm")]
+#[test]
+fn the_llvm_backend_builds_a_working_library_with_its_options() {
+    let dir = Dir::new("build_llvm");
+    let file = dir.copy("examples/ir/add_one.scir");
+    dir.safecall(&[
+        "build",
+        &file,
+        "-o",
+        "add_one.so",
+        "--backend",
+        "llvm",
+        "--opt",
+        "3",
+        "--cpu",
+        "x86-64",
+        "--target",
+        "host",
+    ])
+    .expect(0);
+    check_add_one(&dir.path("add_one.so"));
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "x.so",
+            "--backend",
+            "llvm",
+            "--opt",
+            "4",
+        ])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: `--opt 4` is not an LLVM optimization level: use 0, 1, 2 or 3\n"
+    );
+}
+
+#[test]
+fn options_the_backend_does_not_have_are_usage_errors() {
+    let dir = Dir::new("build_options");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--opt", "3"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: `--opt 3` is not a Cranelift optimization level: use `none`, `speed` or \
+         `speed_and_size`\n"
+    );
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--cpu", "skylake"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: --cpu applies to the LLVM backend; Cranelift compiles for the host CPU\n\
+         help: add `--backend llvm`\n"
+    );
+    dir.safecall(&["build", &file, "-o", "x.so", "--opt", "none"])
+        .expect(0);
+    check_add_one(&dir.path("x.so"));
+}
+
+#[test]
+fn a_foreign_target_is_a_usage_error_naming_the_host() {
+    let dir = Dir::new("build_target");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "x.so",
+            "--target",
+            "riscv64gc-unknown-linux-gnu",
+        ])
+        .expect(2);
+    let host = cranelift_native::builder().unwrap().triple().to_string();
+    snapshot!(
+        "build_foreign_target",
+        out.stderr.replace(&host, "<host triple>")
+    );
+    // The host's own triple, with another vendor, is accepted.
+    let arch_os = host.split_once('-').map(|(a, rest)| {
+        let rest = rest.split_once('-').map_or(rest, |(_, r)| r);
+        format!("{a}-pc-{rest}")
+    });
+    dir.safecall(&["build", &file, "-o", "x.so", "--target", &arch_os.unwrap()])
+        .expect(0);
+}
+
+#[test]
+fn emit_prints_each_form_on_stdout() {
+    let dir = Dir::new("build_emit");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir.safecall(&["build", &file, "--emit", "ir"]).expect(0);
+    let text = std::fs::read_to_string(dir.path(&file)).unwrap();
+    assert_eq!(
+        out.stdout,
+        safecall::ir::print::print(&safecall::ir::parse::parse(&text).unwrap())
+    );
+    let out = dir
+        .safecall(&[
+            "build", &file, "--emit", "lowered", "--emit", "clif", "--emit", "asm",
+        ])
+        .expect(0);
+    let lowered = out
+        .stdout
+        .find("// ---- lowered ----")
+        .expect("lowered header");
+    let clif = out.stdout.find("// ---- clif ----").expect("clif header");
+    let asm = out.stdout.find("// ---- asm ----").expect("asm header");
+    assert!(lowered < clif && clif < asm, "{}", out.stdout);
+    assert!(out.stdout[clif..asm].contains("function u0:"), "CLIF text");
+    assert!(
+        out.stdout[asm..].contains("; __tvm_ffi_add_one (") && out.stdout[asm..].contains("ret"),
+        "assembly"
+    );
+}
+
+#[cfg(feature = "llvm")]
+#[test]
+fn emit_of_llvm_forms() {
+    let dir = Dir::new("build_emit_llvm");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "--backend",
+            "llvm",
+            "--emit",
+            "llvm-ir",
+            "--emit",
+            "asm",
+        ])
+        .expect(0);
+    assert!(
+        out.stdout.contains("define i32 @__tvm_ffi_add_one("),
+        "LLVM IR"
+    );
+    assert!(
+        out.stdout.contains("__tvm_ffi_add_one:\n"),
+        "assembly label"
+    );
+}
+
+#[test]
+fn emit_of_the_other_backends_ir_is_a_usage_error() {
+    let dir = Dir::new("build_emit_mismatch");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "--emit", "llvm-ir"])
+        .expect(2);
+    snapshot!("build_emit_llvm_ir_with_cranelift", out.stderr);
+}
+
+#[test]
+fn emit_dir_writes_one_file_per_form_next_to_the_output() {
+    let dir = Dir::new("build_emit_dir");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "add_one.so",
+            "--emit",
+            "lowered",
+            "--emit",
+            "asm",
+            "--emit-dir",
+            "dump",
+        ])
+        .expect(0);
+    assert_eq!(out.stdout, "", "nothing on stdout with --emit-dir");
+    for f in ["dump/add_one.lowered", "dump/add_one.s"] {
+        let text = std::fs::read_to_string(dir.path(f)).unwrap();
+        assert!(text.contains("__tvm_ffi_add_one"), "{f}");
+    }
+    check_add_one(&dir.path("add_one.so"));
+}
+
+#[test]
+fn a_link_failure_shows_the_command_and_the_linkers_output() {
+    let dir = Dir::new("build_link_fail");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "x.so",
+            "--link-arg=-lsafecall_no_such_library",
+        ])
+        .expect(4);
+    let mut lines = out.stderr.lines();
+    assert_eq!(lines.next(), Some("error: linking failed"));
+    assert_eq!(
+        lines.next(),
+        Some(
+            "  command: cc -shared -Wl,-z,now -Wl,-z,text -o x.so x.so.o \
+             -lsafecall_no_such_library"
+        )
+    );
+    assert_eq!(lines.next(), Some("  exit status: 1"));
+    assert!(
+        out.stderr.contains("safecall_no_such_library") && out.stderr.contains("cannot find"),
+        "the linker's own message:\n{}",
+        out.stderr
+    );
+    assert!(!dir.path("x.so").exists());
+}
+
+#[test]
+fn a_linker_that_cannot_start_is_named() {
+    let dir = Dir::new("build_no_cc");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--cc", "/nonexistent/cc"])
+        .expect(4);
+    snapshot!("build_linker_missing", out.stderr);
+}
+
+#[test]
+fn link_options_with_an_object_output_are_usage_errors() {
+    let dir = Dir::new("build_link_o");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.o", "--link-runtime"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: --link-runtime applies to shared libraries, but the output is not a `.so`\n"
+    );
+}
+
+#[test]
+fn link_runtime_links_libsafecall_runtime_from_the_build_or_a_given_dir() {
+    let dir = Dir::new("build_link_runtime");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let libdir = runtime_libdir();
+    for (output, flag) in [
+        ("default.so", "--link-runtime".to_owned()),
+        ("given.so", format!("--link-runtime={}", libdir.display())),
+    ] {
+        dir.safecall(&["build", &file, "-o", output, &flag])
+            .expect(0);
+        let inspected = dir.safecall(&["inspect", "--no-load", output]).expect(0);
+        assert!(
+            inspected
+                .stdout
+                .contains("  needs libraries: libsafecall_runtime.so\n"),
+            "{}",
+            inspected.stdout
+        );
+        assert!(
+            inspected.stdout.contains("from the linked runtime"),
+            "{}",
+            inspected.stdout
+        );
+        check_add_one(&dir.path(output));
+    }
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--link-runtime=nowhere"])
+        .expect(4);
+    snapshot!("build_link_runtime_missing", out.stderr);
+}
+
+#[test]
+fn system_lib_and_main_shape_the_exports() {
+    let dir = Dir::new("build_exports");
+    let file = dir.copy("examples/ir/add_one.scir");
+    dir.safecall(&["build", &file, "-o", "main.so", "--main", "add_one"])
+        .expect(0);
+    let out = dir.safecall(&["inspect", "main.so"]).expect(0);
+    assert!(
+        out.stdout.contains("  main: an alias of add_one\n"),
+        "{}",
+        out.stdout
+    );
+
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--main", "nope"])
+        .expect(1);
+    assert_eq!(
+        out.stderr,
+        "error: `add_one.scir` cannot be compiled\n  `nope` is not a function of this module and \
+         cannot be exported as `__tvm_ffi_main`\n"
+    );
+
+    dir.safecall(&["build", &file, "-o", "sys.so", "--system-lib", "demo."])
+        .expect(0);
+    let out = dir.safecall(&["inspect", "sys.so"]).expect(0);
+    assert!(
+        out.stdout
+            .contains("functions (1) (system library: registered at load time):\n  demo.add_one(x: Tensor, y: Tensor) -> None\n"),
+        "{}",
+        out.stdout
+    );
+}
