@@ -14,6 +14,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
 pub mod aot;
 pub mod backend;
 pub mod blob;

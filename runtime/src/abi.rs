@@ -689,6 +689,31 @@ pub const DTYPE_BITS_OFFSET: usize = offset_of!(DLDataType, bits);
 /// Offset of `DLDataType::lanes`.
 pub const DTYPE_LANES_OFFSET: usize = offset_of!(DLDataType, lanes);
 
+/// Bit position of `DLDataType::bits` in the dtype read as one little-endian `u32` (as a
+/// `TVMFFIAny` holds it, and as generated code loads it from a `DLTensor`).
+pub const DTYPE_BITS_SHIFT: u32 = (DTYPE_BITS_OFFSET * 8) as u32;
+/// Bit position of `DLDataType::lanes` in the dtype read as one little-endian `u32`.
+pub const DTYPE_LANES_SHIFT: u32 = (DTYPE_LANES_OFFSET * 8) as u32;
+/// Bit position of `DLDevice::device_id` in the device read as one little-endian `u64`.
+pub const DEVICE_ID_SHIFT: u32 = (offset_of!(DLDevice, device_id) * 8) as u32;
+
+impl DLDataType {
+    /// The dtype as one little-endian `u32`: the value a `TVMFFIAny` of type `DataType`
+    /// holds in its low bits and the value of a 4-byte load from `DLTensor::dtype`.
+    pub const fn to_bits(self) -> u32 {
+        self.code as u32
+            | (self.bits as u32) << DTYPE_BITS_SHIFT
+            | (self.lanes as u32) << DTYPE_LANES_SHIFT
+    }
+}
+
+impl DLDevice {
+    /// The device as one little-endian `u64`: the value a `TVMFFIAny` of type `Device` holds.
+    pub const fn to_bits(self) -> u64 {
+        self.device_type as u32 as u64 | (self.device_id as u32 as u64) << DEVICE_ID_SHIFT
+    }
+}
+
 /// Offset of `TVMFFITypeInfo::type_key` (a `TVMFFIByteArray`).
 pub const TYPE_INFO_TYPE_KEY_OFFSET: usize = offset_of!(TVMFFITypeInfo, type_key);
 
@@ -699,4 +724,23 @@ const _: () = {
     assert!(size_of::<TVMFFIErrorCell>() == 72);
     assert!(size_of::<DLDataType>() == 4);
     assert!(size_of::<DLDevice>() == 8);
+    assert!(
+        DLDataType {
+            code: 1,
+            bits: 2,
+            lanes: 3
+        }
+        .to_bits()
+        .to_le_bytes()[DTYPE_BITS_OFFSET]
+            == 2
+    );
+    assert!(
+        DLDevice {
+            device_type: 1,
+            device_id: 5
+        }
+        .to_bits()
+            >> DEVICE_ID_SHIFT
+            == 5
+    );
 };

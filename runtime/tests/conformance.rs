@@ -83,3 +83,8 @@ fn registry() {
 fn bigint() {
     differential("bigint");
 }
+
+#[test]
+fn modules() {
+    differential("modules");
+}

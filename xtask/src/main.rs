@@ -4,6 +4,9 @@
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
 //! peer the interop tests load our outputs into), points the tests at it, and runs
 //! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI).
+//!
+//! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
+//! (warnings are errors), with the same features as the tests so nothing is built twice.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -19,12 +22,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
+        Some("lint") => lint(),
         Some("venv") => venv().map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
+                 lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
                  venv            only create or update .venv"
             );
             return ExitCode::from(2);
@@ -112,15 +117,13 @@ fn llvm_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn test(extra: &[String]) -> Result<(), String> {
-    let root = workspace_root();
-    let python = venv()?;
-    let config = python.with_file_name("tvm-ffi-config");
-    let include = capture(Command::new(&config).arg("--includedir"))?;
-    let libdir = capture(Command::new(&config).arg("--libdir"))?;
-
+/// A `cargo SUBCOMMAND --workspace` in the workspace root, with the `llvm` feature (and
+/// `LLVM_SYS_191_PREFIX`) when LLVM is installed; an error in CI when it is not.
+fn cargo_workspace(subcommand: &str) -> Result<Command, String> {
     let mut cargo = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
-    cargo.current_dir(&root).args(["test", "--workspace"]);
+    cargo
+        .current_dir(workspace_root())
+        .args([subcommand, "--workspace"]);
     if llvm_available() {
         cargo.args(["--features", "llvm"]);
         if env::var_os("LLVM_SYS_191_PREFIX").is_none() {
@@ -138,10 +141,31 @@ fn test(extra: &[String]) -> Result<(), String> {
              so the LLVM backend's tests are skipped (install llvm-{LLVM_MAJOR}-dev to run them)"
         );
     }
+    Ok(cargo)
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    let python = venv()?;
+    let config = python.with_file_name("tvm-ffi-config");
+    let include = capture(Command::new(&config).arg("--includedir"))?;
+    let libdir = capture(Command::new(&config).arg("--libdir"))?;
+
+    let mut cargo = cargo_workspace("test")?;
     cargo
         .args(extra)
         .env("SAFECALL_PYTHON", &python)
         .env("SAFECALL_TVM_FFI_INCLUDE", include)
         .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
     run(&mut cargo)
+}
+
+fn lint() -> Result<(), String> {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    run(Command::new(&cargo)
+        .current_dir(workspace_root())
+        .args(["fmt", "--all", "--check"]))?;
+    run(cargo_workspace("clippy")?.args(["--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo_workspace("doc")?
+        .arg("--no-deps")
+        .env("RUSTDOCFLAGS", "-D warnings"))
 }

@@ -336,8 +336,8 @@ pod_conversions! {
     bool => ti::BOOL, v_int64, i64::from;
     f64 => ti::FLOAT, v_float64, |v| v;
     f32 => ti::FLOAT, v_float64, f64::from;
-    DLDataType => ti::DATA_TYPE, v_uint64, |d: DLDataType| u64::from(d.code) | u64::from(d.bits) << 8 | u64::from(d.lanes) << 16;
-    DLDevice => ti::DEVICE, v_uint64, |d: DLDevice| u64::from(d.device_type as u32) | u64::from(d.device_id as u32) << 32;
+    DLDataType => ti::DATA_TYPE, v_uint64, |d: DLDataType| u64::from(d.to_bits());
+    DLDevice => ti::DEVICE, v_uint64, |d: DLDevice| d.to_bits();
 }
 
 impl From<()> for AnyView<'_> {

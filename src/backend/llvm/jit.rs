@@ -106,10 +106,8 @@ impl LlvmJitCode {
     fn new() -> Result<Self, LlvmError> {
         let mut jtmb: LLVMOrcJITTargetMachineBuilderRef = std::ptr::null_mut();
         // SAFETY: out-parameter of the right type; on success we own the builder.
-        check(
-            unsafe { LLVMOrcJITTargetMachineBuilderDetectHost(&mut jtmb) },
-            "detecting the host for the JIT",
-        )?;
+        let status = unsafe { LLVMOrcJITTargetMachineBuilderDetectHost(&mut jtmb) };
+        check(status, "detecting the host for the JIT")?;
         let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
         // SAFETY: the LLJIT builder takes ownership of `jtmb`, and `LLVMOrcCreateLLJIT` of the
         // builder, whatever the outcome; on success we own `jit`.

@@ -55,8 +55,7 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
 
     // dtype (a TypeError: the element type is part of the argument's type)
     if let Some(dtype) = spec.dtype {
-        let packed =
-            i64::from(dtype.code) | i64::from(dtype.bits) << 8 | i64::from(dtype.lanes) << 16;
+        let packed = i64::from(dtype.to_bits());
         let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
         let actual64 = fx.b.resize(actual, Ty::I64, false);
         let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);

@@ -156,11 +156,11 @@ pub(super) fn write_dtype(
     buf: Var,
     packed: Var,
 ) {
-    use safecall_runtime::abi::dtype_code as dc;
+    use safecall_runtime::abi::{DTYPE_BITS_SHIFT, DTYPE_LANES_SHIFT, dtype_code as dc};
     let code = b.binary_imm(BinOp::And, packed, 0xff);
-    let bits_shifted = b.binary_imm(BinOp::Ushr, packed, 8);
+    let bits_shifted = b.binary_imm(BinOp::Ushr, packed, i64::from(DTYPE_BITS_SHIFT));
     let bits = b.binary_imm(BinOp::And, bits_shifted, 0xff);
-    let lanes_shifted = b.binary_imm(BinOp::Ushr, packed, 16);
+    let lanes_shifted = b.binary_imm(BinOp::Ushr, packed, i64::from(DTYPE_LANES_SHIFT));
     let lanes_u = b.binary_imm(BinOp::And, lanes_shifted, 0xffff);
     let lanes16 = b.resize(lanes_u, Ty::I16, false);
     let lanes = b.resize(lanes16, Ty::I64, true);
@@ -236,7 +236,11 @@ pub(super) fn write_device(
     packed: Var,
 ) {
     let type_code = b.binary_imm(BinOp::And, packed, 0xffff_ffff);
-    let id_shifted = b.binary_imm(BinOp::Sshr, packed, 32);
+    let id_shifted = b.binary_imm(
+        BinOp::Sshr,
+        packed,
+        i64::from(safecall_runtime::abi::DEVICE_ID_SHIFT),
+    );
     let cursor = b.mutable_var(Ty::Ptr);
     b.assign(cursor, buf);
     let known = b.new_block();
