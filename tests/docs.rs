@@ -9,7 +9,8 @@
 //! run with `sh` in a directory holding a copy of `examples/`, one directory per document,
 //! in order, with `safecall` (this build's binary) and `python` (`$SAFECALL_PYTHON`) first on
 //! the `PATH`. `python` blocks run there too, as scripts, after every `console` block before
-//! them; they check themselves with `assert`.
+//! them; they check themselves with `assert`. With the `llvm` feature, every `safecall run`
+//! command runs a second time with `--backend llvm` and must print the same.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -239,6 +240,23 @@ fn check_doc(doc: &str) -> usize {
                 step.expected.join("\n"),
             );
             ran += 1;
+            // The same run on the LLVM backend must print exactly the same.
+            if let Some(args) = step.command.strip_prefix("safecall run ")
+                && cfg!(feature = "llvm")
+            {
+                let command = format!("safecall run --backend llvm {args}");
+                let (code, output) = ws.sh(&command);
+                let lines: Vec<&str> = output.lines().collect();
+                assert!(
+                    code == Some(step.code) && lines_match(&step.expected, &lines),
+                    "{doc}:{}: `{command}` (the LLVM backend)\nexpected (exit code {}):\n{}\n\n\
+                     got (exit code {code:?}):\n{output}",
+                    block.line,
+                    step.code,
+                    step.expected.join("\n"),
+                );
+                ran += 1;
+            }
         }
     }
     ran
@@ -262,29 +280,31 @@ fn cli_md() {
 }
 
 /// How many steps a document has: its console commands, plus its python blocks when
-/// `SAFECALL_PYTHON` is set (they are skipped otherwise).
-fn expected_steps(console: usize, python: usize) -> usize {
-    console
-        + if std::env::var_os("SAFECALL_PYTHON").is_some() {
-            python
-        } else {
-            0
-        }
+/// `SAFECALL_PYTHON` is set (they are skipped otherwise), plus its `safecall run` commands
+/// again on LLVM with the `llvm` feature.
+fn expected_steps(console: usize, python: usize, runs: usize) -> usize {
+    let python = if std::env::var_os("SAFECALL_PYTHON").is_some() {
+        python
+    } else {
+        0
+    };
+    let llvm_runs = if cfg!(feature = "llvm") { runs } else { 0 };
+    console + python + llvm_runs
 }
 
 #[test]
 fn python_md() {
-    assert_eq!(check_doc("docs/python.md"), expected_steps(4, 5));
+    assert_eq!(check_doc("docs/python.md"), expected_steps(4, 5, 0));
 }
 
 #[test]
 fn guide_md() {
-    assert_eq!(check_doc("docs/guide.md"), expected_steps(4, 1));
+    assert_eq!(check_doc("docs/guide.md"), expected_steps(4, 1, 1));
 }
 
 #[test]
 fn abi_md() {
-    assert_eq!(check_doc("docs/abi.md"), expected_steps(4, 0));
+    assert_eq!(check_doc("docs/abi.md"), expected_steps(4, 0, 4));
 }
 
 #[test]
