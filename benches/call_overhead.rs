@@ -6,6 +6,9 @@
 //! ```text
 //! cargo bench --bench call_overhead
 //! ```
+//!
+//! Timings this small move with the machine's load; `benches/instruction_count.sh` counts the
+//! instructions per call of the same two functions with callgrind, which does not.
 
 mod support;
 

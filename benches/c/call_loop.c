@@ -1,0 +1,31 @@
+/*
+ * Calls `__tvm_ffi_add_one` of the shared library argv[1] argv[2] times with two 4-element
+ * float32 DLTensor* arguments: the driver of benches/instruction_count.sh, which counts the
+ * instructions per call with callgrind (a count, not a time: repeatable on a noisy machine).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <tvm/ffi/c_api.h>
+typedef int (*safe_call)(void*, const TVMFFIAny*, int32_t, TVMFFIAny*);
+int main(int argc, char** argv) {
+  void* lib = dlopen(argv[1], RTLD_NOW);
+  if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+  safe_call f = (safe_call)dlsym(lib, "__tvm_ffi_add_one");
+  if (!f) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+  long n = atol(argv[2]);
+  float x[4] = {0, 1, 2, 3}, y[4];
+  int64_t shape[1] = {4};
+  DLTensor tx = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
+  DLTensor ty = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
+  TVMFFIAny args[2] = {{0}};
+  args[0].type_index = kTVMFFIDLTensorPtr; args[0].v_ptr = &tx;
+  args[1].type_index = kTVMFFIDLTensorPtr; args[1].v_ptr = &ty;
+  int bad = 0;
+  for (long i = 0; i < n; ++i) {
+    TVMFFIAny r = {0};
+    bad |= f(NULL, args, 2, &r);
+  }
+  if (bad || (n > 0 && y[3] != 4.0f)) { fprintf(stderr, "add_one failed\n"); return 1; }
+  return 0;
+}
