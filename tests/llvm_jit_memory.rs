@@ -1,5 +1,6 @@
 //! JIT-compiled code lives exactly as long as something refers to it: the [`JitModule`] or
-//! any function made from it. After the last one is dropped the executable mapping is gone.
+//! any function made from it. After the last one is dropped its memory is no longer
+//! executable (unmapped, or returned read-write to the Cranelift JIT's pool).
 //! (One test in its own binary, so that no other JIT compilation maps memory meanwhile.)
 
 mod llvm_support;
@@ -46,7 +47,7 @@ fn code_is_freed_when_the_last_function_is_dropped() {
         drop(f);
         assert!(
             !executable(address),
-            "{backend:?}: code still mapped after the last drop"
+            "{backend:?}: code still executable after the last drop"
         );
     }
 }

@@ -707,6 +707,18 @@ impl DLDataType {
     }
 }
 
+/// Bit position of `DLTensor::dtype` in the 8 bytes at [`DLTENSOR_NDIM_OFFSET`] read as one
+/// little-endian `u64` (`ndim` is the low half).
+pub const NDIM_DTYPE_DTYPE_SHIFT: u32 = ((DLTENSOR_DTYPE_OFFSET - DLTENSOR_NDIM_OFFSET) * 8) as u32;
+
+const _: () = assert!(DLTENSOR_DTYPE_OFFSET == DLTENSOR_NDIM_OFFSET + 4);
+
+/// `ndim` and `dtype` of a DLTensor as the one little-endian `u64` an 8-byte load at
+/// [`DLTENSOR_NDIM_OFFSET`] reads: one comparison checks both.
+pub const fn ndim_dtype_bits(ndim: i32, dtype: DLDataType) -> u64 {
+    ndim as u32 as u64 | (dtype.to_bits() as u64) << NDIM_DTYPE_DTYPE_SHIFT
+}
+
 impl DLDevice {
     /// The device as one little-endian `u64`: the value a `TVMFFIAny` of type `Device` holds.
     pub const fn to_bits(self) -> u64 {

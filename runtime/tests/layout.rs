@@ -249,3 +249,40 @@ fn code_generator_offsets_follow_the_structs() {
     assert_eq!(TYPE_INFO_TYPE_KEY_OFFSET, 8);
     assert_eq!(OBJECT_ALLOC_RESERVE, 16);
 }
+
+#[test]
+#[cfg(target_endian = "little")]
+fn ndim_and_dtype_are_one_eight_byte_load() {
+    let mut shape = [3i64, 5];
+    let tensor = DLTensor {
+        data: std::ptr::null_mut(),
+        device: DLDevice {
+            device_type: 2,
+            device_id: 1,
+        },
+        ndim: 2,
+        dtype: DLDataType {
+            code: 2,
+            bits: 16,
+            lanes: 4,
+        },
+        shape: shape.as_mut_ptr(),
+        strides: std::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    // SAFETY: 8 bytes at DLTENSOR_NDIM_OFFSET lie within the struct.
+    let loaded = unsafe {
+        std::ptr::from_ref(&tensor)
+            .cast::<u8>()
+            .add(DLTENSOR_NDIM_OFFSET)
+            .cast::<u64>()
+            .read_unaligned()
+    };
+    assert_eq!(loaded, ndim_dtype_bits(2, tensor.dtype));
+    assert_ne!(loaded, ndim_dtype_bits(1, tensor.dtype));
+    let other = DLDataType {
+        lanes: 1,
+        ..tensor.dtype
+    };
+    assert_ne!(loaded, ndim_dtype_bits(2, other));
+}

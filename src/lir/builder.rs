@@ -14,6 +14,8 @@ pub struct FuncBuilder {
     sealed: Vec<bool>,
     /// Integer constants already defined in a block: `(block, type, value) -> var`.
     constants: std::collections::HashMap<(BlockId, Ty, i64), Var>,
+    /// The value of each variable made by [`FuncBuilder::iconst`] (never reassigned).
+    constant_values: std::collections::HashMap<Var, i64>,
     /// Whether [`FuncBuilder::source`] records anything.
     annotate: bool,
 }
@@ -42,6 +44,7 @@ impl FuncBuilder {
             current: BlockId(0),
             sealed: Vec::new(),
             constants: Default::default(),
+            constant_values: Default::default(),
             annotate: true,
         };
         let entry = b.new_block();
@@ -178,6 +181,7 @@ impl FuncBuilder {
         let dst = self.var(ty);
         self.push(Inst::Iconst { dst, value });
         self.constants.insert(key, dst);
+        self.constant_values.insert(dst, value);
         dst
     }
 
@@ -210,11 +214,44 @@ impl FuncBuilder {
         dst
     }
 
-    /// `a op b`.
+    /// `a op b`. When the operation is an identity on one operand (`x | 0`, `x * 1`, ...) or
+    /// yields a constant operand (`x & 0`, `x * 0`), that operand is the result and nothing is
+    /// emitted.
     pub fn binary(&mut self, op: BinOp, a: Var, b: Var) -> Var {
+        if let Some(folded) = self.fold_identity(op, a, b) {
+            return folded;
+        }
         let dst = self.var(self.ty(a));
         self.push(Inst::Binary { dst, op, a, b });
         dst
+    }
+
+    /// The operand `a op b` equals, if the operation is trivial on a constant operand. An
+    /// operand that may still be reassigned (a mutable variable) is never the result: its later
+    /// value would show through.
+    fn fold_identity(&self, op: BinOp, a: Var, b: Var) -> Option<Var> {
+        let constant = |v: Var| self.constant_values.get(&v).copied();
+        let keep = |v: Var| (!self.func.vars[v.0 as usize].mutable).then_some(v);
+        match (op, constant(a), constant(b)) {
+            (BinOp::Or | BinOp::Xor | BinOp::Iadd, Some(0), _) | (BinOp::Imul, Some(1), _) => {
+                keep(b)
+            }
+            (
+                BinOp::Or
+                | BinOp::Xor
+                | BinOp::Iadd
+                | BinOp::Isub
+                | BinOp::Shl
+                | BinOp::Sshr
+                | BinOp::Ushr,
+                _,
+                Some(0),
+            )
+            | (BinOp::Imul, _, Some(1)) => keep(a),
+            (BinOp::And | BinOp::Imul, Some(0), _) => Some(a),
+            (BinOp::And | BinOp::Imul, _, Some(0)) => Some(b),
+            _ => None,
+        }
     }
 
     /// `a op constant`.

@@ -438,6 +438,19 @@ impl FnCtx<'_, '_> {
         }
     }
 
+    /// Whether this is the fast path (checks only branch to the explain function).
+    pub fn fast_path(&self) -> bool {
+        matches!(self.mode, CheckMode::Fast { .. })
+    }
+
+    /// Fast mode only: adds `ok` to the pending checks. For a condition that stands for
+    /// several checks at once; the explain function makes those checks one by one, each with
+    /// its message.
+    pub fn require_fast(&mut self, ok: Var) {
+        assert!(self.fast_path(), "require_fast outside the fast path");
+        self.check_arg(ok, "InternalError", |_| Vec::new());
+    }
+
     /// Fast mode: branches to the explain block unless every accumulated check holds. Must run
     /// before code whose memory safety depends on those checks, and before any control flow
     /// (the `branch` / `jump` helpers do it).
@@ -455,10 +468,13 @@ impl FnCtx<'_, '_> {
         self.b.branch(cond, then_block, else_block);
     }
 
-    /// Flushes pending checks, then ends the block with a jump.
+    /// Ends the block with a jump; pending checks branch to `target` when they hold (one
+    /// branch, no block of their own).
     pub fn jump(&mut self, target: BlockId) {
-        self.flush_checks();
-        self.b.jump(target);
+        match (self.mode, self.pending.take()) {
+            (CheckMode::Fast { explain }, Some(ok)) => self.b.branch(ok, target, explain),
+            _ => self.b.jump(target),
+        }
     }
 
     /// Continues when `ok` (an `I8`) is true; otherwise raises. `parts` is only evaluated into

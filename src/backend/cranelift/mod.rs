@@ -4,7 +4,9 @@
 mod annotate;
 pub mod translate;
 
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use cranelift_codegen::Context;
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -16,7 +18,7 @@ use crate::lir::{self, Linkage, Symbol};
 pub use translate::Declared;
 
 /// Code generation settings of the Cranelift backend.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CraneliftOptions {
     /// Cranelift `opt_level`: `none`, `speed` or `speed_and_size`.
     pub opt_level: String,
@@ -66,7 +68,7 @@ fn err(e: impl std::fmt::Display) -> CraneliftError {
 }
 
 /// What an ISA is built for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IsaPurpose {
     /// Relocatable objects: position-independent code with unwind info.
     Aot,
@@ -74,8 +76,32 @@ pub enum IsaPurpose {
     Jit,
 }
 
-/// The host ISA for `purpose`.
+/// The host ISA for `purpose`, built once per purpose and settings and then shared (building
+/// one detects the CPU's features and parses every setting, which a JIT compile of a small
+/// function would otherwise pay each time).
 pub fn host_isa(
+    purpose: IsaPurpose,
+    options: &CraneliftOptions,
+) -> Result<OwnedTargetIsa, CraneliftError> {
+    type Cache = HashMap<(IsaPurpose, CraneliftOptions), OwnedTargetIsa>;
+    static ISAS: Mutex<Option<Cache>> = Mutex::new(None);
+    let key = (purpose, options.clone());
+    if let Some(isa) = lock(&ISAS).get_or_insert_with(HashMap::new).get(&key) {
+        return Ok(isa.clone());
+    }
+    let isa = build_host_isa(purpose, options)?;
+    lock(&ISAS)
+        .get_or_insert_with(HashMap::new)
+        .insert(key, isa.clone());
+    Ok(isa)
+}
+
+/// Locks a mutex whose data stays consistent even if a holder panicked.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn build_host_isa(
     purpose: IsaPurpose,
     options: &CraneliftOptions,
 ) -> Result<OwnedTargetIsa, CraneliftError> {
@@ -197,21 +223,64 @@ pub fn define_functions<M: Module>(
     m: &mut M,
     module: &lir::Module,
     declared: &Declared,
-    mut clif_dump: Option<&mut String>,
+    clif_dump: Option<&mut String>,
     mut on_compiled: impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
 ) -> Result<(), CraneliftError> {
-    let mut ctx = m.make_context();
-    let mut fb_ctx = FunctionBuilderContext::new();
+    with_contexts(m, |m, ctx, fb_ctx| {
+        define_functions_in(
+            m,
+            module,
+            declared,
+            clif_dump,
+            ctx,
+            fb_ctx,
+            &mut on_compiled,
+        )
+    })
+}
+
+/// Cranelift contexts kept by each thread between compiles: a context reused keeps its
+/// allocations, which a fresh one would grow again for every function.
+type Contexts = (Context, FunctionBuilderContext);
+
+thread_local! {
+    static CONTEXTS: RefCell<Option<Contexts>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's reusable contexts (fresh ones if `f` is already using them, as
+/// in a nested compile), and keeps them for the next compile.
+fn with_contexts<M: Module, R>(
+    m: &mut M,
+    f: impl FnOnce(&mut M, &mut Context, &mut FunctionBuilderContext) -> R,
+) -> R {
+    let (mut ctx, mut fb_ctx) = CONTEXTS
+        .with(|c| c.borrow_mut().take())
+        .unwrap_or_else(|| (m.make_context(), FunctionBuilderContext::new()));
+    let out = f(m, &mut ctx, &mut fb_ctx);
+    ctx.clear();
+    CONTEXTS.with(|c| *c.borrow_mut() = Some((ctx, fb_ctx)));
+    out
+}
+
+fn define_functions_in<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+    mut clif_dump: Option<&mut String>,
+    ctx: &mut Context,
+    fb_ctx: &mut FunctionBuilderContext,
+    on_compiled: &mut impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
+) -> Result<(), CraneliftError> {
     let names = symbol_names(module, declared);
     for (i, func) in module.functions.iter().enumerate() {
         let id = declared.functions[i];
         ctx.clear();
         let markers =
-            translate::translate_function(m, module, declared, func, &mut ctx.func, &mut fb_ctx);
+            translate::translate_function(m, module, declared, func, &mut ctx.func, fb_ctx);
         if let Some(out) = clif_dump.as_deref_mut() {
             annotate::write_annotated(out, &names, &func.name, &ctx.func, &markers);
         }
-        m.define_function(id, &mut ctx).map_err(|e| match e {
+        m.define_function(id, ctx).map_err(|e| match e {
             cranelift_module::ModuleError::Compilation(inner) => CraneliftError(format!(
                 "compiling `{}`: {}",
                 func.name,
@@ -222,7 +291,7 @@ pub fn define_functions<M: Module>(
         on_compiled(Compiled {
             lir_id: lir::FuncId(i as u32),
             id,
-            ctx: &ctx,
+            ctx,
         })?;
     }
     Ok(())
@@ -328,3 +397,22 @@ fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNa
 
 /// Shared ownership of an ISA (the JIT keeps it alive).
 pub type SharedIsa = Arc<dyn cranelift_codegen::isa::TargetIsa>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_isas_are_built_once_per_purpose_and_settings() {
+        let fast = CraneliftOptions::fast_compile();
+        let a = host_isa(IsaPurpose::Jit, &fast).unwrap();
+        let b = host_isa(IsaPurpose::Jit, &fast).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the same settings share one ISA");
+        let aot = host_isa(IsaPurpose::Aot, &fast).unwrap();
+        assert!(!Arc::ptr_eq(&a, &aot));
+        assert!(aot.flags().is_pic() && !a.flags().is_pic());
+        let optimized = host_isa(IsaPurpose::Jit, &CraneliftOptions::default()).unwrap();
+        assert_eq!(optimized.flags().opt_level(), settings::OptLevel::Speed);
+        assert_eq!(a.flags().opt_level(), settings::OptLevel::None);
+    }
+}

@@ -4,7 +4,7 @@
 use safecall_runtime::abi::{
     DLTENSOR_BYTE_OFFSET_OFFSET, DLTENSOR_DATA_OFFSET, DLTENSOR_DEVICE_ID_OFFSET,
     DLTENSOR_DEVICE_TYPE_OFFSET, DLTENSOR_DTYPE_OFFSET, DLTENSOR_NDIM_OFFSET,
-    DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET,
+    DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET, ndim_dtype_bits,
 };
 
 use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides};
@@ -42,31 +42,43 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
     // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
     fx.flush_checks();
 
-    // ndim
-    let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
-    let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
-    fx.check_arg(ok, "ValueError", |_| {
-        vec![
-            MsgPart::text(format!("{prefix}ndim is ")),
-            MsgPart::Value(Tag::I64, actual_ndim),
-            MsgPart::text(format!(", expected {ndim}")),
-        ]
-    });
-
-    // dtype (a TypeError: the element type is part of the argument's type)
-    if let Some(dtype) = spec.dtype {
-        let packed = i64::from(dtype.to_bits());
-        let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
-        let actual64 = fx.b.resize(actual, Ty::I64, false);
-        let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
-        let want = schema::dtype_text(Some(dtype));
-        fx.check_arg(ok, "TypeError", |_| {
+    // ndim and dtype: on the fast path of a little-endian host one 8-byte load and one
+    // comparison check both (the explain function checks them one by one)
+    let fused_dtype = spec
+        .dtype
+        .filter(|_| fx.fast_path() && cfg!(target_endian = "little"));
+    if let Some(dtype) = fused_dtype {
+        let both = fx.b.load(Ty::I64, dl, DLTENSOR_NDIM_OFFSET);
+        let want = ndim_dtype_bits(ndim as i32, dtype) as i64;
+        let ok = fx.b.icmp_imm(IntCC::Eq, both, want);
+        fx.require_fast(ok);
+    } else {
+        // ndim
+        let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
+        let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
+        fx.check_arg(ok, "ValueError", |_| {
             vec![
-                MsgPart::text(format!("{prefix}dtype is ")),
-                MsgPart::Value(Tag::DType, actual),
-                MsgPart::text(format!(", expected {want}")),
+                MsgPart::text(format!("{prefix}ndim is ")),
+                MsgPart::Value(Tag::I64, actual_ndim),
+                MsgPart::text(format!(", expected {ndim}")),
             ]
         });
+
+        // dtype (a TypeError: the element type is part of the argument's type)
+        if let Some(dtype) = spec.dtype {
+            let packed = i64::from(dtype.to_bits());
+            let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
+            let actual64 = fx.b.resize(actual, Ty::I64, false);
+            let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
+            let want = schema::dtype_text(Some(dtype));
+            fx.check_arg(ok, "TypeError", |_| {
+                vec![
+                    MsgPart::text(format!("{prefix}dtype is ")),
+                    MsgPart::Value(Tag::DType, actual),
+                    MsgPart::text(format!(", expected {want}")),
+                ]
+            });
+        }
     }
 
     // device type
@@ -339,12 +351,16 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
 
 /// `I8` 1 when any dim is 0.
 fn any_zero(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Var {
-    let mut acc = fx.b.iconst(Ty::I8, 0);
-    for &d in dims {
-        let z = fx.b.icmp_imm(IntCC::Eq, d, 0);
-        acc = fx.b.binary(BinOp::Or, acc, z);
+    let zeros: Vec<Var> = dims
+        .iter()
+        .map(|&d| fx.b.icmp_imm(IntCC::Eq, d, 0))
+        .collect();
+    match zeros.split_first() {
+        Some((&first, rest)) => rest
+            .iter()
+            .fold(first, |acc, &z| fx.b.binary(BinOp::Or, acc, z)),
+        None => fx.b.iconst(Ty::I8, 0),
     }
-    acc
 }
 
 /// Row-major compact strides of a shape.
