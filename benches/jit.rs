@@ -2,7 +2,7 @@
 //! - compile-to-callable latency (IR already built; verification, lowering, Cranelift and
 //!   finalization included) of a typical launcher (`examples/ir/launcher.scir`: 4 tensor
 //!   parameters with symbolic dims, a stream query, an extern launch call) and of a module of
-//!   50 such functions;
+//!   50 such functions (compiled on the available threads, and on the calling thread only);
 //! - call overhead of the JIT-compiled `add_one` (n = 4) called directly through its
 //!   safe-call pointer (the JIT's fast-compile default and Cranelift's optimized settings)
 //!   and through `Function::call`, against a Rust closure registered as a `Function` doing
@@ -54,6 +54,15 @@ fn compile_latency(c: &mut Criterion) {
             b.iter(|| safecall::jit::compile(black_box(&fifty), options).expect("compile"))
         });
     }
+    // The same module compiled on the calling thread only: the baseline of the threaded
+    // compile above.
+    let one_thread = safecall::jit::JitOptions {
+        compile_threads: 1,
+        ..fast.clone()
+    };
+    group.bench_function("fifty_functions_fast_compile_one_thread", |b| {
+        b.iter(|| safecall::jit::compile(black_box(&fifty), &one_thread).expect("compile"))
+    });
     group.finish();
 }
 

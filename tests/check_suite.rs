@@ -64,9 +64,19 @@ fn aot_libraries_pass_the_check_suite() {
 #[test]
 fn jit_passes_the_check_suite() {
     let suites = load_all();
-    for (backend, label) in backends() {
+    // Cranelift compiles each module on the calling thread, then on two threads at once.
+    let runs = backends().into_iter().flat_map(|(backend, label)| {
+        let threads: &[usize] = match backend {
+            safecall::Backend::Cranelift => &[1, 2],
+            _ => &[1],
+        };
+        threads.iter().map(move |&t| (backend, label, t))
+    });
+    for (backend, name, threads) in runs {
+        let label = format!("{name}, {threads} compile thread(s)");
         let options = safecall::jit::JitOptions {
             backend,
+            compile_threads: threads,
             ..Default::default()
         };
         let modules: Vec<safecall::jit::JitModule> = suites

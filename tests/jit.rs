@@ -286,3 +286,38 @@ fn one_function_called_from_two_threads_keeps_errors_on_their_thread() {
     let errors: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(errors, CALLS);
 }
+
+#[test]
+fn functions_compiled_on_several_threads_run_like_those_compiled_on_one() {
+    // Eight functions, each calling a C API function on its error paths (relocations) and one
+    // raising from its body.
+    let mut text = String::from("module many;\n");
+    for i in 1..=8 {
+        text.push_str(&format!(
+            "fn times_{i}(n: i64) -> i64 {{ assert n >= 0 else ValueError(\"negative: \", n); \
+             return n * {i}; }}\n"
+        ));
+    }
+    let module = parse(&text);
+    for threads in [1, 2, 4] {
+        let options = JitOptions {
+            compile_threads: threads,
+            ..JitOptions::default()
+        };
+        let jit = jit::compile(&module, &options).unwrap();
+        for i in 1..=8i64 {
+            let f = jit.function(&format!("times_{i}")).unwrap();
+            let out = f.call(&[5i64.into()]).unwrap().cast::<i64>().unwrap();
+            assert_eq!(out, 5 * i, "{threads} thread(s)");
+            let err = f.call(&[(-3i64).into()]).unwrap_err();
+            assert_eq!(err.kind(), "ValueError", "{threads} thread(s)");
+            assert_eq!(err.message(), "negative: -3", "{threads} thread(s)");
+            let text = Any::from("x");
+            let err = f.call(&[text.view()]).unwrap_err();
+            assert_eq!(
+                err.message(),
+                format!("times_{i}(n: i64): argument 'n' (#0): expected int, got ffi.String")
+            );
+        }
+    }
+}

@@ -78,7 +78,17 @@ pub struct JitOptions {
     pub cranelift: CraneliftOptions,
     /// LLVM settings (with the `llvm` feature).
     pub llvm: LlvmOptions,
+    /// Threads that compile a module's functions with Cranelift: `0` (the default) uses
+    /// [`std::thread::available_parallelism`] for modules large enough to gain from it
+    /// ([`PARALLEL_MIN_INSTRUCTIONS`]), `1` compiles on the calling thread only.
+    pub compile_threads: usize,
 }
+
+/// Lowered instructions a module needs before [`JitOptions::compile_threads`]` = 0` starts
+/// threads for it. Starting and joining a thread took about 60 µs on the 2-core machine this
+/// was measured on, where Cranelift compiles a typical launcher (about 380 lowered
+/// instructions) in about half a millisecond.
+pub const PARALLEL_MIN_INSTRUCTIONS: usize = 500;
 
 impl Default for JitOptions {
     fn default() -> Self {
@@ -91,6 +101,7 @@ impl Default for JitOptions {
             // default (`CraneliftOptions::default()` gives AOT-quality code instead).
             cranelift: CraneliftOptions::fast_compile(),
             llvm: LlvmOptions::default(),
+            compile_threads: 0,
         }
     }
 }
@@ -266,6 +277,7 @@ fn build_code(
                 symbols,
                 process_symbols,
                 &options.cranelift,
+                compile_threads(module, options.compile_threads),
             )?;
             let addresses = entries
                 .iter()
@@ -392,12 +404,30 @@ unsafe extern "C" fn dispatch_explain(
     -1
 }
 
+/// How many threads compile `module` with Cranelift, for the setting `requested`.
+fn compile_threads(module: &lir::Module, requested: usize) -> usize {
+    if requested != 0 {
+        return requested;
+    }
+    let instructions: usize = module
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .map(|b| b.insts.len())
+        .sum();
+    if module.functions.len() < 2 || instructions < PARALLEL_MIN_INSTRUCTIONS {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 fn build_cranelift(
     module: &lir::Module,
     binding: SymbolBinding,
     symbols: &HashMap<String, SymbolAddress>,
     process_symbols: bool,
     options: &CraneliftOptions,
+    threads: usize,
 ) -> Result<(JITModule, clif::Declared), Error> {
     let isa = clif::host_isa(clif::IsaPurpose::Jit, options).map_err(Error::backend)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
@@ -420,8 +450,12 @@ fn build_cranelift(
     let mut jit = JITModule::new(builder);
     let declared = clif::declare(&mut jit, module).map_err(Error::backend)?;
     clif::define_data(&mut jit, module, &declared).map_err(Error::backend)?;
-    clif::define_functions(&mut jit, module, &declared, None, |_| Ok(()))
-        .map_err(Error::backend)?;
+    if threads > 1 && module.functions.len() > 1 {
+        clif::define_functions_parallel(&mut jit, module, &declared, threads)
+    } else {
+        clif::define_functions(&mut jit, module, &declared, None, |_| Ok(()))
+    }
+    .map_err(Error::backend)?;
     jit.finalize_definitions()
         .map_err(|e| Error::Backend(e.to_string()))?;
     let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));

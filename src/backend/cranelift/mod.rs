@@ -297,6 +297,105 @@ fn define_functions_in<M: Module>(
     Ok(())
 }
 
+/// Machine code of one function compiled off the module's thread, ready to be defined.
+struct CompiledBytes {
+    bytes: Vec<u8>,
+    alignment: u64,
+    relocs: Vec<cranelift_module::ModuleReloc>,
+}
+
+/// Translates every function on this thread, compiles them on `threads` threads at once and
+/// defines their machine code in `m` in module order. The same code as [`define_functions`]
+/// (each function is compiled on its own); worth its thread start-up for modules of several
+/// functions.
+pub fn define_functions_parallel<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+    threads: usize,
+) -> Result<(), CraneliftError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let mut fb_ctx = FunctionBuilderContext::new();
+    let functions: Vec<cranelift_codegen::ir::Function> = module
+        .functions
+        .iter()
+        .map(|func| {
+            let mut clif = cranelift_codegen::ir::Function::new();
+            translate::translate_function(m, module, declared, func, &mut clif, &mut fb_ctx);
+            clif
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let isa = m.isa();
+    let results: Vec<Mutex<Option<Result<CompiledBytes, CraneliftError>>>> =
+        functions.iter().map(|_| Mutex::new(None)).collect();
+    let work = || {
+        let mut ctx = Context::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(function) = functions.get(i) else {
+                break;
+            };
+            ctx.clear();
+            ctx.func = function.clone();
+            let id = declared.functions[i];
+            let out = compile_to_bytes(&mut ctx, isa, id, &module.functions[i].name);
+            *lock(&results[i]) = Some(out);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.clamp(1, functions.len().max(1)) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    for (i, slot) in results.into_iter().enumerate() {
+        let compiled = slot
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .expect("every function is compiled")?;
+        m.define_function_bytes(
+            declared.functions[i],
+            compiled.alignment,
+            &compiled.bytes,
+            &compiled.relocs,
+        )
+        .map_err(|e| CraneliftError(format!("defining `{}`: {e}", module.functions[i].name)))?;
+    }
+    Ok(())
+}
+
+/// Compiles the function in `ctx` to machine code and the relocations `define_function_bytes`
+/// takes.
+fn compile_to_bytes(
+    ctx: &mut Context,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    id: cranelift_module::FuncId,
+    name: &str,
+) -> Result<CompiledBytes, CraneliftError> {
+    ctx.compile(isa, &mut Default::default()).map_err(|e| {
+        CraneliftError(format!(
+            "compiling `{name}`: {}",
+            cranelift_codegen::print_errors::pretty_error(e.func, e.inner)
+        ))
+    })?;
+    let code = ctx.compiled_code().expect("compiled just now");
+    let alignment = u64::from(code.buffer.alignment);
+    let bytes = code.code_buffer().to_vec();
+    let relocs = code
+        .buffer
+        .relocs()
+        .iter()
+        .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+        .collect();
+    Ok(CompiledBytes {
+        bytes,
+        alignment,
+        relocs,
+    })
+}
+
 /// The annotated CLIF of every function of a lowered module (as built, before optimization).
 pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
     let isa = host_isa(IsaPurpose::Aot, &CraneliftOptions::default())?;
