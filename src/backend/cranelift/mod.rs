@@ -317,13 +317,14 @@ pub fn define_functions_parallel<M: Module>(
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let mut fb_ctx = FunctionBuilderContext::new();
-    let functions: Vec<cranelift_codegen::ir::Function> = module
+    // Each translated function is taken (moved) by the thread that compiles it.
+    let functions: Vec<Mutex<Option<cranelift_codegen::ir::Function>>> = module
         .functions
         .iter()
         .map(|func| {
             let mut clif = cranelift_codegen::ir::Function::new();
             translate::translate_function(m, module, declared, func, &mut clif, &mut fb_ctx);
-            clif
+            Mutex::new(Some(clif))
         })
         .collect();
     let next = AtomicUsize::new(0);
@@ -334,11 +335,11 @@ pub fn define_functions_parallel<M: Module>(
         let mut ctx = Context::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(function) = functions.get(i) else {
+            let Some(function) = functions.get(i).and_then(|f| lock(f).take()) else {
                 break;
             };
             ctx.clear();
-            ctx.func = function.clone();
+            ctx.func = function;
             let id = declared.functions[i];
             let out = compile_to_bytes(&mut ctx, isa, id, &module.functions[i].name);
             *lock(&results[i]) = Some(out);
