@@ -31,20 +31,29 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
         let first = fake().calls();
         // Once per module: the driver's entry points, cuInit, the image and its kernels.
         assert_eq!(
-            first
-                .iter()
-                .filter(|c| *c == "cuGetProcAddress_v2")
-                .count(),
+            first.iter().filter(|c| *c == "cuGetProcAddress_v2").count(),
             13,
             "{how:?}: {first:?}"
         );
         for once in ["cuInit", "cuLibraryLoadData", "cuDevicePrimaryCtxRetain"] {
-            assert_eq!(first.iter().filter(|c| *c == once).count(), 1, "{how:?}: {once}");
+            assert_eq!(
+                first.iter().filter(|c| *c == once).count(),
+                1,
+                "{how:?}: {once}"
+            );
         }
         let log = fake().log();
-        let load = log.iter().find(|r| r["call"] == "cuLibraryLoadData").unwrap();
+        let load = log
+            .iter()
+            .find(|r| r["call"] == "cuLibraryLoadData")
+            .unwrap();
         assert_eq!(load["options"], 0);
-        assert!(load["image"].as_str().unwrap().starts_with(".visible .entry add_one"));
+        assert!(
+            load["image"]
+                .as_str()
+                .unwrap()
+                .starts_with(".visible .entry add_one")
+        );
         let launches = fake().launches();
         assert_eq!(launches.len(), 1, "{how:?}");
         let l = &launches[0];
@@ -63,7 +72,11 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
                 hex(&1000u32.to_le_bytes())
             ])
         );
-        assert_eq!(fake().current(), "none", "{how:?}: the previous context is restored");
+        assert_eq!(
+            fake().current(),
+            "none",
+            "{how:?}: the previous context is restored"
+        );
 
         // Steady state: no loading, no retain; switch to the primary context and back.
         fake().reset();
@@ -95,7 +108,12 @@ fn a_current_context_on_the_launch_device_is_kept() {
         call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
         assert_eq!(
             fake().calls(),
-            ["cuDeviceGet", "cuCtxGetCurrent", "cuCtxGetDevice", "cuLaunchKernelEx"],
+            [
+                "cuDeviceGet",
+                "cuCtxGetCurrent",
+                "cuCtxGetDevice",
+                "cuLaunchKernelEx"
+            ],
             "{how:?}"
         );
         assert_eq!(fake().launches()[0]["ctx"], "user:0");
@@ -173,7 +191,11 @@ fn large_dynamic_shared_memory_is_allowed_once_per_kernel_and_device() {
                 (r["value"].as_i64().unwrap(), r["device"].as_i64().unwrap())
             })
             .collect();
-        assert_eq!(sets, [(100_000, 100), (120_000, 100), (100_000, 101)], "{how:?}");
+        assert_eq!(
+            sets,
+            [(100_000, 100), (120_000, 100), (100_000, 101)],
+            "{how:?}"
+        );
         assert_eq!(fake().launches().len(), 4);
     });
 }
@@ -196,14 +218,62 @@ fn clusters_go_in_a_launch_attribute() {
 #[test]
 fn bad_grids_blocks_memory_and_devices_are_value_errors_before_any_driver_call() {
     let cases: Vec<((i64, i64), (i64, i64, i64), i64, i64, &str)> = vec![
-        ((0, 1), (1, 1, 1), 0, 0, "grid is (0, 1, 1), but grid[0] must be 1 to 2147483647"),
-        ((1, 70000), (1, 1, 1), 0, 0, "grid is (1, 70000, 1), but grid[1] must be 1 to 65535"),
-        ((-5, 1), (1, 1, 1), 0, 0, "grid is (-5, 1, 1), but grid[0] must be 1 to 2147483647"),
-        ((1, 1), (2048, 1, 1), 0, 0, "block is (2048, 1, 1), but block[0] must be 1 to 1024"),
-        ((1, 1), (1, 1, 65), 0, 0, "block is (1, 1, 65), but block[2] must be 1 to 64"),
-        ((1, 1), (64, 32, 1), 0, 0, "block is (64, 32, 1), which is 2048 threads; a block has at most 1024"),
-        ((1, 1), (1, 1, 1), -1, 0, "shared_mem is -1 bytes, expected 0 to 4294967295"),
-        ((1, 1), (1, 1, 1), 0, -1, "device is -1, expected a CUDA device ordinal (0 to 2147483647)"),
+        (
+            (0, 1),
+            (1, 1, 1),
+            0,
+            0,
+            "grid is (0, 1, 1), but grid[0] must be 1 to 2147483647",
+        ),
+        (
+            (1, 70000),
+            (1, 1, 1),
+            0,
+            0,
+            "grid is (1, 70000, 1), but grid[1] must be 1 to 65535",
+        ),
+        (
+            (-5, 1),
+            (1, 1, 1),
+            0,
+            0,
+            "grid is (-5, 1, 1), but grid[0] must be 1 to 2147483647",
+        ),
+        (
+            (1, 1),
+            (2048, 1, 1),
+            0,
+            0,
+            "block is (2048, 1, 1), but block[0] must be 1 to 1024",
+        ),
+        (
+            (1, 1),
+            (1, 1, 65),
+            0,
+            0,
+            "block is (1, 1, 65), but block[2] must be 1 to 64",
+        ),
+        (
+            (1, 1),
+            (64, 32, 1),
+            0,
+            0,
+            "block is (64, 32, 1), which is 2048 threads; a block has at most 1024",
+        ),
+        (
+            (1, 1),
+            (1, 1, 1),
+            -1,
+            0,
+            "shared_mem is -1 bytes, expected 0 to 4294967295",
+        ),
+        (
+            (1, 1),
+            (1, 1, 1),
+            0,
+            -1,
+            "device is -1, expected a CUDA device ordinal (0 to 2147483647)",
+        ),
     ];
     each(|how, built| {
         let f = built.function("configured");
@@ -215,7 +285,10 @@ fn bad_grids_blocks_memory_and_devices_are_value_errors_before_any_driver_call()
                 format!("ValueError: configured: launch of kernels.scale: {message}"),
                 "{how:?}"
             );
-            assert!(fake().log().is_empty(), "{how:?}: the driver was called for {message}");
+            assert!(
+                fake().log().is_empty(),
+                "{how:?}: the driver was called for {message}"
+            );
         }
     });
 }
@@ -237,7 +310,11 @@ fn driver_failures_are_runtime_errors_with_the_drivers_words() {
             ),
             "{how:?}"
         );
-        assert_eq!(fake().current(), "none", "{how:?}: restored after a failed launch");
+        assert_eq!(
+            fake().current(),
+            "none",
+            "{how:?}: restored after a failed launch"
+        );
 
         fake().fail("cuLaunchKernelEx", 9999);
         assert!(
@@ -297,7 +374,11 @@ fn a_failed_primary_context_retain_is_reported_and_retried() {
             "{how:?}"
         );
         assert_eq!(call(&f, &[Arg::Int(0)]).unwrap().cast::<i64>().unwrap(), 7);
-        let grids: Vec<_> = fake().launches().iter().map(|l| l["grid"].clone()).collect();
+        let grids: Vec<_> = fake()
+            .launches()
+            .iter()
+            .map(|l| l["grid"].clone())
+            .collect();
         assert_eq!(grids, [json!([1, 1, 1]), json!([2, 1, 1])]);
     });
 }
@@ -336,7 +417,11 @@ fn driver_start_up_failures_are_reported_and_retried() {
         );
         assert!(fake().launches().is_empty());
         call(&f, &[Arg::Int(0)]).unwrap();
-        assert_eq!(fake().launches().len(), 2, "{how:?}: the driver is found on the next call");
+        assert_eq!(
+            fake().launches().len(),
+            2,
+            "{how:?}: the driver is found on the next call"
+        );
     });
     each(|how, built| {
         fake().hide("cuLaunchKernelEx");

@@ -28,20 +28,31 @@ fn diagnose(text: &str) -> String {
 
 /// A function `f` with a CUDA tensor `x` and the statement `stmt`.
 fn with_launch(stmt: &str) -> String {
-    format!("{HEAD}fn f(x: tensor[(n,), float32, device=cuda], p: ptr, s: str) {{\n    {stmt}\n}}\n")
+    format!(
+        "{HEAD}fn f(x: tensor[(n,), float32, device=cuda], p: ptr, s: str) {{\n    {stmt}\n}}\n"
+    )
 }
 
 /// Asserts the diagnostics of `text` hold `message` and point at `line:column`.
 fn assert_error(text: &str, message: &str, at: &str) {
     let rendered = diagnose(text);
-    assert!(rendered.contains(message), "expected {message:?} in:\n{rendered}");
-    assert!(rendered.contains(&format!("--> input.scir:{at}\n")), "expected position {at} in:\n{rendered}");
+    assert!(
+        rendered.contains(message),
+        "expected {message:?} in:\n{rendered}"
+    );
+    assert!(
+        rendered.contains(&format!("--> input.scir:{at}\n")),
+        "expected position {at} in:\n{rendered}"
+    );
 }
 
 #[test]
 fn launches_and_binaries_print_and_parse_back() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gpu/launch.scir"))
-        .unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/gpu/launch.scir"
+    ))
+    .unwrap();
     let module = parse(&text).unwrap();
     assert_eq!(module.device_binaries.len(), 3);
     assert_eq!(module.device_binaries[1].format, BinaryFormat::Cubin);
@@ -51,15 +62,33 @@ fn launches_and_binaries_print_and_parse_back() {
     assert!(printed.contains(
         "launch kernels.scale[grid=(gx, gy), block=(bx, by, bz), shared_mem=smem, stream=s, device=dev](p, a, flag, b, h);"
     ), "{printed}");
-    assert!(printed.contains("launch kernels.empty[grid=(g), block=(128), cluster=(c, 1, 1), device=0]();"));
+    assert!(
+        printed.contains(
+            "launch kernels.empty[grid=(g), block=(128), cluster=(c, 1, 1), device=0]();"
+        )
+    );
     assert_eq!(parse(&printed).unwrap(), module);
 }
 
 #[test]
 fn settings_may_come_in_any_order() {
-    let a = parse(&with_launch("launch kernels.k[device=0, block=(32, 2), grid=(4)](p);")).unwrap();
-    let b = parse(&with_launch("launch kernels.k[grid=(4), block=(32, 2), device=0](p);")).unwrap();
+    let a = parse(&with_launch(
+        "launch kernels.k[device=0, block=(32, 2), grid=(4)](p);",
+    ))
+    .unwrap();
+    let b = parse(&with_launch(
+        "launch kernels.k[grid=(4), block=(32, 2), device=0](p);",
+    ))
+    .unwrap();
     assert_eq!(a, b);
+}
+
+#[test]
+fn launch_is_not_reserved() {
+    let text = "module m;\n\nextern fn launch(i64);\n\nfn f() {\n    let mut launch = 1;\n    launch = 2;\n    call launch(launch);\n}\n";
+    let module = parse(text).unwrap();
+    verify(&module).unwrap();
+    assert_eq!(print(&module), text);
 }
 
 #[test]
@@ -85,9 +114,19 @@ fn file_paths_are_read_relative_to_the_ir_files_directory() {
 #[test]
 fn the_builder_makes_what_the_parser_makes() {
     let mut m = ModuleBuilder::new("m");
-    m.device_binary("kernels", BinaryFormat::Ptx, b".entry k()".to_vec(), ["k", "k2"]);
+    m.device_binary(
+        "kernels",
+        BinaryFormat::Ptx,
+        b".entry k()".to_vec(),
+        ["k", "k2"],
+    );
     m.build_function("f", |f| {
-        let x = f.tensor("x", TensorSpecBuilder::new(["n"]).dtype_name("float32").device(2));
+        let x = f.tensor(
+            "x",
+            TensorSpecBuilder::new(["n"])
+                .dtype_name("float32")
+                .device(2),
+        );
         f.param("p", ParamType::Ptr);
         f.param("s", ParamType::Str);
         f.launch(

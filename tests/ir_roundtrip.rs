@@ -434,7 +434,11 @@ fn module() -> impl Strategy<Value = Module> {
         });
     let device_binary = (
         name(),
-        prop::sample::select(vec![BinaryFormat::Cubin, BinaryFormat::Fatbin, BinaryFormat::Ptx]),
+        prop::sample::select(vec![
+            BinaryFormat::Cubin,
+            BinaryFormat::Fatbin,
+            BinaryFormat::Ptx,
+        ]),
         prop::collection::vec(any::<u8>(), 0..12),
         prop::collection::vec(name(), 0..3),
     )

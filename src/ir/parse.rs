@@ -1426,7 +1426,8 @@ impl<'a> Parser<'a> {
             let s = self.call_packed(None, &mut spans)?;
             self.end_stmt()?;
             s
-        } else if self.is_kw("launch") {
+        } else if self.is_kw("launch") && !self.is_punct_at(1, "=") {
+            // `launch` is not reserved: `launch = e;` assigns a binding of that name.
             let s = self.launch(&mut spans)?;
             self.end_stmt()?;
             s

@@ -26,7 +26,11 @@ pub fn fake_path() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("deps directory");
     let path = deps.join("libsafecall_fake_cuda.so");
-    assert!(path.exists(), "{} is missing (built as a dev-dependency)", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing (built as a dev-dependency)",
+        path.display()
+    );
     path
 }
 
@@ -274,7 +278,12 @@ pub fn call(f: &Function, args: &[Arg<'_>]) -> Result<Any, Error> {
                 Arg::Int(v) => (type_index::INT, TVMFFIValue { v_int64: *v }),
                 Arg::Bool(v) => (type_index::BOOL, TVMFFIValue { v_int64: *v as i64 }),
                 Arg::Float(v) => (type_index::FLOAT, TVMFFIValue { v_float64: *v }),
-                Arg::Ptr(p) => (type_index::OPAQUE_PTR, TVMFFIValue { v_ptr: *p as *mut _ }),
+                Arg::Ptr(p) => (
+                    type_index::OPAQUE_PTR,
+                    TVMFFIValue {
+                        v_ptr: *p as *mut _,
+                    },
+                ),
                 Arg::Tensor(t) => (
                     type_index::DL_TENSOR_PTR,
                     TVMFFIValue {
@@ -290,7 +299,10 @@ pub fn call(f: &Function, args: &[Arg<'_>]) -> Result<Any, Error> {
         })
         .collect();
     // SAFETY: each TVMFFIAny is a valid view (POD values, or a DLTensor that outlives the call).
-    let views: Vec<AnyView<'_>> = raw.iter().map(|r| unsafe { AnyView::from_raw_ref(r) }).collect();
+    let views: Vec<AnyView<'_>> = raw
+        .iter()
+        .map(|r| unsafe { AnyView::from_raw_ref(r) })
+        .collect();
     f.call(&views)
 }
 

@@ -145,12 +145,10 @@ impl Parser<'_> {
         let mut config: Vec<Option<(Vec<Expr>, Vec<ExprSpans>)>> = vec![None; LAUNCH_KEYS.len()];
         while !self.is_punct("]") {
             if matches!(self.peek(), Tok::Eof) {
-                return Err(self
-                    .unexpected(vec!["`]`".to_owned()])
-                    .with_note(format!(
-                        "the launch configuration opened at {} is not closed",
-                        self.line_col(open)
-                    )));
+                return Err(self.unexpected(vec!["`]`".to_owned()]).with_note(format!(
+                    "the launch configuration opened at {} is not closed",
+                    self.line_col(open)
+                )));
             }
             let (key, key_span) = self.word(LAUNCH_KEYS)?;
             let Some(index) = LAUNCH_KEYS.iter().position(|k| *k == key) else {
@@ -206,10 +204,12 @@ impl Parser<'_> {
         let (shared_mem, s_smem) = next();
         let (stream, s_stream) = next();
         let (device, s_device) = next();
-        spans.exprs = [s_grid, s_block, s_cluster, s_smem, s_stream, s_device, arg_spans]
-            .into_iter()
-            .flatten()
-            .collect();
+        spans.exprs = [
+            s_grid, s_block, s_cluster, s_smem, s_stream, s_device, arg_spans,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         Ok(Stmt::Launch(Box::new(Launch {
             binary,
             kernel,

@@ -62,7 +62,9 @@ impl Verifier<'_> {
                     self.err(
                         subject.clone(),
                         at(DeviceBinaryPart::Data),
-                        format!("PTX text has a NUL byte at offset {pos}; only a final NUL is allowed"),
+                        format!(
+                            "PTX text has a NUL byte at offset {pos}; only a final NUL is allowed"
+                        ),
                     );
                 }
             }
@@ -134,7 +136,11 @@ impl FnVerifier<'_, '_> {
             Some(_) => {}
         }
         let mut index = 0;
-        for (what, dims, min) in [("grid", &l.grid, 1), ("block", &l.block, 1), ("cluster", &l.cluster, 0)] {
+        for (what, dims, min) in [
+            ("grid", &l.grid, 1),
+            ("block", &l.block, 1),
+            ("cluster", &l.cluster, 0),
+        ] {
             if dims.len() < min || dims.len() > MAX_DIMS {
                 self.stmt_err(
                     path,
@@ -190,7 +196,13 @@ impl FnVerifier<'_, '_> {
     }
 
     /// Checks that `e` is of an integer type.
-    fn expect_integer(&mut self, path: &StmtPath, index: usize, e: &super::super::model::Expr, what: &str) {
+    fn expect_integer(
+        &mut self,
+        path: &StmtPath,
+        index: usize,
+        e: &super::super::model::Expr,
+        what: &str,
+    ) {
         match self.expr(path, index, e) {
             Some(Type::Scalar(ScalarType::Int(_))) | None => {}
             Some(t) => self.stmt_err(

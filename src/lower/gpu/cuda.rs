@@ -22,7 +22,8 @@ pub const GET_PROC_ADDRESS: &str = "cuGetProcAddress_v2";
 /// with the context-independent library API).
 pub const API_VERSION: i64 = 12000;
 /// `CU_GET_PROC_ADDRESS_DEFAULT`.
-pub const PROC_ADDRESS_DEFAULT: i64 = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT as i64;
+pub const PROC_ADDRESS_DEFAULT: i64 =
+    CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT as i64;
 /// `CUDA_SUCCESS`.
 pub const SUCCESS: i64 = cudaError_enum::CUDA_SUCCESS as i64;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
@@ -248,7 +249,10 @@ mod tests {
         assert_eq!(CONFIG_GRID, [0, 4, 8]);
         assert_eq!(CONFIG_BLOCK, [12, 16, 20]);
         assert_eq!(CONFIG_SHARED_MEM, 24);
-        assert_eq!((CONFIG_STREAM, CONFIG_ATTRS, CONFIG_NUM_ATTRS), (32, 40, 48));
+        assert_eq!(
+            (CONFIG_STREAM, CONFIG_ATTRS, CONFIG_NUM_ATTRS),
+            (32, 40, 48)
+        );
         assert_eq!(CONFIG_SIZE, 56);
         assert_eq!((ATTR_ID, ATTR_CLUSTER_DIM, ATTR_SIZE), (0, [8, 12, 16], 72));
         assert_eq!(RTLD_DEFAULT, libc::RTLD_DEFAULT as i64);
@@ -257,6 +261,9 @@ mod tests {
     #[test]
     fn entries_have_distinct_offsets() {
         let offsets: Vec<usize> = Entry::ALL.iter().map(|e| e.offset()).collect();
-        assert_eq!(offsets, (0..Entry::ALL.len()).map(|i| i * 8).collect::<Vec<_>>());
+        assert_eq!(
+            offsets,
+            (0..Entry::ALL.len()).map(|i| i * 8).collect::<Vec<_>>()
+        );
     }
 }

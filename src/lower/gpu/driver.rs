@@ -36,7 +36,9 @@ impl ModuleCtx<'_> {
             .device_binaries
             .iter()
             .find(|b| b.name == name)
-            .ok_or_else(|| format!("no device binary `{name}` (the verifier should have rejected this)"))?
+            .ok_or_else(|| {
+                format!("no device binary `{name}` (the verifier should have rejected this)")
+            })?
             .clone();
         let (driver_cell, _) = self.cuda_driver();
         let cell = self.handle_cell("cuda_binary");
@@ -158,9 +160,8 @@ fn emit_driver_init(m: &mut ModuleCtx<'_>, table: DataId) -> FuncId {
         let name = static_str(&mut f, entry.name());
         let at = f.b.ptr_add_imm(table, entry.offset() as i64);
         f.b.store_imm(Ty::Ptr, at, 0, 0);
-        let rc = f
-            .b
-            .call(
+        let rc =
+            f.b.call(
                 Callee::Indirect(gpa, cuda::get_proc_address_signature()),
                 Some(Ty::I32),
                 vec![name, at, version, proc_flags, status],
@@ -246,7 +247,12 @@ fn emit_binary_init(m: &mut ModuleCtx<'_>, binary: &DeviceBinary, driver_cell: D
     for (k, kernel) in binary.kernels.iter().enumerate() {
         let name = static_str(&mut f, kernel);
         let at = f.b.ptr_add_imm(kernels, 8 * k as i64);
-        let rc = call_entry(&mut f.b, table, Entry::LibraryGetKernel, vec![at, lib, name]);
+        let rc = call_entry(
+            &mut f.b,
+            table,
+            Entry::LibraryGetKernel,
+            vec![at, lib, name],
+        );
         let ok = f.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
         f.check(ok, |f| {
             let mut parts = vec![MsgPart::text(format!(

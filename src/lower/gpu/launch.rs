@@ -97,9 +97,8 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     }
     let xy = fx.b.binary(BinOp::Imul, block[0].var, block[1].var);
     let threads = fx.b.binary(BinOp::Imul, xy, block[2].var);
-    let ok = fx
-        .b
-        .icmp_imm(IntCC::Sle, threads, cuda::MAX_THREADS_PER_BLOCK);
+    let ok =
+        fx.b.icmp_imm(IntCC::Sle, threads, cuda::MAX_THREADS_PER_BLOCK);
     let p = prefix.clone();
     fx.check(ok, "ValueError", |_| {
         let mut parts = vec![MsgPart::text(format!("{p}: block is "))];
@@ -134,9 +133,8 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
             tag: Tag::I64,
         },
     };
-    let fits = fx
-        .b
-        .icmp_imm(IntCC::Ule, shared_mem.var, i64::from(u32::MAX));
+    let fits =
+        fx.b.icmp_imm(IntCC::Ule, shared_mem.var, i64::from(u32::MAX));
     let p = prefix.clone();
     fx.check(fits, "ValueError", |_| {
         vec![
@@ -163,7 +161,10 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
         vec![
             MsgPart::text(format!("{p}: device is ")),
             MsgPart::Value(device.tag, device.var),
-            MsgPart::text(format!(", expected a CUDA device ordinal (0 to {})", i32::MAX)),
+            MsgPart::text(format!(
+                ", expected a CUDA device ordinal (0 to {})",
+                i32::MAX
+            )),
         ]
     });
     let ordinal = fx.b.resize(device.var, Ty::I32, false);
@@ -208,17 +209,20 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     fx.flush_checks();
     let (driver_cell, driver_init) = fx.m.cuda_driver();
     let error_exit = fx.b.new_cold_block();
-    let table = init_once(fx.m, &mut fx.b, driver_cell, driver_init, |b| b.jump(error_exit));
+    let table = init_once(fx.m, &mut fx.b, driver_cell, driver_init, |b| {
+        b.jump(error_exit)
+    });
     let (binary_cell, binary_init) = fx.m.cuda_binary(&l.binary)?;
-    let kernels = init_once(fx.m, &mut fx.b, binary_cell, binary_init, |b| b.jump(error_exit));
-    let index = fx
-        .m
-        .ir
-        .device_binaries
-        .iter()
-        .find(|b| b.name == l.binary)
-        .and_then(|b| b.kernels.iter().position(|k| *k == l.kernel))
-        .ok_or_else(|| format!("no kernel `{}` in `{}`", l.kernel, l.binary))?;
+    let kernels = init_once(fx.m, &mut fx.b, binary_cell, binary_init, |b| {
+        b.jump(error_exit)
+    });
+    let index =
+        fx.m.ir
+            .device_binaries
+            .iter()
+            .find(|b| b.name == l.binary)
+            .and_then(|b| b.kernels.iter().position(|k| *k == l.kernel))
+            .ok_or_else(|| format!("no kernel `{}` in `{}`", l.kernel, l.binary))?;
     let kernel = fx.b.load(Ty::Ptr, kernels, index * 8);
 
     // The device.
@@ -235,9 +239,8 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     let dev = fx.b.load(Ty::I32, dev_at, 0);
 
     // Dynamic shared memory above the default limit needs an opt-in per kernel and device.
-    let need = fx
-        .b
-        .icmp_imm(IntCC::Sgt, shared_mem.var, cuda::DEFAULT_SHARED_MEM_LIMIT);
+    let need =
+        fx.b.icmp_imm(IntCC::Sgt, shared_mem.var, cuda::DEFAULT_SHARED_MEM_LIMIT);
     let opt_in = fx.b.new_block();
     let after = fx.b.new_block();
     fx.b.branch(need, opt_in, after);
@@ -251,7 +254,12 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     fx.b.switch_to(set);
     let attr = fx.b.iconst(Ty::I32, cuda::MAX_DYNAMIC_SHARED_SIZE_BYTES);
     let value = fx.b.resize(shared_mem.var, Ty::I32, false);
-    let rc = call_entry(&mut fx.b, table, Entry::KernelSetAttribute, vec![attr, value, kernel, dev]);
+    let rc = call_entry(
+        &mut fx.b,
+        table,
+        Entry::KernelSetAttribute,
+        vec![attr, value, kernel, dev],
+    );
     driver_check(fx, table, rc, || {
         vec![
             MsgPart::text(format!("{prefix}: cannot allow ")),
@@ -270,7 +278,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     fx.b.store_imm(Ty::Ptr, cur_at, 0, 0);
     let rc = call_entry(&mut fx.b, table, Entry::CtxGetCurrent, vec![cur_at]);
     driver_check(fx, table, rc, || {
-        vec![MsgPart::text(format!("{prefix}: cuCtxGetCurrent returned "))]
+        vec![MsgPart::text(format!(
+            "{prefix}: cuCtxGetCurrent returned "
+        ))]
     });
     let current = fx.b.load(Ty::Ptr, cur_at, 0);
     let switched = fx.b.mutable_var(Ty::I8);
@@ -294,7 +304,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     let rc = call_entry(&mut fx.b, table, Entry::CtxSetCurrent, vec![primary]);
     driver_check(fx, table, rc, || {
         vec![
-            MsgPart::text(format!("{prefix}: cannot make the primary context of CUDA device ")),
+            MsgPart::text(format!(
+                "{prefix}: cannot make the primary context of CUDA device "
+            )),
             MsgPart::Value(device.tag, device.var),
             MsgPart::text(" current: cuCtxSetCurrent returned "),
         ]
@@ -319,7 +331,12 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
         Some(c) => {
             let attr_slot = fx.b.slot(cuda::ATTR_SIZE, 8);
             let attr = fx.b.stack_addr(attr_slot, 0);
-            fx.b.store_imm(Ty::I32, attr, cuda::ATTR_ID, cuda::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+            fx.b.store_imm(
+                Ty::I32,
+                attr,
+                cuda::ATTR_ID,
+                cuda::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            );
             for i in 0..3 {
                 let v = fx.b.resize(c[i].var, Ty::I32, false);
                 fx.b.store(attr, cuda::ATTR_CLUSTER_DIM[i], v);
@@ -333,7 +350,12 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
         }
     }
     let params = fx.b.stack_addr(params_slot, 0);
-    let rc = call_entry(&mut fx.b, table, Entry::LaunchKernelEx, vec![config, kernel, params, null]);
+    let rc = call_entry(
+        &mut fx.b,
+        table,
+        Entry::LaunchKernelEx,
+        vec![config, kernel, params, null],
+    );
     let restore = fx.b.new_block();
     let done = fx.b.new_block();
     let was_switched = fx.b.icmp_imm(IntCC::Ne, switched, 0);
@@ -343,7 +365,8 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     fx.b.jump(done);
     fx.b.switch_to(done);
     driver_check(fx, table, rc, || {
-        let mut parts = vec![MsgPart::text(format!("{prefix} failed on CUDA device ")),
+        let mut parts = vec![
+            MsgPart::text(format!("{prefix} failed on CUDA device ")),
             MsgPart::Value(device.tag, device.var),
             MsgPart::text(" with grid "),
         ];
@@ -371,12 +394,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
 
 /// Raises a RuntimeError (the text of `parts`, then the driver's description of `rc`) unless
 /// `rc` is `CUDA_SUCCESS`.
-fn driver_check(
-    fx: &mut FnCtx<'_, '_>,
-    table: Var,
-    rc: Var,
-    parts: impl FnOnce() -> Vec<MsgPart>,
-) {
+fn driver_check(fx: &mut FnCtx<'_, '_>, table: Var, rc: Var, parts: impl FnOnce() -> Vec<MsgPart>) {
     let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
     fx.check(ok, "RuntimeError", |fx| {
         let mut all = parts();
@@ -405,7 +423,8 @@ fn cached_entry(fx: &mut FnCtx<'_, '_>, cache: crate::lir::DataId, ordinal: Var)
     fx.b.store_imm(Ty::I64, scratch, 0, 0);
     let offset = fx.b.binary_imm(BinOp::Imul, ordinal, 8);
     let entry = fx.b.ptr_add(base, offset);
-    let cached = fx.b.icmp_imm(IntCC::Ult, ordinal, i64::from(cuda::CACHED_DEVICES));
+    let cached =
+        fx.b.icmp_imm(IntCC::Ult, ordinal, i64::from(cuda::CACHED_DEVICES));
     fx.b.select(cached, entry, scratch)
 }
 
@@ -414,7 +433,11 @@ fn primary_context(fx: &mut FnCtx<'_, '_>, table: Var, dev: Var, device: Int, pr
     let cache = match fx.m.gpu.primary_contexts {
         Some(id) => id,
         None => {
-            let id = zeroed(fx.m, "cuda_primary_contexts", cuda::CACHED_DEVICES as usize * 8);
+            let id = zeroed(
+                fx.m,
+                "cuda_primary_contexts",
+                cuda::CACHED_DEVICES as usize * 8,
+            );
             fx.m.gpu.primary_contexts = Some(id);
             id
         }
@@ -429,11 +452,18 @@ fn primary_context(fx: &mut FnCtx<'_, '_>, table: Var, dev: Var, device: Int, pr
     let join = fx.b.new_block();
     fx.b.branch(missing, retain, join);
     fx.b.switch_to(retain);
-    let rc = call_entry(&mut fx.b, table, Entry::DevicePrimaryCtxRetain, vec![entry, dev]);
+    let rc = call_entry(
+        &mut fx.b,
+        table,
+        Entry::DevicePrimaryCtxRetain,
+        vec![entry, dev],
+    );
     let prefix = prefix.to_owned();
     driver_check(fx, table, rc, || {
         vec![
-            MsgPart::text(format!("{prefix}: cannot retain the primary context of CUDA device ")),
+            MsgPart::text(format!(
+                "{prefix}: cannot retain the primary context of CUDA device "
+            )),
             MsgPart::Value(device.tag, device.var),
             MsgPart::text(": cuDevicePrimaryCtxRetain returned "),
         ]

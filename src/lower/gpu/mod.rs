@@ -83,7 +83,11 @@ struct InitFn<'a, 'm> {
 impl<'a, 'm> InitFn<'a, 'm> {
     fn new(m: &'a mut ModuleCtx<'m>, what: &str) -> Self {
         let name = m.local_name(what);
-        let mut b = FuncBuilder::new(name, Linkage::Local, Signature::new(vec![Ty::Ptr], Some(Ty::I32)));
+        let mut b = FuncBuilder::new(
+            name,
+            Linkage::Local,
+            Signature::new(vec![Ty::Ptr], Some(Ty::I32)),
+        );
         b.set_cold();
         let parts = b.slot(PART_SIZE, 8);
         let out = b.param(0);
@@ -183,7 +187,11 @@ fn init_once(
     let init_once = m.capi(CApi::HandleInitOnce);
     let init_addr = b.symbol_addr(Symbol::Func(init));
     let rc = b
-        .call(Callee::Import(init_once), Some(Ty::I32), vec![cell_addr, init_addr])
+        .call(
+            Callee::Import(init_once),
+            Some(Ty::I32),
+            vec![cell_addr, init_addr],
+        )
         .expect("returns");
     let failed = b.icmp_imm(IntCC::Ne, rc, 0);
     let error = b.new_cold_block();

@@ -19,6 +19,8 @@
 //! each parameter. An image containing `FAKE_INVALID_IMAGE` fails to load.
 //!
 //! Records and failures are per thread, so tests running in parallel do not see each other.
+//! `safecall_fake_cuda_quiet(1)` turns recording, failures and the launch checks off, for
+//! benchmarks of the host-side launch path (each call then does next to nothing).
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
@@ -26,6 +28,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
 use serde_json::{Value, json};
@@ -80,6 +83,9 @@ struct Registry {
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
+/// Benchmark mode: no records, no failures, launches accepted without checks.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
 fn registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     let mut guard = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
     f(guard.get_or_insert_with(Registry::default))
@@ -87,6 +93,9 @@ fn registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
 
 /// Records a call and returns the injected failure for it, if any.
 fn record(name: &str, fields: Value) -> Option<CUresult> {
+    if QUIET.load(Ordering::Relaxed) {
+        return None;
+    }
     THREAD.with(|t| {
         let mut t = t.borrow_mut();
         let mut entry = json!({ "call": name });
@@ -133,7 +142,9 @@ fn parse_entries(text: &str) -> Vec<(String, Vec<usize>)> {
                 .split(',')
                 .filter_map(|p| {
                     let words: Vec<&str> = p.split_whitespace().collect();
-                    let ty = words.iter().find(|w| w.starts_with('.') && **w != ".param")?;
+                    let ty = words
+                        .iter()
+                        .find(|w| w.starts_with('.') && **w != ".param")?;
                     let bits: usize = ty
                         .trim_start_matches(|c: char| c == '.' || c.is_ascii_alphabetic())
                         .parse()
@@ -165,11 +176,19 @@ pub extern "C" fn safecall_fake_cuda_reset() {
     THREAD.with(|t| *t.borrow_mut() = Thread::default());
 }
 
+/// Turns benchmark mode on (non-zero) or off: no records, no failures, unchecked launches.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_quiet(on: c_int) {
+    QUIET.store(on != 0, Ordering::Relaxed);
+}
+
 /// The next call of `name` on this thread returns `code`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn safecall_fake_cuda_fail(name: *const c_char, code: c_int) {
     // SAFETY: a NUL-terminated string from the test.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
     THREAD.with(|t| t.borrow_mut().failures.insert(name, code));
 }
 
@@ -177,7 +196,9 @@ pub unsafe extern "C" fn safecall_fake_cuda_fail(name: *const c_char, code: c_in
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn safecall_fake_cuda_hide(name: *const c_char) {
     // SAFETY: a NUL-terminated string from the test.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
     THREAD.with(|t| t.borrow_mut().hidden.push(name));
 }
 
@@ -207,13 +228,7 @@ pub unsafe extern "C" fn safecall_fake_cuda_current(buf: *mut c_char, cap: usize
 /// (call again with a larger buffer when it exceeds `cap`). The records are kept.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn safecall_fake_cuda_log(buf: *mut c_char, cap: usize) -> usize {
-    let text: String = THREAD.with(|t| {
-        t.borrow()
-            .log
-            .iter()
-            .map(|v| format!("{v}\n"))
-            .collect()
-    });
+    let text: String = THREAD.with(|t| t.borrow().log.iter().map(|v| format!("{v}\n")).collect());
     // SAFETY: `buf` has `cap` bytes.
     unsafe { copy_out(&text, buf, cap) }
 }
@@ -241,7 +256,9 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     status: *mut c_int,
 ) -> CUresult {
     // SAFETY: a NUL-terminated name.
-    let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy().into_owned();
+    let name = unsafe { CStr::from_ptr(symbol) }
+        .to_string_lossy()
+        .into_owned();
     if let Some(code) = record(
         "cuGetProcAddress_v2",
         json!({ "symbol": name, "version": version, "flags": flags }),
@@ -262,7 +279,11 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
         let _ = write(status, if address.is_some() { 0 } else { 1 });
         let _ = write(pfn, address.unwrap_or(std::ptr::null_mut()));
     }
-    if address.is_some() { SUCCESS } else { NOT_FOUND }
+    if address.is_some() {
+        SUCCESS
+    } else {
+        NOT_FOUND
+    }
 }
 
 /// The entry points `cuGetProcAddress_v2` serves.
@@ -274,7 +295,10 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("cuCtxGetCurrent", cuCtxGetCurrent as *const ()),
     ("cuCtxGetDevice", cuCtxGetDevice as *const ()),
     ("cuCtxSetCurrent", cuCtxSetCurrent as *const ()),
-    ("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain as *const ()),
+    (
+        "cuDevicePrimaryCtxRetain",
+        cuDevicePrimaryCtxRetain as *const (),
+    ),
     ("cuLibraryLoadData", cuLibraryLoadData as *const ()),
     ("cuLibraryUnload", cuLibraryUnload as *const ()),
     ("cuLibraryGetKernel", cuLibraryGetKernel as *const ()),
@@ -288,14 +312,23 @@ fn error_text(code: CUresult) -> Option<(&'static CStr, &'static CStr)> {
         1 => (c"CUDA_ERROR_INVALID_VALUE", c"invalid argument"),
         2 => (c"CUDA_ERROR_OUT_OF_MEMORY", c"out of memory"),
         3 => (c"CUDA_ERROR_NOT_INITIALIZED", c"initialization error"),
-        100 => (c"CUDA_ERROR_NO_DEVICE", c"no CUDA-capable device is detected"),
+        100 => (
+            c"CUDA_ERROR_NO_DEVICE",
+            c"no CUDA-capable device is detected",
+        ),
         101 => (c"CUDA_ERROR_INVALID_DEVICE", c"invalid device ordinal"),
-        200 => (c"CUDA_ERROR_INVALID_IMAGE", c"device kernel image is invalid"),
+        200 => (
+            c"CUDA_ERROR_INVALID_IMAGE",
+            c"device kernel image is invalid",
+        ),
         201 => (c"CUDA_ERROR_INVALID_CONTEXT", c"invalid device context"),
         218 => (c"CUDA_ERROR_INVALID_PTX", c"a PTX JIT compilation failed"),
         400 => (c"CUDA_ERROR_INVALID_HANDLE", c"invalid resource handle"),
         500 => (c"CUDA_ERROR_NOT_FOUND", c"named symbol not found"),
-        701 => (c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", c"too many resources requested for launch"),
+        701 => (
+            c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            c"too many resources requested for launch",
+        ),
         719 => (c"CUDA_ERROR_LAUNCH_FAILED", c"unspecified launch failure"),
         _ => return None,
     })
@@ -404,7 +437,9 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     num_library_options: c_uint,
 ) -> CUresult {
     // SAFETY: test images are NUL-terminated text (PTX is; tests give text for every format).
-    let text = unsafe { CStr::from_ptr(image) }.to_string_lossy().into_owned();
+    let text = unsafe { CStr::from_ptr(image) }
+        .to_string_lossy()
+        .into_owned();
     let fields = json!({
         "image": text.chars().take(40).collect::<String>(),
         "image_len": text.len(),
@@ -439,13 +474,15 @@ pub extern "C" fn cuLibraryUnload(library: usize) -> CUresult {
     if let Some(code) = record("cuLibraryUnload", json!({ "library": library })) {
         return code;
     }
-    registry(|r| match library.checked_sub(1).and_then(|i| r.libraries.get_mut(i)) {
-        Some(slot @ Some(_)) => {
-            *slot = None;
-            SUCCESS
-        }
-        _ => INVALID_HANDLE,
-    })
+    registry(
+        |r| match library.checked_sub(1).and_then(|i| r.libraries.get_mut(i)) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                SUCCESS
+            }
+            _ => INVALID_HANDLE,
+        },
+    )
 }
 
 /// `cuLibraryGetKernel`.
@@ -456,7 +493,9 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
     name: *const c_char,
 ) -> CUresult {
     // SAFETY: a NUL-terminated name.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
     if let Some(code) = record("cuLibraryGetKernel", json!({ "name": name })) {
         return code;
     }
@@ -473,8 +512,18 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
 
 /// `cuKernelSetAttribute`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuKernelSetAttribute(attr: c_int, value: c_int, kernel: usize, device: c_int) -> CUresult {
-    let name = registry(|r| kernel.checked_sub(1).and_then(|i| r.kernels.get(i)).map(|k| k.name.clone()));
+pub extern "C" fn cuKernelSetAttribute(
+    attr: c_int,
+    value: c_int,
+    kernel: usize,
+    device: c_int,
+) -> CUresult {
+    let name = registry(|r| {
+        kernel
+            .checked_sub(1)
+            .and_then(|i| r.kernels.get(i))
+            .map(|k| k.name.clone())
+    });
     let fields = json!({ "attr": attr, "value": value, "kernel": name, "device": device });
     if let Some(code) = record("cuKernelSetAttribute", fields) {
         return code;
@@ -482,13 +531,15 @@ pub extern "C" fn cuKernelSetAttribute(attr: c_int, value: c_int, kernel: usize,
     if attr != MAX_DYNAMIC_SHARED || value < 0 || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
         return INVALID_VALUE;
     }
-    registry(|r| match kernel.checked_sub(1).and_then(|i| r.kernels.get_mut(i)) {
-        Some(k) => {
-            k.shared_mem.insert(device - DEVICE_BASE, value as u32);
-            SUCCESS
-        }
-        None => INVALID_HANDLE,
-    })
+    registry(
+        |r| match kernel.checked_sub(1).and_then(|i| r.kernels.get_mut(i)) {
+            Some(k) => {
+                k.shared_mem.insert(device - DEVICE_BASE, value as u32);
+                SUCCESS
+            }
+            None => INVALID_HANDLE,
+        },
+    )
 }
 
 /// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
@@ -501,6 +552,9 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
 ) -> CUresult {
     if config.is_null() {
         return INVALID_VALUE;
+    }
+    if QUIET.load(Ordering::Relaxed) {
+        return SUCCESS;
     }
     // SAFETY: the caller passes a valid configuration.
     let c = unsafe { &*config };
@@ -525,7 +579,8 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
             .enumerate()
             .map(|(i, &size)| {
                 // SAFETY: `params` holds one pointer per kernel parameter, each to `size` bytes.
-                let bytes = unsafe { std::slice::from_raw_parts((*params.add(i)).cast::<u8>(), size) };
+                let bytes =
+                    unsafe { std::slice::from_raw_parts((*params.add(i)).cast::<u8>(), size) };
                 bytes.iter().map(|b| format!("{b:02x}")).collect()
             })
             .collect(),
@@ -551,7 +606,14 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     let Some(ordinal) = context_device(ctx) else {
         return INVALID_CONTEXT;
     };
-    let dims = [c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ];
+    let dims = [
+        c.gridDimX,
+        c.gridDimY,
+        c.gridDimZ,
+        c.blockDimX,
+        c.blockDimY,
+        c.blockDimZ,
+    ];
     if dims.contains(&0) {
         return INVALID_VALUE;
     }
