@@ -7,7 +7,9 @@
 mod support;
 
 use serde_json::json;
-use support::{Arg, Delivery, build, call, call_err, cuda_tensor, deliveries, fake, hex, module};
+use support::{
+    Arg, Delivery, build, call, call_err, call_err_full, cuda_tensor, deliveries, fake, hex, module,
+};
 
 /// Runs `test` on a fresh build of the launch module for every delivery path, with this
 /// thread's driver state reset first.
@@ -314,6 +316,18 @@ fn driver_failures_are_runtime_errors_with_the_drivers_words() {
             fake().current(),
             "none",
             "{how:?}: restored after a failed launch"
+        );
+
+        // Messages raised at the launch end with the call context, like every message a host
+        // function composes.
+        fake().fail("cuLaunchKernelEx", 719);
+        assert!(
+            call_err_full(&f, &ok).ends_with(
+                "error 719: unspecified launch failure)\n  when calling configured(p: ptr, gx: i64, \
+                 gy: i32, bx: i32, by: u16, bz: i64, smem: i64, dev: i32, s: ptr, a: f32, flag: bool, \
+                 b: f64, h: u16)"
+            ),
+            "{how:?}"
         );
 
         fake().fail("cuLaunchKernelEx", 9999);

@@ -104,7 +104,7 @@ pub(crate) struct FnCtx<'a, 'm> {
     parts_slot: SlotId,
     owned: Vec<SlotId>,
     entry_inits: Vec<(Var, i64)>,
-    /// `name(param: type, ...)`, the prefix of argument messages (built on first use).
+    /// `name(param: type, ...)`, for the `when calling` line of messages (built on first use).
     signature: std::cell::OnceCell<String>,
     scopes: Vec<HashMap<String, Binding>>,
     /// The statement being lowered, for messages raised by its expressions.
@@ -216,7 +216,7 @@ pub(crate) fn lower_explain_function(
     super::params::lower_params(&mut fx)?;
     let message = format!(
         "{}: internal error: an argument check failed, but explaining it found no failure",
-        fx.signature()
+        fx.func.name
     );
     fx.fail("InternalError", vec![MsgPart::Text(message)]);
     fx.finish_frame();
@@ -340,9 +340,21 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(join);
     }
 
-    /// Raises `kind` with the message `parts` and leaves through the error exit. The current
-    /// block ends.
-    pub fn fail(&mut self, kind: &str, parts: Vec<MsgPart>) {
+    /// Raises `kind` with the message `parts` followed by the call context (`\n  when calling
+    /// <signature>`) and leaves through the error exit. The current block ends.
+    pub fn fail(&mut self, kind: &str, mut parts: Vec<MsgPart>) {
+        parts.push(MsgPart::Text(self.call_context()));
+        self.fail_verbatim(kind, parts);
+    }
+
+    /// The line every message safecall composes ends with: `\n  when calling <signature>`.
+    pub fn call_context(&self) -> String {
+        call_context_text(self.signature())
+    }
+
+    /// Raises `kind` with exactly the message `parts` (an `assert`'s own message) and leaves
+    /// through the error exit. The current block ends.
+    pub fn fail_verbatim(&mut self, kind: &str, parts: Vec<MsgPart>) {
         super::raise::emit_raise(self.m, &mut self.b, self.parts_slot, kind, parts);
         self.return_error();
     }
@@ -444,7 +456,7 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(pass);
     }
 
-    /// `name(param: type, ...)`, the prefix of argument messages.
+    /// `name(param: type, ...)`, shown on the `when calling` line of messages.
     pub fn signature(&self) -> &str {
         self.signature
             .get_or_init(|| schema::signature_text(self.func))
@@ -465,9 +477,9 @@ impl FnCtx<'_, '_> {
         }
     }
 
-    /// `"<signature>: argument 'x' (#0): "`.
+    /// `"<name>: argument 'x' (#0): "`.
     pub fn arg_prefix(&self, label: &str) -> String {
-        format!("{}: argument {label}: ", self.signature())
+        format!("{}: argument {label}: ", self.func.name)
     }
 
     /// The statement being lowered, printed on one line.
@@ -515,11 +527,17 @@ impl FnCtx<'_, '_> {
             self.check(present, "ValueError", |fx| {
                 vec![MsgPart::Text(format!(
                     "{}: argument {} is None, but `{}` uses its value",
-                    fx.signature(),
+                    fx.func.name,
                     g.label,
                     fx.current_stmt_text()
                 ))]
             });
         }
     }
+}
+
+/// `\n  when calling <signature>`: the last line of every message safecall composes, after
+/// the fact (`name: argument 'x' (#0): ...`).
+pub(crate) fn call_context_text(signature: &str) -> String {
+    format!("\n  when calling {signature}")
 }

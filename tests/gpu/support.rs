@@ -306,8 +306,18 @@ pub fn call(f: &Function, args: &[Arg<'_>]) -> Result<Any, Error> {
     f.call(&views)
 }
 
-/// Calls `f`, expecting an error; returns `kind: message`.
+/// Calls `f`, expecting an error; returns `kind: message` without the `when calling` line
+/// that messages raised in a host function end with (see [`call_err_full`]).
 pub fn call_err(f: &Function, args: &[Arg<'_>]) -> String {
+    let full = call_err_full(f, args);
+    full.split("\n  when calling ")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Calls `f`, expecting an error; returns `kind: message`.
+pub fn call_err_full(f: &Function, args: &[Arg<'_>]) -> String {
     match call(f, args) {
         Ok(_) => panic!("the call succeeded"),
         Err(e) => format!("{}: {}", e.kind(), e.message()),

@@ -162,7 +162,8 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                     }
                 }
             }
-            fx.fail(kind, parts);
+            // The compiler's own message, as it wrote it.
+            fx.fail_verbatim(kind, parts);
             fx.b.switch_to(pass);
         }
         Stmt::CallExtern { dest, func, args } => {
