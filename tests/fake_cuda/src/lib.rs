@@ -91,11 +91,13 @@ fn registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     f(guard.get_or_insert_with(Registry::default))
 }
 
-/// Records a call and returns the injected failure for it, if any.
-fn record(name: &str, fields: Value) -> Option<CUresult> {
+/// Records a call (its fields are only built when recording) and returns the injected
+/// failure for it, if any.
+fn record(name: &str, fields: impl FnOnce() -> Value) -> Option<CUresult> {
     if QUIET.load(Ordering::Relaxed) {
         return None;
     }
+    let fields = fields();
     THREAD.with(|t| {
         let mut t = t.borrow_mut();
         let mut entry = json!({ "call": name });
@@ -261,7 +263,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
         .into_owned();
     if let Some(code) = record(
         "cuGetProcAddress_v2",
-        json!({ "symbol": name, "version": version, "flags": flags }),
+        || json!({ "symbol": name, "version": version, "flags": flags }),
     ) {
         return code;
     }
@@ -357,13 +359,13 @@ pub unsafe extern "C" fn cuGetErrorString(error: CUresult, out: *mut *const c_ch
 /// `cuInit`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
-    record("cuInit", json!({ "flags": flags })).unwrap_or(SUCCESS)
+    record("cuInit", || json!({ "flags": flags })).unwrap_or(SUCCESS)
 }
 
 /// `cuDeviceGet`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDeviceGet(device: *mut c_int, ordinal: c_int) -> CUresult {
-    if let Some(code) = record("cuDeviceGet", json!({ "ordinal": ordinal })) {
+    if let Some(code) = record("cuDeviceGet", || json!({ "ordinal": ordinal })) {
         return code;
     }
     if !(0..DEVICES).contains(&ordinal) {
@@ -376,7 +378,7 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut c_int, ordinal: c_int) -> CUre
 /// `cuCtxGetCurrent`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
-    if let Some(code) = record("cuCtxGetCurrent", json!({})) {
+    if let Some(code) = record("cuCtxGetCurrent", || json!({})) {
         return code;
     }
     let current = THREAD.with(|t| t.borrow().current);
@@ -387,7 +389,7 @@ pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
 /// `cuCtxGetDevice`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuCtxGetDevice(device: *mut c_int) -> CUresult {
-    if let Some(code) = record("cuCtxGetDevice", json!({})) {
+    if let Some(code) = record("cuCtxGetDevice", || json!({})) {
         return code;
     }
     match context_device(THREAD.with(|t| t.borrow().current)) {
@@ -400,7 +402,7 @@ pub unsafe extern "C" fn cuCtxGetDevice(device: *mut c_int) -> CUresult {
 /// `cuCtxSetCurrent`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
-    if let Some(code) = record("cuCtxSetCurrent", json!({ "ctx": context_name(ctx) })) {
+    if let Some(code) = record("cuCtxSetCurrent", || json!({ "ctx": context_name(ctx) })) {
         return code;
     }
     if ctx != 0 && context_device(ctx).is_none() {
@@ -413,7 +415,7 @@ pub extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
 /// `cuDevicePrimaryCtxRetain`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, device: c_int) -> CUresult {
-    if let Some(code) = record("cuDevicePrimaryCtxRetain", json!({ "device": device })) {
+    if let Some(code) = record("cuDevicePrimaryCtxRetain", || json!({ "device": device })) {
         return code;
     }
     let ordinal = device - DEVICE_BASE;
@@ -445,7 +447,7 @@ pub unsafe extern "C" fn cuLibraryLoadData(
         "image_len": text.len(),
         "options": num_jit_options + num_library_options,
     });
-    if let Some(code) = record("cuLibraryLoadData", fields) {
+    if let Some(code) = record("cuLibraryLoadData", || fields) {
         return code;
     }
     if text.contains("FAKE_INVALID_IMAGE") {
@@ -471,7 +473,7 @@ pub unsafe extern "C" fn cuLibraryLoadData(
 /// `cuLibraryUnload`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cuLibraryUnload(library: usize) -> CUresult {
-    if let Some(code) = record("cuLibraryUnload", json!({ "library": library })) {
+    if let Some(code) = record("cuLibraryUnload", || json!({ "library": library })) {
         return code;
     }
     registry(
@@ -496,7 +498,7 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
     let name = unsafe { CStr::from_ptr(name) }
         .to_string_lossy()
         .into_owned();
-    if let Some(code) = record("cuLibraryGetKernel", json!({ "name": name })) {
+    if let Some(code) = record("cuLibraryGetKernel", || json!({ "name": name })) {
         return code;
     }
     let found = registry(|r| {
@@ -525,7 +527,7 @@ pub extern "C" fn cuKernelSetAttribute(
             .map(|k| k.name.clone())
     });
     let fields = json!({ "attr": attr, "value": value, "kernel": name, "device": device });
-    if let Some(code) = record("cuKernelSetAttribute", fields) {
+    if let Some(code) = record("cuKernelSetAttribute", || fields) {
         return code;
     }
     if attr != MAX_DYNAMIC_SHARED || value < 0 || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
@@ -597,7 +599,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         "args": args,
         "extra": !extra.is_null(),
     });
-    if let Some(code) = record("cuLaunchKernelEx", fields) {
+    if let Some(code) = record("cuLaunchKernelEx", || fields) {
         return code;
     }
     let Some((_, _, opted_in)) = kernel else {
