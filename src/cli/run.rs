@@ -137,6 +137,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         })
         .collect::<Result<Vec<_>, _>>()?;
 
+    crate::sandbox::check_preloads(&args.preload)?;
     let _libraries = args
         .preload
         .iter()
