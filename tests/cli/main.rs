@@ -4,6 +4,7 @@
 
 mod build;
 mod check;
+mod damaged;
 mod help;
 mod inspect;
 mod run;

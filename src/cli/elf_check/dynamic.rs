@@ -1,85 +1,23 @@
 //! The dynamic section and what it points at, as the loader reads them: string, symbol, hash
 //! and version tables, relocations, initializers.
 
-use std::collections::BTreeMap;
-
 use cranelift_object::object::Endianness;
 use cranelift_object::object::elf;
 use cranelift_object::object::endian::{U16, U32, U64};
 use cranelift_object::object::read::elf::Sym as _;
 
+use super::relocations::{self, Slot};
 use super::{Damage, Image, MAX_CHAIN, Verdict};
 
-/// The size of one relocation record.
-const RELA_SIZE: u64 = size_of::<elf::Rela64<Endianness>>() as u64;
 /// The size of one symbol record.
 const SYM_SIZE: u64 = size_of::<elf::Sym64<Endianness>>() as u64;
-/// The size of a pointer (an initializer array entry, a `DT_RELR` entry).
-const WORD: u64 = 8;
+use super::relocations::{RELA_SIZE, WORD};
 
 /// The entries of the dynamic section, up to `DT_NULL`.
 pub struct Dynamic {
+    /// `(tag, value)` in file order.
     entries: Vec<(i64, u64)>,
 }
-
-/// A relocation of this machine: how many bytes it writes, or `None` for a type the loader
-/// does not know.
-#[cfg(target_arch = "x86_64")]
-fn relocation_size(kind: u32) -> Option<u64> {
-    match kind {
-        elf::R_X86_64_NONE => Some(0),
-        elf::R_X86_64_32 | elf::R_X86_64_PC32 | elf::R_X86_64_SIZE32 => Some(4),
-        elf::R_X86_64_TLSDESC => Some(16),
-        elf::R_X86_64_64
-        | elf::R_X86_64_GLOB_DAT
-        | elf::R_X86_64_JUMP_SLOT
-        | elf::R_X86_64_RELATIVE
-        | elf::R_X86_64_DTPMOD64
-        | elf::R_X86_64_DTPOFF64
-        | elf::R_X86_64_TPOFF64
-        | elf::R_X86_64_IRELATIVE
-        | elf::R_X86_64_SIZE64
-        | elf::R_X86_64_COPY => Some(8),
-        _ => None,
-    }
-}
-#[cfg(target_arch = "x86_64")]
-const R_RELATIVE: u32 = elf::R_X86_64_RELATIVE;
-#[cfg(target_arch = "x86_64")]
-const R_IRELATIVE: u32 = elf::R_X86_64_IRELATIVE;
-
-#[cfg(target_arch = "aarch64")]
-fn relocation_size(kind: u32) -> Option<u64> {
-    match kind {
-        elf::R_AARCH64_NONE => Some(0),
-        elf::R_AARCH64_TLSDESC => Some(16),
-        elf::R_AARCH64_ABS64
-        | elf::R_AARCH64_GLOB_DAT
-        | elf::R_AARCH64_JUMP_SLOT
-        | elf::R_AARCH64_RELATIVE
-        | elf::R_AARCH64_TLS_DTPMOD
-        | elf::R_AARCH64_TLS_DTPREL
-        | elf::R_AARCH64_TLS_TPREL
-        | elf::R_AARCH64_IRELATIVE
-        | elf::R_AARCH64_COPY => Some(8),
-        _ => None,
-    }
-}
-#[cfg(target_arch = "aarch64")]
-const R_RELATIVE: u32 = elf::R_AARCH64_RELATIVE;
-#[cfg(target_arch = "aarch64")]
-const R_IRELATIVE: u32 = elf::R_AARCH64_IRELATIVE;
-
-// Other machines load nothing ([`super::check`] stops at the machine); these keep the code
-// compiling there.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn relocation_size(_: u32) -> Option<u64> {
-    None
-}
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const R_RELATIVE: u32 = u32::MAX;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const R_IRELATIVE: u32 = u32::MAX;
 
 /// A dynamic tag's name, for messages.
 fn tag_name(tag: i64) -> String {
@@ -141,7 +79,7 @@ impl Dynamic {
     }
 
     /// The value of `tag` (the loader keeps the last of repeated entries).
-    fn get(&self, tag: i64) -> Option<u64> {
+    pub(super) fn get(&self, tag: i64) -> Option<u64> {
         self.entries
             .iter()
             .rev()
@@ -160,7 +98,7 @@ impl Dynamic {
     }
 
     /// The table at `tag` with the size at `size_tag` (both or neither), as records of `T`.
-    fn table<'data, T: cranelift_object::object::Pod>(
+    pub(super) fn table<'data, T: cranelift_object::object::Pod>(
         &self,
         image: &Image<'data>,
         tag: i64,
@@ -262,66 +200,8 @@ impl Dynamic {
         let symtab = self.require(elf::DT_SYMTAB)?;
         let mut symbols = hash_tables(self, image)?;
 
-        let mut relas: Vec<(&str, &[elf::Rela64<Endianness>])> = Vec::new();
-        relas.push(("DT_RELA", self.table(image, elf::DT_RELA, elf::DT_RELASZ)?));
-        relas.push((
-            "DT_JMPREL",
-            self.table(image, elf::DT_JMPREL, elf::DT_PLTRELSZ)?,
-        ));
-        let textrel = self.get(elf::DT_TEXTREL).is_some()
-            || self
-                .get(elf::DT_FLAGS)
-                .is_some_and(|f| f & u64::from(elf::DF_TEXTREL) != 0);
-        // Where relocations put an address: slot -> (relative addend | symbol index).
-        let mut slots: BTreeMap<u64, Slot> = BTreeMap::new();
-        for (name, table) in &relas {
-            for (i, r) in table.iter().enumerate() {
-                let what = || format!("relocation {i} of {name}");
-                let kind = r.r_type(endian, false);
-                let sym = r.r_sym(endian, false);
-                let offset = r.r_offset.get(endian);
-                let Some(size) = relocation_size(kind) else {
-                    return Err(format!(
-                        "{}: type {kind}, which the loader does not know",
-                        what()
-                    ));
-                };
-                symbols = symbols.max(u64::from(sym) + 1);
-                if size == 0 {
-                    continue;
-                }
-                let Some(seg) = image.segment(offset, size) else {
-                    return Err(format!(
-                        "{}: it writes at 0x{offset:x}, in no loaded segment",
-                        what()
-                    ));
-                };
-                if !seg.writable() && !textrel {
-                    return Err(format!(
-                        "{}: it writes at 0x{offset:x}, in a read-only segment",
-                        what()
-                    ));
-                }
-                let addend = r.r_addend.get(endian) as u64;
-                if kind == R_IRELATIVE && !image.is_code(addend) {
-                    return Err(format!(
-                        "{}: its resolver 0x{addend:x} is not in code: the loader would call it",
-                        what()
-                    ));
-                }
-                slots.insert(
-                    offset,
-                    if kind == R_RELATIVE {
-                        Slot::Relative(addend)
-                    } else {
-                        Slot::Symbol
-                    },
-                );
-            }
-        }
-        for slot in relr(self, image)? {
-            slots.insert(slot, Slot::InPlace);
-        }
+        let (slots, referenced) = relocations::check(self, image)?;
+        symbols = symbols.max(referenced);
 
         if symbols > MAX_CHAIN as u64 {
             return Err(format!(
@@ -419,16 +299,6 @@ impl Dynamic {
         }
         Ok(Verdict::Loadable)
     }
-}
-
-/// What a relocation puts in a slot.
-enum Slot {
-    /// The load address plus this addend.
-    Relative(u64),
-    /// The load address plus what the file has there (`DT_RELR`).
-    InPlace,
-    /// A symbol's address.
-    Symbol,
 }
 
 /// The NUL-terminated string at `offset` of a string table.
@@ -643,40 +513,4 @@ fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &[u8]) -> Result<u16, 
         }
     }
     Ok(highest)
-}
-
-/// Checks the packed relative relocations (`DT_RELR`) and returns the slots they write.
-fn relr(dynamic: &Dynamic, image: &Image<'_>) -> Result<Vec<u64>, Damage> {
-    let endian = Endianness::default();
-    let entries = dynamic.table::<U64<Endianness>>(image, elf::DT_RELR, elf::DT_RELRSZ)?;
-    let mut slots = Vec::new();
-    let mut next = None;
-    for (i, e) in entries.iter().enumerate() {
-        let e = e.get(endian);
-        if e & 1 == 0 {
-            slots.push(e);
-            next = Some(e.saturating_add(WORD));
-        } else {
-            let Some(base) = next else {
-                return Err(format!("DT_RELR entry {i}: a bitmap before any address"));
-            };
-            for bit in 1..64 {
-                if e >> bit & 1 != 0 {
-                    slots.push(base.saturating_add((bit - 1) * WORD));
-                }
-            }
-            next = Some(base.saturating_add(63 * WORD));
-        }
-    }
-    for &slot in &slots {
-        if !image
-            .segment(slot, WORD)
-            .is_some_and(super::Segment::writable)
-        {
-            return Err(format!(
-                "a DT_RELR relocation writes at 0x{slot:x}, outside the writable segments"
-            ));
-        }
-    }
-    Ok(slots)
 }

@@ -15,6 +15,7 @@ use cranelift_object::object::read::elf::{ElfFile64, FileHeader, ProgramHeader, 
 use cranelift_object::object::{Endianness, Object, Pod};
 
 mod dynamic;
+mod relocations;
 
 use dynamic::Dynamic;
 
@@ -155,6 +156,13 @@ fn sections(file: &Elf<'_>) -> Result<(), Damage> {
                     what()
                 ));
             };
+            if kind != elf::SHT_NOBITS && addr + size > seg.vaddr + seg.filesz {
+                return Err(format!(
+                    "{}: its addresses 0x{addr:x}..+0x{size:x} run past the bytes its segment \
+                     has in the file (they would be zeros once loaded)",
+                    what()
+                ));
+            }
             if kind != elf::SHT_NOBITS && offset.wrapping_sub(seg.offset) != addr - seg.vaddr {
                 return Err(format!(
                     "{}: its file offset 0x{offset:x} does not match its address 0x{addr:x} \
@@ -302,15 +310,15 @@ impl<'data> Image<'data> {
                         format!("{}: at 0x{:x}..+0x{:x}, {e}", what(), seg.vaddr, seg.filesz)
                     })?;
                 }
-                elf::PT_TLS | elf::PT_GNU_RELRO | elf::PT_PHDR => {
-                    if !image.loads.iter().any(|l| l.contains(seg.vaddr, seg.memsz)) {
-                        return Err(format!(
-                            "{}: its addresses 0x{:x}..+0x{:x} are in no loaded segment",
-                            what(),
-                            seg.vaddr,
-                            seg.memsz
-                        ));
-                    }
+                elf::PT_TLS | elf::PT_GNU_RELRO | elf::PT_PHDR
+                    if !image.loads.iter().any(|l| l.contains(seg.vaddr, seg.memsz)) =>
+                {
+                    return Err(format!(
+                        "{}: its addresses 0x{:x}..+0x{:x} are in no loaded segment",
+                        what(),
+                        seg.vaddr,
+                        seg.memsz
+                    ));
                 }
                 _ => {}
             }
@@ -328,17 +336,16 @@ impl<'data> Image<'data> {
                     ));
                 }
             }
-            if matches!(kind, elf::PT_NOTE | elf::PT_GNU_PROPERTY) {
-                if let Some(mut notes) = ph
+            if matches!(kind, elf::PT_NOTE | elf::PT_GNU_PROPERTY)
+                && let Some(mut notes) = ph
                     .notes(endian, data)
                     .map_err(|e| format!("{}: {e}", what()))?
-                {
-                    while notes
-                        .next()
-                        .map_err(|e| format!("{}: {e}", what()))?
-                        .is_some()
-                    {}
-                }
+            {
+                while notes
+                    .next()
+                    .map_err(|e| format!("{}: {e}", what()))?
+                    .is_some()
+                {}
             }
         }
         match dynamic {
