@@ -282,7 +282,7 @@ fn main() {
                     let done: u64 = counts.values().sum();
                     if done.is_multiple_of(1000) {
                         eprintln!(
-                            "{done} of {count} in {:.0} s",
+                            "{done} of {count} in {:.0} s: {counts:?}",
                             started.elapsed().as_secs_f64()
                         );
                     }
