@@ -180,9 +180,9 @@ impl Dynamic {
         }
         let strtab_addr = self.require(elf::DT_STRTAB)?;
         let strsz = self.require(elf::DT_STRSZ)?;
-        let strtab = image.bytes(strtab_addr, strsz).map_err(|e| {
+        let strtab = Strings::new(image.bytes(strtab_addr, strsz).map_err(|e| {
             format!("the string table (DT_STRTAB 0x{strtab_addr:x}..+0x{strsz:x}): {e}")
-        })?;
+        })?);
         for &(tag, value) in &self.entries {
             if matches!(
                 tag,
@@ -193,7 +193,8 @@ impl Dynamic {
                     | elf::DT_AUXILIARY
                     | elf::DT_FILTER
             ) {
-                string(strtab, value)
+                strtab
+                    .get(value)
                     .map_err(|e| format!("the dynamic section's {}: {e}", tag_name(tag)))?;
             }
         }
@@ -218,7 +219,8 @@ impl Dynamic {
             })?;
         for (i, sym) in syms.iter().enumerate().skip(1) {
             let what = || format!("dynamic symbol {i}");
-            string(strtab, u64::from(sym.st_name(endian)))
+            strtab
+                .get(u64::from(sym.st_name(endian)))
                 .map_err(|e| format!("{}: its name: {e}", what()))?;
             let shndx = sym.st_shndx(endian);
             let kind = sym.st_type();
@@ -230,18 +232,18 @@ impl Dynamic {
                 return Err(format!(
                     "{} ({}): its address 0x{value:x} is in no loaded segment",
                     what(),
-                    String::from_utf8_lossy(string(strtab, u64::from(sym.st_name(endian)))?)
+                    String::from_utf8_lossy(strtab.get(u64::from(sym.st_name(endian)))?)
                 ));
             }
             if matches!(kind, elf::STT_FUNC | elf::STT_GNU_IFUNC) && !image.is_code(value) {
                 return Err(format!(
                     "{} ({}): a function at 0x{value:x}, which is not in code",
                     what(),
-                    String::from_utf8_lossy(string(strtab, u64::from(sym.st_name(endian)))?)
+                    String::from_utf8_lossy(strtab.get(u64::from(sym.st_name(endian)))?)
                 ));
             }
         }
-        let versions = versions(self, image, strtab)?;
+        let versions = versions(self, image, &strtab)?;
         if let Some(addr) = self.get(elf::DT_VERSYM) {
             let table = image
                 .records::<U16<Endianness>>(addr, symbols)
@@ -301,22 +303,43 @@ impl Dynamic {
     }
 }
 
-/// The NUL-terminated string at `offset` of a string table.
-fn string(strtab: &[u8], offset: u64) -> Result<&[u8], Damage> {
-    let rest = usize::try_from(offset)
-        .ok()
-        .and_then(|o| strtab.get(o..))
-        .filter(|r| !r.is_empty())
-        .ok_or_else(|| {
-            format!(
-                "string offset {offset} is past the string table (0x{:x} bytes)",
-                strtab.len()
-            )
-        })?;
-    let end = rest.iter().position(|&b| b == 0).ok_or_else(|| {
-        format!("the string at offset {offset} runs to the end of the string table")
-    })?;
-    Ok(&rest[..end])
+/// A string table, with where its NUL bytes are: finding the end of a string is a binary
+/// search (a damaged table may have few terminators and many names pointing into it).
+struct Strings<'data> {
+    bytes: &'data [u8],
+    nuls: Vec<usize>,
+}
+
+impl<'data> Strings<'data> {
+    fn new(bytes: &'data [u8]) -> Strings<'data> {
+        let nuls = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == 0)
+            .map(|(i, _)| i)
+            .collect();
+        Strings { bytes, nuls }
+    }
+
+    /// The NUL-terminated string at `offset`.
+    fn get(&self, offset: u64) -> Result<&'data [u8], Damage> {
+        let start = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < self.bytes.len())
+            .ok_or_else(|| {
+                format!(
+                    "string offset {offset} is past the string table (0x{:x} bytes)",
+                    self.bytes.len()
+                )
+            })?;
+        let end = self
+            .nuls
+            .get(self.nuls.partition_point(|&n| n < start))
+            .ok_or_else(|| {
+                format!("the string at offset {offset} runs to the end of the string table")
+            })?;
+        Ok(&self.bytes[start..*end])
+    }
 }
 
 /// Checks the hash tables (the loader looks up every symbol through them; it divides by their
@@ -362,7 +385,17 @@ fn hash_tables(dynamic: &Dynamic, image: &Image<'_>) -> Result<u64, Damage> {
             .map_err(what)?;
         let chains_at = buckets_at.saturating_add(buckets * 4);
         let chains_bytes = image.bytes_from(chains_at).unwrap_or_default();
-        let chains = chains_bytes.len() as u64 / 4;
+        // Where each chain position's chain ends (the entry with the low bit set), found in
+        // one pass from the end, so that many buckets sharing a long chain cost no more.
+        let mut ends: Vec<Option<u64>> = vec![None; chains_bytes.len() / 4];
+        let mut end = None;
+        for (at, word) in chains_bytes.chunks_exact(4).enumerate().rev() {
+            // Little-endian (checked): the low bit is in the first byte.
+            if word[0] & 1 != 0 {
+                end = Some(at as u64);
+            }
+            ends[at] = end;
+        }
         symbols = base;
         for (b, start) in table.iter().enumerate() {
             let start = u64::from(start.get(endian));
@@ -374,25 +407,15 @@ fn hash_tables(dynamic: &Dynamic, image: &Image<'_>) -> Result<u64, Damage> {
                     "bucket {b} starts at symbol {start}, below the first hashed symbol {base}"
                 )));
             }
-            let mut index = start;
-            loop {
-                let at = index - base;
-                if at >= chains {
-                    return Err(what(format!(
-                        "the chain of bucket {b} runs past the end of its segment"
-                    )));
-                }
-                let value = u32::from_le_bytes(
-                    chains_bytes[(at * 4) as usize..(at * 4 + 4) as usize]
-                        .try_into()
-                        .expect("4 bytes"),
-                );
-                index += 1;
-                if value & 1 != 0 {
-                    break;
-                }
-            }
-            symbols = symbols.max(index);
+            let Some(last) = usize::try_from(start - base)
+                .ok()
+                .and_then(|at| ends.get(at).copied().flatten())
+            else {
+                return Err(what(format!(
+                    "the chain of bucket {b} runs past the end of its segment"
+                )));
+            };
+            symbols = symbols.max(base + last + 1);
         }
     }
     if let Some(addr) = sysv {
@@ -427,9 +450,19 @@ fn hash_tables(dynamic: &Dynamic, image: &Image<'_>) -> Result<u64, Damage> {
 
 /// Checks the version records (`DT_VERNEED`, `DT_VERDEF`; the loader follows their links) and
 /// returns the highest version index they define.
-fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &[u8]) -> Result<u16, Damage> {
+fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &Strings<'_>) -> Result<u16, Damage> {
     let endian = Endianness::default();
     let mut highest = elf::VER_NDX_GLOBAL;
+    // Records followed in all: the links only go forward, and this bounds the work.
+    let mut steps = 0usize;
+    let mut step = |what: &dyn Fn(String) -> String| {
+        steps += 1;
+        if steps > MAX_CHAIN {
+            Err(what("more records than the file can hold".to_owned()))
+        } else {
+            Ok(())
+        }
+    };
     if let Some(start) = dynamic.get(elf::DT_VERNEED) {
         let what = |e: String| format!("the needed versions (DT_VERNEED 0x{start:x}): {e}");
         let mut addr = start;
@@ -444,14 +477,17 @@ fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &[u8]) -> Result<u16, 
                     need.vn_version.get(endian)
                 )));
             }
-            string(strtab, u64::from(need.vn_file.get(endian)))
+            strtab
+                .get(u64::from(need.vn_file.get(endian)))
                 .map_err(|e| what(format!("record {count}: its file name: {e}")))?;
             let mut aux = addr.saturating_add(u64::from(need.vn_aux.get(endian)));
-            for k in 0..MAX_CHAIN {
+            for k in 0.. {
+                step(&what)?;
                 let entry = image
                     .records::<elf::Vernaux<Endianness>>(aux, 1)
                     .map_err(|e| what(format!("record {count}, version {k}: {e}")))?[0];
-                string(strtab, u64::from(entry.vna_name.get(endian)))
+                strtab
+                    .get(u64::from(entry.vna_name.get(endian)))
                     .map_err(|e| what(format!("record {count}, version {k}: its name: {e}")))?;
                 highest = highest.max(entry.vna_other.get(endian) & elf::VERSYM_VERSION);
                 match entry.vna_next.get(endian) {
@@ -460,9 +496,9 @@ fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &[u8]) -> Result<u16, 
                 }
             }
             count += 1;
+            step(&what)?;
             match need.vn_next.get(endian) {
                 0 => break,
-                _ if count as usize >= MAX_CHAIN => return Err(what("no end".to_owned())),
                 next => addr = addr.saturating_add(u64::from(next)),
             }
         }
@@ -494,13 +530,14 @@ fn versions(dynamic: &Dynamic, image: &Image<'_>, strtab: &[u8]) -> Result<u16, 
                     1,
                 )
                 .map_err(|e| what(format!("record {count}: its name: {e}")))?[0];
-            string(strtab, u64::from(aux.vda_name.get(endian)))
+            strtab
+                .get(u64::from(aux.vda_name.get(endian)))
                 .map_err(|e| what(format!("record {count}: its name: {e}")))?;
             highest = highest.max(def.vd_ndx.get(endian) & elf::VERSYM_VERSION);
             count += 1;
+            step(&what)?;
             match def.vd_next.get(endian) {
                 0 => break,
-                _ if count as usize >= MAX_CHAIN => return Err(what("no end".to_owned())),
                 next => addr = addr.saturating_add(u64::from(next)),
             }
         }
