@@ -59,9 +59,9 @@ fn add_one_compiles_loads_and_calls_the_library() {
         [
             "x = [0.0, 1.0, 2.0, 3.0, 4.0]",
             "y = [1.0, 2.0, 3.0, 4.0, 5.0]",
-            "add_one(x, short) -> ValueError: add_one(x: Tensor[(n,), float32, cpu], y: \
-             Tensor[(n,), float32, cpu]): argument 'y' (#1): shape[0] is 3, expected 5 (= n, \
-             bound by x.shape[0])",
+            "add_one(x, short) -> ValueError: add_one: argument 'y' (#1): shape[0] is 3, \
+             expected 5 (= n, bound by x.shape[0])",
+            "  when calling add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])",
         ]
     );
 }
@@ -72,21 +72,22 @@ fn launcher_computes_the_grid_gets_the_stream_and_calls_the_launch_function() {
     let signature = "matmul(a: Tensor[(m, k), float16, cuda, align=16], b: Tensor[(k, n), \
                      float16, cuda, align=16], bias: Tensor[(n,), float32, cuda], c: \
                      Tensor[(m, n), float32, cuda, align=16, index=i32])";
+    let context = format!("  when calling {signature}");
     let expected = [
         "launched: m = 256, n = 384, k = 64, grid = (3, 2), stream = 0x5eed".to_owned(),
         "the launcher got the tensors' data pointers: true".to_owned(),
-        format!(
-            "k = 60 (not a multiple of 8): ValueError: {signature}: k = 60 (bound by \
-             a.shape[1]) is not a multiple of 8"
-        ),
-        format!(
-            "c on the CPU: ValueError: {signature}: argument 'c' (#3): device is cpu:0, \
-             expected a cuda tensor"
-        ),
-        format!(
-            "c on another GPU: ValueError: {signature}: argument 'c' (#3): device id is 1, \
-             expected 0 (the device id of a)"
-        ),
+        "k = 60 (not a multiple of 8): ValueError: matmul: k = 60 (bound by a.shape[1]) is not \
+         a multiple of 8"
+            .to_owned(),
+        context.clone(),
+        "c on the CPU: ValueError: matmul: argument 'c' (#3): device is cpu:0, expected a cuda \
+         tensor"
+            .to_owned(),
+        context.clone(),
+        "c on another GPU: ValueError: matmul: argument 'c' (#3): device id is 1, expected 0 \
+         (the device id of a)"
+            .to_owned(),
+        context,
         "m = 2048: RuntimeError: matmul_kernel_launch: grid (3, 16) exceeds 8 blocks in y"
             .to_owned(),
         "launches recorded after the rejected calls: 0".to_owned(),
@@ -117,8 +118,9 @@ fn calls_reaches_a_global_function_and_an_imported_module() {
             "calls.so imports a module of kind example_kernels",
             "  example.log: scaling 4 elements",
             "scale(x) returned 4; x = [3.0, 6.0, 9.0, 12.0]",
-            "scale(float64 tensor) -> TypeError: scale(x: Tensor[(n,), float32, cpu]): \
-             argument 'x' (#0): dtype is float64, expected float32",
+            "scale(float64 tensor) -> TypeError: scale: argument 'x' (#0): dtype is float64, \
+             expected float32",
+            "  when calling scale(x: Tensor[(n,), float32, cpu])",
         ]
     );
 }
@@ -129,8 +131,9 @@ fn jit_compiles_and_calls_in_process() {
     for line in [
         "  kernel launched: n = 3, grid = 1",
         "scale(x) returned 3; x = [2.0, 4.0, 6.0]",
-        "scale(int32 tensor) -> TypeError: scale(x: Tensor[(n,), float32, cpu]): argument 'x' \
-         (#0): dtype is int32, expected float32",
+        "scale(int32 tensor) -> TypeError: scale: argument 'x' (#0): dtype is int32, expected \
+         float32",
+        "  when calling scale(x: Tensor[(n,), float32, cpu])",
         "through the global registry, after dropping the module: x = [4.0, 8.0, 12.0]",
     ] {
         assert!(
@@ -166,7 +169,8 @@ fn python_loads_the_library_the_cli_builds() {
     let out = run(Command::new(python)
         .arg(root.join("examples/python/add_one.py"))
         .arg(&library));
-    let signature = "add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])";
+    let context = "  when calling add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, \
+                   cpu])";
     assert_eq!(
         out.lines().collect::<Vec<_>>(),
         [
@@ -174,14 +178,14 @@ fn python_loads_the_library_the_cli_builds() {
             "signature: Callable[[Tensor, Tensor], None]".to_owned(),
             "arguments: ['x', 'y']".to_owned(),
             "doc: y = x + 1, elementwise, over float32 tensors on the CPU.".to_owned(),
-            format!(
-                "ValueError: {signature}: argument 'y' (#1): shape[0] is 3, expected 5 (= n, \
-                 bound by x.shape[0])"
-            ),
-            format!(
-                "TypeError: {signature}: argument 'x' (#0): dtype is float64, expected float32"
-            ),
-            format!("TypeError: {signature}: expected 2 arguments, got 1"),
+            "ValueError: add_one: argument 'y' (#1): shape[0] is 3, expected 5 (= n, bound by \
+             x.shape[0])"
+                .to_owned(),
+            context.to_owned(),
+            "TypeError: add_one: argument 'x' (#0): dtype is float64, expected float32".to_owned(),
+            context.to_owned(),
+            "TypeError: add_one: expected 2 arguments, got 1".to_owned(),
+            context.to_owned(),
         ]
     );
 }

@@ -117,8 +117,8 @@ fn global_call_is_looked_up_once_and_a_missing_one_is_named() {
     assert_eq!(err.kind(), "RuntimeError");
     assert_eq!(
         err.message(),
-        "global function `sc_test.late` is not registered \
-         (called by `call_late_global` in `let r = call_packed global \"sc_test.late\"(x);`)"
+        "call_late_global: in `let r = call_packed global \"sc_test.late\"(x);`: global function \
+         `sc_test.late` is not registered\n  when calling call_late_global(x: i64)"
     );
     // A failed lookup is not cached: registering the function makes the next call work.
     Function::from_closure(|args| Ok(Any::from(args[0].cast::<i64>()? + 1000)))
@@ -426,7 +426,8 @@ fn via_import(x: i64) -> any {
     assert_eq!(err.kind(), "RuntimeError");
     assert!(
         err.message().starts_with(
-            "cannot call `triple` from an imported module (called by `via_import` in "
+            "via_import: in `let r = call_packed import \"triple\"(x);`: cannot call `triple` \
+             from an imported module: "
         ),
         "{}",
         err.message()

@@ -205,7 +205,7 @@ fn process_symbol(name: &str) -> Option<*const u8> {
 }
 
 /// The address of `name` for JIT-compiled code: the C API of `binding`, then `table`, then
-/// (with `process_symbols`) the process.
+/// the libc functions GPU launches use, then (with `process_symbols`) the process.
 fn resolve(
     name: &str,
     binding: SymbolBinding,
@@ -214,6 +214,7 @@ fn resolve(
 ) -> Option<*const u8> {
     capi_address(binding, name)
         .or_else(|| table.get(name).map(|a| a.0))
+        .or_else(|| lower::libc_symbol(name))
         .or_else(|| {
             if process_symbols {
                 process_symbol(name)
@@ -515,6 +516,7 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
                     name: module.name.clone(),
                     externs: Vec::new(),
                     imported_modules: Vec::new(),
+                    device_binaries: Vec::new(),
                     imports: Vec::new(),
                     system_lib_prefix: None,
                     functions: vec![f.clone()],

@@ -230,7 +230,10 @@ fn direct_target(m: &mut ModuleCtx<'_>, symbol: &str) -> lir::Callee {
 fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
     // One cache cell per call site; its init function's error names the calling function and
     // statement.
-    let caller = format!("`{}` in `{}`", fx.func.name, fx.current_stmt_text());
+    let caller = Caller {
+        prefix: format!("{}: in `{}`: ", fx.func.name, fx.current_stmt_text()),
+        context: fx.call_context(),
+    };
     let cell =
         fx.m.handle_cell(if import { "import_fn" } else { "global_fn" });
     let init = emit_lookup_init(fx.m, name, import, &caller);
@@ -261,8 +264,16 @@ fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
     handle
 }
 
+/// Who looks a function up, for the messages of a failed lookup: `f: in `stmt`: ` before the
+/// fact and the `when calling` line after it.
+struct Caller {
+    prefix: String,
+    context: String,
+}
+
 /// `int init(void** out)`: looks the function up; a missing function raises a clear error.
-fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &str) -> FuncId {
+fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &Caller) -> FuncId {
+    let Caller { prefix, context } = caller;
     let fn_name = m.local_name(if import { "init_import" } else { "init_global" });
     let mut b = FuncBuilder::new(
         fn_name,
@@ -285,9 +296,9 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &st
         b.branch(unset, fail, lookup);
         b.switch_to(fail);
         let message = format!(
-            "cannot call `{name}` from an imported module (called by {caller}): this library was \
-             not loaded as a module (its __tvm_ffi__library_ctx is unset; load it with \
-             tvm_ffi.load_module)"
+            "{prefix}cannot call `{name}` from an imported module: this library was not loaded \
+             as a module (its __tvm_ffi__library_ctx is unset; load it with \
+             tvm_ffi.load_module){context}"
         );
         raise_static(m, &mut b, "RuntimeError", &message);
         b.switch_to(lookup);
@@ -324,10 +335,10 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &st
     b.switch_to(not_found);
     let message = if import {
         format!(
-            "function `{name}` is not found in the imported modules of this library (called by {caller})"
+            "{prefix}function `{name}` is not found in the imported modules of this library{context}"
         )
     } else {
-        format!("global function `{name}` is not registered (called by {caller})")
+        format!("{prefix}global function `{name}` is not registered{context}")
     };
     raise_static(m, &mut b, "RuntimeError", &message);
     b.switch_to(ok);

@@ -190,8 +190,8 @@ fn a_device_label_makes_a_tensor_of_that_device_over_host_memory() {
         .expect(3);
     assert_eq!(
         out.stderr,
-        "ValueError: where_is(x: Tensor[(n,), float16, cuda]): argument 'x' (#0): device is \
-         cpu:0, expected a cuda tensor\n"
+        "ValueError: where_is: argument 'x' (#0): device is cpu:0, expected a cuda tensor\n  \
+         when calling where_is(x: Tensor[(n,), float16, cuda])\n"
     );
 }
 
@@ -225,17 +225,18 @@ fn a_raised_error_is_printed_exactly_as_raised() {
         .expect(3);
     assert_eq!(
         out.stderr,
-        "ValueError: small(x: i8): argument 'x' (#0): 300 is out of range for i8 [-128, 127]\n"
+        "ValueError: small: argument 'x' (#0): 300 is out of range for i8 [-128, 127]\n  \
+         when calling small(x: i8)\n"
     );
     let out = dir.safecall(&["run", "echo.scir", "int"]).expect(3);
     assert_eq!(
         out.stderr,
-        "TypeError: int(x: i64): expected 1 argument, got 0\n"
+        "TypeError: int: expected 1 argument, got 0\n  when calling int(x: i64)\n"
     );
     let out = dir.safecall(&["run", "echo.scir", "text", "5"]).expect(3);
     assert_eq!(
         out.stderr,
-        "TypeError: text(x: str): argument 'x' (#0): expected str, got int\n"
+        "TypeError: text: argument 'x' (#0): expected str, got int\n  when calling text(x: str)\n"
     );
 }
 

@@ -78,7 +78,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
                 if let Some((flag, sym)) = unbound_check {
                     let message = format!(
                         "{}: symbolic variable `{sym}` is not bound: every tensor argument that binds it is None",
-                        fx.signature()
+                        fx.func.name
                     );
                     fx.check(flag, "ValueError", |_| vec![MsgPart::Text(message)]);
                 }
@@ -391,7 +391,7 @@ fn lower_division(
             vec![
                 MsgPart::Text(format!(
                     "{}: integer division by zero: `{}` divides ",
-                    fx.signature(),
+                    fx.func.name,
                     fx.current_stmt_text()
                 )),
                 MsgPart::Value(if signed { Tag::I64 } else { Tag::U64 }, a),

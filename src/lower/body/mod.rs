@@ -162,7 +162,8 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                     }
                 }
             }
-            fx.fail(kind, parts);
+            // The compiler's own message, as it wrote it.
+            fx.fail_verbatim(kind, parts);
             fx.b.switch_to(pass);
         }
         Stmt::CallExtern { dest, func, args } => {
@@ -191,6 +192,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 },
             );
         }
+        Stmt::Launch(launch) => super::gpu::lower_launch(fx, launch)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
     Ok(())

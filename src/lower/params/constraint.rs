@@ -61,12 +61,7 @@ pub(super) fn lower_constraint(
                 }
                 None => (String::new(), None),
             };
-            (
-                var,
-                present,
-                format!("{}: {name} = ", fx.signature()),
-                binder,
-            )
+            (var, present, format!("{}: {name} = ", fx.func.name), binder)
         }
         _ => {
             return Err(format!(

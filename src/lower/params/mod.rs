@@ -55,11 +55,11 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
     let expected = fx.b.iconst(Ty::I32, n as i64);
     let ok = fx.b.icmp(IntCC::Eq, fx.num_args, expected);
     let num_args = fx.num_args;
-    fx.check_arg(ok, "TypeError", |fx| {
+    fx.check_arg(ok, "TypeError", |_| {
         vec![
             MsgPart::text(format!(
                 "{}: expected {n} argument{}, got ",
-                fx.signature(),
+                func.name,
                 if n == 1 { "" } else { "s" }
             )),
             MsgPart::Value(Tag::I64, num_args),
