@@ -271,7 +271,7 @@ pub fn not_finished(outcome: &Outcome, library: &Path) -> Option<Failure> {
         Outcome::Crashed { signal, stderr, .. } => Failure::failed(format!(
             "loading {lib} crashed ({signal}): the library is damaged or not a TVM-FFI library"
         ))
-        .detail(stderr),
+        .detail(stderr.trim()),
         Outcome::TimedOut { limit, .. } => Failure::failed(format!(
             "loading {lib} did not finish within {} s and was stopped: the library hangs in \
              its initializers or its getters",
@@ -285,7 +285,7 @@ pub fn not_finished(outcome: &Outcome, library: &Path) -> Option<Failure> {
             "loading {lib} failed (exit code {code}): the library is damaged or not a TVM-FFI \
              library"
         ))
-        .detail(stderr),
+        .detail(stderr.trim()),
     };
     Some(failure)
 }

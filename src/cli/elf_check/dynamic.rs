@@ -228,18 +228,26 @@ impl Dynamic {
                 continue;
             }
             let value = sym.st_value(endian);
+            let name = || {
+                String::from_utf8_lossy(
+                    strtab
+                        .get(u64::from(sym.st_name(endian)))
+                        .unwrap_or_default(),
+                )
+                .into_owned()
+            };
             if image.segment(value, 0).is_none() {
                 return Err(format!(
                     "{} ({}): its address 0x{value:x} is in no loaded segment",
                     what(),
-                    String::from_utf8_lossy(strtab.get(u64::from(sym.st_name(endian)))?)
+                    name()
                 ));
             }
             if matches!(kind, elf::STT_FUNC | elf::STT_GNU_IFUNC) && !image.is_code(value) {
                 return Err(format!(
                     "{} ({}): a function at 0x{value:x}, which is not in code",
                     what(),
-                    String::from_utf8_lossy(strtab.get(u64::from(sym.st_name(endian)))?)
+                    name()
                 ));
             }
         }

@@ -365,6 +365,9 @@ impl<'data> Image<'data> {
             .iter()
             .find(|s| addr >= s.vaddr && addr < s.vaddr.saturating_add(s.memsz.max(1)))
             .ok_or_else(|| "in no loaded segment".to_owned())?;
+        if seg.flags & elf::PF_R == 0 {
+            return Err("in a segment that is not readable".to_owned());
+        }
         let at = addr - seg.vaddr;
         if at.checked_add(len).is_none_or(|end| end > seg.filesz) {
             return Err("past the bytes its segment has in the file".to_owned());
