@@ -4,6 +4,7 @@
 
 mod build;
 mod check;
+mod damaged;
 mod gpu;
 mod help;
 mod inspect;
