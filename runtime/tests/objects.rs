@@ -250,3 +250,22 @@ fn releasing_a_dead_object_is_caught_in_debug_builds() {
     // SAFETY: `header` is alive for the whole test and has no deleter.
     unsafe { object::dec_ref(&mut header) };
 }
+
+/// A NULL pointer under an object type index is not a valid value, but a caller can pass
+/// one: taking an owned copy is an error, not a NULL dereference.
+#[test]
+fn owning_a_null_object_view_is_an_error() {
+    use safecall_runtime::abi::{TVMFFIAny, TVMFFIValue};
+    use safecall_runtime::{Any, AnyView};
+    let raw = TVMFFIAny {
+        type_index: type_index::TENSOR,
+        small_str_len: 0,
+        value: TVMFFIValue {
+            v_obj: core::ptr::null_mut(),
+        },
+    };
+    // SAFETY: the view refers to nothing that must stay alive.
+    let err = Any::from_view(unsafe { AnyView::from_raw(raw) }).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(err.message().contains("NULL object"), "{}", err.message());
+}
