@@ -219,7 +219,9 @@ fn clusters_go_in_a_launch_attribute() {
 
 #[test]
 fn bad_grids_blocks_memory_and_devices_are_value_errors_before_any_driver_call() {
-    let cases: Vec<((i64, i64), (i64, i64, i64), i64, i64, &str)> = vec![
+    /// Grid, block, shared memory, device, and the message.
+    type Case = ((i64, i64), (i64, i64, i64), i64, i64, &'static str);
+    let cases: Vec<Case> = vec![
         (
             (0, 1),
             (1, 1, 1),

@@ -337,9 +337,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
                 cuda::ATTR_ID,
                 cuda::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
             );
-            for i in 0..3 {
-                let v = fx.b.resize(c[i].var, Ty::I32, false);
-                fx.b.store(attr, cuda::ATTR_CLUSTER_DIM[i], v);
+            for (dim, offset) in c.iter().zip(cuda::ATTR_CLUSTER_DIM) {
+                let v = fx.b.resize(dim.var, Ty::I32, false);
+                fx.b.store(attr, offset, v);
             }
             fx.b.store(config, cuda::CONFIG_ATTRS, attr);
             fx.b.store_imm(Ty::I32, config, cuda::CONFIG_NUM_ATTRS, 1);
