@@ -12,6 +12,8 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod python_package;
+
 /// The pinned peer: our outputs are judged by whether they work with this release.
 const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
 const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest"];
@@ -24,13 +26,15 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
         Some("venv") => venv().map(|_| ()),
+        Some("python") => python(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
-                 venv            only create or update .venv"
+                 venv            only create or update .venv\n  \
+                 python [ARGS]   build the Python package into .venv and run its pytest suite"
             );
             return ExitCode::from(2);
         }
@@ -156,7 +160,16 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("SAFECALL_PYTHON", &python)
         .env("SAFECALL_TVM_FFI_INCLUDE", include)
         .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
-    run(&mut cargo)
+    run(&mut cargo)?;
+    python_package::install(&python)?;
+    python_package::pytest(&python, &[])
+}
+
+/// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
+fn python(extra: &[String]) -> Result<(), String> {
+    let python = venv()?;
+    python_package::install(&python)?;
+    python_package::pytest(&python, extra)
 }
 
 fn lint() -> Result<(), String> {
