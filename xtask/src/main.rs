@@ -3,7 +3,9 @@
 //! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
 //! peer the interop tests load our outputs into), points the tests at it, and runs
-//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI).
+//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI);
+//! then it builds the Python package (`python/`) into `.venv` and runs its pytest suite
+//! ([`python_package`]; `cargo xtask python` does only that).
 //!
 //! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
 //! (warnings are errors), with the same features as the tests so nothing is built twice.
