@@ -140,7 +140,11 @@ fn jit(
         llvm: settings.llvm,
         ..defaults
     };
-    let compiled = safecall::jit::compile(&module.inner, &options)
+    // Without the GIL: other Python threads run while this one compiles (an LLVM compile
+    // takes milliseconds).
+    let ir = &module.inner;
+    let compiled = py
+        .detach(|| safecall::jit::compile(ir, &options))
         .map_err(|e| compile_error(py, module, e))?;
     let addresses = module
         .inner

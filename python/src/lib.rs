@@ -15,6 +15,7 @@ use pyo3::types::PyList;
 use safecall::ir::verify::{Source, VerifyError, render_errors};
 use safecall::ir::{self, SourceMap};
 
+mod bench;
 mod compile;
 
 pyo3::create_exception!(
@@ -260,6 +261,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compile::JitCode>()?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     compile::register(m)?;
+    bench::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
     Ok(())
 }
