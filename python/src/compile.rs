@@ -144,7 +144,7 @@ fn jit(
     // takes milliseconds).
     let ir = &module.inner;
     let compiled = py
-        .detach(|| safecall::jit::compile(ir, &options))
+        .detach(|| safecall::jit::compile_verified(ir, &options))
         .map_err(|e| compile_error(py, module, e))?;
     let addresses = module
         .inner

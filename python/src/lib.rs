@@ -70,7 +70,8 @@ impl Diagnostic {
 /// A verified IR module.
 #[pyclass(frozen, module = "safecall")]
 pub struct Module {
-    pub(crate) inner: ir::Module,
+    /// Verified when it was parsed: compiling it does not verify again.
+    pub(crate) inner: ir::VerifiedModule,
     /// The text it was parsed from and the name it was given (for messages).
     text: String,
     file: String,
@@ -202,9 +203,21 @@ fn verify_diagnostics(
 }
 
 /// Parses and verifies IR text; invalid IR raises `IRError`.
+///
+/// Valid text is parsed without a source map (the common case, and the cheaper parse); only
+/// invalid text is parsed again with one, to point the diagnostics into it.
 #[pyfunction]
 #[pyo3(signature = (text, file = "<string>"))]
 fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
+    if let Ok(module) = ir::parse::parse(&text)
+        && let Ok(verified) = ir::VerifiedModule::new(module)
+    {
+        return Ok(Module {
+            inner: verified,
+            text,
+            file: file.to_owned(),
+        });
+    }
     let (module, map) = match ir::parse::parse_with_source_map(&text) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -222,21 +235,23 @@ fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
             return Err(ir_error(py, rendered, vec![diagnostic]));
         }
     };
-    if let Err(errors) = ir::verify::verify(&module) {
-        let source = Source {
-            file,
-            text: &text,
-            map: &map,
-        };
-        let rendered = render_errors(&errors, Some(source));
-        let diagnostics = verify_diagnostics(&errors, file, &text, Some(&map));
-        return Err(ir_error(py, rendered, diagnostics));
-    }
-    Ok(Module {
-        inner: module,
-        text,
-        file: file.to_owned(),
-    })
+    let errors = match ir::verify::verify(&module) {
+        Err(errors) => errors,
+        Ok(_) => {
+            return Err(CompileError::new_err(
+                "internal error: the text failed to verify without a source map but verified \
+                 with one",
+            ));
+        }
+    };
+    let source = Source {
+        file,
+        text: &text,
+        map: &map,
+    };
+    let rendered = render_errors(&errors, Some(source));
+    let diagnostics = verify_diagnostics(&errors, file, &text, Some(&map));
+    Err(ir_error(py, rendered, diagnostics))
 }
 
 /// Turns a compiler error into a Python exception (`IRError` for invalid IR, `CompileError`
