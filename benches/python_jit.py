@@ -6,7 +6,7 @@ Python of a JIT function against the same function built as a ``.so`` and loaded
 
 Run it with a release build of the package (figures from a debug build mean nothing)::
 
-    cd python && maturin build --release --features llvm -o /tmp/wheels
+    cd python && maturin build --release --features llvm --auditwheel skip -o /tmp/wheels
     python -m venv /tmp/bvenv && /tmp/bvenv/bin/pip install /tmp/wheels/safecall-*.whl numpy ninja
     PATH=/tmp/bvenv/bin:$PATH nice /tmp/bvenv/bin/python benches/python_jit.py
 
