@@ -330,3 +330,14 @@ fn functions_compiled_on_several_threads_run_like_those_compiled_on_one() {
         }
     }
 }
+
+#[test]
+fn a_verified_module_compiles_without_a_second_verification() {
+    let verified = safecall::ir::VerifiedModule::new(add_one_module()).unwrap();
+    let jit = jit::compile_verified(&verified, &JitOptions::default()).unwrap();
+    let add_one = jit.function("add_one").unwrap();
+    let x = vector(&[1.0, 2.0]);
+    let y = vector(&[0.0; 2]);
+    add_one.call(&[(&x).into(), (&y).into()]).unwrap();
+    assert_eq!(y.as_slice::<f32>().unwrap(), [2.0, 3.0]);
+}

@@ -499,6 +499,18 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// Verifies, lowers and JIT-compiles a module.
 pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     crate::verify(module)?;
+    compile_unverified(module, options)
+}
+
+/// Lowers and JIT-compiles a module that was verified already (no second verifier pass).
+pub fn compile_verified(
+    module: &ir::VerifiedModule,
+    options: &JitOptions,
+) -> Result<JitModule, Error> {
+    compile_unverified(module, options)
+}
+
+fn compile_unverified(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     let helper = shared_raise_helper(options.binding, options)?;
     // Each function's explanation is compiled on its first rejected call; the code refers to
     // its context by address.

@@ -17,6 +17,8 @@ mod params;
 pub mod raise;
 mod schema;
 
+pub use schema::{metadata_json, signature_text};
+
 use std::collections::HashMap;
 
 use crate::ir;

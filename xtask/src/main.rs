@@ -3,7 +3,9 @@
 //! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
 //! peer the interop tests load our outputs into), points the tests at it, and runs
-//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI).
+//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI);
+//! then it builds the Python package (`python/`) into `.venv` and runs its pytest suite
+//! ([`python_package`]; `cargo xtask python` does only that).
 //!
 //! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
 //! (warnings are errors), with the same features as the tests so nothing is built twice.
@@ -11,6 +13,8 @@
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+
+mod python_package;
 
 /// The pinned peer: our outputs are judged by whether they work with this release.
 const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
@@ -24,13 +28,15 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
         Some("venv") => venv().map(|_| ()),
+        Some("python") => python(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
-                 venv            only create or update .venv"
+                 venv            only create or update .venv\n  \
+                 python [ARGS]   build the Python package into .venv and run its pytest suite"
             );
             return ExitCode::from(2);
         }
@@ -156,7 +162,16 @@ fn test(extra: &[String]) -> Result<(), String> {
         .env("SAFECALL_PYTHON", &python)
         .env("SAFECALL_TVM_FFI_INCLUDE", include)
         .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
-    run(&mut cargo)
+    run(&mut cargo)?;
+    python_package::install(&python)?;
+    python_package::pytest(&python, &[])
+}
+
+/// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
+fn python(extra: &[String]) -> Result<(), String> {
+    let python = venv()?;
+    python_package::install(&python)?;
+    python_package::pytest(&python, extra)
 }
 
 fn lint() -> Result<(), String> {

@@ -1,0 +1,225 @@
+"""safecall in process: build host-function IR from Python, JIT it into ``tvm_ffi.Function``s,
+or build TVM-FFI libraries, with no C compiler.
+
+>>> import safecall
+>>> m = safecall.parse('module demo; fn twice(n: i64) -> i64 { return n * 2; }')
+>>> twice = safecall.jit(m)["twice"]
+>>> twice(21)
+42
+
+The generated code binds to the C API of the ``libtvm_ffi`` that ``tvm_ffi`` loaded: its errors
+land in that runtime's thread-local slot, ``call_packed global`` sees functions registered with
+``tvm_ffi.register_global_func``, and the extension itself exports no TVM-FFI symbols, so
+there is exactly one TVM-FFI runtime in the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Union
+
+# tvm_ffi first: it loads libtvm_ffi with RTLD_GLOBAL, where the JIT looks the C API up.
+import tvm_ffi
+
+from . import _native
+from ._native import CompileError, Diagnostic, IRError, Module
+from .builder import *  # noqa: F401,F403  (the IR builder)
+from .builder import ModuleBuilder
+from .builder import __all__ as _builder_all
+from . import builder as ir  # noqa: F401  (safecall.ir.ModuleBuilder, ...)
+
+__all__ = [
+    "parse",
+    "jit",
+    "build",
+    "emit",
+    "Module",
+    "JitModule",
+    "IRError",
+    "CompileError",
+    "Diagnostic",
+    "HAS_LLVM",
+ "metadata",
+] + list(_builder_all)
+
+#: Whether this build of the package has the LLVM backend.
+HAS_LLVM: bool = _native.HAS_LLVM
+
+ModuleLike = Union[Module, ModuleBuilder, str]
+
+
+def parse(text: str, file: str = "<string>") -> Module:
+    """Parses and verifies IR text (docs/ir.md).
+
+    Invalid IR raises :class:`IRError`: its message is the rendered diagnostics (file, line,
+    caret, note) and ``errors`` holds each one as a :class:`Diagnostic`.
+    """
+    return _native.parse(text, file)
+
+
+def _module(module: ModuleLike) -> Module:
+    if isinstance(module, Module):
+        return module
+    if isinstance(module, ModuleBuilder):
+        return module.build()
+    if isinstance(module, str):
+        return parse(module)
+    raise TypeError(
+        f"expected a safecall.Module, a ModuleBuilder or IR text, got {type(module).__name__}"
+    )
+
+
+def _address(name: str, value: Any) -> int:
+    """An address from an int, a ctypes function pointer or a cffi pointer."""
+    if isinstance(value, int):
+        address = value
+    else:
+        import ctypes
+
+        if isinstance(value, ctypes._CFuncPtr):  # ctypes function pointers
+            address = ctypes.cast(value, ctypes.c_void_p).value or 0
+        elif isinstance(value, ctypes.c_void_p):
+            address = value.value or 0
+        elif type(value).__module__.startswith("_cffi"):
+            import cffi  # only reached for cffi objects, so cffi is importable
+
+            address = int(cffi.FFI().cast("uintptr_t", value))
+        else:
+            raise TypeError(
+                f"symbols[{name!r}]: expected an address (int, ctypes function pointer or cffi "
+                f"pointer), got {type(value).__name__}"
+            )
+    if address <= 0:
+        raise ValueError(f"symbols[{name!r}]: the address is null")
+    return address
+
+
+class JitModule(Mapping[str, tvm_ffi.Function]):
+    """The functions of a JIT-compiled module, as ``tvm_ffi.Function``s (by name, or as
+    attributes).
+
+    Each function keeps the compiled code alive: dropping this object while keeping a function
+    is fine, and the code is freed with the last function.
+    """
+
+    def __init__(self, module: Module, code: Any, addresses: Sequence[tuple]):
+        self.module = module
+        self._functions: Dict[str, tvm_ffi.Function] = {
+            name: tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=code)
+            for name, address in addresses
+        }
+
+    def __getitem__(self, name: str) -> tvm_ffi.Function:
+        try:
+            return self._functions[name]
+        except KeyError:
+            raise KeyError(
+                f"module `{self.module.name}` has no function `{name}` "
+                f"(it has: {', '.join(self._functions)})"
+            ) from None
+
+    def __getattr__(self, name: str) -> tvm_ffi.Function:
+        functions = self.__dict__.get("_functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._functions)
+
+    def __len__(self) -> int:
+        return len(self._functions)
+
+    def signature(self, name: str) -> str:
+        """``name(param: type, ...)``, as error messages show it."""
+        return self.module.signature(name)
+
+    def metadata(self, name: str) -> dict:
+        """The metadata a library built from the module serves for ``name``: ``type_schema``
+        (a JSON string), ``arg_names`` and ``signature``."""
+        return metadata(self.module, name)
+
+    def doc(self, name: str) -> Optional[str]:
+        """The doc comment of ``name``, or None."""
+        return self.module.doc(name)
+
+    def __repr__(self) -> str:
+        return f"<safecall.JitModule {self.module.name} ({', '.join(self._functions)})>"
+
+
+def jit(
+    module: ModuleLike,
+    symbols: Optional[Mapping[str, Any]] = None,
+    backend: str = "cranelift",
+    opt: Union[str, int, None] = None,
+    *,
+    cpu: Optional[str] = None,
+    target_features: Optional[str] = None,
+    process_symbols: bool = True,
+) -> JitModule:
+    """JIT-compiles a module; its functions are ``tvm_ffi.Function``s.
+
+    ``symbols`` maps the names of ``extern fn``s (and ``call_packed direct`` symbols) to
+    addresses: ints, ctypes function pointers, cffi pointers. Names missing there are looked up
+    in the process when ``process_symbols`` is true. ``backend`` is ``"cranelift"`` (compiles
+    in microseconds) or ``"llvm"`` (when :data:`HAS_LLVM`); ``opt`` is Cranelift's ``"none"``,
+    ``"speed"``, ``"speed_and_size"`` or LLVM's 0-3.
+    """
+    m = _module(module)
+    table = {name: _address(name, value) for name, value in (symbols or {}).items()}
+    code, addresses = _native.jit(
+        m, table, backend, opt, cpu, target_features, process_symbols
+    )
+    return JitModule(m, code, addresses)
+
+
+def build(
+    module: ModuleLike,
+    path: Union[str, os.PathLike],
+    backend: str = "cranelift",
+    opt: Union[str, int, None] = None,
+    *,
+    cpu: Optional[str] = None,
+    target_features: Optional[str] = None,
+    system_lib_prefix: Optional[str] = None,
+    main: Optional[str] = None,
+    link_args: Optional[Sequence[str]] = None,
+    cc: Optional[str] = None,
+    link_runtime: Union[str, os.PathLike, None] = None,
+) -> None:
+    """Compiles a module to ``path``: an object file when it ends in ``.o``, else a shared
+    library that ``tvm_ffi.load_module`` loads (the options of ``safecall build``: docs/cli.md).
+    """
+    _native.build(
+        _module(module),
+        os.fspath(path),
+        backend,
+        opt,
+        cpu,
+        target_features,
+        system_lib_prefix,
+        main,
+        list(link_args) if link_args is not None else None,
+        cc,
+        os.fspath(link_runtime) if link_runtime is not None else None,
+    )
+
+
+def emit(
+    module: ModuleLike,
+    what: str = "ir",
+    backend: str = "cranelift",
+    opt: Union[str, int, None] = None,
+    *,
+    cpu: Optional[str] = None,
+    target_features: Optional[str] = None,
+) -> str:
+    """An intermediate form as text: ``"ir"`` (printed IR), ``"lowered"``, ``"backend"``
+    (Cranelift IR or LLVM IR) or ``"asm"``."""
+    return _native.emit(_module(module), what, backend, opt, cpu, target_features)
+
+
+def metadata(module: ModuleLike, name: str) -> dict:
+    """The metadata of function ``name`` (``type_schema``, ``arg_names``, ``signature``)."""
+    return json.loads(_module(module).metadata_json(name))

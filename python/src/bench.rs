@@ -1,0 +1,55 @@
+//! A benchmark helper: the Rust JIT's own compile time for IR text, with no Python in the loop,
+//! so `benches/python_jit.py` can put the Python path next to it in one process.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use safecall::Backend;
+use safecall::jit::{JitOptions, SymbolAddress, SymbolBinding};
+
+/// Nanoseconds of each of `iterations` runs of `ir::parse` + `jit::compile` of `text` (the
+/// compiled module is dropped outside the timed part), with the options `jit()` uses.
+#[pyfunction]
+#[pyo3(signature = (text, symbols = None, iterations = 100, backend = "cranelift"))]
+fn rust_jit_times(
+    py: Python<'_>,
+    text: &str,
+    symbols: Option<HashMap<String, usize>>,
+    iterations: usize,
+    backend: &str,
+) -> PyResult<Vec<u64>> {
+    let backend = match backend {
+        "cranelift" => Backend::Cranelift,
+        "llvm" => Backend::Llvm,
+        other => return Err(PyValueError::new_err(format!("backend={other:?}"))),
+    };
+    let options = JitOptions {
+        binding: SymbolBinding::Process,
+        symbols: symbols
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, address)| (name, SymbolAddress(address as *const u8)))
+            .collect(),
+        backend,
+        ..JitOptions::default()
+    };
+    py.detach(|| {
+        let mut times = Vec::with_capacity(iterations);
+        for _ in 0..iterations {
+            let start = Instant::now();
+            let module = safecall::ir::parse::parse(text).map_err(|e| e.message)?;
+            let compiled = safecall::jit::compile(&module, &options).map_err(|e| e.to_string())?;
+            times.push(start.elapsed().as_nanos() as u64);
+            drop(compiled);
+        }
+        Ok(times)
+    })
+    .map_err(|e: String| PyValueError::new_err(e))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rust_jit_times, m)?)
+}

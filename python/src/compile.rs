@@ -1,0 +1,270 @@
+//! JIT, AOT and intermediate forms, with the CLI's code-generation options.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use safecall::aot::LinkOptions;
+use safecall::backend::cranelift::CraneliftOptions;
+use safecall::backend::llvm::LlvmOptions;
+use safecall::jit::{JitOptions, SymbolAddress, SymbolBinding};
+use safecall::{Backend, Emit, Options};
+
+use crate::{CompileError, Module, compile_error};
+
+/// The executable memory of one JIT-compiled module. Every `tvm_ffi.Function` made from it
+/// keeps this object alive (`keep_alive_object`), so the code is freed with the last of them.
+#[pyclass(frozen, module = "safecall")]
+pub struct JitCode {
+    _code: Arc<safecall::jit::JitCode>,
+}
+
+/// The backend settings of one call, checked like the CLI's `--backend`/`--opt`/`--cpu`/
+/// `--target-features`.
+struct Codegen {
+    backend: Backend,
+    cranelift: Option<CraneliftOptions>,
+    llvm: LlvmOptions,
+}
+
+fn codegen(
+    backend: &str,
+    opt: Option<&Bound<'_, PyAny>>,
+    cpu: Option<String>,
+    target_features: Option<String>,
+) -> PyResult<Codegen> {
+    let opt = match opt {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => Some(v.str()?.to_string()),
+    };
+    match backend {
+        "cranelift" => {
+            if cpu.is_some() || target_features.is_some() {
+                return Err(PyValueError::new_err(
+                    "cpu and target_features apply to the LLVM backend; Cranelift compiles for \
+                     the host CPU (pass backend=\"llvm\")",
+                ));
+            }
+            let cranelift = match opt {
+                None => None,
+                Some(level) => {
+                    if !["none", "speed", "speed_and_size"].contains(&level.as_str()) {
+                        return Err(PyValueError::new_err(format!(
+                            "opt={level:?}: Cranelift's levels are \"none\", \"speed\" and \
+                             \"speed_and_size\""
+                        )));
+                    }
+                    Some(CraneliftOptions {
+                        opt_level: level,
+                        ..CraneliftOptions::default()
+                    })
+                }
+            };
+            Ok(Codegen {
+                backend: Backend::Cranelift,
+                cranelift,
+                llvm: LlvmOptions::default(),
+            })
+        }
+        "llvm" => {
+            if !cfg!(feature = "llvm") {
+                return Err(CompileError::new_err(
+                    "backend=\"llvm\": this build of safecall has no LLVM backend (build the \
+                     package with the cargo feature `llvm`)",
+                ));
+            }
+            let mut llvm = LlvmOptions::default();
+            if let Some(level) = opt {
+                llvm.opt_level = match level.as_str() {
+                    "0" => 0,
+                    "1" => 1,
+                    "2" => 2,
+                    "3" => 3,
+                    _ => {
+                        return Err(PyValueError::new_err(format!(
+                            "opt={level:?}: LLVM's levels are 0, 1, 2 and 3"
+                        )));
+                    }
+                };
+            }
+            if let Some(cpu) = cpu {
+                llvm.cpu = cpu;
+            }
+            if let Some(features) = target_features {
+                llvm.features = features;
+            }
+            Ok(Codegen {
+                backend: Backend::Llvm,
+                cranelift: None,
+                llvm,
+            })
+        }
+        other => Err(PyValueError::new_err(format!(
+            "backend={other:?}: expected \"cranelift\" or \"llvm\""
+        ))),
+    }
+}
+
+/// JIT-compiles `module` bound to the process's TVM-FFI runtime; returns the code and the
+/// safe-call address of each function.
+#[pyfunction]
+#[pyo3(signature = (module, symbols = None, backend = "cranelift", opt = None, cpu = None,
+    target_features = None, process_symbols = true))]
+#[allow(clippy::too_many_arguments)]
+fn jit(
+    py: Python<'_>,
+    module: &Module,
+    symbols: Option<HashMap<String, usize>>,
+    backend: &str,
+    opt: Option<&Bound<'_, PyAny>>,
+    cpu: Option<String>,
+    target_features: Option<String>,
+    process_symbols: bool,
+) -> PyResult<(JitCode, Vec<(String, usize)>)> {
+    let settings = codegen(backend, opt, cpu, target_features)?;
+    let defaults = JitOptions::default();
+    let options = JitOptions {
+        binding: SymbolBinding::Process,
+        symbols: symbols
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, address)| (name, SymbolAddress(address as *const u8)))
+            .collect(),
+        process_symbols,
+        backend: settings.backend,
+        cranelift: settings.cranelift.unwrap_or(defaults.cranelift),
+        llvm: settings.llvm,
+        ..defaults
+    };
+    // Without the GIL: other Python threads run while this one compiles (an LLVM compile
+    // takes milliseconds).
+    let ir = &module.inner;
+    let compiled = py
+        .detach(|| safecall::jit::compile_verified(ir, &options))
+        .map_err(|e| compile_error(py, module, e))?;
+    let addresses = module
+        .inner
+        .functions
+        .iter()
+        .map(|f| {
+            let entry = compiled
+                .safe_call(&f.name)
+                .expect("every function of the module is compiled");
+            (f.name.clone(), entry as usize)
+        })
+        .collect();
+    // The runtime-side functions of `compiled` go with it; the code lives on in `JitCode`.
+    let code = compiled.code().clone();
+    drop(compiled);
+    Ok((JitCode { _code: code }, addresses))
+}
+
+/// Compiles `module` to `path`: an object file when it ends in `.o`, else a shared library.
+#[pyfunction]
+#[pyo3(signature = (module, path, backend = "cranelift", opt = None, cpu = None,
+    target_features = None, system_lib_prefix = None, main = None, link_args = None, cc = None,
+    link_runtime = None))]
+#[allow(clippy::too_many_arguments)]
+fn build(
+    py: Python<'_>,
+    module: &Module,
+    path: PathBuf,
+    backend: &str,
+    opt: Option<&Bound<'_, PyAny>>,
+    cpu: Option<String>,
+    target_features: Option<String>,
+    system_lib_prefix: Option<String>,
+    main: Option<String>,
+    link_args: Option<Vec<String>>,
+    cc: Option<String>,
+    link_runtime: Option<PathBuf>,
+) -> PyResult<()> {
+    let settings = codegen(backend, opt, cpu, target_features)?;
+    let mut options = Options {
+        backend: settings.backend,
+        cranelift: settings.cranelift.unwrap_or_default(),
+        llvm: settings.llvm,
+        ..Options::default()
+    };
+    options.lower.system_lib_prefix = system_lib_prefix;
+    if let Some(main) = main {
+        if !module.inner.functions.iter().any(|f| f.name == main) {
+            return Err(PyValueError::new_err(format!(
+                "main={main:?}: module `{}` has no function of that name",
+                module.inner.name
+            )));
+        }
+        options.lower.main_alias = Some(main);
+    }
+    let object = path.extension().is_some_and(|e| e == "o");
+    if object && (link_args.is_some() || cc.is_some() || link_runtime.is_some()) {
+        return Err(PyValueError::new_err(
+            "link_args, cc and link_runtime apply to shared libraries; an `.o` path is not linked",
+        ));
+    }
+    let link = LinkOptions {
+        cc,
+        runtime_dir: link_runtime,
+        extra: link_args.unwrap_or_default(),
+        ..LinkOptions::default()
+    };
+    let ir = &module.inner;
+    let result = py.detach(|| {
+        if object {
+            let bytes = safecall::compile_object(ir, &options)?;
+            std::fs::write(&path, bytes).map_err(|error| safecall::Error::Io {
+                path: path.clone(),
+                error,
+            })
+        } else {
+            safecall::build_shared_library(ir, &path, &options, &link)
+        }
+    });
+    result.map_err(|e| compile_error(py, module, e))
+}
+
+/// An intermediate form of `module` as text: `"ir"`, `"lowered"`, `"backend"` (CLIF or LLVM
+/// IR) or `"asm"`.
+#[pyfunction]
+#[pyo3(signature = (module, what, backend = "cranelift", opt = None, cpu = None,
+    target_features = None))]
+fn emit(
+    py: Python<'_>,
+    module: &Module,
+    what: &str,
+    backend: &str,
+    opt: Option<&Bound<'_, PyAny>>,
+    cpu: Option<String>,
+    target_features: Option<String>,
+) -> PyResult<String> {
+    let form = match what {
+        "ir" => Emit::Ir,
+        "lowered" => Emit::Lowered,
+        "backend" => Emit::BackendIr,
+        "asm" => Emit::Asm,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "emit {other:?}: expected \"ir\", \"lowered\", \"backend\" or \"asm\""
+            )));
+        }
+    };
+    let settings = codegen(backend, opt, cpu, target_features)?;
+    let options = Options {
+        backend: settings.backend,
+        cranelift: settings.cranelift.unwrap_or_default(),
+        llvm: settings.llvm,
+        ..Options::default()
+    };
+    safecall::emit(&module.inner, form, &options).map_err(|e| compile_error(py, module, e))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jit, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
+    m.add_function(wrap_pyfunction!(emit, m)?)?;
+    Ok(())
+}

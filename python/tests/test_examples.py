@@ -1,0 +1,45 @@
+"""examples/python/jit_launcher.py runs and prints what it should."""
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SIGNATURE = (
+    "scaled_add(a: Tensor[(m, n), float32, cpu, strides=(sa0, sa1)], b: Tensor[(m, n), float32, "
+    "cpu, strides=(sb0, sb1)], out: Tensor[(m, n), float32, cpu], alpha: f32)"
+)
+
+
+def test_jit_launcher_example():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "jit_launcher.py")],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    lines = out.splitlines()
+    start = lines.index(f"signature: {SIGNATURE}")
+    context = f"  when calling {SIGNATURE}"
+    assert lines[start + 1 : start + 13] == [
+        "out = [[1.0, 3.0, 5.0, 7.0], [9.0, 11.0, 13.0, 15.0]]",
+        "strided: out = [[9.0, 13.0, 17.0, 21.0], [41.0, 45.0, 49.0, 53.0]]",
+        "launches: [(2, 4, 1), (2, 4, 1)]",
+        "float64 b: TypeError: scaled_add: argument 'b' (#1): dtype is float64, expected float32",
+        context,
+        "n = 3: ValueError: scaled_add: n = 3 (bound by a.shape[1]) is not a multiple of 4",
+        context,
+        "b of another shape: ValueError: scaled_add: argument 'b' (#1): shape[0] is 3, expected 2 "
+        "(= m, bound by a.shape[0])",
+        context,
+        "out transposed: ValueError: scaled_add: argument 'out' (#2): strides[1] is 2, expected 1 "
+        "(the tensor must be compact: row-major and contiguous)",
+        context,
+        "launches after the rejected calls: 2",
+    ]
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert lines[-1] == "torch is not installed: skipping the PyTorch tensors"
+    else:
+        assert lines[-1] == "torch: out = [[1.0, 3.0, 5.0, 7.0], [9.0, 11.0, 13.0, 15.0]]"

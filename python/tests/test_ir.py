@@ -1,0 +1,340 @@
+"""Building IR from Python (parse, the builder), invalid IR (IRError), introspection (emit,
+signatures, metadata) and AOT (build) with the CLI's options."""
+
+import ctypes
+import json
+
+import numpy as np
+import pytest
+import tvm_ffi
+
+import safecall
+import safecall as sc
+from conftest import ROOT, backends
+
+EXAMPLES = ROOT / "examples" / "ir"
+
+
+def example(name):
+    path = EXAMPLES / f"{name}.scir"
+    return safecall.parse(path.read_text(), str(path))
+
+
+def canonical(module):
+    return safecall.emit(module, "ir")
+
+
+# ---- parse and IRError ----------------------------------------------------------------------
+
+
+def test_parse_returns_a_verified_module_with_its_functions():
+    m = example("call_global")
+    assert isinstance(m, safecall.Module)
+    assert m.name == "call_global"
+    assert m.functions == ["echo_positive", "apply"]
+    assert m.signature("apply") == "apply(f: Function, t: Tensor[(n,), float32], scale: f64)"
+
+
+def test_a_syntax_error_raises_irerror_with_the_rendered_diagnostic():
+    text = "module m;\nfn f(x: i33) {\n}\n"
+    with pytest.raises(safecall.IRError) as info:
+        safecall.parse(text, "bad.scir")
+    assert str(info.value) == (
+        "error: unknown parameter type `i33`\n"
+        " --> bad.scir:2:9\n"
+        "  |\n"
+        "2 | fn f(x: i33) {\n"
+        "  |         ^^^\n"
+        "  = note: expected one of `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `bool`, "
+        "`f32`, `f64`, `ptr`, `str`, `bytes`, `device`, `dtype`, `shape`, `func`, `any`, "
+        "`data_ptr`, `stream`, `optional[...]`, `const(...)`, `tuple(...)`, or `tensor[...]`\n"
+    )
+    [d] = info.value.errors
+    assert isinstance(d, safecall.Diagnostic)
+    assert (d.file, d.line, d.column) == ("bad.scir", 2, 9)
+    assert d.message == "unknown parameter type `i33`"
+    assert d.rendered == str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_verifier_errors_are_all_reported_each_with_its_place():
+    text = (
+        "module m;\n"
+        "fn f(x: i64) -> i64 {\n"
+        "    let a = x + 1i32;\n"
+        "    return y;\n"
+        "}\n"
+    )
+    with pytest.raises(safecall.IRError) as info:
+        safecall.parse(text, "two.scir")
+    errors = info.value.errors
+    assert [(e.line, e.function) for e in errors] == [(3, "f"), (4, "f")]
+    assert errors[0].message.startswith("operands of `+` have different types: i64 and i32")
+    assert errors[0].subject == "statement body[0] `let a = x + 1i32;`"
+    assert "`y` is not" in errors[1].message
+    assert str(info.value) == "\n".join(e.rendered for e in errors)
+    assert " --> two.scir:3:13\n" in str(info.value)
+    assert "3 |     let a = x + 1i32;\n" in str(info.value)
+
+
+# ---- the builder ----------------------------------------------------------------------------
+
+
+def build_all_params():
+    m = sc.ModuleBuilder("all_params")
+    m.extern_fn("consume", [sc.i8, sc.i16, sc.i32, sc.i64, sc.u8, sc.u16, sc.u32, sc.u64, sc.bool_, sc.f32, sc.f64, sc.ptr], sc.i32)
+    f = m.function("everything", doc="One parameter of each kind; returns the element count of `t`.")
+    a, b, c, d = (f.param(n, t) for n, t in zip("abcd", [sc.i8, sc.i16, sc.i32, sc.i64]))
+    e, f_, g, h = (f.param(n, t) for n, t in zip("efgh", [sc.u8, sc.u16, sc.u32, sc.u64]))
+    flag = f.param("flag", sc.bool_)
+    x32, x64, p = f.param("x32", sc.f32), f.param("x64", sc.f64), f.param("p", sc.ptr)
+    s, raw = f.param("s", sc.str_), f.param("raw", sc.bytes_)
+    dev, dt, sh = f.param("dev", sc.device), f.param("dt", sc.dtype), f.param("sh", sc.shape)
+    cb, anything = f.param("cb", sc.func), f.param("anything", sc.any_)
+    maybe_n = f.param("maybe_n", sc.optional(sc.i64))
+    f.param("maybe_t", sc.optional(sc.tensor(["n"], "float32")))
+    block = f.param("block", sc.const(128))
+    fast = f.param("fast", sc.const(True))
+    eps = f.param("eps", sc.const(1e-5))
+    f.param("nothing", sc.const(None))
+    pair = f.param("pair", sc.tuple_(("lo", sc.i64), ("hi", sc.tensor(["k"], "int8x4", device="cpu"))))
+    data, st = f.param("data", sc.data_ptr), f.param("st", sc.stream)
+    t = f.tensor("t", ["n", "m"], strides="any", byte_offset="any")
+    f.tensor("u", ["rows", "cols"], "bfloat16", device="cuda", strides=["row_stride", 1], device_id="dev_id", align=16, index=sc.i32)
+    f.tensor("v", [4, "cols"], "float8_e4m3fn", device="cuda", device_id="free")
+    f.tensor("w", [], "bool")
+    f.returns(sc.i64)
+    f.divisible("d", 4).divisible("cols", 16).divisible("row_stride", 8)
+    rc = f.call("consume", a, b, c, d, e, f_, g, h, flag, x32, x64, p, dest="rc")
+    f.assert_(rc == sc.lit(0, sc.i32), "RuntimeError", "consume failed with ", rc)
+    with f.if_(sc.is_none(maybe_n)):
+        f.return_(t.shape[0] * t.shape[1])
+    tiles = f.let("tiles", sc.ceil_div(d, block))
+    scale = f.let("scale", sc.select(fast, eps, 2.0 * eps))
+    f.assert_(sc.and_(tiles > 0, scale > 0.0), "ValueError", "no tiles for d = ", d, " and scale ", scale)
+    bound = f.let("bound", maybe_n)
+    f.assert_(sc.cast(sc.u64, bound) < h, "IndexError", "bound ", bound, " exceeds ", h, " on ", dev, " for ", dt)
+    f.call_packed(cb, s, raw, sh, anything, pair, data, st, sc.var("dev_id"), sc.var("row_stride"), dest="r")
+    f.return_(sc.min_(t.shape[0] * t.shape[1], bound))
+    return m
+
+
+def test_the_builder_makes_the_same_module_as_the_text_every_parameter_kind():
+    built = build_all_params().build()
+    assert canonical(built) == canonical(example("all_params"))
+
+
+def test_the_builder_makes_the_launcher():
+    m = sc.ModuleBuilder("matmul_launcher")
+    launch = m.extern_fn("matmul_kernel_launch", [sc.ptr] * 4 + [sc.i64] * 3 + [sc.i32, sc.i32, sc.ptr], sc.i32, nonzero_is_raised=True)
+    f = m.function("matmul", doc="c = a @ b + bias on a CUDA device; 128x128 tiles.")
+    a = f.tensor("a", ["m", "k"], "float16", device="cuda", align=16)
+    b = f.tensor("b", ["k", "n"], "float16", device="cuda", align=16)
+    bias = f.tensor("bias", ["n"], "float32", device="cuda")
+    c = f.tensor("c", ["m", "n"], "float32", device="cuda", align=16, index=sc.i32)
+    f.divisible("k", 8)
+    mm, n, k = sc.var("m"), sc.var("n"), sc.var("k")
+    f.assert_(sc.and_(mm > 0, n > 0), "ValueError", "matmul: empty output of shape (", mm, ", ", n, ")")
+    gx = f.let("grid_x", sc.cast(sc.i32, sc.ceil_div(n, 128)))
+    gy = f.let("grid_y", sc.cast(sc.i32, mm.ceil_div(128)))
+    s = f.get_stream("stream", a.device_type, a.device_id)
+    f.call(launch, a.data, b.data, bias.data, c.data, mm, n, k, gx, gy, s)
+    assert canonical(m.build()) == canonical(example("launcher"))
+
+
+def test_the_builder_makes_imported_modules_and_imports():
+    m = sc.ModuleBuilder("with_imports")
+    m.imported_module("helpers", "test_helpers", b"helpers v1\x00")
+    m.imported_module("kernels", "cuda", b"\x7fELF\x02\x01\x01\x00fatbin", imports=["helpers"])
+    m.import_("kernels")
+    f = m.function("forward", doc="Forwards `x` to the function `add_bias` of the imported modules and returns the result.")
+    x = f.tensor("x", ["n"], "float32", device="cuda")
+    bias = f.param("bias", sc.f32)
+    f.returns(sc.any_)
+    r = f.call_packed(sc.import_("add_bias"), x, bias, dest="r")
+    f.return_(r)
+    assert canonical(m.build()) == canonical(example("imports"))
+
+
+def test_builder_statements_run():
+    m = sc.ModuleBuilder("stmts")
+    f = m.function("collatz_steps")
+    n = f.param("n", sc.i64)
+    f.returns(sc.i64)
+    f.assert_(n > 0, "ValueError", "n must be positive, got ", n)
+    v = f.let("v", n, mut=True)
+    steps = f.let("steps", 0, mut=True)
+    with f.for_range("i", 0, 1000) as i:
+        with f.if_(v == 1):
+            f.return_(steps)
+        with f.else_():
+            with f.if_(v % 2 == 0):
+                f.assign(v, v / 2)
+            with f.else_():
+                f.assign(v, 3 * v + 1)
+        f.assign(steps, steps + 1)
+    f.return_(-1)
+    g = m.function("sum_squares")
+    t = g.tensor("t", ["len"], "int64", device="cpu")
+    g.returns(sc.i64)
+    acc = g.let("acc", 0, mut=True)
+    with g.for_range("j", sc.var("len") - 1, -1, step=-1) as j:
+        x = g.let("x", sc.load(sc.i64, sc.offset(t.data, j * 8)))
+        g.store(sc.i64, sc.offset(t.data, j * 8), x * x)
+        g.assign(acc, acc + x * x)
+    g.return_(acc)
+    jm = safecall.jit(m)
+    assert jm.collatz_steps(27) == 111
+    with pytest.raises(ValueError, match="^n must be positive, got -3$"):
+        jm.collatz_steps(-3)
+    arr = np.arange(5, dtype="int64")
+    assert jm.sum_squares(arr) == 30
+    assert arr.tolist() == [0, 1, 4, 9, 16]
+
+
+def test_builder_names_that_are_reserved_words_are_quoted():
+    m = sc.ModuleBuilder("names")
+    f = m.function("in")  # a reserved word, still an identifier
+    x = f.param("step", sc.i64)
+    f.returns(sc.i64)
+    f.return_(x + sc.lit(1))
+    jm = safecall.jit(m)
+    assert jm["in"](41) == 42
+    assert jm.signature("in") == "in(step: i64)"
+    bad = sc.ModuleBuilder("names")
+    bad.function("g").param("my x", sc.i64)
+    with pytest.raises(safecall.IRError, match="parameter name `my x` is not an identifier"):
+        bad.build()
+
+
+def test_invalid_built_ir_points_into_the_builders_text():
+    m = sc.ModuleBuilder("bad")
+    f = m.function("f")
+    x = f.param("x", sc.i64)
+    f.returns(sc.i64)
+    f.return_(x + sc.lit(1, sc.i32))
+    with pytest.raises(safecall.IRError) as info:
+        m.build()
+    [d] = info.value.errors
+    assert d.file == "<builder bad>"
+    assert d.line == 4
+    assert "operands of `+` have different types: i64 and i32" in str(info.value)
+
+
+def test_expressions_refuse_python_truth_and_bare_strings():
+    x = sc.var("x")
+    with pytest.raises(TypeError, match="no truth value"):
+        bool(x > 1)
+    with pytest.raises(TypeError, match="ambiguous"):
+        x + "y"
+
+
+# ---- introspection --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_emit_every_form(backend):
+    m = example("add_one")
+    assert safecall.emit(m, "ir").startswith("module add_one;")
+    assert "function export __tvm_ffi_add_one" in safecall.emit(m, "lowered", backend=backend)
+    backend_ir = safecall.emit(m, "backend", backend=backend)
+    assert ("define" in backend_ir) if backend == "llvm" else ("function" in backend_ir)
+    assert "__tvm_ffi_add_one" in safecall.emit(m, "asm", backend=backend)
+    with pytest.raises(ValueError, match='emit "c": expected'):
+        safecall.emit(m, "c")
+
+
+def test_signature_metadata_and_doc():
+    m = example("add_one")
+    jm = safecall.jit(m)
+    sig = "add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])"
+    assert jm.signature("add_one") == sig
+    meta = jm.metadata("add_one")
+    assert meta["arg_names"] == ["x", "y"]
+    assert meta["signature"] == sig
+    assert json.loads(meta["type_schema"])["named_args"]["params"] == [{"type": "ffi.Tensor"}] * 2
+    assert jm.doc("add_one") == "y = x + 1, elementwise, over float32 tensors on the CPU."
+    with pytest.raises(KeyError, match="no function `nope`"):
+        m.signature("nope")
+
+
+def test_bad_options_are_clear_errors():
+    m = example("add_one")
+    with pytest.raises(ValueError, match='backend="gcc": expected "cranelift" or "llvm"'):
+        safecall.jit(m, backend="gcc")
+    with pytest.raises(ValueError, match="Cranelift's levels"):
+        safecall.jit(m, opt="3")
+    with pytest.raises(ValueError, match="apply to the LLVM backend"):
+        safecall.jit(m, cpu="skylake")
+    with pytest.raises(TypeError, match="expected an address"):
+        safecall.jit(m, symbols={"f": "not an address"})
+
+
+def test_unresolved_externs_are_a_compile_error_naming_them():
+    with pytest.raises(safecall.CompileError, match="safecall_pytest_nowhere"):
+        safecall.jit(
+            "module m; extern fn safecall_pytest_nowhere(i64) -> i64; "
+            "fn f(x: i64) -> i64 { let r = call safecall_pytest_nowhere(x); return r; }"
+        )
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_symbols_take_ctypes_function_pointers(backend):
+    prototype = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
+    square = prototype(lambda v: v * v)
+    jm = safecall.jit(
+        "module m; extern fn square(i64) -> i64; "
+        "fn f(x: i64) -> i64 { let r = call square(x); return r + 1; }",
+        symbols={"square": square},
+        backend=backend,
+    )
+    assert jm.f(7) == 50
+    libc = ctypes.CDLL(None)
+    jm = safecall.jit(
+        "module m; extern fn labs(i64) -> i64; fn f(x: i64) -> i64 { let r = call labs(x); return r; }",
+        symbols={"labs": ctypes.cast(libc.labs, ctypes.c_void_p).value},
+        process_symbols=False,
+    )
+    assert jm.f(-5) == 5
+
+
+# ---- AOT --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_build_a_library_tvm_ffi_loads(tmp_path, backend):
+    lib = tmp_path / "add_one.so"
+    safecall.build(example("add_one"), lib, backend=backend, opt="speed" if backend == "cranelift" else 2)
+    f = tvm_ffi.load_module(str(lib))["add_one"]
+    x = np.arange(3, dtype="float32")
+    y = np.zeros(3, dtype="float32")
+    f(x, y)
+    assert y.tolist() == [1, 2, 3]
+
+
+def test_build_an_object_file(tmp_path):
+    obj = tmp_path / "add_one.o"
+    safecall.build(example("add_one"), obj)
+    assert obj.read_bytes()[:4] == b"\x7fELF"
+    with pytest.raises(ValueError, match="an `.o` path is not linked"):
+        safecall.build(example("add_one"), obj, link_args=["-lm"])
+
+
+def test_build_with_main_system_lib_and_link_args(tmp_path):
+    lib = tmp_path / "main.so"
+    safecall.build(example("add_one"), lib, main="add_one", link_args=["-lm"])
+    module = tvm_ffi.load_module(str(lib))
+    x = np.arange(2, dtype="float32")
+    y = np.zeros(2, dtype="float32")
+    module["main"](x, y)
+    assert y.tolist() == [1, 2]
+    syslib = tmp_path / "syslib.so"
+    safecall.build(example("add_one"), syslib, system_lib_prefix="pytest_")
+    ctypes.CDLL(str(syslib), ctypes.RTLD_GLOBAL)
+    f = tvm_ffi.system_lib("pytest_")["add_one"]
+    f(x, y)
+    assert y.tolist() == [1, 2]
+    with pytest.raises(ValueError, match='main="nope"'):
+        safecall.build(example("add_one"), lib, main="nope")
+    with pytest.raises(safecall.CompileError, match="link"):
+        safecall.build(example("add_one"), lib, link_args=["-lsafecall_pytest_no_such_library"])
