@@ -40,6 +40,12 @@ use crate::{Backend, Error, ir, lir};
 
 #[cfg(target_arch = "x86_64")]
 mod memory;
+#[cfg(target_arch = "x86_64")]
+mod tier;
+#[cfg(target_arch = "x86_64")]
+pub use tier::FirstTier;
+#[cfg(not(target_arch = "x86_64"))]
+pub use fallback::FirstTier;
 
 /// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -71,8 +77,11 @@ pub struct JitOptions {
     pub symbols: HashMap<String, SymbolAddress>,
     /// Also resolve names missing from `symbols` in the process (`dlsym`).
     pub process_symbols: bool,
-    /// The code generator (Cranelift by default).
+    /// The code generator behind the first tier (Cranelift by default).
     pub backend: Backend,
+    /// Which compiler produces the code: on x86-64 the baseline compiler by default, standing in
+    /// for Cranelift (set [`FirstTier::Backend`] for Cranelift's code).
+    pub first_tier: FirstTier,
     /// Cranelift settings; [`CraneliftOptions::fast_compile`] by default (set
     /// `CraneliftOptions::default()` for the optimized code AOT objects get).
     pub cranelift: CraneliftOptions,
@@ -97,6 +106,7 @@ impl Default for JitOptions {
             symbols: HashMap::new(),
             process_symbols: true,
             backend: Backend::default(),
+            first_tier: FirstTier::default(),
             // The JIT is for callables microseconds after the IR is built: compile fast by
             // default (`CraneliftOptions::default()` gives AOT-quality code instead).
             cranelift: CraneliftOptions::fast_compile(),
@@ -109,6 +119,8 @@ impl Default for JitOptions {
 /// Compiled code of one module, by backend.
 enum Code {
     Cranelift(Box<JITModule>),
+    #[cfg(target_arch = "x86_64")]
+    Baseline(tier::BaselineCode),
     #[cfg(feature = "llvm")]
     Llvm(crate::backend::llvm::jit::LlvmJitCode),
 }
@@ -142,6 +154,9 @@ impl Drop for JitCode {
             // Disposing of the LLJIT frees its memory; same argument as above.
             #[cfg(feature = "llvm")]
             Some(Code::Llvm(code)) => drop(code),
+            // Same argument as above.
+            #[cfg(target_arch = "x86_64")]
+            Some(Code::Baseline(code)) => drop(code),
             None => {}
         }
     }
@@ -228,11 +243,11 @@ fn shared_raise_helper(
     binding: SymbolBinding,
     options: &JitOptions,
 ) -> Result<SymbolAddress, Error> {
-    type Helpers = HashMap<(SymbolBinding, Backend), SymbolAddress>;
+    type Helpers = HashMap<(SymbolBinding, Backend, bool), SymbolAddress>;
     static HELPERS: OnceLock<Mutex<Helpers>> = OnceLock::new();
     let helpers = HELPERS.get_or_init(Default::default);
     let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
-    let key = (binding, options.backend);
+    let key = (binding, options.backend, uses_baseline(options));
     if let Some(addr) = map.get(&key) {
         return Ok(*addr);
     }
@@ -269,6 +284,13 @@ fn build_code(
             .position(|f| f.name == name)
             .expect("lowered")
     };
+    #[cfg(target_arch = "x86_64")]
+    if uses_baseline(options) {
+        let (code, functions) =
+            tier::build_baseline(module, binding, symbols, process_symbols)?;
+        let addresses = entries.iter().map(|e| functions[index(e)]).collect();
+        return Ok((Code::Baseline(code), addresses));
+    }
     match options.backend {
         Backend::Cranelift => {
             let (jit, declared) = build_cranelift(
@@ -305,6 +327,13 @@ fn build_code(
         #[cfg(not(feature = "llvm"))]
         Backend::Llvm => Err(crate::compile::unavailable_llvm()),
     }
+}
+
+/// Whether `options` select the baseline compiler.
+fn uses_baseline(options: &JitOptions) -> bool {
+    cfg!(target_arch = "x86_64")
+        && options.first_tier == FirstTier::Baseline
+        && options.backend == Backend::Cranelift
 }
 
 /// Symbol of the lazy-explain dispatcher inside JIT-compiled code.
@@ -576,4 +605,19 @@ pub fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, E
         functions.insert(f.name.clone(), (function, safe_call));
     }
     Ok(JitModule { functions, code })
+}
+
+/// The tier choice on hosts without the baseline compiler.
+#[cfg(not(target_arch = "x86_64"))]
+mod fallback {
+    /// Which compiler produces a JIT module's code (the baseline compiler is x86-64 only: other
+    /// hosts always use the backend).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum FirstTier {
+        /// The baseline compiler (x86-64 only; the backend here).
+        Baseline,
+        /// The backend of `JitOptions::backend`.
+        #[default]
+        Backend,
+    }
 }
