@@ -108,22 +108,46 @@ pub struct Label(u32);
 
 /// Encodes `$name::new(args)` into the buffer.
 macro_rules! emit {
-    ($asm:expr, $name:ident ( $($arg:expr),* $(,)? )) => {
-        cranelift_assembler_x64::inst::$name::<$crate::backend::baseline::asm::Regs>::new($($arg),*)
-            .encode(&mut $asm.buf)
-    };
+    ($asm:expr, $name:ident ( $($arg:expr),* $(,)? )) => {{
+        let inst = cranelift_assembler_x64::inst::$name::<$crate::backend::baseline::asm::Regs>::new(
+            $($arg),*
+        );
+        $asm.flush();
+        inst.encode(&mut $asm.buf)
+    }};
     // Instructions without register operands are not generic.
-    ($asm:expr, plain $name:ident ( $($arg:expr),* $(,)? )) => {
+    ($asm:expr, plain $name:ident ( $($arg:expr),* $(,)? )) => {{
+        $asm.flush();
         cranelift_assembler_x64::inst::$name::new($($arg),*).encode(&mut $asm.buf)
-    };
+    }};
 }
 pub(crate) use emit;
 
+/// A result still in its register, not yet written to its variable's slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    /// The variable.
+    pub var: u32,
+    /// `rbp`-relative offset of its slot.
+    pub offset: i32,
+    /// The register holding it (its low bytes are the value; the rest is undefined).
+    pub reg: u8,
+    /// The variable is read exactly once, so the read that takes it from the register makes
+    /// the store unnecessary.
+    pub single_use: bool,
+}
+
 /// The machine code of a module being compiled, one function after another.
+///
+/// The last result written may be held back ([`Asm::defer_store`]): any instruction emitted
+/// next writes it first (so labels, branches and calls always see every slot up to date),
+/// unless the instruction that reads it takes it from its register ([`Asm::take`]).
 #[derive(Default)]
 pub struct Asm {
     /// Encoded bytes.
     pub buf: Vec<u8>,
+    /// The result held back, if any.
+    pending: Option<Pending>,
     /// Bound position of each label of the current function.
     labels: Vec<Option<u32>>,
     /// `(position of a rel32, label)` to patch when the function ends.
@@ -142,13 +166,46 @@ impl Asm {
         Label(self.labels.len() as u32 - 1)
     }
 
+    /// Writes the held-back result to its slot.
+    pub fn flush(&mut self) {
+        if let Some(p) = self.pending.take() {
+            cranelift_assembler_x64::inst::movq_mr::<Regs>::new(mem(reg::RBP, p.offset), p.reg)
+                .encode(&mut self.buf);
+        }
+    }
+
+    /// Holds back the store of a result (see [`Asm`]); writes the previous one first.
+    pub fn defer_store(&mut self, p: Pending) {
+        self.flush();
+        self.pending = Some(p);
+    }
+
+    /// The register holding variable `var` if it is the held-back result. The store is dropped
+    /// when this is the variable's only read, else written now.
+    pub fn take(&mut self, var: u32) -> Option<u8> {
+        let p = self.pending.filter(|p| p.var == var)?;
+        if p.single_use {
+            self.pending = None;
+        } else {
+            self.flush();
+        }
+        Some(p.reg)
+    }
+
+    /// Whether variable `var` is the held-back result.
+    pub fn holds(&self, var: u32) -> bool {
+        self.pending.is_some_and(|p| p.var == var)
+    }
+
     /// Binds `l` here.
     pub fn bind(&mut self, l: Label) {
+        self.flush();
         self.labels[l.0 as usize] = Some(self.pos());
     }
 
     /// Pads with `nop`s to a multiple of `align`.
     pub fn align(&mut self, align: usize) {
+        self.flush();
         while !self.buf.len().is_multiple_of(align) {
             self.buf.push(0x90);
         }
@@ -244,6 +301,7 @@ impl Asm {
     /// Patches the branches of the current function and forgets its labels. Every label that
     /// a branch refers to must be bound.
     pub fn finish_function(&mut self) {
+        self.flush();
         for (at, l) in self.fixups.drain(..) {
             let target = self.labels[l.0 as usize].expect("every branch target is bound");
             let rel = target as i64 - (at as i64 + 4);

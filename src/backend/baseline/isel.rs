@@ -80,6 +80,19 @@ impl FnGen<'_> {
             self.a.mov_imm(r, c);
             return;
         }
+        if let Some(src) = self.a.take(v.0) {
+            match (self.ty(v).bytes(), widen) {
+                (1, Widen::Sign) => emit!(self.a, movsbq_rm(r, src)),
+                (1, Widen::Zero) => emit!(self.a, movzbq_rm(r, src)),
+                (2, Widen::Sign) => emit!(self.a, movswq_rm(r, src)),
+                (2, Widen::Zero) => emit!(self.a, movzwq_rm(r, src)),
+                (4, Widen::Sign) => emit!(self.a, movslq_rm(r, src)),
+                (4, Widen::Zero) => emit!(self.a, movl_rm(r, src)),
+                _ if r != src => emit!(self.a, movq_rm(r, src)),
+                _ => {}
+            }
+            return;
+        }
         let m = self.slot(v);
         match (self.ty(v).bytes(), widen) {
             (1, Widen::Sign) => emit!(self.a, movsbq_rm(r, m)),
@@ -97,16 +110,25 @@ impl FnGen<'_> {
     pub fn load_bits(&mut self, r: u8, v: Var) {
         if let Some(c) = self.constant(v, Widen::Zero) {
             self.a.mov_imm(r, c);
+        } else if let Some(src) = self.a.take(v.0) {
+            if src != r {
+                emit!(self.a, movq_rm(r, src));
+            }
         } else {
             let m = self.slot(v);
             emit!(self.a, movq_rm(r, m));
         }
     }
 
-    /// Writes `r` to `v`'s slot.
+    /// Writes `r` to `v`'s slot (held back until the next instruction, see [`Asm`]).
     pub fn store(&mut self, v: Var, r: u8) {
-        let m = self.slot(v);
-        emit!(self.a, movq_mr(m, r));
+        let decl = self.f.vars[v.0 as usize];
+        self.a.defer_store(super::asm::Pending {
+            var: v.0,
+            offset: self.frame.var_offset[v.0 as usize],
+            reg: r,
+            single_use: !decl.mutable && self.frame.uses[v.0 as usize] == 1,
+        });
     }
 
     /// `v` as a second operand widened to 64 bits: an immediate, its slot (64-bit types), or
@@ -116,7 +138,7 @@ impl FnGen<'_> {
             if let Ok(i) = i32::try_from(c) {
                 return Operand::Imm(i);
             }
-        } else if self.ty(v).bytes() == 8 {
+        } else if self.ty(v).bytes() == 8 && !self.a.holds(v.0) {
             return Operand::Rm(GprMem::Mem(self.slot(v)));
         }
         self.load(scratch, v, widen);
@@ -171,12 +193,12 @@ impl FnGen<'_> {
                 self.load(RAX, *addr, Widen::Zero);
                 let m = mem(RAX, *offset);
                 match self.ty(*dst).bytes() {
-                    1 => emit!(self.a, movzbq_rm(RCX, m)),
-                    2 => emit!(self.a, movzwq_rm(RCX, m)),
-                    4 => emit!(self.a, movl_rm(RCX, m)),
-                    _ => emit!(self.a, movq_rm(RCX, m)),
+                    1 => emit!(self.a, movzbq_rm(RAX, m)),
+                    2 => emit!(self.a, movzwq_rm(RAX, m)),
+                    4 => emit!(self.a, movl_rm(RAX, m)),
+                    _ => emit!(self.a, movq_rm(RAX, m)),
                 }
-                self.store(*dst, RCX);
+                self.store(*dst, RAX);
             }
             Inst::Store {
                 addr,
@@ -237,6 +259,8 @@ impl FnGen<'_> {
         if let Some(c) = self.constant(cond, Widen::Zero) {
             self.a.mov_imm(RCX, c);
             emit!(self.a, testq_mr(RCX, RCX));
+        } else if let Some(r) = self.a.take(cond.0) {
+            emit!(self.a, testb_mr(r, r));
         } else {
             let m = self.slot(cond);
             emit!(self.a, cmpb_mi(m, 0u8));
@@ -273,7 +297,7 @@ impl FnGen<'_> {
 
     /// `v` as a register or memory operand (never an immediate).
     fn operand_no_imm(&mut self, v: Var, widen: Widen, scratch: u8) -> Operand {
-        if self.constant(v, widen).is_none() && self.ty(v).bytes() == 8 {
+        if self.constant(v, widen).is_none() && self.ty(v).bytes() == 8 && !self.a.holds(v.0) {
             return Operand::Rm(GprMem::Mem(self.slot(v)));
         }
         self.load(scratch, v, widen);
