@@ -134,11 +134,17 @@ impl FnGen<'_> {
     /// `v` as a second operand widened to 64 bits: an immediate, its slot (64-bit types), or
     /// `scratch` loaded with it.
     pub fn operand(&mut self, v: Var, widen: Widen, scratch: u8) -> Operand {
+        self.operand_bits(v, widen, scratch, false)
+    }
+
+    /// [`Self::operand`]; with `low_bits_only` (for operations whose low bits depend only on the
+    /// operands' low bits) the slot of a narrow variable is used as it is.
+    fn operand_bits(&mut self, v: Var, widen: Widen, scratch: u8, low_bits_only: bool) -> Operand {
         if let Some(c) = self.constant(v, widen) {
             if let Ok(i) = i32::try_from(c) {
                 return Operand::Imm(i);
             }
-        } else if self.ty(v).bytes() == 8 && !self.a.holds(v.0) {
+        } else if (low_bits_only || self.ty(v).bytes() == 8) && !self.a.holds(v.0) {
             return Operand::Rm(GprMem::Mem(self.slot(v)));
         }
         self.load(scratch, v, widen);
@@ -151,8 +157,16 @@ impl FnGen<'_> {
             Inst::Iconst { dst, value } => {
                 if self.frame.consts[dst.0 as usize].is_none() {
                     let v = super::frame::truncate(*value, self.ty(*dst));
-                    self.a.mov_imm(RAX, v);
-                    self.store(*dst, RAX);
+                    match i32::try_from(v) {
+                        Ok(i) => {
+                            let m = self.slot(*dst);
+                            emit!(self.a, movq_mi_sxl(m, i));
+                        }
+                        Err(_) => {
+                            self.a.mov_imm(RAX, v);
+                            self.store(*dst, RAX);
+                        }
+                    }
                 }
             }
             Inst::Fconst { dst, bits } => {
@@ -325,7 +339,7 @@ impl FnGen<'_> {
         match op {
             BinOp::Iadd | BinOp::Isub | BinOp::And | BinOp::Or | BinOp::Xor => {
                 self.load_bits(RAX, a);
-                match self.operand(b, Widen::Sign, RCX) {
+                match self.operand_bits(b, Widen::Sign, RCX, true) {
                     Operand::Imm(i) => match op {
                         BinOp::Iadd => emit!(self.a, addq_mi_sxl(RAX, i)),
                         BinOp::Isub => emit!(self.a, subq_mi_sxl(RAX, i)),
@@ -344,7 +358,7 @@ impl FnGen<'_> {
             }
             BinOp::Imul => {
                 self.load_bits(RAX, a);
-                match self.operand(b, Widen::Sign, RCX) {
+                match self.operand_bits(b, Widen::Sign, RCX, true) {
                     Operand::Imm(i) => emit!(self.a, imulq_rmi_sxl(RAX, RAX, i)),
                     Operand::Rm(rm) => emit!(self.a, imulq_rm(RAX, rm)),
                 }
