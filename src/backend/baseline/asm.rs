@@ -2,7 +2,9 @@
 //! assembler (`cranelift-assembler-x64`); this module adds labels, branch fixups and the few
 //! operand shapes the compiler uses.
 
-use cranelift_assembler_x64::{Amode, AmodeOffset, AmodeOffsetPlusKnownOffset, Registers, TrapCode};
+use cranelift_assembler_x64::{
+    Amode, AmodeOffset, AmodeOffsetPlusKnownOffset, Registers, TrapCode,
+};
 
 /// Hardware register numbers.
 pub mod reg {

@@ -419,12 +419,9 @@ impl FnGen<'_> {
                 emit!(self.a, cmpq_rm(RAX, RCX));
                 self.a.cmov(take_b, RAX, RCX);
             }
-            BinOp::Fadd
-            | BinOp::Fsub
-            | BinOp::Fmul
-            | BinOp::Fdiv
-            | BinOp::Fmin
-            | BinOp::Fmax => unreachable!("float operations on integers"),
+            BinOp::Fadd | BinOp::Fsub | BinOp::Fmul | BinOp::Fdiv | BinOp::Fmin | BinOp::Fmax => {
+                unreachable!("float operations on integers")
+            }
         }
         self.store(dst, RAX);
     }

@@ -8,8 +8,11 @@ use crate::lir::{self, Symbol};
 
 /// Where a linked module's functions start.
 pub struct Linked {
-    /// Address of each function of the module.
+    /// Address of each function of the module (its stub, for the functions that have one).
     pub functions: Vec<*const u8>,
+    /// The pointer each stub jumps through, in the order of [`Image::stubs`]; it holds the
+    /// function's own code at first.
+    pub switches: Vec<*const std::sync::atomic::AtomicU64>,
 }
 
 /// Offsets of the data objects: `(writable, offset in its allocation)` each, and the bytes of
@@ -62,7 +65,12 @@ impl Image {
         module: &lir::Module,
         memory: &mut dyn JITMemoryProvider,
     ) -> Result<Linked, BaselineError> {
-        let layout = layout_data(module, self.code.len());
+        let mut layout = layout_data(module, self.code.len());
+        // The stubs' pointers go after the writable data.
+        let switches_at = layout.writable_bytes.next_multiple_of(8);
+        if !self.stubs.is_empty() {
+            layout.writable_bytes = switches_at + 8 * self.stubs.len();
+        }
         let code_base = memory
             .allocate(layout.read_only_end.max(1), 16, JITMemoryKind::Executable)
             .map_err(backend)? as usize;
@@ -105,6 +113,17 @@ impl Image {
                 }
             }
         }
+        let mut switches = Vec::with_capacity(self.stubs.len());
+        for (k, stub) in self.stubs.iter().enumerate() {
+            let pointer = writable_base + switches_at + 8 * k;
+            let at = stub.slot_imm as usize;
+            self.code[at..at + 8].copy_from_slice(&(pointer as u64).to_le_bytes());
+            let body = (func_address(stub.func) as u64).to_le_bytes();
+            // SAFETY: the layout reserved 8 bytes for this pointer in the fresh writable
+            // allocation.
+            unsafe { write(pointer, &body) };
+            switches.push(pointer as *const std::sync::atomic::AtomicU64);
+        }
         // SAFETY: `code_base` is a fresh writable allocation of `read_only_end` bytes, of which
         // the code takes the first `code.len()`.
         unsafe { write(code_base, &self.code) };
@@ -134,10 +153,16 @@ impl Image {
         memory
             .finalize(BranchProtection::None)
             .map_err(|e| BaselineError(format!("sealing JIT code: {e}")))?;
-        let functions = (0..self.func_offsets.len())
+        let mut functions: Vec<*const u8> = (0..self.func_offsets.len())
             .map(|i| func_address(lir::FuncId(i as u32)) as *const u8)
             .collect();
-        Ok(Linked { functions })
+        for stub in &self.stubs {
+            functions[stub.func.0 as usize] = (code_base + stub.at as usize) as *const u8;
+        }
+        Ok(Linked {
+            functions,
+            switches,
+        })
     }
 }
 

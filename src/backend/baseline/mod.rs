@@ -62,6 +62,18 @@ pub struct Reloc {
     pub kind: RelocKind,
 }
 
+/// An entry that jumps through a pointer in writable memory, so that callers holding its
+/// address can be switched to other code (a tier-up) by writing the pointer.
+#[derive(Clone, Copy, Debug)]
+pub struct Stub {
+    /// The function.
+    pub func: FuncId,
+    /// Start of the stub in the code.
+    pub at: u32,
+    /// Position of the stub's 64-bit pointer address.
+    pub slot_imm: u32,
+}
+
 /// The compiled code of a module, not yet placed in memory.
 pub struct Image {
     /// Machine code of all functions.
@@ -70,15 +82,41 @@ pub struct Image {
     pub func_offsets: Vec<u32>,
     /// Places to patch.
     pub relocs: Vec<Reloc>,
+    /// Switchable entries of the functions asked for.
+    pub stubs: Vec<Stub>,
 }
 
-/// Compiles every function of `module`; `imports[i]` is the address of import `i`.
-pub fn compile(module: &lir::Module, imports: &[u64]) -> Result<Image, BaselineError> {
+/// Compiles every function of `module`; `imports[i]` is the address of import `i`. The
+/// functions `switchable` lists get a [`Stub`] in front.
+pub fn compile(
+    module: &lir::Module,
+    imports: &[u64],
+    switchable: &[FuncId],
+) -> Result<Image, BaselineError> {
     let mut a = Asm::default();
     let mut relocs = Vec::new();
+    let mut stubs = Vec::with_capacity(switchable.len());
     let mut func_offsets = Vec::with_capacity(module.functions.len());
-    for func in &module.functions {
+    for (i, func) in module.functions.iter().enumerate() {
         a.align(16);
+        if switchable.contains(&FuncId(i as u32)) {
+            // `movabs r11, &pointer; jmp [r11]`: r11 is neither an argument nor callee-saved.
+            let at = a.pos();
+            let slot_imm = a.mov_abs(asm::reg::R11, 0);
+            asm::emit!(
+                a,
+                jmpq_m(cranelift_assembler_x64::GprMem::Mem(asm::mem(
+                    asm::reg::R11,
+                    0
+                )))
+            );
+            stubs.push(Stub {
+                func: FuncId(i as u32),
+                at,
+                slot_imm,
+            });
+            a.align(16);
+        }
         func_offsets.push(a.pos());
         let frame = Frame::new(func, |inst| match inst {
             Inst::Call { callee, .. } => {
@@ -102,6 +140,7 @@ pub fn compile(module: &lir::Module, imports: &[u64]) -> Result<Image, BaselineE
         code: a.buf,
         func_offsets,
         relocs,
+        stubs,
     })
 }
 
