@@ -25,7 +25,13 @@ per_run() { # MODE WHAT N
     local cranelift
     cranelift=$(awk -v t="$c" -v b="$b" -v n="$3" 'BEGIN { printf "%.0f", (t - b) / n }')
     awk -v m="$1" -v w="$2" -v b="$baseline" -v c="$cranelift" 'BEGIN {
-        printf "%s %s: baseline %d, cranelift %d instructions; cranelift / baseline %.2f\n", m, w, b, c, c / b }'
+        printf "%s %s: baseline %d, cranelift fast %d instructions; cranelift / baseline %.2f\n", m, w, b, c, c / b }'
+    if [ "$1" = call ]; then
+        b=$(count "$1" cranelift_opt "$2" 0)
+        c=$(count "$1" cranelift_opt "$2" "$3")
+        awk -v w="$2" -v t="$c" -v z="$b" -v n="$3" -v base="$baseline" 'BEGIN {
+            o = (t - z) / n; printf "call %s: cranelift optimized %d instructions; baseline / optimized %.2f\n", w, o, base / o }'
+    fi
 }
 per_run compile launcher 50
 per_run compile launcher4d 50

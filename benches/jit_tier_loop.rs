@@ -7,8 +7,8 @@
 //! - `jit_tier_loop call TIER FUNCTION N`: calls a JIT-compiled function N times through its
 //!   safe-call pointer (FUNCTION `add_one_0`, `add_one_1024`, `launcher` or `launcher4d`).
 //!
-//! TIER is `baseline` (the JIT's default on x86-64) or `cranelift` (Cranelift's fast-compile
-//! settings, compiled directly).
+//! TIER is `baseline` (the JIT's default on x86-64), `cranelift` (Cranelift's fast-compile
+//! settings, compiled directly) or `cranelift_opt` (Cranelift's optimized settings).
 
 mod support;
 
@@ -23,9 +23,12 @@ fn options(tier: &str) -> JitOptions {
     let mut options = support::launcher_options();
     options.first_tier = match tier {
         "baseline" => FirstTier::Baseline,
-        "cranelift" => FirstTier::Backend,
-        other => panic!("unknown tier `{other}`: use baseline or cranelift"),
+        "cranelift" | "cranelift_opt" => FirstTier::Backend,
+        other => panic!("unknown tier `{other}`: use baseline, cranelift or cranelift_opt"),
     };
+    if tier == "cranelift_opt" {
+        options.cranelift = safecall::backend::cranelift::CraneliftOptions::default();
+    }
     options
 }
 
@@ -158,7 +161,11 @@ fn call(tier: &str, function: &str, n: u64) -> std::time::Duration {
     // SAFETY: AnyView is a transparent view of TVMFFIAny; the arguments outlive the views.
     let views = unsafe { AnyView::slice_from_raw(args.as_ptr(), args.len() as i32) };
     if let Err(e) = jit.function(name).expect("defined").call(views) {
-        panic!("{function} rejected its arguments: {}: {}", e.kind(), e.message());
+        panic!(
+            "{function} rejected its arguments: {}: {}",
+            e.kind(),
+            e.message()
+        );
     }
     let start = Instant::now();
     for _ in 0..n {
@@ -201,9 +208,12 @@ fn main() {
             ] {
                 let b = call("baseline", function, n);
                 let c = call("cranelift", function, n);
+                let o = call("cranelift_opt", function, n);
                 println!(
-                    "call {function}: baseline {b:?}, cranelift fast {c:?}, ratio {:.2}",
-                    b.as_secs_f64() / c.as_secs_f64()
+                    "call {function}: baseline {b:?}, cranelift fast {c:?}, cranelift optimized \
+                     {o:?}; baseline / fast {:.2}, baseline / optimized {:.2}",
+                    b.as_secs_f64() / c.as_secs_f64(),
+                    b.as_secs_f64() / o.as_secs_f64()
                 );
             }
         }
