@@ -3,7 +3,8 @@
 //! operand shapes the compiler uses.
 
 use cranelift_assembler_x64::{
-    Amode, AmodeOffset, AmodeOffsetPlusKnownOffset, Registers, TrapCode,
+    Amode, AmodeOffset, AmodeOffsetPlusKnownOffset, CodeSink, DeferredTarget, KnownOffset,
+    Registers, TrapCode,
 };
 
 /// Hardware register numbers.
@@ -139,6 +140,43 @@ pub struct Pending {
     pub single_use: bool,
 }
 
+/// The bytes of the code. The assembler's own `CodeSink` for `Vec<u8>` lives in its crate and
+/// is not inlined into the encoders; this one is.
+#[derive(Default)]
+pub struct Bytes(pub Vec<u8>);
+
+impl CodeSink for Bytes {
+    #[inline]
+    fn put1(&mut self, v: u8) {
+        self.0.push(v);
+    }
+
+    #[inline]
+    fn put2(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    #[inline]
+    fn put4(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    #[inline]
+    fn put8(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    #[inline]
+    fn add_trap(&mut self, _: TrapCode) {}
+
+    #[inline]
+    fn use_target(&mut self, _: DeferredTarget) {}
+
+    fn known_offset(&self, offset: KnownOffset) -> i32 {
+        unreachable!("the baseline compiler uses no known offsets (asked for {offset})")
+    }
+}
+
 /// The machine code of a module being compiled, one function after another.
 ///
 /// The last result written may be held back ([`Asm::defer_store`]): any instruction emitted
@@ -147,7 +185,7 @@ pub struct Pending {
 #[derive(Default)]
 pub struct Asm {
     /// Encoded bytes.
-    pub buf: Vec<u8>,
+    pub buf: Bytes,
     /// The result held back, if any.
     pending: Option<Pending>,
     /// Bound position of each label of the current function.
@@ -159,7 +197,7 @@ pub struct Asm {
 impl Asm {
     /// Current position.
     pub fn pos(&self) -> u32 {
-        self.buf.len() as u32
+        self.buf.0.len() as u32
     }
 
     /// A fresh label of the current function.
@@ -208,8 +246,8 @@ impl Asm {
     /// Pads with `nop`s to a multiple of `align`.
     pub fn align(&mut self, align: usize) {
         self.flush();
-        while !self.buf.len().is_multiple_of(align) {
-            self.buf.push(0x90);
+        while !self.buf.0.len().is_multiple_of(align) {
+            self.buf.0.push(0x90);
         }
     }
 
@@ -308,7 +346,7 @@ impl Asm {
             let target = self.labels[l.0 as usize].expect("every branch target is bound");
             let rel = target as i64 - (at as i64 + 4);
             let rel = i32::try_from(rel).expect("functions are below 2 GiB");
-            self.buf[at as usize..at as usize + 4].copy_from_slice(&rel.to_le_bytes());
+            self.buf.0[at as usize..at as usize + 4].copy_from_slice(&rel.to_le_bytes());
         }
         self.labels.clear();
     }

@@ -137,7 +137,7 @@ pub fn compile(
         g.function();
     }
     Ok(Image {
-        code: a.buf,
+        code: a.buf.0,
         func_offsets,
         relocs,
         stubs,
