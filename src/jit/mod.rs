@@ -39,7 +39,7 @@ use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelp
 use crate::{Backend, Error, ir, lir};
 
 #[cfg(target_arch = "x86_64")]
-mod memory;
+pub(crate) mod memory;
 #[cfg(target_arch = "x86_64")]
 mod tier;
 #[cfg(not(target_arch = "x86_64"))]

@@ -21,6 +21,8 @@ mod float;
 mod frame;
 mod isel;
 mod link;
+#[cfg(test)]
+mod tests;
 
 pub use link::Linked;
 
