@@ -22,6 +22,16 @@ impl Drop for Compiled {
     }
 }
 
+/// The code at `p` as the function pointer type `F`.
+///
+/// # Safety
+/// `p` must be a function with the signature `F` describes.
+unsafe fn as_fn<F: Copy>(p: *const u8) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*const u8>());
+    // SAFETY: `F` is a function pointer of the same size; the caller vouches for the signature.
+    unsafe { std::mem::transmute_copy(&p) }
+}
+
 fn link(functions: Vec<crate::lir::Function>) -> Compiled {
     let module = Module {
         name: "t".to_owned(),
@@ -61,8 +71,8 @@ const INPUTS: [f64; 19] = [
     65536.0,
     -2147483649.0,
     4294967296.0,
-    9.223372036854775807e18,
-    -9.223372036854775808e18,
+    i64::MAX as f64,
+    i64::MIN as f64,
     1.8446744073709552e19,
     1e30,
     -1e30,
@@ -104,13 +114,11 @@ fn float_to_int_conversions_saturate_like_rust_casts() {
                 for x in INPUTS {
                     let got = if from == Ty::F64 {
                         // SAFETY: `f(f64) -> int`, the low bytes of rax significant.
-                        let f: extern "C" fn(f64) -> u64 =
-                            unsafe { std::mem::transmute(code.functions[0]) };
+                        let f: extern "C" fn(f64) -> u64 = unsafe { as_fn(code.functions[0]) };
                         f(x)
                     } else {
                         // SAFETY: as above with an f32 parameter.
-                        let f: extern "C" fn(f32) -> u64 =
-                            unsafe { std::mem::transmute(code.functions[0]) };
+                        let f: extern "C" fn(f32) -> u64 = unsafe { as_fn(code.functions[0]) };
                         f(x as f32)
                     };
                     let input = if from == Ty::F64 {
@@ -143,12 +151,8 @@ fn unsigned_64_bit_integers_convert_to_floats_rounding_to_nearest() {
     let to_f64 = unary(Ty::I64, Ty::F64, |b, x| b.convert(ConvOp::UtoF, x, Ty::F64));
     let to_f32 = unary(Ty::I64, Ty::F32, |b, x| b.convert(ConvOp::UtoF, x, Ty::F32));
     // SAFETY: `f(i64) -> f64` and `f(i64) -> f32`.
-    let (f64_of, f32_of): (extern "C" fn(u64) -> f64, extern "C" fn(u64) -> f32) = unsafe {
-        (
-            std::mem::transmute(to_f64.functions[0]),
-            std::mem::transmute(to_f32.functions[0]),
-        )
-    };
+    let (f64_of, f32_of): (extern "C" fn(u64) -> f64, extern "C" fn(u64) -> f32) =
+        unsafe { (as_fn(to_f64.functions[0]), as_fn(to_f32.functions[0])) };
     for x in inputs {
         assert_eq!(f64_of(x).to_bits(), (x as f64).to_bits(), "{x} as f64");
         assert_eq!(f32_of(x).to_bits(), (x as f32).to_bits(), "{x} as f32");
@@ -170,12 +174,7 @@ fn float_minimum_and_maximum_propagate_nan_and_order_signed_zeros() {
     let (fmin, fmax): (
         extern "C" fn(f64, f64) -> f64,
         extern "C" fn(f64, f64) -> f64,
-    ) = unsafe {
-        (
-            std::mem::transmute(min.functions[0]),
-            std::mem::transmute(max.functions[0]),
-        )
-    };
+    ) = unsafe { (as_fn(min.functions[0]), as_fn(max.functions[0])) };
     assert!(fmin(f64::NAN, 1.0).is_nan() && fmin(1.0, f64::NAN).is_nan());
     assert!(fmax(f64::NAN, 1.0).is_nan() && fmax(1.0, f64::NAN).is_nan());
     assert_eq!(fmin(0.0, -0.0).to_bits(), (-0.0f64).to_bits());
@@ -213,7 +212,7 @@ fn arguments_beyond_the_registers_pass_on_the_stack() {
     let code = link(vec![g.finish(), h.finish()]);
     let expected: i64 = (1..=8).map(|v: i64| v * v).sum::<i64>() + 9 * 1000;
     // SAFETY: `h() -> i64`.
-    let run: extern "C" fn() -> i64 = unsafe { std::mem::transmute(code.functions[1]) };
+    let run: extern "C" fn() -> i64 = unsafe { as_fn(code.functions[1]) };
     assert_eq!(run(), expected, "a call between compiled functions");
     type G = extern "C" fn(
         i64,
@@ -236,7 +235,7 @@ fn arguments_beyond_the_registers_pass_on_the_stack() {
         f64,
     ) -> i64;
     // SAFETY: `g`'s signature.
-    let g: G = unsafe { std::mem::transmute(code.functions[0]) };
+    let g: G = unsafe { as_fn(code.functions[0]) };
     let direct = g(
         1, 2, 3, 4, 5, 6, 7, 8, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5,
     );
