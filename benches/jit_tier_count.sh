@@ -5,7 +5,7 @@
 # launchers, and per call of add_one (n = 0 and 1024) and of both launchers through their
 # safe-call pointers (driver loop included). Each figure is (N runs minus 0 runs) / N.
 # Baseline: the JIT's default tier on x86-64; cranelift: Cranelift's fast-compile settings.
-# Needs valgrind. Usage: benches/jit_tier_count.sh
+# Needs valgrind. Usage: benches/jit_tier_count.sh [compile|call] (both by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exe=$(cargo bench --features llvm --no-run --bench jit_tier_loop 2>&1 |
@@ -24,20 +24,29 @@ per_run() { # MODE WHAT N
     c=$(count "$1" cranelift "$2" "$3")
     local cranelift
     cranelift=$(awk -v t="$c" -v b="$b" -v n="$3" 'BEGIN { printf "%.0f", (t - b) / n }')
-    awk -v m="$1" -v w="$2" -v b="$baseline" -v c="$cranelift" 'BEGIN {
-        printf "%s %s: baseline %d, cranelift fast %d instructions; cranelift / baseline %.2f\n", m, w, b, c, c / b }'
+    if [ "$1" = compile ]; then
+        awk -v w="$2" -v b="$baseline" -v c="$cranelift" 'BEGIN {
+            printf "compile %s: baseline %.0f, cranelift fast %.0f instructions; cranelift / baseline %.2f\n", w, b, c, c / b }'
+    else
+        awk -v w="$2" -v b="$baseline" -v c="$cranelift" 'BEGIN {
+            printf "call %s: baseline %.0f, cranelift fast %.0f instructions; baseline / cranelift fast %.2f\n", w, b, c, b / c }'
+    fi
     if [ "$1" = call ]; then
         b=$(count "$1" cranelift_opt "$2" 0)
         c=$(count "$1" cranelift_opt "$2" "$3")
         awk -v w="$2" -v t="$c" -v z="$b" -v n="$3" -v base="$baseline" 'BEGIN {
-            o = (t - z) / n; printf "call %s: cranelift optimized %d instructions; baseline / optimized %.2f\n", w, o, base / o }'
+            o = (t - z) / n; printf "call %s: cranelift optimized %.0f instructions; baseline / optimized %.2f\n", w, o, base / o }'
     fi
 }
-per_run compile launcher 50
-per_run compile launcher4d 50
-per_run compile quarter 2
-per_run compile thousand 1
-per_run call add_one_0 10000
-per_run call add_one_1024 100
-per_run call launcher 10000
-per_run call launcher4d 10000
+if [ "${1:-compile}" = compile ]; then
+    per_run compile launcher 50
+    per_run compile launcher4d 50
+    per_run compile quarter 2
+    per_run compile thousand 1
+fi
+if [ "${1:-call}" = call ]; then
+    per_run call add_one_0 10000
+    per_run call add_one_1024 100
+    per_run call launcher 10000
+    per_run call launcher4d 10000
+fi

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! Each variable's slot holds its value in its low bytes; the bytes above the variable's width
-//! are undefined, so every read extends from the width. Variables defined once by an integer
-//! constant get no code at all: their uses see the constant as an immediate.
+//! are undefined, so every read extends from the width. Variables defined once by a constant
+//! get no code at all: their uses see the constant as an immediate.
 
 use crate::lir::{Function, Inst, Terminator, Ty, Var};
 
@@ -25,8 +25,8 @@ pub struct Frame {
     pub slot_offset: Vec<i32>,
     /// Bytes reserved below `rbp` (a multiple of 16, so calls see an aligned stack).
     pub size: u32,
-    /// The constant of each single-assignment variable defined by `iconst`, truncated to its
-    /// type's width.
+    /// The constant of each single-assignment variable defined by `iconst` (truncated to its
+    /// type's width) or `fconst` (its bits).
     pub consts: Vec<Option<i64>>,
     /// How many times each variable is read (terminators included).
     pub uses: Vec<u32>,
@@ -41,6 +41,14 @@ pub fn truncate(value: i64, ty: Ty) -> i64 {
     match ty.bytes() {
         8 => value,
         n => value & ((1i64 << (n * 8)) - 1),
+    }
+}
+
+/// The bits of a float constant of type `ty` given as `f64` bits.
+pub fn float_bits(bits: u64, ty: Ty) -> i64 {
+    match ty {
+        Ty::F32 => i64::from((f64::from_bits(bits) as f32).to_bits()),
+        _ => bits as i64,
     }
 }
 
@@ -87,7 +95,13 @@ impl Frame {
                             consts[dst.0 as usize] = Some(truncate(*value, d.ty));
                         }
                     }
-                    Inst::Fconst { .. } | Inst::StackAddr { .. } | Inst::SymbolAddr { .. } => {}
+                    Inst::Fconst { dst, bits } => {
+                        let d = func.vars[dst.0 as usize];
+                        if !d.mutable {
+                            consts[dst.0 as usize] = Some(float_bits(*bits, d.ty));
+                        }
+                    }
+                    Inst::StackAddr { .. } | Inst::SymbolAddr { .. } => {}
                     Inst::Source(_) => {}
                     Inst::Copy { src, .. } | Inst::Unary { src, .. } => read(*src, &mut uses),
                     Inst::Convert { src, .. } => read(*src, &mut uses),

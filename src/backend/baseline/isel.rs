@@ -170,12 +170,11 @@ impl FnGen<'_> {
                 }
             }
             Inst::Fconst { dst, bits } => {
-                let bits = match self.ty(*dst) {
-                    Ty::F32 => u64::from((f64::from_bits(*bits) as f32).to_bits()),
-                    _ => *bits,
-                };
-                self.a.mov_imm(RAX, bits as i64);
-                self.store(*dst, RAX);
+                if self.frame.consts[dst.0 as usize].is_none() {
+                    let bits = super::frame::float_bits(*bits, self.ty(*dst));
+                    self.a.mov_imm(RAX, bits);
+                    self.store(*dst, RAX);
+                }
             }
             Inst::Copy { dst, src } => {
                 self.load_bits(RAX, *src);
