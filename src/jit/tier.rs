@@ -36,8 +36,9 @@ impl Default for FirstTier {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TierUp {
     /// Never (the default): the baseline code runs for the life of the module. Measured in
-    /// docs/jit.md: its calls cost a few nanoseconds more than Cranelift's, so a recompile
-    /// pays only after hundreds of thousands of calls, and then by little.
+    /// docs/jit.md: a launcher's calls cost some 30 ns more than with Cranelift's code, so a
+    /// recompile pays only after tens of thousands of calls, and then by little; host
+    /// functions with loops gain more (see [`TierUp::Background`]).
     #[default]
     Never,
     /// At once, on a background thread: the module is compiled again with Cranelift
