@@ -125,7 +125,9 @@ impl Fake {
 /// How a module reaches the test.
 #[derive(Clone, Copy, Debug)]
 pub enum Delivery {
-    /// JIT-compiled.
+    /// JIT-compiled by the baseline tier (the JIT's default on x86-64).
+    JitBaseline,
+    /// JIT-compiled by the backend itself.
     Jit(Backend),
     /// A shared library built by safecall.
     Shared(Backend),
@@ -139,10 +141,26 @@ pub fn deliveries() -> Vec<Delivery> {
     if cfg!(feature = "llvm") {
         backends.push(Backend::Llvm);
     }
-    backends
-        .into_iter()
-        .flat_map(|b| [Delivery::Jit(b), Delivery::Shared(b), Delivery::Object(b)])
-        .collect()
+    let mut all = vec![Delivery::JitBaseline];
+    all.extend(
+        backends
+            .into_iter()
+            .flat_map(|b| [Delivery::Jit(b), Delivery::Shared(b), Delivery::Object(b)]),
+    );
+    all
+}
+
+/// JIT options for a tier: the baseline compiler, or `backend` itself.
+fn jit_options(baseline: bool, backend: Backend) -> safecall::jit::JitOptions {
+    safecall::jit::JitOptions {
+        backend,
+        first_tier: if baseline {
+            safecall::jit::FirstTier::Baseline
+        } else {
+            safecall::jit::FirstTier::Backend
+        },
+        ..Default::default()
+    }
 }
 
 /// The module of `tests/gpu/launch.scir`.
@@ -176,15 +194,12 @@ pub fn build(module: &ir::Module, how: Delivery) -> Built {
     };
     let so = out_dir().join(format!("gpu_{n}.so"));
     match how {
-        Delivery::Jit(backend) => {
-            let jit = safecall::jit::compile(
-                module,
-                &safecall::jit::JitOptions {
-                    backend,
-                    ..Default::default()
-                },
-            )
-            .expect("JIT compile");
+        Delivery::JitBaseline | Delivery::Jit(_) => {
+            let options = match how {
+                Delivery::Jit(backend) => jit_options(false, backend),
+                _ => jit_options(true, Backend::Cranelift),
+            };
+            let jit = safecall::jit::compile(module, &options).expect("JIT compile");
             return Built {
                 jit: Some(jit),
                 lib: None,
