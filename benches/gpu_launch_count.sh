@@ -26,33 +26,13 @@ cargo build --quiet --bin safecall "${features[@]}"
 release=$PWD/target/release
 cc -O2 -I"$include" benches/c/launch_loop.c -o "$out/launch_loop" -ldl \
     -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
-cat > "$out/launch.scir" <<'IR'
-module launch_count;
-
-device_binary kernels {
-    format ptx;
-    data b".visible .entry empty() { ret; }\n.visible .entry four(.param .u64 a, .param .u64 b, .param .u32 n, .param .f32 s) { ret; }\n";
-    kernels [empty, four];
-}
-
-fn checks_only(dev: i32) {
-}
-
-fn launch_empty(dev: i32) {
-    launch kernels.empty[grid=(1), block=(1), device=dev]();
-}
-
-fn launch_four(dev: i32) {
-    launch kernels.four[grid=(ceil_div(100000, 128), 2, 1), block=(128), device=dev](cast<u64>(dev), cast<u64>(dev), cast<u32>(dev), 0.5f32);
-}
-IR
 count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
         "$out/launch_loop" "$out/$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 for backend in cranelift llvm; do
-    if ! target/debug/safecall build --backend "$backend" "$out/launch.scir" -o "$out/$backend.so" >/dev/null 2>&1; then
+    if ! target/debug/safecall build --backend "$backend" benches/ir/gpu_launch.scir -o "$out/$backend.so" >/dev/null 2>&1; then
         echo "$backend: not built (no LLVM backend in this build?)"
         continue
     fi

@@ -237,30 +237,47 @@ fn cached_lookup(fx: &mut FnCtx<'_, '_>, name: &str, import: bool) -> lir::Var {
     let cell =
         fx.m.handle_cell(if import { "import_fn" } else { "global_fn" });
     let init = emit_lookup_init(fx.m, name, import, &caller);
-    let cell_addr = fx.b.symbol_addr(Symbol::Data(cell));
-    let cached = fx.b.load(Ty::Ptr, cell_addr, 0);
-    let handle = fx.b.mutable_var(Ty::Ptr);
-    fx.b.assign(handle, cached);
-    let null = fx.b.iconst(Ty::Ptr, 0);
-    let missing = fx.b.icmp(IntCC::Eq, cached, null);
-    let init_block = fx.b.new_cold_block();
-    let join = fx.b.new_block();
-    fx.b.branch(missing, init_block, join);
-    fx.b.switch_to(init_block);
-    let init_once = fx.m.capi(CApi::HandleInitOnce);
-    let init_addr = fx.b.symbol_addr(Symbol::Func(init));
-    let rc =
-        fx.b.call(
+    let error = fx.error_block();
+    load_once(fx.m, &mut fx.b, cell, init, error)
+}
+
+/// Loads the handle cached in `cell`, running `init` (`int init(void** out)`) under
+/// `TVMFFIHandleInitOnce` first while the cell is still NULL; when `init` fails (it raised),
+/// jumps to `error`.
+pub(crate) fn load_once(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    cell: lir::DataId,
+    init: FuncId,
+    error: lir::BlockId,
+) -> lir::Var {
+    let cell_addr = b.symbol_addr(Symbol::Data(cell));
+    let cached = b.load(Ty::Ptr, cell_addr, 0);
+    let handle = b.mutable_var(Ty::Ptr);
+    b.assign(handle, cached);
+    let null = b.iconst(Ty::Ptr, 0);
+    let missing = b.icmp(IntCC::Eq, cached, null);
+    let init_block = b.new_cold_block();
+    let join = b.new_block();
+    b.branch(missing, init_block, join);
+    b.switch_to(init_block);
+    let init_once = m.capi(CApi::HandleInitOnce);
+    let init_addr = b.symbol_addr(Symbol::Func(init));
+    let rc = b
+        .call(
             lir::Callee::Import(init_once),
             Some(Ty::I32),
             vec![cell_addr, init_addr],
         )
         .expect("returns");
-    fail_on_nonzero(fx, rc);
-    let loaded = fx.b.load(Ty::Ptr, cell_addr, 0);
-    fx.b.assign(handle, loaded);
-    fx.b.jump(join);
-    fx.b.switch_to(join);
+    let failed = b.icmp_imm(IntCC::Ne, rc, 0);
+    let ok = b.new_block();
+    b.branch(failed, error, ok);
+    b.switch_to(ok);
+    let loaded = b.load(Ty::Ptr, cell_addr, 0);
+    b.assign(handle, loaded);
+    b.jump(join);
+    b.switch_to(join);
     handle
 }
 

@@ -259,6 +259,11 @@ impl FnCtx<'_, '_> {
         self.b.jump(self.ok_exit);
     }
 
+    /// The block that releases owned references and returns -1 (an error is already raised).
+    pub fn error_block(&self) -> BlockId {
+        self.error_exit
+    }
+
     /// Ends the current block with -1 (an error is already raised).
     pub fn return_error(&mut self) {
         self.b.jump(self.error_exit);

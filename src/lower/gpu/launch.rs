@@ -4,12 +4,13 @@ use crate::ir::{Expr, Launch, ScalarType, TensorField};
 use crate::lir::{BinOp, Callee, IntCC, Symbol, Ty, Var};
 
 use super::super::body::{Val, lower_expr};
+use super::super::calls::load_once;
 use super::super::capi::CApi;
 use super::super::function::FnCtx;
 use super::super::raise::{MsgPart, Tag};
 use super::super::schema::is_signed;
 use super::cuda::{self, Entry};
-use super::{call_entry, describe_error, init_once, zeroed};
+use super::{call_entry, describe_error, zeroed};
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
 #[derive(Clone, Copy)]
@@ -208,14 +209,10 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     // The driver and the kernel (loaded once).
     fx.flush_checks();
     let (driver_cell, driver_init) = fx.m.cuda_driver();
-    let error_exit = fx.b.new_cold_block();
-    let table = init_once(fx.m, &mut fx.b, driver_cell, driver_init, |b| {
-        b.jump(error_exit)
-    });
+    let error = fx.error_block();
+    let table = load_once(fx.m, &mut fx.b, driver_cell, driver_init, error);
     let (binary_cell, binary_init) = fx.m.cuda_binary(&l.binary)?;
-    let kernels = init_once(fx.m, &mut fx.b, binary_cell, binary_init, |b| {
-        b.jump(error_exit)
-    });
+    let kernels = load_once(fx.m, &mut fx.b, binary_cell, binary_init, error);
     let index =
         fx.m.ir
             .device_binaries
@@ -382,13 +379,6 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
         parts.push(MsgPart::text(": cuLaunchKernelEx returned "));
         parts
     });
-
-    // A failed init (its error is raised) leaves through the error exit.
-    let cont = fx.b.new_block();
-    fx.b.jump(cont);
-    fx.b.switch_to(error_exit);
-    fx.return_error();
-    fx.b.switch_to(cont);
     Ok(())
 }
 

@@ -40,7 +40,6 @@ use crate::lir::{
 };
 
 use super::ModuleCtx;
-use super::capi::CApi;
 use super::raise::{MsgPart, PART_SIZE, emit_raise};
 use cuda::Entry;
 
@@ -163,46 +162,4 @@ fn describe_error(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, table: Var, rc: Va
         MsgPart::Value(super::raise::Tag::CStr, texts[1]),
         MsgPart::text(")"),
     ]
-}
-
-/// Loads the handle in `cell`, running `init` under `TVMFFIHandleInitOnce` first when it is
-/// still NULL. On failure (`init` raised), jumps to `fail` with nothing else done.
-fn init_once(
-    m: &mut ModuleCtx<'_>,
-    b: &mut FuncBuilder,
-    cell: DataId,
-    init: FuncId,
-    on_error: impl FnOnce(&mut FuncBuilder),
-) -> Var {
-    let cell_addr = b.symbol_addr(Symbol::Data(cell));
-    let cached = b.load(Ty::Ptr, cell_addr, 0);
-    let handle = b.mutable_var(Ty::Ptr);
-    b.assign(handle, cached);
-    let null = b.iconst(Ty::Ptr, 0);
-    let missing = b.icmp(IntCC::Eq, cached, null);
-    let init_block = b.new_cold_block();
-    let join = b.new_block();
-    b.branch(missing, init_block, join);
-    b.switch_to(init_block);
-    let init_once = m.capi(CApi::HandleInitOnce);
-    let init_addr = b.symbol_addr(Symbol::Func(init));
-    let rc = b
-        .call(
-            Callee::Import(init_once),
-            Some(Ty::I32),
-            vec![cell_addr, init_addr],
-        )
-        .expect("returns");
-    let failed = b.icmp_imm(IntCC::Ne, rc, 0);
-    let error = b.new_cold_block();
-    let ok = b.new_block();
-    b.branch(failed, error, ok);
-    b.switch_to(error);
-    on_error(b);
-    b.switch_to(ok);
-    let loaded = b.load(Ty::Ptr, cell_addr, 0);
-    b.assign(handle, loaded);
-    b.jump(join);
-    b.switch_to(join);
-    handle
 }
