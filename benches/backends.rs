@@ -35,6 +35,8 @@ fn configurations(levels: &[u8]) -> Vec<(String, Backend, u8)> {
 fn jit(module: &safecall::ir::Module, backend: Backend, opt_level: u8) -> JitModule {
     let options = JitOptions {
         backend,
+        // The backend itself, not the baseline tier in front of Cranelift.
+        first_tier: safecall::jit::FirstTier::Backend,
         llvm: LlvmOptions::with_opt_level(opt_level),
         ..support::launcher_options()
     };

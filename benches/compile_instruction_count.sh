@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per JIT compile of examples/ir/launcher.scir (the JIT's default settings:
-# verification, lowering, Cranelift and finalization), counted by callgrind: N compiles minus
+# verification, lowering, code generation by the default tier and finalization), counted by callgrind: N compiles minus
 # none, divided by N. Kernel time (mprotect) is not counted. Needs valgrind.
 # Usage: benches/compile_instruction_count.sh [N]
 set -euo pipefail

@@ -1,12 +1,17 @@
-//! JIT figures (issue 5):
-//! - compile-to-callable latency (IR already built; verification, lowering, Cranelift and
-//!   finalization included) of a typical launcher (`examples/ir/launcher.scir`: 4 tensor
+//! JIT figures (issues 5 and 18):
+//! - compile-to-callable latency (IR already built; verification, lowering, code generation
+//!   and finalization included) of a typical launcher (`examples/ir/launcher.scir`: 4 tensor
 //!   parameters with symbolic dims, a stream query, an extern launch call) and of a module of
-//!   50 such functions (compiled on the available threads, and on the calling thread only);
+//!   50 such functions (compiled on the available threads, and on the calling thread only),
+//!   with Cranelift's optimized and fast-compile settings;
+//! - the baseline tier (the JIT's default on x86-64) against Cranelift's fast-compile settings
+//!   side by side (`jit_compile_tiers`): the launcher, `examples/ir/launcher4d.scir` (four 4-D
+//!   tensors with symbolic strides, an optional tensor, a constant, a packed call) and a module
+//!   of 1000 launchers;
 //! - call overhead of the JIT-compiled `add_one` (n = 4) called directly through its
-//!   safe-call pointer (the JIT's fast-compile default and Cranelift's optimized settings)
-//!   and through `Function::call`, against a Rust closure registered as a `Function` doing
-//!   the same work.
+//!   safe-call pointer (the JIT's default tier, Cranelift's fast-compile and optimized
+//!   settings) and through `Function::call`, against a Rust closure registered as a `Function`
+//!   doing the same work.
 //!
 //! ```text
 //! cargo bench --bench jit
@@ -17,7 +22,7 @@ mod support;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use safecall::jit::JitOptions;
+use safecall::jit::{FirstTier, JitOptions};
 use safecall_runtime::{Any, AnyView, Function};
 
 /// The launcher's function repeated `count` times under different names.
@@ -38,10 +43,12 @@ fn compile_latency(c: &mut Criterion) {
     let launcher = support::example("launcher");
     let fifty = many_launchers(50);
     let mut options = support::launcher_options();
+    options.first_tier = FirstTier::Backend;
     options.cranelift = safecall::backend::cranelift::CraneliftOptions::default();
     // Warm the process-wide error helper (compiled once per process).
     drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
     let mut fast = support::launcher_options();
+    fast.first_tier = FirstTier::Backend;
     fast.cranelift = safecall::backend::cranelift::CraneliftOptions::fast_compile();
     let mut group = c.benchmark_group("jit_compile");
     for (label, options) in [("optimized", &options), ("fast_compile", &fast)] {
@@ -64,13 +71,42 @@ fn compile_latency(c: &mut Criterion) {
         b.iter(|| safecall::jit::compile(black_box(&fifty), &one_thread).expect("compile"))
     });
     group.finish();
+
+    // The baseline tier and Cranelift's fast-compile settings side by side.
+    let mut group = c.benchmark_group("jit_compile_tiers");
+    let baseline = support::launcher_options();
+    let launcher4d = support::example("launcher4d");
+    let thousand = many_launchers(1000);
+    drop(safecall::jit::compile(&launcher, &baseline).expect("compile launcher"));
+    for (label, options) in [("baseline", &baseline), ("cranelift_fast", &fast)] {
+        group.sample_size(50);
+        group.bench_function(format!("launcher_{label}"), |b| {
+            b.iter(|| safecall::jit::compile(black_box(&launcher), options).expect("compile"))
+        });
+        group.bench_function(format!("launcher4d_{label}"), |b| {
+            b.iter(|| safecall::jit::compile(black_box(&launcher4d), options).expect("compile"))
+        });
+        group.sample_size(10);
+        group.bench_function(format!("thousand_functions_{label}"), |b| {
+            b.iter(|| safecall::jit::compile(black_box(&thousand), options).expect("compile"))
+        });
+    }
+    group.finish();
 }
 
 fn call_overhead(c: &mut Criterion) {
-    // The JIT's default (fast-compile) code, and Cranelift's optimized code.
+    // The JIT's default tier's code, and Cranelift's fast-compile and optimized code.
     let jit = safecall::jit::compile(&support::example("add_one"), &JitOptions::default())
         .expect("compile add_one");
+    let fast_options = JitOptions {
+        first_tier: FirstTier::Backend,
+        ..JitOptions::default()
+    };
+    let fast = safecall::jit::compile(&support::example("add_one"), &fast_options)
+        .expect("compile add_one");
+    let raw_fast = fast.safe_call("add_one").expect("defined");
     let optimized_options = JitOptions {
+        first_tier: FirstTier::Backend,
         cranelift: safecall::backend::cranelift::CraneliftOptions::default(),
         ..JitOptions::default()
     };
@@ -104,6 +140,9 @@ fn call_overhead(c: &mut Criterion) {
     let mut group = c.benchmark_group("jit_call_n4");
     group.bench_function("direct_safe_call", |b| {
         b.iter(|| support::call(black_box(raw), black_box(&raw_args)))
+    });
+    group.bench_function("direct_safe_call_cranelift_fast", |b| {
+        b.iter(|| support::call(black_box(raw_fast), black_box(&raw_args)))
     });
     group.bench_function("direct_safe_call_optimized", |b| {
         b.iter(|| support::call(black_box(raw_optimized), black_box(&raw_args)))

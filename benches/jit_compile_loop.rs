@@ -1,4 +1,5 @@
-//! Compiles `examples/ir/launcher.scir` with the JIT's default settings N times (the first
+//! Compiles `examples/ir/launcher.scir` with the JIT's default settings (the baseline tier on
+//! x86-64; `benches/jit_tier_count.sh` compares the tiers) N times (the first
 //! argument; 0 compiles the launcher once outside the count, to warm the process-wide error
 //! helper and the pools). `benches/compile_instruction_count.sh` runs it under callgrind:
 //! instructions per compile do not depend on the machine's load, unlike the timings of

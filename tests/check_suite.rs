@@ -64,18 +64,33 @@ fn aot_libraries_pass_the_check_suite() {
 #[test]
 fn jit_passes_the_check_suite() {
     let suites = load_all();
-    // Cranelift compiles each module on the calling thread, then on two threads at once.
-    let runs = backends().into_iter().flat_map(|(backend, label)| {
+    // The baseline tier (the default on x86-64), then each backend directly; Cranelift compiles
+    // each module on the calling thread, then on two threads at once.
+    use safecall::jit::FirstTier;
+    let baseline = [(
+        safecall::Backend::Cranelift,
+        "baseline",
+        FirstTier::Baseline,
+        1,
+    )];
+    let direct = backends().into_iter().flat_map(|(backend, label)| {
         let threads: &[usize] = match backend {
             safecall::Backend::Cranelift => &[1, 2],
             _ => &[1],
         };
-        threads.iter().map(move |&t| (backend, label, t))
+        threads
+            .iter()
+            .map(move |&t| (backend, label, FirstTier::Backend, t))
     });
-    for (backend, name, threads) in runs {
+    let runs = baseline
+        .into_iter()
+        .filter(|_| cfg!(target_arch = "x86_64"))
+        .chain(direct);
+    for (backend, name, first_tier, threads) in runs {
         let label = format!("{name}, {threads} compile thread(s)");
         let options = safecall::jit::JitOptions {
             backend,
+            first_tier,
             compile_threads: threads,
             ..Default::default()
         };

@@ -85,3 +85,14 @@ fn docs_examples_are_valid() {
     }
     assert!(checked >= 1);
 }
+
+#[test]
+fn launcher4d() {
+    let m = check("launcher4d");
+    let f = &m.functions[0];
+    assert_eq!(
+        f.params.len(),
+        7,
+        "four tensors, the mask, the constant, the kernel"
+    );
+}

@@ -194,6 +194,32 @@ fn stmt() -> impl Strategy<Value = Stmt> {
             device_type,
             device_id
         }),
+        (
+            name(),
+            name(),
+            prop::collection::vec(expr(), 0..4),
+            prop::collection::vec(expr(), 0..4),
+            prop::collection::vec(expr(), 0..4),
+            prop::option::of(expr()),
+            prop::option::of(expr()),
+            prop::option::of(expr()),
+            prop::collection::vec(expr(), 0..3),
+        )
+            .prop_map(
+                |(binary, kernel, grid, block, cluster, shared_mem, stream, device, args)| {
+                    Stmt::Launch(Box::new(Launch {
+                        binary,
+                        kernel,
+                        grid,
+                        block,
+                        cluster,
+                        shared_mem,
+                        stream,
+                        device,
+                        args,
+                    }))
+                }
+            ),
         prop::option::of(expr()).prop_map(Stmt::Return),
     ];
     simple.prop_recursive(2, 12, 3, |inner| {
@@ -406,19 +432,45 @@ fn module() -> impl Strategy<Value = Module> {
             payload,
             imports,
         });
+    let device_binary = (
+        name(),
+        prop::sample::select(vec![
+            BinaryFormat::Cubin,
+            BinaryFormat::Fatbin,
+            BinaryFormat::Ptx,
+        ]),
+        prop::collection::vec(any::<u8>(), 0..12),
+        prop::collection::vec(name(), 0..3),
+    )
+        .prop_map(|(name, format, data, kernels)| DeviceBinary {
+            name,
+            format,
+            data,
+            kernels,
+        });
     (
         name(),
         prop::collection::vec(extern_fn, 0..2),
         prop::collection::vec(imported, 0..2),
+        prop::collection::vec(device_binary, 0..2),
         prop::collection::vec(name(), 0..2),
         prop::option::of(text()),
         prop::collection::vec(function(), 0..3),
     )
         .prop_map(
-            |(name, externs, imported_modules, imports, system_lib_prefix, functions)| Module {
+            |(
                 name,
                 externs,
                 imported_modules,
+                device_binaries,
+                imports,
+                system_lib_prefix,
+                functions,
+            )| Module {
+                name,
+                externs,
+                imported_modules,
+                device_binaries,
                 imports,
                 system_lib_prefix,
                 functions,

@@ -611,7 +611,11 @@ fn backends_agree_on_random_programs() {
             &llvm_support::jit_options(Backend::Llvm, opt_level),
         )
         .unwrap_or_else(|e| panic!("LLVM O{opt_level}:\n{text}\n{e}"));
+        // The baseline tier, the JIT's default on x86-64.
+        let baseline = safecall::jit::compile(&module, &safecall::jit::JitOptions::default())
+            .unwrap_or_else(|e| panic!("baseline:\n{text}\n{e}"));
         let (fc, fl) = (clif.function("f").unwrap(), llvm.function("f").unwrap());
+        let fb = baseline.function("f").unwrap();
         if verbose {
             eprintln!("program {index}:\n{text}");
         }
@@ -625,7 +629,14 @@ fn backends_agree_on_random_programs() {
                 let r = f.call(&views);
                 outcome(r, &buf)
             };
-            let (a, b) = (run(fc), run(fl));
+            let (a, b, c) = (run(fc), run(fl), run(fb));
+            assert_eq!(
+                a,
+                c,
+                "Cranelift and the default JIT tier disagree (seed {seed:#x}, program {index}, \
+                 returns {})\n{text}\narguments: {args:?}",
+                ret.name()
+            );
             assert_eq!(
                 a,
                 b,
@@ -642,7 +653,7 @@ fn backends_agree_on_random_programs() {
     }
     println!(
         "differential: {programs} programs, {calls} calls ({errors} raised errors), identical on \
-         Cranelift and LLVM O0..O3 (seed {seed:#x})"
+         Cranelift, LLVM O0..O3 and the default JIT tier (seed {seed:#x})"
     );
     assert!(
         errors > 0 && errors < calls,

@@ -50,7 +50,8 @@ ModuleLike = Union[Module, ModuleBuilder, str]
 
 
 def parse(text: str, file: str = "<string>") -> Module:
-    """Parses and verifies IR text (docs/ir.md).
+    """Parses and verifies IR text (docs/ir.md). When ``file`` names an existing file,
+    ``file "..."`` paths of device binaries are read relative to its directory.
 
     Invalid IR raises :class:`IRError`: its message is the rendered diagnostics (file, line,
     caret, note) and ``errors`` holds each one as a :class:`Diagnostic`.

@@ -642,6 +642,41 @@ class FunctionBuilder:
         self._emit(f"let {_name(name)} = get_stream({_expr(device_type)}, {_expr(device_id)});")
         return Expr(_name(name))
 
+    def launch(
+        self,
+        binary: str,
+        kernel: str,
+        *args: Any,
+        grid: Sequence[Any],
+        block: Sequence[Any],
+        cluster: Optional[Sequence[Any]] = None,
+        shared_mem: Any = None,
+        stream: Any = None,
+        device: Any = None,
+    ) -> None:
+        """``launch binary.kernel[grid=(..), block=(..), ...](args);``: launches a kernel of a
+        ``ModuleBuilder.device_binary`` through the CUDA driver. ``grid``, ``block`` and
+        ``cluster`` are 1 to 3 integer expressions; ``stream`` defaults to the device's
+        environment stream and ``device`` to the first CUDA tensor parameter's device id; the
+        arguments are scalars and pointers (a tensor's ``.data``), passed by value."""
+
+        def dims(values: Any) -> str:
+            if isinstance(values, (int, Expr)):
+                values = [values]
+            return "(" + ", ".join(_expr(v) for v in values) + ")"
+
+        settings = [f"grid={dims(grid)}", f"block={dims(block)}"]
+        if cluster is not None:
+            settings.append(f"cluster={dims(cluster)}")
+        for key, value in (("shared_mem", shared_mem), ("stream", stream), ("device", device)):
+            if value is not None:
+                settings.append(f"{key}={_expr(value)}")
+        self._emit(
+            f"launch {_name(binary)}.{_name(kernel)}[{', '.join(settings)}]("
+            + ", ".join(_expr(a) for a in args)
+            + ");"
+        )
+
     def return_(self, value: Any = None) -> None:
         """``return;`` or ``return value;``."""
         self._emit("return;" if value is None else f"return {_expr(value)};")
@@ -710,7 +745,7 @@ class FunctionBuilder:
 
 
 class ModuleBuilder:
-    """Builds a module: externs, imported modules, imports, functions. ``build()`` verifies it
+    """Builds a module: externs, imported modules, device binaries, imports, functions. ``build()`` verifies it
     and returns a ``safecall.Module``."""
 
     def __init__(self, name: str):
@@ -718,6 +753,7 @@ class ModuleBuilder:
         self._prefix: Optional[str] = None
         self._externs: List[str] = []
         self._imported: List[str] = []
+        self._binaries: List[str] = []
         self._imports: List[str] = []
         self._functions: List[FunctionBuilder] = []
 
@@ -750,6 +786,20 @@ class ModuleBuilder:
         lines.append("}")
         self._imported.append("\n".join(lines))
 
+    def device_binary(self, name: str, format: str, data: bytes, kernels: Sequence[str]) -> None:
+        """Embeds a GPU binary (``format`` ``"cubin"``, ``"fatbin"`` or ``"ptx"``) whose
+        ``kernels`` (entry names) ``FunctionBuilder.launch`` launches through the CUDA driver."""
+        if format not in ("cubin", "fatbin", "ptx"):
+            raise ValueError(f"device binary format must be 'cubin', 'fatbin' or 'ptx', not {format!r}")
+        lines = [
+            f"device_binary {_name(name)} {{",
+            f"    format {format};",
+            f"    data {_bytes(bytes(data))};",
+            "    kernels [" + ", ".join(_name(k) for k in kernels) + "];",
+            "}",
+        ]
+        self._binaries.append("\n".join(lines))
+
     def import_(self, label: str) -> None:
         """The library itself imports the imported module ``label``."""
         self._imports.append(f"import {_name(label)};")
@@ -772,6 +822,7 @@ class ModuleBuilder:
             parts.append(f"system_lib_prefix {_string(self._prefix)};")
         parts.extend(self._externs)
         parts.extend(self._imported)
+        parts.extend(self._binaries)
         parts.extend(self._imports)
         parts.extend(f.text() for f in self._functions)
         return "\n\n".join(parts) + "\n"

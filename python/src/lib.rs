@@ -209,7 +209,11 @@ fn verify_diagnostics(
 #[pyfunction]
 #[pyo3(signature = (text, file = "<string>"))]
 fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
-    if let Ok(module) = ir::parse::parse(&text)
+    // `file "..."` paths of device binaries are read next to the IR file when `file` names
+    // one, else from the current directory.
+    let path = std::path::Path::new(file);
+    let dir = if path.is_file() { path.parent() } else { None };
+    if let Ok((module, _)) = ir::parse::parse_in_dir(&text, dir)
         && let Ok(verified) = ir::VerifiedModule::new(module)
     {
         return Ok(Module {
@@ -218,7 +222,7 @@ fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
             file: file.to_owned(),
         });
     }
-    let (module, map) = match ir::parse::parse_with_source_map(&text) {
+    let (module, map) = match ir::parse::parse_in_dir(&text, dir) {
         Ok(parsed) => parsed,
         Err(e) => {
             let rendered = e.render(file, &text);

@@ -75,6 +75,11 @@ pub unsafe fn dec_ref(obj: *mut TVMFFIObject) {
     // SAFETY: the caller holds a strong reference, so the header is live.
     let count = unsafe { ref_count(obj) };
     let before = count.fetch_sub(STRONG_ONE, Ordering::Release);
+    debug_assert_ne!(
+        before & STRONG_MASK,
+        0,
+        "dec_ref on an object whose strong count is already 0 (a reference released twice)"
+    );
     if before == BOTH_ONE {
         fence(Ordering::Acquire);
         // SAFETY: this was the last strong and the last weak reference.

@@ -172,3 +172,100 @@ fn opaque_objects_release_their_handle_once() {
     drop(copy);
     assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
 }
+
+/// An object header in a `Box` whose deleter records each flag it sees and frees the box on
+/// the weak flag, so a test can tell "contents destroyed once" and "memory freed once" apart.
+mod tracked {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use safecall_runtime::abi::{TVMFFIObject, deleter_flags, type_index};
+    use safecall_runtime::object;
+
+    /// How often the strong and the weak part of the deleter ran.
+    pub static STRONG_RUNS: AtomicUsize = AtomicUsize::new(0);
+    pub static WEAK_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn deleter(obj: *mut core::ffi::c_void, flags: i32) {
+        if flags & deleter_flags::STRONG != 0 {
+            STRONG_RUNS.fetch_add(1, Ordering::SeqCst);
+        }
+        if flags & deleter_flags::WEAK != 0 {
+            WEAK_RUNS.fetch_add(1, Ordering::SeqCst);
+            // SAFETY: `new` made `obj` with Box::into_raw; the weak flag comes once.
+            drop(unsafe { Box::from_raw(obj.cast::<TVMFFIObject>()) });
+        }
+    }
+
+    /// A fresh object (one strong reference).
+    pub fn new() -> *mut TVMFFIObject {
+        Box::into_raw(Box::new(TVMFFIObject {
+            combined_ref_count: object::BOTH_ONE,
+            type_index: type_index::OBJECT,
+            padding: 0,
+            deleter: Some(deleter),
+        }))
+    }
+}
+
+/// Regression test: a failed upgrade used to build (and drop) an `ObjectRef` anyway, taking
+/// the strong count of a dead object to 4294967295 and its weak count down by one, so the
+/// memory was never freed.
+#[test]
+fn upgrading_a_dead_weak_reference_changes_no_count_and_frees_once() {
+    let raw = tracked::new();
+    // SAFETY: a fresh object comes with one strong reference.
+    let obj = unsafe { ObjectRef::from_raw_owned(raw) }.unwrap();
+    let weak = obj.downgrade();
+    drop(obj);
+    assert_eq!(tracked::STRONG_RUNS.load(Ordering::SeqCst), 1);
+    assert_eq!(tracked::WEAK_RUNS.load(Ordering::SeqCst), 0);
+    for _ in 0..3 {
+        assert!(weak.upgrade().is_none());
+        assert_eq!(weak.strong_count(), 0);
+        // SAFETY: `weak` keeps the header readable.
+        assert_eq!(unsafe { object::weak_count(raw) }, 1);
+    }
+    drop(weak);
+    assert_eq!(tracked::STRONG_RUNS.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        tracked::WEAK_RUNS.load(Ordering::SeqCst),
+        1,
+        "the memory must be freed exactly once"
+    );
+}
+
+/// Releasing a strong reference of a dead object is caught in debug builds (the count would
+/// wrap to 4294967295 and the memory would never be freed).
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "strong count is already 0")]
+fn releasing_a_dead_object_is_caught_in_debug_builds() {
+    let mut header = TVMFFIObject {
+        // No strong reference left, one weak one.
+        combined_ref_count: object::WEAK_ONE,
+        type_index: type_index::OBJECT,
+        padding: 0,
+        deleter: None,
+    };
+    // SAFETY: `header` is alive for the whole test and has no deleter.
+    unsafe { object::dec_ref(&mut header) };
+}
+
+/// A NULL pointer under an object type index is not a valid value, but a caller can pass
+/// one: taking an owned copy is an error, not a NULL dereference.
+#[test]
+fn owning_a_null_object_view_is_an_error() {
+    use safecall_runtime::abi::{TVMFFIAny, TVMFFIValue};
+    use safecall_runtime::{Any, AnyView};
+    let raw = TVMFFIAny {
+        type_index: type_index::TENSOR,
+        small_str_len: 0,
+        value: TVMFFIValue {
+            v_obj: core::ptr::null_mut(),
+        },
+    };
+    // SAFETY: the view refers to nothing that must stay alive.
+    let err = Any::from_view(unsafe { AnyView::from_raw(raw) }).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert!(err.message().contains("NULL object"), "{}", err.message());
+}

@@ -15,10 +15,12 @@ pub enum Code {
     Raised = 3,
     /// Files, code generation, linking, loading.
     Failed = 4,
+    /// An internal error (a panic), as Rust's own exit code for one.
+    Internal = 101,
 }
 
 /// The exit code of a panic (as Rust's own).
-const INTERNAL: u8 = 101;
+const INTERNAL: u8 = Code::Internal as u8;
 
 /// A failed subcommand.
 #[derive(Debug)]
@@ -44,6 +46,15 @@ impl Failure {
     /// A failure of the work itself (files, code generation, linking, loading).
     pub fn failed(cause: impl std::fmt::Display) -> Self {
         Failure::new(Code::Failed, cause)
+    }
+
+    /// An internal error reported by a child process (`detail`: what it printed).
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        Failure::new(
+            Code::Internal,
+            "internal error in safecall (a bug, please report it)",
+        )
+        .detail(detail)
     }
 
     /// Invalid IR: the rendered diagnostics, then a summary line.

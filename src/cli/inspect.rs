@@ -2,23 +2,27 @@
 //!
 //! The symbols and the import tree are read from the file ([`crate::library`]), so a library
 //! whose imported modules have no loader in this process (or that cannot be loaded at all)
-//! still shows them. Signatures and docs come from calling the library's
-//! `__tvm_ffi__metadata_<name>` / `__tvm_ffi__doc_<name>` getters, which needs the library
-//! loaded (`dlopen`, without building a module, so no import loader runs); `--no-load` skips
-//! that and runs none of its code.
+//! still shows them. Before anything loads it, the file's consistency is checked
+//! ([`crate::elf_check`]): a damaged file is shown from the file and reported (exit 4), never
+//! loaded. Signatures and docs come from calling the library's `__tvm_ffi__metadata_<name>` /
+//! `__tvm_ffi__doc_<name>` getters, which needs the library loaded (`dlopen`, without building
+//! a module, so no import loader runs): that runs the library's code, so it happens in a child
+//! process under a time limit ([`crate::sandbox`], [`crate::probe`]), whose crash or hang is
+//! reported (exit 4) after what the file says. `--no-load` runs none of its code.
 
 use std::collections::BTreeSet;
-use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use safecall_runtime::abi::{TVMFFIAny, TVMFFISafeCallType};
 use safecall_runtime::library_bin::{BinModule, LibraryBin};
-use safecall_runtime::{Any, String as FfiString};
 use serde_json::json;
 
+use crate::elf_check::{self, Verdict};
 use crate::failure::Failure;
-use crate::library::{self, DOC_PREFIX, LibraryFile, METADATA_PREFIX, PREFIX};
+use crate::library::{self, DOC_PREFIX, LibraryFile, METADATA_PREFIX};
+use crate::probe;
+use crate::sandbox::{self, Mode, Outcome};
 use crate::schema::{self, Metadata};
 
 /// List the functions of a TVM-FFI library: signatures, docs, imports
@@ -32,10 +36,14 @@ use crate::schema::{self, Metadata};
 /// are read the same way, without metadata.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Loading the library (to call its metadata and doc getters) runs its initializers; use
---no-load for a library you do not trust.
+The file is checked before anything loads it (section and segment bounds, the dynamic
+section, symbol, hash and version tables, relocations, initializers): a damaged file is shown
+from the file and reported, never loaded. Loading the library (to call its metadata and doc
+getters) runs its code: that happens in a child process, under --load-timeout; a crash or a
+hang there is reported after what the file says. --no-load runs none of its code.
 
-Exit codes: 0 inspected, 2 usage, 4 the file cannot be read or is not an object file.")]
+Exit codes: 0 inspected, 2 usage, 4 the file cannot be read, is not an object file, is
+damaged, or crashed or hung when loaded.")]
 pub struct InspectArgs {
     /// The shared library (`.so`) or object file (`.o`)
     #[arg(value_name = "LIB")]
@@ -48,6 +56,21 @@ pub struct InspectArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+
+    /// Seconds the child process that loads the library may take
+    #[arg(long, value_name = "SECONDS", default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs_f64(),
+          value_parser = parse_timeout)]
+    pub load_timeout: f64,
+}
+
+/// A time limit: a positive number of seconds.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds between 0 and 86400"
+        )),
+    }
 }
 
 /// One function as shown.
@@ -67,159 +90,120 @@ pub fn inspect(args: &InspectArgs) -> Result<(), Failure> {
         std::fs::read(path).map_err(|e| crate::source::io_failure("cannot read", path, &e))?;
     let file = library::read(&bytes)
         .map_err(|e| Failure::failed(format!("`{}` is not a library: {e}", path.display())))?;
-    let load = !args.no_load && !file.relocatable;
-    let loaded = if load { Some(open(path)) } else { None };
-    let getters = match &loaded {
-        Some(Ok(lib)) => Some(Getters::Dynamic(lib)),
-        _ => None,
-    };
-    let mut functions = exported_functions(&file, getters.as_ref());
-    if let (Some(registered), Some(Ok(_))) = (&file.system_lib, &loaded) {
-        functions.extend(system_functions(registered));
-    } else if let Some(registered) = &file.system_lib {
-        functions.extend(registered.iter().map(|f| FunctionInfo {
-            name: f.full_name(),
-            alias_of: None,
-            metadata: None,
-            doc: None,
-        }));
-    }
-    let load_note = match &loaded {
-        Some(Err(e)) => Some(format!("not loaded ({e}): no signatures or docs")),
-        None if file.relocatable => Some("an object file: no signatures or docs".to_owned()),
-        None => Some("not loaded (--no-load): no signatures or docs".to_owned()),
-        Some(Ok(_)) => None,
-    };
-    if args.json {
-        println!("{}", to_json(path, &file, &functions, load_note.as_deref()));
-    } else {
-        print!("{}", to_text(path, &file, &functions, load_note.as_deref()));
-    }
-    Ok(())
-}
-
-/// A library opened with `dlopen`, never closed: strings its getters return may have their
-/// deleters in it.
-struct Opened(std::mem::ManuallyDrop<libloading::os::unix::Library>);
-
-fn open(path: &Path) -> Result<Opened, String> {
-    let path = if path.components().count() == 1 && path.is_relative() {
-        Path::new(".").join(path)
-    } else {
-        path.to_path_buf()
-    };
-    // SAFETY: loading runs the library's initializers; the user asked to inspect it (and can
-    // opt out with --no-load).
-    let lib = unsafe {
-        libloading::os::unix::Library::open(
-            Some(&path),
-            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
-        )
-    }
-    .map_err(|e| e.to_string())?;
-    Ok(Opened(std::mem::ManuallyDrop::new(lib)))
-}
-
-/// Where getters are found.
-enum Getters<'a> {
-    /// `dlsym` in an opened library.
-    Dynamic(&'a Opened),
-}
-
-impl Getters<'_> {
-    fn symbol(&self, name: &str) -> *mut c_void {
-        match self {
-            // SAFETY: the symbol is only used as an address.
-            Getters::Dynamic(lib) => match unsafe { lib.0.get::<*mut c_void>(name.as_bytes()) } {
-                Ok(sym) => sym.into_raw(),
-                Err(_) => std::ptr::null_mut(),
-            },
+    let mut failure = None;
+    let mut answer = None;
+    let note = match elf_check::check_bytes(&bytes) {
+        Err(damage) => {
+            failure = Some(sandbox::damaged(path, &damage));
+            Some("not loaded: the file is damaged (see the error)".to_owned())
         }
-    }
-}
-
-/// Calls a string getter (a safe call with no arguments returning a string).
-fn call_getter(address: *mut c_void) -> Result<String, String> {
-    if address.is_null() {
-        return Err("its getter is not found".to_owned());
-    }
-    // SAFETY: `__tvm_ffi__metadata_*` / `__tvm_ffi__doc_*` symbols follow the safe-call ABI.
-    let getter = unsafe { std::mem::transmute::<*mut c_void, TVMFFISafeCallType>(address) };
-    let mut result = TVMFFIAny::NONE;
-    // SAFETY: no arguments; `result` is a writable None.
-    let code = unsafe { getter(std::ptr::null_mut(), std::ptr::null(), 0, &mut result) };
-    if code != 0 {
-        let error = safecall_runtime::Error::take_raised_after_failure(code);
-        return Err(format!(
-            "its getter raised {}: {}",
-            error.kind(),
-            error.message()
-        ));
-    }
-    // SAFETY: on success the callee wrote an owned value.
-    let value = unsafe { Any::from_raw_owned_unchecked(result) };
-    match value.cast::<FfiString>() {
-        Ok(s) => Ok(String::from_utf8_lossy(s.as_bytes()).into_owned()),
-        Err(_) => Err(format!(
-            "its getter returned a {}, not a string",
-            safecall_runtime::registry::type_key_of(value.type_index())
-        )),
-    }
-}
-
-fn exported_functions(file: &LibraryFile, getters: Option<&Getters<'_>>) -> Vec<FunctionInfo> {
-    let mut seen_addresses: Vec<(u64, String)> = Vec::new();
-    // Aliases (same address) point at the first name in this order: `main` last.
-    let mut names: Vec<&String> = file.functions.keys().filter(|n| *n != "main").collect();
-    names.extend(file.functions.keys().filter(|n| *n == "main"));
-    let mut out = Vec::new();
-    for name in names {
-        let address = file.functions[name];
-        let alias_of = seen_addresses
-            .iter()
-            .find(|(a, _)| *a == address && !file.relocatable)
-            .map(|(_, n)| n.clone());
-        seen_addresses.push((address, name.clone()));
-        let (metadata, doc) = match getters {
-            Some(g) if alias_of.is_none() => (
-                file.metadata.contains(name).then(|| {
-                    call_getter(g.symbol(&format!("{METADATA_PREFIX}{name}")))
-                        .map(|t| schema::parse(&t))
-                }),
-                file.docs
-                    .contains(name)
-                    .then(|| call_getter(g.symbol(&format!("{DOC_PREFIX}{name}")))),
-            ),
-            _ => (None, None),
-        };
-        out.push(FunctionInfo {
-            name: name.clone(),
-            alias_of,
-            metadata,
-            doc,
-        });
-    }
-    out
-}
-
-/// The functions a loaded system library registered, with their metadata and docs (also
-/// registered, as `<prefix>__tvm_ffi__metadata_<name>`).
-fn system_functions(registered: &[library::SystemLibFunction]) -> Vec<FunctionInfo> {
-    let lookup = |name: &str| {
-        safecall_runtime::env::system_lib_symbol(name.as_bytes()).unwrap_or(std::ptr::null_mut())
+        Ok(_) if file.relocatable => Some("an object file: no signatures or docs".to_owned()),
+        Ok(Verdict::NotLoadable(why)) => Some(format!("not loaded ({why}): no signatures or docs")),
+        Ok(Verdict::Loadable) if args.no_load => {
+            Some("not loaded (--no-load): no signatures or docs".to_owned())
+        }
+        Ok(Verdict::Loadable) => {
+            let limit = Duration::from_secs_f64(args.load_timeout);
+            let outcome = sandbox::run_child(Mode::Inspect, &[path], limit)?;
+            failure = sandbox::not_finished(&outcome, path);
+            match (sandbox::note(&outcome), outcome) {
+                (Some(why), _) => Some(format!("not loaded ({why}): no signatures or docs")),
+                (None, Outcome::Answered(mut values)) if !values.is_empty() => {
+                    let value = values.swap_remove(0);
+                    match value["error"].as_str() {
+                        Some(e) => Some(format!("not loaded ({e}): no signatures or docs")),
+                        None => {
+                            answer = Some(value);
+                            None
+                        }
+                    }
+                }
+                (None, _) => {
+                    failure = Some(Failure::failed(format!(
+                        "loading {} ended without an answer: the library is damaged or not a \
+                         TVM-FFI library",
+                        path.display()
+                    )));
+                    Some("not loaded (loading ended without an answer)".to_owned())
+                }
+            }
+        }
     };
-    registered
-        .iter()
-        .filter(|f| !lookup(&format!("{PREFIX}{}", f.full_name())).is_null())
-        .map(|f| {
-            let prefix = f.prefix.as_deref().unwrap_or_default();
-            let meta = lookup(&format!("{prefix}{METADATA_PREFIX}{}", f.name));
-            let doc = lookup(&format!("{prefix}{DOC_PREFIX}{}", f.name));
-            FunctionInfo {
+    let mut functions = exported_functions(&file, answer.as_ref());
+    match (&file.system_lib, answer.as_ref().map(|a| &a["system"])) {
+        (Some(_), Some(serde_json::Value::Array(registered))) => {
+            functions.extend(registered.iter().map(|f| FunctionInfo {
+                name: f["name"].as_str().unwrap_or_default().to_owned(),
+                alias_of: None,
+                metadata: probe::decode(&f["metadata"]).map(|r| r.map(|t| schema::parse(&t))),
+                doc: probe::decode(&f["doc"]),
+            }));
+        }
+        (Some(registered), _) => {
+            functions.extend(registered.iter().map(|f| FunctionInfo {
                 name: f.full_name(),
                 alias_of: None,
-                metadata: (!meta.is_null()).then(|| call_getter(meta).map(|t| schema::parse(&t))),
-                doc: (!doc.is_null()).then(|| call_getter(doc)),
+                metadata: None,
+                doc: None,
+            }));
+        }
+        (None, _) => {}
+    }
+    if args.json {
+        println!("{}", to_json(path, &file, &functions, note.as_deref()));
+    } else {
+        print!("{}", to_text(path, &file, &functions, note.as_deref()));
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// The functions in the order shown (`main` last), each with the function it is an alias of
+/// (same address; none in object files).
+pub fn function_order(file: &LibraryFile) -> Vec<(&String, Option<String>)> {
+    let mut seen_addresses: Vec<(u64, &String)> = Vec::new();
+    let mut names: Vec<&String> = file.functions.keys().filter(|n| *n != "main").collect();
+    names.extend(file.functions.keys().filter(|n| *n == "main"));
+    names
+        .into_iter()
+        .map(|name| {
+            let address = file.functions[name];
+            let alias_of = seen_addresses
+                .iter()
+                .find(|(a, _)| *a == address && !file.relocatable)
+                .map(|(_, n)| (*n).clone());
+            seen_addresses.push((address, name));
+            (name, alias_of)
+        })
+        .collect()
+}
+
+/// The exported functions, with their metadata and docs from the child's answer.
+fn exported_functions(file: &LibraryFile, answer: Option<&serde_json::Value>) -> Vec<FunctionInfo> {
+    function_order(file)
+        .into_iter()
+        .map(|(name, alias_of)| {
+            let getter = |prefix: &str| {
+                answer.and_then(|a| probe::decode(&a["getters"][format!("{prefix}{name}")]))
+            };
+            let (metadata, doc) = match answer {
+                Some(_) if alias_of.is_none() => (
+                    file.metadata
+                        .contains(name)
+                        .then(|| getter(METADATA_PREFIX))
+                        .flatten()
+                        .map(|r| r.map(|t| schema::parse(&t))),
+                    file.docs
+                        .contains(name)
+                        .then(|| getter(DOC_PREFIX))
+                        .flatten(),
+                ),
+                _ => (None, None),
+            };
+            FunctionInfo {
+                name: name.clone(),
+                alias_of,
+                metadata,
+                doc,
             }
         })
         .collect()

@@ -16,10 +16,13 @@ mod args;
 mod build;
 mod check;
 mod codegen;
+mod elf_check;
 mod failure;
 mod inspect;
 mod library;
+mod probe;
 mod run;
+mod sandbox;
 mod schema;
 mod show;
 mod source;
@@ -58,17 +61,24 @@ enum Command {
     Build(build::BuildArgs),
     Run(run::RunArgs),
     Inspect(inspect::InspectArgs),
+    /// Loads libraries in a child process for `inspect` and `run --preload` (internal)
+    #[command(name = sandbox::SUBCOMMAND, hide = true)]
+    LoadInChild(sandbox::ChildArgs),
 }
 
 fn main() -> ExitCode {
     failure::install_panic_hook();
     let cli = Cli::parse();
+    if let Command::LoadInChild(args) = &cli.command {
+        return failure::catch_internal_errors(|| sandbox::child(args));
+    }
     failure::catch_internal_errors(|| {
         let outcome = match cli.command {
             Command::Check(args) => check::check(&args),
             Command::Build(args) => build::build(&args),
             Command::Run(args) => run::run(&args),
             Command::Inspect(args) => inspect::inspect(&args),
+            Command::LoadInChild(_) => unreachable!("handled above"),
         };
         match outcome {
             Ok(()) => ExitCode::SUCCESS,

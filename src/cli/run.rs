@@ -80,7 +80,9 @@ pub struct RunArgs {
 
     /// Load a shared library before compiling, with its symbols global, so that the `extern
     /// fn`s the IR declares resolve to it (repeatable). Without it they resolve from this
-    /// process, or the compile fails naming them
+    /// process, or the compile fails naming them. Its file is checked and it is loaded in a
+    /// child process first, so that a damaged library is reported rather than crashing this
+    /// one
     #[arg(long, value_name = "LIB")]
     pub preload: Vec<PathBuf>,
 }
@@ -137,6 +139,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         })
         .collect::<Result<Vec<_>, _>>()?;
 
+    crate::sandbox::check_preloads(&args.preload)?;
     let _libraries = args
         .preload
         .iter()

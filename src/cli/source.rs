@@ -29,7 +29,7 @@ impl IrFile {
     pub fn parse(path: &Path) -> Result<IrFile, Failure> {
         let name = path.display().to_string();
         let text = read(path)?;
-        match ir::parse::parse_with_source_map(&text) {
+        match ir::parse::parse_in_dir(&text, path.parent()) {
             Ok((module, map)) => Ok(IrFile {
                 name,
                 text,

@@ -50,6 +50,9 @@ use safecall_runtime::dtype::{self, DTypeParseError};
 use super::model::*;
 use super::verify::{VerifiedModule, VerifyError};
 
+mod launch;
+pub use launch::LaunchBuilder;
+
 /// `bool`.
 pub const BOOL: ScalarType = ScalarType::Bool;
 /// `i8`.
@@ -880,6 +883,11 @@ impl BlockBuilder {
         var(dest)
     }
 
+    /// `launch BINARY.KERNEL[...](args);` (see [`LaunchBuilder`]).
+    pub fn launch(&mut self, launch: impl Into<Launch>) -> &mut Self {
+        self.push(Stmt::Launch(Box::new(launch.into())))
+    }
+
     /// `return value;`.
     pub fn ret(&mut self, value: impl Into<Expr>) -> &mut Self {
         self.push(Stmt::Return(Some(value.into())))
@@ -1011,6 +1019,7 @@ impl ModuleBuilder {
                 name: name.to_owned(),
                 externs: vec![],
                 imported_modules: vec![],
+                device_binaries: vec![],
                 imports: vec![],
                 system_lib_prefix: None,
                 functions: vec![],
@@ -1054,6 +1063,23 @@ impl ModuleBuilder {
             kind: kind.to_owned(),
             payload: payload.into(),
             imports: imports.into_iter().map(str::to_owned).collect(),
+        });
+        self
+    }
+
+    /// Embeds a GPU device binary whose `kernels` [`Stmt::Launch`] can launch.
+    pub fn device_binary<'a>(
+        &mut self,
+        name: &str,
+        format: BinaryFormat,
+        data: impl Into<Vec<u8>>,
+        kernels: impl IntoIterator<Item = &'a str>,
+    ) -> &mut Self {
+        self.module.device_binaries.push(DeviceBinary {
+            name: name.to_owned(),
+            format,
+            data: data.into(),
+            kernels: kernels.into_iter().map(str::to_owned).collect(),
         });
         self
     }

@@ -30,6 +30,8 @@ pub struct Module {
     pub imported_modules: Vec<ImportedModule>,
     /// Labels of the [`ImportedModule`]s this library imports directly.
     pub imports: Vec<String>,
+    /// GPU device binaries whose kernels [`Stmt::Launch`] launches.
+    pub device_binaries: Vec<DeviceBinary>,
     /// When set, functions are registered at load time as system-library symbols
     /// `__tvm_ffi_<prefix><name>` instead of being exported.
     pub system_lib_prefix: Option<String>,
@@ -73,6 +75,50 @@ pub struct ImportedModule {
     pub imports: Vec<String>,
 }
 
+/// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryFormat {
+    /// A CUDA ELF binary for one GPU architecture (`nvcc -cubin`).
+    Cubin,
+    /// A fat binary holding cubins and/or PTX for several architectures.
+    Fatbin,
+    /// PTX assembly, compiled by the driver at load time (the lowering appends the NUL the
+    /// driver needs).
+    Ptx,
+}
+
+impl BinaryFormat {
+    /// The keyword of the text format (`cubin`, `fatbin`, `ptx`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            BinaryFormat::Cubin => "cubin",
+            BinaryFormat::Fatbin => "fatbin",
+            BinaryFormat::Ptx => "ptx",
+        }
+    }
+
+    /// The format named by `keyword`.
+    pub fn from_keyword(keyword: &str) -> Option<Self> {
+        [BinaryFormat::Cubin, BinaryFormat::Fatbin, BinaryFormat::Ptx]
+            .into_iter()
+            .find(|f| f.keyword() == keyword)
+    }
+}
+
+/// A GPU device binary embedded in the module; [`Stmt::Launch`] launches its kernels through
+/// the CUDA driver API, loading it once per process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceBinary {
+    /// Name, unique among the module's device binaries.
+    pub name: String,
+    /// How `data` is encoded.
+    pub format: BinaryFormat,
+    /// The image (at least one byte).
+    pub data: Vec<u8>,
+    /// Entry names of the kernels it holds that the module launches (`.entry` names in PTX).
+    pub kernels: Vec<String>,
+}
+
 /// A host function: the safe-call entry point `__tvm_ffi_<name>`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
@@ -88,6 +134,21 @@ pub struct Function {
     pub ret: RetType,
     /// Body.
     pub body: Vec<Stmt>,
+}
+
+impl Function {
+    /// The first parameter that is a (non-optional) tensor on a CUDA device: a
+    /// [`Stmt::Launch`] without `device=` launches on its device.
+    pub fn first_cuda_tensor(&self) -> Option<&str> {
+        self.params.iter().find_map(|p| match &p.ty {
+            ParamType::Tensor(spec)
+                if spec.device_type == Some(safecall_runtime::abi::device_type::CUDA) =>
+            {
+                Some(p.name.as_str())
+            }
+            _ => None,
+        })
+    }
 }
 
 /// A named parameter.
@@ -402,8 +463,55 @@ pub enum Stmt {
         /// Device id, `i32`.
         device_id: Expr,
     },
+    /// Launch a kernel of a [`DeviceBinary`] through the CUDA driver.
+    Launch(Box<Launch>),
     /// Return a value matching the function's return type (`None` for `RetType::None`).
     Return(Option<Expr>),
+}
+
+/// A kernel launch: `launch BINARY.KERNEL[grid=(..), block=(..), ...](args);`.
+///
+/// Its expressions, in the order [`Launch::exprs`] lists them (the order of
+/// [`source_map`](super::source_map) paths): grid dims, block dims, cluster dims, then
+/// `shared_mem`, `stream` and `device` when given, then the kernel's arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// The [`DeviceBinary`] holding the kernel.
+    pub binary: String,
+    /// The kernel's entry name (one of the binary's `kernels`).
+    pub kernel: String,
+    /// Grid dimensions in blocks, 1 to 3 integers (missing ones are 1).
+    pub grid: Vec<Expr>,
+    /// Block dimensions in threads, 1 to 3 integers (missing ones are 1).
+    pub block: Vec<Expr>,
+    /// Thread-block cluster dimensions (Hopper and later): none, or 1 to 3 integers.
+    pub cluster: Vec<Expr>,
+    /// Dynamic shared memory in bytes, an integer; 0 when absent.
+    pub shared_mem: Option<Expr>,
+    /// The CUDA stream, a `ptr`; when absent, the environment stream of the launch device
+    /// (`TVMFFIEnvGetStream(kDLCUDA, device)`).
+    pub stream: Option<Expr>,
+    /// The CUDA device ordinal, an integer; when absent, the device id of the function's
+    /// first CUDA tensor parameter.
+    pub device: Option<Expr>,
+    /// The kernel's parameters, passed by value: scalars of any IR scalar type and pointers.
+    /// (Host-built structures such as TMA descriptors are a planned extension: a new
+    /// argument kind here, passed by address like the scalars.)
+    pub args: Vec<Expr>,
+}
+
+impl Launch {
+    /// Every expression, in source-map order (see the type's docs).
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.grid
+            .iter()
+            .chain(&self.block)
+            .chain(&self.cluster)
+            .chain(&self.shared_mem)
+            .chain(&self.stream)
+            .chain(&self.device)
+            .chain(&self.args)
+    }
 }
 
 /// A part of an assertion message.

@@ -13,6 +13,7 @@
 //! ```
 
 use std::fmt;
+use std::path::Path;
 
 use safecall_runtime::abi::DLDataType;
 use safecall_runtime::dtype;
@@ -23,6 +24,8 @@ use super::model::*;
 use super::print::binop_prec;
 use super::source_map::*;
 use super::syntax;
+
+mod device;
 
 /// A syntax error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,14 +94,22 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
     parse_with_source_map(text).map(|(m, _)| m)
 }
 
-/// Parses a module and returns the spans of its parts.
+/// Parses a module and returns the spans of its parts. `file` paths of device binaries are
+/// read relative to the current directory.
 pub fn parse_with_source_map(text: &str) -> Result<(Module, SourceMap), ParseError> {
+    parse_in_dir(text, None)
+}
+
+/// Parses a module read from a file in `dir`, so that `file "..."` paths of device binaries
+/// are read relative to it (`None`: the current directory); returns the spans of its parts.
+pub fn parse_in_dir(text: &str, dir: Option<&Path>) -> Result<(Module, SourceMap), ParseError> {
     let toks = lex(text)?;
     let mut p = Parser {
         text,
         toks,
         pos: 0,
         depth: 0,
+        dir,
     };
     p.module()
 }
@@ -111,6 +122,7 @@ pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
         toks,
         pos: 0,
         depth: 0,
+        dir: None,
     };
     let (e, _) = p.expr()?;
     p.expect_eof()?;
@@ -188,6 +200,8 @@ struct Parser<'a> {
     pos: usize,
     /// Current nesting of expressions, blocks and parameter types.
     depth: usize,
+    /// Where `file "..."` paths are read from (`None`: the current directory).
+    dir: Option<&'a Path>,
 }
 
 /// Deepest nesting the parser accepts (it recurses; this keeps it off the end of the stack).
@@ -544,6 +558,7 @@ impl<'a> Parser<'a> {
             name,
             externs: vec![],
             imported_modules: vec![],
+            device_binaries: vec![],
             imports: vec![],
             system_lib_prefix: None,
             functions: vec![],
@@ -592,6 +607,10 @@ impl<'a> Parser<'a> {
                 let (im, spans) = self.imported_module()?;
                 m.imported_modules.push(im);
                 map.imported_modules.push(spans);
+            } else if self.is_kw("device_binary") {
+                let (b, spans) = self.device_binary()?;
+                m.device_binaries.push(b);
+                map.device_binaries.push(spans);
             } else if self.eat_kw("import") {
                 let (label, span) = self.name("an imported module label")?;
                 self.expect_punct(";")?;
@@ -602,6 +621,7 @@ impl<'a> Parser<'a> {
                     "fn",
                     "extern",
                     "imported_module",
+                    "device_binary",
                     "import",
                     "system_lib_prefix",
                 ])));
@@ -1406,6 +1426,11 @@ impl<'a> Parser<'a> {
             let s = self.call_packed(None, &mut spans)?;
             self.end_stmt()?;
             s
+        } else if self.is_kw("launch") && !self.is_punct_at(1, "=") {
+            // `launch` is not reserved: `launch = e;` assigns a binding of that name.
+            let s = self.launch(&mut spans)?;
+            self.end_stmt()?;
+            s
         } else if self.eat_kw("return") {
             let value = if self.is_punct(";") {
                 None
@@ -1426,7 +1451,7 @@ impl<'a> Parser<'a> {
             Stmt::Assign { name, value }
         } else {
             return Err(self.unexpected(vec!["a statement".to_owned()]).with_note(
-                "statements are `let`, `NAME = ...`, `store`, `if`, `for`, `assert`, `call`, `call_packed`, `return` or `}`"
+                "statements are `let`, `NAME = ...`, `store`, `if`, `for`, `assert`, `call`, `call_packed`, `launch`, `return` or `}`"
                     .to_owned(),
             ));
         };

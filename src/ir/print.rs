@@ -40,6 +40,10 @@ pub fn print(module: &Module) -> String {
         out.push('\n');
         out.push_str(&print_imported_module(m));
     }
+    for b in &module.device_binaries {
+        out.push('\n');
+        out.push_str(&print_device_binary(b));
+    }
     if !module.imports.is_empty() {
         out.push('\n');
         for label in &module.imports {
@@ -78,6 +82,49 @@ pub fn print_imported_module(m: &ImportedModule) -> String {
     }
     s.push_str("}\n");
     s
+}
+
+/// Prints a `device_binary` item (several lines, ending with a newline); the image is
+/// printed as a byte string (a `file` path given in the source has been read by the parser).
+pub fn print_device_binary(b: &DeviceBinary) -> String {
+    let mut s = format!("device_binary {} {{\n", name(&b.name));
+    let _ = writeln!(s, "    format {};", b.format.keyword());
+    let _ = writeln!(s, "    data {};", syntax::bytes_literal(&b.data));
+    let kernels: Vec<String> = b.kernels.iter().map(|k| name(k)).collect();
+    let _ = writeln!(s, "    kernels [{}];", kernels.join(", "));
+    s.push_str("}\n");
+    s
+}
+
+/// Prints a `launch` statement (one line).
+fn print_launch(l: &Launch) -> String {
+    let dims = |d: &[Expr]| {
+        let parts: Vec<String> = d.iter().map(print_expr).collect();
+        format!("({})", parts.join(", "))
+    };
+    let mut config = vec![
+        format!("grid={}", dims(&l.grid)),
+        format!("block={}", dims(&l.block)),
+    ];
+    if !l.cluster.is_empty() {
+        config.push(format!("cluster={}", dims(&l.cluster)));
+    }
+    for (key, value) in [
+        ("shared_mem", &l.shared_mem),
+        ("stream", &l.stream),
+        ("device", &l.device),
+    ] {
+        if let Some(e) = value {
+            config.push(format!("{key}={}", print_expr(e)));
+        }
+    }
+    format!(
+        "launch {}.{}[{}]({});",
+        name(&l.binary),
+        name(&l.kernel),
+        config.join(", "),
+        print_args(&l.args)
+    )
 }
 
 /// Prints a function with its doc comment (ending with a newline).
@@ -431,6 +478,7 @@ pub fn print_stmt_head(stmt: &Stmt) -> String {
             print_expr(device_type),
             print_expr(device_id)
         ),
+        Stmt::Launch(l) => print_launch(l),
         Stmt::Return(None) => "return;".to_owned(),
         Stmt::Return(Some(e)) => format!("return {};", print_expr(e)),
     }

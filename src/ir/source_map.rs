@@ -8,7 +8,8 @@
 //!
 //! Numbering of the expressions of a statement ([`stmt_exprs`]): `let`/assign value `[0]`;
 //! store `[ptr, value]`; if `[cond]`; for `[start, end]`; assert `[cond, value parts...]`;
-//! calls `[args...]`; get_stream `[device_type, device_id]`; return `[value]`. Children of an
+//! calls `[args...]`; get_stream `[device_type, device_id]`; launch in
+//! [`Launch::exprs`](super::model::Launch::exprs) order; return `[value]`. Children of an
 //! expression ([`expr_children`]): unary `[arg]`; binary `[lhs, rhs]`; select
 //! `[cond, then, else]`; cast `[arg]`; offset `[ptr, offset]`; load `[ptr]`.
 
@@ -161,6 +162,7 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
             device_id,
             ..
         } => vec![device_type, device_id],
+        Stmt::Launch(launch) => launch.exprs().collect(),
         Stmt::Return(value) => value.iter().collect(),
     }
 }
@@ -210,6 +212,8 @@ pub struct SourceMap {
     pub imported_modules: Vec<ImportedModuleSpans>,
     /// Each `import` item.
     pub imports: Vec<Span>,
+    /// Each `device_binary` item.
+    pub device_binaries: Vec<DeviceBinarySpans>,
     /// Each function.
     pub functions: Vec<FunctionSpans>,
 }
@@ -227,6 +231,21 @@ pub struct ImportedModuleSpans {
     pub payload: Span,
     /// Each imported label.
     pub imports: Vec<Span>,
+}
+
+/// Spans of a `device_binary` item.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceBinarySpans {
+    /// The whole item.
+    pub span: Span,
+    /// The name.
+    pub name: Span,
+    /// The format keyword.
+    pub format: Span,
+    /// The `data` byte string or the `file` path.
+    pub data: Span,
+    /// Each kernel name.
+    pub kernels: Vec<Span>,
 }
 
 /// Spans of a function.

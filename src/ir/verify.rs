@@ -41,6 +41,9 @@ use super::source_map::*;
 use super::syntax::{self, is_identifier};
 use super::typing::{self, BindingKind, FunctionScope, Scope, SymSource, TypeErrorKind};
 
+mod device;
+pub use device::DeviceBinaryPart;
+
 /// A problem found by the verifier.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyError {
@@ -72,6 +75,13 @@ pub enum Location {
     },
     /// Entry `i` of [`Module::imports`].
     Import(usize),
+    /// A part of device binary `index`.
+    DeviceBinary {
+        /// Index in [`Module::device_binaries`].
+        index: usize,
+        /// Which part.
+        part: DeviceBinaryPart,
+    },
     /// Something in function `index`.
     Function {
         /// Index in [`Module::functions`].
@@ -173,6 +183,15 @@ impl Location {
                     ImportedPart::Kind => m.kind,
                     ImportedPart::Payload => m.payload,
                     ImportedPart::Import(j) => *m.imports.get(*j)?,
+                })
+            }
+            Location::DeviceBinary { index, part } => {
+                let b = map.device_binaries.get(*index)?;
+                Some(match part {
+                    DeviceBinaryPart::Name => b.name,
+                    DeviceBinaryPart::Format => b.format,
+                    DeviceBinaryPart::Data => b.data,
+                    DeviceBinaryPart::Kernel(k) => *b.kernels.get(*k)?,
                 })
             }
             Location::Function { index, item } => {
@@ -288,6 +307,7 @@ pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
         errors: Vec::new(),
     };
     v.module();
+    v.device_binaries();
     for (i, f) in module.functions.iter().enumerate() {
         FnVerifier::new(&mut v, i, f).run();
     }
@@ -1305,6 +1325,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
                     self.declare(path, d, Some(Type::Any), false);
                 }
             }
+            Stmt::Launch(launch) => self.launch(path, launch),
             Stmt::GetStream {
                 dest,
                 device_type,

@@ -39,7 +39,13 @@ use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelp
 use crate::{Backend, Error, ir, lir};
 
 #[cfg(target_arch = "x86_64")]
-mod memory;
+pub(crate) mod memory;
+#[cfg(target_arch = "x86_64")]
+mod tier;
+#[cfg(not(target_arch = "x86_64"))]
+pub use fallback::{FirstTier, TierUp};
+#[cfg(target_arch = "x86_64")]
+pub use tier::{FirstTier, TierUp};
 
 /// Which runtime the TVM-FFI C API calls of JIT-compiled code go to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -71,8 +77,15 @@ pub struct JitOptions {
     pub symbols: HashMap<String, SymbolAddress>,
     /// Also resolve names missing from `symbols` in the process (`dlsym`).
     pub process_symbols: bool,
-    /// The code generator (Cranelift by default).
+    /// The code generator behind the first tier (Cranelift by default).
     pub backend: Backend,
+    /// Which compiler produces the code: on x86-64 the baseline compiler by default, standing in
+    /// for Cranelift (set [`FirstTier::Backend`] for Cranelift's code).
+    pub first_tier: FirstTier,
+    /// Whether baseline-compiled modules are compiled again by Cranelift (with
+    /// [`JitOptions::cranelift`]): [`TierUp::Never`] by default (see docs/jit.md for the
+    /// measurements behind it).
+    pub tier_up: TierUp,
     /// Cranelift settings; [`CraneliftOptions::fast_compile`] by default (set
     /// `CraneliftOptions::default()` for the optimized code AOT objects get).
     pub cranelift: CraneliftOptions,
@@ -97,6 +110,8 @@ impl Default for JitOptions {
             symbols: HashMap::new(),
             process_symbols: true,
             backend: Backend::default(),
+            first_tier: FirstTier::default(),
+            tier_up: TierUp::default(),
             // The JIT is for callables microseconds after the IR is built: compile fast by
             // default (`CraneliftOptions::default()` gives AOT-quality code instead).
             cranelift: CraneliftOptions::fast_compile(),
@@ -109,13 +124,16 @@ impl Default for JitOptions {
 /// Compiled code of one module, by backend.
 enum Code {
     Cranelift(Box<JITModule>),
+    #[cfg(target_arch = "x86_64")]
+    Baseline(tier::BaselineCode),
     #[cfg(feature = "llvm")]
     Llvm(crate::backend::llvm::jit::LlvmJitCode),
 }
 
 /// Executable memory of one compiled module; freed when the last reference goes.
 pub struct JitCode {
-    module: Mutex<Option<Code>>,
+    /// The module's code: the first tier's, then the code of a tier-up.
+    module: Mutex<Vec<Code>>,
     /// Lazy explanations of the module's functions. Boxed: the compiled code holds their
     /// addresses, so they must not move; dropped after the code (field order).
     #[allow(clippy::vec_box)]
@@ -130,20 +148,29 @@ unsafe impl Sync for JitCode {}
 
 impl Drop for JitCode {
     fn drop(&mut self) {
-        let module = self
-            .module
-            .get_mut()
-            .map(Option::take)
-            .unwrap_or_else(|p| p.into_inner().take());
-        match module {
+        let codes = std::mem::take(self.module.get_mut().unwrap_or_else(|p| p.into_inner()));
+        // Upper tiers first: their code may be what the first tier's entries jump to.
+        for code in codes.into_iter().rev() {
             // SAFETY: no function of this module can run any more: every `Function` made from
             // it holds an `Arc<JitCode>`, and this is the last one.
-            Some(Code::Cranelift(m)) => unsafe { m.free_memory() },
-            // Disposing of the LLJIT frees its memory; same argument as above.
-            #[cfg(feature = "llvm")]
-            Some(Code::Llvm(code)) => drop(code),
-            None => {}
+            unsafe { free_code(code) };
         }
+    }
+}
+
+/// Frees the memory of `code`.
+///
+/// # Safety
+/// No function of `code` may run any more, nor be called later.
+unsafe fn free_code(code: Code) {
+    match code {
+        // SAFETY: guaranteed by the caller.
+        Code::Cranelift(m) => unsafe { m.free_memory() },
+        // Disposing of the LLJIT frees its memory.
+        #[cfg(feature = "llvm")]
+        Code::Llvm(code) => drop(code),
+        #[cfg(target_arch = "x86_64")]
+        Code::Baseline(code) => drop(code),
     }
 }
 
@@ -182,6 +209,17 @@ impl JitModule {
     pub fn code(&self) -> &Arc<JitCode> {
         &self.code
     }
+
+    /// Whether a [tier-up](JitOptions::tier_up) has switched the functions to the upper tier's
+    /// code.
+    pub fn tiered_up(&self) -> bool {
+        self.code
+            .module
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+            > 1
+    }
 }
 
 /// Symbol of the shared error helper inside JIT-compiled code.
@@ -205,7 +243,7 @@ fn process_symbol(name: &str) -> Option<*const u8> {
 }
 
 /// The address of `name` for JIT-compiled code: the C API of `binding`, then `table`, then
-/// (with `process_symbols`) the process.
+/// the libc functions GPU launches use, then (with `process_symbols`) the process.
 fn resolve(
     name: &str,
     binding: SymbolBinding,
@@ -214,6 +252,7 @@ fn resolve(
 ) -> Option<*const u8> {
     capi_address(binding, name)
         .or_else(|| table.get(name).map(|a| a.0))
+        .or_else(|| lower::libc_symbol(name))
         .or_else(|| {
             if process_symbols {
                 process_symbol(name)
@@ -228,11 +267,11 @@ fn shared_raise_helper(
     binding: SymbolBinding,
     options: &JitOptions,
 ) -> Result<SymbolAddress, Error> {
-    type Helpers = HashMap<(SymbolBinding, Backend), SymbolAddress>;
+    type Helpers = HashMap<(SymbolBinding, Backend, bool), SymbolAddress>;
     static HELPERS: OnceLock<Mutex<Helpers>> = OnceLock::new();
     let helpers = HELPERS.get_or_init(Default::default);
     let mut map = helpers.lock().unwrap_or_else(|p| p.into_inner());
-    let key = (binding, options.backend);
+    let key = (binding, options.backend, uses_baseline(options));
     if let Some(addr) = map.get(&key) {
         return Ok(*addr);
     }
@@ -243,7 +282,10 @@ fn shared_raise_helper(
         binding,
         &HashMap::new(),
         false,
-        options,
+        &JitOptions {
+            tier_up: TierUp::Never,
+            ..options.clone()
+        },
     )?;
     // The helper lives as long as the process.
     std::mem::forget(code);
@@ -269,6 +311,21 @@ fn build_code(
             .position(|f| f.name == name)
             .expect("lowered")
     };
+    #[cfg(target_arch = "x86_64")]
+    if uses_baseline(options) {
+        // With a tier-up, the entries can be switched to the upper tier's code.
+        let switchable: Vec<lir::FuncId> = match options.tier_up {
+            TierUp::Never => Vec::new(),
+            TierUp::Background => entries
+                .iter()
+                .map(|e| lir::FuncId(index(e) as u32))
+                .collect(),
+        };
+        let (code, functions) =
+            tier::build_baseline(module, binding, symbols, process_symbols, &switchable)?;
+        let addresses = entries.iter().map(|e| functions[index(e)]).collect();
+        return Ok((Code::Baseline(code), addresses));
+    }
     match options.backend {
         Backend::Cranelift => {
             let (jit, declared) = build_cranelift(
@@ -305,6 +362,13 @@ fn build_code(
         #[cfg(not(feature = "llvm"))]
         Backend::Llvm => Err(crate::compile::unavailable_llvm()),
     }
+}
+
+/// Whether `options` select the baseline compiler.
+fn uses_baseline(options: &JitOptions) -> bool {
+    cfg!(target_arch = "x86_64")
+        && options.first_tier == FirstTier::Baseline
+        && options.backend == Backend::Cranelift
 }
 
 /// Symbol of the lazy-explain dispatcher inside JIT-compiled code.
@@ -353,7 +417,7 @@ impl LazyExplain {
             unsafe { std::mem::transmute::<*const u8, TVMFFISafeCallType>(addresses[0]) };
         Ok(ExplainCode {
             _code: JitCode {
-                module: Mutex::new(Some(code)),
+                module: Mutex::new(vec![code]),
                 _explains: Vec::new(),
             },
             function,
@@ -516,6 +580,7 @@ fn compile_unverified(module: &ir::Module, options: &JitOptions) -> Result<JitMo
     let explain_options = JitOptions {
         symbols: HashMap::new(),
         process_symbols: false,
+        tier_up: TierUp::Never,
         ..options.clone()
     };
     let explains: Vec<Box<LazyExplain>> = module
@@ -527,6 +592,7 @@ fn compile_unverified(module: &ir::Module, options: &JitOptions) -> Result<JitMo
                     name: module.name.clone(),
                     externs: Vec::new(),
                     imported_modules: Vec::new(),
+                    device_binaries: Vec::new(),
                     imports: Vec::new(),
                     system_lib_prefix: None,
                     functions: vec![f.clone()],
@@ -572,10 +638,26 @@ fn compile_unverified(module: &ir::Module, options: &JitOptions) -> Result<JitMo
         options.process_symbols,
         options,
     )?;
+    #[cfg(target_arch = "x86_64")]
+    let switches = match &code {
+        Code::Baseline(b) => b.switches(),
+        _ => Vec::new(),
+    };
     let code = Arc::new(JitCode {
-        module: Mutex::new(Some(code)),
+        module: Mutex::new(vec![code]),
         _explains: explains,
     });
+    #[cfg(target_arch = "x86_64")]
+    if !switches.is_empty() {
+        tier::spawn_tier_up(
+            Arc::downgrade(&code),
+            lowered,
+            entries,
+            symbols,
+            options,
+            switches,
+        );
+    }
     let mut functions = HashMap::new();
     for (f, ptr) in module.functions.iter().zip(addresses) {
         // SAFETY: `ptr` is a finalized function with the safe-call signature.
@@ -588,4 +670,29 @@ fn compile_unverified(module: &ir::Module, options: &JitOptions) -> Result<JitMo
         functions.insert(f.name.clone(), (function, safe_call));
     }
     Ok(JitModule { functions, code })
+}
+
+/// The tier choice on hosts without the baseline compiler.
+#[cfg(not(target_arch = "x86_64"))]
+mod fallback {
+    /// Which compiler produces a JIT module's code (the baseline compiler is x86-64 only: other
+    /// hosts always use the backend).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum FirstTier {
+        /// The baseline compiler (x86-64 only; the backend here).
+        Baseline,
+        /// The backend of `JitOptions::backend`.
+        #[default]
+        Backend,
+    }
+
+    /// Whether baseline-compiled modules are compiled again (never here: no baseline tier).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum TierUp {
+        /// Never.
+        #[default]
+        Never,
+        /// On a background thread (x86-64 only; nothing to do here).
+        Background,
+    }
 }

@@ -13,9 +13,10 @@ pub struct FuncBuilder {
     /// Whether the current block already has its terminator.
     sealed: Vec<bool>,
     /// Integer constants already defined in a block: `(block, type, value) -> var`.
-    constants: std::collections::HashMap<(BlockId, Ty, i64), Var>,
-    /// The value of each variable made by [`FuncBuilder::iconst`] (never reassigned).
-    constant_values: std::collections::HashMap<Var, i64>,
+    constants: std::collections::HashMap<(BlockId, Ty, i64), Var, rustc_hash::FxBuildHasher>,
+    /// The value of each variable made by [`FuncBuilder::iconst`] (never reassigned), by
+    /// variable index.
+    constant_values: Vec<Option<i64>>,
     /// Whether [`FuncBuilder::source`] records anything.
     annotate: bool,
 }
@@ -181,7 +182,11 @@ impl FuncBuilder {
         let dst = self.var(ty);
         self.push(Inst::Iconst { dst, value });
         self.constants.insert(key, dst);
-        self.constant_values.insert(dst, value);
+        let i = dst.0 as usize;
+        if self.constant_values.len() <= i {
+            self.constant_values.resize(i + 1, None);
+        }
+        self.constant_values[i] = Some(value);
         dst
     }
 
@@ -230,7 +235,7 @@ impl FuncBuilder {
     /// operand that may still be reassigned (a mutable variable) is never the result: its later
     /// value would show through.
     fn fold_identity(&self, op: BinOp, a: Var, b: Var) -> Option<Var> {
-        let constant = |v: Var| self.constant_values.get(&v).copied();
+        let constant = |v: Var| self.constant_values.get(v.0 as usize).copied().flatten();
         let keep = |v: Var| (!self.func.vars[v.0 as usize].mutable).then_some(v);
         match (op, constant(a), constant(b)) {
             (BinOp::Or | BinOp::Xor | BinOp::Iadd, Some(0), _) | (BinOp::Imul, Some(1), _) => {

@@ -9,11 +9,11 @@ use safecall_runtime::abi::{
 
 use crate::ir::{self, ScalarType};
 use crate::lir::{
-    BlockId, Callee, Function, IntCC, Linkage, SlotId, Symbol, Ty, Var, builder::FuncBuilder,
+    BlockId, Callee, Function, IntCC, Linkage, SlotId, Ty, Var, builder::FuncBuilder,
 };
 
 use super::capi::{CApi, safe_call_signature};
-use super::raise::{MAX_PARTS, MsgPart, PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
+use super::raise::{MsgPart, PART_SIZE};
 use super::{EXPORT_PREFIX, ModuleCtx, schema};
 
 /// A value of a name in scope.
@@ -355,53 +355,8 @@ impl FnCtx<'_, '_> {
     /// Raises `kind` with exactly the message `parts` (an `assert`'s own message) and leaves
     /// through the error exit. The current block ends.
     pub fn fail_verbatim(&mut self, kind: &str, parts: Vec<MsgPart>) {
-        let parts = merge_text(parts);
-        let count = parts.len().min(MAX_PARTS as usize);
-        self.b.grow_slot(self.parts_slot, count as u32 * PART_SIZE);
-        let base = self.b.stack_addr(self.parts_slot, 0);
-        for (k, part) in parts.into_iter().take(count).enumerate() {
-            let at = k * PART_SIZE as usize;
-            let (tag, value) = match part {
-                MsgPart::Text(text) => {
-                    let data = self.m.cstring(text.as_bytes());
-                    let p = self.b.symbol_addr(Symbol::Data(data));
-                    (
-                        Tag::CStr,
-                        self.b.convert(crate::lir::ConvOp::PtrToInt, p, Ty::I64),
-                    )
-                }
-                MsgPart::Value(tag, var) => (tag, self.widen_for_message(tag, var)),
-            };
-            self.b
-                .store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
-            self.b.store(base, at + PART_VALUE_OFFSET, value);
-        }
-        let kind_data = self.m.cstring(kind.as_bytes());
-        let kind_ptr = self.b.symbol_addr(Symbol::Data(kind_data));
-        let n = self.b.iconst(Ty::I32, count as i64);
-        let raise = self.m.raise_callee();
-        self.b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+        super::raise::emit_raise(self.m, &mut self.b, self.parts_slot, kind, parts);
         self.return_error();
-    }
-
-    /// Widens a message value to the `I64` a part holds.
-    fn widen_for_message(&mut self, tag: Tag, var: Var) -> Var {
-        use crate::lir::ConvOp;
-        let ty = self.b.ty(var);
-        match ty {
-            Ty::I64 => var,
-            Ty::Ptr => self.b.convert(ConvOp::PtrToInt, var, Ty::I64),
-            Ty::F64 => self.b.convert(ConvOp::Bitcast, var, Ty::I64),
-            Ty::F32 => {
-                let wide = self.b.convert(ConvOp::Fpromote, var, Ty::F64);
-                self.b.convert(ConvOp::Bitcast, wide, Ty::I64)
-            }
-            // Unsigned renderings zero-extend; everything else sign-extends.
-            _ => {
-                let signed = !matches!(tag, Tag::U64 | Tag::DType | Tag::Bool | Tag::Ptr);
-                self.b.resize(var, Ty::I64, signed)
-            }
-        }
     }
 
     /// Fills the shared block that argument checks jump to in fast mode.
@@ -585,17 +540,4 @@ impl FnCtx<'_, '_> {
 /// the fact (`name: argument 'x' (#0): ...`).
 pub(crate) fn call_context_text(signature: &str) -> String {
     format!("\n  when calling {signature}")
-}
-
-/// Joins adjacent text parts.
-fn merge_text(parts: Vec<MsgPart>) -> Vec<MsgPart> {
-    let mut out: Vec<MsgPart> = Vec::with_capacity(parts.len());
-    for part in parts {
-        match (out.last_mut(), part) {
-            (Some(MsgPart::Text(prev)), MsgPart::Text(next)) => prev.push_str(&next),
-            (_, MsgPart::Text(t)) if t.is_empty() => {}
-            (_, part) => out.push(part),
-        }
-    }
-    out
 }

@@ -11,6 +11,8 @@ mod calls;
 pub mod capi;
 mod exports;
 mod function;
+mod gpu;
+pub(crate) use gpu::libc_symbol;
 mod params;
 pub mod raise;
 mod schema;
@@ -217,6 +219,8 @@ pub(crate) struct ModuleCtx<'m> {
     unique: u32,
     /// Host functions by IR name (for direct calls within the module).
     pub host_functions: HashMap<String, FuncId>,
+    /// Driver and device-binary state of GPU launches.
+    gpu: gpu::GpuState,
 }
 
 impl<'m> ModuleCtx<'m> {
@@ -235,6 +239,7 @@ impl<'m> ModuleCtx<'m> {
             library_ctx: None,
             unique: 0,
             host_functions: HashMap::new(),
+            gpu: gpu::GpuState::default(),
         }
     }
 

@@ -4,6 +4,8 @@
 
 mod build;
 mod check;
+mod damaged;
+mod gpu;
 mod help;
 mod inspect;
 mod run;

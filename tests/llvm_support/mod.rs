@@ -42,10 +42,12 @@ pub fn parse(text: &str) -> safecall::ir::Module {
     safecall::ir::parse::parse(text).unwrap_or_else(|e| panic!("{}", e.render("input", text)))
 }
 
-/// JIT options for `backend` (LLVM at `opt_level`).
+/// JIT options for `backend` (LLVM at `opt_level`), compiling with it directly (not with the
+/// baseline tier).
 pub fn jit_options(backend: Backend, opt_level: u8) -> JitOptions {
     JitOptions {
         backend,
+        first_tier: safecall::jit::FirstTier::Backend,
         llvm: LlvmOptions::with_opt_level(opt_level),
         ..JitOptions::default()
     }

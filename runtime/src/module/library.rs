@@ -545,7 +545,9 @@ pub struct LoadOptions {
     pub keep_alive: bool,
 }
 
-/// Loads a shared library as a module (see [`Module::load`](crate::Module::load)).
+/// Loads a shared library as a module (see [`Module::load`](crate::Module::load)). This runs
+/// the library's code in this process, which a damaged library can crash: see
+/// [`Module::load_from_file`](crate::Module::load_from_file).
 pub fn load_library(path: &Path) -> Result<Module, Error> {
     load_library_with(path, LoadOptions::default())
 }
@@ -582,7 +584,8 @@ pub fn load_library_with(path: &Path, options: LoadOptions) -> Result<Module, Er
 }
 
 /// `ffi.ModuleLoadFromFile`: dispatches on the extension to `ffi.Module.load_from_file.<ext>`
-/// (`dll`, `dylib` and `dso` count as `so`).
+/// (`dll`, `dylib` and `dso` count as `so`). Loading runs the library's code: see
+/// [`Module::load_from_file`](crate::Module::load_from_file).
 pub fn load_from_file(path: &str) -> Result<Module, Error> {
     let Some(dot) = path.rfind('.') else {
         return Err(Error::new(

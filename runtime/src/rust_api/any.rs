@@ -189,6 +189,14 @@ impl Any {
         unsafe {
             match raw.type_index {
                 t if t >= ti::STATIC_OBJECT_BEGIN => {
+                    if raw.value.v_obj.is_null() {
+                        // Not a valid value (None is type index 0), but a caller can pass it:
+                        // an error, not a crash.
+                        return Err(Error::new(
+                            "TypeError",
+                            &format!("a NULL object pointer with type index {t}"),
+                        ));
+                    }
                     object::inc_ref(raw.value.v_obj);
                     Ok(Any { raw })
                 }

@@ -48,6 +48,12 @@ impl Module {
     /// functions, its `__tvm_ffi__library_ctx` set to the library module, and the import tree
     /// of its `__tvm_ffi__library_bin`. Loading a library that is already loaded returns the
     /// module it already has.
+    ///
+    /// Loading runs the library's code in this process: the system's dynamic loader maps and
+    /// relocates the file, trusting its headers and tables, then runs its constructors, and
+    /// the import tree's loaders run next. A damaged or hostile file can crash or hang the
+    /// process there, before any error can be returned; only load files you trust (see
+    /// [`Module::load_from_file`] for what the `safecall` CLI does about it).
     pub fn load(path: impl AsRef<Path>) -> Result<Module, Error> {
         module::load_library(path.as_ref())
     }
@@ -60,6 +66,22 @@ impl Module {
 
     /// Loads a module file through the loader registered for its extension
     /// (`ffi.ModuleLoadFromFile`: `ffi.Module.load_from_file.<ext>`; `.so` is built in).
+    ///
+    /// # Loading runs the library's code
+    ///
+    /// For a shared library this is [`Module::load`]: the dynamic loader (`dlopen`) maps the
+    /// file and applies its relocations, trusting its program headers, dynamic section and
+    /// tables, then runs its constructors; the loaders of its imported modules run after.
+    /// None of that can be checked from here, so a damaged or hostile library can crash the
+    /// process (a segmentation fault inside `dlopen`, say) or hang it, and no `Err` is
+    /// returned. Load only libraries you trust, or load them in a process you can lose.
+    ///
+    /// The `safecall` command-line tool does the latter: `safecall inspect` checks the file's
+    /// consistency first (section and segment bounds, the dynamic section, symbol, hash and
+    /// version tables, relocation targets, initializers) and refuses a damaged one without
+    /// loading it, then loads the library in a child process under a time limit, reporting a
+    /// crash or a hang there as an error; `safecall run --preload` loads its libraries in such
+    /// a child first. See docs/cli.md.
     pub fn load_from_file(path: &str) -> Result<Module, Error> {
         module::library::load_from_file(path)
     }

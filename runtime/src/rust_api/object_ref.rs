@@ -115,7 +115,10 @@ impl WeakObjectRef {
     /// A strong reference, if the object is still alive.
     pub fn upgrade(&self) -> Option<ObjectRef> {
         // SAFETY: our weak reference keeps the header readable.
-        unsafe { object::try_promote_weak_ref(self.0.as_ptr()) }.then_some(ObjectRef(self.0))
+        let promoted = unsafe { object::try_promote_weak_ref(self.0.as_ptr()) };
+        // Lazily: an `ObjectRef` built for a failed promotion would release a strong
+        // reference nobody holds when it is dropped.
+        promoted.then(|| ObjectRef(self.0))
     }
 
     /// The current strong count (0 once the object is destroyed).

@@ -192,6 +192,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 },
             );
         }
+        Stmt::Launch(launch) => super::gpu::lower_launch(fx, launch)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
     Ok(())

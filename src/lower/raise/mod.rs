@@ -11,7 +11,7 @@ mod format;
 
 use crate::lir::{
     BinOp, Callee, ConvOp, Data, DataId, FuncId, ImportId, IntCC, Linkage, Module, Signature,
-    Symbol, Ty, Var, builder::FuncBuilder,
+    SlotId, Symbol, Ty, Var, builder::FuncBuilder,
 };
 
 use crate::lower::{ModuleCtx, RaiseHelper, capi::CApi};
@@ -113,12 +113,77 @@ impl ModuleCtx<'_> {
     }
 }
 
+/// Stores the message `parts` in the stack slot `slot` (grown to fit) and calls the raise
+/// helper with `kind`. The caller then returns its error code.
+pub(crate) fn emit_raise(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    slot: SlotId,
+    kind: &str,
+    parts: Vec<MsgPart>,
+) {
+    let parts = merge_text(parts);
+    let count = parts.len().min(MAX_PARTS as usize);
+    b.grow_slot(slot, count as u32 * PART_SIZE);
+    let base = b.stack_addr(slot, 0);
+    for (k, part) in parts.into_iter().take(count).enumerate() {
+        let at = k * PART_SIZE as usize;
+        let (tag, value) = match part {
+            MsgPart::Text(text) => {
+                let data = m.cstring(text.as_bytes());
+                let p = b.symbol_addr(Symbol::Data(data));
+                (Tag::CStr, b.convert(ConvOp::PtrToInt, p, Ty::I64))
+            }
+            MsgPart::Value(tag, var) => (tag, widen_for_message(b, tag, var)),
+        };
+        b.store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
+        b.store(base, at + PART_VALUE_OFFSET, value);
+    }
+    let kind_data = m.cstring(kind.as_bytes());
+    let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
+    let n = b.iconst(Ty::I32, count as i64);
+    let raise = m.raise_callee();
+    b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+}
+
+/// Widens a message value to the `I64` a part holds.
+fn widen_for_message(b: &mut FuncBuilder, tag: Tag, var: Var) -> Var {
+    match b.ty(var) {
+        Ty::I64 => var,
+        Ty::Ptr => b.convert(ConvOp::PtrToInt, var, Ty::I64),
+        Ty::F64 => b.convert(ConvOp::Bitcast, var, Ty::I64),
+        Ty::F32 => {
+            let wide = b.convert(ConvOp::Fpromote, var, Ty::F64);
+            b.convert(ConvOp::Bitcast, wide, Ty::I64)
+        }
+        // Unsigned renderings zero-extend; everything else sign-extends.
+        _ => {
+            let signed = !matches!(tag, Tag::U64 | Tag::DType | Tag::Bool | Tag::Ptr);
+            b.resize(var, Ty::I64, signed)
+        }
+    }
+}
+
+/// Joins adjacent text parts.
+fn merge_text(parts: Vec<MsgPart>) -> Vec<MsgPart> {
+    let mut out: Vec<MsgPart> = Vec::with_capacity(parts.len());
+    for part in parts {
+        match (out.last_mut(), part) {
+            (Some(MsgPart::Text(prev)), MsgPart::Text(next)) => prev.push_str(&next),
+            (_, MsgPart::Text(t)) if t.is_empty() => {}
+            (_, part) => out.push(part),
+        }
+    }
+    out
+}
+
 /// A standalone module holding only the helper, exported as `symbol` (compiled once by the JIT).
 pub fn helper_module(symbol: &str) -> Module {
     let ir = crate::ir::Module {
         name: "safecall_raise".to_owned(),
         externs: Vec::new(),
         imported_modules: Vec::new(),
+        device_binaries: Vec::new(),
         imports: Vec::new(),
         system_lib_prefix: None,
         functions: Vec::new(),

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Instructions per call of a host function that launches a kernel, against the same function
+# without the launch (argument checks only), counted by callgrind: (N calls - 0 calls) / N, in
+# steady state (the driver is found and the binary loaded by a warm-up call). The driver is the
+# test double (tests/fake_cuda) in benchmark mode, whose entry points do next to nothing, so
+# the difference is the host-side launch path: the launch's own checks, the cached driver and
+# kernel loads, cuDeviceGet, cuCtxGetCurrent, cuCtxGetDevice and cuLaunchKernelEx calls (the
+# double's few instructions per call included).
+# Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). Usage: benches/gpu_launch_count.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-100000}
+include=$(.venv/bin/tvm-ffi-config --includedir)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+features=()
+if command -v llvm-config-19 >/dev/null; then
+    # The features the test suite builds with, so nothing is rebuilt.
+    export LLVM_SYS_191_PREFIX=${LLVM_SYS_191_PREFIX:-$(llvm-config-19 --prefix)}
+    features=(--features llvm)
+fi
+# The runtime (TVMFFIEnvGetStream is on the launch path) and the double optimized, as the
+# benchmarks build them; the generated code does not depend on how the CLI was built.
+cargo build --quiet --release -p safecall-runtime -p safecall-fake-cuda
+cargo build --quiet --bin safecall "${features[@]}"
+release=$PWD/target/release
+cc -O2 -I"$include" benches/c/launch_loop.c -o "$out/launch_loop" -ldl \
+    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
+cat > "$out/launch.scir" <<'IR'
+module launch_count;
+
+device_binary kernels {
+    format ptx;
+    data b".visible .entry empty() { ret; }\n.visible .entry four(.param .u64 a, .param .u64 b, .param .u32 n, .param .f32 s) { ret; }\n";
+    kernels [empty, four];
+}
+
+fn checks_only(dev: i32) {
+}
+
+fn launch_empty(dev: i32) {
+    launch kernels.empty[grid=(1), block=(1), device=dev]();
+}
+
+fn launch_four(dev: i32) {
+    launch kernels.four[grid=(ceil_div(100000, 128), 2, 1), block=(128), device=dev](cast<u64>(dev), cast<u64>(dev), cast<u32>(dev), 0.5f32);
+}
+IR
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$out/launch_loop" "$out/$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+for backend in cranelift llvm; do
+    if ! target/debug/safecall build --backend "$backend" "$out/launch.scir" -o "$out/$backend.so" >/dev/null 2>&1; then
+        echo "$backend: not built (no LLVM backend in this build?)"
+        continue
+    fi
+    declare -A per_call=()
+    for f in checks_only launch_empty launch_four; do
+        base=$(count "$backend" "$f" 0)
+        total=$(count "$backend" "$f" "$n")
+        per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+        echo "$backend $f: ${per_call[$f]} instructions per call"
+    done
+    for f in launch_empty launch_four; do
+        awk -v l="${per_call[$f]}" -v c="${per_call[checks_only]}" -v f="$f" -v b="$backend" \
+            'BEGIN { printf "%s %s: the launch adds %.1f instructions to the checks\n", b, f, l - c }'
+    done
+done

@@ -1,0 +1,61 @@
+//! Fuzzes the front end: IR text through the parser, the verifier, the lowering and Cranelift
+//! compilation to an object file. Any input is either a clean error (which renders with a
+//! position) or a module that prints back to text that parses to the same printed module,
+//! verifies, lowers and compiles without a panic.
+//!
+//! Run: `RUSTC_BOOTSTRAP=1 cargo fuzz run frontend` (from the workspace root).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use safecall::backend::cranelift::CraneliftOptions;
+use safecall::ir::parse::{parse, parse_with_source_map};
+use safecall::ir::print::print;
+use safecall::ir::verify::{Source, render_errors, verify};
+use safecall::lower::{LowerOptions, lower};
+
+const FILE: &str = "fuzz.scir";
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (module, map) = match parse_with_source_map(text) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            let rendered = error.render(FILE, text);
+            assert!(rendered.contains(FILE), "parse error without a position:\n{rendered}");
+            return;
+        }
+    };
+    // The printer and the parser agree on every module the parser accepts.
+    let printed = print(&module);
+    let reparsed = parse(&printed)
+        .unwrap_or_else(|e| panic!("printed module does not parse: {e:?}\n{printed}"));
+    assert_eq!(print(&reparsed), printed, "printing is not stable");
+
+    if let Err(errors) = verify(&module) {
+        assert!(!errors.is_empty());
+        let source = Source {
+            file: FILE,
+            text,
+            map: &map,
+        };
+        let rendered = render_errors(&errors, Some(source));
+        assert!(rendered.starts_with("error"), "{rendered}");
+        return;
+    }
+    // A verified module lowers and compiles, or fails with a message (never a panic).
+    let lowered = match lower(&module, &LowerOptions::default()) {
+        Ok(lowered) => lowered,
+        Err(error) => {
+            assert!(!error.to_string().is_empty());
+            return;
+        }
+    };
+    let _ = lowered.to_string();
+    match safecall::aot::cranelift_object(&lowered, &CraneliftOptions::default()) {
+        Ok(object) => assert!(!object.is_empty()),
+        Err(error) => assert!(!error.to_string().is_empty()),
+    }
+});

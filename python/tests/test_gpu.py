@@ -1,0 +1,80 @@
+"""GPU launches from the Python package: the builder's device binaries and launch statements,
+and JIT-compiled launches run against the CUDA driver test double (tests/fake_cuda, found
+next to the Rust build outputs), whose records this file reads with ctypes."""
+
+import ctypes
+import json
+import os
+
+import pytest
+
+import safecall
+import safecall as sc
+from conftest import ROOT
+
+PTX = (ROOT / "examples" / "ir" / "cuda_add_one.ptx").read_bytes()
+FAKE_PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
+
+
+def build_cuda_add_one():
+    m = sc.ModuleBuilder("cuda_add_one")
+    m.device_binary("kernels", "ptx", PTX, ["add_one", "empty"])
+    f = m.function("add_one", doc="y = x + 1 on a CUDA device (float32), 256 threads per block.")
+    x = f.tensor("x", ["n"], "float32", device="cuda", index=sc.i32)
+    y = f.tensor("y", ["n"], "float32", device="cuda")
+    n = sc.var("n")
+    with f.if_(n > 0):
+        f.launch("kernels", "add_one", x.data, y.data, sc.cast(sc.u32, n), grid=[sc.ceil_div(n, 256)], block=[256])
+    g = m.function("empty", doc="Launches a kernel that does nothing, on one thread of the device of `x`.")
+    g.tensor("x", ["n"], "float32", device="cuda")
+    g.launch("kernels", "empty", grid=1, block=1)
+    return m
+
+
+def test_the_builder_makes_the_cuda_example():
+    path = ROOT / "examples" / "ir" / "cuda_add_one.scir"
+    text = safecall.emit(safecall.parse(path.read_text(), str(path)), "ir")
+    assert safecall.emit(build_cuda_add_one().build(), "ir") == text
+
+
+def test_launch_settings_and_errors():
+    m = sc.ModuleBuilder("m")
+    m.device_binary("k", "cubin", b"\x7fELF", ["g"])
+    f = m.function("f")
+    p = f.param("p", sc.ptr)
+    f.launch("k", "g", p, 1.5, grid=(2, 3), block=[128, 2], cluster=[2, 1, 1], shared_mem=65536, stream=p, device=0)
+    assert "launch k.g[grid=(2, 3), block=(128, 2), cluster=(2, 1, 1), shared_mem=65536, stream=p, device=0](p, 1.5);" in m.text()
+    m.build()
+    with pytest.raises(ValueError, match="format must be"):
+        m.device_binary("bad", "sass", b"x", ["g"])
+    bad = sc.ModuleBuilder("bad")
+    bad.device_binary("k", "ptx", b".entry g()", ["g"])
+    bad.function("f").launch("k", "nope", grid=1, block=1, device=0)
+    with pytest.raises(safecall.IRError, match="unknown kernel `nope`: device binary `k` lists g"):
+        bad.build()
+
+
+def test_jit_launches_through_the_driver_named_by_the_environment():
+    if not FAKE_PATH.exists():
+        reason = f"{FAKE_PATH} is missing (cargo test builds it)"
+        if os.environ.get("CI") in ("true", "1"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    os.environ["SAFECALL_LIBCUDA_PATH"] = str(FAKE_PATH)
+    fake = ctypes.CDLL(str(FAKE_PATH))
+    fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
+    fake.safecall_fake_cuda_reset()
+    m = sc.ModuleBuilder("launch_jit")
+    m.device_binary("kernels", "ptx", PTX, ["add_one", "empty"])
+    f = m.function("go")
+    d = f.param("d", sc.i32)
+    f.launch("kernels", "empty", grid=[4, 2], block=[32], device=d)
+    jit = safecall.jit(m.build())
+    jit.go(1)
+    n = fake.safecall_fake_cuda_log(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(buf, n + 1)
+    launches = [r for r in map(json.loads, buf.value.decode().splitlines()) if r["call"] == "cuLaunchKernelEx"]
+    assert [(l["kernel"], l["grid"], l["block"], l["ctx"]) for l in launches] == [("empty", [4, 2, 1], [32, 1, 1], "primary:1")]
+    with pytest.raises(ValueError, match=r"go: launch of kernels.empty: device is -1"):
+        jit.go(-1)

@@ -1,0 +1,199 @@
+//! Stack frame of a baseline-compiled function, worked out in one pass over its instructions.
+//!
+//! ```text
+//!   [rbp + 16 + 8k]   k-th stack-passed parameter (its variable's home)
+//!   [rbp + 8]         return address
+//!   [rbp]             caller's rbp
+//!   [rbp - 8(i+1)]    variable i (8 bytes each, low bytes significant)
+//!   ...               stack slots of the function
+//!   [rsp + 8k]        k-th stack-passed argument of calls made
+//! ```
+//!
+//! Each variable's slot holds its value in its low bytes; the bytes above the variable's width
+//! are undefined, so every read extends from the width. Variables defined once by a constant
+//! get no code at all: their uses see the constant as an immediate.
+
+use crate::lir::{Function, Inst, Terminator, Ty, Var};
+
+use super::call::{FLOAT_ARG_REGS, INT_ARG_REGS};
+
+/// Where variables and slots live, and what is known about variables before code is emitted.
+pub struct Frame {
+    /// `rbp`-relative offset of each variable's slot.
+    pub var_offset: Vec<i32>,
+    /// `rbp`-relative offset of each stack slot.
+    pub slot_offset: Vec<i32>,
+    /// Bytes reserved below `rbp` (a multiple of 16, so calls see an aligned stack).
+    pub size: u32,
+    /// The constant of each single-assignment variable defined by `iconst` (truncated to its
+    /// type's width) or `fconst` (its bits).
+    pub consts: Vec<Option<i64>>,
+    /// How many times each variable is read (terminators included).
+    pub uses: Vec<u32>,
+}
+
+/// A stack slot the frame cannot hold.
+#[derive(Debug)]
+pub struct FrameError(pub String);
+
+/// `value` truncated to the width of `ty` (zero-extended).
+pub fn truncate(value: i64, ty: Ty) -> i64 {
+    match ty.bytes() {
+        8 => value,
+        n => value & ((1i64 << (n * 8)) - 1),
+    }
+}
+
+/// The bits of a float constant of type `ty` given as `f64` bits.
+pub fn float_bits(bits: u64, ty: Ty) -> i64 {
+    match ty {
+        Ty::F32 => i64::from((f64::from_bits(bits) as f32).to_bits()),
+        _ => bits as i64,
+    }
+}
+
+/// Stack words the arguments of a call with these parameter types take.
+pub fn stack_words(params: impl Iterator<Item = Ty>) -> u32 {
+    let (mut ints, mut floats, mut stack) = (0, 0, 0);
+    for ty in params {
+        if ty.is_float() {
+            floats += 1;
+            if floats > FLOAT_ARG_REGS.len() {
+                stack += 1;
+            }
+        } else {
+            ints += 1;
+            if ints > INT_ARG_REGS.len() {
+                stack += 1;
+            }
+        }
+    }
+    stack
+}
+
+impl Frame {
+    /// Lays out the frame of `func`, whose calls have the signatures `callee_params` gives.
+    pub fn new(
+        func: &Function,
+        mut call_stack_words: impl FnMut(&Inst) -> u32,
+    ) -> Result<Frame, FrameError> {
+        let n = func.vars.len();
+        let mut uses = vec![0u32; n];
+        let mut consts: Vec<Option<i64>> = vec![None; n];
+        let mut outgoing = 0u32;
+        let read = |v: Var, uses: &mut Vec<u32>| {
+            if let Some(u) = uses.get_mut(v.0 as usize) {
+                *u += 1;
+            }
+        };
+        for block in &func.blocks {
+            for inst in &block.insts {
+                match inst {
+                    Inst::Iconst { dst, value } => {
+                        let d = func.vars[dst.0 as usize];
+                        if !d.mutable && !d.ty.is_float() {
+                            consts[dst.0 as usize] = Some(truncate(*value, d.ty));
+                        }
+                    }
+                    Inst::Fconst { dst, bits } => {
+                        let d = func.vars[dst.0 as usize];
+                        if !d.mutable {
+                            consts[dst.0 as usize] = Some(float_bits(*bits, d.ty));
+                        }
+                    }
+                    Inst::StackAddr { .. } | Inst::SymbolAddr { .. } => {}
+                    Inst::Source(_) => {}
+                    Inst::Copy { src, .. } | Inst::Unary { src, .. } => read(*src, &mut uses),
+                    Inst::Convert { src, .. } => read(*src, &mut uses),
+                    Inst::Binary { a, b, .. } | Inst::Icmp { a, b, .. } => {
+                        read(*a, &mut uses);
+                        read(*b, &mut uses);
+                    }
+                    Inst::Fcmp { a, b, .. } => {
+                        read(*a, &mut uses);
+                        read(*b, &mut uses);
+                    }
+                    Inst::Select { cond, a, b, .. } => {
+                        read(*cond, &mut uses);
+                        read(*a, &mut uses);
+                        read(*b, &mut uses);
+                    }
+                    Inst::Load { addr, .. } => read(*addr, &mut uses),
+                    Inst::Store { addr, value, .. } => {
+                        read(*addr, &mut uses);
+                        read(*value, &mut uses);
+                    }
+                    Inst::PtrAdd { ptr, offset, .. } => {
+                        read(*ptr, &mut uses);
+                        read(*offset, &mut uses);
+                    }
+                    Inst::Call { args, callee, .. } => {
+                        for a in args {
+                            read(*a, &mut uses);
+                        }
+                        if let crate::lir::Callee::Indirect(t, _) = callee {
+                            read(*t, &mut uses);
+                        }
+                        outgoing = outgoing.max(call_stack_words(inst));
+                    }
+                }
+            }
+            match &block.term {
+                Terminator::Branch { cond, .. } => read(*cond, &mut uses),
+                Terminator::Return(Some(v)) => read(*v, &mut uses),
+                Terminator::Jump(_) | Terminator::Return(None) => {}
+            }
+        }
+
+        // Parameters passed on the stack live where the caller put them.
+        let mut var_offset = vec![0i32; n];
+        let (mut ints, mut floats, mut stack) = (0usize, 0usize, 0i32);
+        for (i, &ty) in func.sig.params.iter().enumerate() {
+            let in_reg = if ty.is_float() {
+                floats += 1;
+                floats <= FLOAT_ARG_REGS.len()
+            } else {
+                ints += 1;
+                ints <= INT_ARG_REGS.len()
+            };
+            if !in_reg {
+                var_offset[i] = 16 + 8 * stack;
+                stack += 1;
+            }
+        }
+        let mut below: u32 = 0;
+        for (i, off) in var_offset.iter_mut().enumerate() {
+            if *off == 0 && consts[i].is_none() {
+                below += 8;
+                *off = -(below as i32);
+            }
+        }
+        let mut slot_offset = Vec::with_capacity(func.slots.len());
+        for (i, s) in func.slots.iter().enumerate() {
+            let align = s.align.max(1);
+            if align > 16 || !align.is_power_of_two() {
+                return Err(FrameError(format!(
+                    "`{}`: stack slot {i} asks for alignment {align} (the baseline tier \
+                     aligns slots to at most 16 bytes)",
+                    func.name
+                )));
+            }
+            below = (below + s.size).next_multiple_of(align);
+            slot_offset.push(-(below as i32));
+        }
+        let size = (below + 8 * outgoing).next_multiple_of(16);
+        if size > i32::MAX as u32 / 2 {
+            return Err(FrameError(format!(
+                "`{}`: a frame of {size} bytes is too large",
+                func.name
+            )));
+        }
+        Ok(Frame {
+            var_offset,
+            slot_offset,
+            size,
+            consts,
+            uses,
+        })
+    }
+}

@@ -1,0 +1,225 @@
+//! Parsing of GPU items: `device_binary` and the `launch` statement.
+
+use std::path::PathBuf;
+
+use super::super::lexer::Tok;
+use super::super::model::{BinaryFormat, DeviceBinary, Expr, Launch, Stmt};
+use super::super::source_map::{DeviceBinarySpans, ExprSpans, Span, StmtSpans};
+use super::{PResult, ParseError, Parser, ticks};
+
+/// Keys of a `device_binary` item.
+const BINARY_KEYS: &[&str] = &["format", "data", "file", "kernels", "}"];
+/// Keys of a launch configuration, in printing (and source-map) order.
+const LAUNCH_KEYS: &[&str] = &["grid", "block", "cluster", "shared_mem", "stream", "device"];
+
+impl Parser<'_> {
+    /// `device_binary NAME { format F; data b"..." | file "PATH"; kernels [K, ...]; }`.
+    pub(super) fn device_binary(&mut self) -> PResult<(DeviceBinary, DeviceBinarySpans)> {
+        let start = self.expect_kw("device_binary")?;
+        let (name, name_span) = self.name("the device binary's name")?;
+        let open = self.expect_punct("{")?;
+        let mut spans = DeviceBinarySpans {
+            name: name_span,
+            ..Default::default()
+        };
+        let (mut format, mut data, mut kernels) = (None, None, None);
+        while !self.is_punct("}") {
+            let key_span = self.span();
+            if matches!(self.peek(), Tok::Eof) {
+                return Err(self.unclosed(open));
+            }
+            let (key, _) = self.word(BINARY_KEYS)?;
+            match key.as_str() {
+                "format" if format.is_none() => {
+                    let (word, s) = self.word(&["cubin", "fatbin", "ptx"])?;
+                    let f = BinaryFormat::from_keyword(&word).ok_or_else(|| {
+                        ParseError::new(
+                            s,
+                            format!("unknown device binary format `{word}`"),
+                            ticks(&["cubin", "fatbin", "ptx"]),
+                        )
+                    })?;
+                    format = Some(f);
+                    spans.format = s;
+                }
+                "data" if data.is_none() => match self.peek().clone() {
+                    Tok::Bytes(b) => {
+                        spans.data = self.bump().span;
+                        data = Some(b);
+                    }
+                    _ => {
+                        return Err(
+                            self.unexpected(vec!["a byte string literal `b\"...\"`".to_owned()])
+                        );
+                    }
+                },
+                "file" if data.is_none() => {
+                    let (path, s) = self.string("the file's path as a string literal")?;
+                    spans.data = s;
+                    data = Some(self.read_binary_file(&path, s)?);
+                }
+                "kernels" if kernels.is_none() => {
+                    self.expect_punct("[")?;
+                    let names = self.list("]", |p| p.name("a kernel entry name"))?;
+                    spans.kernels = names.iter().map(|(_, s)| *s).collect();
+                    kernels = Some(names.into_iter().map(|(n, _)| n).collect());
+                }
+                "format" | "kernels" => {
+                    return Err(ParseError::new(
+                        key_span,
+                        format!("duplicate `{key}`"),
+                        vec![],
+                    ));
+                }
+                "data" | "file" => {
+                    return Err(ParseError::new(
+                        key_span,
+                        "the image is already given: use one `data` or one `file`".to_owned(),
+                        vec![],
+                    ));
+                }
+                _ => {
+                    return Err(ParseError::new(
+                        key_span,
+                        format!(
+                            "expected one of `format`, `data`, `file`, `kernels`, or `}}`, found `{key}`"
+                        ),
+                        ticks(BINARY_KEYS),
+                    ));
+                }
+            }
+            self.expect_punct(";")?;
+        }
+        let close = self.expect_punct("}")?;
+        spans.span = start.to(close);
+        let missing = |what: &str| {
+            ParseError::new(
+                close,
+                format!("missing `{what};` in `device_binary`"),
+                vec![],
+            )
+        };
+        let format = format.ok_or_else(|| missing("format cubin|fatbin|ptx"))?;
+        let data = data.ok_or_else(|| missing("data b\"...\"` or `file \"PATH\""))?;
+        let kernels = kernels.ok_or_else(|| missing("kernels [NAME, ...]"))?;
+        Ok((
+            DeviceBinary {
+                name,
+                format,
+                data,
+                kernels,
+            },
+            spans,
+        ))
+    }
+
+    /// Reads the image named by a `file` path (relative to the IR file's directory).
+    fn read_binary_file(&self, path: &str, span: Span) -> PResult<Vec<u8>> {
+        let full: PathBuf = match self.dir {
+            Some(dir) => dir.join(path),
+            None => PathBuf::from(path),
+        };
+        std::fs::read(&full).map_err(|e| {
+            ParseError::new(
+                span,
+                format!("cannot read device binary file `{}`: {e}", full.display()),
+                vec![],
+            )
+            .with_note(
+                "a relative path is read from the directory of the IR file (the current \
+                 directory for IR given as text)"
+                    .to_owned(),
+            )
+        })
+    }
+
+    /// `launch BINARY.KERNEL[key=value, ...](args)` (without the `;`).
+    pub(super) fn launch(&mut self, spans: &mut StmtSpans) -> PResult<Stmt> {
+        self.expect_kw("launch")?;
+        let (binary, binary_span) = self.name("the device binary's name")?;
+        self.expect_punct(".")?;
+        let (kernel, kernel_span) = self.name("the kernel's entry name")?;
+        spans.name = Some(binary_span.to(kernel_span));
+        let open = self.expect_punct("[")?;
+        // Each key's expressions and their spans, in LAUNCH_KEYS order.
+        let mut config: Vec<Option<(Vec<Expr>, Vec<ExprSpans>)>> = vec![None; LAUNCH_KEYS.len()];
+        while !self.is_punct("]") {
+            if matches!(self.peek(), Tok::Eof) {
+                return Err(self.unexpected(vec!["`]`".to_owned()]).with_note(format!(
+                    "the launch configuration opened at {} is not closed",
+                    self.line_col(open)
+                )));
+            }
+            let (key, key_span) = self.word(LAUNCH_KEYS)?;
+            let Some(index) = LAUNCH_KEYS.iter().position(|k| *k == key) else {
+                return Err(ParseError::new(
+                    key_span,
+                    format!(
+                        "unknown launch setting `{key}`; the settings are `grid`, `block`, \
+                         `cluster`, `shared_mem`, `stream` and `device`"
+                    ),
+                    ticks(LAUNCH_KEYS),
+                ));
+            };
+            if config[index].is_some() {
+                return Err(ParseError::new(
+                    key_span,
+                    format!("duplicate launch setting `{key}`"),
+                    vec![],
+                ));
+            }
+            self.expect_punct("=")?;
+            let value = if index < 3 {
+                self.expect_punct("(")?;
+                let items = self.list(")", |p| p.expr())?;
+                items.into_iter().unzip()
+            } else {
+                let (e, s) = self.expr()?;
+                (vec![e], vec![s])
+            };
+            config[index] = Some(value);
+            if !self.eat_punct(",") && !self.is_punct("]") {
+                return Err(self.unexpected(vec!["`,`".into(), "`]`".into()]));
+            }
+        }
+        let close = self.expect_punct("]")?;
+        for required in ["grid", "block"] {
+            let index = LAUNCH_KEYS.iter().position(|k| *k == required);
+            if index.is_some_and(|i| config[i].is_none()) {
+                return Err(ParseError::new(
+                    open.to(close),
+                    format!("missing `{required}=(...)` in the launch configuration"),
+                    vec![],
+                ));
+            }
+        }
+        self.expect_punct("(")?;
+        let (args, arg_spans): (Vec<Expr>, Vec<ExprSpans>) =
+            self.list(")", |p| p.expr())?.into_iter().unzip();
+        let mut parts = config.into_iter().map(Option::unwrap_or_default);
+        let mut next = || parts.next().unwrap_or_default();
+        let (grid, s_grid) = next();
+        let (block, s_block) = next();
+        let (cluster, s_cluster) = next();
+        let (shared_mem, s_smem) = next();
+        let (stream, s_stream) = next();
+        let (device, s_device) = next();
+        spans.exprs = [
+            s_grid, s_block, s_cluster, s_smem, s_stream, s_device, arg_spans,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Ok(Stmt::Launch(Box::new(Launch {
+            binary,
+            kernel,
+            grid,
+            block,
+            cluster,
+            shared_mem: shared_mem.into_iter().next(),
+            stream: stream.into_iter().next(),
+            device: device.into_iter().next(),
+            args,
+        })))
+    }
+}

@@ -1,0 +1,654 @@
+//! A test double of the CUDA driver API for machines without a GPU.
+//!
+//! Generated launch code loads it through `SAFECALL_LIBCUDA_PATH` exactly as it would load
+//! `libcuda.so.1`: it finds `cuGetProcAddress_v2`, resolves the entry points through it and
+//! calls them. The double behaves like a driver with two devices (ordinals 0 and 1, device
+//! handles 100 and 101) and per-thread current contexts, and:
+//! - **records** every call on the calling thread (`safecall_fake_cuda_log` returns the
+//!   records as JSON lines: the call's name and its arguments; launches with the context,
+//!   kernel, grid, block, cluster, shared memory, stream and each argument's bytes);
+//! - **fails** any call on request (`safecall_fake_cuda_fail(name, code)`: the next call of
+//!   `name` on this thread returns `code`), or hides an entry point from
+//!   `cuGetProcAddress_v2` (`safecall_fake_cuda_hide`);
+//! - **checks** what a real driver checks: a launch needs a current context, non-zero grid
+//!   and block, and an opt-in (`cuKernelSetAttribute`) for more than 48 KiB of dynamic
+//!   shared memory on that device.
+//!
+//! Device binaries are PTX text (or anything containing PTX `.entry` declarations): the
+//! double reads each `.entry NAME(.param .TYPE p, ...)` to know the kernels and the size of
+//! each parameter. An image containing `FAKE_INVALID_IMAGE` fails to load.
+//!
+//! Records and failures are per thread, so tests running in parallel do not see each other.
+//! `safecall_fake_cuda_quiet(1)` turns recording, failures and the launch checks off, for
+//! benchmarks of the host-side launch path (each call then does next to nothing).
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
+use serde_json::{Value, json};
+
+type CUresult = c_int;
+const SUCCESS: CUresult = 0;
+const INVALID_VALUE: CUresult = 1;
+const INVALID_DEVICE: CUresult = 101;
+const INVALID_IMAGE: CUresult = 200;
+const INVALID_CONTEXT: CUresult = 201;
+const INVALID_HANDLE: CUresult = 400;
+const NOT_FOUND: CUresult = 500;
+
+/// Devices the double has.
+const DEVICES: c_int = 2;
+/// `CUdevice` of ordinal 0 (distinct from the ordinal, to catch code that mixes them up).
+const DEVICE_BASE: c_int = 100;
+/// Shared memory a kernel may use without an opt-in.
+const DEFAULT_SHARED_MEM: u32 = 48 * 1024;
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+const MAX_DYNAMIC_SHARED: c_int = 8;
+
+/// Context handles: primary contexts at `PRIMARY + 16 * ordinal`, user ones at `USER + ...`.
+const PRIMARY: usize = 0x1000;
+const USER: usize = 0x2000;
+
+#[derive(Default)]
+struct Thread {
+    log: Vec<Value>,
+    failures: HashMap<String, CUresult>,
+    hidden: Vec<String>,
+    current: usize,
+}
+
+thread_local! {
+    static THREAD: RefCell<Thread> = RefCell::new(Thread::default());
+}
+
+struct Kernel {
+    name: String,
+    params: Vec<usize>,
+    /// Shared memory opted in, by device ordinal.
+    shared_mem: HashMap<c_int, u32>,
+}
+
+/// Loaded libraries (each a list of kernel ids) and kernels; handles are index + 1.
+#[derive(Default)]
+struct Registry {
+    libraries: Vec<Option<Vec<usize>>>,
+    kernels: Vec<Kernel>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// Benchmark mode: no records, no failures, launches accepted without checks.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+fn registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    let mut guard = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Registry::default))
+}
+
+/// Records a call (its fields are only built when recording) and returns the injected
+/// failure for it, if any.
+fn record(name: &str, fields: impl FnOnce() -> Value) -> Option<CUresult> {
+    if QUIET.load(Ordering::Relaxed) {
+        return None;
+    }
+    let fields = fields();
+    THREAD.with(|t| {
+        let mut t = t.borrow_mut();
+        let mut entry = json!({ "call": name });
+        if let (Value::Object(e), Value::Object(f)) = (&mut entry, fields) {
+            e.extend(f);
+        }
+        t.log.push(entry);
+        t.failures.remove(name)
+    })
+}
+
+fn context_name(ctx: usize) -> Value {
+    match ctx {
+        0 => Value::Null,
+        c if c >= USER => json!(format!("user:{}", (c - USER) / 16)),
+        c => json!(format!("primary:{}", (c - PRIMARY) / 16)),
+    }
+}
+
+/// The device ordinal of a context handle, if it is one.
+fn context_device(ctx: usize) -> Option<c_int> {
+    let (base, offset) = if ctx >= USER {
+        (USER, ctx - USER)
+    } else {
+        (PRIMARY, ctx.checked_sub(PRIMARY)?)
+    };
+    let ordinal = (offset / 16) as c_int;
+    (offset % 16 == 0 && ordinal < DEVICES && base + offset == ctx).then_some(ordinal)
+}
+
+/// Kernels (name and parameter sizes) declared in PTX text.
+fn parse_entries(text: &str) -> Vec<(String, Vec<usize>)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(".entry") {
+        rest = &rest[at + ".entry".len()..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        let params = match (rest.find('('), rest.find(')')) {
+            (Some(open), Some(close)) if open < close => rest[open + 1..close]
+                .split(',')
+                .filter_map(|p| {
+                    let words: Vec<&str> = p.split_whitespace().collect();
+                    let ty = words
+                        .iter()
+                        .find(|w| w.starts_with('.') && **w != ".param")?;
+                    let bits: usize = ty
+                        .trim_start_matches(|c: char| c == '.' || c.is_ascii_alphabetic())
+                        .parse()
+                        .ok()?;
+                    Some(bits / 8)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.push((name, params));
+    }
+    out
+}
+
+unsafe fn write<T>(out: *mut T, value: T) -> CUresult {
+    if out.is_null() {
+        return INVALID_VALUE;
+    }
+    // SAFETY: the caller (generated code) passes a pointer to writable storage for a T.
+    unsafe { out.write(value) };
+    SUCCESS
+}
+
+// ---- control ------------------------------------------------------------------------------
+
+/// Clears this thread's records, failures and hidden entry points, and its current context.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_reset() {
+    THREAD.with(|t| *t.borrow_mut() = Thread::default());
+}
+
+/// Turns benchmark mode on (non-zero) or off: no records, no failures, unchecked launches.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_quiet(on: c_int) {
+    QUIET.store(on != 0, Ordering::Relaxed);
+}
+
+/// The next call of `name` on this thread returns `code`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn safecall_fake_cuda_fail(name: *const c_char, code: c_int) {
+    // SAFETY: a NUL-terminated string from the test.
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    THREAD.with(|t| t.borrow_mut().failures.insert(name, code));
+}
+
+/// `cuGetProcAddress_v2` does not find `name` (on this thread).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn safecall_fake_cuda_hide(name: *const c_char) {
+    // SAFETY: a NUL-terminated string from the test.
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    THREAD.with(|t| t.borrow_mut().hidden.push(name));
+}
+
+/// Makes a user (non-primary) context of device `ordinal` current on this thread (-1: none).
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_set_user_context(ordinal: c_int) {
+    let ctx = if ordinal < 0 {
+        0
+    } else {
+        USER + 16 * ordinal as usize
+    };
+    THREAD.with(|t| t.borrow_mut().current = ctx);
+}
+
+/// This thread's current context as text (`primary:0`, `user:1`, or `none`), into `buf`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn safecall_fake_cuda_current(buf: *mut c_char, cap: usize) -> usize {
+    let text = match context_name(THREAD.with(|t| t.borrow().current)) {
+        Value::String(s) => s,
+        _ => "none".to_owned(),
+    };
+    // SAFETY: `buf` has `cap` bytes.
+    unsafe { copy_out(&text, buf, cap) }
+}
+
+/// This thread's records as JSON lines, into `buf` (`cap` bytes); returns the full length
+/// (call again with a larger buffer when it exceeds `cap`). The records are kept.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn safecall_fake_cuda_log(buf: *mut c_char, cap: usize) -> usize {
+    let text: String = THREAD.with(|t| t.borrow().log.iter().map(|v| format!("{v}\n")).collect());
+    // SAFETY: `buf` has `cap` bytes.
+    unsafe { copy_out(&text, buf, cap) }
+}
+
+unsafe fn copy_out(text: &str, buf: *mut c_char, cap: usize) -> usize {
+    if !buf.is_null() && cap > text.len() {
+        // SAFETY: `cap > len`, so the text and its NUL fit.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast(), text.len());
+            *buf.add(text.len()) = 0;
+        }
+    }
+    text.len()
+}
+
+// ---- the driver API ----------------------------------------------------------------------
+
+/// `cuGetProcAddress_v2`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut c_int,
+) -> CUresult {
+    // SAFETY: a NUL-terminated name.
+    let name = unsafe { CStr::from_ptr(symbol) }
+        .to_string_lossy()
+        .into_owned();
+    if let Some(code) = record(
+        "cuGetProcAddress_v2",
+        || json!({ "symbol": name, "version": version, "flags": flags }),
+    ) {
+        return code;
+    }
+    let hidden = THREAD.with(|t| t.borrow().hidden.contains(&name));
+    let address: Option<*mut c_void> = if hidden {
+        None
+    } else {
+        ENTRIES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f as *mut c_void)
+    };
+    // SAFETY: output pointers from the caller.
+    unsafe {
+        let _ = write(status, if address.is_some() { 0 } else { 1 });
+        let _ = write(pfn, address.unwrap_or(std::ptr::null_mut()));
+    }
+    if address.is_some() {
+        SUCCESS
+    } else {
+        NOT_FOUND
+    }
+}
+
+/// The entry points `cuGetProcAddress_v2` serves.
+const ENTRIES: &[(&str, *const ())] = &[
+    ("cuGetErrorName", cuGetErrorName as *const ()),
+    ("cuGetErrorString", cuGetErrorString as *const ()),
+    ("cuInit", cuInit as *const ()),
+    ("cuDeviceGet", cuDeviceGet as *const ()),
+    ("cuCtxGetCurrent", cuCtxGetCurrent as *const ()),
+    ("cuCtxGetDevice", cuCtxGetDevice as *const ()),
+    ("cuCtxSetCurrent", cuCtxSetCurrent as *const ()),
+    (
+        "cuDevicePrimaryCtxRetain",
+        cuDevicePrimaryCtxRetain as *const (),
+    ),
+    ("cuLibraryLoadData", cuLibraryLoadData as *const ()),
+    ("cuLibraryUnload", cuLibraryUnload as *const ()),
+    ("cuLibraryGetKernel", cuLibraryGetKernel as *const ()),
+    ("cuKernelSetAttribute", cuKernelSetAttribute as *const ()),
+    ("cuLaunchKernelEx", cuLaunchKernelEx as *const ()),
+];
+
+fn error_text(code: CUresult) -> Option<(&'static CStr, &'static CStr)> {
+    Some(match code {
+        0 => (c"CUDA_SUCCESS", c"no error"),
+        1 => (c"CUDA_ERROR_INVALID_VALUE", c"invalid argument"),
+        2 => (c"CUDA_ERROR_OUT_OF_MEMORY", c"out of memory"),
+        3 => (c"CUDA_ERROR_NOT_INITIALIZED", c"initialization error"),
+        100 => (
+            c"CUDA_ERROR_NO_DEVICE",
+            c"no CUDA-capable device is detected",
+        ),
+        101 => (c"CUDA_ERROR_INVALID_DEVICE", c"invalid device ordinal"),
+        200 => (
+            c"CUDA_ERROR_INVALID_IMAGE",
+            c"device kernel image is invalid",
+        ),
+        201 => (c"CUDA_ERROR_INVALID_CONTEXT", c"invalid device context"),
+        218 => (c"CUDA_ERROR_INVALID_PTX", c"a PTX JIT compilation failed"),
+        400 => (c"CUDA_ERROR_INVALID_HANDLE", c"invalid resource handle"),
+        500 => (c"CUDA_ERROR_NOT_FOUND", c"named symbol not found"),
+        701 => (
+            c"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            c"too many resources requested for launch",
+        ),
+        719 => (c"CUDA_ERROR_LAUNCH_FAILED", c"unspecified launch failure"),
+        _ => return None,
+    })
+}
+
+/// `cuGetErrorName` (not recorded).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetErrorName(error: CUresult, out: *mut *const c_char) -> CUresult {
+    match error_text(error) {
+        // SAFETY: output pointer from the caller.
+        Some((name, _)) => unsafe { write(out, name.as_ptr()) },
+        None => INVALID_VALUE,
+    }
+}
+
+/// `cuGetErrorString` (not recorded).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetErrorString(error: CUresult, out: *mut *const c_char) -> CUresult {
+    match error_text(error) {
+        // SAFETY: output pointer from the caller.
+        Some((_, text)) => unsafe { write(out, text.as_ptr()) },
+        None => INVALID_VALUE,
+    }
+}
+
+/// `cuInit`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
+    record("cuInit", || json!({ "flags": flags })).unwrap_or(SUCCESS)
+}
+
+/// `cuDeviceGet`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDeviceGet(device: *mut c_int, ordinal: c_int) -> CUresult {
+    if let Some(code) = record("cuDeviceGet", || json!({ "ordinal": ordinal })) {
+        return code;
+    }
+    if !(0..DEVICES).contains(&ordinal) {
+        return INVALID_DEVICE;
+    }
+    // SAFETY: output pointer from the caller.
+    unsafe { write(device, DEVICE_BASE + ordinal) }
+}
+
+/// `cuCtxGetCurrent`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut usize) -> CUresult {
+    if let Some(code) = record("cuCtxGetCurrent", || json!({})) {
+        return code;
+    }
+    let current = THREAD.with(|t| t.borrow().current);
+    // SAFETY: output pointer from the caller.
+    unsafe { write(ctx, current) }
+}
+
+/// `cuCtxGetDevice`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuCtxGetDevice(device: *mut c_int) -> CUresult {
+    if let Some(code) = record("cuCtxGetDevice", || json!({})) {
+        return code;
+    }
+    match context_device(THREAD.with(|t| t.borrow().current)) {
+        // SAFETY: output pointer from the caller.
+        Some(ordinal) => unsafe { write(device, DEVICE_BASE + ordinal) },
+        None => INVALID_CONTEXT,
+    }
+}
+
+/// `cuCtxSetCurrent`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuCtxSetCurrent(ctx: usize) -> CUresult {
+    if let Some(code) = record("cuCtxSetCurrent", || json!({ "ctx": context_name(ctx) })) {
+        return code;
+    }
+    if ctx != 0 && context_device(ctx).is_none() {
+        return INVALID_CONTEXT;
+    }
+    THREAD.with(|t| t.borrow_mut().current = ctx);
+    SUCCESS
+}
+
+/// `cuDevicePrimaryCtxRetain`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, device: c_int) -> CUresult {
+    if let Some(code) = record("cuDevicePrimaryCtxRetain", || json!({ "device": device })) {
+        return code;
+    }
+    let ordinal = device - DEVICE_BASE;
+    if !(0..DEVICES).contains(&ordinal) {
+        return INVALID_DEVICE;
+    }
+    // SAFETY: output pointer from the caller.
+    unsafe { write(ctx, PRIMARY + 16 * ordinal as usize) }
+}
+
+/// `cuLibraryLoadData`: reads the kernels declared in the image.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryLoadData(
+    library: *mut usize,
+    image: *const c_char,
+    _jit_options: *mut c_void,
+    _jit_values: *mut *mut c_void,
+    num_jit_options: c_uint,
+    _library_options: *mut c_void,
+    _library_values: *mut *mut c_void,
+    num_library_options: c_uint,
+) -> CUresult {
+    // SAFETY: test images are NUL-terminated text (PTX is; tests give text for every format).
+    let text = unsafe { CStr::from_ptr(image) }
+        .to_string_lossy()
+        .into_owned();
+    let fields = json!({
+        "image": text.chars().take(40).collect::<String>(),
+        "image_len": text.len(),
+        "options": num_jit_options + num_library_options,
+    });
+    if let Some(code) = record("cuLibraryLoadData", || fields) {
+        return code;
+    }
+    if text.contains("FAKE_INVALID_IMAGE") {
+        return INVALID_IMAGE;
+    }
+    let handle = registry(|r| {
+        let mut ids = Vec::new();
+        for (name, params) in parse_entries(&text) {
+            r.kernels.push(Kernel {
+                name,
+                params,
+                shared_mem: HashMap::new(),
+            });
+            ids.push(r.kernels.len() - 1);
+        }
+        r.libraries.push(Some(ids));
+        r.libraries.len()
+    });
+    // SAFETY: output pointer from the caller.
+    unsafe { write(library, handle) }
+}
+
+/// `cuLibraryUnload`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuLibraryUnload(library: usize) -> CUresult {
+    if let Some(code) = record("cuLibraryUnload", || json!({ "library": library })) {
+        return code;
+    }
+    registry(
+        |r| match library.checked_sub(1).and_then(|i| r.libraries.get_mut(i)) {
+            Some(slot @ Some(_)) => {
+                *slot = None;
+                SUCCESS
+            }
+            _ => INVALID_HANDLE,
+        },
+    )
+}
+
+/// `cuLibraryGetKernel`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut usize,
+    library: usize,
+    name: *const c_char,
+) -> CUresult {
+    // SAFETY: a NUL-terminated name.
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    if let Some(code) = record("cuLibraryGetKernel", || json!({ "name": name })) {
+        return code;
+    }
+    let found = registry(|r| {
+        let ids = r.libraries.get(library.checked_sub(1)?)?.as_ref()?;
+        ids.iter().copied().find(|&id| r.kernels[id].name == name)
+    });
+    match found {
+        // SAFETY: output pointer from the caller.
+        Some(id) => unsafe { write(kernel, id + 1) },
+        None => NOT_FOUND,
+    }
+}
+
+/// `cuKernelSetAttribute`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuKernelSetAttribute(
+    attr: c_int,
+    value: c_int,
+    kernel: usize,
+    device: c_int,
+) -> CUresult {
+    let name = registry(|r| {
+        kernel
+            .checked_sub(1)
+            .and_then(|i| r.kernels.get(i))
+            .map(|k| k.name.clone())
+    });
+    let fields = json!({ "attr": attr, "value": value, "kernel": name, "device": device });
+    if let Some(code) = record("cuKernelSetAttribute", || fields) {
+        return code;
+    }
+    if attr != MAX_DYNAMIC_SHARED || value < 0 || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+        return INVALID_VALUE;
+    }
+    registry(
+        |r| match kernel.checked_sub(1).and_then(|i| r.kernels.get_mut(i)) {
+            Some(k) => {
+                k.shared_mem.insert(device - DEVICE_BASE, value as u32);
+                SUCCESS
+            }
+            None => INVALID_HANDLE,
+        },
+    )
+}
+
+/// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernelEx(
+    config: *const CUlaunchConfig,
+    f: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    if config.is_null() {
+        return INVALID_VALUE;
+    }
+    if QUIET.load(Ordering::Relaxed) {
+        return SUCCESS;
+    }
+    // SAFETY: the caller passes a valid configuration.
+    let c = unsafe { &*config };
+    let ctx = THREAD.with(|t| t.borrow().current);
+    let kernel = registry(|r| {
+        let k = r.kernels.get(f.checked_sub(1)?)?;
+        Some((k.name.clone(), k.params.clone(), k.shared_mem.clone()))
+    });
+    let mut cluster = Value::Null;
+    for i in 0..c.numAttrs as usize {
+        // SAFETY: `attrs` holds `numAttrs` attributes.
+        let a = unsafe { &*c.attrs.add(i) };
+        if a.id == CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
+            // SAFETY: the cluster attribute's value is `clusterDim`.
+            let d = unsafe { a.value.clusterDim };
+            cluster = json!([d.x, d.y, d.z]);
+        }
+    }
+    let args: Vec<String> = match &kernel {
+        Some((_, sizes, _)) => sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| {
+                // SAFETY: `params` holds one pointer per kernel parameter, each to `size` bytes.
+                let bytes =
+                    unsafe { std::slice::from_raw_parts((*params.add(i)).cast::<u8>(), size) };
+                bytes.iter().map(|b| format!("{b:02x}")).collect()
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let fields = json!({
+        "kernel": kernel.as_ref().map(|k| k.0.clone()),
+        "ctx": context_name(ctx),
+        "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
+        "block": [c.blockDimX, c.blockDimY, c.blockDimZ],
+        "cluster": cluster,
+        "shared_mem": c.sharedMemBytes,
+        "stream": c.hStream as usize,
+        "args": args,
+        "extra": !extra.is_null(),
+    });
+    if let Some(code) = record("cuLaunchKernelEx", || fields) {
+        return code;
+    }
+    let Some((_, _, opted_in)) = kernel else {
+        return INVALID_HANDLE;
+    };
+    let Some(ordinal) = context_device(ctx) else {
+        return INVALID_CONTEXT;
+    };
+    let dims = [
+        c.gridDimX,
+        c.gridDimY,
+        c.gridDimZ,
+        c.blockDimX,
+        c.blockDimY,
+        c.blockDimZ,
+    ];
+    if dims.contains(&0) {
+        return INVALID_VALUE;
+    }
+    if c.sharedMemBytes > DEFAULT_SHARED_MEM
+        && opted_in.get(&ordinal).copied().unwrap_or(0) < c.sharedMemBytes
+    {
+        return INVALID_VALUE;
+    }
+    SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_entries_give_names_and_parameter_sizes() {
+        let ptx = ".visible .entry add_one(\n .param .u64 x,\n .param .u32 n, .param .f16 h)\n{}\n\
+                   .visible .entry empty()\n{ ret; }";
+        assert_eq!(
+            parse_entries(ptx),
+            vec![
+                ("add_one".to_owned(), vec![8, 4, 2]),
+                ("empty".to_owned(), vec![])
+            ]
+        );
+    }
+
+    #[test]
+    fn contexts_know_their_device() {
+        assert_eq!(context_device(PRIMARY + 16), Some(1));
+        assert_eq!(context_device(USER), Some(0));
+        assert_eq!(context_device(0), None);
+        assert_eq!(context_device(PRIMARY + 16 * DEVICES as usize), None);
+    }
+}

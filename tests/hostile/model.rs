@@ -1,0 +1,544 @@
+//! The parameter kinds under test: for each, the function of `hostile.scir`, a generator of
+//! near-valid and random argument lists, and what DESIGN.md §3 says the call must do.
+
+use std::collections::HashMap;
+
+use safecall_runtime::abi::{DLDataType, DLDevice};
+
+use super::Rng;
+use super::tensors::{self, CPU, CUDA, Dim, F32, I8, I32, I64, Spec, Strides, Verdict};
+use super::values::{self, Callback, Carrier, Desc};
+
+/// What an accepted call must return.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Obs {
+    Int(i64),
+    Bool(bool),
+    /// A float equal (bit for bit, NaN to NaN) to one of these.
+    Float(Vec<f64>),
+    Ptr(u64),
+    Device(DLDevice),
+    DataType(DLDataType),
+    Str(Vec<u8>),
+    Bytes(Vec<u8>),
+    Shape(Vec<i64>),
+    /// The argument itself (same type index and value).
+    Same,
+}
+
+/// What a call must do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    Returns(Obs),
+    Rejects(String),
+    Unsure,
+}
+
+/// The parameter kinds, one function each in `hostile.scir`.
+pub const KINDS: [&str; 37] = [
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "bool",
+    "f32",
+    "f64",
+    "ptr",
+    "str",
+    "bytes",
+    "device",
+    "dtype",
+    "shape",
+    "func",
+    "any",
+    "optional",
+    "const",
+    "tuple",
+    "data_ptr",
+    "stream",
+    "tensor_dims",
+    "tensor_symbolic",
+    "tensor_strides",
+    "tensor_any_strides",
+    "tensor_offset",
+    "tensor_align",
+    "tensor_device_id",
+    "tensor_device_var",
+    "tensor_device_free",
+    "tensor_index",
+    "tensor_scalar",
+    "tensor_anything",
+    "tensor_optional",
+];
+
+fn int_range(kind: &str) -> Option<(i64, i64)> {
+    Some(match kind {
+        "i8" => (i8::MIN as i64, i8::MAX as i64),
+        "i16" => (i16::MIN as i64, i16::MAX as i64),
+        "i32" => (i32::MIN as i64, i32::MAX as i64),
+        "i64" => (i64::MIN, i64::MAX),
+        "u8" => (0, u8::MAX as i64),
+        "u16" => (0, u16::MAX as i64),
+        "u32" => (0, u32::MAX as i64),
+        "u64" => (0, i64::MAX),
+        _ => return None,
+    })
+}
+
+/// The tensor parameters of a tensor kind, and which of them have `device_id=free`.
+fn tensor_specs(kind: &str) -> Option<(Vec<Spec>, Vec<bool>)> {
+    use Dim::{Const, Var};
+    let on = |mut s: Spec, device: i32| {
+        s.device_type = Some(device);
+        s
+    };
+    let n = || Spec::new(vec![Var("n")], Some(F32));
+    Some(match kind {
+        "tensor_dims" => (
+            vec![on(Spec::new(vec![Const(2), Var("n")], Some(F32)), CPU)],
+            vec![false],
+        ),
+        "tensor_symbolic" => (
+            vec![
+                on(Spec::new(vec![Var("n"), Var("m")], Some(I32)), CPU),
+                on(Spec::new(vec![Var("m"), Var("n")], Some(I32)), CPU),
+            ],
+            vec![false, false],
+        ),
+        "tensor_strides" => {
+            let mut s = on(Spec::new(vec![Var("n"), Var("m")], Some(F32)), CPU);
+            s.strides = Strides::Declared(vec![Var("s"), Const(1)]);
+            (vec![s], vec![false])
+        }
+        "tensor_any_strides" => {
+            let mut s = Spec::new(vec![Var("n"), Var("m")], Some(F32));
+            s.strides = Strides::Any;
+            (vec![s], vec![false])
+        }
+        "tensor_offset" => {
+            let mut s = on(n(), CPU);
+            s.byte_offset_any = true;
+            (vec![s], vec![false])
+        }
+        "tensor_align" => {
+            let mut s = n();
+            s.align = Some(16);
+            (vec![s], vec![false])
+        }
+        "tensor_device_id" | "tensor_device_var" => {
+            (vec![on(n(), CUDA), on(n(), CUDA)], vec![false, false])
+        }
+        "tensor_device_free" => (vec![on(n(), CUDA), on(n(), CUDA)], vec![false, true]),
+        "tensor_index" => {
+            let mut s = Spec::new(vec![Var("n")], Some(I8));
+            s.index_max = Some(255);
+            (vec![s], vec![false])
+        }
+        "tensor_scalar" => (vec![on(Spec::new(vec![], Some(I64)), CPU)], vec![false]),
+        "tensor_anything" => {
+            let mut s = Spec::new(vec![Var("n"), Var("m")], None);
+            s.strides = Strides::Any;
+            s.byte_offset_any = true;
+            (vec![s], vec![false])
+        }
+        "tensor_optional" => {
+            let mut s = n();
+            s.optional = true;
+            (vec![s], vec![false])
+        }
+        _ => return None,
+    })
+}
+
+/// A value a parameter of `kind` accepts, or one near the edge of what it accepts.
+fn near(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Desc {
+    if int_range(kind).is_some() {
+        return if rng.below(6) == 0 {
+            Desc::Bool(rng.below(2) == 1)
+        } else {
+            Desc::Int(values::int(rng))
+        };
+    }
+    match kind {
+        "bool" => match rng.below(3) {
+            0 => Desc::Bool(rng.below(2) == 1),
+            _ => Desc::Int(values::int(rng)),
+        },
+        "f32" | "f64" => match rng.below(4) {
+            0 => Desc::Int(values::int(rng)),
+            1 => Desc::Bool(rng.below(2) == 1),
+            _ => Desc::Float(values::float(rng)),
+        },
+        "ptr" => Desc::Ptr(rng.next()),
+        "stream" => match rng.below(3) {
+            0 => Desc::None,
+            1 => Desc::Int(values::int(rng)),
+            _ => Desc::Ptr(rng.next()),
+        },
+        "str" => {
+            let carrier = *rng.pick(&[Carrier::Pointer, Carrier::Small, Carrier::Object]);
+            let mut b = values::bytes(rng, carrier != Carrier::Pointer);
+            if carrier == Carrier::Small {
+                b.truncate(7);
+            }
+            Desc::Str(b, carrier)
+        }
+        "bytes" => {
+            let carrier = *rng.pick(&[Carrier::Pointer, Carrier::Small, Carrier::Object]);
+            let mut b = values::bytes(rng, true);
+            if carrier == Carrier::Small {
+                b.truncate(7);
+            }
+            Desc::Bytes(b, carrier)
+        }
+        "device" => Desc::Device(values::device(rng)),
+        "dtype" => Desc::DataType(values::dtype(rng)),
+        "shape" => Desc::Shape((0..rng.below(5)).map(|_| values::int(rng)).collect()),
+        "func" => Desc::Func(*rng.pick(&[Callback::Echo, Callback::Echo, Callback::Raise])),
+        "optional" => match rng.below(3) {
+            0 => Desc::None,
+            _ => Desc::Int(values::int(rng)),
+        },
+        "data_ptr" => data.pick(rng),
+        _ => values::random(rng, 2),
+    }
+}
+
+/// Real float32 buffers whose addresses `data_ptr` arguments pass (as ints or pointers).
+pub struct DataPtrs {
+    buffers: Vec<f32>,
+}
+
+impl DataPtrs {
+    pub fn new() -> DataPtrs {
+        DataPtrs {
+            buffers: vec![1.5f32, -2.25, 0.0, f32::NAN, 1e30],
+        }
+    }
+
+    fn pick(&self, rng: &mut Rng) -> Desc {
+        let b = &self.buffers[rng.below(self.buffers.len() as u64) as usize];
+        let address = b as *const f32 as u64;
+        if rng.below(2) == 0 {
+            Desc::Int(address as i64)
+        } else {
+            Desc::Ptr(address)
+        }
+    }
+
+    fn value_at(&self, address: u64) -> Option<f32> {
+        self.buffers
+            .iter()
+            .find(|b| *b as *const f32 as u64 == address)
+            .copied()
+    }
+}
+
+/// A hostile argument list for `kind`: near-valid values, random ones, and near-valid
+/// tensors with random changes.
+pub fn generate(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Vec<Desc> {
+    // A random value in place of the hostile argument, one time in four.
+    let pick = |rng: &mut Rng, near_value: Desc| {
+        if rng.below(4) == 0 {
+            let v = values::random(rng, 2);
+            // Ints and pointers for data_ptr must point at real memory.
+            match (kind, &v) {
+                ("data_ptr", Desc::Int(_) | Desc::Ptr(_)) => data.pick(rng),
+                _ => v,
+            }
+        } else {
+            near_value
+        }
+    };
+    if let Some((specs, _)) = tensor_specs(kind) {
+        let mut vars = HashMap::new();
+        return specs
+            .iter()
+            .map(|s| {
+                let v = if s.optional && rng.below(4) == 0 {
+                    Desc::None
+                } else {
+                    tensors::near_valid(s, &mut vars, rng)
+                };
+                pick(rng, v)
+            })
+            .collect();
+    }
+    match kind {
+        "bytes" | "shape" => {
+            let v = near(kind, rng, data);
+            vec![Desc::Func(Callback::Echo), pick(rng, v)]
+        }
+        "const" => {
+            let mut args = vec![
+                Desc::Int(128),
+                Desc::Bool(true),
+                Desc::Float(1e-5),
+                Desc::None,
+            ];
+            let i = rng.below(5) as usize;
+            if i < 4 {
+                let v = match rng.below(3) {
+                    0 => Desc::Int(values::int(rng)),
+                    1 => Desc::Float(values::float(rng)),
+                    _ => values::random(rng, 1),
+                };
+                args[i] = v;
+            }
+            args
+        }
+        "tuple" => {
+            let spec = Spec::new(vec![Dim::Var("k")], Some(F32));
+            let mut vars = HashMap::new();
+            let mut items = vec![
+                Desc::Int(values::int(rng)),
+                tensors::near_valid(&spec, &mut vars, rng),
+            ];
+            match rng.below(6) {
+                0 => items.truncate(rng.below(2) as usize),
+                1 => items.push(values::random(rng, 1)),
+                2 => items[rng.below(2) as usize] = values::random(rng, 1),
+                _ => {}
+            }
+            let list = rng.below(8) == 0;
+            vec![pick(rng, values::array(items, list))]
+        }
+        _ => {
+            let v = near(kind, rng, data);
+            vec![pick(rng, v)]
+        }
+    }
+}
+
+fn reject(why: impl Into<String>) -> Expect {
+    Expect::Rejects(why.into())
+}
+
+fn as_int(d: &Desc) -> Option<i64> {
+    match d {
+        Desc::Int(v) => Some(*v),
+        Desc::Bool(b) => Some(*b as i64),
+        _ => None,
+    }
+}
+
+fn float_results(d: &Desc, f32_param: bool) -> Option<Vec<f64>> {
+    let x = match d {
+        Desc::Float(x) => *x,
+        Desc::Int(v) => {
+            // An int may go to f32 directly or through f64: both round-to-nearest results.
+            if f32_param {
+                return Some(vec![f64::from(*v as f32), f64::from(*v as f64 as f32)]);
+            }
+            *v as f64
+        }
+        Desc::Bool(b) => *b as i64 as f64,
+        _ => return None,
+    };
+    Some(vec![if f32_param { f64::from(x as f32) } else { x }])
+}
+
+/// What a call of `kind` with `args` must do.
+pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
+    if let Some((lo, hi)) = int_range(kind) {
+        return match &args[0] {
+            Desc::Bool(b) => Expect::Returns(Obs::Int(*b as i64)),
+            Desc::Int(v) if (lo..=hi).contains(v) => Expect::Returns(Obs::Int(*v)),
+            Desc::Int(v) => reject(format!("{v} out of range")),
+            _ => reject("not an int"),
+        };
+    }
+    if let Some((specs, free)) = tensor_specs(kind) {
+        return expect_tensors(kind, &specs, &free, args);
+    }
+    let a = &args[args.len() - 1];
+    match kind {
+        "bool" => match as_int(a) {
+            Some(v) => Expect::Returns(Obs::Bool(v != 0)),
+            None => reject("not a bool"),
+        },
+        "f32" | "f64" => match float_results(a, kind == "f32") {
+            Some(r) => Expect::Returns(Obs::Float(r)),
+            None => reject("not a float"),
+        },
+        "ptr" => match a {
+            Desc::Ptr(p) => Expect::Returns(Obs::Ptr(*p)),
+            Desc::None => Expect::Returns(Obs::Ptr(0)),
+            _ => reject("not a pointer"),
+        },
+        "stream" => match a {
+            Desc::Ptr(p) => Expect::Returns(Obs::Ptr(*p)),
+            Desc::Int(v) => Expect::Returns(Obs::Ptr(*v as u64)),
+            Desc::None => Expect::Returns(Obs::Ptr(0)),
+            _ => reject("not a stream"),
+        },
+        "str" => match a {
+            Desc::Str(b, _) => Expect::Returns(Obs::Str(b.clone())),
+            _ => reject("not a str"),
+        },
+        "bytes" => match a {
+            Desc::Bytes(b, _) => Expect::Returns(Obs::Bytes(b.clone())),
+            _ => reject("not bytes"),
+        },
+        "device" => match a {
+            Desc::Device(d) => Expect::Returns(Obs::Device(*d)),
+            _ => reject("not a device"),
+        },
+        "dtype" => match a {
+            Desc::DataType(d) => Expect::Returns(Obs::DataType(*d)),
+            _ => reject("not a dtype"),
+        },
+        "shape" => match a {
+            Desc::Shape(dims) => Expect::Returns(Obs::Shape(dims.clone())),
+            _ => reject("not a shape"),
+        },
+        "func" => match a {
+            Desc::Func(Callback::Echo) => Expect::Returns(Obs::Int(7)),
+            Desc::Func(Callback::Raise) => reject("the callback raises"),
+            _ => reject("not a function"),
+        },
+        "any" => match a {
+            // Borrowed pointers in a result: how they come back is not fixed by the rules.
+            Desc::Str(_, Carrier::Pointer)
+            | Desc::Bytes(_, Carrier::Pointer)
+            | Desc::Tensor { object: false, .. }
+            | Desc::NullTensor { object: false } => Expect::Unsure,
+            // Not a valid value; safecall-runtime refuses to take a reference to NULL.
+            Desc::NullTensor { object: true } => reject("a NULL object"),
+            _ => Expect::Returns(Obs::Same),
+        },
+        "optional" => match a {
+            Desc::None => Expect::Returns(Obs::Int(-1)),
+            other => match as_int(other) {
+                Some(v) => Expect::Returns(Obs::Int(v)),
+                None => reject("not an optional int"),
+            },
+        },
+        "const" => expect_const(args),
+        "tuple" => expect_tuple(a),
+        "data_ptr" => {
+            let address = match a {
+                Desc::Int(v) => *v as u64,
+                Desc::Ptr(p) => *p,
+                _ => return reject("not a data pointer"),
+            };
+            match data.value_at(address) {
+                Some(v) => Expect::Returns(Obs::Float(vec![f64::from(v)])),
+                None => panic!("a data_ptr argument that points nowhere: {address:#x}"),
+            }
+        }
+        other => panic!("unknown kind {other}"),
+    }
+}
+
+fn expect_const(args: &[Desc]) -> Expect {
+    let block = match &args[0] {
+        Desc::Int(128) => true,
+        Desc::Float(_) => return Expect::Unsure,
+        _ => false,
+    };
+    let fast = match &args[1] {
+        Desc::Bool(true) | Desc::Int(1) => true,
+        Desc::Float(_) => return Expect::Unsure,
+        _ => false,
+    };
+    let eps = matches!(&args[2], Desc::Float(x) if x.to_bits() == 1e-5f64.to_bits());
+    let nothing = matches!(&args[3], Desc::None);
+    if block && fast && eps && nothing {
+        Expect::Returns(Obs::Int(128))
+    } else {
+        reject("a constant differs")
+    }
+}
+
+fn expect_tuple(a: &Desc) -> Expect {
+    let Desc::Array { items, list } = a else {
+        return reject("not an array");
+    };
+    if *list {
+        return Expect::Unsure;
+    }
+    if items.len() != 2 {
+        return reject("not 2 elements");
+    }
+    let Some(lo) = as_int(&items[0]) else {
+        return reject("lo is not an int");
+    };
+    let spec = Spec::new(vec![Dim::Var("k")], Some(F32));
+    let mut vars = HashMap::new();
+    match tensors::check(&spec, &items[1], &mut vars) {
+        Ok(_) => Expect::Returns(Obs::Int(lo.wrapping_add(vars["k"] * 1000))),
+        Err(Verdict::Reject(why)) => reject(why),
+        Err(_) => Expect::Unsure,
+    }
+}
+
+fn expect_tensors(kind: &str, specs: &[Spec], free: &[bool], args: &[Desc]) -> Expect {
+    let mut vars = HashMap::new();
+    let mut storages = Vec::new();
+    let mut unsure = false;
+    for (spec, arg) in specs.iter().zip(args) {
+        match tensors::check(spec, arg, &mut vars) {
+            Ok(s) => storages.push(s),
+            Err(Verdict::Reject(why)) => return reject(why),
+            Err(_) => {
+                unsure = true;
+                storages.push(None);
+            }
+        }
+    }
+    if let Err(Verdict::Reject(why)) = tensors::same_device_ids(&storages, free) {
+        return reject(why);
+    }
+    if unsure {
+        return Expect::Unsure;
+    }
+    let first = storages[0].as_ref();
+    let v = |name: &str| vars[name];
+    let numel = |i: usize| -> i64 { storages[i].as_ref().map_or(0, |s| s.desc.numel()) };
+    Expect::Returns(match kind {
+        "tensor_dims" => Obs::Float(vec![if v("n") == 0 {
+            -1.0
+        } else {
+            (numel(0) - 1) as f64
+        }]),
+        "tensor_symbolic" => {
+            let (n, m) = (v("n"), v("m"));
+            let last = if n * m == 0 { -1 } else { n * m - 1 };
+            Obs::Int(n * 1_000_000 + m * 1000 + last)
+        }
+        "tensor_strides" => {
+            let s = v("s");
+            let last = if v("n") * v("m") == 0 {
+                -1.0
+            } else {
+                (numel(0) - 1) as f64
+            };
+            Obs::Float(vec![(s * 1000) as f64 + last])
+        }
+        "tensor_any_strides" => {
+            let st = first.expect("a tensor").desc.effective_strides();
+            Obs::Int(st[0] * 1000 + st[1])
+        }
+        "tensor_offset" => {
+            let off = first.expect("a tensor").desc.byte_offset as f64 * 1000.0;
+            Obs::Float(vec![if v("n") == 0 { off - 1.0 } else { off }])
+        }
+        "tensor_align" | "tensor_index" => Obs::Int(v("n")),
+        "tensor_device_id" | "tensor_device_var" => {
+            Obs::Int(first.expect("a tensor").desc.device.device_id as i64)
+        }
+        "tensor_device_free" => Obs::Device(storages[1].as_ref().expect("a tensor").desc.device),
+        "tensor_scalar" => Obs::Int(0),
+        "tensor_anything" => Obs::DataType(first.expect("a tensor").desc.dtype),
+        "tensor_optional" => match first {
+            Some(_) => Obs::Int(v("n")),
+            None => Obs::Int(-1),
+        },
+        other => panic!("unknown tensor kind {other}"),
+    })
+}
