@@ -5,8 +5,13 @@
 //! peer the interop tests load our outputs into), points the tests at it, and runs
 //! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI).
 //!
+//! `cargo xtask asan` runs the runtime's tests and a JIT smoke run under AddressSanitizer with
+//! leak detection (see `asan.rs`).
+//!
 //! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
 //! (warnings are errors), with the same features as the tests so nothing is built twice.
+
+mod asan;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -24,13 +29,15 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("lint") => lint(),
         Some("venv") => venv().map(|_| ()),
+        Some("asan") => asan::asan(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
-                 venv            only create or update .venv"
+                 venv            only create or update .venv\n  \
+                 asan            runtime tests and a JIT smoke run under AddressSanitizer"
             );
             return ExitCode::from(2);
         }
