@@ -7,7 +7,9 @@
 //! freed or out-of-bounds heap memory by our code are found. An explicit `--target` keeps
 //! build scripts and proc macros uninstrumented; the build goes to `target/asan` so the normal
 //! build is not invalidated. Any sanitizer error, or a leak not in `.ci/lsan.supp` (each entry
-//! with its reason), fails the task.
+//! with its reason), fails the task. Allocation stacks are unwound with DWARF
+//! (`fast_unwind_on_malloc=0`): the uninstrumented standard library has no frame pointers, so
+//! the fast unwinder would stop short of the frames the suppressions name.
 
 use std::env;
 use std::process::Command;
@@ -43,7 +45,10 @@ fn cargo_asan(target: &str, args: &[&str]) -> Command {
         .arg(root.join("target").join("asan"))
         .env("RUSTC_BOOTSTRAP", "1")
         .env("RUSTFLAGS", rustflags.trim())
-        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        .env(
+            "ASAN_OPTIONS",
+            "detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0",
+        )
         .env(
             "LSAN_OPTIONS",
             format!(
