@@ -11,7 +11,7 @@
 //!
 //! `cargo bench --features llvm --bench soak -- memory [MODULES]`: JIT-compiles and drops
 //! `examples/ir/launcher.scir` MODULES times (default 20,000), printing the resident memory
-//! every 1,000 compiles.
+//! after 1, 2, 10 and 100 compiles and then every 1,000.
 //!
 //! Plain `cargo bench` runs both with their defaults.
 
@@ -263,7 +263,7 @@ fn memory(modules: u64) {
     println!("0,{}", rss_kib());
     for i in 1..=modules {
         drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
-        if i % 1000 == 0 {
+        if i % 1000 == 0 || matches!(i, 1 | 2 | 10 | 100) {
             println!("{i},{}", rss_kib());
         }
     }

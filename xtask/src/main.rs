@@ -7,8 +7,13 @@
 //! then it builds the Python package (`python/`) into `.venv` and runs its pytest suite
 //! ([`python_package`]; `cargo xtask python` does only that).
 //!
+//! `cargo xtask asan` runs the runtime's tests and a JIT smoke run under AddressSanitizer with
+//! leak detection (see `asan.rs`).
+//!
 //! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
 //! (warnings are errors), with the same features as the tests so nothing is built twice.
+
+mod asan;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -29,6 +34,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("venv") => venv().map(|_| ()),
         Some("python") => python(&args[1..]),
+        Some("asan") => asan::asan(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -36,7 +42,8 @@ fn main() -> ExitCode {
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
                  venv            only create or update .venv\n  \
-                 python [ARGS]   build the Python package into .venv and run its pytest suite"
+                 python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
+                 asan            runtime tests and a JIT smoke run under AddressSanitizer"
             );
             return ExitCode::from(2);
         }
