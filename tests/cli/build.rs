@@ -193,7 +193,7 @@ fn options_the_backend_does_not_have_are_usage_errors() {
 }
 
 #[test]
-fn a_foreign_target_is_a_usage_error_naming_the_host() {
+fn an_unsupported_target_is_a_usage_error_listing_the_supported_ones() {
     let dir = Dir::new("build_target");
     let file = dir.copy("examples/ir/add_one.scir");
     let out = dir
@@ -218,6 +218,61 @@ fn a_foreign_target_is_a_usage_error_naming_the_host() {
     });
     dir.safecall(&["build", &file, "-o", "x.so", "--target", &arch_os.unwrap()])
         .expect(0);
+}
+
+/// The supported target that is not this machine.
+fn other_target() -> (&'static str, object::Architecture) {
+    if cfg!(target_arch = "aarch64") {
+        ("x86_64-unknown-linux-gnu", object::Architecture::X86_64)
+    } else {
+        ("aarch64-unknown-linux-gnu", object::Architecture::Aarch64)
+    }
+}
+
+#[test]
+fn objects_for_another_target_have_its_architecture_with_both_backends() {
+    let dir = Dir::new("build_cross_o");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let (triple, arch) = other_target();
+    let backends: &[&str] = if safecall::backend::llvm::AVAILABLE {
+        &["cranelift", "llvm"]
+    } else {
+        &["cranelift"]
+    };
+    for backend in backends {
+        let out = format!("x_{backend}.o");
+        dir.safecall(&[
+            "build",
+            &file,
+            "-o",
+            &out,
+            "--target",
+            triple,
+            "--backend",
+            backend,
+        ])
+        .expect(0);
+        let bytes = std::fs::read(dir.path(&out)).unwrap();
+        let obj = object::File::parse(&*bytes).unwrap();
+        assert_eq!(obj.architecture(), arch, "{backend}");
+        assert_eq!(obj.kind(), ObjectKind::Relocatable, "{backend}");
+        assert!(
+            obj.symbols()
+                .any(|s| s.name() == Ok("__tvm_ffi_add_one") && s.is_definition()),
+            "{backend}: no __tvm_ffi_add_one"
+        );
+        assert!(obj.section_by_name(".eh_frame").is_some(), "{backend}");
+    }
+    // The JIT of `run` cannot take another target.
+    let out = dir
+        .safecall(&["run", &file, "add_one", "--target", triple])
+        .expect(2);
+    assert!(
+        out.stderr
+            .contains(&format!("for the host only, not for {triple}")),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
