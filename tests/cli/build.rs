@@ -209,7 +209,8 @@ fn an_unsupported_target_is_a_usage_error_listing_the_supported_ones() {
     let host = cranelift_native::builder().unwrap().triple().to_string();
     snapshot!(
         "build_foreign_target",
-        out.stderr.replace(&host, "<host triple>")
+        out.stderr
+            .replace(&format!("host ({host})"), "host (<host triple>)")
     );
     // The host's own triple, with another vendor, is accepted.
     let arch_os = host.split_once('-').map(|(a, rest)| {
@@ -273,6 +274,66 @@ fn objects_for_another_target_have_its_architecture_with_both_backends() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_the_file() {
+    let (triple, arch) = other_target();
+    let cc = format!("{}-linux-gnu-gcc", arch_name(arch));
+    let has_cc = std::process::Command::new(&cc)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_cc {
+        assert!(!crate::support::in_ci(), "{cc} is required under CI=true");
+        eprintln!("SKIPPED: {cc} is not installed (Debian: gcc-aarch64-linux-gnu)");
+        return;
+    }
+    let dir = Dir::new("build_cross_so");
+    let file = dir.copy("examples/ir/add_one.scir");
+    // No --cc: the target's cross compiler is the default.
+    dir.safecall(&["build", &file, "-o", "x.so", "--target", triple])
+        .expect(0);
+    let bytes = std::fs::read(dir.path("x.so")).unwrap();
+    let obj = object::File::parse(&*bytes).unwrap();
+    assert_eq!(obj.architecture(), arch);
+    assert_eq!(obj.kind(), ObjectKind::Dynamic);
+    // inspect reads it from the file and says why it does not load it.
+    let out = dir.safecall(&["inspect", "x.so"]).expect(0);
+    let name = arch_name(arch);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "x.so: shared library, {name}\n  not loaded (built for {name}, not for this \
+             machine): no signatures or docs\n\nfunctions (1):\n  add_one\n"
+        )),
+        "{}",
+        out.stdout
+    );
+    // A compiler that does not exist is named in the error.
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "y.so",
+            "--target",
+            triple,
+            "--cc",
+            "no-such-cross-gcc",
+        ])
+        .expect(4);
+    assert!(
+        out.stderr.contains("cannot run `no-such-cross-gcc`"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn arch_name(arch: object::Architecture) -> &'static str {
+    match arch {
+        object::Architecture::Aarch64 => "aarch64",
+        _ => "x86_64",
+    }
 }
 
 #[test]
