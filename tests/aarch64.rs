@@ -1,7 +1,8 @@
-//! Cross-compilation for aarch64, tested under emulation: the examples and the scalar part of
-//! the shared check suite (`tests/checks/`) built for `aarch64-unknown-linux-gnu` by each
-//! backend, linked by `aarch64-linux-gnu-gcc`, and called under `qemu-aarch64` by a C driver
-//! linked against the real aarch64 `libtvm_ffi.so` of the `apache-tvm-ffi` manylinux wheel.
+//! Cross-compilation for aarch64, tested under emulation: the examples and the cases of the
+//! shared check suite (`tests/checks/`) whose values are POD values, strings and bytes, built
+//! for `aarch64-unknown-linux-gnu` by each backend, linked by `aarch64-linux-gnu-gcc`, and
+//! called under `qemu-aarch64` by a C driver linked against the real aarch64 `libtvm_ffi.so`
+//! of the `apache-tvm-ffi` manylinux wheel.
 //! Each call must give the result, or the error kind and message, that the cases expect on
 //! x86-64.
 //!
@@ -140,12 +141,51 @@ fn scalar(v: &Value) -> Option<(i32, u64)> {
     })
 }
 
-/// Whether the case takes and gives only scalars (what the C driver passes and checks).
+/// A text descriptor (`str`, `bytes`, `raw_str`): its kind and contents.
+fn text(v: &Value) -> Option<(&str, &str)> {
+    let (kind, x) = v.as_object()?.iter().next()?;
+    matches!(kind.as_str(), "str" | "bytes" | "raw_str").then_some((kind.as_str(), x.as_str()?))
+}
+
+/// A C expression of type `TVMFFIAny` for an argument descriptor the driver can pass:
+/// POD values, raw C strings, and strings and bytes (small ones on the stack, longer ones as
+/// objects made by the real `libtvm_ffi`, as the Rust runners pass them).
+fn c_arg(v: &Value) -> Option<String> {
+    if let Some((index, bits)) = scalar(v) {
+        return Some(format!("pod({index}, 0x{bits:x}ULL)"));
+    }
+    let (kind, contents) = text(v)?;
+    let literal = c_string(contents);
+    Some(match kind {
+        "raw_str" => format!("raw_str({literal})"),
+        _ => format!(
+            "text({}, {literal}, {})",
+            i32::from(kind == "bytes"),
+            contents.len()
+        ),
+    })
+}
+
+/// A C string literal with every byte as a hex escape (one literal per byte, so that no
+/// escape runs into the next character).
+fn c_string(text: &str) -> String {
+    if text.is_empty() {
+        return "\"\"".to_owned();
+    }
+    text.bytes()
+        .map(|b| format!("\"\\x{b:02x}\""))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether the driver can make the case's call and check its outcome.
 fn scalar_case(case: &Case) -> bool {
     case.runs_on("rust")
-        && case.args.iter().all(|a| scalar(a).is_some())
+        && case.args.iter().all(|a| c_arg(a).is_some())
         && match &case.expect {
-            Expect::Returns(v) => scalar(v).is_some(),
+            Expect::Returns(v) => {
+                scalar(v).is_some() || text(v).is_some_and(|(kind, _)| kind != "raw_str")
+            }
             Expect::Raises { message, .. } => !message.contains("{ptr:"),
         }
 }
@@ -158,6 +198,10 @@ fn escape(text: &str) -> String {
 /// The line the driver must print for `case`.
 fn expected_line(case: &Case) -> String {
     match &case.expect {
+        Expect::Returns(v) if text(v).is_some() => {
+            let (kind, contents) = text(v).expect("a text value");
+            format!("ok {kind} {}", escape(contents))
+        }
         Expect::Returns(v) => {
             let (index, bits) = scalar(v).expect("a scalar case");
             if index == type_index::FLOAT && f64::from_bits(bits).is_nan() {
@@ -187,6 +231,44 @@ static void print_escaped(const TVMFFIByteArray* b) {
   }
 }
 
+static TVMFFIAny pod(int32_t type_index, uint64_t bits) {
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  v.type_index = type_index;
+  v.v_uint64 = bits;
+  return v;
+}
+
+static TVMFFIAny raw_str(const char* s) {
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  v.type_index = kTVMFFIRawStr;
+  v.v_c_str = s;
+  return v;
+}
+
+/* Up to 7 bytes on the stack (SmallStr/SmallBytes), else a String/Bytes object. */
+static TVMFFIAny text(int is_bytes, const char* data, size_t len) {
+  TVMFFIAny v;
+  memset(&v, 0, sizeof v);
+  if (len <= 7) {
+    v.type_index = is_bytes ? kTVMFFISmallBytes : kTVMFFISmallStr;
+    v.small_str_len = (uint32_t)len;
+    memcpy(v.v_bytes, data, len);
+    return v;
+  }
+  TVMFFIByteArray b = {data, len};
+  int rc = is_bytes ? TVMFFIBytesFromByteArray(&b, &v) : TVMFFIStringFromByteArray(&b, &v);
+  if (rc != 0) printf("cannot make a string object\n");
+  return v;
+}
+
+static void release(TVMFFIAny* args, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (args[i].type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(args[i].v_obj);
+  }
+}
+
 static void call(void* lib, const char* fn, const TVMFFIAny* args, int32_t n) {
   char name[256];
   snprintf(name, sizeof name, "__tvm_ffi_%s", fn);
@@ -196,7 +278,19 @@ static void call(void* lib, const char* fn, const TVMFFIAny* args, int32_t n) {
   memset(&result, 0, sizeof result);
   result.type_index = kTVMFFINone;
   int rc = f(NULL, args, n, &result);
-  if (rc == 0) {
+  if (rc == 0 && (result.type_index == kTVMFFISmallStr || result.type_index == kTVMFFISmallBytes)) {
+    TVMFFIByteArray b = {result.v_bytes, result.small_str_len};
+    printf("ok %s ", result.type_index == kTVMFFISmallStr ? "str" : "bytes");
+    print_escaped(&b);
+    putchar('\n');
+  } else if (rc == 0 && (result.type_index == kTVMFFIStr || result.type_index == kTVMFFIBytes)) {
+    const TVMFFIByteArray* b =
+        (const TVMFFIByteArray*)((const char*)result.v_obj + sizeof(TVMFFIObject));
+    printf("ok %s ", result.type_index == kTVMFFIStr ? "str" : "bytes");
+    print_escaped(b);
+    putchar('\n');
+    TVMFFIObjectDecRef(result.v_obj);
+  } else if (rc == 0) {
     double d;
     memcpy(&d, &result.v_int64, sizeof d);
     if (result.type_index == kTVMFFIFloat && d != d) printf("ok %d nan\n", result.type_index);
@@ -245,22 +339,17 @@ fn driver(suites: &[(&Suite, Vec<&Case>)]) -> (String, Vec<String>) {
             let args: Vec<String> = case
                 .args
                 .iter()
-                .map(|a| {
-                    let (index, bits) = scalar(a).expect("a scalar case");
-                    format!("{{.type_index = {index}, .v_uint64 = 0x{bits:x}ULL}}")
-                })
+                .map(|a| c_arg(a).expect("a case the driver can make"))
                 .collect();
+            let n = args.len();
+            let mut block = format!("  {{ TVMFFIAny args[{}];", n.max(1));
+            for (i, a) in args.iter().enumerate() {
+                write!(block, " args[{i}] = {a};").unwrap();
+            }
             writeln!(
                 c,
-                "  {{ TVMFFIAny args[{}] = {{{}}}; call(lib, \"{}\", args, {}); }}",
-                args.len().max(1),
-                if args.is_empty() {
-                    "{0}".to_owned()
-                } else {
-                    args.join(", ")
-                },
-                case.func,
-                args.len()
+                "{block} call(lib, \"{}\", args, {n}); release(args, {n}); }}",
+                case.func
             )
             .unwrap();
             expected.push(expected_line(case));
@@ -286,7 +375,7 @@ fn options(backend: safecall::Backend) -> safecall::Options {
 }
 
 #[test]
-fn aarch64_libraries_pass_the_scalar_check_suite_under_qemu() {
+fn aarch64_libraries_pass_the_check_suite_under_qemu() {
     if !require(
         runs(CC, "--version"),
         &format!("`{CC}` is not installed (Debian: gcc-aarch64-linux-gnu)"),
