@@ -1,10 +1,9 @@
 //! Cross-compilation for aarch64, tested under emulation: the examples and the cases of the
-//! shared check suite (`tests/checks/`) whose values are POD values, strings and bytes, built
-//! for `aarch64-unknown-linux-gnu` by each backend, linked by `aarch64-linux-gnu-gcc`, and
-//! called under `qemu-aarch64` by a C driver linked against the real aarch64 `libtvm_ffi.so`
-//! of the `apache-tvm-ffi` manylinux wheel.
-//! Each call must give the result, or the error kind and message, that the cases expect on
-//! x86-64.
+//! shared check suite (`tests/checks/`) whose values are POD values, strings, bytes and
+//! `DLTensor*` tensors, built for `aarch64-unknown-linux-gnu` by each backend, linked by
+//! `aarch64-linux-gnu-gcc`, and called under `qemu-aarch64` by a C driver linked against the
+//! real aarch64 `libtvm_ffi.so` of the `apache-tvm-ffi` manylinux wheel. Each call must give
+//! the result, or the error kind and message, that the cases expect on x86-64.
 //!
 //! Needs Debian's `qemu-user` and `gcc-aarch64-linux-gnu`, and pip (to fetch the wheel once
 //! into the target directory); without them the test prints why it skips, unless `CI=true`.
@@ -12,6 +11,9 @@
 #[allow(dead_code)]
 #[path = "common/cases.rs"]
 mod cases;
+#[allow(dead_code)]
+#[path = "common/tensor.rs"]
+mod tensor;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -148,22 +150,93 @@ fn text(v: &Value) -> Option<(&str, &str)> {
 }
 
 /// A C expression of type `TVMFFIAny` for an argument descriptor the driver can pass:
-/// POD values, raw C strings, and strings and bytes (small ones on the stack, longer ones as
-/// objects made by the real `libtvm_ffi`, as the Rust runners pass them).
-fn c_arg(v: &Value) -> Option<String> {
+/// POD values, raw C strings, strings and bytes (small ones on the stack, longer ones as
+/// objects made by the real `libtvm_ffi`, as the Rust runners pass them), and tensors as
+/// `DLTensor*` (argument `i` of its call): (declarations the expression needs, expression).
+fn c_arg(v: &Value, i: usize) -> Option<(String, String)> {
+    if let Some(body) = v.get("tensor") {
+        return Some(c_dltensor(body, i));
+    }
     if let Some((index, bits)) = scalar(v) {
-        return Some(format!("pod({index}, 0x{bits:x}ULL)"));
+        return Some((String::new(), format!("pod({index}, 0x{bits:x}ULL)")));
     }
     let (kind, contents) = text(v)?;
     let literal = c_string(contents);
-    Some(match kind {
+    let expr = match kind {
         "raw_str" => format!("raw_str({literal})"),
         _ => format!(
             "text({}, {literal}, {})",
             i32::from(kind == "bytes"),
             contents.len()
         ),
-    })
+    };
+    Some((String::new(), expr))
+}
+
+/// A `DLTensor*` argument: the tensor, its shape and strides are locals of the call's block
+/// (`t<i>`, `s<i>`, `st<i>`); the data is a fresh 64-byte aligned buffer (plus the
+/// misalignment) holding the bytes the Rust runners' [`tensor::Storage`] writes for the same
+/// descriptor, or the descriptor's NULL or fake address.
+fn c_dltensor(body: &Value, i: usize) -> (String, String) {
+    use tensor::{Data, Storage, TensorDesc};
+    let desc = TensorDesc::parse(body);
+    let list = |v: &[i64]| {
+        v.iter()
+            .map(|x| format!("{x}LL"))
+            .chain(["0".to_owned()])
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let shape = list(&desc.shape);
+    let strides = desc.strides.as_deref().map(list);
+    let (mode, misalign, fake) = match desc.data {
+        Data::Alloc => (0, 0, 0),
+        Data::Misalign(m) => (0, m, 0),
+        Data::Null => (1, 0, 0),
+        Data::Fake(a) => (2, 0, a),
+    };
+    let init = if mode == 0 {
+        let storage = Storage::new(desc.clone());
+        let extent = desc
+            .element_offsets()
+            .iter()
+            .max()
+            .map_or(0, |m| *m as usize + 1);
+        let len = desc.byte_offset as usize + extent * desc.element_size();
+        // SAFETY: `Storage::new` allocated at least `byte_offset + extent * element size`
+        // bytes from the data pointer.
+        let bytes = unsafe { std::slice::from_raw_parts(storage.dl.data.cast::<u8>(), len) };
+        bytes.to_vec()
+    } else {
+        Vec::new()
+    };
+    let expr = format!(
+        "dltensor(&t{i}, {mode}, {misalign}, (const unsigned char[]){{{}}}, {}, 0x{fake:x}ULL, \
+         {}, s{i}, {}, {}, {}, {}, {}, {}, {}ULL)",
+        init.iter()
+            .map(|b| b.to_string())
+            .chain(["0".to_owned()])
+            .collect::<Vec<_>>()
+            .join(","),
+        init.len(),
+        desc.shape.len(),
+        if strides.is_some() {
+            format!("st{i}")
+        } else {
+            "NULL".to_owned()
+        },
+        desc.dtype.code,
+        desc.dtype.bits,
+        desc.dtype.lanes,
+        desc.device.device_type,
+        desc.device.device_id,
+        desc.byte_offset,
+    );
+    let mut decls = format!(" DLTensor t{i}; int64_t s{i}[] = {{{shape}}};");
+    if let Some(strides) = strides {
+        write!(decls, " int64_t st{i}[] = {{{strides}}};").unwrap();
+    }
+    (decls, expr)
 }
 
 /// A C string literal with every byte as a hex escape (one literal per byte, so that no
@@ -181,7 +254,14 @@ fn c_string(text: &str) -> String {
 /// Whether the driver can make the case's call and check its outcome.
 fn scalar_case(case: &Case) -> bool {
     case.runs_on("rust")
-        && case.args.iter().all(|a| c_arg(a).is_some())
+        && case
+            .args
+            .iter()
+            .enumerate()
+            .all(|(i, a)| c_arg(a, i).is_some())
+        && case.after.is_empty()
+        && (!case.args.iter().any(|a| a.get("tensor").is_some())
+            || case.tensor_modes.iter().any(|m| m == "dltensor_ptr"))
         && match &case.expect {
             Expect::Returns(v) => {
                 scalar(v).is_some() || text(v).is_some_and(|(kind, _)| kind != "raw_str")
@@ -216,7 +296,9 @@ fn expected_line(case: &Case) -> String {
 
 const DRIVER_HEAD: &str = r#"
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tvm/ffi/c_api.h>
 
@@ -260,6 +342,36 @@ static TVMFFIAny text(int is_bytes, const char* data, size_t len) {
   TVMFFIByteArray b = {data, len};
   int rc = is_bytes ? TVMFFIBytesFromByteArray(&b, &v) : TVMFFIStringFromByteArray(&b, &v);
   if (rc != 0) printf("cannot make a string object\n");
+  return v;
+}
+
+/* A DLTensor* argument; mode 0: a fresh 64-byte aligned buffer (plus misalign) holding
+   `init`, 1: NULL data, 2: the fake address. The buffer is never freed (a short-lived driver). */
+static TVMFFIAny dltensor(DLTensor* t, int mode, size_t misalign, const unsigned char* init,
+                          size_t len, uint64_t fake, int32_t ndim, int64_t* shape,
+                          int64_t* strides, uint8_t code, uint8_t bits, uint16_t lanes,
+                          int32_t device_type, int32_t device_id, uint64_t byte_offset) {
+  memset(t, 0, sizeof *t);
+  if (mode == 0) {
+    size_t size = (misalign + len + 64 + 63) / 64 * 64;
+    unsigned char* p = aligned_alloc(64, size);
+    memset(p, 0, size);
+    memcpy(p + misalign, init, len);
+    t->data = p + misalign;
+  } else if (mode == 2) {
+    t->data = (void*)(uintptr_t)fake;
+  }
+  t->device.device_type = (DLDeviceType)device_type;
+  t->device.device_id = device_id;
+  t->ndim = ndim;
+  t->dtype.code = code;
+  t->dtype.bits = bits;
+  t->dtype.lanes = lanes;
+  t->shape = shape;
+  t->strides = strides;
+  t->byte_offset = byte_offset;
+  TVMFFIAny v = pod(kTVMFFIDLTensorPtr, 0);
+  v.v_ptr = t;
   return v;
 }
 
@@ -336,15 +448,17 @@ fn driver(suites: &[(&Suite, Vec<&Case>)]) -> (String, Vec<String>) {
         )
         .unwrap();
         for case in cases {
-            let args: Vec<String> = case
+            let args: Vec<(String, String)> = case
                 .args
                 .iter()
-                .map(|a| c_arg(a).expect("a case the driver can make"))
+                .enumerate()
+                .map(|(i, a)| c_arg(a, i).expect("a case the driver can make"))
                 .collect();
             let n = args.len();
             let mut block = format!("  {{ TVMFFIAny args[{}];", n.max(1));
-            for (i, a) in args.iter().enumerate() {
-                write!(block, " args[{i}] = {a};").unwrap();
+            for (i, (decls, expr)) in args.iter().enumerate() {
+                block.push_str(decls);
+                write!(block, " args[{i}] = {expr};").unwrap();
             }
             writeln!(
                 c,
