@@ -1,9 +1,10 @@
 //! Cross-compilation for aarch64, tested under emulation: the examples and the cases of the
-//! shared check suite (`tests/checks/`) whose values are POD values, strings, bytes and
-//! `DLTensor*` tensors, built for `aarch64-unknown-linux-gnu` by each backend, linked by
-//! `aarch64-linux-gnu-gcc`, and called under `qemu-aarch64` by a C driver linked against the
-//! real aarch64 `libtvm_ffi.so` of the `apache-tvm-ffi` manylinux wheel. Each call must give
-//! the result, or the error kind and message, that the cases expect on x86-64.
+//! shared check suite (`tests/checks/`) whose values are POD values (dtypes and devices
+//! included), strings, bytes and `DLTensor*` tensors, built for `aarch64-unknown-linux-gnu`
+//! by each backend, linked by `aarch64-linux-gnu-gcc`, and called under `qemu-aarch64` by a C
+//! driver linked against the real aarch64 `libtvm_ffi.so` of the `apache-tvm-ffi` manylinux
+//! wheel. Each call must give the result, or the error kind and message, that the cases
+//! expect on x86-64.
 //!
 //! Needs Debian's `qemu-user` and `gcc-aarch64-linux-gnu`, and pip (to fetch the wheel once
 //! into the target directory); without them the test prints why it skips, unless `CI=true`.
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cases::{Case, Expect, Suite};
-use safecall_runtime::abi::type_index;
+use safecall_runtime::abi::{DEVICE_ID_SHIFT, type_index};
 use serde_json::Value;
 
 const TRIPLE: &str = "aarch64-unknown-linux-gnu";
@@ -116,7 +117,8 @@ fn tvm_ffi() -> Option<(PathBuf, PathBuf)> {
     Some((include, lib))
 }
 
-/// A scalar value descriptor as (type index, the 64-bit payload), or None for other kinds.
+/// A POD value descriptor (None, int, bool, float, opaque pointer, dtype, device) as (type
+/// index, the 64-bit payload as little-endian memory holds it), or None for other kinds.
 fn scalar(v: &Value) -> Option<(i32, u64)> {
     if v.is_null() {
         return Some((type_index::NONE, 0));
@@ -126,6 +128,16 @@ fn scalar(v: &Value) -> Option<(i32, u64)> {
         "int" => (type_index::INT, x.as_i64()? as u64),
         "bool" => (type_index::BOOL, u64::from(x.as_bool()?)),
         "ptr" => (type_index::OPAQUE_PTR, x.as_u64()?),
+        "dtype" => {
+            let dtype = tensor::parse_dtype(x.as_str()?);
+            (type_index::DATA_TYPE, u64::from(dtype.to_bits()))
+        }
+        "device" => {
+            let d = tensor::parse_device(x.as_str()?);
+            let bits =
+                u64::from(d.device_type as u32) | u64::from(d.device_id as u32) << DEVICE_ID_SHIFT;
+            (type_index::DEVICE, bits)
+        }
         "float" => {
             let f = match x {
                 Value::String(s) => match s.as_str() {
