@@ -6,6 +6,7 @@ use crate::aot::LinkOptions;
 use crate::backend::cranelift::{self as clif, CraneliftOptions};
 use crate::backend::llvm::LlvmOptions;
 use crate::lower::{self, LowerOptions};
+use crate::target::Target;
 use crate::{Error, ir, lir};
 
 /// The code generator.
@@ -29,6 +30,31 @@ pub struct Options {
     pub cranelift: CraneliftOptions,
     /// LLVM settings (optimization level, target CPU).
     pub llvm: LlvmOptions,
+}
+
+impl Options {
+    /// Options with `target` set for both backends (see [`Options::set_target`]).
+    pub fn for_target(target: Target) -> Options {
+        let mut options = Options::default();
+        options.set_target(target);
+        options
+    }
+
+    /// Generates code for `target` with either backend: its instruction set, PIC relocations,
+    /// `.eh_frame` registers and data layout; [`build_shared_library`] links with its
+    /// [cross compiler](Target::default_cross_cc) unless the link options name one.
+    pub fn set_target(&mut self, target: Target) {
+        self.cranelift.target = Some(target);
+        self.llvm.target = Some(target);
+    }
+
+    /// The target of the chosen backend (`None`: the host).
+    pub fn target(&self) -> Option<Target> {
+        match self.backend {
+            Backend::Cranelift => self.cranelift.target,
+            Backend::Llvm => self.llvm.target,
+        }
+    }
 }
 
 /// Intermediate forms [`emit`] can show.
@@ -96,7 +122,9 @@ pub fn build_shared_library(
         path: object_path.clone(),
         error,
     })?;
-    let linked = crate::aot::link_shared_library(&object_path, output, link);
+    let mut link = link.clone();
+    link.target = link.target.or(options.target());
+    let linked = crate::aot::link_shared_library(&object_path, output, &link);
     let _ = std::fs::remove_file(&object_path);
     Ok(linked?)
 }
@@ -109,7 +137,9 @@ pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String
         Emit::BackendIr => {
             let lowered = lower_verified(module, options)?;
             match options.backend {
-                Backend::Cranelift => clif::clif_text(&lowered).map_err(Error::backend),
+                Backend::Cranelift => {
+                    clif::clif_text_for(&lowered, &options.cranelift).map_err(Error::backend)
+                }
                 #[cfg(feature = "llvm")]
                 Backend::Llvm => {
                     crate::backend::llvm::ir_text(&lowered, &options.llvm).map_err(Error::backend)

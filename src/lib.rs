@@ -25,6 +25,7 @@ pub mod ir;
 pub mod jit;
 pub mod lir;
 pub mod lower;
+pub mod target;
 
 pub use compile::{Backend, Emit, Options, build_shared_library, compile_object, emit, verify};
 pub use error::Error;

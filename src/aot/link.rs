@@ -6,8 +6,12 @@ use std::process::Command;
 /// How to link a shared library.
 #[derive(Clone, Debug)]
 pub struct LinkOptions {
-    /// The compiler driver; default `$CC`, else `cc`.
+    /// The compiler driver; default `$CC`, else `cc` for the host, and the target's
+    /// [cross compiler](crate::target::Target::default_cross_cc) for another target.
     pub cc: Option<String>,
+    /// The target the object was compiled for (`None`: the host); it chooses the default
+    /// compiler driver.
+    pub target: Option<crate::target::Target>,
     /// Flags before the inputs; default `-shared -Wl,-z,now -Wl,-z,text`.
     pub flags: Vec<String>,
     /// Link `libsafecall_runtime.so` from this directory (with an rpath) instead of leaving the
@@ -21,6 +25,7 @@ impl Default for LinkOptions {
     fn default() -> Self {
         LinkOptions {
             cc: None,
+            target: None,
             flags: ["-shared", "-Wl,-z,now", "-Wl,-z,text"]
                 .map(String::from)
                 .to_vec(),
@@ -61,6 +66,7 @@ pub fn link_shared_library(
     let cc = options
         .cc
         .clone()
+        .or_else(|| options.target.and_then(|t| t.default_cross_cc()))
         .or_else(|| std::env::var("CC").ok())
         .unwrap_or_else(|| "cc".to_owned());
     let mut cmd = Command::new(&cc);

@@ -69,7 +69,8 @@ pub struct BuildArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub link_runtime: Option<Option<PathBuf>>,
 
-    /// `.so` only: the C compiler driver that links (default: `$CC`, else `cc`)
+    /// `.so` only: the C compiler driver that links (default: `$CC`, else `cc`; for another
+    /// `--target`, its GNU cross compiler such as `aarch64-linux-gnu-gcc`)
     #[arg(long, value_name = "CC")]
     pub cc: Option<String>,
 

@@ -5,6 +5,7 @@ use clap::ValueEnum;
 use safecall::Backend;
 use safecall::backend::cranelift::CraneliftOptions;
 use safecall::backend::llvm::LlvmOptions;
+use safecall::target::Target;
 
 use crate::failure::Failure;
 
@@ -29,13 +30,15 @@ pub struct CodegenArgs {
     #[arg(long, value_name = "LEVEL")]
     pub opt: Option<String>,
 
-    /// Target triple. Both backends generate code for the host only: `host` or the host's
-    /// triple (any vendor), e.g. `x86_64-unknown-linux-gnu`; anything else is an error
+    /// Target triple (`build` only; `run` compiles for the host): `host` (default),
+    /// `x86_64-unknown-linux-gnu` or `aarch64-unknown-linux-gnu` (any vendor). A `.so` for
+    /// another machine is linked with `<arch>-linux-gnu-gcc` unless `--cc` names a compiler
     #[arg(long, value_name = "TRIPLE")]
     pub target: Option<String>,
 
     /// LLVM only: target CPU, `native` (default: the host CPU with all its features),
-    /// `generic`, `x86-64-v3`, `skylake`, ... (Cranelift always uses the host CPU)
+    /// `generic`, `x86-64-v3`, `skylake`, ... (`generic` for another target's machine; Cranelift
+    /// always uses the host CPU, or the baseline CPU of another target)
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<String>,
 
@@ -52,16 +55,31 @@ pub struct Codegen {
     pub cranelift: CraneliftOptions,
     /// LLVM settings.
     pub llvm: LlvmOptions,
+    /// The target, when given and not the host.
+    pub target: Option<Target>,
 }
 
 impl CodegenArgs {
     /// Checks the options against the backend and translates them.
     pub fn settings(&self) -> Result<Codegen, Failure> {
-        if let Some(target) = &self.target {
-            check_target(target)?;
-        }
-        let mut cranelift = CraneliftOptions::default();
-        let mut llvm = LlvmOptions::default();
+        let target = match &self.target {
+            Some(text) => Some(Target::parse(text).map_err(|e| {
+                Failure::usage(e.to_string()).help(format!(
+                    "omit --target to compile for the host ({})",
+                    host_triple()
+                ))
+            })?)
+            .filter(|t| !t.is_host()),
+            None => None,
+        };
+        let mut cranelift = CraneliftOptions {
+            target,
+            ..CraneliftOptions::default()
+        };
+        let mut llvm = LlvmOptions {
+            target,
+            ..LlvmOptions::default()
+        };
         let backend = match self.backend {
             BackendArg::Cranelift => {
                 for (flag, value) in [
@@ -113,6 +131,7 @@ impl CodegenArgs {
             backend,
             cranelift,
             llvm,
+            target,
         })
     }
 }
@@ -125,50 +144,32 @@ pub fn host_triple() -> String {
     }
 }
 
-/// Architecture and the parts after the vendor (`x86_64`, `linux-gnu`): vendors differ between
-/// tools (`unknown`, `pc`) for the same target.
-fn triple_key(triple: &str) -> (String, String) {
-    let parts: Vec<&str> = triple.split('-').collect();
-    let arch = parts.first().copied().unwrap_or_default().to_owned();
-    let rest = match parts.len() {
-        0 | 1 => String::new(),
-        2 | 3 => parts[1..].join("-"),
-        _ => parts[2..].join("-"),
-    };
-    (arch, rest)
-}
-
-fn check_target(target: &str) -> Result<(), Failure> {
-    let host = host_triple();
-    if target == "host" || target == "native" || triple_key(target) == triple_key(&host) {
-        return Ok(());
-    }
-    Err(Failure::usage(format!(
-        "cannot generate code for `{target}`: safecall generates code for the host only ({host})"
-    ))
-    .help("omit --target, or compile on a machine of the target architecture"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn triples_compare_without_the_vendor() {
-        assert_eq!(
-            triple_key("x86_64-unknown-linux-gnu"),
-            triple_key("x86_64-pc-linux-gnu")
-        );
-        assert_eq!(
-            triple_key("x86_64-linux-gnu"),
-            triple_key("x86_64-pc-linux-gnu")
-        );
-        assert_ne!(
-            triple_key("aarch64-unknown-linux-gnu"),
-            triple_key("x86_64-unknown-linux-gnu")
-        );
-        assert!(check_target("host").is_ok());
-        assert!(check_target(&host_triple()).is_ok());
-        assert!(check_target("riscv64gc-unknown-linux-gnu").is_err());
+    fn targets_parse_into_both_backends() {
+        let args = |target: &str| CodegenArgs {
+            backend: BackendArg::Cranelift,
+            opt: None,
+            target: Some(target.to_owned()),
+            cpu: None,
+            target_features: None,
+        };
+        let host = args("host").settings().unwrap();
+        assert_eq!(host.target, None);
+        assert_eq!(args(&host_triple()).settings().unwrap().target, None);
+        let foreign = if cfg!(target_arch = "aarch64") {
+            "x86_64-unknown-linux-gnu"
+        } else {
+            "aarch64-unknown-linux-gnu"
+        };
+        let codegen = args(foreign).settings().unwrap();
+        let expected = Target::parse(foreign).ok();
+        assert_eq!(codegen.target, expected);
+        assert_eq!(codegen.cranelift.target, expected);
+        assert_eq!(codegen.llvm.target, expected);
+        assert!(args("riscv64gc-unknown-linux-gnu").settings().is_err());
     }
 }

@@ -90,6 +90,12 @@ pub struct RunArgs {
 /// Runs `safecall run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let codegen = args.codegen.settings()?;
+    if let Some(target) = codegen.target {
+        return Err(Failure::usage(format!(
+            "`run` compiles into this process and so for the host only, not for {target}"
+        ))
+        .help("build a library for it with `safecall build --target`"));
+    }
     let file = IrFile::load(&args.file)?;
     let Some(function) = file
         .module

@@ -11,14 +11,20 @@
 //! Writable and executable never hold at once (W^X). Read-only data shares the chunk of the
 //! code, so it is executable too; it is never writable after sealing.
 //!
-//! x86-64 only: there instruction fetch is coherent with data writes, so no cache maintenance
-//! is needed between writing and running code. Other hosts use cranelift-jit's own provider.
+//! x86-64 and aarch64 hosts (others use cranelift-jit's own provider). On aarch64 the
+//! instruction cache is not coherent with data writes: sealing cleans the written lines to the
+//! point of unification and invalidates them in the instruction cache (`clear_cache`), and
+//! then flushes the pipelines of every thread of the process (`pipeline_flush_mt`, a
+//! `membarrier`), so no core runs stale instructions from a reused chunk. On x86-64 both are
+//! no-ops. Branch target identification (BTI) pages are not supported: a module asking for
+//! branch protection is refused.
 
 use std::io;
 use std::sync::Mutex;
 
 use cranelift_jit::{BranchProtection, JITMemoryKind, JITMemoryProvider};
 use cranelift_module::{ModuleError, ModuleResult};
+use wasmtime_internal_jit_icache_coherence as icache;
 
 /// Size of a pooled chunk: a few launchers' code and data.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -58,9 +64,16 @@ impl Chunk {
         Ok(())
     }
 
-    /// Makes the pages read+execute.
+    /// Makes the pages read+execute, with the instruction cache made coherent with what was
+    /// written (the caller flushes the pipelines once all chunks are sealed).
     fn seal(&mut self) -> io::Result<()> {
         let (ptr, len) = (self.ptr(), self.len());
+        // SAFETY: the range is this chunk's own mapping, readable and written by this module.
+        unsafe { icache::clear_cache(ptr.cast_const().cast(), len) }.map_err(|e| {
+            io::Error::other(format!(
+                "cannot clear the instruction cache of JIT code: {e}"
+            ))
+        })?;
         // SAFETY: the pages are this chunk's own mapping; nothing writes them after this.
         unsafe { region::protect(ptr, len, region::Protection::READ_EXECUTE) }.map_err(|e| {
             io::Error::other(format!(
@@ -152,11 +165,19 @@ impl Arena {
 
     /// Seals every chunk written since the last seal.
     fn seal(&mut self) -> io::Result<()> {
+        if self.sealed == self.chunks.len() {
+            return Ok(());
+        }
         for chunk in &mut self.chunks[self.sealed..] {
             chunk.seal()?;
         }
         self.sealed = self.chunks.len();
-        Ok(())
+        // Other threads may run the new code: discard instructions they prefetched.
+        icache::pipeline_flush_mt().map_err(|e| {
+            io::Error::other(format!(
+                "cannot flush the pipelines after writing JIT code: {e}"
+            ))
+        })
     }
 
     /// Returns the chunks to the pool, read-write again: code freed can no longer run, so a
@@ -228,8 +249,20 @@ mod tests {
     use super::*;
 
     /// `mov eax, value; ret`.
-    fn return_const(value: u8) -> [u8; 6] {
-        [0xB8, value, 0, 0, 0, 0xC3]
+    #[cfg(target_arch = "x86_64")]
+    fn return_const(value: u8) -> Vec<u8> {
+        vec![0xB8, value, 0, 0, 0, 0xC3]
+    }
+
+    /// `movz w0, #value; ret` (on a reused chunk this is the code that would be stale in the
+    /// instruction cache without maintenance).
+    #[cfg(target_arch = "aarch64")]
+    fn return_const(value: u8) -> Vec<u8> {
+        let movz = 0x5280_0000_u32 | (u32::from(value) << 5);
+        [movz, 0xD65F_03C0]
+            .iter()
+            .flat_map(|i| i.to_le_bytes())
+            .collect()
     }
 
     /// Writes `code` at `ptr`.
@@ -240,7 +273,7 @@ mod tests {
 
     /// Calls the sealed code at `ptr`.
     fn run(ptr: *mut u8) -> u32 {
-        // SAFETY: `ptr` holds `mov eax, imm32; ret`, sealed read+execute.
+        // SAFETY: `ptr` holds `return_const`'s code, sealed read+execute.
         unsafe { std::mem::transmute::<*mut u8, extern "C" fn() -> u32>(ptr)() }
     }
 

@@ -38,7 +38,7 @@ use crate::backend::llvm::LlvmOptions;
 use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelper};
 use crate::{Backend, Error, ir, lir};
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod memory;
 #[cfg(target_arch = "x86_64")]
 mod tier;
@@ -495,7 +495,7 @@ fn build_cranelift(
 ) -> Result<(JITModule, clif::Declared), Error> {
     let isa = clif::host_isa(clif::IsaPurpose::Jit, options).map_err(Error::backend)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     builder.memory_provider(Box::new(memory::PooledMemory::default()));
     let table = symbols.clone();
     let missing = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -193,7 +193,7 @@ fn options_the_backend_does_not_have_are_usage_errors() {
 }
 
 #[test]
-fn a_foreign_target_is_a_usage_error_naming_the_host() {
+fn an_unsupported_target_is_a_usage_error_listing_the_supported_ones() {
     let dir = Dir::new("build_target");
     let file = dir.copy("examples/ir/add_one.scir");
     let out = dir
@@ -209,7 +209,8 @@ fn a_foreign_target_is_a_usage_error_naming_the_host() {
     let host = cranelift_native::builder().unwrap().triple().to_string();
     snapshot!(
         "build_foreign_target",
-        out.stderr.replace(&host, "<host triple>")
+        out.stderr
+            .replace(&format!("host ({host})"), "host (<host triple>)")
     );
     // The host's own triple, with another vendor, is accepted.
     let arch_os = host.split_once('-').map(|(a, rest)| {
@@ -218,6 +219,121 @@ fn a_foreign_target_is_a_usage_error_naming_the_host() {
     });
     dir.safecall(&["build", &file, "-o", "x.so", "--target", &arch_os.unwrap()])
         .expect(0);
+}
+
+/// The supported target that is not this machine.
+fn other_target() -> (&'static str, object::Architecture) {
+    if cfg!(target_arch = "aarch64") {
+        ("x86_64-unknown-linux-gnu", object::Architecture::X86_64)
+    } else {
+        ("aarch64-unknown-linux-gnu", object::Architecture::Aarch64)
+    }
+}
+
+#[test]
+fn objects_for_another_target_have_its_architecture_with_both_backends() {
+    let dir = Dir::new("build_cross_o");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let (triple, arch) = other_target();
+    let backends: &[&str] = if safecall::backend::llvm::AVAILABLE {
+        &["cranelift", "llvm"]
+    } else {
+        &["cranelift"]
+    };
+    for backend in backends {
+        let out = format!("x_{backend}.o");
+        dir.safecall(&[
+            "build",
+            &file,
+            "-o",
+            &out,
+            "--target",
+            triple,
+            "--backend",
+            backend,
+        ])
+        .expect(0);
+        let bytes = std::fs::read(dir.path(&out)).unwrap();
+        let obj = object::File::parse(&*bytes).unwrap();
+        assert_eq!(obj.architecture(), arch, "{backend}");
+        assert_eq!(obj.kind(), ObjectKind::Relocatable, "{backend}");
+        assert!(
+            obj.symbols()
+                .any(|s| s.name() == Ok("__tvm_ffi_add_one") && s.is_definition()),
+            "{backend}: no __tvm_ffi_add_one"
+        );
+        assert!(obj.section_by_name(".eh_frame").is_some(), "{backend}");
+    }
+    // The JIT of `run` cannot take another target.
+    let out = dir
+        .safecall(&["run", &file, "add_one", "--target", triple])
+        .expect(2);
+    assert!(
+        out.stderr
+            .contains(&format!("for the host only, not for {triple}")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_the_file() {
+    let (triple, arch) = other_target();
+    let cc = format!("{}-linux-gnu-gcc", arch_name(arch));
+    let has_cc = std::process::Command::new(&cc)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_cc {
+        assert!(!crate::support::in_ci(), "{cc} is required under CI=true");
+        eprintln!("SKIPPED: {cc} is not installed (Debian: gcc-aarch64-linux-gnu)");
+        return;
+    }
+    let dir = Dir::new("build_cross_so");
+    let file = dir.copy("examples/ir/add_one.scir");
+    // No --cc: the target's cross compiler is the default.
+    dir.safecall(&["build", &file, "-o", "x.so", "--target", triple])
+        .expect(0);
+    let bytes = std::fs::read(dir.path("x.so")).unwrap();
+    let obj = object::File::parse(&*bytes).unwrap();
+    assert_eq!(obj.architecture(), arch);
+    assert_eq!(obj.kind(), ObjectKind::Dynamic);
+    // inspect reads it from the file and says why it does not load it.
+    let out = dir.safecall(&["inspect", "x.so"]).expect(0);
+    let name = arch_name(arch);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "x.so: shared library, {name}\n  not loaded (built for {name}, not for this \
+             machine): no signatures or docs\n\nfunctions (1):\n  add_one\n"
+        )),
+        "{}",
+        out.stdout
+    );
+    // A compiler that does not exist is named in the error.
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "y.so",
+            "--target",
+            triple,
+            "--cc",
+            "no-such-cross-gcc",
+        ])
+        .expect(4);
+    assert!(
+        out.stderr.contains("cannot run `no-such-cross-gcc`"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn arch_name(arch: object::Architecture) -> &'static str {
+    match arch {
+        object::Architecture::Aarch64 => "aarch64",
+        _ => "x86_64",
+    }
 }
 
 #[test]

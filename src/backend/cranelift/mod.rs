@@ -15,6 +15,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{DataDescription, Linkage as ClifLinkage, Module};
 
 use crate::lir::{self, Linkage, Symbol};
+use crate::target::Target;
 pub use translate::Declared;
 
 /// Code generation settings of the Cranelift backend.
@@ -27,6 +28,10 @@ pub struct CraneliftOptions {
     /// Cranelift `regalloc_algorithm`: `backtracking` (better code) or `single_pass` (faster
     /// compiles).
     pub regalloc: String,
+    /// The target: `None` (the default) is the host with its CPU's features; another
+    /// [`Target`] gets its architecture's baseline features (AOT only: the JIT refuses a
+    /// foreign target).
+    pub target: Option<Target>,
 }
 
 impl Default for CraneliftOptions {
@@ -35,6 +40,7 @@ impl Default for CraneliftOptions {
             opt_level: "speed".to_owned(),
             verify: false,
             regalloc: "backtracking".to_owned(),
+            target: None,
         }
     }
 }
@@ -47,6 +53,7 @@ impl CraneliftOptions {
             opt_level: "none".to_owned(),
             verify: false,
             regalloc: "single_pass".to_owned(),
+            target: None,
         }
     }
 }
@@ -76,7 +83,7 @@ pub enum IsaPurpose {
     Jit,
 }
 
-/// The host ISA for `purpose`, built once per purpose and settings and then shared (building
+/// The ISA of `options.target` (the host by default) for `purpose`, built once per purpose and settings and then shared (building
 /// one detects the CPU's features and parses every setting, which a JIT compile of a small
 /// function would otherwise pay each time).
 pub fn host_isa(
@@ -130,7 +137,18 @@ fn build_host_isa(
             },
         )
         .map_err(err)?;
-    let isa_builder = cranelift_native::builder().map_err(err)?;
+    let isa_builder = match options.target {
+        Some(target) if !target.is_host() => {
+            if !aot {
+                return Err(CraneliftError(format!(
+                    "the JIT generates code for the host only, not for {target}"
+                )));
+            }
+            let triple = target.triple().parse().map_err(err)?;
+            cranelift_codegen::isa::lookup(triple).map_err(err)?
+        }
+        _ => cranelift_native::builder().map_err(err)?,
+    };
     isa_builder.finish(settings::Flags::new(flags)).map_err(err)
 }
 
@@ -399,7 +417,15 @@ fn compile_to_bytes(
 
 /// The annotated CLIF of every function of a lowered module (as built, before optimization).
 pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
-    let isa = host_isa(IsaPurpose::Aot, &CraneliftOptions::default())?;
+    clif_text_for(module, &CraneliftOptions::default())
+}
+
+/// [`clif_text`] for the target of `options` (pointer width and calling convention).
+pub fn clif_text_for(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+) -> Result<String, CraneliftError> {
+    let isa = host_isa(IsaPurpose::Aot, options)?;
     let builder = cranelift_object::ObjectBuilder::new(
         isa,
         module.name.as_bytes().to_vec(),

@@ -8,18 +8,24 @@ use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
 
 use super::{LlvmError, LlvmOptions, annotate, translate};
 use crate::lir;
 
-/// Registers the native target with LLVM (once per process).
+/// Registers the native target with LLVM, and the other supported ones (once per process).
 fn initialize() -> Result<(), LlvmError> {
     static INIT: OnceLock<Result<(), String>> = OnceLock::new();
-    INIT.get_or_init(|| Target::initialize_native(&InitializationConfig::default()))
-        .clone()
-        .map_err(|e| LlvmError(format!("cannot initialize the native target: {e}")))
+    INIT.get_or_init(|| {
+        let config = InitializationConfig::default();
+        Target::initialize_native(&config)?;
+        Target::initialize_x86(&config);
+        Target::initialize_aarch64(&config);
+        Ok(())
+    })
+    .clone()
+    .map_err(|e| LlvmError(format!("cannot initialize the native target: {e}")))
 }
 
 /// The host CPU's LLVM name and features (what `cpu: "native"` compiles for).
@@ -39,8 +45,8 @@ fn codegen_level(opt_level: u8) -> OptimizationLevel {
     }
 }
 
-/// A target machine for the host triple: position-independent code (which serves objects
-/// and the JIT alike), the default (small) code model.
+/// A target machine for `options.target` (the host triple by default): position-independent
+/// code (which serves objects and the JIT alike), the default (small) code model.
 pub(crate) fn target_machine(options: &LlvmOptions) -> Result<TargetMachine, LlvmError> {
     if options.opt_level > 3 {
         return Err(LlvmError(format!(
@@ -49,9 +55,15 @@ pub(crate) fn target_machine(options: &LlvmOptions) -> Result<TargetMachine, Llv
         )));
     }
     initialize()?;
-    let triple = TargetMachine::get_default_triple();
+    let foreign = options.target.filter(|t| !t.is_host());
+    let triple = match foreign {
+        Some(t) => TargetTriple::create(t.triple()),
+        None => TargetMachine::get_default_triple(),
+    };
     let target = Target::from_triple(&triple).map_err(|e| LlvmError(e.to_string()))?;
-    let (cpu, mut features) = if options.cpu == "native" {
+    let (cpu, mut features) = if options.cpu == "native" && foreign.is_some() {
+        ("generic".to_owned(), String::new())
+    } else if options.cpu == "native" {
         host_cpu()
     } else {
         (options.cpu.clone(), String::new())

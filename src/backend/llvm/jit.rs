@@ -88,6 +88,11 @@ pub fn compile(
         module.imports.len(),
         "one address per import"
     );
+    if let Some(target) = options.target.filter(|t| !t.is_host()) {
+        return Err(LlvmError(format!(
+            "the JIT generates code for the host only, not for {target}"
+        )));
+    }
     let object = super::object(module, options)?;
     let code = LlvmJitCode::new()?;
     code.define_absolute(

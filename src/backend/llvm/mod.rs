@@ -60,6 +60,10 @@ pub struct LlvmOptions {
     pub cpu: String,
     /// Extra target features in LLVM syntax (`+avx2,-fma`), appended to the CPU's.
     pub features: String,
+    /// The target: `None` (the default) is the host. For another [`Target`], `cpu: "native"`
+    /// means LLVM's `generic` CPU of its architecture (AOT only: the JIT refuses a foreign
+    /// target).
+    pub target: Option<crate::target::Target>,
 }
 
 impl Default for LlvmOptions {
@@ -68,6 +72,7 @@ impl Default for LlvmOptions {
             opt_level: 2,
             cpu: "native".to_owned(),
             features: String::new(),
+            target: None,
         }
     }
 }
