@@ -2,7 +2,7 @@
 //! first tier.
 //!
 //! Every lowered instruction becomes a short fixed sequence of machine instructions (see
-//! [`isel`]): operands are read from the variables' stack slots (or are immediates, for
+//! `isel`): operands are read from the variables' stack slots (or are immediates, for
 //! variables defined by a constant), the result is computed in a scratch register and written
 //! back to its slot. There is no register allocator, no SSA construction and no optimization
 //! beyond three local rules: constants become immediates, a comparison that only feeds the

@@ -60,7 +60,7 @@ pub struct LlvmOptions {
     pub cpu: String,
     /// Extra target features in LLVM syntax (`+avx2,-fma`), appended to the CPU's.
     pub features: String,
-    /// The target: `None` (the default) is the host. For another [`Target`], `cpu: "native"`
+    /// The target: `None` (the default) is the host. For another [`Target`](crate::target::Target), `cpu: "native"`
     /// means LLVM's `generic` CPU of its architecture (AOT only: the JIT refuses a foreign
     /// target).
     pub target: Option<crate::target::Target>,
