@@ -335,6 +335,17 @@ impl<'m> Verifier<'m> {
 
     fn module(&mut self) {
         let m = self.m;
+        // The name becomes the object file's name (a C string in its symbol table).
+        if m.name.contains('\0') {
+            self.err(
+                "module".into(),
+                Location::Module,
+                format!(
+                    "module name {} contains a NUL byte",
+                    syntax::quote(&m.name, '`')
+                ),
+            );
+        }
         if let Some(p) = &m.system_lib_prefix
             && !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
