@@ -20,6 +20,10 @@ use std::fmt::{self, Write as _};
 use super::model::*;
 use super::syntax::{self, name};
 
+mod device;
+pub use device::print_device_binary;
+use device::print_launch;
+
 /// Signatures longer than this print one parameter per line.
 const MAX_SIGNATURE: usize = 100;
 
@@ -82,49 +86,6 @@ pub fn print_imported_module(m: &ImportedModule) -> String {
     }
     s.push_str("}\n");
     s
-}
-
-/// Prints a `device_binary` item (several lines, ending with a newline); the image is
-/// printed as a byte string (a `file` path given in the source has been read by the parser).
-pub fn print_device_binary(b: &DeviceBinary) -> String {
-    let mut s = format!("device_binary {} {{\n", name(&b.name));
-    let _ = writeln!(s, "    format {};", b.format.keyword());
-    let _ = writeln!(s, "    data {};", syntax::bytes_literal(&b.data));
-    let kernels: Vec<String> = b.kernels.iter().map(|k| name(k)).collect();
-    let _ = writeln!(s, "    kernels [{}];", kernels.join(", "));
-    s.push_str("}\n");
-    s
-}
-
-/// Prints a `launch` statement (one line).
-fn print_launch(l: &Launch) -> String {
-    let dims = |d: &[Expr]| {
-        let parts: Vec<String> = d.iter().map(print_expr).collect();
-        format!("({})", parts.join(", "))
-    };
-    let mut config = vec![
-        format!("grid={}", dims(&l.grid)),
-        format!("block={}", dims(&l.block)),
-    ];
-    if !l.cluster.is_empty() {
-        config.push(format!("cluster={}", dims(&l.cluster)));
-    }
-    for (key, value) in [
-        ("shared_mem", &l.shared_mem),
-        ("stream", &l.stream),
-        ("device", &l.device),
-    ] {
-        if let Some(e) = value {
-            config.push(format!("{key}={}", print_expr(e)));
-        }
-    }
-    format!(
-        "launch {}.{}[{}]({});",
-        name(&l.binary),
-        name(&l.kernel),
-        config.join(", "),
-        print_args(&l.args)
-    )
 }
 
 /// Prints a function with its doc comment (ending with a newline).

@@ -1,0 +1,50 @@
+//! Printing of the GPU items: `device_binary` and `launch`.
+
+use std::fmt::Write as _;
+
+use super::super::model::{DeviceBinary, Expr, Launch};
+use super::super::syntax::{self, name};
+use super::{print_args, print_expr};
+
+/// Prints a `device_binary` item (several lines, ending with a newline); the image is
+/// printed as a byte string (a `file` path given in the source has been read by the parser).
+pub fn print_device_binary(b: &DeviceBinary) -> String {
+    let mut s = format!("device_binary {} {{\n", name(&b.name));
+    let _ = writeln!(s, "    format {};", b.format.keyword());
+    let _ = writeln!(s, "    data {};", syntax::bytes_literal(&b.data));
+    let kernels: Vec<String> = b.kernels.iter().map(|k| name(k)).collect();
+    let _ = writeln!(s, "    kernels [{}];", kernels.join(", "));
+    s.push_str("}\n");
+    s
+}
+
+/// Prints a `launch` statement (one line).
+pub(super) fn print_launch(l: &Launch) -> String {
+    let dims = |d: &[Expr]| {
+        let parts: Vec<String> = d.iter().map(print_expr).collect();
+        format!("({})", parts.join(", "))
+    };
+    let mut config = vec![
+        format!("grid={}", dims(&l.grid)),
+        format!("block={}", dims(&l.block)),
+    ];
+    if !l.cluster.is_empty() {
+        config.push(format!("cluster={}", dims(&l.cluster)));
+    }
+    for (key, value) in [
+        ("shared_mem", &l.shared_mem),
+        ("stream", &l.stream),
+        ("device", &l.device),
+    ] {
+        if let Some(e) = value {
+            config.push(format!("{key}={}", print_expr(e)));
+        }
+    }
+    format!(
+        "launch {}.{}[{}]({});",
+        name(&l.binary),
+        name(&l.kernel),
+        config.join(", "),
+        print_args(&l.args)
+    )
+}
