@@ -162,7 +162,7 @@ pub enum ScalarType {
     Ptr,
 }
 
-/// What a parameter accepts at call time (see DESIGN.md §3 for the type-index table).
+/// What a parameter accepts at call time (see docs/abi.md for the type indices each accepts).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamType {
     /// Int or Bool; out-of-range values are a ValueError.

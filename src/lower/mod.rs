@@ -1,7 +1,7 @@
 //! Lowering: verified host IR to the [lowered form](crate::lir). All ABI knowledge lives here.
 //!
 //! For each host function `f` the lowering emits `__tvm_ffi_f` following the contract of
-//! DESIGN.md §3: the argument-count check, per-parameter type-index checks and decoding
+//! docs/abi.md: the argument-count check, per-parameter type-index checks and decoding
 //! (`params`), per-tensor checks, constraints, then the body (`body`), with every error
 //! path raising through one cold, shared helper ([`raise`]) and releasing owned references.
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).

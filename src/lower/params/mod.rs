@@ -1,4 +1,4 @@
-//! Argument decoding and checks, in the order of DESIGN.md §3:
+//! Argument decoding and checks, in the order of docs/abi.md ("Checks, in order"):
 //! 1. the argument count;
 //! 2. per parameter (tuple elements after their tuple), the type index, and the value;
 //! 3. per tensor: ndim, dtype, device type, constant dims, symbolic dims, strides,
