@@ -1,0 +1,124 @@
+//! Names in scope: declaring statement binders, leaving blocks, and why a name is unbound.
+
+use std::collections::HashMap;
+
+use super::super::model::*;
+use super::super::print::print_stmt_head;
+use super::super::source_map::*;
+use super::super::syntax::is_identifier;
+use super::{Declared, FnVerifier, Local, StmtFocus};
+
+impl<'m> FnVerifier<'_, 'm> {
+    pub(super) fn pop_locals(&mut self, mark: usize) {
+        for l in self.locals.split_off(mark) {
+            if l.bound {
+                self.scope.unbind(&l.name);
+            }
+        }
+    }
+
+    /// Declares a name bound by a statement; `ty` is `None` when its value had no type.
+    pub(super) fn declare(&mut self, path: &StmtPath, name: &str, ty: Option<Type>, mutable: bool) {
+        if !is_identifier(name) {
+            self.stmt_err(
+                path,
+                StmtFocus::Name,
+                format!("name `{name}` is not an identifier"),
+            );
+        }
+        if let Some(prev) = self.declared.get(name) {
+            let message = format!(
+                "duplicate name `{name}`: it is already {} (names are unique in a function, even in separate blocks)",
+                prev.what
+            );
+            self.stmt_err(path, StmtFocus::Name, message);
+            self.locals.push(Local {
+                name: name.to_owned(),
+                bound: false,
+            });
+            return;
+        }
+        let text = path
+            .resolve(&self.f.body)
+            .map(print_stmt_head)
+            .unwrap_or_default();
+        self.declared.insert(
+            name.to_owned(),
+            Declared {
+                what: format!("bound by {path} `{text}`"),
+                mutable,
+            },
+        );
+        match ty {
+            Some(t) => {
+                self.scope.bind(name, t);
+                self.locals.push(Local {
+                    name: name.to_owned(),
+                    bound: true,
+                });
+            }
+            None => {
+                self.poisoned.insert(name.to_owned());
+                self.locals.push(Local {
+                    name: name.to_owned(),
+                    bound: false,
+                });
+            }
+        }
+    }
+
+    pub(super) fn unbound_message(&self, name: &str, path: &StmtPath) -> Option<String> {
+        if self.poisoned.contains(name) {
+            return None;
+        }
+        Some(match self.binders.get(name) {
+            Some(b) if b >= path => {
+                format!("`{name}` is used before it is bound (by {b})")
+            }
+            Some(b) => format!(
+                "`{name}` is not in scope here: it is bound by {b}, whose block does not enclose this use"
+            ),
+            None => format!(
+                "`{name}` is not declared: no parameter, symbolic variable or earlier statement binds it"
+            ),
+        })
+    }
+}
+
+/// Records the first binder of each name bound by a statement.
+pub(super) fn collect_binders(
+    stmts: &[Stmt],
+    parent: &StmtPath,
+    block: Block,
+    out: &mut HashMap<String, StmtPath>,
+) {
+    for (i, s) in stmts.iter().enumerate() {
+        let path = if block == Block::Body {
+            StmtPath::root(i)
+        } else {
+            parent.child(block, i)
+        };
+        let name = match s {
+            Stmt::Let { name, .. } => Some(name),
+            Stmt::For { var, .. } => Some(var),
+            Stmt::CallExtern { dest, .. } | Stmt::CallPacked { dest, .. } => dest.as_ref(),
+            Stmt::GetStream { dest, .. } => Some(dest),
+            _ => None,
+        };
+        if let Some(n) = name {
+            out.entry(n.clone()).or_insert_with(|| path.clone());
+        }
+        match s {
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                collect_binders(then_body, &path, Block::Then, out);
+                collect_binders(else_body, &path, Block::Else, out);
+            }
+            Stmt::For { body, .. } => collect_binders(body, &path, Block::Loop, out),
+            _ => {}
+        }
+    }
+}
