@@ -162,6 +162,34 @@ pub enum ScalarType {
     Ptr,
 }
 
+impl IntType {
+    /// Whether the type is signed (`i8`, `i16`, `i32`, `i64`).
+    pub fn is_signed(self) -> bool {
+        matches!(
+            self,
+            IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64
+        )
+    }
+
+    /// The bit width: 8, 16, 32 or 64.
+    pub fn bits(self) -> u32 {
+        match self {
+            IntType::I8 | IntType::U8 => 8,
+            IntType::I16 | IntType::U16 => 16,
+            IntType::I32 | IntType::U32 => 32,
+            IntType::I64 | IntType::U64 => 64,
+        }
+    }
+}
+
+impl ScalarType {
+    /// Whether the type is a signed integer (`i8` .. `i64`); false for unsigned integers,
+    /// `bool`, floats and `ptr`.
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::Int(t) if t.is_signed())
+    }
+}
+
 /// What a parameter accepts at call time (see docs/abi.md for the type indices each accepts).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamType {

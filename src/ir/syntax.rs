@@ -174,19 +174,14 @@ pub fn parse_scalar_type(s: &str) -> Option<ScalarType> {
     }
 }
 
-/// Bit width of an integer type.
+/// Bit width of an integer type ([`IntType::bits`]).
 pub fn int_bits(t: IntType) -> u32 {
-    match t {
-        IntType::I8 | IntType::U8 => 8,
-        IntType::I16 | IntType::U16 => 16,
-        IntType::I32 | IntType::U32 => 32,
-        IntType::I64 | IntType::U64 => 64,
-    }
+    t.bits()
 }
 
-/// Whether an integer type is signed.
+/// Whether an integer type is signed ([`IntType::is_signed`]).
 pub fn int_signed(t: IntType) -> bool {
-    matches!(t, IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64)
+    t.is_signed()
 }
 
 /// Whether `value` (for unsigned types, the bit pattern) is in range of `t`.
@@ -360,6 +355,23 @@ mod tests {
         assert!(!int_fits(128, IntType::I8));
         assert!(int_fits(-1, IntType::U64));
         assert_eq!(int_value(-1, IntType::U64), "18446744073709551615");
+    }
+
+    #[test]
+    fn int_type_helpers_follow_the_spelling() {
+        for name in ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"] {
+            let t = parse_int_type(name).unwrap();
+            assert_eq!(t.is_signed(), name.starts_with('i'), "{name}");
+            assert_eq!(t.bits().to_string(), name[1..], "{name}");
+            assert_eq!(ScalarType::Int(t).is_signed(), t.is_signed(), "{name}");
+        }
+        for t in [
+            ScalarType::Bool,
+            ScalarType::Ptr,
+            ScalarType::Float(FloatType::F64),
+        ] {
+            assert!(!t.is_signed(), "{t:?}");
+        }
     }
 
     #[test]

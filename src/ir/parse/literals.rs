@@ -98,7 +98,7 @@ impl Parser<'_> {
                         syntax::parse_int_type(s).expect("the lexer only accepts known suffixes")
                     }
                 };
-                let v = if syntax::int_signed(ty) {
+                let v = if ty.is_signed() {
                     signed_value(negative, value).ok_or_else(|| out_of_i64(span))?
                 } else if negative && value != 0 {
                     return Err(ParseError::new(

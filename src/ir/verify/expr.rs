@@ -58,7 +58,7 @@ impl<'m> FnVerifier<'_, 'm> {
                     StmtFocus::Expr(at.clone()),
                     format!(
                         "constant {} does not fit {}",
-                        if syntax::int_signed(*ty) {
+                        if ty.is_signed() {
                             value.to_string()
                         } else {
                             (*value as u64).to_string()

@@ -168,11 +168,10 @@ impl<'m> FnVerifier<'_, 'm> {
         if let Some(st) = &st {
             if let Type::Scalar(ScalarType::Int(it)) = st {
                 var_t = Some(st.clone());
-                let fits = if syntax::int_signed(*it) {
+                let fits = if it.is_signed() {
                     syntax::int_fits(step, *it)
                 } else {
-                    syntax::int_bits(*it) == 64
-                        || step.unsigned_abs() < (1u64 << syntax::int_bits(*it))
+                    it.bits() == 64 || step.unsigned_abs() < (1u64 << it.bits())
                 };
                 if !fits {
                     self.stmt_err(
