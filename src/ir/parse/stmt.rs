@@ -43,6 +43,7 @@ impl Parser<'_> {
         }
     }
 
+    /// One statement at `path`; records its spans in `map`.
     pub(super) fn stmt(
         &mut self,
         path: &StmtPath,
@@ -51,50 +52,7 @@ impl Parser<'_> {
         let start = self.span();
         let mut spans = StmtSpans::default();
         let stmt = if self.eat_kw("let") {
-            let mutable = self.eat_kw("mut");
-            let (name, name_span) = self.name("the new name")?;
-            spans.name = Some(name_span);
-            self.expect_punct("=")?;
-            let special = ["call", "call_packed", "get_stream"]
-                .iter()
-                .find(|k| self.is_kw(k))
-                .copied();
-            if let (true, Some(kw)) = (mutable, special) {
-                return Err(ParseError::new(
-                    self.span(),
-                    format!("the result of `{kw}` binds an immutable name; drop `mut`"),
-                    vec![],
-                ));
-            }
-            let s = match special {
-                Some("call") => self.call_extern(Some(name), &mut spans)?,
-                Some("call_packed") => self.call_packed(Some(name), &mut spans)?,
-                Some(_) => {
-                    self.bump();
-                    self.expect_punct("(")?;
-                    let (device_type, s1) = self.expr()?;
-                    self.expect_punct(",")?;
-                    let (device_id, s2) = self.expr()?;
-                    self.expect_punct(")")?;
-                    spans.exprs = vec![s1, s2];
-                    Stmt::GetStream {
-                        dest: name,
-                        device_type,
-                        device_id,
-                    }
-                }
-                None => {
-                    let (value, s) = self.expr()?;
-                    spans.exprs = vec![s];
-                    Stmt::Let {
-                        name,
-                        mutable,
-                        value,
-                    }
-                }
-            };
-            self.end_stmt()?;
-            s
+            self.let_stmt(&mut spans)?
         } else if self.eat_kw("store") {
             self.expect_punct("<")?;
             let ty = self.scalar_type()?;
@@ -110,64 +68,9 @@ impl Parser<'_> {
         } else if self.is_kw("if") {
             self.if_stmt(path, &mut spans, map)?
         } else if self.eat_kw("for") {
-            let (var, var_span) = self.name("the loop variable")?;
-            spans.name = Some(var_span);
-            self.expect_kw("in")?;
-            let (start_e, s1) = self.expr()?;
-            self.expect_punct("..")?;
-            let (end_e, s2) = self.expr()?;
-            spans.exprs = vec![s1, s2];
-            let step = if self.eat_kw("step") {
-                self.i64_literal("the step (an integer literal)")?.0
-            } else if self.is_punct("{") {
-                1
-            } else {
-                return Err(self.unexpected(vec!["`step`".into(), "`{`".into()]));
-            };
-            let (body, _) = self.block(path, Block::Loop, map)?;
-            Stmt::For {
-                var,
-                start: start_e,
-                end: end_e,
-                step,
-                body,
-            }
+            self.for_stmt(path, &mut spans, map)?
         } else if self.eat_kw("assert") {
-            let (cond, s) = self.expr()?;
-            spans.exprs.push(s);
-            self.expect_kw("else").map_err(|e| {
-                e.with_note(
-                    "an assertion is written `assert COND else Kind(\"message\", value, ...);`"
-                        .to_owned(),
-                )
-            })?;
-            let (kind, kind_span) = self.name("the error kind")?;
-            spans.name = Some(kind_span);
-            self.expect_punct("(")?;
-            let mut parts = Vec::new();
-            while !self.is_punct(")") {
-                match self.peek().clone() {
-                    Tok::Str(text) if self.is_punct_at(1, ",") || self.is_punct_at(1, ")") => {
-                        self.bump();
-                        parts.push(MessagePart::Text(text));
-                    }
-                    _ => {
-                        let (e, s) = self.expr()?;
-                        spans.exprs.push(s);
-                        parts.push(MessagePart::Value(e));
-                    }
-                }
-                if !self.eat_punct(",") && !self.is_punct(")") {
-                    return Err(self.unexpected(vec!["`,`".into(), "`)`".into()]));
-                }
-            }
-            self.bump();
-            self.end_stmt()?;
-            Stmt::Assert {
-                cond,
-                kind,
-                message: parts,
-            }
+            self.assert_stmt(&mut spans)?
         } else if self.is_kw("call") {
             let s = self.call_extern(None, &mut spans)?;
             self.end_stmt()?;
@@ -208,6 +111,124 @@ impl Parser<'_> {
         spans.span = start.to(Span::new(self.prev_end(), self.prev_end()));
         map.insert(path.clone(), spans);
         Ok(stmt)
+    }
+
+    /// After `let`: `let [mut] NAME = EXPR;`, or a call or `get_stream` that binds its result.
+    fn let_stmt(&mut self, spans: &mut StmtSpans) -> PResult<Stmt> {
+        let mutable = self.eat_kw("mut");
+        let (name, name_span) = self.name("the new name")?;
+        spans.name = Some(name_span);
+        self.expect_punct("=")?;
+        let special = ["call", "call_packed", "get_stream"]
+            .iter()
+            .find(|k| self.is_kw(k))
+            .copied();
+        if let (true, Some(kw)) = (mutable, special) {
+            return Err(ParseError::new(
+                self.span(),
+                format!("the result of `{kw}` binds an immutable name; drop `mut`"),
+                vec![],
+            ));
+        }
+        let s = match special {
+            Some("call") => self.call_extern(Some(name), spans)?,
+            Some("call_packed") => self.call_packed(Some(name), spans)?,
+            Some(_) => {
+                self.bump();
+                self.expect_punct("(")?;
+                let (device_type, s1) = self.expr()?;
+                self.expect_punct(",")?;
+                let (device_id, s2) = self.expr()?;
+                self.expect_punct(")")?;
+                spans.exprs = vec![s1, s2];
+                Stmt::GetStream {
+                    dest: name,
+                    device_type,
+                    device_id,
+                }
+            }
+            None => {
+                let (value, s) = self.expr()?;
+                spans.exprs = vec![s];
+                Stmt::Let {
+                    name,
+                    mutable,
+                    value,
+                }
+            }
+        };
+        self.end_stmt()?;
+        Ok(s)
+    }
+
+    /// After `for`: `for VAR in START..END [step N] { ... }`.
+    fn for_stmt(
+        &mut self,
+        path: &StmtPath,
+        spans: &mut StmtSpans,
+        map: &mut std::collections::HashMap<StmtPath, StmtSpans>,
+    ) -> PResult<Stmt> {
+        let (var, var_span) = self.name("the loop variable")?;
+        spans.name = Some(var_span);
+        self.expect_kw("in")?;
+        let (start_e, s1) = self.expr()?;
+        self.expect_punct("..")?;
+        let (end_e, s2) = self.expr()?;
+        spans.exprs = vec![s1, s2];
+        let step = if self.eat_kw("step") {
+            self.i64_literal("the step (an integer literal)")?.0
+        } else if self.is_punct("{") {
+            1
+        } else {
+            return Err(self.unexpected(vec!["`step`".into(), "`{`".into()]));
+        };
+        let (body, _) = self.block(path, Block::Loop, map)?;
+        Ok(Stmt::For {
+            var,
+            start: start_e,
+            end: end_e,
+            step,
+            body,
+        })
+    }
+
+    /// After `assert`: `assert COND else Kind("message", value, ...);`.
+    fn assert_stmt(&mut self, spans: &mut StmtSpans) -> PResult<Stmt> {
+        let (cond, s) = self.expr()?;
+        spans.exprs.push(s);
+        self.expect_kw("else").map_err(|e| {
+            e.with_note(
+                "an assertion is written `assert COND else Kind(\"message\", value, ...);`"
+                    .to_owned(),
+            )
+        })?;
+        let (kind, kind_span) = self.name("the error kind")?;
+        spans.name = Some(kind_span);
+        self.expect_punct("(")?;
+        let mut parts = Vec::new();
+        while !self.is_punct(")") {
+            match self.peek().clone() {
+                Tok::Str(text) if self.is_punct_at(1, ",") || self.is_punct_at(1, ")") => {
+                    self.bump();
+                    parts.push(MessagePart::Text(text));
+                }
+                _ => {
+                    let (e, s) = self.expr()?;
+                    spans.exprs.push(s);
+                    parts.push(MessagePart::Value(e));
+                }
+            }
+            if !self.eat_punct(",") && !self.is_punct(")") {
+                return Err(self.unexpected(vec!["`,`".into(), "`)`".into()]));
+            }
+        }
+        self.bump();
+        self.end_stmt()?;
+        Ok(Stmt::Assert {
+            cond,
+            kind,
+            message: parts,
+        })
     }
 
     pub(super) fn end_stmt(&mut self) -> PResult<()> {

@@ -99,104 +99,7 @@ impl Parser<'_> {
                 ));
             }
             self.expect_punct("=")?;
-            match attr {
-                TensorAttr::Device => {
-                    spec.device_type = match self.peek().clone() {
-                        Tok::Int { .. } | Tok::Punct("-") => {
-                            let (v, s) = self.i64_literal("a device type code")?;
-                            Some(i32::try_from(v).map_err(|_| {
-                                ParseError::new(
-                                    s,
-                                    "device type code does not fit `i32`".to_owned(),
-                                    vec![],
-                                )
-                            })?)
-                        }
-                        Tok::Ident {
-                            text,
-                            quoted: false,
-                        } if text == "any" => {
-                            self.bump();
-                            None
-                        }
-                        Tok::Ident {
-                            text,
-                            quoted: false,
-                        } if syntax::parse_device_name(&text).is_some() => {
-                            self.bump();
-                            syntax::parse_device_name(&text)
-                        }
-                        _ => {
-                            let mut names: Vec<&str> = vec!["any"];
-                            names.extend(syntax::DEVICE_NAMES.iter().map(|(n, _)| *n));
-                            let mut expected = ticks(&names);
-                            expected.push("a device type code".to_owned());
-                            return Err(ParseError::new(
-                                self.span(),
-                                format!("unknown device {}", self.peek().describe()),
-                                expected,
-                            ));
-                        }
-                    };
-                }
-                TensorAttr::Strides => {
-                    spec.strides = if self.eat_kw("any") {
-                        Strides::Any
-                    } else if self.eat_kw("compact") {
-                        Strides::Compact
-                    } else if self.is_punct("(") {
-                        let (dims, ds, _) = self.dims()?;
-                        spans.strides = ds;
-                        Strides::Exact(dims)
-                    } else {
-                        return Err(self.unexpected(vec![
-                            "`any`".into(),
-                            "`compact`".into(),
-                            "`(...)`".into(),
-                        ]));
-                    };
-                }
-                TensorAttr::DeviceId => {
-                    spec.device_id = if self.eat_kw("same") {
-                        DeviceIdPolicy::Same
-                    } else if self.eat_kw("free") {
-                        DeviceIdPolicy::Free
-                    } else if matches!(self.peek(), Tok::Ident { .. }) {
-                        DeviceIdPolicy::Var(self.name("a symbolic variable")?.0)
-                    } else {
-                        return Err(self.unexpected(vec![
-                            "`same`".into(),
-                            "`free`".into(),
-                            "a symbolic variable".into(),
-                        ]));
-                    };
-                }
-                TensorAttr::ByteOffset => {
-                    spec.byte_offset = if self.eat_kw("zero") {
-                        ByteOffsetPolicy::Zero
-                    } else if self.eat_kw("any") {
-                        ByteOffsetPolicy::Any
-                    } else {
-                        return Err(self.unexpected(vec!["`zero`".into(), "`any`".into()]));
-                    };
-                }
-                TensorAttr::Align => {
-                    let (v, s) = self.u64_literal("the alignment in bytes")?;
-                    spec.alignment = Some(u32::try_from(v).map_err(|_| {
-                        ParseError::new(s, "alignment does not fit `u32`".to_owned(), vec![])
-                    })?);
-                }
-                TensorAttr::Index => {
-                    let (w, s) = self.word(&["i32", "i64", "u32", "..."])?;
-                    spec.index_type = Some(syntax::parse_int_type(&w).ok_or_else(|| {
-                        ParseError::new(
-                            s,
-                            format!("unknown index type `{w}`"),
-                            ticks(&["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]),
-                        )
-                    })?);
-                }
-            }
+            self.tensor_attr(attr, &mut spec, &mut spans)?;
             let end = Span::new(self.prev_end(), self.prev_end());
             spans.attrs.push((attr, key_span.to(end)));
         }
@@ -205,6 +108,115 @@ impl Parser<'_> {
         }
         self.bump();
         Ok((spec, spans))
+    }
+
+    /// The value of tensor attribute `attr` (after its `=`), stored into `spec`.
+    fn tensor_attr(
+        &mut self,
+        attr: TensorAttr,
+        spec: &mut TensorSpec,
+        spans: &mut TensorSpans,
+    ) -> PResult<()> {
+        match attr {
+            TensorAttr::Device => {
+                spec.device_type = self.device_type_value()?;
+            }
+            TensorAttr::Strides => {
+                spec.strides = if self.eat_kw("any") {
+                    Strides::Any
+                } else if self.eat_kw("compact") {
+                    Strides::Compact
+                } else if self.is_punct("(") {
+                    let (dims, ds, _) = self.dims()?;
+                    spans.strides = ds;
+                    Strides::Exact(dims)
+                } else {
+                    return Err(self.unexpected(vec![
+                        "`any`".into(),
+                        "`compact`".into(),
+                        "`(...)`".into(),
+                    ]));
+                };
+            }
+            TensorAttr::DeviceId => {
+                spec.device_id = if self.eat_kw("same") {
+                    DeviceIdPolicy::Same
+                } else if self.eat_kw("free") {
+                    DeviceIdPolicy::Free
+                } else if matches!(self.peek(), Tok::Ident { .. }) {
+                    DeviceIdPolicy::Var(self.name("a symbolic variable")?.0)
+                } else {
+                    return Err(self.unexpected(vec![
+                        "`same`".into(),
+                        "`free`".into(),
+                        "a symbolic variable".into(),
+                    ]));
+                };
+            }
+            TensorAttr::ByteOffset => {
+                spec.byte_offset = if self.eat_kw("zero") {
+                    ByteOffsetPolicy::Zero
+                } else if self.eat_kw("any") {
+                    ByteOffsetPolicy::Any
+                } else {
+                    return Err(self.unexpected(vec!["`zero`".into(), "`any`".into()]));
+                };
+            }
+            TensorAttr::Align => {
+                let (v, s) = self.u64_literal("the alignment in bytes")?;
+                spec.alignment = Some(u32::try_from(v).map_err(|_| {
+                    ParseError::new(s, "alignment does not fit `u32`".to_owned(), vec![])
+                })?);
+            }
+            TensorAttr::Index => {
+                let (w, s) = self.word(&["i32", "i64", "u32", "..."])?;
+                spec.index_type = Some(syntax::parse_int_type(&w).ok_or_else(|| {
+                    ParseError::new(
+                        s,
+                        format!("unknown index type `{w}`"),
+                        ticks(&["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]),
+                    )
+                })?);
+            }
+        }
+        Ok(())
+    }
+
+    /// A device: a type code, `any` (`None`) or a device name.
+    fn device_type_value(&mut self) -> PResult<Option<i32>> {
+        Ok(match self.peek().clone() {
+            Tok::Int { .. } | Tok::Punct("-") => {
+                let (v, s) = self.i64_literal("a device type code")?;
+                Some(i32::try_from(v).map_err(|_| {
+                    ParseError::new(s, "device type code does not fit `i32`".to_owned(), vec![])
+                })?)
+            }
+            Tok::Ident {
+                text,
+                quoted: false,
+            } if text == "any" => {
+                self.bump();
+                None
+            }
+            Tok::Ident {
+                text,
+                quoted: false,
+            } if syntax::parse_device_name(&text).is_some() => {
+                self.bump();
+                syntax::parse_device_name(&text)
+            }
+            _ => {
+                let mut names: Vec<&str> = vec!["any"];
+                names.extend(syntax::DEVICE_NAMES.iter().map(|(n, _)| *n));
+                let mut expected = ticks(&names);
+                expected.push("a device type code".to_owned());
+                return Err(ParseError::new(
+                    self.span(),
+                    format!("unknown device {}", self.peek().describe()),
+                    expected,
+                ));
+            }
+        })
     }
 
     pub(super) fn dtype(&mut self) -> PResult<Option<DLDataType>> {

@@ -6,8 +6,20 @@ use super::super::model::*;
 use super::super::syntax::{self, is_identifier};
 use super::{FnItem, ImportedPart, Location, Verifier, VerifyError};
 
-impl Verifier<'_> {
+impl<'m> Verifier<'m> {
+    /// Checks everything at module level; functions are checked one by one afterwards.
     pub(super) fn module(&mut self) {
+        self.module_name();
+        self.externs();
+        let labels = self.imported_modules();
+        self.imported_module_imports(&labels);
+        self.import_cycles(&labels);
+        self.module_imports(&labels);
+        self.function_names();
+    }
+
+    /// The module's name and system-library prefix.
+    fn module_name(&mut self) {
         let m = self.m;
         // The name becomes the object file's name (a C string in its symbol table).
         if m.name.contains('\0') {
@@ -32,6 +44,11 @@ impl Verifier<'_> {
                 ),
             );
         }
+    }
+
+    /// Extern declarations: C identifiers, unique, `nonzero_is_raised` ones return an integer.
+    fn externs(&mut self) {
+        let m = self.m;
         let mut externs: HashMap<&str, usize> = HashMap::new();
         for (i, e) in m.externs.iter().enumerate() {
             let subject = format!("extern `{}`", e.name);
@@ -65,6 +82,12 @@ impl Verifier<'_> {
                 );
             }
         }
+    }
+
+    /// Imported modules: unique non-empty labels, usable kinds, non-empty payloads; returns
+    /// the index of each label.
+    fn imported_modules(&mut self) -> HashMap<&'m str, usize> {
+        let m = self.m;
         let mut labels: HashMap<&str, usize> = HashMap::new();
         for (i, im) in m.imported_modules.iter().enumerate() {
             let subject = format!("imported module `{}`", im.label);
@@ -116,6 +139,12 @@ impl Verifier<'_> {
                 );
             }
         }
+        labels
+    }
+
+    /// What each imported module imports: existing labels, each once.
+    fn imported_module_imports(&mut self, labels: &HashMap<&str, usize>) {
+        let m = self.m;
         for (i, im) in m.imported_modules.iter().enumerate() {
             let subject = format!("imported module `{}`", im.label);
             let mut seen = HashSet::new();
@@ -135,7 +164,11 @@ impl Verifier<'_> {
                 }
             }
         }
-        self.import_cycles(&labels);
+    }
+
+    /// The module's own `import LABEL;` lines: existing labels, each once.
+    fn module_imports(&mut self, labels: &HashMap<&str, usize>) {
+        let m = self.m;
         let mut seen = HashSet::new();
         for (i, l) in m.imports.iter().enumerate() {
             if !labels.contains_key(l.as_str()) {
@@ -152,6 +185,11 @@ impl Verifier<'_> {
                 );
             }
         }
+    }
+
+    /// Function names: identifiers, unique.
+    fn function_names(&mut self) {
+        let m = self.m;
         let mut names: HashMap<&str, usize> = HashMap::new();
         for (i, f) in m.functions.iter().enumerate() {
             let loc = Location::Function {
