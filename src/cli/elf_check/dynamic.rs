@@ -1,6 +1,8 @@
 //! The dynamic section and what it points at, as the loader reads them: string, symbol, hash
 //! and version tables, relocations, initializers.
 
+use std::collections::BTreeMap;
+
 use cranelift_object::object::Endianness;
 use cranelift_object::object::elf;
 use cranelift_object::object::endian::{U16, U32, U64};
@@ -131,7 +133,28 @@ impl Dynamic {
 
     /// Checks everything the loader reads through the dynamic section.
     pub fn check(&self, image: &Image<'_>) -> Result<Verdict, Damage> {
-        let endian = Endianness::default();
+        self.check_addresses(image)?;
+        self.check_tags()?;
+        let strtab = self.string_table(image)?;
+        let symtab = self.require(elf::DT_SYMTAB)?;
+        let mut symbols = hash_tables(self, image)?;
+
+        let (slots, referenced) = relocations::check(self, image)?;
+        symbols = symbols.max(referenced);
+
+        if symbols > MAX_CHAIN as u64 {
+            return Err(format!(
+                "the symbol table would have {symbols} entries, far more than the file holds"
+            ));
+        }
+        self.check_symbols(image, &strtab, symtab, symbols)?;
+        self.check_versions(image, &strtab, symbols)?;
+        self.check_init_fini(image, &slots)?;
+        Ok(Verdict::Loadable)
+    }
+
+    /// The addresses the loader follows are in loaded segments.
+    fn check_addresses(&self, image: &Image<'_>) -> Result<(), Damage> {
         for tag in [
             elf::DT_HASH,
             elf::DT_GNU_HASH,
@@ -158,6 +181,11 @@ impl Dynamic {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Entry sizes and relocation kinds are this machine's.
+    fn check_tags(&self) -> Result<(), Damage> {
         for (tag, expected) in [
             (elf::DT_SYMENT, SYM_SIZE),
             (elf::DT_RELAENT, RELA_SIZE),
@@ -178,6 +206,11 @@ impl Dynamic {
                 "the dynamic section has DT_REL relocations: this machine uses DT_RELA".to_owned(),
             );
         }
+        Ok(())
+    }
+
+    /// The string table, with every string the dynamic section names checked.
+    fn string_table<'data>(&self, image: &Image<'data>) -> Result<Strings<'data>, Damage> {
         let strtab_addr = self.require(elf::DT_STRTAB)?;
         let strsz = self.require(elf::DT_STRSZ)?;
         let strtab = Strings::new(image.bytes(strtab_addr, strsz).map_err(|e| {
@@ -198,17 +231,19 @@ impl Dynamic {
                     .map_err(|e| format!("the dynamic section's {}: {e}", tag_name(tag)))?;
             }
         }
-        let symtab = self.require(elf::DT_SYMTAB)?;
-        let mut symbols = hash_tables(self, image)?;
+        Ok(strtab)
+    }
 
-        let (slots, referenced) = relocations::check(self, image)?;
-        symbols = symbols.max(referenced);
-
-        if symbols > MAX_CHAIN as u64 {
-            return Err(format!(
-                "the symbol table would have {symbols} entries, far more than the file holds"
-            ));
-        }
+    /// The first `symbols` dynamic symbols: names in the string table, defined ones in loaded
+    /// segments, functions in code.
+    fn check_symbols(
+        &self,
+        image: &Image<'_>,
+        strtab: &Strings<'_>,
+        symtab: u64,
+        symbols: u64,
+    ) -> Result<(), Damage> {
+        let endian = Endianness::default();
         let syms = image
             .records::<elf::Sym64<Endianness>>(symtab, symbols)
             .map_err(|e| {
@@ -251,6 +286,17 @@ impl Dynamic {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Symbol versions name versions the file defines.
+    fn check_versions(
+        &self,
+        image: &Image<'_>,
+        strtab: &Strings<'_>,
+        symbols: u64,
+    ) -> Result<(), Damage> {
+        let endian = Endianness::default();
         let versions = versions(self, image, &strtab)?;
         if let Some(addr) = self.get(elf::DT_VERSYM) {
             let table = image
@@ -266,6 +312,17 @@ impl Dynamic {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `DT_INIT`/`DT_FINI` and every init/fini array entry (after relocation) are in code: the
+    /// loader calls them.
+    fn check_init_fini(
+        &self,
+        image: &Image<'_>,
+        slots: &BTreeMap<u64, Slot>,
+    ) -> Result<(), Damage> {
+        let endian = Endianness::default();
         for tag in [elf::DT_INIT, elf::DT_FINI] {
             if let Some(addr) = self.get(tag)
                 && !image.is_code(addr)
@@ -307,7 +364,7 @@ impl Dynamic {
                 }
             }
         }
-        Ok(Verdict::Loadable)
+        Ok(())
     }
 }
 
