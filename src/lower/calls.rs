@@ -9,14 +9,14 @@ use safecall_runtime::abi::{
 use crate::ir::{Callee, ErrorConvention, Expr, ScalarType};
 use crate::lir::{self, Ext, FuncId, IntCC, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
 
-use super::body::{
-    Val, copy_any, fail_on_nonzero, lower_expr, scalar_lir_type, write_pod, write_scalar_any,
-};
 use super::capi::{CApi, safe_call_signature};
-use super::function::{Binding, FnCtx};
+use super::context::{Binding, FnCtx};
+use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
+use super::layout::scalar_lir_type;
+use super::modctx::ModuleCtx;
+use super::options::EXPORT_PREFIX;
 use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
 use super::schema::is_signed;
-use super::{EXPORT_PREFIX, ModuleCtx};
 
 /// How a C parameter of this type is passed (narrow integers are extended by the caller).
 fn c_param(t: ScalarType) -> (Ty, Ext) {
@@ -92,7 +92,7 @@ pub(crate) fn lower_extern_call(
         let rc = rc.ok_or_else(|| {
             format!("extern `{func}` returns nothing, but is declared to report errors")
         })?;
-        fail_on_nonzero(fx, rc);
+        fx.fail_on_nonzero(rc);
     }
     if let Some(name) = dest {
         let (var, ty) = match (rc, decl.ret) {
@@ -176,7 +176,7 @@ pub(crate) fn lower_packed_call(
         }
     }
     .expect("safe calls return an int");
-    fail_on_nonzero(fx, rc);
+    fx.fail_on_nonzero(rc);
 
     match dest {
         Some(name) => {

@@ -4,7 +4,7 @@
 use crate::ir::{BinaryFormat, DeviceBinary};
 use crate::lir::{Callee, DataId, FuncId, IntCC, Linkage, Symbol, Ty, Var};
 
-use super::super::ModuleCtx;
+use super::super::modctx::ModuleCtx;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
 use super::{InitFn, call_entry, cstr_or, describe_error, zeroed};

@@ -3,10 +3,10 @@
 use crate::ir::{Expr, Launch, ScalarType, TensorField};
 use crate::lir::{BinOp, Callee, IntCC, Symbol, Ty, Var};
 
-use super::super::body::{Val, lower_expr};
 use super::super::calls::load_once;
 use super::super::capi::CApi;
-use super::super::function::FnCtx;
+use super::super::context::FnCtx;
+use super::super::expr::{Val, lower_expr};
 use super::super::raise::{MsgPart, Tag};
 use super::super::schema::is_signed;
 use super::cuda::{self, Entry};

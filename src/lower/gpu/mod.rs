@@ -32,29 +32,14 @@ pub(crate) fn libc_symbol(name: &str) -> Option<*const u8> {
         .map(cuda::Libc::address)
 }
 
-use std::collections::HashMap;
-
 use crate::lir::{
     Callee, DataId, FuncId, IntCC, Linkage, Signature, SlotId, Symbol, Ty, Var,
     builder::FuncBuilder,
 };
 
-use super::ModuleCtx;
+use super::modctx::ModuleCtx;
 use super::raise::{MsgPart, PART_SIZE, emit_raise};
 use cuda::Entry;
-
-/// The GPU state of a module being lowered (emitted on first use).
-#[derive(Default)]
-pub(crate) struct GpuState {
-    /// The driver table's cell (null until initialized, then the table's address) and init.
-    driver: Option<(DataId, FuncId)>,
-    /// Per device binary: its cell (the kernel table's address once loaded) and init.
-    binaries: HashMap<String, (DataId, FuncId)>,
-    /// Primary contexts retained, by device ordinal (below [`cuda::CACHED_DEVICES`]).
-    primary_contexts: Option<DataId>,
-    /// Per kernel (binary, kernel): the dynamic shared memory allowed, by device ordinal.
-    shared_mem: HashMap<(String, String), DataId>,
-}
 
 /// A writable, 8-byte aligned, zeroed data object of `bytes` bytes.
 fn zeroed(m: &mut ModuleCtx<'_>, what: &str, bytes: usize) -> DataId {

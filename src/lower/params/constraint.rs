@@ -3,7 +3,7 @@
 use crate::ir::{Constraint, ScalarType};
 use crate::lir::{BinOp, IntCC, Ty};
 
-use crate::lower::function::{Binding, FnCtx};
+use crate::lower::context::{Binding, FnCtx};
 use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::is_signed;
 

@@ -19,14 +19,14 @@ use safecall_runtime::abi::{
 use crate::ir::{ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
 use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
 
-use super::function::{Binding, FnCtx, NoneGuard, TensorBinding};
+use super::context::{Binding, FnCtx, NoneGuard, TensorBinding};
+use super::layout::int_lir_type;
 use super::raise::{MsgPart, Tag};
 use super::schema::{self, expected_text, int_range};
 
 use constraint::lower_constraint;
 use syms::{SymKey, SymState, Syms, UNBOUND};
 use tensor::check_tensor;
-pub(crate) use tensor::{compact_strides, effective_strides};
 
 /// Where a parameter's `TVMFFIAny` is: `base + offset`.
 #[derive(Clone, Copy, Debug)]
@@ -555,15 +555,5 @@ fn decode_const(
                 guard,
             }
         }
-    }
-}
-
-/// The lowered type of an integer type.
-pub(crate) fn int_lir_type(t: IntType) -> Ty {
-    match t {
-        IntType::I8 | IntType::U8 => Ty::I8,
-        IntType::I16 | IntType::U16 => Ty::I16,
-        IntType::I32 | IntType::U32 => Ty::I32,
-        IntType::I64 | IntType::U64 => Ty::I64,
     }
 }

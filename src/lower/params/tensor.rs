@@ -10,7 +10,8 @@ use safecall_runtime::abi::{
 use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides};
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 
-use crate::lower::function::{Binding, FnCtx};
+use crate::lower::context::{Binding, FnCtx};
+use crate::lower::layout::{compact_strides, effective_strides};
 use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::{self, int_range};
 
@@ -361,39 +362,4 @@ fn any_zero(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Var {
             .fold(first, |acc, &z| fx.b.binary(BinOp::Or, acc, z)),
         None => fx.b.iconst(Ty::I8, 0),
     }
-}
-
-/// Row-major compact strides of a shape.
-pub(crate) fn compact_strides(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Vec<Var> {
-    let mut strides = vec![fx.b.iconst(Ty::I64, 1); dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        strides[k] = fx.b.binary(BinOp::Imul, strides[k + 1], dims[k + 1]);
-    }
-    strides
-}
-
-/// The strides of a tensor, reading NULL strides as the compact ones.
-pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -> Vec<Var> {
-    let compact = compact_strides(fx, dims);
-    let strides_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_STRIDES_OFFSET);
-    let null = fx.b.iconst(Ty::Ptr, 0);
-    let has = fx.b.icmp(IntCC::Ne, strides_ptr, null);
-    let out: Vec<Var> = (0..dims.len()).map(|_| fx.b.mutable_var(Ty::I64)).collect();
-    let load_block = fx.b.new_block();
-    let null_block = fx.b.new_block();
-    let join = fx.b.new_block();
-    fx.branch(has, load_block, null_block);
-    fx.b.switch_to(load_block);
-    for (k, &o) in out.iter().enumerate() {
-        let v = fx.b.load(Ty::I64, strides_ptr, k * 8);
-        fx.b.assign(o, v);
-    }
-    fx.jump(join);
-    fx.b.switch_to(null_block);
-    for (&o, &c) in out.iter().zip(&compact) {
-        fx.b.assign(o, c);
-    }
-    fx.jump(join);
-    fx.b.switch_to(join);
-    out
 }

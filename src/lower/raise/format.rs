@@ -10,7 +10,7 @@ use safecall_runtime::abi::{
     BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE_OFFSET, TYPE_INFO_TYPE_KEY_OFFSET,
 };
 
-use crate::lower::ModuleCtx;
+use crate::lower::modctx::ModuleCtx;
 
 use super::{Formatters, MAX_TYPE_KEY, NameTable};
 

@@ -10,11 +10,13 @@
 mod format;
 
 use crate::lir::{
-    BinOp, Callee, ConvOp, Data, DataId, FuncId, ImportId, IntCC, Linkage, Module, Signature,
-    SlotId, Symbol, Ty, Var, builder::FuncBuilder,
+    BinOp, Callee, ConvOp, Data, DataId, FuncId, IntCC, Linkage, Module, Signature, SlotId, Symbol,
+    Ty, Var, builder::FuncBuilder,
 };
 
-use crate::lower::{ModuleCtx, RaiseHelper, capi::CApi};
+use super::capi::CApi;
+use super::modctx::{ModuleCtx, RaiseTarget};
+use super::options::{LowerOptions, RaiseHelper};
 
 use format::{
     call_cursor, emit_fmt_bytes, emit_fmt_cstr, emit_fmt_f64, emit_fmt_hex, emit_fmt_u64,
@@ -72,13 +74,6 @@ impl MsgPart {
     pub fn text(s: impl Into<String>) -> Self {
         MsgPart::Text(s.into())
     }
-}
-
-/// How a module reaches the helper.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum RaiseTarget {
-    Local(FuncId),
-    External(ImportId),
 }
 
 /// The helper's signature: `int32 raise(const char* kind, const Part* parts, int32 n)`.
@@ -188,7 +183,7 @@ pub fn helper_module(symbol: &str) -> Module {
         system_lib_prefix: None,
         functions: Vec::new(),
     };
-    let options = super::LowerOptions::default();
+    let options = LowerOptions::default();
     let mut ctx = ModuleCtx::new(&ir, &options);
     emit_helper(&mut ctx, symbol, Linkage::Export);
     ctx.finish()

@@ -1,56 +1,19 @@
-//! Lowering of the body: statements, expressions, returns.
-
-mod expr;
-mod values;
+//! Lowering of the body: statements and returns (expressions are [`expr`](super::expr)).
 
 use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
 
-use crate::ir::{self, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt};
+use crate::ir::{Expr, IntType, MessagePart, ScalarType, Stmt};
 use crate::lir::{self, IntCC, Ty, Var};
 
 use super::capi::CApi;
-use super::function::{Binding, FnCtx, TensorBinding};
-use super::params::int_lir_type;
+use super::context::{Binding, FnCtx, TensorBinding};
+use super::expr::{
+    Val, copy_any, lower_expr, lower_ptr, lower_scalar, write_pod, write_scalar_any,
+};
+use super::layout::scalar_lir_type;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::{is_signed, scalar_name};
-
-use expr::lower_ptr;
-pub(crate) use expr::{lower_expr, lower_scalar};
-pub(crate) use values::{copy_any, write_pod, write_scalar_any};
-
-/// The value of an expression.
-#[derive(Clone, Debug)]
-pub(crate) enum Val {
-    /// A machine value of an IR scalar type.
-    Scalar(Var, ScalarType),
-    /// A device (`I64`, packed).
-    Device(Var),
-    /// A dtype (`I32`, packed).
-    DType(Var),
-    /// A value held in a `TVMFFIAny` at `any`.
-    Ref { any: Var, ty: ir::Type },
-    /// A tensor parameter.
-    Tensor(TensorBinding),
-    /// A string literal.
-    Str(String),
-}
-
-/// The lowered type of a scalar type.
-pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
-    match t {
-        ScalarType::Bool => Ty::I8,
-        ScalarType::Int(i) => int_lir_type(i),
-        ScalarType::Float(FloatType::F32) => Ty::F32,
-        ScalarType::Float(FloatType::F64) => Ty::F64,
-        ScalarType::Ptr => Ty::Ptr,
-    }
-}
-
-/// A short description of a statement for dumps and messages: its first line as printed
-/// (`let g = ceil_div(n, 256i64);`, `for i in 0i64..n {`).
-pub(crate) fn stmt_text(stmt: &Stmt) -> String {
-    crate::ir::print::print_stmt_head(stmt)
-}
+use super::{calls, gpu};
 
 /// Lowers a block of statements in a new scope.
 pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), String> {
@@ -69,7 +32,7 @@ pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Resu
 
 fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> {
     if fx.b.annotating() {
-        fx.b.source(stmt_text(stmt));
+        fx.b.source(crate::ir::print::print_stmt_head(stmt));
     }
     fx.current_stmt = Some(stmt);
     match stmt {
@@ -167,10 +130,10 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
             fx.b.switch_to(pass);
         }
         Stmt::CallExtern { dest, func, args } => {
-            super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?
+            calls::lower_extern_call(fx, dest.as_deref(), func, args)?
         }
         Stmt::CallPacked { dest, callee, args } => {
-            super::calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
+            calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
         }
         Stmt::GetStream {
             dest,
@@ -192,7 +155,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 },
             );
         }
-        Stmt::Launch(launch) => super::gpu::lower_launch(fx, launch)?,
+        Stmt::Launch(launch) => gpu::lower_launch(fx, launch)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
     Ok(())
@@ -363,7 +326,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let rc =
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
                     .expect("returns");
-            fail_on_nonzero(fx, rc);
+            fx.fail_on_nonzero(rc);
         }
         Val::Tensor(TensorBinding { any, .. }) => {
             // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with
@@ -388,20 +351,9 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let rc =
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result])
                     .expect("returns");
-            fail_on_nonzero(fx, rc);
+            fx.fail_on_nonzero(rc);
         }
     }
     fx.return_ok();
     Ok(())
-}
-
-/// Leaves through the error exit when a C API call returned non-zero (its error is raised).
-pub(crate) fn fail_on_nonzero(fx: &mut FnCtx<'_, '_>, rc: Var) {
-    let failed = fx.b.icmp_imm(IntCC::Ne, rc, 0);
-    let error = fx.b.new_cold_block();
-    let ok = fx.b.new_block();
-    fx.b.branch(failed, error, ok);
-    fx.b.switch_to(error);
-    fx.return_error();
-    fx.b.switch_to(ok);
 }

@@ -8,7 +8,7 @@ use safecall_runtime::abi::{
 use crate::ir::{FloatType, ScalarType};
 use crate::lir::{ConvOp, Ty, Var};
 
-use crate::lower::function::FnCtx;
+use crate::lower::context::FnCtx;
 use crate::lower::schema::is_signed;
 
 /// Writes a POD value into a `TVMFFIAny` at `dst`: type index, zero padding, value.

@@ -7,15 +7,34 @@ use safecall_runtime::abi::{
     DLTENSOR_SHAPE_OFFSET, type_index as ti,
 };
 
-use crate::ir::{BinOp, Expr, FloatType, IntType, ScalarType, Strides, TensorField, UnOp};
+use crate::ir::{self, BinOp, Expr, FloatType, IntType, ScalarType, Strides, TensorField, UnOp};
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
-use crate::lower::function::{Binding, FnCtx, TensorBinding};
-use crate::lower::params::{compact_strides, effective_strides, int_lir_type};
-use crate::lower::raise::{MsgPart, Tag};
-use crate::lower::schema::{int_name, int_range, is_signed, scalar_name};
+use super::context::{Binding, FnCtx, TensorBinding};
+use super::layout::{compact_strides, effective_strides, int_lir_type, scalar_lir_type};
+use super::raise::{MsgPart, Tag};
+use super::schema::{int_name, int_range, is_signed, scalar_name};
 
-use super::{Val, scalar_lir_type};
+mod values;
+
+pub(crate) use values::{copy_any, write_pod, write_scalar_any};
+
+/// The value of an expression.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A machine value of an IR scalar type.
+    Scalar(Var, ScalarType),
+    /// A device (`I64`, packed).
+    Device(Var),
+    /// A dtype (`I32`, packed).
+    DType(Var),
+    /// A value held in a `TVMFFIAny` at `any`.
+    Ref { any: Var, ty: ir::Type },
+    /// A tensor parameter.
+    Tensor(TensorBinding),
+    /// A string literal.
+    Str(String),
+}
 
 /// Lowers an expression that must be a machine value.
 pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
@@ -25,7 +44,7 @@ pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, Stri
     }
 }
 
-pub(super) fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
+pub(crate) fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
     match lower_expr(fx, e)? {
         Val::Scalar(v, ScalarType::Ptr) => Ok(v),
         Val::Str(s) => {
