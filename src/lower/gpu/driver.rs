@@ -7,7 +7,7 @@ use crate::lir::{Callee, DataId, FuncId, IntCC, Linkage, Symbol, Ty, Var};
 use super::super::modctx::ModuleCtx;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
-use super::{InitFn, call_entry, cstr_or, describe_error, zeroed};
+use super::support::{InitFn, call_entry, cstr_or, describe_error, zeroed};
 
 /// Start of every message about finding or starting the driver.
 const NO_LAUNCH: &str = "cannot launch CUDA kernels: ";

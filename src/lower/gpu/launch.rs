@@ -10,7 +10,7 @@ use super::super::expr::{Val, lower_expr};
 use super::super::raise::{MsgPart, Tag};
 use super::super::schema::is_signed;
 use super::cuda::{self, Entry};
-use super::{call_entry, describe_error, zeroed};
+use super::support::{call_entry, describe_error, zeroed};
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
 #[derive(Clone, Copy)]
