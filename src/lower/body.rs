@@ -11,12 +11,13 @@ use super::expr::{
     Val, copy_any, lower_expr, lower_ptr, lower_scalar, write_pod, write_scalar_any,
 };
 use super::layout::scalar_lir_type;
+use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::{is_signed, scalar_name};
 use super::{calls, gpu};
 
 /// Lowers a block of statements in a new scope.
-pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), String> {
+pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), LowerError> {
     fx.push_scope();
     for stmt in stmts {
         if fx.b.is_terminated() {
@@ -30,7 +31,7 @@ pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Resu
     Ok(())
 }
 
-fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> {
+fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerError> {
     if fx.b.annotating() {
         fx.b.source(crate::ir::print::print_stmt_head(stmt));
     }
@@ -54,17 +55,21 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => {
                     fx.b.assign(var, src)
                 }
-                _ => return Err(format!("cannot assign this value to `{name}`")),
+                _ => {
+                    return Err(LowerError::internal(format!(
+                        "cannot assign this value to `{name}`"
+                    )));
+                }
             }
         }
         Stmt::Store { ty, ptr, value } => {
             let p = lower_ptr(fx, ptr)?;
             let v = lower_scalar(fx, value)?;
             if fx.b.ty(v) != scalar_lir_type(*ty) {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "store<{}> of a value of another type",
                     scalar_name(*ty)
-                ));
+                )));
             }
             fx.b.store(p, 0, v);
         }
@@ -104,11 +109,11 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
         } => {
             let c = lower_scalar(fx, cond)?;
             if message.len() > MAX_PARTS as usize / 2 {
-                return Err(format!(
+                return Err(LowerError::limit(format!(
                     "assert message has {} parts; at most {} are supported",
                     message.len(),
                     MAX_PARTS / 2
-                ));
+                )));
             }
             let pass = fx.b.new_block();
             let failing = fx.b.new_cold_block();
@@ -205,14 +210,20 @@ fn lower_for<'a>(
     end: &Expr,
     step: i64,
     body: &'a [Stmt],
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     let (s, ty) = match lower_expr(fx, start)? {
         Val::Scalar(v, ScalarType::Int(t)) => (v, t),
-        _ => return Err(format!("loop `{name}`: the start is not an integer")),
+        _ => {
+            return Err(LowerError::internal(format!(
+                "loop `{name}`: the start is not an integer"
+            )));
+        }
     };
     let e = lower_scalar(fx, end)?;
     if step == 0 {
-        return Err(format!("loop `{name}`: the step is 0"));
+        return Err(LowerError::internal(format!(
+            "loop `{name}`: the step is 0"
+        )));
     }
     let signed = is_signed(ty);
     let i = fx.b.mutable_var(fx.b.ty(s));
@@ -265,7 +276,7 @@ fn lower_for<'a>(
 }
 
 /// The message part for a value in an assertion message.
-fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
+fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> {
     Ok(match v {
         Val::Scalar(var, ScalarType::Int(t)) => {
             MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var)
@@ -284,7 +295,7 @@ fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
     })
 }
 
-fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), String> {
+fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), LowerError> {
     let result = fx.result;
     let Some(value) = value else {
         fx.write_none_result();

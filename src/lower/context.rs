@@ -13,6 +13,7 @@ use crate::lir::{BinOp, BlockId, Callee, IntCC, SlotId, Ty, Var, builder::FuncBu
 
 use super::capi::CApi;
 use super::modctx::ModuleCtx;
+use super::options::LowerError;
 use super::raise::{MsgPart, emit_raise};
 use super::schema;
 
@@ -334,14 +335,16 @@ impl FnCtx<'_, '_> {
     }
 
     /// Looks a name up.
-    pub fn lookup(&self, name: &str) -> Result<Binding, String> {
+    pub fn lookup(&self, name: &str) -> Result<Binding, LowerError> {
         self.scopes
             .iter()
             .rev()
             .find_map(|s| s.get(name))
             .cloned()
             .ok_or_else(|| {
-                format!("`{name}` is not in scope (the verifier should have rejected this)")
+                LowerError::internal(format!(
+                    "`{name}` is not in scope (the verifier should have rejected this)"
+                ))
             })
     }
 

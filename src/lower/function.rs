@@ -11,6 +11,7 @@ use super::capi::safe_call_signature;
 use super::context::{CheckMode, FnCtx};
 use super::modctx::ModuleCtx;
 use super::options::EXPORT_PREFIX;
+use super::options::LowerError;
 use super::raise::{MsgPart, PART_SIZE};
 use super::{body, params};
 
@@ -78,7 +79,7 @@ pub(crate) fn lower_function(
     func: &ir::Function,
     linkage: Linkage,
     explain: ExplainTarget,
-) -> Result<Function, String> {
+) -> Result<Function, LowerError> {
     let mut fx = FnCtx::new(
         m,
         func,
@@ -105,7 +106,7 @@ pub(crate) fn lower_explain_function(
     func: &ir::Function,
     name: String,
     linkage: Linkage,
-) -> Result<Function, String> {
+) -> Result<Function, LowerError> {
     let mut fx = FnCtx::new(m, func, name, linkage, None);
     if fx.b.annotating() {
         fx.b.source(format!(

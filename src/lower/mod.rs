@@ -21,10 +21,12 @@ mod options;
 mod params;
 pub mod raise;
 mod schema;
+#[cfg(test)]
+mod tests;
 
 pub use options::{
     EXPORT_PREFIX, ExplainStrategy, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError,
-    LowerOptions, RaiseHelper,
+    LowerErrorKind, LowerOptions, RaiseHelper,
 };
 pub use schema::{metadata_json, signature_text};
 
@@ -46,10 +48,7 @@ pub fn lower_explain(
         .functions
         .iter()
         .find(|f| f.name == name)
-        .ok_or_else(|| LowerError {
-            function: None,
-            message: format!("no function `{name}` to explain"),
-        })?;
+        .ok_or_else(|| LowerError::limit(format!("no function `{name}` to explain")))?;
     let mut ctx = ModuleCtx::new(module, options);
     let explain = function::lower_explain_function(
         &mut ctx,
@@ -57,10 +56,7 @@ pub fn lower_explain(
         EXPLAIN_SYMBOL.to_owned(),
         Linkage::Export,
     )
-    .map_err(|message| LowerError {
-        function: Some(name.to_owned()),
-        message,
-    })?;
+    .map_err(|e| e.in_function(name))?;
     ctx.add_function(explain);
     Ok(ctx.finish())
 }
@@ -89,10 +85,7 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
         } else {
             Linkage::Export
         };
-        let error = |message| LowerError {
-            function: Some(func.name.clone()),
-            message,
-        };
+        let error = |e: LowerError| e.in_function(&func.name);
         let explain = match &options.explain {
             ExplainStrategy::Embedded => {
                 let name = ctx.local_name(&format!("explain_{}", func.name));
@@ -108,9 +101,12 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
                 let sig =
                     Signature::new(vec![ptr, ptr, ptr, lir::Ty::I32, ptr], Some(lir::Ty::I32));
                 let dispatcher = ctx.import(dispatcher, sig);
-                let context = *contexts
-                    .get(&func.name)
-                    .ok_or_else(|| error(format!("no explain context for `{}`", func.name)))?;
+                let context = *contexts.get(&func.name).ok_or_else(|| {
+                    error(LowerError::limit(format!(
+                        "no explain context for `{}`",
+                        func.name
+                    )))
+                })?;
                 function::ExplainTarget::Lazy {
                     dispatcher,
                     context,
@@ -122,9 +118,10 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
     }
     exports::emit_exports(&mut ctx, &host_ids, prefix.as_deref())?;
     if let Some(main) = &options.main_alias {
-        let index = module.functions.iter().position(|f| &f.name == main).ok_or_else(|| LowerError {
-            function: None,
-            message: format!("`{main}` is not a function of this module and cannot be exported as `__tvm_ffi_main`"),
+        let index = module.functions.iter().position(|f| &f.name == main).ok_or_else(|| {
+            LowerError::limit(format!(
+                "`{main}` is not a function of this module and cannot be exported as `__tvm_ffi_main`"
+            ))
         })?;
         if prefix.is_none() {
             ctx.out

@@ -53,17 +53,67 @@ pub enum RaiseHelper {
     External(String),
 }
 
-/// A lowering failure: verified IR that the lowering cannot express (a limit was exceeded).
+/// A lowering failure: verified IR that the lowering cannot express (a limit was exceeded),
+/// options that do not fit the module, or, as [`LowerErrorKind::Internal`], a bug of safecall
+/// (the IR breaks an invariant the verifier guarantees, or the lowering contradicts itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LowerError {
     /// Function the problem is in, if any.
     pub function: Option<String>,
     /// What is wrong.
     pub message: String,
+    /// Whether the caller can act on it, or it is a bug.
+    pub kind: LowerErrorKind,
+}
+
+/// What kind of failure a [`LowerError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LowerErrorKind {
+    /// A limit of the lowering, or options that do not fit the module: the input is valid but
+    /// cannot be compiled as asked.
+    Limit,
+    /// A broken invariant: IR that should have been rejected by the verifier reached the
+    /// lowering, or the lowering contradicts itself. A bug of safecall (or of a caller that
+    /// lowered unverified IR).
+    Internal,
+}
+
+impl LowerError {
+    /// A limit of the lowering (or options that do not fit the module).
+    pub(crate) fn limit(message: impl Into<String>) -> Self {
+        LowerError {
+            function: None,
+            message: message.into(),
+            kind: LowerErrorKind::Limit,
+        }
+    }
+
+    /// A broken invariant of verified IR or of the lowering itself.
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        LowerError {
+            function: None,
+            message: message.into(),
+            kind: LowerErrorKind::Internal,
+        }
+    }
+
+    /// The same error, located in host function `name` (unless it already is in one).
+    pub(crate) fn in_function(mut self, name: &str) -> Self {
+        self.function.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Whether this is a bug of safecall rather than a limit a caller can act on.
+    pub fn is_internal(&self) -> bool {
+        self.kind == LowerErrorKind::Internal
+    }
 }
 
 impl std::fmt::Display for LowerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_internal() {
+            f.write_str("internal error (a bug in safecall): ")?;
+        }
         match &self.function {
             Some(func) => write!(f, "in function `{func}`: {}", self.message),
             None => f.write_str(&self.message),

@@ -15,6 +15,7 @@ use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::{self, expected_text, int_range};
 
 use super::tensor::TensorLeaf;
+use crate::lower::options::LowerError;
 
 /// Where a parameter's `TVMFFIAny` is: `base + offset`.
 #[derive(Clone, Copy, Debug)]
@@ -78,7 +79,7 @@ pub(super) fn decode(
     path: &str,
     guard: Option<NoneGuard>,
     tensors: &mut Vec<TensorLeaf>,
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     if fx.b.annotating() {
         fx.b.source(format!(
             "decode argument {label}: {}",
@@ -134,7 +135,7 @@ fn decode_value(
     ty: &ParamType,
     guard: Option<NoneGuard>,
     tensors: &mut Vec<TensorLeaf>,
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     let binding = match ty {
         ParamType::Int(t) => decode_int(fx, arg, *t, guard),
         ParamType::Bool => decode_bool(fx, arg, guard),
@@ -166,10 +167,10 @@ fn decode_value(
         ParamType::Const(c) => decode_const(fx, arg, c, guard),
         ParamType::Tuple(items) => decode_tuple(fx, arg, items, guard, tensors)?,
         ParamType::Optional(_) => {
-            return Err(format!(
+            return Err(LowerError::internal(format!(
                 "parameter `{}`: Optional[Optional[...]] is not supported",
                 arg.param.name
-            ));
+            )));
         }
     };
     fx.bind(&arg.param.name, binding);
@@ -368,7 +369,7 @@ fn decode_tuple(
     items: &[Param],
     guard: Option<NoneGuard>,
     tensors: &mut Vec<TensorLeaf>,
-) -> Result<Binding, String> {
+) -> Result<Binding, LowerError> {
     let prefix = &arg.prefix;
     let is_array = arg.is(fx, ti::ARRAY);
     let is_list = arg.is(fx, ti::LIST);

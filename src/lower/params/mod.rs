@@ -19,13 +19,14 @@ use crate::lir::{IntCC, Ty};
 use super::context::{Binding, FnCtx};
 use super::raise::{MsgPart, Tag};
 
+use super::options::LowerError;
 use constraint::lower_constraint;
 use decode::{AnySrc, decode};
 use syms::{SymKey, SymState, Syms, UNBOUND};
 use tensor::check_tensor;
 
 /// Lowers the whole argument prologue and binds every parameter name.
-pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), String> {
+pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
     let func = fx.func;
     let n = func.params.len();
 
