@@ -20,7 +20,10 @@ fn ir_the_verifier_rejects_is_an_internal_error() {
     // A call of an extern function the module does not declare: the verifier rejects it, so
     // reaching the lowering is a bug of the caller or of safecall.
     let module = parse("module m;\nfn f() {\n    call missing();\n}\n");
-    assert!(ir::verify(&module).is_err(), "the verifier should reject this");
+    assert!(
+        ir::verify(&module).is_err(),
+        "the verifier should reject this"
+    );
     let e = lower_err(&module, &LowerOptions::default());
     assert_eq!(e.kind, LowerErrorKind::Internal);
     assert!(e.is_internal());
@@ -36,7 +39,10 @@ fn ir_the_verifier_rejects_is_an_internal_error() {
 #[test]
 fn a_name_out_of_scope_is_an_internal_error() {
     let module = parse("module m;\nfn f() -> i64 {\n    return y;\n}\n");
-    assert!(ir::verify(&module).is_err(), "the verifier should reject this");
+    assert!(
+        ir::verify(&module).is_err(),
+        "the verifier should reject this"
+    );
     let e = lower_err(&module, &LowerOptions::default());
     assert!(e.is_internal(), "{e}");
     assert!(e.message.contains("`y` is not in scope"), "{e}");
@@ -67,5 +73,8 @@ fn options_that_do_not_fit_the_module_are_not_internal() {
     };
     let e = lower_err(&module, &options);
     assert_eq!(e.kind, LowerErrorKind::Limit);
-    assert!(e.message.contains("`g` is not a function of this module"), "{e}");
+    assert!(
+        e.message.contains("`g` is not a function of this module"),
+        "{e}"
+    );
 }
