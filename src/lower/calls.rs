@@ -9,14 +9,15 @@ use safecall_runtime::abi::{
 use crate::ir::{Callee, ErrorConvention, Expr, ScalarType};
 use crate::lir::{self, Ext, FuncId, IntCC, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
 
-use super::body::{
-    Val, copy_any, fail_on_nonzero, lower_expr, scalar_lir_type, write_pod, write_scalar_any,
-};
 use super::capi::{CApi, safe_call_signature};
-use super::function::{Binding, FnCtx};
+use super::context::{Binding, FnCtx};
+use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
+use super::layout::scalar_lir_type;
+use super::modctx::ModuleCtx;
+use super::options::EXPORT_PREFIX;
+use super::options::LowerError;
 use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
 use super::schema::is_signed;
-use super::{EXPORT_PREFIX, ModuleCtx};
 
 /// How a C parameter of this type is passed (narrow integers are extended by the caller).
 fn c_param(t: ScalarType) -> (Ty, Ext) {
@@ -41,20 +42,21 @@ pub(crate) fn lower_extern_call(
     dest: Option<&str>,
     func: &str,
     args: &[Expr],
-) -> Result<(), String> {
-    let decl =
-        fx.m.ir
-            .externs
-            .iter()
-            .find(|e| e.name == func)
-            .ok_or_else(|| format!("extern function `{func}` is not declared"))?
-            .clone();
+) -> Result<(), LowerError> {
+    let decl = fx
+        .m
+        .ir
+        .externs
+        .iter()
+        .find(|e| e.name == func)
+        .ok_or_else(|| LowerError::internal(format!("extern function `{func}` is not declared")))?
+        .clone();
     if decl.params.len() != args.len() {
-        return Err(format!(
+        return Err(LowerError::internal(format!(
             "extern `{func}` takes {} arguments, got {}",
             decl.params.len(),
             args.len()
-        ));
+        )));
     }
     let (params, param_ext): (Vec<Ty>, Vec<Ext>) = decl.params.iter().map(|&t| c_param(t)).unzip();
     let (ret, ret_ext) = match decl.ret {
@@ -79,9 +81,9 @@ pub(crate) fn lower_extern_call(
                 fx.b.symbol_addr(Symbol::Data(data))
             }
             other => {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "argument of extern `{func}` is not a scalar: {other:?}"
-                ));
+                )));
             }
         };
         vars.push(v);
@@ -90,17 +92,19 @@ pub(crate) fn lower_extern_call(
     let rc = fx.b.call(lir::Callee::Import(import), ret, vars);
     if decl.errors == ErrorConvention::NonZeroIsRaised {
         let rc = rc.ok_or_else(|| {
-            format!("extern `{func}` returns nothing, but is declared to report errors")
+            LowerError::internal(format!(
+                "extern `{func}` returns nothing, but is declared to report errors"
+            ))
         })?;
-        fail_on_nonzero(fx, rc);
+        fx.fail_on_nonzero(rc);
     }
     if let Some(name) = dest {
         let (var, ty) = match (rc, decl.ret) {
             (Some(v), Some(t)) => (v, t),
             _ => {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "extern `{func}` returns nothing; its result cannot be bound to `{name}`"
-                ));
+                )));
             }
         };
         fx.bind(
@@ -122,7 +126,7 @@ pub(crate) fn lower_packed_call(
     dest: Option<&str>,
     callee: &Callee,
     args: &[Expr],
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     let n = args.len();
     let args_slot = fx.b.slot((n.max(1) * ANY_SIZE) as u32, 8);
     for (k, arg) in args.iter().enumerate() {
@@ -134,10 +138,10 @@ pub(crate) fn lower_packed_call(
             Val::DType(var) => write_pod(fx, at, ti::DATA_TYPE, var),
             Val::Str(s) => {
                 if s.as_bytes().contains(&0) {
-                    return Err(
-                        "a string literal passed to a packed call cannot contain NUL bytes"
-                            .to_owned(),
-                    );
+                    return Err(LowerError::limit(
+                        "a string literal passed to a packed call cannot contain NUL bytes",
+                    )
+                    .to_owned());
                 }
                 let data = fx.m.cstring(s.as_bytes());
                 let p = fx.b.symbol_addr(Symbol::Data(data));
@@ -163,7 +167,9 @@ pub(crate) fn lower_packed_call(
         }
         Callee::Param(name) => {
             let Binding::Ref { any, guard, .. } = fx.lookup(name)? else {
-                return Err(format!("`{name}` is not a function parameter"));
+                return Err(LowerError::internal(format!(
+                    "`{name}` is not a function parameter"
+                )));
             };
             fx.check_present(&guard);
             let f = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
@@ -176,7 +182,7 @@ pub(crate) fn lower_packed_call(
         }
     }
     .expect("safe calls return an int");
-    fail_on_nonzero(fx, rc);
+    fx.fail_on_nonzero(rc);
 
     match dest {
         Some(name) => {

@@ -9,7 +9,9 @@ use crate::lir::{
 };
 
 use super::capi::{CApi, safe_call_signature};
-use super::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError, ModuleCtx, schema};
+use super::modctx::ModuleCtx;
+use super::options::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError};
+use super::schema;
 
 /// Prefix of metadata getters.
 pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";

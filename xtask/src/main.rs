@@ -10,10 +10,14 @@
 //! `cargo xtask asan` runs the runtime's tests and a JIT smoke run under AddressSanitizer with
 //! leak detection (see `asan.rs`).
 //!
+//! `cargo xtask modgraph DIR` prints the graph of references between the modules of a
+//! directory (`src/lower`) and fails if it has a cycle (see `modgraph.rs`).
+//!
 //! `cargo xtask lint` checks formatting, clippy (warnings are errors, every target) and rustdoc
 //! (warnings are errors), with the same features as the tests so nothing is built twice.
 
 mod asan;
+mod modgraph;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
         Some("venv") => venv().map(|_| ()),
         Some("python") => python(&args[1..]),
         Some("asan") => asan::asan(),
+        Some("modgraph") => modgraph::modgraph(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -43,7 +48,8 @@ fn main() -> ExitCode {
                  lint            cargo fmt --check, clippy -D warnings, rustdoc -D warnings\n  \
                  venv            only create or update .venv\n  \
                  python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
-                 asan            runtime tests and a JIT smoke run under AddressSanitizer"
+                 asan            runtime tests and a JIT smoke run under AddressSanitizer\n  \
+                 modgraph DIR    module graph of DIR (e.g. src/lower); fails on a cycle"
             );
             return ExitCode::from(2);
         }

@@ -4,10 +4,11 @@
 use crate::ir::{BinaryFormat, DeviceBinary};
 use crate::lir::{Callee, DataId, FuncId, IntCC, Linkage, Symbol, Ty, Var};
 
-use super::super::ModuleCtx;
+use super::super::modctx::ModuleCtx;
+use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
-use super::{InitFn, call_entry, cstr_or, describe_error, zeroed};
+use super::support::{InitFn, call_entry, cstr_or, describe_error, zeroed};
 
 /// Start of every message about finding or starting the driver.
 const NO_LAUNCH: &str = "cannot launch CUDA kernels: ";
@@ -27,7 +28,7 @@ impl ModuleCtx<'_> {
 
     /// The kernel-table cell of device binary `name` and its init function, emitted on first
     /// use. The driver must be initialized before the init function runs.
-    pub(super) fn cuda_binary(&mut self, name: &str) -> Result<(DataId, FuncId), String> {
+    pub(super) fn cuda_binary(&mut self, name: &str) -> Result<(DataId, FuncId), LowerError> {
         if let Some(b) = self.gpu.binaries.get(name) {
             return Ok(*b);
         }
@@ -37,7 +38,9 @@ impl ModuleCtx<'_> {
             .iter()
             .find(|b| b.name == name)
             .ok_or_else(|| {
-                format!("no device binary `{name}` (the verifier should have rejected this)")
+                LowerError::internal(format!(
+                    "no device binary `{name}` (the verifier should have rejected this)"
+                ))
             })?
             .clone();
         let (driver_cell, _) = self.cuda_driver();

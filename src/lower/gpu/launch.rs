@@ -3,14 +3,15 @@
 use crate::ir::{Expr, Launch, ScalarType, TensorField};
 use crate::lir::{BinOp, Callee, IntCC, Symbol, Ty, Var};
 
-use super::super::body::{Val, lower_expr};
 use super::super::calls::load_once;
 use super::super::capi::CApi;
-use super::super::function::FnCtx;
+use super::super::context::FnCtx;
+use super::super::expr::{Val, lower_expr};
+use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::super::schema::is_signed;
 use super::cuda::{self, Entry};
-use super::{call_entry, describe_error, zeroed};
+use super::support::{call_entry, describe_error, zeroed};
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
 #[derive(Clone, Copy)]
@@ -19,7 +20,7 @@ struct Int {
     tag: Tag,
 }
 
-fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, String> {
+fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(var, ScalarType::Int(t)) => {
             let signed = is_signed(t);
@@ -28,12 +29,14 @@ fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, String
                 tag: if signed { Tag::I64 } else { Tag::U64 },
             })
         }
-        other => Err(format!("{what} is not an integer: {other:?}")),
+        other => Err(LowerError::internal(format!(
+            "{what} is not an integer: {other:?}"
+        ))),
     }
 }
 
 /// Up to three dims, missing ones 1.
-fn lower_dims(fx: &mut FnCtx<'_, '_>, dims: &[Expr], what: &str) -> Result<[Int; 3], String> {
+fn lower_dims(fx: &mut FnCtx<'_, '_>, dims: &[Expr], what: &str) -> Result<[Int; 3], LowerError> {
     let one = fx.b.iconst(Ty::I64, 1);
     let mut out = [Int {
         var: one,
@@ -65,7 +68,7 @@ fn in_range(fx: &mut FnCtx<'_, '_>, v: Var, max: i64) -> Var {
 }
 
 /// Lowers `launch binary.kernel[...](args)`.
-pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), String> {
+pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
     let prefix = format!("{}: launch of {}.{}", fx.func.name, l.binary, l.kernel);
 
     // Operands, checked before anything reaches the driver.
@@ -150,7 +153,11 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
             tensor: fx
                 .func
                 .first_cuda_tensor()
-                .ok_or("a launch without `device=` in a function with no CUDA tensor")?
+                .ok_or_else(|| {
+                    LowerError::internal(
+                        "a launch without `device=` in a function with no CUDA tensor",
+                    )
+                })?
                 .to_owned(),
             field: TensorField::DeviceId,
         },
@@ -172,7 +179,11 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     let stream = match &l.stream {
         Some(e) => match lower_expr(fx, e)? {
             Val::Scalar(v, ScalarType::Ptr) => v,
-            other => return Err(format!("the stream is not a pointer: {other:?}")),
+            other => {
+                return Err(LowerError::internal(format!(
+                    "the stream is not a pointer: {other:?}"
+                )));
+            }
         },
         None => {
             let get = fx.m.capi(CApi::EnvGetStream);
@@ -186,7 +197,11 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
     for (k, e) in l.args.iter().enumerate() {
         match lower_expr(fx, e)? {
             Val::Scalar(v, _) => values.push(v),
-            other => return Err(format!("kernel argument {k} is not a scalar: {other:?}")),
+            other => {
+                return Err(LowerError::internal(format!(
+                    "kernel argument {k} is not a scalar: {other:?}"
+                )));
+            }
         }
     }
     let mut offsets = Vec::new();
@@ -219,7 +234,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Str
             .iter()
             .find(|b| b.name == l.binary)
             .and_then(|b| b.kernels.iter().position(|k| *k == l.kernel))
-            .ok_or_else(|| format!("no kernel `{}` in `{}`", l.kernel, l.binary))?;
+            .ok_or_else(|| {
+                LowerError::internal(format!("no kernel `{}` in `{}`", l.kernel, l.binary))
+            })?;
     let kernel = fx.b.load(Ty::Ptr, kernels, index * 8);
 
     // The device.

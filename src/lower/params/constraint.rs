@@ -3,26 +3,29 @@
 use crate::ir::{Constraint, ScalarType};
 use crate::lir::{BinOp, IntCC, Ty};
 
-use crate::lower::function::{Binding, FnCtx};
+use crate::lower::context::{Binding, FnCtx};
 use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::is_signed;
 
 use super::syms::{BOUND, SymKey, SymState, Syms, bound_by_text};
+use crate::lower::options::LowerError;
 
 /// A divisibility constraint on an integer parameter or symbolic variable.
 pub(super) fn lower_constraint(
     fx: &mut FnCtx<'_, '_>,
     constraint: &Constraint,
     syms: &Syms,
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     let Constraint::Divisible { var: name, divisor } = constraint;
     if *divisor == 0 {
-        return Err(format!(
+        return Err(LowerError::internal(format!(
             "constraint `{name} % 0 == 0`: the divisor must be positive"
-        ));
+        )));
     }
     let divisor_i64 = i64::try_from(*divisor).map_err(|_| {
-        format!("constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX")
+        LowerError::limit(format!(
+            "constraint `{name} % {divisor} == 0`: the divisor is larger than i64::MAX"
+        ))
     })?;
     if fx.b.annotating() {
         fx.b.source(format!("check constraint {name} % {divisor} == 0"));
@@ -64,9 +67,9 @@ pub(super) fn lower_constraint(
             (var, present, format!("{}: {name} = ", fx.func.name), binder)
         }
         _ => {
-            return Err(format!(
+            return Err(LowerError::internal(format!(
                 "constraint on `{name}`, which is not an integer parameter or symbolic variable"
-            ));
+            )));
         }
     };
     // The divisor is positive, so the signed remainder is never the trapping MIN % -1.

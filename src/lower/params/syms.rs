@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use crate::lir::{BinOp, IntCC, Ty, Var};
 
-use crate::lower::function::FnCtx;
+use crate::lower::context::FnCtx;
 use crate::lower::raise::{MsgPart, Tag};
 
 /// What identifies a symbolic binding: a named variable, or "the common device id".

@@ -7,15 +7,40 @@ use safecall_runtime::abi::{
     DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET, ndim_dtype_bits,
 };
 
-use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides};
+use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, IntType, Strides, TensorSpec};
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 
-use crate::lower::function::{Binding, FnCtx};
+use crate::lower::context::{Binding, FnCtx, NoneGuard};
+use crate::lower::layout::{compact_strides, effective_strides};
 use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::{self, int_range};
 
-use super::TensorLeaf;
 use super::syms::{SymKey, Syms, bind_or_compare};
+
+/// A tensor parameter waiting for its phase-3 checks.
+pub(super) struct TensorLeaf {
+    /// The parameter's name (bound to a [`Binding::Tensor`]).
+    pub name: String,
+    /// The argument as messages name it.
+    pub label: String,
+    pub spec: TensorSpec,
+    /// Pointer to the `DLTensor`.
+    pub dl: Var,
+    /// Set when the tensor is optional (or inside an optional tuple).
+    pub guard: Option<NoneGuard>,
+}
+
+/// What the checks of one tensor share.
+struct Checked<'l> {
+    leaf: &'l TensorLeaf,
+    /// Pointer to the `DLTensor`.
+    dl: Var,
+    /// `"<name>: argument 'x' (#0): "` when explaining; empty on the fast path.
+    prefix: String,
+    /// Whether the tensor is optional (its checks run only when it is present, and symbols
+    /// it binds fall back to another binder when it is None).
+    guarded: bool,
+}
 
 /// Runs the phase-3 checks of one tensor; binds its shape values when they dominate the body.
 pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut Syms) {
@@ -33,17 +58,55 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
         fx.b.switch_to(present);
         join
     });
-    let guarded = leaf.guard.is_some();
-    let spec = &leaf.spec;
-    let dl = leaf.dl;
-    let prefix = fx.message_prefix(&leaf.label);
-    let ndim = spec.shape.len();
+    let t = Checked {
+        leaf,
+        dl: leaf.dl,
+        prefix: fx.message_prefix(&leaf.label),
+        guarded: leaf.guard.is_some(),
+    };
 
     // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
     fx.flush_checks();
+    check_ndim_and_dtype(fx, &t);
+    check_device_type(fx, &t);
+    // Safety boundary: `ndim` shape entries are read below.
+    fx.flush_checks();
+    let dims = check_shape(fx, &t, syms);
 
-    // ndim and dtype: on the fast path of a little-endian host one 8-byte load and one
-    // comparison check both (the explain function checks them one by one)
+    // Zero-element tensors pass the stride, alignment and data checks whatever their fields.
+    let has_zero = any_zero(fx, &dims);
+    let nonempty = {
+        let one = fx.b.iconst(Ty::I8, 1);
+        fx.b.binary(BinOp::Xor, has_zero, one)
+    };
+    match &leaf.spec.strides {
+        Strides::Any => {}
+        Strides::Compact => check_compact_strides(fx, &t, &dims, nonempty),
+        Strides::Exact(wanted) => check_exact_strides(fx, &t, syms, wanted, &dims, has_zero),
+    }
+    let byte_offset = check_byte_offset(fx, &t);
+    check_data(fx, &t, byte_offset, has_zero);
+    check_device_id(fx, &t, syms);
+    if let Some(index) = leaf.spec.index_type {
+        check_element_count(fx, &t, index, &dims, has_zero);
+    }
+
+    if let Some(join) = join {
+        fx.jump(join);
+        fx.b.switch_to(join);
+    }
+    // Shape values loaded here dominate the body only when the tensor is always present.
+    if let (false, Ok(Binding::Tensor(mut binding))) = (t.guarded, fx.lookup(&leaf.name)) {
+        binding.shape = Some(dims);
+        fx.bind(&leaf.name, Binding::Tensor(binding));
+    }
+}
+
+/// ndim and dtype: on the fast path of a little-endian host one 8-byte load and one
+/// comparison check both (the explain function checks them one by one).
+fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
+    let (spec, dl, prefix) = (&t.leaf.spec, t.dl, &t.prefix);
+    let ndim = spec.shape.len();
     let fused_dtype = spec
         .dtype
         .filter(|_| fx.fast_path() && cfg!(target_endian = "little"));
@@ -52,56 +115,59 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
         let want = ndim_dtype_bits(ndim as i32, dtype) as i64;
         let ok = fx.b.icmp_imm(IntCC::Eq, both, want);
         fx.require_fast(ok);
-    } else {
-        // ndim
-        let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
-        let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
-        fx.check_arg(ok, "ValueError", |_| {
-            vec![
-                MsgPart::text(format!("{prefix}ndim is ")),
-                MsgPart::Value(Tag::I64, actual_ndim),
-                MsgPart::text(format!(", expected {ndim}")),
-            ]
-        });
-
-        // dtype (a TypeError: the element type is part of the argument's type)
-        if let Some(dtype) = spec.dtype {
-            let packed = i64::from(dtype.to_bits());
-            let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
-            let actual64 = fx.b.resize(actual, Ty::I64, false);
-            let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
-            let want = schema::dtype_text(Some(dtype));
-            fx.check_arg(ok, "TypeError", |_| {
-                vec![
-                    MsgPart::text(format!("{prefix}dtype is ")),
-                    MsgPart::Value(Tag::DType, actual),
-                    MsgPart::text(format!(", expected {want}")),
-                ]
-            });
-        }
+        return;
     }
+    let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
+    let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
+    fx.check_arg(ok, "ValueError", |_| {
+        vec![
+            MsgPart::text(format!("{prefix}ndim is ")),
+            MsgPart::Value(Tag::I64, actual_ndim),
+            MsgPart::text(format!(", expected {ndim}")),
+        ]
+    });
 
-    // device type
-    if let Some(device_type) = spec.device_type {
-        let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
-        let ok = fx.b.icmp_imm(IntCC::Eq, actual, i64::from(device_type));
-        let want = schema::device_type_text(device_type);
-        fx.check_arg(ok, "ValueError", |fx| {
-            let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+    // dtype (a TypeError: the element type is part of the argument's type)
+    if let Some(dtype) = spec.dtype {
+        let packed = i64::from(dtype.to_bits());
+        let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
+        let actual64 = fx.b.resize(actual, Ty::I64, false);
+        let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
+        let want = schema::dtype_text(Some(dtype));
+        fx.check_arg(ok, "TypeError", |_| {
             vec![
-                MsgPart::text(format!("{prefix}device is ")),
-                MsgPart::Value(Tag::Device, device),
-                MsgPart::text(format!(", expected a {want} tensor")),
+                MsgPart::text(format!("{prefix}dtype is ")),
+                MsgPart::Value(Tag::DType, actual),
+                MsgPart::text(format!(", expected {want}")),
             ]
         });
     }
+}
 
-    // Safety boundary: `ndim` shape entries are read below.
-    fx.flush_checks();
+/// The device type.
+fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
+    let Some(device_type) = t.leaf.spec.device_type else {
+        return;
+    };
+    let (dl, prefix) = (t.dl, &t.prefix);
+    let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+    let ok = fx.b.icmp_imm(IntCC::Eq, actual, i64::from(device_type));
+    let want = schema::device_type_text(device_type);
+    fx.check_arg(ok, "ValueError", |fx| {
+        let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+        vec![
+            MsgPart::text(format!("{prefix}device is ")),
+            MsgPart::Value(Tag::Device, device),
+            MsgPart::text(format!(", expected a {want} tensor")),
+        ]
+    });
+}
 
-    // shape: constant dims first, then symbolic ones
-    let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
-    let dims: Vec<Var> = (0..ndim)
+/// The shape: constant dims first, then symbolic ones (bound or compared). Returns the dims.
+fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<Var> {
+    let (spec, prefix) = (&t.leaf.spec, &t.prefix);
+    let shape_ptr = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_SHAPE_OFFSET);
+    let dims: Vec<Var> = (0..spec.shape.len())
         .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
         .collect();
     for (k, dim) in spec.shape.iter().enumerate() {
@@ -120,14 +186,14 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
     for (k, dim) in spec.shape.iter().enumerate() {
         if let Dim::Var(name) = dim {
             let what = format!("shape[{k}]");
-            let binder = format!("{}.shape[{k}]", leaf.name);
+            let binder = format!("{}.shape[{k}]", t.leaf.name);
             bind_or_compare(
                 fx,
                 syms,
                 SymKey::Named(name.clone()),
                 dims[k],
-                guarded,
-                &prefix,
+                t.guarded,
+                prefix,
                 &what,
                 name,
                 &binder,
@@ -135,94 +201,100 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
             );
         }
     }
+    dims
+}
 
-    // Zero-element tensors pass the stride, alignment and data checks whatever their fields.
-    let has_zero = any_zero(fx, &dims);
-    let nonempty = {
-        let one = fx.b.iconst(Ty::I8, 1);
-        fx.b.binary(BinOp::Xor, has_zero, one)
-    };
+/// `strides=compact`: NULL strides, or row-major contiguous ones (a dim of 1 may have any
+/// stride); checked only for non-empty tensors.
+fn check_compact_strides(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, dims: &[Var], nonempty: Var) {
+    let ndim = dims.len();
+    if ndim == 0 {
+        return;
+    }
+    let prefix = &t.prefix;
+    let strides_ptr = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_STRIDES_OFFSET);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let has_strides = fx.b.icmp(IntCC::Ne, strides_ptr, null);
+    let check_needed = fx.b.binary(BinOp::And, has_strides, nonempty);
+    let check_block = fx.b.new_block();
+    let done = fx.b.new_block();
+    fx.branch(check_needed, check_block, done);
+    fx.b.switch_to(check_block);
+    let compact = compact_strides(fx, dims);
+    for k in (0..ndim).rev() {
+        let actual = fx.b.load(Ty::I64, strides_ptr, k * 8);
+        let equal = fx.b.icmp(IntCC::Eq, actual, compact[k]);
+        let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
+        let ok = fx.b.binary(BinOp::Or, equal, unit);
+        let expected = compact[k];
+        fx.check_arg(ok, "ValueError", |_| {
+            vec![
+                MsgPart::text(format!("{prefix}strides[{k}] is ")),
+                MsgPart::Value(Tag::I64, actual),
+                MsgPart::text(", expected "),
+                MsgPart::Value(Tag::I64, expected),
+                MsgPart::text(" (the tensor must be compact: row-major and contiguous)"),
+            ]
+        });
+    }
+    fx.jump(done);
+    fx.b.switch_to(done);
+}
 
-    // strides
-    match &spec.strides {
-        Strides::Any => {}
-        Strides::Compact => {
-            if ndim > 0 {
-                let strides_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_STRIDES_OFFSET);
-                let null = fx.b.iconst(Ty::Ptr, 0);
-                let has_strides = fx.b.icmp(IntCC::Ne, strides_ptr, null);
-                let check_needed = fx.b.binary(BinOp::And, has_strides, nonempty);
-                let check_block = fx.b.new_block();
-                let done = fx.b.new_block();
-                fx.branch(check_needed, check_block, done);
-                fx.b.switch_to(check_block);
-                let compact = compact_strides(fx, &dims);
-                for k in (0..ndim).rev() {
-                    let actual = fx.b.load(Ty::I64, strides_ptr, k * 8);
-                    let equal = fx.b.icmp(IntCC::Eq, actual, compact[k]);
-                    let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
-                    let ok = fx.b.binary(BinOp::Or, equal, unit);
-                    let expected = compact[k];
-                    fx.check_arg(ok, "ValueError", |_| {
-                        vec![
-                            MsgPart::text(format!("{prefix}strides[{k}] is ")),
-                            MsgPart::Value(Tag::I64, actual),
-                            MsgPart::text(", expected "),
-                            MsgPart::Value(Tag::I64, expected),
-                            MsgPart::text(
-                                " (the tensor must be compact: row-major and contiguous)",
-                            ),
-                        ]
-                    });
-                }
-                fx.jump(done);
-                fx.b.switch_to(done);
+/// `strides=[...]`: each stride (NULL strides read as compact) is the constant or binds or
+/// compares the symbol; dims of 1 and empty tensors are exempt.
+fn check_exact_strides(
+    fx: &mut FnCtx<'_, '_>,
+    t: &Checked<'_>,
+    syms: &mut Syms,
+    wanted: &[Dim],
+    dims: &[Var],
+    has_zero: Var,
+) {
+    let prefix = &t.prefix;
+    let actual = effective_strides(fx, t.dl, dims);
+    for (k, want) in wanted.iter().enumerate() {
+        let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
+        let skip = fx.b.binary(BinOp::Or, unit, has_zero);
+        let value = actual[k];
+        match want {
+            Dim::Const(c) => {
+                let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
+                let ok = fx.b.binary(BinOp::Or, equal, skip);
+                fx.check_arg(ok, "ValueError", |_| {
+                    vec![
+                        MsgPart::text(format!("{prefix}strides[{k}] is ")),
+                        MsgPart::Value(Tag::I64, value),
+                        MsgPart::text(format!(", expected {c}")),
+                    ]
+                });
             }
-        }
-        Strides::Exact(wanted) => {
-            let actual = effective_strides(fx, dl, &dims);
-            let exempt = has_zero;
-            for (k, want) in wanted.iter().enumerate() {
-                let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
-                let skip = fx.b.binary(BinOp::Or, unit, exempt);
-                let value = actual[k];
-                match want {
-                    Dim::Const(c) => {
-                        let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
-                        let ok = fx.b.binary(BinOp::Or, equal, skip);
-                        fx.check_arg(ok, "ValueError", |_| {
-                            vec![
-                                MsgPart::text(format!("{prefix}strides[{k}] is ")),
-                                MsgPart::Value(Tag::I64, value),
-                                MsgPart::text(format!(", expected {c}")),
-                            ]
-                        });
-                    }
-                    Dim::Var(name) => {
-                        let what = format!("strides[{k}]");
-                        let binder = format!("{}.strides[{k}]", leaf.name);
-                        bind_or_compare(
-                            fx,
-                            syms,
-                            SymKey::Named(name.clone()),
-                            value,
-                            guarded,
-                            &prefix,
-                            &what,
-                            name,
-                            &binder,
-                            Some(skip),
-                        );
-                    }
-                }
+            Dim::Var(name) => {
+                let what = format!("strides[{k}]");
+                let binder = format!("{}.strides[{k}]", t.leaf.name);
+                bind_or_compare(
+                    fx,
+                    syms,
+                    SymKey::Named(name.clone()),
+                    value,
+                    t.guarded,
+                    prefix,
+                    &what,
+                    name,
+                    &binder,
+                    Some(skip),
+                );
             }
         }
     }
+}
 
-    // byte_offset
-    let byte_offset = match spec.byte_offset {
+/// `byte_offset`: checked to be 0, or returned (loaded) when any offset is allowed.
+fn check_byte_offset(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) -> Option<Var> {
+    let prefix = &t.prefix;
+    match t.leaf.spec.byte_offset {
         ByteOffsetPolicy::Zero => {
-            let actual = fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET);
+            let actual = fx.b.load(Ty::I64, t.dl, DLTENSOR_BYTE_OFFSET_OFFSET);
             let ok = fx.b.icmp_imm(IntCC::Eq, actual, 0);
             fx.check_arg(ok, "ValueError", |_| {
                 vec![
@@ -233,120 +305,120 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
             });
             None
         }
-        ByteOffsetPolicy::Any => Some(fx.b.load(Ty::I64, dl, DLTENSOR_BYTE_OFFSET_OFFSET)),
-    };
+        ByteOffsetPolicy::Any => Some(fx.b.load(Ty::I64, t.dl, DLTENSOR_BYTE_OFFSET_OFFSET)),
+    }
+}
 
-    // alignment and non-NULL data (non-empty tensors only)
-    let data = fx.b.load(Ty::Ptr, dl, DLTENSOR_DATA_OFFSET);
-    {
-        if let Some(align) = spec.alignment.filter(|a| *a > 1) {
-            let base = fx.b.convert(ConvOp::PtrToInt, data, Ty::I64);
-            let addr = match byte_offset {
-                Some(off) => fx.b.binary(BinOp::Iadd, base, off),
-                None => base,
-            };
-            let low = fx.b.binary_imm(BinOp::And, addr, i64::from(align) - 1);
-            let aligned = fx.b.icmp_imm(IntCC::Eq, low, 0);
-            let ok = fx.b.binary(BinOp::Or, aligned, has_zero);
-            let what = if byte_offset.is_some() {
-                "data pointer + byte_offset"
-            } else {
-                "data pointer"
-            };
-            fx.check_arg(ok, "ValueError", |_| {
-                vec![
-                    MsgPart::text(format!("{prefix}{what} ")),
-                    MsgPart::Value(Tag::Ptr, addr),
-                    MsgPart::text(format!(" is not aligned to {align} bytes")),
-                ]
-            });
-        }
-        let null = fx.b.iconst(Ty::Ptr, 0);
-        let non_null = fx.b.icmp(IntCC::Ne, data, null);
-        let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
+/// Alignment (of the data pointer plus any byte offset) and non-NULL data, for non-empty
+/// tensors only.
+fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>, has_zero: Var) {
+    let prefix = &t.prefix;
+    let data = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_DATA_OFFSET);
+    if let Some(align) = t.leaf.spec.alignment.filter(|a| *a > 1) {
+        let base = fx.b.convert(ConvOp::PtrToInt, data, Ty::I64);
+        let addr = match byte_offset {
+            Some(off) => fx.b.binary(BinOp::Iadd, base, off),
+            None => base,
+        };
+        let low = fx.b.binary_imm(BinOp::And, addr, i64::from(align) - 1);
+        let aligned = fx.b.icmp_imm(IntCC::Eq, low, 0);
+        let ok = fx.b.binary(BinOp::Or, aligned, has_zero);
+        let what = if byte_offset.is_some() {
+            "data pointer + byte_offset"
+        } else {
+            "data pointer"
+        };
         fx.check_arg(ok, "ValueError", |_| {
-            vec![MsgPart::text(format!(
-                "{prefix}data pointer is NULL but the tensor has elements"
-            ))]
+            vec![
+                MsgPart::text(format!("{prefix}{what} ")),
+                MsgPart::Value(Tag::Ptr, addr),
+                MsgPart::text(format!(" is not aligned to {align} bytes")),
+            ]
         });
     }
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let non_null = fx.b.icmp(IntCC::Ne, data, null);
+    let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
+    fx.check_arg(ok, "ValueError", |_| {
+        vec![MsgPart::text(format!(
+            "{prefix}data pointer is NULL but the tensor has elements"
+        ))]
+    });
+}
 
-    // device id
-    let device_key = match &spec.device_id {
-        DeviceIdPolicy::Free => None,
-        DeviceIdPolicy::Same => Some((
+/// The device id: free, the same for all tensor arguments, or a symbol (bound or compared).
+fn check_device_id(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
+    let (key, shown) = match &t.leaf.spec.device_id {
+        DeviceIdPolicy::Free => return,
+        DeviceIdPolicy::Same => (
             SymKey::SameDevice,
             "device id of the tensor arguments".to_owned(),
-        )),
-        DeviceIdPolicy::Var(name) => Some((SymKey::Named(name.clone()), name.clone())),
+        ),
+        DeviceIdPolicy::Var(name) => (SymKey::Named(name.clone()), name.clone()),
     };
-    if let Some((key, shown)) = device_key {
-        let id32 = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_ID_OFFSET);
-        let id = fx.b.resize(id32, Ty::I64, true);
-        let binder = format!("{}.device", leaf.name);
-        bind_or_compare(
-            fx,
-            syms,
-            key,
-            id,
-            guarded,
-            &prefix,
-            "device id",
-            &shown,
-            &binder,
-            None,
-        );
-    }
+    let id32 = fx.b.load(Ty::I32, t.dl, DLTENSOR_DEVICE_ID_OFFSET);
+    let id = fx.b.resize(id32, Ty::I64, true);
+    let binder = format!("{}.device", t.leaf.name);
+    bind_or_compare(
+        fx,
+        syms,
+        key,
+        id,
+        t.guarded,
+        &t.prefix,
+        "device id",
+        &shown,
+        &binder,
+        None,
+    );
+}
 
-    // element count limit
-    if let Some(index) = spec.index_type {
-        let limit = int_range(index).1;
-        let ok = fx.b.mutable_var(Ty::I8);
-        fx.b.assign_iconst(ok, 1);
-        let product = fx.b.mutable_var(Ty::I64);
-        fx.b.assign_iconst(product, 1);
-        for &d in &dims {
-            // Overflow-free: product * d <= limit  <=>  product <= limit / d (d >= 1 here).
-            let safe_d = {
-                let one = fx.b.iconst(Ty::I64, 1);
-                let lt1 = fx.b.icmp_imm(IntCC::Slt, d, 1);
-                fx.b.select(lt1, one, d)
-            };
-            let limit_v = fx.b.iconst(Ty::I64, limit);
-            let quotient = fx.b.binary(BinOp::Sdiv, limit_v, safe_d);
-            let fits = fx.b.icmp(IntCC::Sle, product, quotient);
-            let both = fx.b.binary(BinOp::And, ok, fits);
-            fx.b.assign(ok, both);
-            let next = fx.b.binary(BinOp::Imul, product, safe_d);
-            let kept = fx.b.select(fits, next, product);
-            fx.b.assign(product, kept);
-        }
-        let pass = fx.b.binary(BinOp::Or, ok, has_zero);
-        let name = schema::int_name(index);
-        fx.check_arg(pass, "ValueError", |_| {
-            let mut parts = vec![MsgPart::text(format!(
-                "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
-            ))];
-            for (k, &d) in dims.iter().enumerate() {
-                if k > 0 {
-                    parts.push(MsgPart::text(", "));
-                }
-                parts.push(MsgPart::Value(Tag::I64, d));
+/// The element-count limit of `index_type`: the product of the dims fits the index type
+/// (computed without overflow); empty tensors pass.
+fn check_element_count(
+    fx: &mut FnCtx<'_, '_>,
+    t: &Checked<'_>,
+    index: IntType,
+    dims: &[Var],
+    has_zero: Var,
+) {
+    let prefix = &t.prefix;
+    let limit = int_range(index).1;
+    let ok = fx.b.mutable_var(Ty::I8);
+    fx.b.assign_iconst(ok, 1);
+    let product = fx.b.mutable_var(Ty::I64);
+    fx.b.assign_iconst(product, 1);
+    for &d in dims {
+        // Overflow-free: product * d <= limit  <=>  product <= limit / d (d >= 1 here).
+        let safe_d = {
+            let one = fx.b.iconst(Ty::I64, 1);
+            let lt1 = fx.b.icmp_imm(IntCC::Slt, d, 1);
+            fx.b.select(lt1, one, d)
+        };
+        let limit_v = fx.b.iconst(Ty::I64, limit);
+        let quotient = fx.b.binary(BinOp::Sdiv, limit_v, safe_d);
+        let fits = fx.b.icmp(IntCC::Sle, product, quotient);
+        let both = fx.b.binary(BinOp::And, ok, fits);
+        fx.b.assign(ok, both);
+        let next = fx.b.binary(BinOp::Imul, product, safe_d);
+        let kept = fx.b.select(fits, next, product);
+        fx.b.assign(product, kept);
+    }
+    let pass = fx.b.binary(BinOp::Or, ok, has_zero);
+    let name = schema::int_name(index);
+    fx.check_arg(pass, "ValueError", |_| {
+        let mut parts = vec![MsgPart::text(format!(
+            "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
+        ))];
+        for (k, &d) in dims.iter().enumerate() {
+            if k > 0 {
+                parts.push(MsgPart::text(", "));
             }
-            parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
-            parts
-        });
-    }
-
-    if let Some(join) = join {
-        fx.jump(join);
-        fx.b.switch_to(join);
-    }
-    // Shape values loaded here dominate the body only when the tensor is always present.
-    if let (false, Ok(Binding::Tensor(mut t))) = (guarded, fx.lookup(&leaf.name)) {
-        t.shape = Some(dims);
-        fx.bind(&leaf.name, Binding::Tensor(t));
-    }
+            parts.push(MsgPart::Value(Tag::I64, d));
+        }
+        parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
+        parts
+    });
 }
 
 /// `I8` 1 when any dim is 0.
@@ -361,39 +433,4 @@ fn any_zero(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Var {
             .fold(first, |acc, &z| fx.b.binary(BinOp::Or, acc, z)),
         None => fx.b.iconst(Ty::I8, 0),
     }
-}
-
-/// Row-major compact strides of a shape.
-pub(crate) fn compact_strides(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Vec<Var> {
-    let mut strides = vec![fx.b.iconst(Ty::I64, 1); dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        strides[k] = fx.b.binary(BinOp::Imul, strides[k + 1], dims[k + 1]);
-    }
-    strides
-}
-
-/// The strides of a tensor, reading NULL strides as the compact ones.
-pub(crate) fn effective_strides(fx: &mut FnCtx<'_, '_>, dl: Var, dims: &[Var]) -> Vec<Var> {
-    let compact = compact_strides(fx, dims);
-    let strides_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_STRIDES_OFFSET);
-    let null = fx.b.iconst(Ty::Ptr, 0);
-    let has = fx.b.icmp(IntCC::Ne, strides_ptr, null);
-    let out: Vec<Var> = (0..dims.len()).map(|_| fx.b.mutable_var(Ty::I64)).collect();
-    let load_block = fx.b.new_block();
-    let null_block = fx.b.new_block();
-    let join = fx.b.new_block();
-    fx.branch(has, load_block, null_block);
-    fx.b.switch_to(load_block);
-    for (k, &o) in out.iter().enumerate() {
-        let v = fx.b.load(Ty::I64, strides_ptr, k * 8);
-        fx.b.assign(o, v);
-    }
-    fx.jump(join);
-    fx.b.switch_to(null_block);
-    for (&o, &c) in out.iter().zip(&compact) {
-        fx.b.assign(o, c);
-    }
-    fx.jump(join);
-    fx.b.switch_to(join);
-    out
 }

@@ -3,16 +3,61 @@
 //! a stack buffer and returning the advanced cursor.
 
 use crate::lir::{
-    BinOp, Callee, ConvOp, DataId, FloatCC, FuncId, ImportId, IntCC, Linkage, Signature, Symbol,
-    Ty, Var, builder::FuncBuilder,
+    BinOp, Callee, ConvOp, Data, DataId, FloatCC, FuncId, ImportId, IntCC, Linkage, Signature,
+    Symbol, Ty, Var, builder::FuncBuilder,
 };
 use safecall_runtime::abi::{
     BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE_OFFSET, TYPE_INFO_TYPE_KEY_OFFSET,
 };
 
-use crate::lower::ModuleCtx;
+use crate::lower::modctx::ModuleCtx;
 
-use super::{Formatters, MAX_TYPE_KEY, NameTable};
+/// Longest type key copied into a message.
+const MAX_TYPE_KEY: i64 = 40;
+
+/// Small formatting routines: each takes a cursor into a buffer and returns the advanced cursor.
+pub(super) struct Formatters {
+    pub u64: FuncId,
+    pub cstr: FuncId,
+    pub bytes: FuncId,
+    pub hex: FuncId,
+    pub f64: FuncId,
+}
+
+/// A string table in read-only data: NUL-terminated names and a `u16` offset per index.
+pub(super) struct NameTable {
+    blob: DataId,
+    offsets: DataId,
+    len: i64,
+}
+
+pub(super) fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) -> NameTable {
+    let mut blob = Vec::new();
+    let mut offsets = Vec::new();
+    for name in names {
+        offsets.extend_from_slice(&(blob.len() as u16).to_le_bytes());
+        blob.extend_from_slice(name.as_bytes());
+        blob.push(0);
+    }
+    let mut data = |name: String, contents: Vec<u8>, align: u32| {
+        ctx.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align,
+            contents,
+            relocs: Vec::new(),
+            section: None,
+        })
+    };
+    let blob_name = format!("__safecall_{what}_names");
+    let offsets_name = format!("__safecall_{what}_offsets");
+    NameTable {
+        blob: data(blob_name, blob, 1),
+        offsets: data(offsets_name, offsets, 2),
+        len: names.len() as i64,
+    }
+}
 
 pub(super) fn call_cursor(b: &mut FuncBuilder, f: FuncId, args: Vec<Var>) -> Var {
     b.call(Callee::Func(f), Some(Ty::Ptr), args)

@@ -10,15 +10,17 @@
 mod format;
 
 use crate::lir::{
-    BinOp, Callee, ConvOp, Data, DataId, FuncId, ImportId, IntCC, Linkage, Module, Signature,
-    SlotId, Symbol, Ty, Var, builder::FuncBuilder,
+    BinOp, Callee, ConvOp, DataId, FuncId, IntCC, Linkage, Module, Signature, SlotId, Symbol, Ty,
+    Var, builder::FuncBuilder,
 };
 
-use crate::lower::{ModuleCtx, RaiseHelper, capi::CApi};
+use super::capi::CApi;
+use super::modctx::{ModuleCtx, RaiseTarget};
+use super::options::{LowerOptions, RaiseHelper};
 
 use format::{
-    call_cursor, emit_fmt_bytes, emit_fmt_cstr, emit_fmt_f64, emit_fmt_hex, emit_fmt_u64,
-    terminate, write_device, write_dtype, write_i64, write_type_name,
+    Formatters, call_cursor, emit_fmt_bytes, emit_fmt_cstr, emit_fmt_f64, emit_fmt_hex,
+    emit_fmt_u64, name_table, terminate, write_device, write_dtype, write_i64, write_type_name,
 };
 
 /// Size of one message part.
@@ -31,8 +33,6 @@ pub const PART_VALUE_OFFSET: usize = 8;
 pub const MAX_PARTS: u32 = 64;
 /// Bytes of formatting buffer per part.
 const PART_BUF: u32 = 48;
-/// Longest type key copied into a message.
-const MAX_TYPE_KEY: i64 = 40;
 
 /// Part tags: how the helper renders the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +72,6 @@ impl MsgPart {
     pub fn text(s: impl Into<String>) -> Self {
         MsgPart::Text(s.into())
     }
-}
-
-/// How a module reaches the helper.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum RaiseTarget {
-    Local(FuncId),
-    External(ImportId),
 }
 
 /// The helper's signature: `int32 raise(const char* kind, const Part* parts, int32 n)`.
@@ -188,45 +181,10 @@ pub fn helper_module(symbol: &str) -> Module {
         system_lib_prefix: None,
         functions: Vec::new(),
     };
-    let options = super::LowerOptions::default();
+    let options = LowerOptions::default();
     let mut ctx = ModuleCtx::new(&ir, &options);
     emit_helper(&mut ctx, symbol, Linkage::Export);
     ctx.finish()
-}
-
-/// A string table in read-only data: NUL-terminated names and a `u16` offset per index.
-struct NameTable {
-    blob: DataId,
-    offsets: DataId,
-    len: i64,
-}
-
-fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) -> NameTable {
-    let mut blob = Vec::new();
-    let mut offsets = Vec::new();
-    for name in names {
-        offsets.extend_from_slice(&(blob.len() as u16).to_le_bytes());
-        blob.extend_from_slice(name.as_bytes());
-        blob.push(0);
-    }
-    let mut data = |name: String, contents: Vec<u8>, align: u32| {
-        ctx.add_data(Data {
-            name,
-            linkage: Linkage::Local,
-            writable: false,
-            align,
-            contents,
-            relocs: Vec::new(),
-            section: None,
-        })
-    };
-    let blob_name = format!("__safecall_{what}_names");
-    let offsets_name = format!("__safecall_{what}_offsets");
-    NameTable {
-        blob: data(blob_name, blob, 1),
-        offsets: data(offsets_name, offsets, 2),
-        len: names.len() as i64,
-    }
 }
 
 /// Type indices below this one are named from a table in the generated code; dynamic types
@@ -279,15 +237,6 @@ fn dtype_code_names() -> Vec<&'static str> {
     (0u8..=17)
         .map(|c| safecall_runtime::dtype::code_name(c).unwrap_or(""))
         .collect()
-}
-
-/// Small formatting routines: each takes a cursor into a buffer and returns the advanced cursor.
-struct Formatters {
-    u64: FuncId,
-    cstr: FuncId,
-    bytes: FuncId,
-    hex: FuncId,
-    f64: FuncId,
 }
 
 fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId {

@@ -7,37 +7,61 @@ use safecall_runtime::abi::{
     DLTENSOR_SHAPE_OFFSET, type_index as ti,
 };
 
-use crate::ir::{BinOp, Expr, FloatType, IntType, ScalarType, Strides, TensorField, UnOp};
+use crate::ir::{self, BinOp, Expr, FloatType, IntType, ScalarType, Strides, TensorField, UnOp};
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
-use crate::lower::function::{Binding, FnCtx, TensorBinding};
-use crate::lower::params::{compact_strides, effective_strides, int_lir_type};
-use crate::lower::raise::{MsgPart, Tag};
-use crate::lower::schema::{int_name, int_range, is_signed, scalar_name};
+use super::context::{Binding, FnCtx, TensorBinding};
+use super::layout::{compact_strides, effective_strides, int_lir_type, scalar_lir_type};
+use super::options::LowerError;
+use super::raise::{MsgPart, Tag};
+use super::schema::{int_name, int_range, is_signed, scalar_name};
 
-use super::{Val, scalar_lir_type};
+mod values;
+
+pub(crate) use values::{copy_any, write_pod, write_scalar_any};
+
+/// The value of an expression.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A machine value of an IR scalar type.
+    Scalar(Var, ScalarType),
+    /// A device (`I64`, packed).
+    Device(Var),
+    /// A dtype (`I32`, packed).
+    DType(Var),
+    /// A value held in a `TVMFFIAny` at `any`.
+    Ref { any: Var, ty: ir::Type },
+    /// A tensor parameter.
+    Tensor(TensorBinding),
+    /// A string literal.
+    Str(String),
+}
 
 /// Lowers an expression that must be a machine value.
-pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
+pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(v, _) | Val::Device(v) | Val::DType(v) => Ok(v),
-        other => Err(format!("expected a scalar value, found {other:?}")),
+        other => Err(LowerError::internal(format!(
+            "expected a scalar value, found {other:?}"
+        ))),
     }
 }
 
-pub(super) fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, String> {
+pub(crate) fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(v, ScalarType::Ptr) => Ok(v),
         Val::Str(s) => {
             let data = fx.m.cstring(s.as_bytes());
             Ok(fx.b.symbol_addr(lir::Symbol::Data(data)))
         }
-        other => Err(format!("expected a pointer, found {other:?}")),
+        other => Err(LowerError::internal(format!(
+            "expected a pointer, found {other:?}"
+        ))),
     }
 }
 
 /// Lowers an expression.
-pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String> {
+pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerError> {
     Ok(match e {
         Expr::Int { value, ty } => {
             let var = fx.b.iconst(int_lir_type(*ty), *value);
@@ -85,7 +109,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
                 Val::Scalar(var, ScalarType::Int(IntType::I64))
             }
             Binding::StrLit(s) => Val::Str(s),
-            Binding::Unit => return Err(format!("`{name}` has no value")),
+            Binding::Unit => return Err(LowerError::limit(format!("`{name}` has no value"))),
         },
         Expr::Field { tensor, field } => lower_field(fx, tensor, *field)?,
         Expr::Unary { op, arg } => {
@@ -142,7 +166,11 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
                 (Val::Scalar(a, ty), Val::Scalar(b, _)) => Val::Scalar(fx.b.select(c, a, b), ty),
                 (Val::Device(a), Val::Device(b)) => Val::Device(fx.b.select(c, a, b)),
                 (Val::DType(a), Val::DType(b)) => Val::DType(fx.b.select(c, a, b)),
-                _ => return Err("select arms must be scalar values of one type".to_owned()),
+                _ => {
+                    return Err(LowerError::internal(
+                        "select arms must be scalar values of one type",
+                    ));
+                }
             }
         }
         Expr::Cast { ty, arg } => {
@@ -182,16 +210,24 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, String
     })
 }
 
-fn scalar_of(v: Val) -> Result<(Var, ScalarType), String> {
+fn scalar_of(v: Val) -> Result<(Var, ScalarType), LowerError> {
     match v {
         Val::Scalar(var, ty) => Ok((var, ty)),
-        other => Err(format!("expected a scalar value, found {other:?}")),
+        other => Err(LowerError::internal(format!(
+            "expected a scalar value, found {other:?}"
+        ))),
     }
 }
 
-fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Result<Val, String> {
+fn lower_field(
+    fx: &mut FnCtx<'_, '_>,
+    tensor: &str,
+    field: TensorField,
+) -> Result<Val, LowerError> {
     let Binding::Tensor(t) = fx.lookup(tensor)? else {
-        return Err(format!("`{tensor}` is not a tensor parameter"));
+        return Err(LowerError::internal(format!(
+            "`{tensor}` is not a tensor parameter"
+        )));
     };
     fx.check_present(&t.guard);
     let dl = t.dl;
@@ -215,7 +251,9 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
         ),
         TensorField::Shape(k) => {
             if k >= ndim {
-                return Err(format!("{tensor}.shape[{k}] is out of range (ndim {ndim})"));
+                return Err(LowerError::internal(format!(
+                    "{tensor}.shape[{k}] is out of range (ndim {ndim})"
+                )));
             }
             let v = match &t.shape {
                 Some(d) => d[k],
@@ -228,9 +266,9 @@ fn lower_field(fx: &mut FnCtx<'_, '_>, tensor: &str, field: TensorField) -> Resu
         }
         TensorField::Stride(k) => {
             if k >= ndim {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "{tensor}.strides[{k}] is out of range (ndim {ndim})"
-                ));
+                )));
             }
             let d = dims(fx);
             let strides = match t.spec.strides {
@@ -268,7 +306,7 @@ fn lower_binary(
     l: Val,
     r: Val,
     constant_rhs: Option<i64>,
-) -> Result<Val, String> {
+) -> Result<Val, LowerError> {
     use lir::BinOp as L;
     // Devices and dtypes compare by their packed bits.
     if let (Val::Device(a), Val::Device(b)) | (Val::DType(a), Val::DType(b)) = (&l, &r) {
@@ -276,9 +314,9 @@ fn lower_binary(
             BinOp::Eq => IntCC::Eq,
             BinOp::Ne => IntCC::Ne,
             _ => {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "operator {op:?} is not defined on devices or dtypes"
-                ));
+                )));
             }
         };
         return Ok(Val::Scalar(fx.b.icmp(cc, *a, *b), ScalarType::Bool));
@@ -307,7 +345,11 @@ fn lower_binary(
             BinOp::Le => FloatCC::Le,
             BinOp::Gt => FloatCC::Gt,
             BinOp::Ge => FloatCC::Ge,
-            _ => return Err(format!("operator {op:?} is not defined on floats")),
+            _ => {
+                return Err(LowerError::internal(format!(
+                    "operator {op:?} is not defined on floats"
+                )));
+            }
         };
         return Ok(Val::Scalar(fx.b.fcmp(cc, a, b), bool_ty));
     }
@@ -460,13 +502,13 @@ fn lane_mask(ty: Ty) -> i64 {
     }
 }
 
-fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, String> {
+fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, LowerError> {
     let (var, from) = match v {
         Val::Scalar(var, from) => (var, from),
         Val::Ref { any, .. } | Val::Tensor(TensorBinding { any, .. }) => {
             return Ok(Val::Scalar(unpack_any(fx, any, to), to));
         }
-        other => return Err(format!("cannot cast {other:?}")),
+        other => return Err(LowerError::internal(format!("cannot cast {other:?}"))),
     };
     let target = scalar_lir_type(to);
     let out = match (from, to) {
@@ -512,11 +554,11 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Str
             fx.b.convert(ConvOp::IntToPtr, wide, Ty::Ptr)
         }
         (from, to) => {
-            return Err(format!(
+            return Err(LowerError::internal(format!(
                 "cannot cast {} to {}",
                 scalar_name(from),
                 scalar_name(to)
-            ));
+            )));
         }
     };
     Ok(Val::Scalar(out, to))

@@ -8,7 +8,8 @@ use safecall_runtime::abi::{
 use crate::ir::{FloatType, ScalarType};
 use crate::lir::{ConvOp, Ty, Var};
 
-use crate::lower::function::FnCtx;
+use crate::lower::context::FnCtx;
+use crate::lower::options::LowerError;
 use crate::lower::schema::is_signed;
 
 /// Writes a POD value into a `TVMFFIAny` at `dst`: type index, zero padding, value.
@@ -33,7 +34,7 @@ pub(crate) fn write_scalar_any(
     dst: Var,
     var: Var,
     ty: ScalarType,
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     match ty {
         ScalarType::Int(t) => {
             let wide = fx.b.resize(var, Ty::I64, is_signed(t));

@@ -1,59 +1,23 @@
-//! Lowering of the body: statements, expressions, returns.
-
-mod expr;
-mod values;
+//! Lowering of the body: statements and returns (expressions are [`expr`](super::expr)).
 
 use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
 
-use crate::ir::{self, Expr, FloatType, IntType, MessagePart, ScalarType, Stmt};
+use crate::ir::{Expr, IntType, MessagePart, ScalarType, Stmt};
 use crate::lir::{self, IntCC, Ty, Var};
 
 use super::capi::CApi;
-use super::function::{Binding, FnCtx, TensorBinding};
-use super::params::int_lir_type;
+use super::context::{Binding, FnCtx, TensorBinding};
+use super::expr::{
+    Val, copy_any, lower_expr, lower_ptr, lower_scalar, write_pod, write_scalar_any,
+};
+use super::layout::scalar_lir_type;
+use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::{is_signed, scalar_name};
-
-use expr::lower_ptr;
-pub(crate) use expr::{lower_expr, lower_scalar};
-pub(crate) use values::{copy_any, write_pod, write_scalar_any};
-
-/// The value of an expression.
-#[derive(Clone, Debug)]
-pub(crate) enum Val {
-    /// A machine value of an IR scalar type.
-    Scalar(Var, ScalarType),
-    /// A device (`I64`, packed).
-    Device(Var),
-    /// A dtype (`I32`, packed).
-    DType(Var),
-    /// A value held in a `TVMFFIAny` at `any`.
-    Ref { any: Var, ty: ir::Type },
-    /// A tensor parameter.
-    Tensor(TensorBinding),
-    /// A string literal.
-    Str(String),
-}
-
-/// The lowered type of a scalar type.
-pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
-    match t {
-        ScalarType::Bool => Ty::I8,
-        ScalarType::Int(i) => int_lir_type(i),
-        ScalarType::Float(FloatType::F32) => Ty::F32,
-        ScalarType::Float(FloatType::F64) => Ty::F64,
-        ScalarType::Ptr => Ty::Ptr,
-    }
-}
-
-/// A short description of a statement for dumps and messages: its first line as printed
-/// (`let g = ceil_div(n, 256i64);`, `for i in 0i64..n {`).
-pub(crate) fn stmt_text(stmt: &Stmt) -> String {
-    crate::ir::print::print_stmt_head(stmt)
-}
+use super::{calls, gpu};
 
 /// Lowers a block of statements in a new scope.
-pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), String> {
+pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), LowerError> {
     fx.push_scope();
     for stmt in stmts {
         if fx.b.is_terminated() {
@@ -67,9 +31,9 @@ pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Resu
     Ok(())
 }
 
-fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> {
+fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerError> {
     if fx.b.annotating() {
-        fx.b.source(stmt_text(stmt));
+        fx.b.source(crate::ir::print::print_stmt_head(stmt));
     }
     fx.current_stmt = Some(stmt);
     match stmt {
@@ -91,17 +55,21 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => {
                     fx.b.assign(var, src)
                 }
-                _ => return Err(format!("cannot assign this value to `{name}`")),
+                _ => {
+                    return Err(LowerError::internal(format!(
+                        "cannot assign this value to `{name}`"
+                    )));
+                }
             }
         }
         Stmt::Store { ty, ptr, value } => {
             let p = lower_ptr(fx, ptr)?;
             let v = lower_scalar(fx, value)?;
             if fx.b.ty(v) != scalar_lir_type(*ty) {
-                return Err(format!(
+                return Err(LowerError::internal(format!(
                     "store<{}> of a value of another type",
                     scalar_name(*ty)
-                ));
+                )));
             }
             fx.b.store(p, 0, v);
         }
@@ -141,11 +109,11 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
         } => {
             let c = lower_scalar(fx, cond)?;
             if message.len() > MAX_PARTS as usize / 2 {
-                return Err(format!(
+                return Err(LowerError::limit(format!(
                     "assert message has {} parts; at most {} are supported",
                     message.len(),
                     MAX_PARTS / 2
-                ));
+                )));
             }
             let pass = fx.b.new_block();
             let failing = fx.b.new_cold_block();
@@ -167,10 +135,10 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
             fx.b.switch_to(pass);
         }
         Stmt::CallExtern { dest, func, args } => {
-            super::calls::lower_extern_call(fx, dest.as_deref(), func, args)?
+            calls::lower_extern_call(fx, dest.as_deref(), func, args)?
         }
         Stmt::CallPacked { dest, callee, args } => {
-            super::calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
+            calls::lower_packed_call(fx, dest.as_deref(), callee, args)?
         }
         Stmt::GetStream {
             dest,
@@ -192,7 +160,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), String> 
                 },
             );
         }
-        Stmt::Launch(launch) => super::gpu::lower_launch(fx, launch)?,
+        Stmt::Launch(launch) => gpu::lower_launch(fx, launch)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
     Ok(())
@@ -242,14 +210,20 @@ fn lower_for<'a>(
     end: &Expr,
     step: i64,
     body: &'a [Stmt],
-) -> Result<(), String> {
+) -> Result<(), LowerError> {
     let (s, ty) = match lower_expr(fx, start)? {
         Val::Scalar(v, ScalarType::Int(t)) => (v, t),
-        _ => return Err(format!("loop `{name}`: the start is not an integer")),
+        _ => {
+            return Err(LowerError::internal(format!(
+                "loop `{name}`: the start is not an integer"
+            )));
+        }
     };
     let e = lower_scalar(fx, end)?;
     if step == 0 {
-        return Err(format!("loop `{name}`: the step is 0"));
+        return Err(LowerError::internal(format!(
+            "loop `{name}`: the step is 0"
+        )));
     }
     let signed = is_signed(ty);
     let i = fx.b.mutable_var(fx.b.ty(s));
@@ -302,7 +276,7 @@ fn lower_for<'a>(
 }
 
 /// The message part for a value in an assertion message.
-fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
+fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> {
     Ok(match v {
         Val::Scalar(var, ScalarType::Int(t)) => {
             MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var)
@@ -321,7 +295,7 @@ fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, String> {
     })
 }
 
-fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), String> {
+fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), LowerError> {
     let result = fx.result;
     let Some(value) = value else {
         fx.write_none_result();
@@ -363,7 +337,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let rc =
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
                     .expect("returns");
-            fail_on_nonzero(fx, rc);
+            fx.fail_on_nonzero(rc);
         }
         Val::Tensor(TensorBinding { any, .. }) => {
             // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with
@@ -388,20 +362,9 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Stri
             let rc =
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![any, result])
                     .expect("returns");
-            fail_on_nonzero(fx, rc);
+            fx.fail_on_nonzero(rc);
         }
     }
     fx.return_ok();
     Ok(())
-}
-
-/// Leaves through the error exit when a C API call returned non-zero (its error is raised).
-pub(crate) fn fail_on_nonzero(fx: &mut FnCtx<'_, '_>, rc: Var) {
-    let failed = fx.b.icmp_imm(IntCC::Ne, rc, 0);
-    let error = fx.b.new_cold_block();
-    let ok = fx.b.new_block();
-    fx.b.branch(failed, error, ok);
-    fx.b.switch_to(error);
-    fx.return_error();
-    fx.b.switch_to(ok);
 }

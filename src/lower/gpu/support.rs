@@ -1,0 +1,124 @@
+//! Helpers of the GPU lowering shared by the driver and launch code: zeroed data, the
+//! `init(void** out)` functions run once per process, driver calls and their error messages.
+
+use crate::lir::{
+    Callee, DataId, FuncId, IntCC, Linkage, Signature, SlotId, Symbol, Ty, Var,
+    builder::FuncBuilder,
+};
+
+use super::super::modctx::ModuleCtx;
+use super::super::raise::{MsgPart, PART_SIZE, Tag, emit_raise};
+use super::cuda::Entry;
+
+/// A writable, 8-byte aligned, zeroed data object of `bytes` bytes.
+pub(super) fn zeroed(m: &mut ModuleCtx<'_>, what: &str, bytes: usize) -> DataId {
+    let name = m.local_name(what);
+    m.add_data(crate::lir::Data {
+        name,
+        linkage: Linkage::Local,
+        writable: true,
+        align: 8,
+        contents: vec![0; bytes],
+        relocs: Vec::new(),
+        section: None,
+    })
+}
+
+/// A function of the `int init(void** out)` shape `TVMFFIHandleInitOnce` runs, with a slot
+/// for error messages.
+pub(super) struct InitFn<'a, 'm> {
+    pub m: &'a mut ModuleCtx<'m>,
+    pub b: FuncBuilder,
+    pub parts: SlotId,
+    pub out: Var,
+}
+
+impl<'a, 'm> InitFn<'a, 'm> {
+    pub(super) fn new(m: &'a mut ModuleCtx<'m>, what: &str) -> Self {
+        let name = m.local_name(what);
+        let mut b = FuncBuilder::new(
+            name,
+            Linkage::Local,
+            Signature::new(vec![Ty::Ptr], Some(Ty::I32)),
+        );
+        b.set_cold();
+        let parts = b.slot(PART_SIZE, 8);
+        let out = b.param(0);
+        InitFn { m, b, parts, out }
+    }
+
+    /// Raises a RuntimeError with `parts` and returns -1; the current block ends.
+    pub(super) fn fail(&mut self, parts: Vec<MsgPart>) {
+        emit_raise(self.m, &mut self.b, self.parts, "RuntimeError", parts);
+        let rc = self.b.iconst(Ty::I32, -1);
+        self.b.ret(Some(rc));
+    }
+
+    /// Continues when `ok`; otherwise raises the message `parts` builds.
+    pub(super) fn check(&mut self, ok: Var, parts: impl FnOnce(&mut Self) -> Vec<MsgPart>) {
+        let pass = self.b.new_block();
+        let failing = self.b.new_cold_block();
+        self.b.branch(ok, pass, failing);
+        self.b.switch_to(failing);
+        let parts = parts(self);
+        self.fail(parts);
+        self.b.switch_to(pass);
+    }
+
+    /// Stores `value` through `out`, returns 0 and adds the function to the module.
+    pub(super) fn finish(mut self, value: Var) -> FuncId {
+        self.b.store(self.out, 0, value);
+        let zero = self.b.iconst(Ty::I32, 0);
+        self.b.ret(Some(zero));
+        self.m.add_function(self.b.finish())
+    }
+}
+
+/// Calls driver entry `entry` through the table at `table`.
+pub(super) fn call_entry(b: &mut FuncBuilder, table: Var, entry: Entry, args: Vec<Var>) -> Var {
+    let f = b.load(Ty::Ptr, table, entry.offset());
+    b.call(Callee::Indirect(f, entry.signature()), Some(Ty::I32), args)
+        .expect("driver entries return CUresult")
+}
+
+/// `p`, or the static text `fallback` when `p` is NULL.
+pub(super) fn cstr_or(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, p: Var, fallback: &str) -> Var {
+    let data = m.cstring(fallback.as_bytes());
+    let fallback = b.symbol_addr(Symbol::Data(data));
+    let null = b.iconst(Ty::Ptr, 0);
+    let is_null = b.icmp(IntCC::Eq, p, null);
+    b.select(is_null, fallback, p)
+}
+
+/// Message parts describing the driver error `rc` (an `I32`):
+/// `CUDA_ERROR_NAME (error N: description)`, asking the driver for the name and text.
+pub(super) fn describe_error(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    table: Var,
+    rc: Var,
+) -> Vec<MsgPart> {
+    let slot = b.slot(16, 8);
+    let mut texts = Vec::new();
+    for (k, (entry, fallback)) in [
+        (Entry::GetErrorName, "CUDA_ERROR_UNKNOWN_CODE"),
+        (Entry::GetErrorString, "no description"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let at = b.stack_addr(slot, 8 * k as u32);
+        b.store_imm(Ty::Ptr, at, 0, 0);
+        call_entry(b, table, entry, vec![rc, at]);
+        let p = b.load(Ty::Ptr, at, 0);
+        texts.push(cstr_or(m, b, p, fallback));
+    }
+    vec![
+        MsgPart::Value(Tag::CStr, texts[0]),
+        MsgPart::text(" (error "),
+        MsgPart::Value(Tag::I64, rc),
+        MsgPart::text(": "),
+        MsgPart::Value(Tag::CStr, texts[1]),
+        MsgPart::text(")"),
+    ]
+}

@@ -1,0 +1,182 @@
+//! State shared by the lowering of all functions of a module: the output module, imports,
+//! shared strings and cells, and the caches of the raise helper and of GPU launches.
+
+use std::collections::HashMap;
+
+use crate::ir;
+use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
+
+use super::capi::CApi;
+use super::options::{LIBRARY_CTX_SYMBOL, LowerOptions};
+
+/// State shared by the lowering of all functions of a module.
+pub(crate) struct ModuleCtx<'m> {
+    pub ir: &'m ir::Module,
+    pub options: &'m LowerOptions,
+    pub out: lir::Module,
+    functions: Vec<Option<lir::Function>>,
+    imports: HashMap<String, ImportId>,
+    cstrings: HashMap<Vec<u8>, DataId>,
+    /// The raise helper, once emitted or declared (see `raise`).
+    pub(super) raise: Option<RaiseTarget>,
+    pub(super) library_ctx: Option<DataId>,
+    unique: u32,
+    /// Host functions by IR name (for direct calls within the module).
+    pub host_functions: HashMap<String, FuncId>,
+    /// Driver and device-binary state of GPU launches.
+    pub(super) gpu: GpuState,
+}
+
+impl<'m> ModuleCtx<'m> {
+    pub(crate) fn new(ir: &'m ir::Module, options: &'m LowerOptions) -> Self {
+        ModuleCtx {
+            ir,
+            options,
+            out: lir::Module {
+                name: ir.name.clone(),
+                ..Default::default()
+            },
+            functions: Vec::new(),
+            imports: HashMap::new(),
+            cstrings: HashMap::new(),
+            raise: None,
+            library_ctx: None,
+            unique: 0,
+            host_functions: HashMap::new(),
+            gpu: GpuState::default(),
+        }
+    }
+
+    /// A fresh local symbol name.
+    pub fn local_name(&mut self, what: &str) -> String {
+        self.unique += 1;
+        format!("__safecall_{what}_{}", self.unique)
+    }
+
+    /// Reserves a function id, defined later with [`ModuleCtx::define_function`].
+    pub fn reserve_function(&mut self) -> FuncId {
+        self.functions.push(None);
+        FuncId(self.functions.len() as u32 - 1)
+    }
+
+    /// Defines a reserved function.
+    pub fn define_function(&mut self, id: FuncId, func: lir::Function) {
+        self.functions[id.0 as usize] = Some(func);
+    }
+
+    /// Adds a function.
+    pub fn add_function(&mut self, func: lir::Function) -> FuncId {
+        let id = self.reserve_function();
+        self.define_function(id, func);
+        id
+    }
+
+    /// Adds a data object.
+    pub fn add_data(&mut self, data: Data) -> DataId {
+        self.out.data.push(data);
+        DataId(self.out.data.len() as u32 - 1)
+    }
+
+    /// Declares (once) an external function.
+    pub fn import(&mut self, name: &str, sig: Signature) -> ImportId {
+        if let Some(id) = self.imports.get(name) {
+            return *id;
+        }
+        self.out.imports.push(Import {
+            name: name.to_owned(),
+            sig,
+        });
+        let id = ImportId(self.out.imports.len() as u32 - 1);
+        self.imports.insert(name.to_owned(), id);
+        id
+    }
+
+    /// Declares (once) a C API function.
+    pub fn capi(&mut self, f: CApi) -> ImportId {
+        self.import(f.name(), f.signature())
+    }
+
+    /// A read-only NUL-terminated copy of `text`, shared by all uses.
+    pub fn cstring(&mut self, text: &[u8]) -> DataId {
+        if let Some(id) = self.cstrings.get(text) {
+            return *id;
+        }
+        let mut contents = text.to_vec();
+        contents.push(0);
+        let name = self.local_name("str");
+        let id = self.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align: 1,
+            contents,
+            relocs: Vec::new(),
+            section: None,
+        });
+        self.cstrings.insert(text.to_vec(), id);
+        id
+    }
+
+    /// A writable, 8-byte aligned, zero-initialized pointer-sized cell (handle caches).
+    pub fn handle_cell(&mut self, what: &str) -> DataId {
+        let name = self.local_name(what);
+        self.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: true,
+            align: 8,
+            contents: vec![0; 8],
+            relocs: Vec::new(),
+            section: None,
+        })
+    }
+
+    /// `__tvm_ffi__library_ctx`, emitted on first use.
+    pub fn library_ctx(&mut self) -> DataId {
+        if let Some(id) = self.library_ctx {
+            return id;
+        }
+        let id = self.add_data(Data {
+            name: LIBRARY_CTX_SYMBOL.to_owned(),
+            linkage: Linkage::Export,
+            writable: true,
+            align: 8,
+            contents: vec![0; 8],
+            relocs: Vec::new(),
+            section: None,
+        });
+        self.library_ctx = Some(id);
+        id
+    }
+
+    pub(crate) fn finish(mut self) -> lir::Module {
+        self.out.functions = self
+            .functions
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| f.unwrap_or_else(|| panic!("function {i} reserved but never defined")))
+            .collect();
+        self.out
+    }
+}
+
+/// How a module reaches the helper.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RaiseTarget {
+    Local(FuncId),
+    External(ImportId),
+}
+
+/// The GPU state of a module being lowered (emitted on first use).
+#[derive(Default)]
+pub(crate) struct GpuState {
+    /// The driver table's cell (null until initialized, then the table's address) and init.
+    pub(super) driver: Option<(DataId, FuncId)>,
+    /// Per device binary: its cell (the kernel table's address once loaded) and init.
+    pub(super) binaries: HashMap<String, (DataId, FuncId)>,
+    /// Primary contexts retained, by device ordinal (below
+    /// `gpu::cuda::CACHED_DEVICES`).
+    pub(super) primary_contexts: Option<DataId>,
+    /// Per kernel (binary, kernel): the dynamic shared memory allowed, by device ordinal.
+    pub(super) shared_mem: HashMap<(String, String), DataId>,
+}

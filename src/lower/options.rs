@@ -1,0 +1,131 @@
+//! The options of the lowering, its error, and the symbol names every lowered module shares.
+
+use std::collections::HashMap;
+
+/// Options of the lowering.
+#[derive(Clone, Debug, Default)]
+pub struct LowerOptions {
+    /// Overrides [`Module::system_lib_prefix`](crate::ir::Module::system_lib_prefix): register functions at load time as
+    /// `__tvm_ffi_<prefix><name>` instead of exporting them.
+    pub system_lib_prefix: Option<String>,
+    /// Also export this host function as `__tvm_ffi_main`.
+    pub main_alias: Option<String>,
+    /// How generated code reaches the error-raising helper.
+    pub raise_helper: RaiseHelper,
+    /// How a rejected call is explained.
+    pub explain: ExplainStrategy,
+    /// Leave out the source annotations of dumps (faster; the JIT sets it).
+    pub skip_annotations: bool,
+    /// Leave out the `__tvm_ffi__metadata_<name>` / `__tvm_ffi__doc_<name>` getters (the JIT
+    /// serves metadata from Rust instead).
+    pub skip_metadata_getters: bool,
+}
+
+/// Where the explanation of a rejected call comes from.
+///
+/// Host functions check their arguments on a fast path that carries no message code: any
+/// failed check calls an *explain function*, which runs the same checks again, each with its
+/// precise message, and raises the first that fails.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ExplainStrategy {
+    /// One explain function per host function, compiled with the module (AOT).
+    #[default]
+    Embedded,
+    /// Call the import `dispatcher(ctx, handle, args, num_args, result) -> int`, where `ctx` is
+    /// the address the caller gives for the host function (the JIT compiles the explain
+    /// function, from [`lower_explain`](super::lower_explain), on the first failure).
+    Lazy {
+        /// Symbol of the dispatcher.
+        dispatcher: String,
+        /// `ctx` of each host function, by name (embedded as a constant: JIT code only).
+        contexts: HashMap<String, u64>,
+    },
+}
+
+/// Where the cold error-raising helper lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RaiseHelper {
+    /// Emitted once into each module (AOT objects and libraries).
+    #[default]
+    Embedded,
+    /// An external function with this symbol name and the helper's signature, compiled once
+    /// (see [`raise::helper_module`](super::raise::helper_module)); the JIT shares one helper between all modules.
+    External(String),
+}
+
+/// A lowering failure: verified IR that the lowering cannot express (a limit was exceeded),
+/// options that do not fit the module, or, as [`LowerErrorKind::Internal`], a bug of safecall
+/// (the IR breaks an invariant the verifier guarantees, or the lowering contradicts itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError {
+    /// Function the problem is in, if any.
+    pub function: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// Whether the caller can act on it, or it is a bug.
+    pub kind: LowerErrorKind,
+}
+
+/// What kind of failure a [`LowerError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LowerErrorKind {
+    /// A limit of the lowering, or options that do not fit the module: the input is valid but
+    /// cannot be compiled as asked.
+    Limit,
+    /// A broken invariant: IR that should have been rejected by the verifier reached the
+    /// lowering, or the lowering contradicts itself. A bug of safecall (or of a caller that
+    /// lowered unverified IR).
+    Internal,
+}
+
+impl LowerError {
+    /// A limit of the lowering (or options that do not fit the module).
+    pub(crate) fn limit(message: impl Into<String>) -> Self {
+        LowerError {
+            function: None,
+            message: message.into(),
+            kind: LowerErrorKind::Limit,
+        }
+    }
+
+    /// A broken invariant of verified IR or of the lowering itself.
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        LowerError {
+            function: None,
+            message: message.into(),
+            kind: LowerErrorKind::Internal,
+        }
+    }
+
+    /// The same error, located in host function `name` (unless it already is in one).
+    pub(crate) fn in_function(mut self, name: &str) -> Self {
+        self.function.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Whether this is a bug of safecall rather than a limit a caller can act on.
+    pub fn is_internal(&self) -> bool {
+        self.kind == LowerErrorKind::Internal
+    }
+}
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_internal() {
+            f.write_str("internal error (a bug in safecall): ")?;
+        }
+        match &self.function {
+            Some(func) => write!(f, "in function `{func}`: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+/// Prefix of exported safe-call symbols.
+pub const EXPORT_PREFIX: &str = "__tvm_ffi_";
+/// Symbol of the module handle slot written by loaders.
+pub const LIBRARY_CTX_SYMBOL: &str = "__tvm_ffi__library_ctx";
+/// Symbol of the embedded import tree.
+pub const LIBRARY_BIN_SYMBOL: &str = "__tvm_ffi__library_bin";

@@ -1,0 +1,536 @@
+//! Phase 2 of the argument checks: per parameter (tuple elements after their tuple), the type
+//! index and the value, decoded into the binding of its name.
+
+use safecall_runtime::abi::{
+    ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, SEQ_OBJECT_DATA_OFFSET,
+    SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
+};
+
+use crate::ir::{self, ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
+use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
+
+use crate::lower::context::{Binding, FnCtx, NoneGuard, TensorBinding};
+use crate::lower::layout::int_lir_type;
+use crate::lower::raise::{MsgPart, Tag};
+use crate::lower::schema::{self, expected_text, int_range};
+
+use super::tensor::TensorLeaf;
+use crate::lower::options::LowerError;
+
+/// Where a parameter's `TVMFFIAny` is: `base + offset`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AnySrc {
+    pub base: Var,
+    pub offset: usize,
+}
+
+/// One argument being decoded.
+struct Arg<'p> {
+    param: &'p Param,
+    src: AnySrc,
+    /// Pointer to the argument's `TVMFFIAny`.
+    any_ptr: Var,
+    /// Its type index (`I32`).
+    type_idx: Var,
+    /// `'x' (#0)` or `'x' (args[0][1])`, as messages name it.
+    label: String,
+    /// `args[0]`, `args[0][1]`: where the argument is (tuple elements extend it).
+    path: String,
+    /// `"<name>: argument 'x' (#0): "` when explaining; empty on the fast path.
+    prefix: String,
+    /// The parameter type as type errors name it (only when explaining).
+    expected: String,
+}
+
+impl Arg<'_> {
+    /// `I8` 1 when the type index is `index`.
+    fn is(&self, fx: &mut FnCtx<'_, '_>, index: i32) -> Var {
+        fx.b.icmp_imm(IntCC::Eq, self.type_idx, i64::from(index))
+    }
+
+    /// `I8` 1 when the argument is an int or a bool.
+    fn int_or_bool(&self, fx: &mut FnCtx<'_, '_>) -> Var {
+        let a = self.is(fx, ti::INT);
+        let b = self.is(fx, ti::BOOL);
+        fx.b.binary(BinOp::Or, a, b)
+    }
+
+    /// The type check: a TypeError naming the expected type and the type index unless `ok`.
+    fn type_error(&self, fx: &mut FnCtx<'_, '_>, ok: Var) {
+        let msg = format!("{}expected {}, got ", self.prefix, self.expected);
+        let type_idx = self.type_idx;
+        fx.check_arg(ok, "TypeError", |_| {
+            vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
+        });
+    }
+
+    /// Loads the value field of the `TVMFFIAny` as `ty`.
+    fn load_value(&self, fx: &mut FnCtx<'_, '_>, ty: Ty) -> Var {
+        fx.b.load(ty, self.src.base, self.src.offset + ANY_VALUE_OFFSET)
+    }
+}
+
+/// Phase 2 for one parameter (and, for tuples, its elements); binds the name.
+pub(super) fn decode(
+    fx: &mut FnCtx<'_, '_>,
+    param: &Param,
+    src: AnySrc,
+    label: String,
+    path: &str,
+    guard: Option<NoneGuard>,
+    tensors: &mut Vec<TensorLeaf>,
+) -> Result<(), LowerError> {
+    if fx.b.annotating() {
+        fx.b.source(format!(
+            "decode argument {label}: {}",
+            schema::param_text(&param.ty)
+        ));
+    }
+    let type_idx =
+        fx.b.load(Ty::I32, src.base, src.offset + ANY_TYPE_INDEX_OFFSET);
+    let prefix = fx.message_prefix(&label);
+    let expected = if fx.explaining() {
+        expected_text(&param.ty)
+    } else {
+        String::new()
+    };
+    let any_ptr = fx.b.ptr_add_imm(src.base, src.offset as i64);
+    let arg = Arg {
+        param,
+        src,
+        any_ptr,
+        type_idx,
+        label,
+        path: path.to_owned(),
+        prefix,
+        expected,
+    };
+
+    let ParamType::Optional(inner) = &param.ty else {
+        return decode_value(fx, &arg, &param.ty, guard, tensors);
+    };
+    // `is_none` is 1 from the entry, so it also reads None when an enclosing optional
+    // argument was None and this one was never decoded.
+    let is_none = fx.entry_var(Ty::I8, 1);
+    let none = fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(ti::NONE));
+    fx.b.assign(is_none, none);
+    let present = fx.b.new_block();
+    let join = fx.b.new_block();
+    fx.branch(none, join, present);
+    fx.b.switch_to(present);
+    let guard = Some(NoneGuard {
+        is_none,
+        label: arg.label.clone(),
+    });
+    decode_value(fx, &arg, inner, guard, tensors)?;
+    fx.jump(join);
+    fx.b.switch_to(join);
+    Ok(())
+}
+
+/// Checks the type index against a non-optional parameter type and binds the value.
+fn decode_value(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    ty: &ParamType,
+    guard: Option<NoneGuard>,
+    tensors: &mut Vec<TensorLeaf>,
+) -> Result<(), LowerError> {
+    let binding = match ty {
+        ParamType::Int(t) => decode_int(fx, arg, *t, guard),
+        ParamType::Bool => decode_bool(fx, arg, guard),
+        ParamType::Float(ft) => decode_float(fx, arg, *ft, guard),
+        ParamType::Ptr | ParamType::DataPtr | ParamType::Stream => {
+            decode_pointer(fx, arg, ty, guard)
+        }
+        ParamType::Device => {
+            let ok = arg.is(fx, ti::DEVICE);
+            arg.type_error(fx, ok);
+            let var = decode_pod(fx, arg, Ty::I64);
+            Binding::Device { var, guard }
+        }
+        ParamType::DType => {
+            let ok = arg.is(fx, ti::DATA_TYPE);
+            arg.type_error(fx, ok);
+            let var = decode_pod(fx, arg, Ty::I32);
+            Binding::DType { var, guard }
+        }
+        ParamType::Str | ParamType::Bytes | ParamType::Shape | ParamType::Func => {
+            decode_object(fx, arg, ty, guard)
+        }
+        ParamType::Any => Binding::Ref {
+            any: arg.any_ptr,
+            ty: ir::Type::Any,
+            guard,
+        },
+        ParamType::Tensor(spec) => decode_tensor(fx, arg, spec, guard, tensors),
+        ParamType::Const(c) => decode_const(fx, arg, c, guard),
+        ParamType::Tuple(items) => decode_tuple(fx, arg, items, guard, tensors)?,
+        ParamType::Optional(_) => {
+            return Err(LowerError::internal(format!(
+                "parameter `{}`: Optional[Optional[...]] is not supported",
+                arg.param.name
+            )));
+        }
+    };
+    fx.bind(&arg.param.name, binding);
+    Ok(())
+}
+
+/// An int (or bool) in the range of the integer type, narrowed to it.
+fn decode_int(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    t: IntType,
+    guard: Option<NoneGuard>,
+) -> Binding {
+    let ok = arg.int_or_bool(fx);
+    arg.type_error(fx, ok);
+    let raw = arg.load_value(fx, Ty::I64);
+    let (lo, hi) = int_range(t);
+    if (lo, hi) != (i64::MIN, i64::MAX) {
+        let ge = fx.b.icmp_imm(IntCC::Sge, raw, lo);
+        let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
+        let ok = fx.b.binary(BinOp::And, ge, le);
+        let name = schema::int_name(t);
+        let prefix = &arg.prefix;
+        fx.check_arg(ok, "ValueError", |_| {
+            vec![
+                MsgPart::Text(prefix.clone()),
+                MsgPart::Value(Tag::I64, raw),
+                MsgPart::text(format!(" is out of range for {name} [{lo}, {hi}]")),
+            ]
+        });
+    }
+    let lty = int_lir_type(t);
+    let var = fx.entry_var(lty, 0);
+    let narrowed = fx.b.resize(raw, lty, true);
+    fx.b.assign(var, narrowed);
+    Binding::Scalar {
+        var,
+        ty: ScalarType::Int(t),
+        guard,
+    }
+}
+
+/// A bool (or int): non-zero is true.
+fn decode_bool(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) -> Binding {
+    let ok = arg.int_or_bool(fx);
+    arg.type_error(fx, ok);
+    let raw = arg.load_value(fx, Ty::I64);
+    let var = fx.entry_var(Ty::I8, 0);
+    let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+    fx.b.assign(var, nz);
+    Binding::Scalar {
+        var,
+        ty: ScalarType::Bool,
+        guard,
+    }
+}
+
+/// A float, or an int converted to one.
+fn decode_float(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    ft: FloatType,
+    guard: Option<NoneGuard>,
+) -> Binding {
+    let is_float = arg.is(fx, ti::FLOAT);
+    let is_int = arg.int_or_bool(fx);
+    let ok = fx.b.binary(BinOp::Or, is_float, is_int);
+    arg.type_error(fx, ok);
+    // Both readings of the 8 value bytes, then the one the type index names.
+    let as_float = arg.load_value(fx, Ty::F64);
+    let as_int = arg.load_value(fx, Ty::I64);
+    let from_int = fx.b.convert(ConvOp::StoF, as_int, Ty::F64);
+    let wide = fx.b.select(is_float, as_float, from_int);
+    let (lty, value) = match ft {
+        FloatType::F64 => (Ty::F64, wide),
+        FloatType::F32 => (Ty::F32, fx.b.convert(ConvOp::Fdemote, wide, Ty::F32)),
+    };
+    let var = fx.entry_var(lty, 0);
+    fx.b.assign(var, value);
+    Binding::Scalar {
+        var,
+        ty: ScalarType::Float(ft),
+        guard,
+    }
+}
+
+/// `Ptr`: void* or None. `DataPtr`: void* or int. `Stream`: void*, int or None.
+fn decode_pointer(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    ty: &ParamType,
+    guard: Option<NoneGuard>,
+) -> Binding {
+    let accepts_int = !matches!(ty, ParamType::Ptr);
+    let accepts_none = !matches!(ty, ParamType::DataPtr);
+    let mut ok = arg.is(fx, ti::OPAQUE_PTR);
+    if accepts_int {
+        let int = arg.is(fx, ti::INT);
+        ok = fx.b.binary(BinOp::Or, ok, int);
+    }
+    if accepts_none {
+        let none = arg.is(fx, ti::NONE);
+        ok = fx.b.binary(BinOp::Or, ok, none);
+    }
+    arg.type_error(fx, ok);
+    // The value of None is all zero bits (null), so one load covers every case.
+    let var = decode_pod(fx, arg, Ty::Ptr);
+    Binding::Scalar {
+        var,
+        ty: ScalarType::Ptr,
+        guard,
+    }
+}
+
+/// The value field as `ty`, in a variable defined from the entry (type already checked).
+fn decode_pod(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, ty: Ty) -> Var {
+    let raw = arg.load_value(fx, ty);
+    let var = fx.entry_var(ty, 0);
+    fx.b.assign(var, raw);
+    var
+}
+
+/// A string, bytes, shape or function: borrowed in place (any of its type indices).
+fn decode_object(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    ty: &ParamType,
+    guard: Option<NoneGuard>,
+) -> Binding {
+    let (accepted, ir_ty): (&[i32], ir::Type) = match ty {
+        ParamType::Str => (&[ti::RAW_STR, ti::SMALL_STR, ti::STR], ir::Type::Str),
+        ParamType::Bytes => (
+            &[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES],
+            ir::Type::Bytes,
+        ),
+        ParamType::Shape => (&[ti::SHAPE], ir::Type::Shape),
+        _ => (&[ti::FUNCTION], ir::Type::Func),
+    };
+    let mut ok = arg.is(fx, accepted[0]);
+    for &index in &accepted[1..] {
+        let more = arg.is(fx, index);
+        ok = fx.b.binary(BinOp::Or, ok, more);
+    }
+    arg.type_error(fx, ok);
+    Binding::Ref {
+        any: arg.any_ptr,
+        ty: ir_ty,
+        guard,
+    }
+}
+
+/// A tensor (object or `DLTensor*`, non-NULL): its `DLTensor`, queued for the phase-3 checks.
+fn decode_tensor(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    spec: &TensorSpec,
+    guard: Option<NoneGuard>,
+    tensors: &mut Vec<TensorLeaf>,
+) -> Binding {
+    let is_obj = arg.is(fx, ti::TENSOR);
+    let is_ptr = arg.is(fx, ti::DL_TENSOR_PTR);
+    let ok = fx.b.binary(BinOp::Or, is_obj, is_ptr);
+    arg.type_error(fx, ok);
+    let raw = arg.load_value(fx, Ty::Ptr);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let non_null = fx.b.icmp(IntCC::Ne, raw, null);
+    let msg = format!("{}expected Tensor, got a NULL ", arg.prefix);
+    let type_idx = arg.type_idx;
+    fx.check_arg(non_null, "TypeError", |_| {
+        vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
+    });
+    let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
+    let dl_value = fx.b.select(is_obj, embedded, raw);
+    let dl = fx.entry_var(Ty::Ptr, 0);
+    fx.b.assign(dl, dl_value);
+    tensors.push(TensorLeaf {
+        name: arg.param.name.clone(),
+        label: arg.label.clone(),
+        spec: spec.clone(),
+        dl,
+        guard: guard.clone(),
+    });
+    Binding::Tensor(TensorBinding {
+        any: arg.any_ptr,
+        dl,
+        spec: spec.clone(),
+        shape: None,
+        guard,
+    })
+}
+
+/// A tuple (an array or list of exactly its length), then each element decoded in turn.
+fn decode_tuple(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    items: &[Param],
+    guard: Option<NoneGuard>,
+    tensors: &mut Vec<TensorLeaf>,
+) -> Result<Binding, LowerError> {
+    let prefix = &arg.prefix;
+    let is_array = arg.is(fx, ti::ARRAY);
+    let is_list = arg.is(fx, ti::LIST);
+    let ok = fx.b.binary(BinOp::Or, is_array, is_list);
+    arg.type_error(fx, ok);
+    // Safety boundary: the array object is read below.
+    fx.flush_checks();
+    let obj = arg.load_value(fx, Ty::Ptr);
+    let size = fx.b.load(Ty::I64, obj, SEQ_OBJECT_SIZE_OFFSET);
+    let n = items.len() as i64;
+    let ok = fx.b.icmp_imm(IntCC::Eq, size, n);
+    fx.check_arg(ok, "ValueError", |_| {
+        vec![
+            MsgPart::text(format!(
+                "{prefix}expected {n} element{}, got ",
+                if n == 1 { "" } else { "s" }
+            )),
+            MsgPart::Value(Tag::I64, size),
+        ]
+    });
+    // Safety boundary: the elements are read below.
+    fx.flush_checks();
+    let data = fx.b.load(Ty::Ptr, obj, SEQ_OBJECT_DATA_OFFSET);
+    for (j, item) in items.iter().enumerate() {
+        let item_path = format!("{}[{j}]", arg.path);
+        let item_label = format!("'{}' ({item_path})", item.name);
+        let item_src = AnySrc {
+            base: data,
+            offset: j * ANY_SIZE,
+        };
+        decode(
+            fx,
+            item,
+            item_src,
+            item_label,
+            &item_path,
+            guard.clone(),
+            tensors,
+        )?;
+    }
+    Ok(Binding::Ref {
+        any: arg.any_ptr,
+        ty: ir::Type::Any,
+        guard,
+    })
+}
+
+/// A constant parameter: the argument must carry exactly the value the kernel was specialized on.
+fn decode_const(
+    fx: &mut FnCtx<'_, '_>,
+    arg: &Arg<'_>,
+    c: &ConstValue,
+    guard: Option<NoneGuard>,
+) -> Binding {
+    let (prefix, type_idx) = (&arg.prefix, arg.type_idx);
+    let is = |fx: &mut FnCtx<'_, '_>, index: i32| arg.is(fx, index);
+    let type_error = |fx: &mut FnCtx<'_, '_>, ok: Var| arg.type_error(fx, ok);
+    let want = schema::const_text(c);
+    match *c {
+        ConstValue::None => {
+            let ok = is(fx, ti::NONE);
+            type_error(fx, ok);
+            Binding::Unit
+        }
+        ConstValue::Int(_) | ConstValue::Bool(_) => {
+            let (expected, ty) = match *c {
+                ConstValue::Int(v) => (v, ScalarType::Int(IntType::I64)),
+                ConstValue::Bool(b) => (i64::from(b), ScalarType::Bool),
+                _ => unreachable!(),
+            };
+            let a = is(fx, ti::INT);
+            let b = is(fx, ti::BOOL);
+            let ok = fx.b.binary(BinOp::Or, a, b);
+            type_error(fx, ok);
+            let raw = arg.load_value(fx, Ty::I64);
+            let equal = fx.b.icmp_imm(IntCC::Eq, raw, expected);
+            let msg = format!("{prefix}expected the constant {want}, got ");
+            fx.check_arg(equal, "ValueError", |fx| {
+                // A bool argument is shown as the constants are (True / False), an int as a
+                // number.
+                let bool_block = fx.b.new_cold_block();
+                let int_block = fx.b.new_cold_block();
+                let is_bool = fx.b.icmp_imm(IntCC::Eq, type_idx, i64::from(ti::BOOL));
+                fx.b.branch(is_bool, bool_block, int_block);
+                fx.b.switch_to(bool_block);
+                let true_text = fx.m.cstring(b"True");
+                let false_text = fx.m.cstring(b"False");
+                let t = fx.b.symbol_addr(Symbol::Data(true_text));
+                let f = fx.b.symbol_addr(Symbol::Data(false_text));
+                let nonzero = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+                let shown = fx.b.select(nonzero, t, f);
+                fx.fail(
+                    "ValueError",
+                    vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::CStr, shown)],
+                );
+                fx.b.switch_to(int_block);
+                vec![MsgPart::Text(msg), MsgPart::Value(Tag::I64, raw)]
+            });
+            let value = if ty == ScalarType::Bool {
+                fx.b.iconst(Ty::I8, expected)
+            } else {
+                fx.b.iconst(Ty::I64, expected)
+            };
+            Binding::Scalar {
+                var: value,
+                ty,
+                guard,
+            }
+        }
+        ConstValue::Float(bits) => {
+            let is_float = is(fx, ti::FLOAT);
+            let f = f64::from_bits(bits);
+            // An int argument is accepted when the constant is an integer it converts to exactly.
+            let int_equivalent = (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64);
+            let ok = match int_equivalent {
+                Some(_) => {
+                    let is_int = is(fx, ti::INT);
+                    fx.b.binary(BinOp::Or, is_float, is_int)
+                }
+                None => is_float,
+            };
+            type_error(fx, ok);
+            let raw = arg.load_value(fx, Ty::I64);
+            let as_float_bits = fx.b.icmp_imm(IntCC::Eq, raw, bits as i64);
+            let equal = match int_equivalent {
+                Some(iv) => {
+                    let as_int = fx.b.icmp_imm(IntCC::Eq, raw, iv);
+                    fx.b.select(is_float, as_float_bits, as_int)
+                }
+                None => as_float_bits,
+            };
+            // The bits of both values are shown: two floats that print alike may differ.
+            let msg = format!("{prefix}expected the constant {want} (bits {bits:#x}), got ");
+            fx.check_arg(equal, "ValueError", |fx| {
+                if int_equivalent.is_some() {
+                    // An int argument is shown as the int it is.
+                    let float_block = fx.b.new_cold_block();
+                    let int_block = fx.b.new_cold_block();
+                    fx.b.branch(is_float, float_block, int_block);
+                    fx.b.switch_to(int_block);
+                    fx.fail(
+                        "ValueError",
+                        vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::I64, raw)],
+                    );
+                    fx.b.switch_to(float_block);
+                }
+                let shown = fx.b.convert(ConvOp::Bitcast, raw, Ty::F64);
+                vec![
+                    MsgPart::Text(msg),
+                    MsgPart::Value(Tag::F64, shown),
+                    MsgPart::text(" (bits "),
+                    MsgPart::Value(Tag::Ptr, raw),
+                    MsgPart::text(")"),
+                ]
+            });
+            let value = fx.b.fconst(Ty::F64, bits);
+            Binding::Scalar {
+                var: value,
+                ty: ScalarType::Float(FloatType::F64),
+                guard,
+            }
+        }
+    }
+}

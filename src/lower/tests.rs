@@ -1,0 +1,80 @@
+//! Which lowering failures are limits (a caller can act on them) and which are internal errors
+//! (IR that should never have passed the verifier).
+
+use super::{LowerError, LowerErrorKind, LowerOptions, lower};
+use crate::ir;
+
+fn parse(text: &str) -> ir::Module {
+    ir::parse(text).unwrap_or_else(|e| panic!("test IR does not parse: {e:?}"))
+}
+
+fn lower_err(module: &ir::Module, options: &LowerOptions) -> LowerError {
+    match lower(module, options) {
+        Ok(_) => panic!("lowering succeeded"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn ir_the_verifier_rejects_is_an_internal_error() {
+    // A call of an extern function the module does not declare: the verifier rejects it, so
+    // reaching the lowering is a bug of the caller or of safecall.
+    let module = parse("module m;\nfn f() {\n    call missing();\n}\n");
+    assert!(
+        ir::verify(&module).is_err(),
+        "the verifier should reject this"
+    );
+    let e = lower_err(&module, &LowerOptions::default());
+    assert_eq!(e.kind, LowerErrorKind::Internal);
+    assert!(e.is_internal());
+    assert_eq!(e.function.as_deref(), Some("f"));
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with("internal error (a bug in safecall): in function `f`: ")
+            && shown.contains("`missing`"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_name_out_of_scope_is_an_internal_error() {
+    let module = parse("module m;\nfn f() -> i64 {\n    return y;\n}\n");
+    assert!(
+        ir::verify(&module).is_err(),
+        "the verifier should reject this"
+    );
+    let e = lower_err(&module, &LowerOptions::default());
+    assert!(e.is_internal(), "{e}");
+    assert!(e.message.contains("`y` is not in scope"), "{e}");
+}
+
+#[test]
+fn verified_ir_beyond_a_limit_is_not_internal() {
+    // A string literal with a NUL byte passed to a packed call: valid IR, but the lowering
+    // passes literals as C strings.
+    let module = parse("module m;\nfn f() {\n    call_packed global \"g\"(\"a\\0b\");\n}\n");
+    assert!(ir::verify(&module).is_ok(), "the verifier accepts this");
+    let e = lower_err(&module, &LowerOptions::default());
+    assert_eq!(e.kind, LowerErrorKind::Limit);
+    assert_eq!(e.function.as_deref(), Some("f"));
+    assert_eq!(
+        e.to_string(),
+        "in function `f`: a string literal passed to a packed call cannot contain NUL bytes"
+    );
+}
+
+#[test]
+fn options_that_do_not_fit_the_module_are_not_internal() {
+    let module = parse("module m;\nfn f() {\n}\n");
+    assert!(ir::verify(&module).is_ok());
+    let options = LowerOptions {
+        main_alias: Some("g".to_owned()),
+        ..LowerOptions::default()
+    };
+    let e = lower_err(&module, &options);
+    assert_eq!(e.kind, LowerErrorKind::Limit);
+    assert!(
+        e.message.contains("`g` is not a function of this module"),
+        "{e}"
+    );
+}
