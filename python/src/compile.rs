@@ -52,14 +52,14 @@ fn codegen(
             let cranelift = match opt {
                 None => None,
                 Some(level) => {
-                    if !["none", "speed", "speed_and_size"].contains(&level.as_str()) {
-                        return Err(PyValueError::new_err(format!(
+                    let opt_level = level.parse().map_err(|_| {
+                        PyValueError::new_err(format!(
                             "opt={level:?}: Cranelift's levels are \"none\", \"speed\" and \
                              \"speed_and_size\""
-                        )));
-                    }
+                        ))
+                    })?;
                     Some(CraneliftOptions {
-                        opt_level: level,
+                        opt_level,
                         ..CraneliftOptions::default()
                     })
                 }

@@ -25,16 +25,107 @@ use crate::target::Target;
 use text::{clif_text_for, disasm_text};
 pub(crate) use translate::Declared;
 
+/// Cranelift's optimization level (its `opt_level` setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptLevel {
+    /// No mid-end optimization: the fastest compiles.
+    None,
+    /// Optimize for speed (the default).
+    #[default]
+    Speed,
+    /// Optimize for speed and code size.
+    SpeedAndSize,
+}
+
+/// Cranelift's register allocator (its `regalloc_algorithm` setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Regalloc {
+    /// The backtracking allocator: better code (the default).
+    #[default]
+    Backtracking,
+    /// The single-pass allocator: faster compiles, somewhat slower code.
+    SinglePass,
+}
+
+/// A setting's value that is not one of its names, as [`std::str::FromStr`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownSetting {
+    /// The setting (`opt_level`, `regalloc`).
+    pub setting: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The names the setting takes.
+    pub expected: &'static [&'static str],
+}
+
+impl std::fmt::Display for UnknownSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.expected.iter().map(|n| format!("`{n}`")).collect();
+        write!(
+            f,
+            "`{}` is not a Cranelift {}: use {}",
+            self.value,
+            self.setting,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownSetting {}
+
+/// Names and values of an enum setting, in one table for parsing and printing.
+macro_rules! named_setting {
+    ($t:ident, $setting:literal, $($variant:ident = $name:literal),+) => {
+        impl $t {
+            /// The names the setting takes, as Cranelift spells them.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// Cranelift's name of the value.
+            pub fn name(self) -> &'static str {
+                match self { $($t::$variant => $name),+ }
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = UnknownSetting;
+
+            fn from_str(s: &str) -> Result<Self, UnknownSetting> {
+                match s {
+                    $($name => Ok($t::$variant),)+
+                    _ => Err(UnknownSetting {
+                        setting: $setting,
+                        value: s.to_owned(),
+                        expected: $t::NAMES,
+                    }),
+                }
+            }
+        }
+    };
+}
+
+named_setting!(
+    OptLevel,
+    "optimization level",
+    None = "none",
+    Speed = "speed",
+    SpeedAndSize = "speed_and_size"
+);
+named_setting!(
+    Regalloc,
+    "register allocator",
+    Backtracking = "backtracking",
+    SinglePass = "single_pass"
+);
+
 /// Code generation settings of the Cranelift backend.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CraneliftOptions {
-    /// Cranelift `opt_level`: `none`, `speed` or `speed_and_size`.
-    pub opt_level: String,
+    /// The optimization level.
+    pub opt_level: OptLevel,
     /// Run Cranelift's IR verifier on every function (always on in debug builds).
     pub verify: bool,
-    /// Cranelift `regalloc_algorithm`: `backtracking` (better code) or `single_pass` (faster
-    /// compiles).
-    pub regalloc: String,
+    /// The register allocator.
+    pub regalloc: Regalloc,
     /// The target: `None` (the default) is the host with its CPU's features; another
     /// [`Target`] gets its architecture's baseline features (AOT only: the JIT refuses a
     /// foreign target).
@@ -44,9 +135,9 @@ pub struct CraneliftOptions {
 impl Default for CraneliftOptions {
     fn default() -> Self {
         CraneliftOptions {
-            opt_level: "speed".to_owned(),
+            opt_level: OptLevel::Speed,
             verify: false,
-            regalloc: "backtracking".to_owned(),
+            regalloc: Regalloc::Backtracking,
             target: None,
         }
     }
@@ -57,9 +148,9 @@ impl CraneliftOptions {
     /// register allocator (the code is somewhat slower).
     pub fn fast_compile() -> Self {
         CraneliftOptions {
-            opt_level: "none".to_owned(),
+            opt_level: OptLevel::None,
             verify: false,
-            regalloc: "single_pass".to_owned(),
+            regalloc: Regalloc::SinglePass,
             target: None,
         }
     }
@@ -139,9 +230,11 @@ fn build_host_isa(
 ) -> Result<OwnedTargetIsa, CraneliftError> {
     let aot = purpose == IsaPurpose::Aot;
     let mut flags = settings::builder();
-    flags.set("opt_level", &options.opt_level).map_err(err)?;
     flags
-        .set("regalloc_algorithm", &options.regalloc)
+        .set("opt_level", options.opt_level.name())
+        .map_err(err)?;
+    flags
+        .set("regalloc_algorithm", options.regalloc.name())
         .map_err(err)?;
     flags
         .set("is_pic", if aot { "true" } else { "false" })
@@ -441,6 +534,31 @@ fn compile_to_bytes(
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn settings_parse_from_and_print_to_their_cranelift_names() {
+        for &name in OptLevel::NAMES {
+            assert_eq!(name.parse::<OptLevel>().unwrap().name(), name);
+        }
+        for &name in Regalloc::NAMES {
+            assert_eq!(name.parse::<Regalloc>().unwrap().name(), name);
+        }
+        assert_eq!(
+            "fast".parse::<OptLevel>().unwrap_err().to_string(),
+            "`fast` is not a Cranelift optimization level: use `none`, `speed`, `speed_and_size`"
+        );
+        // Every name is one Cranelift accepts.
+        for o in OptLevel::NAMES {
+            for r in Regalloc::NAMES {
+                let options = CraneliftOptions {
+                    opt_level: o.parse().unwrap(),
+                    regalloc: r.parse().unwrap(),
+                    ..CraneliftOptions::default()
+                };
+                host_isa(IsaPurpose::Jit, &options).expect("Cranelift accepts the setting");
+            }
+        }
+    }
 
     #[test]
     fn host_isas_are_built_once_per_purpose_and_settings() {
