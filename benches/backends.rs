@@ -40,7 +40,9 @@ fn jit(module: &safecall::ir::Module, backend: Backend, opt_level: u8) -> JitMod
         llvm: LlvmOptions::with_opt_level(opt_level),
         ..support::launcher_options()
     };
-    safecall::jit::compile(module, &options).expect("compiles")
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    unsafe { safecall::jit::compile(module, &options) }.expect("compiles")
 }
 
 fn compile(c: &mut Criterion) {

@@ -46,7 +46,9 @@ fn compile_latency(c: &mut Criterion) {
     options.first_tier = FirstTier::Backend;
     options.cranelift = safecall::backend::cranelift::CraneliftOptions::default();
     // Warm the process-wide error helper (compiled once per process).
-    drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    drop(unsafe { safecall::jit::compile(&launcher, &options) }.expect("compile launcher"));
     let mut fast = support::launcher_options();
     fast.first_tier = FirstTier::Backend;
     fast.cranelift = safecall::backend::cranelift::CraneliftOptions::fast_compile();
@@ -54,11 +56,19 @@ fn compile_latency(c: &mut Criterion) {
     for (label, options) in [("optimized", &options), ("fast_compile", &fast)] {
         group.sample_size(50);
         group.bench_function(format!("launcher_{label}"), |b| {
-            b.iter(|| safecall::jit::compile(black_box(&launcher), options).expect("compile"))
+            // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+            // only symbols it declares with their real signatures.
+            b.iter(|| {
+                unsafe { safecall::jit::compile(black_box(&launcher), options) }.expect("compile")
+            })
         });
         group.sample_size(10);
         group.bench_function(format!("fifty_functions_{label}"), |b| {
-            b.iter(|| safecall::jit::compile(black_box(&fifty), options).expect("compile"))
+            // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+            // only symbols it declares with their real signatures.
+            b.iter(|| {
+                unsafe { safecall::jit::compile(black_box(&fifty), options) }.expect("compile")
+            })
         });
     }
     // The same module compiled on the calling thread only: the baseline of the threaded
@@ -68,7 +78,11 @@ fn compile_latency(c: &mut Criterion) {
         ..fast.clone()
     };
     group.bench_function("fifty_functions_fast_compile_one_thread", |b| {
-        b.iter(|| safecall::jit::compile(black_box(&fifty), &one_thread).expect("compile"))
+        // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+        // only symbols it declares with their real signatures.
+        b.iter(|| {
+            unsafe { safecall::jit::compile(black_box(&fifty), &one_thread) }.expect("compile")
+        })
     });
     group.finish();
 
@@ -77,18 +91,32 @@ fn compile_latency(c: &mut Criterion) {
     let baseline = support::launcher_options();
     let launcher4d = support::example("launcher4d");
     let thousand = many_launchers(1000);
-    drop(safecall::jit::compile(&launcher, &baseline).expect("compile launcher"));
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    drop(unsafe { safecall::jit::compile(&launcher, &baseline) }.expect("compile launcher"));
     for (label, options) in [("baseline", &baseline), ("cranelift_fast", &fast)] {
         group.sample_size(50);
         group.bench_function(format!("launcher_{label}"), |b| {
-            b.iter(|| safecall::jit::compile(black_box(&launcher), options).expect("compile"))
+            // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+            // only symbols it declares with their real signatures.
+            b.iter(|| {
+                unsafe { safecall::jit::compile(black_box(&launcher), options) }.expect("compile")
+            })
         });
         group.bench_function(format!("launcher4d_{label}"), |b| {
-            b.iter(|| safecall::jit::compile(black_box(&launcher4d), options).expect("compile"))
+            // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+            // only symbols it declares with their real signatures.
+            b.iter(|| {
+                unsafe { safecall::jit::compile(black_box(&launcher4d), options) }.expect("compile")
+            })
         });
         group.sample_size(10);
         group.bench_function(format!("thousand_functions_{label}"), |b| {
-            b.iter(|| safecall::jit::compile(black_box(&thousand), options).expect("compile"))
+            // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+            // only symbols it declares with their real signatures.
+            b.iter(|| {
+                unsafe { safecall::jit::compile(black_box(&thousand), options) }.expect("compile")
+            })
         });
     }
     group.finish();
@@ -96,13 +124,18 @@ fn compile_latency(c: &mut Criterion) {
 
 fn call_overhead(c: &mut Criterion) {
     // The JIT's default tier's code, and Cranelift's fast-compile and optimized code.
-    let jit = safecall::jit::compile(&support::example("add_one"), &JitOptions::default())
-        .expect("compile add_one");
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    let jit =
+        unsafe { safecall::jit::compile(&support::example("add_one"), &JitOptions::default()) }
+            .expect("compile add_one");
     let fast_options = JitOptions {
         first_tier: FirstTier::Backend,
         ..JitOptions::default()
     };
-    let fast = safecall::jit::compile(&support::example("add_one"), &fast_options)
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    let fast = unsafe { safecall::jit::compile(&support::example("add_one"), &fast_options) }
         .expect("compile add_one");
     let raw_fast = fast.safe_call("add_one").expect("defined");
     let optimized_options = JitOptions {
@@ -110,8 +143,11 @@ fn call_overhead(c: &mut Criterion) {
         cranelift: safecall::backend::cranelift::CraneliftOptions::default(),
         ..JitOptions::default()
     };
-    let optimized = safecall::jit::compile(&support::example("add_one"), &optimized_options)
-        .expect("compile add_one");
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    let optimized =
+        unsafe { safecall::jit::compile(&support::example("add_one"), &optimized_options) }
+            .expect("compile add_one");
     let raw = jit.safe_call("add_one").expect("defined");
     let raw_optimized = optimized.safe_call("add_one").expect("defined");
     let function = jit.function("add_one").expect("defined").clone();

@@ -10,11 +10,15 @@ mod support;
 fn main() {
     let launcher = support::example("launcher");
     let options = support::launcher_options();
-    drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
+    // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+    // only symbols it declares with their real signatures.
+    drop(unsafe { safecall::jit::compile(&launcher, &options) }.expect("compile launcher"));
     let count: Option<u32> = std::env::args().nth(1).and_then(|a| a.parse().ok());
     let start = std::time::Instant::now();
     for _ in 0..count.unwrap_or(1000) {
-        drop(safecall::jit::compile(&launcher, &options).expect("compile launcher"));
+        // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
+        // only symbols it declares with their real signatures.
+        drop(unsafe { safecall::jit::compile(&launcher, &options) }.expect("compile launcher"));
     }
     if count.is_none() {
         println!(

@@ -56,12 +56,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("IR:\n{}", safecall::ir::print::print(&module));
 
     let mut options = JitOptions::default();
-    options.symbols.insert(
-        "fake_launch".to_owned(),
-        SymbolAddress(fake_launch as *const u8),
-    );
+    options.symbols.insert("fake_launch".to_owned(), {
+        // SAFETY: a function of this program with the C signature the IR declares for it.
+        unsafe { SymbolAddress::new(fake_launch as *const u8) }
+    });
     let start = Instant::now();
-    let jit = safecall::jit::compile(&module, &options)?;
+    // SAFETY: the example's IR dereferences only the arguments it checks and calls only
+    // `fake_launch`, registered with its real signature.
+    let jit = unsafe { safecall::jit::compile(&module, &options) }?;
     println!(
         "compiled in {:?} (debug builds and the first compile of a process are slower)",
         start.elapsed()

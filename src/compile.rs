@@ -3,21 +3,12 @@
 use std::path::Path;
 
 use crate::aot::LinkOptions;
-use crate::backend::cranelift::{self as clif, CraneliftOptions};
+use crate::backend::cranelift::CraneliftOptions;
 use crate::backend::llvm::LlvmOptions;
+use crate::backend::{Backend, CodeGenerator, code_generator};
 use crate::lower::{self, LowerOptions};
 use crate::target::Target;
 use crate::{Error, ir, lir};
-
-/// The code generator.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// Cranelift: fast compiles (the default).
-    #[default]
-    Cranelift,
-    /// LLVM through inkwell: optimized code (cargo feature `llvm`).
-    Llvm,
-}
 
 /// Options of AOT compilation.
 #[derive(Clone, Debug, Default)]
@@ -82,28 +73,17 @@ fn lower_verified(module: &ir::Module, options: &Options) -> Result<lir::Module,
     Ok(lower::lower(module, &options.lower)?)
 }
 
-#[cfg(not(feature = "llvm"))]
-pub(crate) fn unavailable_llvm() -> Error {
-    Error::BackendUnavailable(
-        "llvm: this build of safecall has no LLVM backend (build with `--features llvm`)"
-            .to_owned(),
-    )
+impl Options {
+    /// The chosen backend's code generator with its settings.
+    fn code_generator(&self) -> Result<&dyn CodeGenerator, Error> {
+        code_generator(self.backend, &self.cranelift, &self.llvm)
+    }
 }
 
 /// Compiles a module to the bytes of a relocatable object file.
 pub fn compile_object(module: &ir::Module, options: &Options) -> Result<Vec<u8>, Error> {
-    let lowered = lower_verified(module, options)?;
-    match options.backend {
-        Backend::Cranelift => {
-            crate::aot::cranelift_object(&lowered, &options.cranelift).map_err(Error::backend)
-        }
-        #[cfg(feature = "llvm")]
-        Backend::Llvm => {
-            crate::backend::llvm::object(&lowered, &options.llvm).map_err(Error::backend)
-        }
-        #[cfg(not(feature = "llvm"))]
-        Backend::Llvm => Err(unavailable_llvm()),
-    }
+    let generator = options.code_generator()?;
+    generator.object(&lower_verified(module, options)?)
 }
 
 /// Compiles a module and links it into the shared library `output` (an object file is written
@@ -135,32 +115,12 @@ pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String
         Emit::Ir => Ok(ir::print::print(module)),
         Emit::Lowered => Ok(lower_verified(module, options)?.to_string()),
         Emit::BackendIr => {
-            let lowered = lower_verified(module, options)?;
-            match options.backend {
-                Backend::Cranelift => {
-                    clif::clif_text_for(&lowered, &options.cranelift).map_err(Error::backend)
-                }
-                #[cfg(feature = "llvm")]
-                Backend::Llvm => {
-                    crate::backend::llvm::ir_text(&lowered, &options.llvm).map_err(Error::backend)
-                }
-                #[cfg(not(feature = "llvm"))]
-                Backend::Llvm => Err(unavailable_llvm()),
-            }
+            let generator = options.code_generator()?;
+            generator.backend_ir(&lower_verified(module, options)?)
         }
         Emit::Asm => {
-            let lowered = lower_verified(module, options)?;
-            match options.backend {
-                Backend::Cranelift => {
-                    clif::disasm_text(&lowered, &options.cranelift).map_err(Error::backend)
-                }
-                #[cfg(feature = "llvm")]
-                Backend::Llvm => {
-                    crate::backend::llvm::asm_text(&lowered, &options.llvm).map_err(Error::backend)
-                }
-                #[cfg(not(feature = "llvm"))]
-                Backend::Llvm => Err(unavailable_llvm()),
-            }
+            let generator = options.code_generator()?;
+            generator.asm(&lower_verified(module, options)?)
         }
     }
 }

@@ -35,7 +35,9 @@ fn compiled_functions_run_and_raise_precise_errors() {
          fn twice(n: i64) -> i64 { return n * 2; }\n\
          fn div(a: i64, b: i64) -> i64 { return a / b; }\n",
     );
-    let jit = jit::compile(&module, &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&module, &JitOptions::default()) }.unwrap();
     let mut names: Vec<_> = jit.names().collect();
     names.sort();
     assert_eq!(names, ["div", "twice"]);
@@ -66,7 +68,9 @@ fn compiled_functions_run_and_raise_precise_errors() {
 
 #[test]
 fn tensors_are_checked_and_written() {
-    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&add_one_module(), &JitOptions::default()) }.unwrap();
     let add_one = jit.function("add_one").unwrap();
     let x = vector(&[1.0, 2.0, 3.0]);
     let y = vector(&[0.0; 3]);
@@ -83,7 +87,9 @@ fn tensors_are_checked_and_written() {
 
 #[test]
 fn a_function_outlives_its_module_and_keeps_the_code_alive() {
-    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&add_one_module(), &JitOptions::default()) }.unwrap();
     let add_one = jit.function("add_one").unwrap().clone();
     let code = Arc::downgrade(jit.code());
     drop(jit);
@@ -115,7 +121,9 @@ fn repeated_compile_and_drop_does_not_grow_memory() {
     let options = JitOptions::default();
     let round = |count: usize| {
         for _ in 0..count {
-            let jit = jit::compile(&module, &options).unwrap();
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit = unsafe { jit::compile(&module, &options) }.unwrap();
             let f = jit.function("add_one").unwrap().clone();
             drop(jit);
             drop(f);
@@ -155,14 +163,17 @@ fn externs_resolve_from_the_callers_table() {
          fn check(code: i32) { call fails_with_raised_error(code); }\n",
     );
     let mut options = JitOptions::default();
-    options
-        .symbols
-        .insert("add_i64".into(), SymbolAddress(add_i64 as *const u8));
-    options.symbols.insert(
-        "fails_with_raised_error".into(),
-        SymbolAddress(fails_with_raised_error as *const u8),
-    );
-    let jit = jit::compile(&module, &options).unwrap();
+    options.symbols.insert("add_i64".into(), {
+        // SAFETY: a function of this program with the C signature the IR declares for it.
+        unsafe { SymbolAddress::new(add_i64 as *const u8) }
+    });
+    options.symbols.insert("fails_with_raised_error".into(), {
+        // SAFETY: a function of this program with the C signature the IR declares for it.
+        unsafe { SymbolAddress::new(fails_with_raised_error as *const u8) }
+    });
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&module, &options) }.unwrap();
     assert_eq!(
         jit.function("sum")
             .unwrap()
@@ -195,7 +206,9 @@ fn unresolved_externs_are_reported_by_name() {
         process_symbols: false,
         ..JitOptions::default()
     };
-    match jit::compile(&module, &options) {
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    match unsafe { jit::compile(&module, &options) } {
         Err(safecall::Error::UnresolvedSymbols(names)) => {
             assert_eq!(names, ["no_such_function_anywhere"])
         }
@@ -211,7 +224,9 @@ fn process_binding_resolves_the_c_api_of_the_process() {
         binding: SymbolBinding::Process,
         ..JitOptions::default()
     };
-    let jit = jit::compile(&add_one_module(), &options).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&add_one_module(), &options) }.unwrap();
     let add_one = jit.function("add_one").unwrap();
     let x = vector(&[1.0]);
     let err = add_one.call(&[(&x).into()]).unwrap_err();
@@ -232,7 +247,9 @@ fn modules_compile_on_several_threads_at_once() {
             let module = module.clone();
             std::thread::spawn(move || {
                 for i in 0..25 {
-                    let jit = jit::compile(&module, &JitOptions::default()).unwrap();
+                    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+                    // and calls only symbols it declares with their real signatures.
+                    let jit = unsafe { jit::compile(&module, &JitOptions::default()) }.unwrap();
                     let x = vector(&[t as f32, i as f32]);
                     let y = vector(&[0.0, 0.0]);
                     jit.function("add_one")
@@ -255,7 +272,9 @@ fn modules_compile_on_several_threads_at_once() {
 #[test]
 fn one_function_called_from_two_threads_keeps_errors_on_their_thread() {
     const CALLS: usize = 1_000_000;
-    let jit = jit::compile(&add_one_module(), &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&add_one_module(), &JitOptions::default()) }.unwrap();
     let add_one: Function = jit.function("add_one").unwrap().clone();
     let threads: Vec<_> = (0..2usize)
         .map(|t| {
@@ -310,7 +329,9 @@ fn functions_compiled_on_several_threads_run_like_those_compiled_on_one() {
             compile_threads: threads,
             ..JitOptions::default()
         };
-        let jit = jit::compile(&module, &options).unwrap();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { jit::compile(&module, &options) }.unwrap();
         for i in 1..=8i64 {
             let f = jit.function(&format!("times_{i}")).unwrap();
             let out = f.call(&[5i64.into()]).unwrap().cast::<i64>().unwrap();
@@ -334,7 +355,9 @@ fn functions_compiled_on_several_threads_run_like_those_compiled_on_one() {
 #[test]
 fn a_verified_module_compiles_without_a_second_verification() {
     let verified = safecall::ir::VerifiedModule::new(add_one_module()).unwrap();
-    let jit = jit::compile_verified(&verified, &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile_verified(&verified, &JitOptions::default()) }.unwrap();
     let add_one = jit.function("add_one").unwrap();
     let x = vector(&[1.0, 2.0]);
     let y = vector(&[0.0; 2]);

@@ -42,7 +42,9 @@ fn every_tier_gives_the_same_results_and_errors() {
                 first_tier,
                 ..Default::default()
             };
-            let jit = jit::compile(&module, &options).unwrap();
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit = unsafe { jit::compile(&module, &options) }.unwrap();
             let f = jit.function("len4").unwrap();
             (call(f, 8), call(f, 6))
         })
@@ -63,7 +65,9 @@ fn a_background_tier_up_switches_the_functions_callers_hold() {
         tier_up: TierUp::Background,
         ..Default::default()
     };
-    let jit = jit::compile(&parse(MODULE), &options).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&parse(MODULE), &options) }.unwrap();
     // Held before the switch, through both the `Function` and the raw entry.
     let held = jit.function("len4").unwrap().clone();
     let entry = jit.safe_call("len4").unwrap();
@@ -103,8 +107,12 @@ fn a_module_dropped_before_its_tier_up_finishes_is_freed_cleanly() {
     // Compile and drop at once, many times: each tier-up thread finds its module gone (or
     // finishes first); either way nothing leaks into later modules' results.
     for _ in 0..20 {
-        drop(jit::compile(&parse(MODULE), &options).unwrap());
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        drop(unsafe { jit::compile(&parse(MODULE), &options) }.unwrap());
     }
-    let jit = jit::compile(&parse(MODULE), &JitOptions::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&parse(MODULE), &JitOptions::default()) }.unwrap();
     assert_eq!(call(jit.function("len4").unwrap(), 8), Ok(80));
 }

@@ -321,7 +321,10 @@ fn add_one_jit_behaves_like_the_library() {
             &[2]
         };
         for &level in opt_levels {
-            let jit = safecall::jit::compile(&module, &jit_options(backend, level)).unwrap();
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit =
+                unsafe { safecall::jit::compile(&module, &jit_options(backend, level)) }.unwrap();
             all.push((
                 backend,
                 level,
@@ -344,7 +347,9 @@ fn process_binding_resolves_the_c_api_with_dlsym_on_both_backends() {
     for backend in backends() {
         let mut opts = jit_options(backend, 2);
         opts.binding = safecall::jit::SymbolBinding::Process;
-        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &opts) }.unwrap();
         let outcome = add_one_outcomes(jit.function("add_one").unwrap());
         assert!(
             outcome[0].1.starts_with("Ok(()) [2.0, -1.5"),
@@ -372,10 +377,14 @@ fn every_example_function_raises_identically_on_bad_arguments() {
             let module = example(name);
             let mut opts = jit_options(backend, 2);
             for e in &module.externs {
-                opts.symbols
-                    .insert(e.name.clone(), SymbolAddress(extern_stub as *const u8));
+                // SAFETY: a function of this program with the C signature the IR declares for it.
+                opts.symbols.insert(e.name.clone(), unsafe {
+                    SymbolAddress::new(extern_stub as *const u8)
+                });
             }
-            let jit = safecall::jit::compile(&module, &opts)
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit = unsafe { safecall::jit::compile(&module, &opts) }
                 .unwrap_or_else(|e| panic!("{name} with {backend:?}: {e}"));
             for func in &module.functions {
                 let f = jit.function(&func.name).unwrap();
@@ -517,11 +526,13 @@ fn launcher_jit_behaves_identically() {
     let mut results = Vec::new();
     for backend in backends() {
         let mut opts = jit_options(backend, 2);
-        opts.symbols.insert(
-            "matmul_kernel_launch".to_owned(),
-            SymbolAddress(matmul_kernel_launch as *const u8),
-        );
-        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        opts.symbols.insert("matmul_kernel_launch".to_owned(), {
+            // SAFETY: a function of this program with the C signature the IR declares for it.
+            unsafe { SymbolAddress::new(matmul_kernel_launch as *const u8) }
+        });
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &opts) }.unwrap();
         results.push((backend, launcher_outcomes(&jit)));
     }
     let (_, first) = &results[0];
@@ -551,7 +562,9 @@ fn call_global_jit_behaves_identically() {
     let module = example("call_global");
     let mut results = Vec::new();
     for backend in backends() {
-        let jit = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &jit_options(backend, 2)) }.unwrap();
         let f = jit.function("echo_positive").unwrap();
         let ok = f
             .call(&[AnyView::from(5i64)])
@@ -620,9 +633,13 @@ fn f(a: i8, b: u8, c: i16, d: u16) -> i64 {
             ("small_neg", small_neg as *const u8),
             ("big_u16", big_u16 as *const u8),
         ] {
-            opts.symbols.insert(name.to_owned(), SymbolAddress(addr));
+            // SAFETY: a function of this program with the C signature the IR declares for it.
+            opts.symbols
+                .insert(name.to_owned(), unsafe { SymbolAddress::new(addr) });
         }
-        let jit = safecall::jit::compile(&module, &opts).unwrap();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &opts) }.unwrap();
         let r = jit
             .function("f")
             .unwrap()
@@ -646,7 +663,9 @@ fn system_library_modules_run_in_the_jit_identically() {
          fn sq(n: i64) -> i64 { return n * n; }\n",
     );
     for backend in backends() {
-        let jit = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &jit_options(backend, 2)) }.unwrap();
         let r = jit
             .function("sq")
             .unwrap()
@@ -668,7 +687,9 @@ fn unresolved_externs_are_reported_identically() {
          fn f(n: i64) -> i64 { let r = call safecall_test_no_such_function(n); return r; }\n",
     );
     for backend in backends() {
-        let err = safecall::jit::compile(&module, &jit_options(backend, 2)).unwrap_err();
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let err = unsafe { safecall::jit::compile(&module, &jit_options(backend, 2)) }.unwrap_err();
         match err {
             safecall::Error::UnresolvedSymbols(names) => {
                 assert_eq!(
@@ -685,7 +706,7 @@ fn unresolved_externs_are_reported_identically() {
 #[cfg(feature = "llvm")]
 mod llvm_only {
     use super::*;
-    use safecall::backend::llvm::{LlvmOptions, optimized_ir_text};
+    use safecall::backend::llvm::LlvmOptions;
 
     #[test]
     fn invalid_optimization_level_is_an_error() {
@@ -702,7 +723,9 @@ mod llvm_only {
         for cpu in ["generic", "x86-64-v2", "native"] {
             let mut opts = jit_options(Backend::Llvm, 3);
             opts.llvm.cpu = cpu.to_owned();
-            let jit = safecall::jit::compile(&module, &opts).unwrap();
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit = unsafe { safecall::jit::compile(&module, &opts) }.unwrap();
             let outcome = add_one_outcomes(jit.function("add_one").unwrap());
             assert!(
                 outcome[0].1.starts_with("Ok(()) [2.0, -1.5"),
@@ -713,18 +736,16 @@ mod llvm_only {
 
     #[test]
     fn the_add_one_loop_is_vectorized_at_o3() {
-        // Pointer arithmetic reaches LLVM as `getelementptr`, so the loop vectorizer sees it.
+        // Pointer arithmetic reaches LLVM as `getelementptr`, so the loop vectorizer sees it:
+        // the float additions become packed SSE additions of four lanes.
         let module = example("add_one");
-        let lowered = safecall::lower::lower(&module, &Default::default()).unwrap();
-        let text = optimized_ir_text(
-            &lowered,
-            &LlvmOptions {
-                cpu: "x86-64".to_owned(),
-                ..LlvmOptions::with_opt_level(3)
-            },
-        )
-        .unwrap();
-        assert!(text.contains("fadd <4 x float>"), "not vectorized:\n{text}");
+        let mut opts = options(Backend::Llvm);
+        opts.llvm = LlvmOptions {
+            cpu: "x86-64".to_owned(),
+            ..LlvmOptions::with_opt_level(3)
+        };
+        let text = safecall::emit(&module, safecall::Emit::Asm, &opts).unwrap();
+        assert!(text.contains("addps"), "not vectorized:\n{text}");
     }
 }
 
@@ -737,7 +758,10 @@ fn llvm_without_the_feature_is_unavailable() {
         matches!(err, safecall::Error::BackendUnavailable(_)),
         "{err}"
     );
-    let err = safecall::jit::compile(&module, &jit_options(Backend::Llvm, 2)).unwrap_err();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let err =
+        unsafe { safecall::jit::compile(&module, &jit_options(Backend::Llvm, 2)) }.unwrap_err();
     assert!(
         matches!(err, safecall::Error::BackendUnavailable(_)),
         "{err}"

@@ -604,16 +604,25 @@ fn backends_agree_on_random_programs() {
         }
         let opt_level = (index % 4) as u8;
         let clif =
-            safecall::jit::compile(&module, &llvm_support::jit_options(Backend::Cranelift, 2))
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            unsafe { safecall::jit::compile(&module, &llvm_support::jit_options(Backend::Cranelift, 2)) }
                 .unwrap_or_else(|e| panic!("Cranelift:\n{text}\n{e}"));
-        let llvm = safecall::jit::compile(
-            &module,
-            &llvm_support::jit_options(Backend::Llvm, opt_level),
-        )
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let llvm = unsafe {
+            safecall::jit::compile(
+                &module,
+                &llvm_support::jit_options(Backend::Llvm, opt_level),
+            )
+        }
         .unwrap_or_else(|e| panic!("LLVM O{opt_level}:\n{text}\n{e}"));
         // The baseline tier, the JIT's default on x86-64.
-        let baseline = safecall::jit::compile(&module, &safecall::jit::JitOptions::default())
-            .unwrap_or_else(|e| panic!("baseline:\n{text}\n{e}"));
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let baseline =
+            unsafe { safecall::jit::compile(&module, &safecall::jit::JitOptions::default()) }
+                .unwrap_or_else(|e| panic!("baseline:\n{text}\n{e}"));
         let (fc, fl) = (clif.function("f").unwrap(), llvm.function("f").unwrap());
         let fb = baseline.function("f").unwrap();
         if verbose {

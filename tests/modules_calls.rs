@@ -404,7 +404,9 @@ fn via_import(x: i64) -> any {
 }
 "#,
     );
-    let jit = safecall::jit::compile(&ir, &Default::default()).unwrap();
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { safecall::jit::compile(&ir, &Default::default()) }.unwrap();
     Function::from_closure(|args| Ok(Any::from(args[0].cast::<i64>()? * 2)))
         .set_global("sc_test.jit_scale", true)
         .unwrap();

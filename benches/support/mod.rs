@@ -101,10 +101,10 @@ pub extern "C" fn fake_launch(
 /// JIT options binding the launcher's extern to [`fake_launch`].
 pub fn launcher_options() -> safecall::jit::JitOptions {
     let mut options = safecall::jit::JitOptions::default();
-    options.symbols.insert(
-        "matmul_kernel_launch".to_owned(),
-        safecall::jit::SymbolAddress(fake_launch as *const u8),
-    );
+    options.symbols.insert("matmul_kernel_launch".to_owned(), {
+        // SAFETY: a function of this program with the C signature the IR declares for it.
+        unsafe { safecall::jit::SymbolAddress::new(fake_launch as *const u8) }
+    });
     options
 }
 

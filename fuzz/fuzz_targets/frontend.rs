@@ -8,11 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use safecall::backend::cranelift::CraneliftOptions;
 use safecall::ir::parse::{parse, parse_with_source_map};
 use safecall::ir::print::print;
 use safecall::ir::verify::{Source, render_errors, verify};
-use safecall::lower::{LowerOptions, lower};
+use safecall::{Emit, Options, compile_object, emit};
 
 const FILE: &str = "fuzz.scir";
 
@@ -45,16 +44,18 @@ fuzz_target!(|data: &[u8]| {
         assert!(rendered.starts_with("error"), "{rendered}");
         return;
     }
-    // A verified module lowers and compiles, or fails with a message (never a panic).
-    let lowered = match lower(&module, &LowerOptions::default()) {
-        Ok(lowered) => lowered,
+    // A verified module lowers and compiles, or fails with a message (never a panic). With
+    // debug assertions (cargo fuzz's default) the lowering's output also passes the LIR
+    // verifier.
+    let options = Options::default();
+    match emit(&module, Emit::Lowered, &options) {
+        Ok(lowered) => assert!(!lowered.is_empty()),
         Err(error) => {
             assert!(!error.to_string().is_empty());
             return;
         }
-    };
-    let _ = lowered.to_string();
-    match safecall::aot::cranelift_object(&lowered, &CraneliftOptions::default()) {
+    }
+    match compile_object(&module, &options) {
         Ok(object) => assert!(!object.is_empty()),
         Err(error) => assert!(!error.to_string().is_empty()),
     }

@@ -31,7 +31,10 @@ fn rust_jit_times(
         symbols: symbols
             .unwrap_or_default()
             .into_iter()
-            .map(|(name, address)| (name, SymbolAddress(address as *const u8)))
+            // SAFETY: the Python API documents (docs/python.md) that `symbols` are addresses of
+            // functions with the C signatures the IR declares, alive while the module is, as with
+            // ctypes: the caller vouches for them.
+            .map(|(name, address)| (name, unsafe { SymbolAddress::new(address as *const u8) }))
             .collect(),
         backend,
         ..JitOptions::default()
@@ -41,7 +44,9 @@ fn rust_jit_times(
         for _ in 0..iterations {
             let start = Instant::now();
             let module = safecall::ir::parse::parse(text).map_err(|e| e.message)?;
-            let compiled = safecall::jit::compile(&module, &options).map_err(|e| e.to_string())?;
+            // SAFETY: as for `jit` in compile.rs: the caller vouches for the IR and its symbols.
+            let compiled =
+                unsafe { safecall::jit::compile(&module, &options) }.map_err(|e| e.to_string())?;
             times.push(start.elapsed().as_nanos() as u64);
             drop(compiled);
         }

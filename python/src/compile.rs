@@ -52,14 +52,14 @@ fn codegen(
             let cranelift = match opt {
                 None => None,
                 Some(level) => {
-                    if !["none", "speed", "speed_and_size"].contains(&level.as_str()) {
-                        return Err(PyValueError::new_err(format!(
+                    let opt_level = level.parse().map_err(|_| {
+                        PyValueError::new_err(format!(
                             "opt={level:?}: Cranelift's levels are \"none\", \"speed\" and \
                              \"speed_and_size\""
-                        )));
-                    }
+                        ))
+                    })?;
                     Some(CraneliftOptions {
-                        opt_level: level,
+                        opt_level,
                         ..CraneliftOptions::default()
                     })
                 }
@@ -132,7 +132,10 @@ fn jit(
         symbols: symbols
             .unwrap_or_default()
             .into_iter()
-            .map(|(name, address)| (name, SymbolAddress(address as *const u8)))
+            // SAFETY: the Python API documents (docs/python.md) that `symbols` are addresses of
+            // functions with the C signatures the IR declares, alive while the module is, as with
+            // ctypes: the caller vouches for them.
+            .map(|(name, address)| (name, unsafe { SymbolAddress::new(address as *const u8) }))
             .collect(),
         process_symbols,
         backend: settings.backend,
@@ -143,8 +146,10 @@ fn jit(
     // Without the GIL: other Python threads run while this one compiles (an LLVM compile
     // takes milliseconds).
     let ir = &module.inner;
+    // SAFETY: as with ctypes, running IR from Python is the caller's responsibility: the Python
+    // API documents (docs/python.md) that the IR's pointers and extern calls must be valid.
     let compiled = py
-        .detach(|| safecall::jit::compile_verified(ir, &options))
+        .detach(|| unsafe { safecall::jit::compile_verified(ir, &options) })
         .map_err(|e| compile_error(py, module, e))?;
     let addresses = module
         .inner

@@ -34,6 +34,6 @@ pub mod tensor;
 
 pub use capi::{CApiSymbol, c_api_symbol, c_api_symbols};
 pub use rust_api::{
-    Any, AnyView, Bytes, Element, Error, FromAnyView, Function, Module, ObjectRef, Shape, String,
-    Tensor, WeakObjectRef,
+    Any, AnyView, Array, Bytes, Element, Error, FromAnyView, Function, Module, ObjectRef, Shape,
+    String, Tensor, WeakObjectRef,
 };

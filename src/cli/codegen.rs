@@ -94,13 +94,12 @@ impl CodegenArgs {
                     }
                 }
                 if let Some(opt) = &self.opt {
-                    if !["none", "speed", "speed_and_size"].contains(&opt.as_str()) {
-                        return Err(Failure::usage(format!(
+                    cranelift.opt_level = opt.parse().map_err(|_| {
+                        Failure::usage(format!(
                             "`--opt {opt}` is not a Cranelift optimization level: use `none`, \
                              `speed` or `speed_and_size`"
-                        )));
-                    }
-                    cranelift.opt_level = opt.clone();
+                        ))
+                    })?;
                 }
                 Backend::Cranelift
             }

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use safecall::ir::{Param, ParamType};
 use safecall::jit::JitOptions;
-use safecall_runtime::abi::{TVMFFIAny, TVMFFIObject, TVMFFISeqCell, TVMFFIValue, type_index};
-use safecall_runtime::object::{ObjectLayout, alloc, blank_header};
-use safecall_runtime::{Any, AnyView, Bytes, Function, Shape, Tensor};
+use safecall_runtime::{Any, AnyView, Array, Bytes, Function, Shape, Tensor};
 
 use crate::args::{self, Value};
 use crate::codegen::CodegenArgs;
@@ -157,8 +155,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         llvm: codegen.llvm,
         ..JitOptions::default()
     };
-    let jit =
-        safecall::jit::compile(&file.module, &options).map_err(|e| file.compile_failure(e))?;
+    // SAFETY: `safecall run` executes the file's host function the way a program runs: the
+    // user asked for exactly this code (its pointers, its extern calls) to run in this process.
+    let jit = unsafe { safecall::jit::compile(&file.module, &options) }
+        .map_err(|e| file.compile_failure(e))?;
     let callee = jit
         .function(&function.name)
         .expect("compiled functions are all present");
@@ -249,48 +249,10 @@ impl Made {
                     };
                     anys.push(self.any(item, &name, param.map(|p| &p.ty))?);
                 }
-                new_array(anys)
+                Any::from(Array::new(anys))
             }
         })
     }
-}
-
-/// An `ffi.Array` object: the header, a `TVMFFISeqCell` over owned values, and the values.
-#[repr(C)]
-struct ArrayObj {
-    header: TVMFFIObject,
-    cell: TVMFFISeqCell,
-    /// Owns the elements `cell.data` points at (moving the vector does not move them).
-    items: Vec<Any>,
-}
-
-// SAFETY: repr(C) with the header first.
-unsafe impl ObjectLayout for ArrayObj {}
-
-/// A new `ffi.Array` holding `items` (safecall-runtime has no Array API of its own).
-fn new_array(mut items: Vec<Any>) -> Any {
-    let cell = TVMFFISeqCell {
-        data: items.as_mut_ptr().cast(),
-        size: items.len() as i64,
-        capacity: items.len() as i64,
-        data_deleter: None,
-    };
-    let obj = alloc(
-        type_index::ARRAY,
-        ArrayObj {
-            header: blank_header(),
-            cell,
-            items,
-        },
-        0,
-    );
-    let raw = TVMFFIAny {
-        type_index: type_index::ARRAY,
-        small_str_len: 0,
-        value: TVMFFIValue { v_obj: obj.cast() },
-    };
-    // SAFETY: a fresh object with one strong reference, which the Any takes over.
-    unsafe { Any::from_raw_owned_unchecked(raw) }
 }
 
 /// Loads `path` with its symbols global (`RTLD_NOW | RTLD_GLOBAL`).

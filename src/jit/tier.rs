@@ -2,17 +2,17 @@
 
 use std::collections::HashMap;
 use std::sync::Weak;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::memory::PooledMemory;
-use super::{JitCode, JitOptions, SymbolAddress, SymbolBinding, resolve};
-use crate::backend::baseline;
+use super::{Built, JitCode, JitOptions, Resolver, Switch};
+use crate::backend::{JitOutput, LoadedCode, baseline, function_index};
 use crate::{Error, lir};
 
 /// Which compiler produces a JIT module's code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FirstTier {
-    /// The single-pass [baseline compiler](crate::backend::baseline) when
+    /// The single-pass baseline compiler (`src/backend/baseline`) when
     /// [`JitOptions::backend`](super::JitOptions::backend) is Cranelift (the default on
     /// x86-64): code in tens of microseconds, somewhat slower to run than Cranelift's. An
     /// explicit `Backend::Llvm` still compiles with LLVM, and hosts other than x86-64 use
@@ -50,18 +50,11 @@ pub enum TierUp {
 }
 
 /// Executable memory of a baseline-compiled module.
-pub struct BaselineCode {
+struct BaselineCode {
     memory: PooledMemory,
-    /// The pointers the switchable entries jump through.
-    switches: Vec<*const AtomicU64>,
 }
 
-impl BaselineCode {
-    /// The pointers the switchable entries jump through, in the order of the entries.
-    pub fn switches(&self) -> Vec<Switch> {
-        self.switches.iter().map(|&p| Switch(p)).collect()
-    }
-}
+impl LoadedCode for BaselineCode {}
 
 impl Drop for BaselineCode {
     fn drop(&mut self) {
@@ -71,21 +64,14 @@ impl Drop for BaselineCode {
     }
 }
 
-/// The pointer a switchable entry jumps through (in the module's writable memory).
-pub struct Switch(*const AtomicU64);
-
-// SAFETY: an aligned atomic in memory that lives as long as the module's `JitCode`; the tier-up
-// thread writes it only while it holds a strong reference to that code.
-unsafe impl Send for Switch {}
-
 /// Compiles `lowered` again with Cranelift on a background thread, then points `switches` (the
 /// entries `entries` name, in order) at the new code, which `code` then owns. Nothing happens
 /// if the module is dropped first or the compile fails.
-pub fn spawn_tier_up(
+pub(super) fn spawn_tier_up(
     code: Weak<JitCode>,
     lowered: lir::Module,
     entries: Vec<String>,
-    symbols: HashMap<String, SymbolAddress>,
+    resolver: Resolver,
     options: &JitOptions,
     switches: Vec<Switch>,
 ) {
@@ -99,26 +85,19 @@ pub fn spawn_tier_up(
         .name("safecall-tier-up".to_owned())
         .spawn(move || {
             let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                super::build_code(
-                    &lowered,
-                    &entries,
-                    options.binding,
-                    &symbols,
-                    options.process_symbols,
-                    &options,
-                )
+                super::build_code(&lowered, &entries, &resolver, &options)
             }));
-            let Ok(Ok((upper, addresses))) = built else {
+            let Ok(Ok(upper)) = built else {
                 return;
             };
             let Some(code) = code.upgrade() else {
-                // SAFETY: nothing refers to the recompiled code: it was never switched to.
-                unsafe { super::free_code(upper) };
+                // Nothing refers to the recompiled code (it was never switched to): dropping
+                // it frees it.
                 return;
             };
             let mut codes = code.module.lock().unwrap_or_else(|p| p.into_inner());
-            codes.push(upper);
-            for (switch, address) in switches.iter().zip(addresses) {
+            codes.push(upper.out.code);
+            for (switch, address) in switches.iter().zip(upper.out.entries) {
                 // SAFETY: the pointer lives in the module's memory, which `code` keeps alive.
                 unsafe { &*switch.0 }.store(address as u64, Ordering::Release);
             }
@@ -128,18 +107,25 @@ pub fn spawn_tier_up(
 }
 
 /// Compiles `module` with the baseline compiler; every import is resolved up front through
-/// [`resolve`]. Returns the code and the address of each function.
-pub fn build_baseline(
+/// `resolver`. With [`TierUp::Background`], the `entries` can be switched to other code.
+pub(super) fn build_baseline(
     module: &lir::Module,
-    binding: SymbolBinding,
-    symbols: &HashMap<String, SymbolAddress>,
-    process_symbols: bool,
-    switchable: &[lir::FuncId],
-) -> Result<(BaselineCode, Vec<*const u8>), Error> {
+    entries: &[String],
+    resolver: &Resolver,
+    tier_up: TierUp,
+) -> Result<Built, Error> {
+    let indices = entries
+        .iter()
+        .map(|e| function_index(module, e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let switchable: Vec<lir::FuncId> = match tier_up {
+        TierUp::Never => Vec::new(),
+        TierUp::Background => indices.iter().map(|&i| lir::FuncId(i as u32)).collect(),
+    };
     let mut imports = Vec::with_capacity(module.imports.len());
     let mut missing = Vec::new();
     for import in &module.imports {
-        match resolve(&import.name, binding, symbols, process_symbols) {
+        match resolver.resolve(&import.name) {
             Some(a) => imports.push(a as u64),
             None => missing.push(import.name.clone()),
         }
@@ -147,14 +133,18 @@ pub fn build_baseline(
     if !missing.is_empty() {
         return Err(Error::UnresolvedSymbols(missing));
     }
-    let image = baseline::compile(module, &imports, switchable).map_err(Error::backend)?;
+    let image = baseline::compile(module, &imports, &switchable).map_err(Error::backend)?;
     let mut code = BaselineCode {
         memory: PooledMemory::default(),
-        switches: Vec::new(),
     };
     let linked = image
         .link(module, &mut code.memory)
         .map_err(Error::backend)?;
-    code.switches = linked.switches;
-    Ok((code, linked.functions))
+    Ok(Built {
+        out: JitOutput {
+            entries: indices.iter().map(|&i| linked.functions[i]).collect(),
+            code: Box::new(code),
+        },
+        switches: linked.switches.into_iter().map(Switch).collect(),
+    })
 }

@@ -25,7 +25,11 @@
 //! ```
 
 pub mod builder;
+pub mod cfg;
 pub mod display;
+pub mod verify;
+
+pub use verify::{LirError, verify};
 
 use std::fmt;
 

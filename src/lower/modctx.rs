@@ -156,6 +156,7 @@ impl<'m> ModuleCtx<'m> {
             .enumerate()
             .map(|(i, f)| f.unwrap_or_else(|| panic!("function {i} reserved but never defined")))
             .collect();
+        lir::verify::debug_check(&self.out);
         self.out
     }
 }

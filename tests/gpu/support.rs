@@ -199,7 +199,9 @@ pub fn build(module: &ir::Module, how: Delivery) -> Built {
                 Delivery::Jit(backend) => jit_options(false, backend),
                 _ => jit_options(true, Backend::Cranelift),
             };
-            let jit = safecall::jit::compile(module, &options).expect("JIT compile");
+            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+            // and calls only symbols it declares with their real signatures.
+            let jit = unsafe { safecall::jit::compile(module, &options) }.expect("JIT compile");
             return Built {
                 jit: Some(jit),
                 lib: None,

@@ -1,9 +1,10 @@
 //! The safe Rust API over the runtime: values ([`Any`], [`AnyView`]), object references
-//! ([`ObjectRef`], [`String`], [`Bytes`], [`Shape`], [`Tensor`], [`Function`], [`Module`],
+//! ([`ObjectRef`], [`Array`], [`String`], [`Bytes`], [`Shape`], [`Tensor`], [`Function`], [`Module`],
 //! [`Error`]) and
 //! registry helpers ([`registry`]).
 
 pub mod any;
+mod array;
 mod error;
 mod function;
 mod module;
@@ -14,6 +15,7 @@ mod string;
 mod tensor;
 
 pub use any::{Any, AnyView, FromAnyView};
+pub use array::Array;
 pub use error::Error;
 pub use function::Function;
 pub use module::Module;

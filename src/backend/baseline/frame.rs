@@ -13,7 +13,7 @@
 //! are undefined, so every read extends from the width. Variables defined once by a constant
 //! get no code at all: their uses see the constant as an immediate.
 
-use crate::lir::{Function, Inst, Terminator, Ty, Var};
+use crate::lir::{Function, Inst, Ty, Var};
 
 use super::call::{FLOAT_ARG_REGS, INT_ARG_REGS};
 
@@ -81,11 +81,7 @@ impl Frame {
         let mut uses = vec![0u32; n];
         let mut consts: Vec<Option<i64>> = vec![None; n];
         let mut outgoing = 0u32;
-        let read = |v: Var, uses: &mut Vec<u32>| {
-            if let Some(u) = uses.get_mut(v.0 as usize) {
-                *u += 1;
-            }
-        };
+        let mut read = |v: Var| uses[v.0 as usize] += 1;
         for block in &func.blocks {
             for inst in &block.insts {
                 match inst {
@@ -101,47 +97,13 @@ impl Frame {
                             consts[dst.0 as usize] = Some(float_bits(*bits, d.ty));
                         }
                     }
-                    Inst::StackAddr { .. } | Inst::SymbolAddr { .. } => {}
-                    Inst::Source(_) => {}
-                    Inst::Copy { src, .. } | Inst::Unary { src, .. } => read(*src, &mut uses),
-                    Inst::Convert { src, .. } => read(*src, &mut uses),
-                    Inst::Binary { a, b, .. } | Inst::Icmp { a, b, .. } => {
-                        read(*a, &mut uses);
-                        read(*b, &mut uses);
-                    }
-                    Inst::Fcmp { a, b, .. } => {
-                        read(*a, &mut uses);
-                        read(*b, &mut uses);
-                    }
-                    Inst::Select { cond, a, b, .. } => {
-                        read(*cond, &mut uses);
-                        read(*a, &mut uses);
-                        read(*b, &mut uses);
-                    }
-                    Inst::Load { addr, .. } => read(*addr, &mut uses),
-                    Inst::Store { addr, value, .. } => {
-                        read(*addr, &mut uses);
-                        read(*value, &mut uses);
-                    }
-                    Inst::PtrAdd { ptr, offset, .. } => {
-                        read(*ptr, &mut uses);
-                        read(*offset, &mut uses);
-                    }
-                    Inst::Call { args, callee, .. } => {
-                        for a in args {
-                            read(*a, &mut uses);
-                        }
-                        if let crate::lir::Callee::Indirect(t, _) = callee {
-                            read(*t, &mut uses);
-                        }
-                        outgoing = outgoing.max(call_stack_words(inst));
-                    }
+                    Inst::Call { .. } => outgoing = outgoing.max(call_stack_words(inst)),
+                    _ => {}
                 }
+                inst.for_each_use(&mut read);
             }
-            match &block.term {
-                Terminator::Branch { cond, .. } => read(*cond, &mut uses),
-                Terminator::Return(Some(v)) => read(*v, &mut uses),
-                Terminator::Jump(_) | Terminator::Return(None) => {}
+            if let Some(v) = block.term.used() {
+                read(v);
             }
         }
 

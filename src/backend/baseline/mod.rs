@@ -24,8 +24,6 @@ mod link;
 #[cfg(test)]
 mod tests;
 
-pub use link::Linked;
-
 use crate::lir::{self, DataId, FuncId, Inst, Terminator};
 use asm::{Asm, Label};
 use frame::Frame;

@@ -1,12 +1,16 @@
 //! The Cranelift backend: lowered modules to machine code through any `cranelift_module::Module`
-//! (`ObjectModule` for AOT, `JITModule` for the JIT).
+//! (`ObjectModule` for objects in `object.rs`, `JITModule` for in-process code in `jit.rs`).
 
 mod annotate;
-pub mod translate;
+mod jit;
+mod object;
+mod text;
+pub(crate) mod translate;
+mod unwind;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use cranelift_codegen::Context;
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -14,20 +18,114 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{DataDescription, Linkage as ClifLinkage, Module};
 
+use crate::Error;
+use crate::backend::{CodeGenerator, JitOutput, JitRequest};
 use crate::lir::{self, Linkage, Symbol};
 use crate::target::Target;
-pub use translate::Declared;
+use text::{clif_text_for, disasm_text};
+pub(crate) use translate::Declared;
+
+/// Cranelift's optimization level (its `opt_level` setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptLevel {
+    /// No mid-end optimization: the fastest compiles.
+    None,
+    /// Optimize for speed (the default).
+    #[default]
+    Speed,
+    /// Optimize for speed and code size.
+    SpeedAndSize,
+}
+
+/// Cranelift's register allocator (its `regalloc_algorithm` setting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Regalloc {
+    /// The backtracking allocator: better code (the default).
+    #[default]
+    Backtracking,
+    /// The single-pass allocator: faster compiles, somewhat slower code.
+    SinglePass,
+}
+
+/// A setting's value that is not one of its names, as [`std::str::FromStr`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownSetting {
+    /// The setting (`opt_level`, `regalloc`).
+    pub setting: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The names the setting takes.
+    pub expected: &'static [&'static str],
+}
+
+impl std::fmt::Display for UnknownSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.expected.iter().map(|n| format!("`{n}`")).collect();
+        write!(
+            f,
+            "`{}` is not a Cranelift {}: use {}",
+            self.value,
+            self.setting,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownSetting {}
+
+/// Names and values of an enum setting, in one table for parsing and printing.
+macro_rules! named_setting {
+    ($t:ident, $setting:literal, $($variant:ident = $name:literal),+) => {
+        impl $t {
+            /// The names the setting takes, as Cranelift spells them.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// Cranelift's name of the value.
+            pub fn name(self) -> &'static str {
+                match self { $($t::$variant => $name),+ }
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = UnknownSetting;
+
+            fn from_str(s: &str) -> Result<Self, UnknownSetting> {
+                match s {
+                    $($name => Ok($t::$variant),)+
+                    _ => Err(UnknownSetting {
+                        setting: $setting,
+                        value: s.to_owned(),
+                        expected: $t::NAMES,
+                    }),
+                }
+            }
+        }
+    };
+}
+
+named_setting!(
+    OptLevel,
+    "optimization level",
+    None = "none",
+    Speed = "speed",
+    SpeedAndSize = "speed_and_size"
+);
+named_setting!(
+    Regalloc,
+    "register allocator",
+    Backtracking = "backtracking",
+    SinglePass = "single_pass"
+);
 
 /// Code generation settings of the Cranelift backend.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CraneliftOptions {
-    /// Cranelift `opt_level`: `none`, `speed` or `speed_and_size`.
-    pub opt_level: String,
+    /// The optimization level.
+    pub opt_level: OptLevel,
     /// Run Cranelift's IR verifier on every function (always on in debug builds).
     pub verify: bool,
-    /// Cranelift `regalloc_algorithm`: `backtracking` (better code) or `single_pass` (faster
-    /// compiles).
-    pub regalloc: String,
+    /// The register allocator.
+    pub regalloc: Regalloc,
     /// The target: `None` (the default) is the host with its CPU's features; another
     /// [`Target`] gets its architecture's baseline features (AOT only: the JIT refuses a
     /// foreign target).
@@ -37,9 +135,9 @@ pub struct CraneliftOptions {
 impl Default for CraneliftOptions {
     fn default() -> Self {
         CraneliftOptions {
-            opt_level: "speed".to_owned(),
+            opt_level: OptLevel::Speed,
             verify: false,
-            regalloc: "backtracking".to_owned(),
+            regalloc: Regalloc::Backtracking,
             target: None,
         }
     }
@@ -50,11 +148,29 @@ impl CraneliftOptions {
     /// register allocator (the code is somewhat slower).
     pub fn fast_compile() -> Self {
         CraneliftOptions {
-            opt_level: "none".to_owned(),
+            opt_level: OptLevel::None,
             verify: false,
-            regalloc: "single_pass".to_owned(),
+            regalloc: Regalloc::SinglePass,
             target: None,
         }
+    }
+}
+
+impl CodeGenerator for CraneliftOptions {
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, Error> {
+        object::object(module, self).map_err(Error::backend)
+    }
+
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, Error> {
+        clif_text_for(module, self).map_err(Error::backend)
+    }
+
+    fn asm(&self, module: &lir::Module) -> Result<String, Error> {
+        disasm_text(module, self).map_err(Error::backend)
+    }
+
+    fn jit(&self, module: &lir::Module, request: JitRequest<'_>) -> Result<JitOutput, Error> {
+        jit::compile(module, self, request)
     }
 }
 
@@ -76,7 +192,7 @@ fn err(e: impl std::fmt::Display) -> CraneliftError {
 
 /// What an ISA is built for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IsaPurpose {
+pub(crate) enum IsaPurpose {
     /// Relocatable objects: position-independent code with unwind info.
     Aot,
     /// In-process code: absolute addresses, no unwind tables.
@@ -86,7 +202,7 @@ pub enum IsaPurpose {
 /// The ISA of `options.target` (the host by default) for `purpose`, built once per purpose and settings and then shared (building
 /// one detects the CPU's features and parses every setting, which a JIT compile of a small
 /// function would otherwise pay each time).
-pub fn host_isa(
+pub(crate) fn host_isa(
     purpose: IsaPurpose,
     options: &CraneliftOptions,
 ) -> Result<OwnedTargetIsa, CraneliftError> {
@@ -114,9 +230,11 @@ fn build_host_isa(
 ) -> Result<OwnedTargetIsa, CraneliftError> {
     let aot = purpose == IsaPurpose::Aot;
     let mut flags = settings::builder();
-    flags.set("opt_level", &options.opt_level).map_err(err)?;
     flags
-        .set("regalloc_algorithm", &options.regalloc)
+        .set("opt_level", options.opt_level.name())
+        .map_err(err)?;
+    flags
+        .set("regalloc_algorithm", options.regalloc.name())
         .map_err(err)?;
     flags
         .set("is_pic", if aot { "true" } else { "false" })
@@ -160,7 +278,10 @@ fn clif_linkage(l: Linkage) -> ClifLinkage {
 }
 
 /// Declares every import, data object and function of `module` in `m`.
-pub fn declare<M: Module>(m: &mut M, module: &lir::Module) -> Result<Declared, CraneliftError> {
+pub(crate) fn declare<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+) -> Result<Declared, CraneliftError> {
     let imports = module
         .imports
         .iter()
@@ -195,7 +316,7 @@ pub fn declare<M: Module>(m: &mut M, module: &lir::Module) -> Result<Declared, C
 }
 
 /// Defines the data objects.
-pub fn define_data<M: Module>(
+pub(crate) fn define_data<M: Module>(
     m: &mut M,
     module: &lir::Module,
     declared: &Declared,
@@ -226,9 +347,7 @@ pub fn define_data<M: Module>(
 }
 
 /// What [`define_functions`] reports about each compiled function.
-pub struct Compiled<'a> {
-    /// Lowered function id.
-    pub lir_id: lir::FuncId,
+pub(crate) struct Compiled<'a> {
     /// Cranelift function id.
     pub id: cranelift_module::FuncId,
     /// The context after compilation (compiled code, unwind info).
@@ -237,7 +356,7 @@ pub struct Compiled<'a> {
 
 /// Translates and compiles every function. With `clif_dump`, appends the annotated CLIF of each
 /// function as built (before optimization). `on_compiled` sees each compiled function.
-pub fn define_functions<M: Module>(
+pub(crate) fn define_functions<M: Module>(
     m: &mut M,
     module: &lir::Module,
     declared: &Declared,
@@ -289,7 +408,7 @@ fn define_functions_in<M: Module>(
     fb_ctx: &mut FunctionBuilderContext,
     on_compiled: &mut impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
 ) -> Result<(), CraneliftError> {
-    let names = symbol_names(module, declared);
+    let names = text::symbol_names(module, declared);
     for (i, func) in module.functions.iter().enumerate() {
         let id = declared.functions[i];
         ctx.clear();
@@ -306,11 +425,7 @@ fn define_functions_in<M: Module>(
             )),
             other => CraneliftError(format!("compiling `{}`: {other}", func.name)),
         })?;
-        on_compiled(Compiled {
-            lir_id: lir::FuncId(i as u32),
-            id,
-            ctx,
-        })?;
+        on_compiled(Compiled { id, ctx })?;
     }
     Ok(())
 }
@@ -326,7 +441,7 @@ struct CompiledBytes {
 /// defines their machine code in `m` in module order. The same code as [`define_functions`]
 /// (each function is compiled on its own); worth its thread start-up for modules of several
 /// functions.
-pub fn define_functions_parallel<M: Module>(
+pub(crate) fn define_functions_parallel<M: Module>(
     m: &mut M,
     module: &lir::Module,
     declared: &Declared,
@@ -415,118 +530,35 @@ fn compile_to_bytes(
     })
 }
 
-/// The annotated CLIF of every function of a lowered module (as built, before optimization).
-pub fn clif_text(module: &lir::Module) -> Result<String, CraneliftError> {
-    clif_text_for(module, &CraneliftOptions::default())
-}
-
-/// [`clif_text`] for the target of `options` (pointer width and calling convention).
-pub fn clif_text_for(
-    module: &lir::Module,
-    options: &CraneliftOptions,
-) -> Result<String, CraneliftError> {
-    let isa = host_isa(IsaPurpose::Aot, options)?;
-    let builder = cranelift_object::ObjectBuilder::new(
-        isa,
-        module.name.as_bytes().to_vec(),
-        cranelift_module::default_libcall_names(),
-    )
-    .map_err(err)?;
-    let mut m = cranelift_object::ObjectModule::new(builder);
-    let declared = declare(&mut m, module)?;
-    let mut out = String::new();
-    let mut ctx = m.make_context();
-    let mut fb_ctx = FunctionBuilderContext::new();
-    let names = symbol_names(module, &declared);
-    for func in &module.functions {
-        ctx.clear();
-        let markers = translate::translate_function(
-            &mut m,
-            module,
-            &declared,
-            func,
-            &mut ctx.func,
-            &mut fb_ctx,
-        );
-        annotate::write_annotated(&mut out, &names, &func.name, &ctx.func, &markers);
-    }
-    Ok(out)
-}
-
-/// The machine code of every function of a lowered module as Cranelift's disassembly of its
-/// final VCode (register-allocated machine instructions by block, as Cranelift prints them),
-/// compiled for the host with `options` as for an object file. Calls and data references show
-/// Cranelift's external names (`userextname0`, ...); the function headers give the symbols.
-pub fn disasm_text(
-    module: &lir::Module,
-    options: &CraneliftOptions,
-) -> Result<String, CraneliftError> {
-    use std::fmt::Write as _;
-    let isa = host_isa(IsaPurpose::Aot, options)?;
-    let builder = cranelift_object::ObjectBuilder::new(
-        isa.clone(),
-        module.name.as_bytes().to_vec(),
-        cranelift_module::default_libcall_names(),
-    )
-    .map_err(err)?;
-    let mut m = cranelift_object::ObjectModule::new(builder);
-    let declared = declare(&mut m, module)?;
-    let mut out = String::new();
-    let mut ctx = m.make_context();
-    let mut fb_ctx = FunctionBuilderContext::new();
-    for func in &module.functions {
-        ctx.clear();
-        translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
-        ctx.set_disasm(true);
-        let code = ctx.compile(&*isa, &mut Default::default()).map_err(|e| {
-            CraneliftError(format!(
-                "compiling `{}`: {}",
-                func.name,
-                cranelift_codegen::print_errors::pretty_error(e.func, e.inner)
-            ))
-        })?;
-        let _ = writeln!(
-            out,
-            "; {} ({} bytes of code)",
-            func.name,
-            code.code_buffer().len()
-        );
-        out.push_str(code.vcode.as_deref().unwrap_or_default());
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// Names for the external names a module's functions refer to.
-fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNames {
-    use cranelift_codegen::entity::EntityRef;
-    use cranelift_module::{DataId, FuncId};
-    let mut names = annotate::SymbolNames::new();
-    let funcs = module
-        .functions
-        .iter()
-        .map(|f| &f.name)
-        .zip(&declared.functions);
-    let imports = module
-        .imports
-        .iter()
-        .map(|i| &i.name)
-        .zip(&declared.imports);
-    for (name, id) in funcs.chain(imports) {
-        names.insert((0, FuncId::index(*id) as u32), name.clone());
-    }
-    for (d, id) in module.data.iter().zip(&declared.data) {
-        names.insert((1, DataId::index(*id) as u32), d.name.clone());
-    }
-    names
-}
-
-/// Shared ownership of an ISA (the JIT keeps it alive).
-pub type SharedIsa = Arc<dyn cranelift_codegen::isa::TargetIsa>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn settings_parse_from_and_print_to_their_cranelift_names() {
+        for &name in OptLevel::NAMES {
+            assert_eq!(name.parse::<OptLevel>().unwrap().name(), name);
+        }
+        for &name in Regalloc::NAMES {
+            assert_eq!(name.parse::<Regalloc>().unwrap().name(), name);
+        }
+        assert_eq!(
+            "fast".parse::<OptLevel>().unwrap_err().to_string(),
+            "`fast` is not a Cranelift optimization level: use `none`, `speed`, `speed_and_size`"
+        );
+        // Every name is one Cranelift accepts.
+        for o in OptLevel::NAMES {
+            for r in Regalloc::NAMES {
+                let options = CraneliftOptions {
+                    opt_level: o.parse().unwrap(),
+                    regalloc: r.parse().unwrap(),
+                    ..CraneliftOptions::default()
+                };
+                host_isa(IsaPurpose::Jit, &options).expect("Cranelift accepts the setting");
+            }
+        }
+    }
 
     #[test]
     fn host_isas_are_built_once_per_purpose_and_settings() {

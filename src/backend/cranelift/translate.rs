@@ -65,44 +65,6 @@ pub struct SourceMarker {
     pub text: String,
 }
 
-/// The blocks reachable from the entry, in reverse postorder: every block comes after its
-/// dominators, so single-assignment variables are defined before they are used.
-fn reverse_postorder(func: &lir::Function) -> Vec<usize> {
-    let succs = |b: usize| -> Vec<usize> {
-        match &func.blocks[b].term {
-            Terminator::Jump(t) => vec![t.0 as usize],
-            Terminator::Branch {
-                then_block,
-                else_block,
-                ..
-            } => {
-                vec![then_block.0 as usize, else_block.0 as usize]
-            }
-            Terminator::Return(_) => Vec::new(),
-        }
-    };
-    let mut visited = vec![false; func.blocks.len()];
-    let mut post = Vec::with_capacity(func.blocks.len());
-    // Iterative DFS: (block, index of the next successor to visit).
-    let mut stack = vec![(0usize, 0usize)];
-    visited[0] = true;
-    while let Some(&mut (block, ref mut next)) = stack.last_mut() {
-        let s = succs(block);
-        if let Some(&succ) = s.get(*next) {
-            *next += 1;
-            if !visited[succ] {
-                visited[succ] = true;
-                stack.push((succ, 0));
-            }
-        } else {
-            post.push(block);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
-}
-
 /// Where the CLIF value of a lowered variable lives.
 #[derive(Clone, Copy)]
 enum Slot {
@@ -134,7 +96,10 @@ pub fn translate_function<M: Module>(
             }
         })
         .collect();
-    let order = reverse_postorder(func);
+    let order: Vec<usize> = lir::cfg::reverse_postorder(func)
+        .into_iter()
+        .map(|b| b.0 as usize)
+        .collect();
     let mut blocks: Vec<Option<ir::Block>> = vec![None; func.blocks.len()];
     for &bi in &order {
         blocks[bi] = Some(b.create_block());
@@ -247,25 +212,13 @@ impl<M: Module> Translator<'_, '_, M> {
         match self.vars[v.0 as usize] {
             Slot::Variable(var) => self.b.use_var(var),
             Slot::Value(Some(value)) => value,
-            Slot::Value(None) => {
-                // The lowered form promises single-assignment variables are defined in a
-                // dominating position; reaching this is a lowering bug.
-                debug_assert!(
-                    false,
-                    "v{} of {} used before its definition",
-                    v.0, self.func.name
-                );
-                let ty = clif_type(self.func.ty(v));
-                if ty.is_float() {
-                    if ty == types::F32 {
-                        self.b.ins().f32const(0.0)
-                    } else {
-                        self.b.ins().f64const(0.0)
-                    }
-                } else {
-                    self.b.ins().iconst(ty, 0)
-                }
-            }
+            // The LIR verifier guarantees that a single-assignment variable's definition
+            // dominates its uses, and blocks are translated in reverse postorder: reaching this
+            // is a bug in safecall, never a reason to make up a value.
+            Slot::Value(None) => unreachable!(
+                "internal error: v{} of `{}` is used before its definition",
+                v.0, self.func.name
+            ),
         }
     }
 

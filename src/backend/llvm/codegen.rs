@@ -29,7 +29,7 @@ fn initialize() -> Result<(), LlvmError> {
 }
 
 /// The host CPU's LLVM name and features (what `cpu: "native"` compiles for).
-pub fn host_cpu() -> (String, String) {
+fn host_cpu() -> (String, String) {
     (
         TargetMachine::get_host_cpu_name().to_string(),
         TargetMachine::get_host_cpu_features().to_string(),
@@ -110,7 +110,7 @@ pub(crate) fn optimize(
 ///
 /// The object is checked to reference no symbol besides the module's imports (LLVM is kept
 /// from introducing C library calls; a reference it introduced anyway is an error here).
-pub fn object(module: &lir::Module, options: &LlvmOptions) -> Result<Vec<u8>, LlvmError> {
+pub(crate) fn object(module: &lir::Module, options: &LlvmOptions) -> Result<Vec<u8>, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
     let m = translate::translate_module(&ctx, module, &machine, false)?;
@@ -152,26 +152,16 @@ fn check_undefined_symbols(object_bytes: &[u8], module: &lir::Module) -> Result<
 
 /// The LLVM IR of a lowered module as built (before optimization), annotated with the
 /// host-IR item each part implements (see the [module docs](super)).
-pub fn ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
+pub(crate) fn ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
     let m = translate::translate_module(&ctx, module, &machine, true)?;
-    Ok(annotate::render(&m.print_to_string().to_string()))
-}
-
-/// The LLVM IR of a lowered module after the optimization pipeline of `options.opt_level`,
-/// annotated like [`ir_text`] wherever an annotated instruction survived.
-pub fn optimized_ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
-    let machine = target_machine(options)?;
-    let ctx = Context::create();
-    let m = translate::translate_module(&ctx, module, &machine, true)?;
-    optimize(&m, &machine, options.opt_level)?;
     Ok(annotate::render(&m.print_to_string().to_string()))
 }
 
 /// The assembly of a lowered module after the optimization pipeline of `options.opt_level`, as
 /// LLVM's code generator writes it for the object file (AT&T syntax on x86-64).
-pub fn asm_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
+pub(crate) fn asm_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
     let m = translate::translate_module(&ctx, module, &machine, false)?;

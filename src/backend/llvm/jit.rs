@@ -22,10 +22,11 @@ use inkwell::llvm_sys::orc2::{
 };
 
 use super::{LlvmError, LlvmOptions};
-use crate::lir;
+use crate::backend::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::{Error, lir};
 
 /// Executable memory of one module compiled by LLVM; freed on drop.
-pub struct LlvmJitCode {
+pub(crate) struct LlvmJitCode {
     jit: LLVMOrcLLJITRef,
 }
 
@@ -76,9 +77,49 @@ fn c_name(name: &str) -> Result<CString, LlvmError> {
     CString::new(name).map_err(|_| LlvmError(format!("symbol `{name}` contains a NUL byte")))
 }
 
+impl LoadedCode for LlvmJitCode {}
+
+/// Compiles `module` into executable memory, every import resolved up front through
+/// `request.lookup`, and looks up the requested entries.
+pub(crate) fn compile_request(
+    module: &lir::Module,
+    options: &LlvmOptions,
+    request: JitRequest<'_>,
+) -> Result<JitOutput, Error> {
+    let mut addresses = Vec::with_capacity(module.imports.len());
+    let mut missing = Vec::new();
+    for import in &module.imports {
+        match (request.lookup)(&import.name) {
+            Some(a) => addresses.push(a),
+            None => missing.push(import.name.clone()),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    // Entries are found by symbol lookup, so they must be exported from the JIT's object even
+    // where the module registers them as a system library instead.
+    let mut module = module.clone();
+    for e in request.entries {
+        let i = function_index(&module, e)?;
+        module.functions[i].linkage = lir::Linkage::Export;
+    }
+    let code = compile(&module, options, &addresses).map_err(Error::backend)?;
+    let entries = request
+        .entries
+        .iter()
+        .map(|e| code.lookup(e))
+        .collect::<Result<_, _>>()
+        .map_err(Error::backend)?;
+    Ok(JitOutput {
+        code: Box::new(code),
+        entries,
+    })
+}
+
 /// Compiles `module` and links it in memory, binding each import to the address `imports`
 /// gives for it (one per import of the module, in order).
-pub fn compile(
+fn compile(
     module: &lir::Module,
     options: &LlvmOptions,
     imports: &[*const u8],
@@ -93,7 +134,7 @@ pub fn compile(
             "the JIT generates code for the host only, not for {target}"
         )));
     }
-    let object = super::object(module, options)?;
+    let object = super::codegen::object(module, options)?;
     let code = LlvmJitCode::new()?;
     code.define_absolute(
         &module
@@ -174,7 +215,7 @@ impl LlvmJitCode {
     }
 
     /// The address of the exported symbol `name` (linking the module on first use).
-    pub fn lookup(&self, name: &str) -> Result<*const u8, LlvmError> {
+    fn lookup(&self, name: &str) -> Result<*const u8, LlvmError> {
         let c = c_name(name)?;
         let mut address = 0u64;
         // SAFETY: `jit` is live; `address` is a valid out-parameter; LLVM copies the name.

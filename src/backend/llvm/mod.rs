@@ -34,12 +34,32 @@ mod annotate;
 #[cfg(feature = "llvm")]
 mod codegen;
 #[cfg(feature = "llvm")]
-pub mod jit;
+mod jit;
 #[cfg(feature = "llvm")]
 mod translate;
 
 #[cfg(feature = "llvm")]
-pub use codegen::{asm_text, host_cpu, ir_text, object, optimized_ir_text};
+impl crate::backend::CodeGenerator for LlvmOptions {
+    fn object(&self, module: &crate::lir::Module) -> Result<Vec<u8>, crate::Error> {
+        codegen::object(module, self).map_err(crate::Error::backend)
+    }
+
+    fn backend_ir(&self, module: &crate::lir::Module) -> Result<String, crate::Error> {
+        codegen::ir_text(module, self).map_err(crate::Error::backend)
+    }
+
+    fn asm(&self, module: &crate::lir::Module) -> Result<String, crate::Error> {
+        codegen::asm_text(module, self).map_err(crate::Error::backend)
+    }
+
+    fn jit(
+        &self,
+        module: &crate::lir::Module,
+        request: crate::backend::JitRequest<'_>,
+    ) -> Result<crate::backend::JitOutput, crate::Error> {
+        jit::compile_request(module, self, request)
+    }
+}
 
 /// Whether this build of safecall has the LLVM backend (the cargo feature `llvm`).
 pub const AVAILABLE: bool = cfg!(feature = "llvm");

@@ -114,12 +114,16 @@ fn main() {
     let module = safecall::ir::parse::parse(SOURCE).expect("the smoke module parses");
     let options = JitOptions::default();
     for round in 0..cycles {
-        let m = jit::compile(&module, &options).expect("JIT compile");
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+        // and calls only symbols it declares with their real signatures.
+        let m = unsafe { jit::compile(&module, &options) }.expect("JIT compile");
         calls(&m, round);
         drop(m);
     }
     // Threads sharing one module, each calling it many times.
-    let m = jit::compile(&module, &options).expect("JIT compile");
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let m = unsafe { jit::compile(&module, &options) }.expect("JIT compile");
     std::thread::scope(|s| {
         for t in 0..4u64 {
             let m = &m;

@@ -1,0 +1,78 @@
+//! In-process code from Cranelift (`cranelift-jit`), in the JIT's pooled executable memory.
+
+use std::sync::{Arc, Mutex};
+
+use cranelift_jit::{JITBuilder, JITModule};
+
+use super::{CraneliftOptions, host_isa};
+use super::{IsaPurpose, declare, define_data, define_functions, define_functions_parallel};
+use crate::backend::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::{Error, lir};
+
+/// A finalized `JITModule`; dropping it frees its memory.
+struct CraneliftCode(Option<JITModule>);
+
+impl LoadedCode for CraneliftCode {}
+
+impl Drop for CraneliftCode {
+    fn drop(&mut self) {
+        if let Some(module) = self.0.take() {
+            // SAFETY: the owner of a `LoadedCode` drops it only when none of its code can run
+            // any more (see `LoadedCode`).
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// Compiles `module` into executable memory, every import resolved through `request.lookup`.
+pub(crate) fn compile(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+    request: JitRequest<'_>,
+) -> Result<JitOutput, Error> {
+    let isa = host_isa(IsaPurpose::Jit, options).map_err(Error::backend)?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    builder.memory_provider(Box::new(crate::jit::memory::PooledMemory::default()));
+    let missing = Arc::new(Mutex::new(Vec::<String>::new()));
+    let missing_in_lookup = missing.clone();
+    let lookup = request.lookup.clone();
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let found = lookup(name);
+        if found.is_none() {
+            missing_in_lookup
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(name.to_owned());
+        }
+        // cranelift-jit panics on an unresolved name; a null address is checked below instead.
+        Some(found.unwrap_or(std::ptr::null()))
+    }));
+    let mut jit = JITModule::new(builder);
+    let declared = declare(&mut jit, module).map_err(Error::backend)?;
+    define_data(&mut jit, module, &declared).map_err(Error::backend)?;
+    if request.threads > 1 && module.functions.len() > 1 {
+        define_functions_parallel(&mut jit, module, &declared, request.threads)
+    } else {
+        define_functions(&mut jit, module, &declared, None, |_| Ok(()))
+    }
+    .map_err(Error::backend)?;
+    jit.finalize_definitions().map_err(Error::backend)?;
+    let entries = request
+        .entries
+        .iter()
+        .map(|e| {
+            function_index(module, e).map(|i| jit.get_finalized_function(declared.functions[i]))
+        })
+        .collect::<Result<Vec<_>, _>>();
+    // From here on the memory is freed when `code` is dropped, on every return but the last.
+    let code = CraneliftCode(Some(jit));
+    let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
+    if !missing.is_empty() {
+        return Err(Error::UnresolvedSymbols(missing));
+    }
+    Ok(JitOutput {
+        code: Box::new(code),
+        entries: entries?,
+    })
+}

@@ -1,0 +1,111 @@
+//! Text forms of Cranelift's output: the annotated CLIF of each function as built, and the
+//! disassembly of its final VCode.
+
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_module::Module;
+
+use super::translate::{self, Declared};
+use super::{CraneliftError, CraneliftOptions, IsaPurpose, annotate, declare, err, host_isa};
+use crate::lir;
+
+/// The annotated CLIF of every function of a lowered module (as built, before optimization),
+/// for the target of `options` (pointer width and calling convention).
+pub(crate) fn clif_text_for(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+) -> Result<String, CraneliftError> {
+    let isa = host_isa(IsaPurpose::Aot, options)?;
+    let builder = cranelift_object::ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        cranelift_module::default_libcall_names(),
+    )
+    .map_err(err)?;
+    let mut m = cranelift_object::ObjectModule::new(builder);
+    let declared = declare(&mut m, module)?;
+    let mut out = String::new();
+    let mut ctx = m.make_context();
+    let mut fb_ctx = FunctionBuilderContext::new();
+    let names = symbol_names(module, &declared);
+    for func in &module.functions {
+        ctx.clear();
+        let markers = translate::translate_function(
+            &mut m,
+            module,
+            &declared,
+            func,
+            &mut ctx.func,
+            &mut fb_ctx,
+        );
+        annotate::write_annotated(&mut out, &names, &func.name, &ctx.func, &markers);
+    }
+    Ok(out)
+}
+
+/// The machine code of every function of a lowered module as Cranelift's disassembly of its
+/// final VCode (register-allocated machine instructions by block, as Cranelift prints them),
+/// compiled for the host with `options` as for an object file. Calls and data references show
+/// Cranelift's external names (`userextname0`, ...); the function headers give the symbols.
+pub(crate) fn disasm_text(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+) -> Result<String, CraneliftError> {
+    use std::fmt::Write as _;
+    let isa = host_isa(IsaPurpose::Aot, options)?;
+    let builder = cranelift_object::ObjectBuilder::new(
+        isa.clone(),
+        module.name.as_bytes().to_vec(),
+        cranelift_module::default_libcall_names(),
+    )
+    .map_err(err)?;
+    let mut m = cranelift_object::ObjectModule::new(builder);
+    let declared = declare(&mut m, module)?;
+    let mut out = String::new();
+    let mut ctx = m.make_context();
+    let mut fb_ctx = FunctionBuilderContext::new();
+    for func in &module.functions {
+        ctx.clear();
+        translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
+        ctx.set_disasm(true);
+        let code = ctx.compile(&*isa, &mut Default::default()).map_err(|e| {
+            CraneliftError(format!(
+                "compiling `{}`: {}",
+                func.name,
+                cranelift_codegen::print_errors::pretty_error(e.func, e.inner)
+            ))
+        })?;
+        let _ = writeln!(
+            out,
+            "; {} ({} bytes of code)",
+            func.name,
+            code.code_buffer().len()
+        );
+        out.push_str(code.vcode.as_deref().unwrap_or_default());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Names for the external names a module's functions refer to.
+pub(super) fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNames {
+    use cranelift_codegen::entity::EntityRef;
+    use cranelift_module::{DataId, FuncId};
+    let mut names = annotate::SymbolNames::new();
+    let funcs = module
+        .functions
+        .iter()
+        .map(|f| &f.name)
+        .zip(&declared.functions);
+    let imports = module
+        .imports
+        .iter()
+        .map(|i| &i.name)
+        .zip(&declared.imports);
+    for (name, id) in funcs.chain(imports) {
+        names.insert((0, FuncId::index(*id) as u32), name.clone());
+    }
+    for (d, id) in module.data.iter().zip(&declared.data) {
+        names.insert((1, DataId::index(*id) as u32), d.name.clone());
+    }
+    names
+}
