@@ -39,7 +39,7 @@ pub struct TVMFFIObject {
     pub type_index: i32,
     /// Padding (zero).
     pub padding: u32,
-    /// Deleter, called with [`deleter_flags`].
+    /// Deleter, called with [`deleter_flags`](super::deleter_flags).
     pub deleter: TVMFFIObjectDeleter,
 }
 

@@ -11,7 +11,7 @@ pub(super) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// Encodes a blob, `nbytes` header included. [`decode`] of the result gives `bin` back when
+/// Encodes a blob, `nbytes` header included. [`decode`](super::decode()) of the result gives `bin` back when
 /// `bin` is valid (see the module docs); `imports` shorter than `modules` means no imports for
 /// the rest.
 pub fn encode(bin: &LibraryBin) -> Vec<u8> {

@@ -297,7 +297,7 @@ impl Dynamic {
         symbols: u64,
     ) -> Result<(), Damage> {
         let endian = Endianness::default();
-        let versions = versions(self, image, &strtab)?;
+        let versions = versions(self, image, strtab)?;
         if let Some(addr) = self.get(elf::DT_VERSYM) {
             let table = image
                 .records::<U16<Endianness>>(addr, symbols)

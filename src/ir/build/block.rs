@@ -243,7 +243,7 @@ impl BlockBuilder {
         var(dest)
     }
 
-    /// `launch BINARY.KERNEL[...](args);` (see [`LaunchBuilder`]).
+    /// `launch BINARY.KERNEL[...](args);` (see [`LaunchBuilder`](super::LaunchBuilder)).
     pub fn launch(&mut self, launch: impl Into<Launch>) -> &mut Self {
         self.push(Stmt::Launch(Box::new(launch.into())))
     }

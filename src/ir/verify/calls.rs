@@ -15,7 +15,7 @@ impl FnVerifier<'_, '_> {
         func: &str,
         args: &[Expr],
     ) {
-        let decl = self.v.m.externs.iter().find(|e| &e.name == func);
+        let decl = self.v.m.externs.iter().find(|e| e.name == func);
         let arg_types: Vec<Option<Type>> = args
             .iter()
             .enumerate()

@@ -8,7 +8,8 @@ use super::super::typing::{self, TypeErrorKind};
 use super::{FnVerifier, StmtFocus};
 
 impl<'m> FnVerifier<'_, 'm> {
-    /// Types expression `index` of the statement at `path`, reporting problems.
+    /// Types expression `index` of the statement at `path`, reporting problems. The verifier's
+    /// one call of [`typing::expr_type`]: every statement types its expressions through here.
     pub(super) fn expr(&mut self, path: &StmtPath, index: usize, e: &Expr) -> Option<Type> {
         let mut ok = true;
         self.literals(path, &mut vec![index], e, &mut ok);
