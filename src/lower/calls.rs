@@ -14,8 +14,7 @@ use super::context::{Binding, FnCtx};
 use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
 use super::layout::scalar_lir_type;
 use super::modctx::ModuleCtx;
-use super::options::EXPORT_PREFIX;
-use super::options::LowerError;
+use super::options::{EXPORT_PREFIX, LowerError};
 use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
 use super::schema::is_signed;
 

@@ -10,8 +10,7 @@ use crate::lir::{Callee, FuncId, Function, ImportId, Linkage, Ty, builder::FuncB
 use super::capi::safe_call_signature;
 use super::context::{CheckMode, FnCtx};
 use super::modctx::ModuleCtx;
-use super::options::EXPORT_PREFIX;
-use super::options::LowerError;
+use super::options::{EXPORT_PREFIX, LowerError};
 use super::raise::{MsgPart, PART_SIZE};
 use super::{body, params};
 

@@ -20,6 +20,31 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
+/// Directories whose files must not import each other in a cycle (checked by `cargo xtask
+/// lint`).
+pub const ACYCLIC: &[&str] = &["src/lower"];
+
+/// Fails, printing the graph, if the files of `dir` (relative to the workspace) import each
+/// other in a cycle; prints one line otherwise.
+pub fn check_acyclic(dir: &str) -> Result<(), String> {
+    let graph = Graph::build(&crate::workspace_root().join(dir), true)?;
+    let cycles = graph.cycles();
+    if cycles.is_empty() {
+        eprintln!(
+            "xtask: no import cycles between the {} modules of {dir}",
+            graph.nodes.len()
+        );
+        return Ok(());
+    }
+    eprint!("{}", graph.render());
+    for cycle in &cycles {
+        eprintln!("cycle: {}", cycle.join(", "));
+    }
+    Err(format!(
+        "import cycle(s) among the modules of {dir} (`cargo xtask modgraph {dir} --files`)"
+    ))
+}
+
 /// Runs the task on `args` (`DIR [--files]`).
 pub fn modgraph(args: &[String]) -> Result<(), String> {
     let mut dir = None;

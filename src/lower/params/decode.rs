@@ -35,7 +35,7 @@ struct Arg<'p> {
     /// `'x' (#0)` or `'x' (args[0][1])`, as messages name it.
     label: String,
     /// `args[0]`, `args[0][1]`: where the argument is (tuple elements extend it).
-    path: String,
+    path: &'p str,
     /// `"<name>: argument 'x' (#0): "` when explaining; empty on the fast path.
     prefix: String,
     /// The parameter type as type errors name it (only when explaining).
@@ -101,7 +101,7 @@ pub(super) fn decode(
         any_ptr,
         type_idx,
         label,
-        path: path.to_owned(),
+        path,
         prefix,
         expected,
     };

@@ -74,8 +74,17 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
     for leaf in &tensors {
         check_tensor(fx, leaf, &mut syms);
     }
-    for (key, state) in &syms.state {
-        let SymKey::Named(name) = key else { continue };
+    // By name, so that the lowered code does not depend on the map's iteration order.
+    let mut named: Vec<(&String, &SymState, &SymKey)> = syms
+        .state
+        .iter()
+        .filter_map(|(key, state)| match key {
+            SymKey::Named(name) => Some((name, state, key)),
+            SymKey::SameDevice => None,
+        })
+        .collect();
+    named.sort_by(|a, b| a.0.cmp(b.0));
+    for (name, state, key) in named {
         let var = syms.vars[key];
         let unbound_check = match state {
             SymState::Bound { .. } => None,
