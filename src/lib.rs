@@ -18,7 +18,6 @@
 
 pub mod aot;
 pub mod backend;
-pub mod blob;
 mod compile;
 mod error;
 pub mod ir;

@@ -37,8 +37,9 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use crate::backend::cranelift::CraneliftOptions;
 use crate::backend::llvm::LlvmOptions;
 use crate::backend::{Backend, JitOutput, JitRequest, LoadedCode, code_generator};
-use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelper};
+use crate::lower::{self, ExplainStrategy, LowerOptions, RaiseHelper};
 use crate::{Error, ir, lir};
+use safecall_runtime::abi::symbols::EXPORT_PREFIX;
 
 mod explain;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

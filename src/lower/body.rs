@@ -15,6 +15,7 @@ use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::{is_signed, scalar_name};
 use super::{calls, gpu};
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// Lowers a block of statements in a new scope.
 pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), LowerError> {
@@ -308,7 +309,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
             // TVM-FFI ints are signed 64-bit: refuse rather than wrap.
             let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
             let prefix = format!("{}: return value ", fx.func.name);
-            fx.check(fits, "ValueError", |_| {
+            fx.check(fits, VALUE_ERROR, |_| {
                 vec![
                     MsgPart::Text(prefix),
                     MsgPart::Value(Tag::U64, var),

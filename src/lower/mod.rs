@@ -6,6 +6,7 @@
 //! path raising through one cold, shared helper ([`raise`]) and releasing owned references.
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).
 
+mod blob;
 mod body;
 mod calls;
 pub mod capi;
@@ -24,15 +25,13 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use options::{
-    EXPORT_PREFIX, ExplainStrategy, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError,
-    LowerErrorKind, LowerOptions, RaiseHelper,
-};
+pub use options::{ExplainStrategy, LowerError, LowerErrorKind, LowerOptions, RaiseHelper};
 pub use schema::{metadata_json, signature_text};
 
 use crate::ir;
 use crate::lir::{self, FuncId, Linkage, Signature};
 use modctx::ModuleCtx;
+use safecall_runtime::abi::symbols::MAIN_SYMBOL;
 
 /// Symbol of the explain function in a module made by [`lower_explain`].
 pub const EXPLAIN_SYMBOL: &str = "__safecall_explain";
@@ -126,7 +125,7 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
         if prefix.is_none() {
             ctx.out
                 .aliases
-                .push((format!("{EXPORT_PREFIX}main"), host_ids[index]));
+                .push((MAIN_SYMBOL.to_owned(), host_ids[index]));
         }
     }
     Ok(ctx.finish())

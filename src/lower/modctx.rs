@@ -7,7 +7,8 @@ use crate::ir;
 use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
 
 use super::capi::CApi;
-use super::options::{LIBRARY_CTX_SYMBOL, LowerOptions};
+use super::options::LowerOptions;
+use safecall_runtime::abi::symbols::LIBRARY_CTX_SYMBOL;
 
 /// State shared by the lowering of all functions of a module.
 pub(crate) struct ModuleCtx<'m> {

@@ -122,10 +122,3 @@ impl std::fmt::Display for LowerError {
 }
 
 impl std::error::Error for LowerError {}
-
-/// Prefix of exported safe-call symbols.
-pub const EXPORT_PREFIX: &str = "__tvm_ffi_";
-/// Symbol of the module handle slot written by loaders.
-pub const LIBRARY_CTX_SYMBOL: &str = "__tvm_ffi__library_ctx";
-/// Symbol of the embedded import tree.
-pub const LIBRARY_BIN_SYMBOL: &str = "__tvm_ffi__library_bin";

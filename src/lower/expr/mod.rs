@@ -15,6 +15,7 @@ use super::layout::{compact_strides, effective_strides, int_lir_type, scalar_lir
 use super::options::LowerError;
 use super::raise::{MsgPart, Tag};
 use super::schema::{int_name, int_range, is_signed, scalar_name};
+use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 mod values;
 
@@ -104,7 +105,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
                         "{}: symbolic variable `{sym}` is not bound: every tensor argument that binds it is None",
                         fx.func.name
                     );
-                    fx.check(flag, "ValueError", |_| vec![MsgPart::Text(message)]);
+                    fx.check(flag, VALUE_ERROR, |_| vec![MsgPart::Text(message)]);
                 }
                 Val::Scalar(var, ScalarType::Int(IntType::I64))
             }
@@ -429,7 +430,7 @@ fn lower_division(
     let ty = fx.b.ty(a);
     if constant.is_none_or(|c| c == 0) {
         let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
-        fx.check(nonzero, "ValueError", |fx| {
+        fx.check(nonzero, VALUE_ERROR, |fx| {
             vec![
                 MsgPart::Text(format!(
                     "{}: integer division by zero: `{}` divides ",
@@ -572,7 +573,7 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
     let name = scalar_name(to);
     let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}cannot convert a value of type ");
-        fx.check(ok, "TypeError", |_| {
+        fx.check(ok, TYPE_ERROR, |_| {
             vec![
                 MsgPart::Text(msg),
                 MsgPart::Value(Tag::TypeIndex, index),
@@ -593,7 +594,7 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
                 let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
                 let ok = fx.b.binary(lir::BinOp::And, ge, le);
                 let tn = int_name(t);
-                fx.check(ok, "ValueError", |_| {
+                fx.check(ok, VALUE_ERROR, |_| {
                     vec![
                         MsgPart::Text(prefix.clone()),
                         MsgPart::Value(Tag::I64, raw),

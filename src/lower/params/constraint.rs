@@ -9,6 +9,7 @@ use crate::lower::schema::is_signed;
 
 use super::syms::{BOUND, SymKey, SymState, Syms, bound_by_text};
 use crate::lower::options::LowerError;
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// A divisibility constraint on an integer parameter or symbolic variable.
 pub(super) fn lower_constraint(
@@ -82,7 +83,7 @@ pub(super) fn lower_constraint(
         };
         ok = fx.b.binary(BinOp::Or, ok, absent);
     }
-    fx.check_arg(ok, "ValueError", |_| {
+    fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![
             MsgPart::Text(before),
             MsgPart::Value(Tag::I64, value),
