@@ -14,7 +14,7 @@ use safecall_runtime::abi::{TVMFFIAny, TVMFFISafeCallType};
 use super::symbols::{Resolver, SymbolAddress, SymbolBinding, capi_address};
 use super::{JitCode, JitOptions, TierUp, build_code, uses_baseline};
 use crate::backend::Backend;
-use crate::lower::{self, LowerOptions, RaiseHelper};
+use crate::lower::{self, LowerSettings, RaiseHelper};
 use crate::{Error, ir};
 
 /// Symbol of the shared error helper inside JIT-compiled code.
@@ -96,10 +96,10 @@ impl LazyExplain {
         let binding = self.options.binding;
         let name = &self.module.functions[0].name;
         let helper = shared_raise_helper(binding, &self.options).map_err(|e| e.to_string())?;
-        let lower_options = LowerOptions {
+        let lower_options = LowerSettings {
             raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
             skip_annotations: true,
-            ..LowerOptions::default()
+            ..LowerSettings::default()
         };
         let lowered =
             lower::lower_explain(&self.module, name, &lower_options).map_err(|e| e.to_string())?;

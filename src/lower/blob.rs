@@ -9,7 +9,6 @@ use safecall_runtime::library_bin::{self, BinModule, LibraryBin};
 
 use crate::ir;
 
-
 /// The import tree of a verified module (`None` when it imports nothing).
 pub(super) fn library_bin(module: &ir::Module) -> Option<LibraryBin> {
     if module.imported_modules.is_empty() {
