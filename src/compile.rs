@@ -63,14 +63,9 @@ pub enum Emit {
     Asm,
 }
 
-/// Checks a module with the [verifier](ir::verify()).
-pub fn verify(module: &ir::Module) -> Result<(), Error> {
-    ir::verify::verify(module).map_err(Error::Invalid)
-}
-
 fn lower_verified(module: &ir::Module, options: &Options) -> Result<lir::Module, Error> {
-    verify(module)?;
-    Ok(lower::lower(module, &options.lower)?)
+    let verified = ir::verify(module)?;
+    Ok(lower::lower(verified, &options.lower)?)
 }
 
 impl Options {

@@ -18,7 +18,6 @@
 
 pub mod aot;
 pub mod backend;
-pub mod blob;
 mod compile;
 mod error;
 pub mod ir;
@@ -28,7 +27,7 @@ pub mod lower;
 pub mod target;
 
 pub use backend::Backend;
-pub use compile::{Emit, Options, build_shared_library, compile_object, emit, verify};
+pub use compile::{Emit, Options, build_shared_library, compile_object, emit};
 pub use error::Error;
 
 /// The guides in `docs/` whose Rust samples run as doctests (`cargo test --doc`).

@@ -18,7 +18,7 @@ fn diagnose(text: &str) -> (Stage, String) {
     match parse_with_source_map(text) {
         Err(e) => (Stage::Parse, e.render(file, text)),
         Ok((module, map)) => match verify(&module) {
-            Ok(()) => panic!("the input was accepted:\n{text}"),
+            Ok(_) => panic!("the input was accepted:\n{text}"),
             Err(errors) => (
                 Stage::Verify,
                 render_errors(

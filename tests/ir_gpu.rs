@@ -13,7 +13,7 @@ fn diagnose(text: &str) -> String {
     match parse_with_source_map(text) {
         Err(e) => e.render("input.scir", text),
         Ok((module, map)) => match verify(&module) {
-            Ok(()) => panic!("accepted:\n{text}"),
+            Ok(_) => panic!("accepted:\n{text}"),
             Err(errors) => render_errors(
                 &errors,
                 Some(Source {

@@ -51,7 +51,9 @@ fn reachable(func: &safecall::lir::Function) -> Vec<bool> {
 /// LLVM IR.
 fn assert_all_sources_annotated(name: &str, text: &str) {
     let module = llvm_support::example(name);
-    let lowered = safecall::lower::lower(&module, &Default::default()).unwrap();
+    let lowered =
+        safecall::lower::lower(safecall::ir::verify(&module).unwrap(), &Default::default())
+            .unwrap();
     for func in &lowered.functions {
         let start = text
             .lines()

@@ -5,7 +5,8 @@
 //! `#[repr(C)]` structs directly; code generators (the `safecall` crate's lowering)
 //! use the `*_OFFSET` / `*_SIZE` constants, which are derived from these structs with
 //! `core::mem::offset_of!` and so can never drift from them. `tests/layout.rs` checks
-//! every size and offset against a C program compiled with the real headers.
+//! every size and offset against a C program compiled with the real headers. Symbol names
+//! (exports, C API functions, error kinds) are in [`symbols`].
 
 #![allow(non_camel_case_types, non_snake_case)]
 
@@ -13,6 +14,7 @@ mod constants;
 mod dlpack;
 mod ffi;
 mod offsets;
+pub mod symbols;
 
 pub use constants::*;
 pub use dlpack::*;

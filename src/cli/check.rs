@@ -24,8 +24,8 @@ pub struct CheckArgs {
 
 /// Runs `safecall check`.
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {
-    let file = IrFile::load(&args.file)?;
-    lower::lower(&file.module, &LowerOptions::default())
+    let file = IrFile::parse(&args.file)?;
+    lower::lower(file.verify()?, &LowerOptions::default())
         .map_err(|e| file.compile_failure(safecall::Error::Lower(e)))?;
     let functions = &file.module.functions;
     println!(

@@ -9,18 +9,11 @@ use cranelift_object::object::{
 };
 use safecall_runtime::library_bin::{self, LibraryBin, LibraryBinError};
 
-/// Prefix of exported safe-call functions.
-pub const PREFIX: &str = "__tvm_ffi_";
-/// Prefix of metadata getters.
-pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
-/// Prefix of doc getters.
-pub const DOC_PREFIX: &str = "__tvm_ffi__doc_";
-/// The embedded import tree.
-pub const LIBRARY_BIN: &str = "__tvm_ffi__library_bin";
-/// The module-handle slot.
-pub const LIBRARY_CTX: &str = "__tvm_ffi__library_ctx";
-/// The C API function system libraries register their functions with.
-pub const REGISTER_SYSTEM_LIB: &str = "TVMFFIEnvModRegisterSystemLibSymbol";
+pub use safecall_runtime::abi::symbols::c_api::ENV_MOD_REGISTER_SYSTEM_LIB_SYMBOL as REGISTER_SYSTEM_LIB;
+pub use safecall_runtime::abi::symbols::{
+    DOC_PREFIX, EXPORT_PREFIX as PREFIX, LIBRARY_BIN_SYMBOL as LIBRARY_BIN,
+    LIBRARY_CTX_SYMBOL as LIBRARY_CTX, METADATA_PREFIX,
+};
 
 /// A library (or object) file, as read.
 #[derive(Debug, Default)]
@@ -143,7 +136,7 @@ pub fn read(bytes: &[u8]) -> Result<LibraryFile, String> {
     }
     let versioned = versioned_symbols(&file);
     for name in &undefined {
-        if name.starts_with("TVMFFI") {
+        if name.starts_with(safecall_runtime::abi::symbols::c_api::PREFIX) {
             lib.capi.push(name.clone());
         } else if !versioned.contains(name) && !name.starts_with("_GLOBAL_OFFSET_TABLE_") {
             lib.externs.push(name.clone());

@@ -52,15 +52,24 @@ pub use error::{
     FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError, render_errors,
 };
 
-/// A module that passed [`verify`]. It derefs to the [`Module`].
+/// A module that passed [`verify`]: the input of the lowering. It derefs to the [`Module`].
 #[derive(Clone, Debug, PartialEq)]
+#[repr(transparent)]
 pub struct VerifiedModule(Module);
 
 impl VerifiedModule {
-    /// Verifies `module`.
+    /// Verifies `module`, taking it over ([`verify`] checks one in place).
     pub fn new(module: Module) -> Result<Self, Vec<VerifyError>> {
         verify(&module)?;
         Ok(VerifiedModule(module))
+    }
+
+    /// `module` as verified, without checking it: for a module [`verify`] accepted, and for
+    /// the tests of what the lowering does with IR that breaks the verifier's rules.
+    pub(crate) fn trust(module: &Module) -> &VerifiedModule {
+        // SAFETY: `VerifiedModule` is a `repr(transparent)` wrapper of `Module`, so the two
+        // references have the same layout; the caller checked the module.
+        unsafe { &*(module as *const Module).cast::<VerifiedModule>() }
     }
 
     /// The module.
@@ -76,8 +85,9 @@ impl Deref for VerifiedModule {
     }
 }
 
-/// Checks a module. `Ok(())` means the lowering may take it; otherwise every problem found.
-pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
+/// Checks a module: the module as a [`VerifiedModule`] (the lowering's input) if it passes,
+/// otherwise every problem found.
+pub fn verify(module: &Module) -> Result<&VerifiedModule, Vec<VerifyError>> {
     let mut v = Verifier {
         m: module,
         errors: Vec::new(),
@@ -88,7 +98,7 @@ pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
         FnVerifier::new(&mut v, i, f).run();
     }
     if v.errors.is_empty() {
-        Ok(())
+        Ok(VerifiedModule::trust(module))
     } else {
         Err(v.errors)
     }

@@ -8,12 +8,13 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
+use safecall_runtime::abi::symbols::{c_api, error_kind::INTERNAL_ERROR};
 use safecall_runtime::abi::{TVMFFIAny, TVMFFISafeCallType};
 
 use super::symbols::{Resolver, SymbolAddress, SymbolBinding, capi_address};
 use super::{JitCode, JitOptions, TierUp, build_code, uses_baseline};
 use crate::backend::Backend;
-use crate::lower::{self, LowerOptions, RaiseHelper};
+use crate::lower::{self, LowerSettings, RaiseHelper};
 use crate::{Error, ir};
 
 /// Symbol of the shared error helper inside JIT-compiled code.
@@ -95,10 +96,10 @@ impl LazyExplain {
         let binding = self.options.binding;
         let name = &self.module.functions[0].name;
         let helper = shared_raise_helper(binding, &self.options).map_err(|e| e.to_string())?;
-        let lower_options = LowerOptions {
+        let lower_options = LowerSettings {
             raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
             skip_annotations: true,
-            ..LowerOptions::default()
+            ..LowerSettings::default()
         };
         let lowered =
             lower::lower_explain(&self.module, name, &lower_options).map_err(|e| e.to_string())?;
@@ -130,7 +131,7 @@ impl LazyExplain {
 /// Raises an error in the runtime the code is bound to.
 fn raise_bound(binding: SymbolBinding, kind: &str, message: &str) {
     type SetRaised = unsafe extern "C" fn(*const std::ffi::c_char, *const std::ffi::c_char);
-    let Some(address) = capi_address(binding, "TVMFFIErrorSetRaisedFromCStr") else {
+    let Some(address) = capi_address(binding, c_api::ERROR_SET_RAISED_FROM_CSTR) else {
         return;
     };
     let kind = std::ffi::CString::new(kind).unwrap_or_default();
@@ -166,6 +167,6 @@ pub(super) unsafe extern "C" fn dispatch_explain(
             "cannot explain the rejected call: a panic while compiling the explanation".to_owned()
         }
     };
-    raise_bound(lazy.options.binding, "InternalError", &message);
+    raise_bound(lazy.options.binding, INTERNAL_ERROR, &message);
     -1
 }

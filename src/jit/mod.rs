@@ -37,8 +37,9 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use crate::backend::cranelift::CraneliftOptions;
 use crate::backend::llvm::LlvmOptions;
 use crate::backend::{Backend, JitOutput, JitRequest, LoadedCode, code_generator};
-use crate::lower::{self, EXPORT_PREFIX, ExplainStrategy, LowerOptions, RaiseHelper};
+use crate::lower::{self, ExplainStrategy, LowerSettings, RaiseHelper};
 use crate::{Error, ir, lir};
+use safecall_runtime::abi::symbols::EXPORT_PREFIX;
 
 mod explain;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -269,8 +270,8 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// (The checks safecall generates make the *arguments* safe: a wrong type, shape, dtype or
 /// device is an error, not undefined behaviour.)
 pub unsafe fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
-    crate::verify(module)?;
-    compile_unchecked(module, options)
+    let verified = ir::verify(module)?;
+    compile_unchecked(verified, options)
 }
 
 /// Lowers and JIT-compiles a module that was verified already (no second verifier pass).
@@ -284,8 +285,11 @@ pub unsafe fn compile_verified(
     compile_unchecked(module, options)
 }
 
-/// [`compile_verified`] of a module the caller has verified.
-fn compile_unchecked(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
+/// [`compile_verified`], safe inside the crate.
+fn compile_unchecked(
+    module: &ir::VerifiedModule,
+    options: &JitOptions,
+) -> Result<JitModule, Error> {
     let helper = shared_raise_helper(options.binding, options)?;
     // Each function's explanation is compiled on its first rejected call; the code refers to
     // its context by address.
@@ -306,7 +310,7 @@ fn compile_unchecked(module: &ir::Module, options: &JitOptions) -> Result<JitMod
         .zip(&explains)
         .map(|(f, e)| (f.name.clone(), &**e as *const LazyExplain as u64))
         .collect();
-    let lower_options = LowerOptions {
+    let lower_options = LowerSettings {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
         explain: ExplainStrategy::Lazy {
             dispatcher: EXPLAIN_DISPATCHER.to_owned(),
@@ -314,9 +318,9 @@ fn compile_unchecked(module: &ir::Module, options: &JitOptions) -> Result<JitMod
         },
         skip_annotations: true,
         skip_metadata_getters: true,
-        ..LowerOptions::default()
+        ..LowerSettings::default()
     };
-    let lowered = lower::lower(module, &lower_options)?;
+    let lowered = lower::lower_with(module, &lower_options)?;
     let mut table = options.symbols.clone();
     table.insert(RAISE_SYMBOL.to_owned(), helper);
     // SAFETY: the dispatcher is a function of this program with the dispatcher signature the

@@ -13,8 +13,9 @@ use super::expr::{
 use super::layout::scalar_lir_type;
 use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
-use super::schema::{is_signed, scalar_name};
+use super::schema::scalar_name;
 use super::{calls, gpu};
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// Lowers a block of statements in a new scope.
 pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), LowerError> {
@@ -225,7 +226,7 @@ fn lower_for<'a>(
             "loop `{name}`: the step is 0"
         )));
     }
-    let signed = is_signed(ty);
+    let signed = ty.is_signed();
     let i = fx.b.mutable_var(fx.b.ty(s));
     fx.b.assign(i, s);
     let body_block = fx.b.new_block();
@@ -279,7 +280,7 @@ fn lower_for<'a>(
 fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> {
     Ok(match v {
         Val::Scalar(var, ScalarType::Int(t)) => {
-            MsgPart::Value(if is_signed(t) { Tag::I64 } else { Tag::U64 }, var)
+            MsgPart::Value(if t.is_signed() { Tag::I64 } else { Tag::U64 }, var)
         }
         Val::Scalar(var, ScalarType::Bool) => MsgPart::Value(Tag::Bool, var),
         Val::Scalar(var, ScalarType::Float(_)) => MsgPart::Value(Tag::F64, var),
@@ -308,7 +309,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
             // TVM-FFI ints are signed 64-bit: refuse rather than wrap.
             let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
             let prefix = format!("{}: return value ", fx.func.name);
-            fx.check(fits, "ValueError", |_| {
+            fx.check(fits, VALUE_ERROR, |_| {
                 vec![
                     MsgPart::Text(prefix),
                     MsgPart::Value(Tag::U64, var),

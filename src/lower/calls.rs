@@ -14,9 +14,10 @@ use super::context::{Binding, FnCtx};
 use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
 use super::layout::scalar_lir_type;
 use super::modctx::ModuleCtx;
-use super::options::{EXPORT_PREFIX, LowerError};
+use super::options::LowerError;
 use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
-use super::schema::is_signed;
+use safecall_runtime::abi::symbols::EXPORT_PREFIX;
+use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
 /// How a C parameter of this type is passed (narrow integers are extended by the caller).
 fn c_param(t: ScalarType) -> (Ty, Ext) {
@@ -24,7 +25,7 @@ fn c_param(t: ScalarType) -> (Ty, Ext) {
     let ext = match t {
         ScalarType::Bool => Ext::Uext,
         ScalarType::Int(i) if ty.bytes() < 4 => {
-            if is_signed(i) {
+            if i.is_signed() {
                 Ext::Sext
             } else {
                 Ext::Uext
@@ -322,7 +323,7 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &Ca
              as a module (its __tvm_ffi__library_ctx is unset; load it with \
              tvm_ffi.load_module){context}"
         );
-        raise_static(m, &mut b, "RuntimeError", &message);
+        raise_static(m, &mut b, RUNTIME_ERROR, &message);
         b.switch_to(lookup);
         let f = m.capi(CApi::EnvModLookupFromImports);
         b.call(
@@ -362,7 +363,7 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &Ca
     } else {
         format!("{prefix}global function `{name}` is not registered{context}")
     };
-    raise_static(m, &mut b, "RuntimeError", &message);
+    raise_static(m, &mut b, RUNTIME_ERROR, &message);
     b.switch_to(ok);
     let zero = b.iconst(Ty::I32, 0);
     b.ret(Some(zero));

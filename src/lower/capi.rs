@@ -3,6 +3,8 @@
 //! Generated code references only these symbols (all declared in the real `c_api.h` and
 //! `extra/c_env_api.h`), so the same object works with libtvm_ffi and with safecall-runtime.
 
+use safecall_runtime::abi::symbols::c_api;
+
 use crate::lir::{Signature, Ty};
 
 /// A C API function used by generated code.
@@ -38,18 +40,18 @@ impl CApi {
     /// The C symbol name.
     pub fn name(self) -> &'static str {
         match self {
-            CApi::ErrorSetRaisedFromCStrParts => "TVMFFIErrorSetRaisedFromCStrParts",
-            CApi::ObjectIncRef => "TVMFFIObjectIncRef",
-            CApi::ObjectDecRef => "TVMFFIObjectDecRef",
-            CApi::FunctionCall => "TVMFFIFunctionCall",
-            CApi::FunctionGetGlobal => "TVMFFIFunctionGetGlobal",
-            CApi::HandleInitOnce => "TVMFFIHandleInitOnce",
-            CApi::EnvModLookupFromImports => "TVMFFIEnvModLookupFromImports",
-            CApi::EnvGetStream => "TVMFFIEnvGetStream",
-            CApi::StringFromByteArray => "TVMFFIStringFromByteArray",
-            CApi::AnyViewToOwnedAny => "TVMFFIAnyViewToOwnedAny",
-            CApi::GetTypeInfo => "TVMFFIGetTypeInfo",
-            CApi::EnvModRegisterSystemLibSymbol => "TVMFFIEnvModRegisterSystemLibSymbol",
+            CApi::ErrorSetRaisedFromCStrParts => c_api::ERROR_SET_RAISED_FROM_CSTR_PARTS,
+            CApi::ObjectIncRef => c_api::OBJECT_INC_REF,
+            CApi::ObjectDecRef => c_api::OBJECT_DEC_REF,
+            CApi::FunctionCall => c_api::FUNCTION_CALL,
+            CApi::FunctionGetGlobal => c_api::FUNCTION_GET_GLOBAL,
+            CApi::HandleInitOnce => c_api::HANDLE_INIT_ONCE,
+            CApi::EnvModLookupFromImports => c_api::ENV_MOD_LOOKUP_FROM_IMPORTS,
+            CApi::EnvGetStream => c_api::ENV_GET_STREAM,
+            CApi::StringFromByteArray => c_api::STRING_FROM_BYTE_ARRAY,
+            CApi::AnyViewToOwnedAny => c_api::ANY_VIEW_TO_OWNED_ANY,
+            CApi::GetTypeInfo => c_api::GET_TYPE_INFO,
+            CApi::EnvModRegisterSystemLibSymbol => c_api::ENV_MOD_REGISTER_SYSTEM_LIB_SYMBOL,
         }
     }
 

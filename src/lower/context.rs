@@ -16,6 +16,7 @@ use super::modctx::ModuleCtx;
 use super::options::LowerError;
 use super::raise::{MsgPart, emit_raise};
 use super::schema;
+use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, VALUE_ERROR};
 
 /// A value of a name in scope.
 #[derive(Clone, Debug)]
@@ -242,7 +243,7 @@ impl FnCtx<'_, '_> {
     /// its message.
     pub fn require_fast(&mut self, ok: Var) {
         assert!(self.fast_path(), "require_fast outside the fast path");
-        self.check_arg(ok, "InternalError", |_| Vec::new());
+        self.check_arg(ok, INTERNAL_ERROR, |_| Vec::new());
     }
 
     /// Fast mode: branches to the explain block unless every accumulated check holds. Must run
@@ -353,7 +354,7 @@ impl FnCtx<'_, '_> {
         if let Some(g) = guard {
             let zero = self.b.iconst(Ty::I8, 0);
             let present = self.b.icmp(IntCC::Eq, g.is_none, zero);
-            self.check(present, "ValueError", |fx| {
+            self.check(present, VALUE_ERROR, |fx| {
                 vec![MsgPart::Text(format!(
                     "{}: argument {} is None, but `{}` uses its value",
                     fx.func.name,

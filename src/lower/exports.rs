@@ -10,13 +10,11 @@ use crate::lir::{
 
 use super::capi::{CApi, safe_call_signature};
 use super::modctx::ModuleCtx;
-use super::options::{EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError};
+use super::options::LowerError;
 use super::schema;
-
-/// Prefix of metadata getters.
-pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
-/// Prefix of doc getters.
-pub const DOC_PREFIX: &str = "__tvm_ffi__doc_";
+use safecall_runtime::abi::symbols::{
+    DOC_PREFIX, EXPORT_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, METADATA_PREFIX,
+};
 
 /// Emits the metadata and doc getters, the library blob and the system-library constructor.
 ///
@@ -62,7 +60,7 @@ pub(crate) fn emit_exports(
             registrations.push((format!("{DOC_PREFIX}{}", func.name), Symbol::Func(doc)));
         }
     }
-    if let Some(blob) = crate::blob::encode(ctx.ir) {
+    if let Some(blob) = super::blob::encode(ctx.ir) {
         let bin = ctx.add_data(Data {
             name: LIBRARY_BIN_SYMBOL.to_owned(),
             linkage,

@@ -10,9 +10,11 @@ use crate::lir::{Callee, FuncId, Function, ImportId, Linkage, Ty, builder::FuncB
 use super::capi::safe_call_signature;
 use super::context::{CheckMode, FnCtx};
 use super::modctx::ModuleCtx;
-use super::options::{EXPORT_PREFIX, LowerError};
+use super::options::LowerError;
 use super::raise::{MsgPart, PART_SIZE};
 use super::{body, params};
+use safecall_runtime::abi::symbols::EXPORT_PREFIX;
+use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, RUNTIME_ERROR};
 
 /// How a host function's argument checks explain a failure.
 #[derive(Clone, Copy, Debug)]
@@ -118,7 +120,7 @@ pub(crate) fn lower_explain_function(
         "{}: internal error: an argument check failed, but explaining it found no failure",
         fx.func.name
     );
-    fx.fail("InternalError", vec![MsgPart::Text(message)]);
+    fx.fail(INTERNAL_ERROR, vec![MsgPart::Text(message)]);
     fx.finish_frame();
     Ok(fx.b.finish())
 }
@@ -137,7 +139,7 @@ impl FnCtx<'_, '_> {
                 "{}: reached the end of the body without returning a value",
                 self.func.name
             );
-            self.fail("RuntimeError", vec![MsgPart::Text(message)]);
+            self.fail(RUNTIME_ERROR, vec![MsgPart::Text(message)]);
         }
     }
 

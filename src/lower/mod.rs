@@ -6,9 +6,10 @@
 //! path raising through one cold, shared helper ([`raise`]) and releasing owned references.
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).
 
+mod blob;
 mod body;
 mod calls;
-pub mod capi;
+pub(crate) mod capi;
 mod context;
 mod exports;
 mod expr;
@@ -19,30 +20,29 @@ mod layout;
 mod modctx;
 mod options;
 mod params;
-pub mod raise;
+pub(crate) mod raise;
 mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use options::{
-    EXPORT_PREFIX, ExplainStrategy, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL, LowerError,
-    LowerErrorKind, LowerOptions, RaiseHelper,
-};
+pub(crate) use options::{ExplainStrategy, LowerSettings, RaiseHelper};
+pub use options::{LowerError, LowerErrorKind, LowerOptions};
 pub use schema::{metadata_json, signature_text};
 
 use crate::ir;
 use crate::lir::{self, FuncId, Linkage, Signature};
 use modctx::ModuleCtx;
+use safecall_runtime::abi::symbols::MAIN_SYMBOL;
 
 /// Symbol of the explain function in a module made by [`lower_explain`].
-pub const EXPLAIN_SYMBOL: &str = "__safecall_explain";
+pub(crate) const EXPLAIN_SYMBOL: &str = "__safecall_explain";
 
 /// Lowers only the explain function of host function `name` of a verified module, exported as
 /// [`EXPLAIN_SYMBOL`].
-pub fn lower_explain(
+pub(crate) fn lower_explain(
     module: &ir::Module,
     name: &str,
-    options: &LowerOptions,
+    options: &LowerSettings,
 ) -> Result<lir::Module, LowerError> {
     let func = module
         .functions
@@ -61,8 +61,19 @@ pub fn lower_explain(
     Ok(ctx.finish())
 }
 
-/// Lowers a module. The module must have passed the verifier.
-pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module, LowerError> {
+/// Lowers a verified module for an object file or a shared library.
+pub fn lower(
+    module: &ir::VerifiedModule,
+    options: &LowerOptions,
+) -> Result<lir::Module, LowerError> {
+    lower_with(module, &LowerSettings::from(options))
+}
+
+/// Lowers a verified module with every setting (the JIT's entry).
+pub(crate) fn lower_with(
+    module: &ir::VerifiedModule,
+    options: &LowerSettings,
+) -> Result<lir::Module, LowerError> {
     let mut ctx = ModuleCtx::new(module, options);
     let prefix = options
         .system_lib_prefix
@@ -126,7 +137,7 @@ pub fn lower(module: &ir::Module, options: &LowerOptions) -> Result<lir::Module,
         if prefix.is_none() {
             ctx.out
                 .aliases
-                .push((format!("{EXPORT_PREFIX}main"), host_ids[index]));
+                .push((MAIN_SYMBOL.to_owned(), host_ids[index]));
         }
     }
     Ok(ctx.finish())

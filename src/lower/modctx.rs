@@ -7,12 +7,13 @@ use crate::ir;
 use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
 
 use super::capi::CApi;
-use super::options::{LIBRARY_CTX_SYMBOL, LowerOptions};
+use super::options::LowerSettings;
+use safecall_runtime::abi::symbols::LIBRARY_CTX_SYMBOL;
 
 /// State shared by the lowering of all functions of a module.
 pub(crate) struct ModuleCtx<'m> {
     pub ir: &'m ir::Module,
-    pub options: &'m LowerOptions,
+    pub options: &'m LowerSettings,
     pub out: lir::Module,
     functions: Vec<Option<lir::Function>>,
     imports: HashMap<String, ImportId>,
@@ -28,7 +29,7 @@ pub(crate) struct ModuleCtx<'m> {
 }
 
 impl<'m> ModuleCtx<'m> {
-    pub(crate) fn new(ir: &'m ir::Module, options: &'m LowerOptions) -> Self {
+    pub(crate) fn new(ir: &'m ir::Module, options: &'m LowerSettings) -> Self {
         ModuleCtx {
             ir,
             options,

@@ -2,13 +2,24 @@
 
 use std::collections::HashMap;
 
-/// Options of the lowering.
-#[derive(Clone, Debug, Default)]
+/// Options of the lowering of a module for an object file or a shared library.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LowerOptions {
-    /// Overrides [`Module::system_lib_prefix`](crate::ir::Module::system_lib_prefix): register functions at load time as
-    /// `__tvm_ffi_<prefix><name>` instead of exporting them.
+    /// Overrides [`Module::system_lib_prefix`](crate::ir::Module::system_lib_prefix): register
+    /// functions at load time as `__tvm_ffi_<prefix><name>` instead of exporting them.
     pub system_lib_prefix: Option<String>,
     /// Also export this host function as `__tvm_ffi_main`.
+    pub main_alias: Option<String>,
+}
+
+/// Every setting of the lowering: the public [`LowerOptions`] and what the JIT sets for its
+/// own modules (a shared error helper, explanations compiled lazily from addresses only it
+/// knows, no dumps, no metadata getters).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LowerSettings {
+    /// See [`LowerOptions::system_lib_prefix`].
+    pub system_lib_prefix: Option<String>,
+    /// See [`LowerOptions::main_alias`].
     pub main_alias: Option<String>,
     /// How generated code reaches the error-raising helper.
     pub raise_helper: RaiseHelper,
@@ -21,19 +32,29 @@ pub struct LowerOptions {
     pub skip_metadata_getters: bool,
 }
 
+impl From<&LowerOptions> for LowerSettings {
+    fn from(options: &LowerOptions) -> Self {
+        LowerSettings {
+            system_lib_prefix: options.system_lib_prefix.clone(),
+            main_alias: options.main_alias.clone(),
+            ..LowerSettings::default()
+        }
+    }
+}
+
 /// Where the explanation of a rejected call comes from.
 ///
 /// Host functions check their arguments on a fast path that carries no message code: any
 /// failed check calls an *explain function*, which runs the same checks again, each with its
 /// precise message, and raises the first that fails.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum ExplainStrategy {
+pub(crate) enum ExplainStrategy {
     /// One explain function per host function, compiled with the module (AOT).
     #[default]
     Embedded,
     /// Call the import `dispatcher(ctx, handle, args, num_args, result) -> int`, where `ctx` is
     /// the address the caller gives for the host function (the JIT compiles the explain
-    /// function, from [`lower_explain`](super::lower_explain), on the first failure).
+    /// function, from `lower_explain`, on the first failure).
     Lazy {
         /// Symbol of the dispatcher.
         dispatcher: String,
@@ -44,12 +65,12 @@ pub enum ExplainStrategy {
 
 /// Where the cold error-raising helper lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum RaiseHelper {
+pub(crate) enum RaiseHelper {
     /// Emitted once into each module (AOT objects and libraries).
     #[default]
     Embedded,
     /// An external function with this symbol name and the helper's signature, compiled once
-    /// (see [`raise::helper_module`](super::raise::helper_module)); the JIT shares one helper between all modules.
+    /// (see `raise::helper_module`); the JIT shares one helper between all modules.
     External(String),
 }
 
@@ -122,10 +143,3 @@ impl std::fmt::Display for LowerError {
 }
 
 impl std::error::Error for LowerError {}
-
-/// Prefix of exported safe-call symbols.
-pub const EXPORT_PREFIX: &str = "__tvm_ffi_";
-/// Symbol of the module handle slot written by loaders.
-pub const LIBRARY_CTX_SYMBOL: &str = "__tvm_ffi__library_ctx";
-/// Symbol of the embedded import tree.
-pub const LIBRARY_BIN_SYMBOL: &str = "__tvm_ffi__library_bin";

@@ -27,11 +27,6 @@ pub fn int_range(t: IntType) -> (i64, i64) {
     }
 }
 
-/// Whether an integer type is signed.
-pub fn is_signed(t: IntType) -> bool {
-    matches!(t, IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64)
-}
-
 fn dim_text(d: &Dim) -> String {
     match d {
         Dim::Const(c) => c.to_string(),

@@ -177,3 +177,19 @@ pub fn c_api_symbol(name: &str) -> Option<*const u8> {
         .find(|s| s.name == name)
         .map(|s| s.address)
 }
+
+#[cfg(test)]
+mod symbol_name_tests {
+    use crate::abi::symbols::c_api;
+
+    #[test]
+    fn every_c_api_name_generated_code_uses_is_exported() {
+        for name in c_api::ALL {
+            assert!(name.starts_with(c_api::PREFIX), "{name}");
+            assert!(
+                super::c_api_symbol(name).is_some(),
+                "{name} is not exported"
+            );
+        }
+    }
+}

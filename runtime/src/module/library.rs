@@ -22,16 +22,10 @@ use crate::rust_api::{
 
 use super::{ModuleImpl, property_mask};
 
-/// Prefix of exported safe-call functions.
-pub const SYMBOL_PREFIX: &str = "__tvm_ffi_";
-/// The slot a loader writes the library module's handle into.
-pub const LIBRARY_CTX_SYMBOL: &str = "__tvm_ffi__library_ctx";
-/// The embedded import tree ([`crate::library_bin`]).
-pub const LIBRARY_BIN_SYMBOL: &str = "__tvm_ffi__library_bin";
-/// Prefix of metadata getters.
-pub const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
-/// Prefix of documentation getters.
-pub const DOC_PREFIX: &str = "__tvm_ffi__doc_";
+use crate::abi::symbols::{
+    DOC_PREFIX, EXPORT_PREFIX as SYMBOL_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL,
+    METADATA_PREFIX,
+};
 
 /// The global function that rebuilds a module of `kind` from bytes.
 pub fn loader_name(kind: &str) -> String {

@@ -14,7 +14,8 @@ use super::context::{Binding, FnCtx, TensorBinding};
 use super::layout::{compact_strides, effective_strides, int_lir_type, scalar_lir_type};
 use super::options::LowerError;
 use super::raise::{MsgPart, Tag};
-use super::schema::{int_name, int_range, is_signed, scalar_name};
+use super::schema::{int_name, int_range, scalar_name};
+use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 mod values;
 
@@ -104,7 +105,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
                         "{}: symbolic variable `{sym}` is not bound: every tensor argument that binds it is None",
                         fx.func.name
                     );
-                    fx.check(flag, "ValueError", |_| vec![MsgPart::Text(message)]);
+                    fx.check(flag, VALUE_ERROR, |_| vec![MsgPart::Text(message)]);
                 }
                 Val::Scalar(var, ScalarType::Int(IntType::I64))
             }
@@ -354,7 +355,7 @@ fn lower_binary(
         return Ok(Val::Scalar(fx.b.fcmp(cc, a, b), bool_ty));
     }
     let signed = match ty {
-        ScalarType::Int(t) => is_signed(t),
+        ScalarType::Int(t) => t.is_signed(),
         _ => false,
     };
     let cmp = |cc_s: IntCC, cc_u: IntCC| if signed { cc_s } else { cc_u };
@@ -429,7 +430,7 @@ fn lower_division(
     let ty = fx.b.ty(a);
     if constant.is_none_or(|c| c == 0) {
         let nonzero = fx.b.icmp_imm(IntCC::Ne, b, 0);
-        fx.check(nonzero, "ValueError", |fx| {
+        fx.check(nonzero, VALUE_ERROR, |fx| {
             vec![
                 MsgPart::Text(format!(
                     "{}: integer division by zero: `{}` divides ",
@@ -513,7 +514,7 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Low
     let target = scalar_lir_type(to);
     let out = match (from, to) {
         _ if from == to => var,
-        (ScalarType::Int(f), ScalarType::Int(_)) => fx.b.resize(var, target, is_signed(f)),
+        (ScalarType::Int(f), ScalarType::Int(_)) => fx.b.resize(var, target, f.is_signed()),
         (ScalarType::Bool, ScalarType::Int(_)) => fx.b.resize(var, target, false),
         (ScalarType::Int(_), ScalarType::Bool) => fx.b.icmp_imm(IntCC::Ne, var, 0),
         (ScalarType::Float(_), ScalarType::Bool) => {
@@ -522,7 +523,7 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Low
         }
         (ScalarType::Bool, ScalarType::Float(_)) => fx.b.convert(ConvOp::UtoF, var, target),
         (ScalarType::Int(f), ScalarType::Float(_)) => fx.b.convert(
-            if is_signed(f) {
+            if f.is_signed() {
                 ConvOp::StoF
             } else {
                 ConvOp::UtoF
@@ -531,7 +532,7 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Low
             target,
         ),
         (ScalarType::Float(_), ScalarType::Int(t)) => fx.b.convert(
-            if is_signed(t) {
+            if t.is_signed() {
                 ConvOp::FtoSsat
             } else {
                 ConvOp::FtoUsat
@@ -550,7 +551,7 @@ fn lower_cast(fx: &mut FnCtx<'_, '_>, to: ScalarType, v: Val) -> Result<Val, Low
             fx.b.resize(wide, target, false)
         }
         (ScalarType::Int(f), ScalarType::Ptr) => {
-            let wide = fx.b.resize(var, Ty::I64, is_signed(f));
+            let wide = fx.b.resize(var, Ty::I64, f.is_signed());
             fx.b.convert(ConvOp::IntToPtr, wide, Ty::Ptr)
         }
         (from, to) => {
@@ -572,7 +573,7 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
     let name = scalar_name(to);
     let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
         let msg = format!("{prefix}cannot convert a value of type ");
-        fx.check(ok, "TypeError", |_| {
+        fx.check(ok, TYPE_ERROR, |_| {
             vec![
                 MsgPart::Text(msg),
                 MsgPart::Value(Tag::TypeIndex, index),
@@ -593,7 +594,7 @@ fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
                 let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
                 let ok = fx.b.binary(lir::BinOp::And, ge, le);
                 let tn = int_name(t);
-                fx.check(ok, "ValueError", |_| {
+                fx.check(ok, VALUE_ERROR, |_| {
                     vec![
                         MsgPart::Text(prefix.clone()),
                         MsgPart::Value(Tag::I64, raw),

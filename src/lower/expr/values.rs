@@ -10,7 +10,6 @@ use crate::lir::{ConvOp, Ty, Var};
 
 use crate::lower::context::FnCtx;
 use crate::lower::options::LowerError;
-use crate::lower::schema::is_signed;
 
 /// Writes a POD value into a `TVMFFIAny` at `dst`: type index, zero padding, value.
 pub(crate) fn write_pod(fx: &mut FnCtx<'_, '_>, dst: Var, index: i32, value: Var) {
@@ -37,7 +36,7 @@ pub(crate) fn write_scalar_any(
 ) -> Result<(), LowerError> {
     match ty {
         ScalarType::Int(t) => {
-            let wide = fx.b.resize(var, Ty::I64, is_signed(t));
+            let wide = fx.b.resize(var, Ty::I64, t.is_signed());
             write_pod(fx, dst, ti::INT, wide);
         }
         ScalarType::Bool => {

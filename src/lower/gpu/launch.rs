@@ -9,9 +9,9 @@ use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
-use super::super::schema::is_signed;
 use super::cuda::{self, Entry};
 use super::support::{call_entry, describe_error, zeroed};
+use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
 #[derive(Clone, Copy)]
@@ -23,7 +23,7 @@ struct Int {
 fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(var, ScalarType::Int(t)) => {
-            let signed = is_signed(t);
+            let signed = t.is_signed();
             Ok(Int {
                 var: fx.b.resize(var, Ty::I64, signed),
                 tag: if signed { Tag::I64 } else { Tag::U64 },
@@ -88,7 +88,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
             let ok = in_range(fx, dims[i].var, max[i]);
             let p = prefix.clone();
             let dims = *dims;
-            fx.check(ok, "ValueError", |_| {
+            fx.check(ok, VALUE_ERROR, |_| {
                 let mut parts = vec![MsgPart::text(format!("{p}: {what} is "))];
                 parts.extend(dims_parts(&dims));
                 parts.push(MsgPart::text(format!(
@@ -104,7 +104,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let ok =
         fx.b.icmp_imm(IntCC::Sle, threads, cuda::MAX_THREADS_PER_BLOCK);
     let p = prefix.clone();
-    fx.check(ok, "ValueError", |_| {
+    fx.check(ok, VALUE_ERROR, |_| {
         let mut parts = vec![MsgPart::text(format!("{p}: block is "))];
         parts.extend(dims_parts(&block));
         parts.push(MsgPart::text(", which is "));
@@ -120,7 +120,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
             let ok = in_range(fx, cluster[i].var, i64::from(u32::MAX));
             let p = prefix.clone();
             let c = *cluster;
-            fx.check(ok, "ValueError", |_| {
+            fx.check(ok, VALUE_ERROR, |_| {
                 let mut parts = vec![MsgPart::text(format!("{p}: cluster is "))];
                 parts.extend(dims_parts(&c));
                 parts.push(MsgPart::text(format!(
@@ -140,7 +140,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let fits =
         fx.b.icmp_imm(IntCC::Ule, shared_mem.var, i64::from(u32::MAX));
     let p = prefix.clone();
-    fx.check(fits, "ValueError", |_| {
+    fx.check(fits, VALUE_ERROR, |_| {
         vec![
             MsgPart::text(format!("{p}: shared_mem is ")),
             MsgPart::Value(shared_mem.tag, shared_mem.var),
@@ -165,7 +165,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let device = lower_int(fx, &device_expr, "the device")?;
     let ok = fx.b.icmp_imm(IntCC::Ule, device.var, i64::from(i32::MAX));
     let p = prefix.clone();
-    fx.check(ok, "ValueError", |_| {
+    fx.check(ok, VALUE_ERROR, |_| {
         vec![
             MsgPart::text(format!("{p}: device is ")),
             MsgPart::Value(device.tag, device.var),
@@ -403,7 +403,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
 /// `rc` is `CUDA_SUCCESS`.
 fn driver_check(fx: &mut FnCtx<'_, '_>, table: Var, rc: Var, parts: impl FnOnce() -> Vec<MsgPart>) {
     let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
-    fx.check(ok, "RuntimeError", |fx| {
+    fx.check(ok, RUNTIME_ERROR, |fx| {
         let mut all = parts();
         all.extend(describe_error(fx.m, &mut fx.b, table, rc));
         all

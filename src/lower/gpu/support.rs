@@ -9,6 +9,7 @@ use crate::lir::{
 use super::super::modctx::ModuleCtx;
 use super::super::raise::{MsgPart, PART_SIZE, Tag, emit_raise};
 use super::cuda::Entry;
+use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
 /// A writable, 8-byte aligned, zeroed data object of `bytes` bytes.
 pub(super) fn zeroed(m: &mut ModuleCtx<'_>, what: &str, bytes: usize) -> DataId {
@@ -49,7 +50,7 @@ impl<'a, 'm> InitFn<'a, 'm> {
 
     /// Raises a RuntimeError with `parts` and returns -1; the current block ends.
     pub(super) fn fail(&mut self, parts: Vec<MsgPart>) {
-        emit_raise(self.m, &mut self.b, self.parts, "RuntimeError", parts);
+        emit_raise(self.m, &mut self.b, self.parts, RUNTIME_ERROR, parts);
         let rc = self.b.iconst(Ty::I32, -1);
         self.b.ret(Some(rc));
     }

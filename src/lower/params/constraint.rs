@@ -5,10 +5,10 @@ use crate::lir::{BinOp, IntCC, Ty};
 
 use crate::lower::context::{Binding, FnCtx};
 use crate::lower::raise::{MsgPart, Tag};
-use crate::lower::schema::is_signed;
 
 use super::syms::{BOUND, SymKey, SymState, Syms, bound_by_text};
 use crate::lower::options::LowerError;
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// A divisibility constraint on an integer parameter or symbolic variable.
 pub(super) fn lower_constraint(
@@ -36,7 +36,7 @@ pub(super) fn lower_constraint(
             ty: ScalarType::Int(t),
             guard,
         } => {
-            let wide = fx.b.resize(var, Ty::I64, is_signed(t));
+            let wide = fx.b.resize(var, Ty::I64, t.is_signed());
             let label = fx
                 .func
                 .params
@@ -82,7 +82,7 @@ pub(super) fn lower_constraint(
         };
         ok = fx.b.binary(BinOp::Or, ok, absent);
     }
-    fx.check_arg(ok, "ValueError", |_| {
+    fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![
             MsgPart::Text(before),
             MsgPart::Value(Tag::I64, value),

@@ -16,6 +16,7 @@ use crate::lower::schema::{self, expected_text, int_range};
 
 use super::tensor::TensorLeaf;
 use crate::lower::options::LowerError;
+use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 /// Where a parameter's `TVMFFIAny` is: `base + offset`.
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +60,7 @@ impl Arg<'_> {
     fn type_error(&self, fx: &mut FnCtx<'_, '_>, ok: Var) {
         let msg = format!("{}expected {}, got ", self.prefix, self.expected);
         let type_idx = self.type_idx;
-        fx.check_arg(ok, "TypeError", |_| {
+        fx.check_arg(ok, TYPE_ERROR, |_| {
             vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
         });
     }
@@ -194,7 +195,7 @@ fn decode_int(
         let ok = fx.b.binary(BinOp::And, ge, le);
         let name = schema::int_name(t);
         let prefix = &arg.prefix;
-        fx.check_arg(ok, "ValueError", |_| {
+        fx.check_arg(ok, VALUE_ERROR, |_| {
             vec![
                 MsgPart::Text(prefix.clone()),
                 MsgPart::Value(Tag::I64, raw),
@@ -339,7 +340,7 @@ fn decode_tensor(
     let non_null = fx.b.icmp(IntCC::Ne, raw, null);
     let msg = format!("{}expected Tensor, got a NULL ", arg.prefix);
     let type_idx = arg.type_idx;
-    fx.check_arg(non_null, "TypeError", |_| {
+    fx.check_arg(non_null, TYPE_ERROR, |_| {
         vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
     });
     let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
@@ -381,7 +382,7 @@ fn decode_tuple(
     let size = fx.b.load(Ty::I64, obj, SEQ_OBJECT_SIZE_OFFSET);
     let n = items.len() as i64;
     let ok = fx.b.icmp_imm(IntCC::Eq, size, n);
-    fx.check_arg(ok, "ValueError", |_| {
+    fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![
             MsgPart::text(format!(
                 "{prefix}expected {n} element{}, got ",
@@ -447,7 +448,7 @@ fn decode_const(
             let raw = arg.load_value(fx, Ty::I64);
             let equal = fx.b.icmp_imm(IntCC::Eq, raw, expected);
             let msg = format!("{prefix}expected the constant {want}, got ");
-            fx.check_arg(equal, "ValueError", |fx| {
+            fx.check_arg(equal, VALUE_ERROR, |fx| {
                 // A bool argument is shown as the constants are (True / False), an int as a
                 // number.
                 let bool_block = fx.b.new_cold_block();
@@ -462,7 +463,7 @@ fn decode_const(
                 let nonzero = fx.b.icmp_imm(IntCC::Ne, raw, 0);
                 let shown = fx.b.select(nonzero, t, f);
                 fx.fail(
-                    "ValueError",
+                    VALUE_ERROR,
                     vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::CStr, shown)],
                 );
                 fx.b.switch_to(int_block);
@@ -503,7 +504,7 @@ fn decode_const(
             };
             // The bits of both values are shown: two floats that print alike may differ.
             let msg = format!("{prefix}expected the constant {want} (bits {bits:#x}), got ");
-            fx.check_arg(equal, "ValueError", |fx| {
+            fx.check_arg(equal, VALUE_ERROR, |fx| {
                 if int_equivalent.is_some() {
                     // An int argument is shown as the int it is.
                     let float_block = fx.b.new_cold_block();
@@ -511,7 +512,7 @@ fn decode_const(
                     fx.b.branch(is_float, float_block, int_block);
                     fx.b.switch_to(int_block);
                     fx.fail(
-                        "ValueError",
+                        VALUE_ERROR,
                         vec![MsgPart::Text(msg.clone()), MsgPart::Value(Tag::I64, raw)],
                     );
                     fx.b.switch_to(float_block);

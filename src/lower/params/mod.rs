@@ -22,6 +22,7 @@ use super::raise::{MsgPart, Tag};
 use super::options::LowerError;
 use constraint::lower_constraint;
 use decode::{AnySrc, decode};
+use safecall_runtime::abi::symbols::error_kind::TYPE_ERROR;
 use syms::{SymKey, SymState, Syms, UNBOUND};
 use tensor::check_tensor;
 
@@ -36,7 +37,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
     let expected = fx.b.iconst(Ty::I32, n as i64);
     let ok = fx.b.icmp(IntCC::Eq, fx.num_args, expected);
     let num_args = fx.num_args;
-    fx.check_arg(ok, "TypeError", |_| {
+    fx.check_arg(ok, TYPE_ERROR, |_| {
         vec![
             MsgPart::text(format!(
                 "{}: expected {n} argument{}, got ",

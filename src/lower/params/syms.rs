@@ -6,6 +6,7 @@ use crate::lir::{BinOp, IntCC, Ty, Var};
 
 use crate::lower::context::FnCtx;
 use crate::lower::raise::{MsgPart, Tag};
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// What identifies a symbolic binding: a named variable, or "the common device id".
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -74,7 +75,7 @@ pub(super) fn bind_or_compare(
             ok = fx.b.binary(BinOp::Or, ok, s);
         }
         let same_device = *key == SymKey::SameDevice;
-        fx.check_arg(ok, "ValueError", |_| {
+        fx.check_arg(ok, VALUE_ERROR, |_| {
             // `(= n, bound by x.shape[0])`; for the common device id, `(the device id of x)`.
             let source = if same_device {
                 match bound_by.strip_prefix(", bound by ") {

@@ -16,6 +16,7 @@ use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::{self, int_range};
 
 use super::syms::{SymKey, Syms, bind_or_compare};
+use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 /// A tensor parameter waiting for its phase-3 checks.
 pub(super) struct TensorLeaf {
@@ -119,7 +120,7 @@ fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
     }
     let actual_ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
     let ok = fx.b.icmp_imm(IntCC::Eq, actual_ndim, ndim as i64);
-    fx.check_arg(ok, "ValueError", |_| {
+    fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![
             MsgPart::text(format!("{prefix}ndim is ")),
             MsgPart::Value(Tag::I64, actual_ndim),
@@ -134,7 +135,7 @@ fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
         let actual64 = fx.b.resize(actual, Ty::I64, false);
         let ok = fx.b.icmp_imm(IntCC::Eq, actual64, packed);
         let want = schema::dtype_text(Some(dtype));
-        fx.check_arg(ok, "TypeError", |_| {
+        fx.check_arg(ok, TYPE_ERROR, |_| {
             vec![
                 MsgPart::text(format!("{prefix}dtype is ")),
                 MsgPart::Value(Tag::DType, actual),
@@ -153,7 +154,7 @@ fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
     let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
     let ok = fx.b.icmp_imm(IntCC::Eq, actual, i64::from(device_type));
     let want = schema::device_type_text(device_type);
-    fx.check_arg(ok, "ValueError", |fx| {
+    fx.check_arg(ok, VALUE_ERROR, |fx| {
         let device = fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
         vec![
             MsgPart::text(format!("{prefix}device is ")),
@@ -174,7 +175,7 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<
         if let Dim::Const(c) = dim {
             let ok = fx.b.icmp_imm(IntCC::Eq, dims[k], *c);
             let actual = dims[k];
-            fx.check_arg(ok, "ValueError", |_| {
+            fx.check_arg(ok, VALUE_ERROR, |_| {
                 vec![
                     MsgPart::text(format!("{prefix}shape[{k}] is ")),
                     MsgPart::Value(Tag::I64, actual),
@@ -227,7 +228,7 @@ fn check_compact_strides(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, dims: &[Var], 
         let unit = fx.b.icmp_imm(IntCC::Eq, dims[k], 1);
         let ok = fx.b.binary(BinOp::Or, equal, unit);
         let expected = compact[k];
-        fx.check_arg(ok, "ValueError", |_| {
+        fx.check_arg(ok, VALUE_ERROR, |_| {
             vec![
                 MsgPart::text(format!("{prefix}strides[{k}] is ")),
                 MsgPart::Value(Tag::I64, actual),
@@ -261,7 +262,7 @@ fn check_exact_strides(
             Dim::Const(c) => {
                 let equal = fx.b.icmp_imm(IntCC::Eq, value, *c);
                 let ok = fx.b.binary(BinOp::Or, equal, skip);
-                fx.check_arg(ok, "ValueError", |_| {
+                fx.check_arg(ok, VALUE_ERROR, |_| {
                     vec![
                         MsgPart::text(format!("{prefix}strides[{k}] is ")),
                         MsgPart::Value(Tag::I64, value),
@@ -296,7 +297,7 @@ fn check_byte_offset(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) -> Option<Var> {
         ByteOffsetPolicy::Zero => {
             let actual = fx.b.load(Ty::I64, t.dl, DLTENSOR_BYTE_OFFSET_OFFSET);
             let ok = fx.b.icmp_imm(IntCC::Eq, actual, 0);
-            fx.check_arg(ok, "ValueError", |_| {
+            fx.check_arg(ok, VALUE_ERROR, |_| {
                 vec![
                     MsgPart::text(format!("{prefix}byte_offset is ")),
                     MsgPart::Value(Tag::U64, actual),
@@ -328,7 +329,7 @@ fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>,
         } else {
             "data pointer"
         };
-        fx.check_arg(ok, "ValueError", |_| {
+        fx.check_arg(ok, VALUE_ERROR, |_| {
             vec![
                 MsgPart::text(format!("{prefix}{what} ")),
                 MsgPart::Value(Tag::Ptr, addr),
@@ -339,7 +340,7 @@ fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>,
     let null = fx.b.iconst(Ty::Ptr, 0);
     let non_null = fx.b.icmp(IntCC::Ne, data, null);
     let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
-    fx.check_arg(ok, "ValueError", |_| {
+    fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![MsgPart::text(format!(
             "{prefix}data pointer is NULL but the tensor has elements"
         ))]
@@ -406,7 +407,7 @@ fn check_element_count(
     }
     let pass = fx.b.binary(BinOp::Or, ok, has_zero);
     let name = schema::int_name(index);
-    fx.check_arg(pass, "ValueError", |_| {
+    fx.check_arg(pass, VALUE_ERROR, |_| {
         let mut parts = vec![MsgPart::text(format!(
             "{prefix}has more than {limit} elements (the largest {name} index), shape is ("
         ))];

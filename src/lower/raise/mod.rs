@@ -16,7 +16,7 @@ use crate::lir::{
 
 use super::capi::CApi;
 use super::modctx::{ModuleCtx, RaiseTarget};
-use super::options::{LowerOptions, RaiseHelper};
+use super::options::{LowerSettings, RaiseHelper};
 
 use format::{
     Formatters, call_cursor, emit_fmt_bytes, emit_fmt_cstr, emit_fmt_f64, emit_fmt_hex,
@@ -181,7 +181,7 @@ pub fn helper_module(symbol: &str) -> Module {
         system_lib_prefix: None,
         functions: Vec::new(),
     };
-    let options = LowerOptions::default();
+    let options = LowerSettings::default();
     let mut ctx = ModuleCtx::new(&ir, &options);
     emit_helper(&mut ctx, symbol, Linkage::Export);
     ctx.finish()

@@ -9,10 +9,8 @@ use safecall_runtime::library_bin::{self, BinModule, LibraryBin};
 
 use crate::ir;
 
-pub use safecall_runtime::library_bin::LIB_KIND;
-
 /// The import tree of a verified module (`None` when it imports nothing).
-pub fn library_bin(module: &ir::Module) -> Option<LibraryBin> {
+pub(super) fn library_bin(module: &ir::Module) -> Option<LibraryBin> {
     if module.imported_modules.is_empty() {
         return None;
     }
@@ -37,7 +35,7 @@ pub fn library_bin(module: &ir::Module) -> Option<LibraryBin> {
 }
 
 /// Encodes the library blob of a verified module, or `None` when it imports nothing.
-pub fn encode(module: &ir::Module) -> Option<Vec<u8>> {
+pub(super) fn encode(module: &ir::Module) -> Option<Vec<u8>> {
     library_bin(module).map(|bin| library_bin::encode(&bin))
 }
 
