@@ -29,31 +29,8 @@ mod toolchain;
 
 use std::path::Path;
 
+use suite::differences;
 use toolchain::{backends, machines, work_dir};
-
-/// Compares a driver's output with the expected (name, line) pairs; returns the failures.
-fn differences(got: &str, expected: &[(String, String)]) -> Vec<String> {
-    let got: Vec<&str> = got.lines().collect();
-    let mut failures: Vec<String> = expected
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, want))| got.get(*i) != Some(&want.as_str()))
-        .map(|(i, (name, want))| {
-            format!(
-                "{name}\n  expected: {want}\n  got:      {}",
-                got.get(i).unwrap_or(&"(nothing)")
-            )
-        })
-        .collect();
-    if got.len() > expected.len() {
-        failures.push(format!(
-            "{} more lines than expected:\n  {}",
-            got.len() - expected.len(),
-            got[expected.len()..].join("\n  ")
-        ));
-    }
-    failures
-}
 
 #[test]
 fn aarch64_libraries_pass_the_check_suite_under_qemu() {
@@ -61,15 +38,7 @@ fn aarch64_libraries_pass_the_check_suite_under_qemu() {
         return;
     };
     let suites = cases::load_all();
-    let (source, expected) = suite::driver(&suites);
-    let cases: usize = suites
-        .iter()
-        .map(|s| s.cases.iter().filter(|c| c.runs_on("rust")).count())
-        .sum();
-    let calls = expected
-        .iter()
-        .filter(|(_, l)| !l.starts_with("after "))
-        .count();
+    let (source, expected, counts) = suite::driver(&suites);
     for machine in &machines {
         let arch = machine.arch;
         let work = work_dir(&format!("{}-check", arch.name));
@@ -106,10 +75,13 @@ fn aarch64_libraries_pass_the_check_suite_under_qemu() {
                 failures.join("\n")
             );
             println!(
-                "{} [{backend:?}]: {cases} check-suite cases ({calls} calls, {} tensor \
-                 read-backs) passed{} ({} modules)",
+                "{} [{backend:?}]: {} check-suite cases ({} calls, {} tensor read-backs, \
+                 metadata and doc of {} functions) as expected{} ({} modules)",
                 arch.name,
-                expected.len() - calls,
+                counts.cases,
+                counts.calls,
+                counts.read_backs,
+                counts.metadata,
                 arch.qemu.map_or(String::new(), |q| format!(" under {q}")),
                 suites.len()
             );

@@ -27,19 +27,13 @@ static void print_error(const char* what) {
 
 /* The module of `<dir>/<name>.so`, or NULL after printing why it did not load. */
 static TVMFFIObjectHandle load(const char* name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s.so", dir, name);
-  TVMFFIAny arg = text(NULL, 0, path, strlen(path)), result;
-  int rc = call_global("ffi.ModuleLoadFromFile", &arg, 1, &result);
-  if (arg.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(arg.v_obj);
-  if (rc != 0) {
+  TVMFFIObjectHandle module = load_module(dir, name);
+  if (!module) {
     char what[256];
     snprintf(what, sizeof what, "loading %s.so", name);
     print_error(what);
-    return NULL;
   }
-  if (result.type_index != kTVMFFIModule) die("ffi.ModuleLoadFromFile returned no module");
-  return result.v_obj;
+  return module;
 }
 
 /* The function `name` of a module (imports included), or exits. */

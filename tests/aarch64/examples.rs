@@ -10,6 +10,7 @@ use safecall::ir::build::{FunctionBuilder, ModuleBuilder, TensorSpecBuilder, int
 use safecall::ir::{ErrorConvention, IntType, Module, RetType, ScalarType};
 use safecall_runtime::abi::device_type;
 
+use crate::suite::Want;
 use crate::toolchain::Arch;
 
 /// What `imports.scir`'s loader of the `cuda` kind returns in the driver: a module with the
@@ -104,14 +105,14 @@ pub fn build_all(dir: &Path, options: &safecall::Options, arch: &Arch) -> usize 
 }
 
 /// The lines the examples driver must print, with the example each belongs to.
-pub fn expected() -> Vec<(String, String)> {
+pub fn expected() -> Vec<(String, Want)> {
     let mut section = String::new();
     let mut out = Vec::new();
     for line in EXPECTED.lines() {
         if let Some(name) = line.strip_prefix("== ") {
             section = name.to_owned();
         }
-        out.push((format!("example {section}"), line.to_owned()));
+        out.push((format!("example {section}"), Want::Line(line.to_owned())));
     }
     out
 }

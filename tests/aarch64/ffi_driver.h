@@ -503,6 +503,41 @@ static void* open_lib(const char* dir, const char* module) {
   return lib;
 }
 
+/* The module of `<dir>/<name>.so` loaded by the runtime (`ffi.ModuleLoadFromFile`), or NULL
+ * with the error still raised. */
+static TVMFFIObjectHandle load_module(const char* dir, const char* name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.so", dir, name);
+  TVMFFIAny arg = text(NULL, 0, path, strlen(path)), result;
+  int rc = call_global("ffi.ModuleLoadFromFile", &arg, 1, &result);
+  if (arg.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(arg.v_obj);
+  if (rc != 0) return NULL;
+  if (result.type_index != kTVMFFIModule) die("ffi.ModuleLoadFromFile returned no module");
+  return result.v_obj;
+}
+
+/* Prints what the runtime reads of a function's metadata and doc (`metadata FN: JSON` and
+ * `doc FN: TEXT`, escaped; `None` when absent). */
+static void print_metadata(TVMFFIObjectHandle module, const char* fn) {
+  const char* getters[2] = {"ffi.ModuleGetFunctionMetadata", "ffi.ModuleGetFunctionDoc"};
+  for (int i = 0; i < 2; ++i) {
+    TVMFFIAny args[3] = {pod(kTVMFFIModule, 0), text(NULL, 0, fn, strlen(fn)),
+                         pod(kTVMFFIBool, 1)},
+              result;
+    args[0].v_obj = (TVMFFIObject*)module;
+    printf("%s %s: ", i == 0 ? "metadata" : "doc", fn);
+    if (call_global(getters[i], args, 3, &result) != 0) print_raised(NULL);
+    else if (result.type_index == kTVMFFINone) fputs("None", stdout);
+    else if (result.type_index == kTVMFFISmallStr) print_escaped(result.v_bytes, result.small_str_len);
+    else if (result.type_index == kTVMFFIStr)
+      print_escaped(object_bytes(result.v_obj)->data, object_bytes(result.v_obj)->size);
+    else render(NULL, &result);
+    putchar('\n');
+    if (args[1].type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(args[1].v_obj);
+    if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
+  }
+}
+
 static TVMFFISafeCallType entry_of(void* lib, const char* fn) {
   char name[256];
   snprintf(name, sizeof name, "__tvm_ffi_%s", fn);

@@ -212,6 +212,99 @@ fn escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
+/// Undoes [`escape`].
+fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == '\\') {
+            (_, true) => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            },
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
+
+/// What one line the driver prints must be.
+pub enum Want {
+    /// Exactly this line.
+    Line(String),
+    /// `metadata FN: JSON`, the metadata the runtime reads for `func`, whose `type_schema`
+    /// (itself JSON text) parses to `type_schema` and whose `arg_names` are these.
+    Metadata {
+        func: String,
+        type_schema: Value,
+        arg_names: Vec<String>,
+    },
+}
+
+impl Want {
+    fn matches(&self, got: &str) -> bool {
+        match self {
+            Want::Line(line) => got == line,
+            Want::Metadata {
+                func,
+                type_schema,
+                arg_names,
+            } => {
+                let Some(json) = got.strip_prefix(&format!("metadata {func}: ")) else {
+                    return false;
+                };
+                let Ok(outer) = serde_json::from_str::<Value>(&unescape(json)) else {
+                    return false;
+                };
+                let schema = outer["type_schema"]
+                    .as_str()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok());
+                let names: Option<Vec<&str>> = outer["arg_names"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect());
+                schema.as_ref() == Some(type_schema) && names.is_some_and(|n| n == *arg_names)
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Want::Line(line) => line.clone(),
+            Want::Metadata {
+                func,
+                type_schema,
+                arg_names,
+            } => format!("metadata {func}: type_schema {type_schema}, arg_names {arg_names:?}"),
+        }
+    }
+}
+
+/// Compares a driver's output with the expected (name, line) pairs; returns the failures.
+pub fn differences(got: &str, expected: &[(String, Want)]) -> Vec<String> {
+    let got: Vec<&str> = got.lines().collect();
+    let mut failures: Vec<String> = expected
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, want))| !got.get(*i).is_some_and(|g| want.matches(g)))
+        .map(|(i, (name, want))| {
+            format!(
+                "{name}\n  expected: {}\n  got:      {}",
+                want.describe(),
+                got.get(i).unwrap_or(&"(nothing)")
+            )
+        })
+        .collect();
+    if got.len() > expected.len() {
+        failures.push(format!(
+            "{} more lines than expected:\n  {}",
+            got.len() - expected.len(),
+            got[expected.len()..].join("\n  ")
+        ));
+    }
+    failures
+}
+
 /// An expected value as the driver's `render` prints a result.
 fn render(v: &Value) -> String {
     if v.is_null() {
@@ -258,7 +351,8 @@ fn render(v: &Value) -> String {
 /// The C driver making every Rust-runner case of `suites` (a top-level tensor once per
 /// tensor mode of the case; libraries in the directory `argv[1]`), with the name and the
 /// expected line of each line it prints.
-pub fn driver(suites: &[Suite]) -> (String, Vec<(String, String)>) {
+pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
+    let mut counts = Counts::default();
     let mut c = "#include \"ffi_driver.h\"\n\nint main(int argc, char** argv) {\n  void* lib;\n  \
                  (void)argc;\n"
         .to_owned();
@@ -280,7 +374,9 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, String)>) {
             .unwrap();
         }
         for case in suite.cases.iter().filter(|c| c.runs_on("rust")) {
+            counts.cases += 1;
             for (mode, as_object) in modes(case) {
+                counts.calls += 1;
                 let label = format!("{}: {}{mode}", suite.module, case.name);
                 let n = case.args.len();
                 let mut block = format!("  {{ Call c; TVMFFIAny args[{}];", n.max(1));
@@ -294,7 +390,7 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, String)>) {
                     case.func
                 )
                 .unwrap();
-                expected.push((label.clone(), expected_line(case)));
+                expected.push((label.clone(), Want::Line(expected_line(case))));
                 if matches!(case.expect, Expect::Returns(_)) {
                     for (path, values) in &case.after {
                         let path = path_text(path);
@@ -306,15 +402,58 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, String)>) {
                             values.join(", ") + ", 0"
                         )
                         .unwrap();
-                        expected.push((label.clone(), format!("after {path}: ok")));
+                        expected.push((label.clone(), Want::Line(format!("after {path}: ok"))));
+                        counts.read_backs += 1;
                     }
                 }
                 writeln!(c, "{block}\n    finish(&c); }}").unwrap();
             }
         }
+        if suite.metadata.is_empty() {
+            continue;
+        }
+        // Metadata and docs as the runtime reads them from the loaded module.
+        writeln!(
+            c,
+            "  {{ TVMFFIObjectHandle m = load_module(argv[1], \"{}\");\n    if (!m) {{ \
+             print_raised(NULL); return 1; }}",
+            suite.module
+        )
+        .unwrap();
+        for m in &suite.metadata {
+            counts.metadata += 1;
+            writeln!(c, "    print_metadata(m, \"{}\");", m.func).unwrap();
+            let label = format!("{}: metadata of {}", suite.module, m.func);
+            expected.push((
+                label.clone(),
+                Want::Metadata {
+                    func: m.func.clone(),
+                    type_schema: m.type_schema.clone(),
+                    arg_names: m.arg_names.clone(),
+                },
+            ));
+            expected.push((
+                label,
+                Want::Line(format!("doc {}: {}", m.func, escape(&m.doc))),
+            ));
+        }
+        c.push_str("    TVMFFIObjectDecRef(m); }\n");
     }
     c.push_str("  return 0;\n}\n");
-    (c, expected)
+    (c, expected, counts)
+}
+
+/// What a driver checks.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Cases of the Rust runners.
+    pub cases: usize,
+    /// Calls (a case passing a tensor is called once per tensor mode).
+    pub calls: usize,
+    /// Tensor contents read back after a call (`after`).
+    pub read_backs: usize,
+    /// Functions whose metadata and doc are checked.
+    pub metadata: usize,
 }
 
 /// The tensor modes a case runs in, as (label suffix, whether tensors are objects): each of
