@@ -6,6 +6,7 @@
 /* Each driver uses part of these helpers. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -369,7 +370,9 @@ static void print_message(const Call* c, const TVMFFIByteArray* m) {
       char address[32];
       int n = snprintf(address, sizeof address, "0x%llx",
                        (unsigned long long)first_element(c->tensors[k].box));
-      if ((size_t)n <= m->size - i && memcmp(m->data + i, address, (size_t)n) == 0) {
+      size_t end = i + (size_t)n;
+      if (end <= m->size && memcmp(m->data + i, address, (size_t)n) == 0 &&
+          (end == m->size || !isxdigit((unsigned char)m->data[end]))) {
         printf("{ptr:%s}", c->tensors[k].path);
         i += (size_t)n;
         replaced = 1;
