@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
 
 /// The peer runtime version whose libraries the drivers link.
 const TVM_FFI: &str = "apache-tvm-ffi==0.1.15.post2";
@@ -142,6 +143,10 @@ impl Arch {
     /// The `libtvm_ffi.so` and headers of this machine's wheel, fetched once and kept in the
     /// target directory: (include dir, lib dir).
     fn tvm_ffi(&self) -> Option<(PathBuf, PathBuf)> {
+        // The tests of this binary run on parallel threads: one fetch at a time, so that none
+        // reads a half-extracted wheel.
+        static FETCH: Mutex<()> = Mutex::new(());
+        let _one_at_a_time = FETCH.lock().unwrap_or_else(PoisonError::into_inner);
         let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-tvm-ffi", self.name));
         let (include, lib) = (root.join("tvm_ffi/include"), root.join("tvm_ffi/lib"));
         if lib.join("libtvm_ffi.so").exists() && include.join("tvm/ffi/c_api.h").exists() {
