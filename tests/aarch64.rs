@@ -75,8 +75,9 @@ fn aarch64_libraries_pass_the_check_suite_under_qemu() {
                 failures.join("\n")
             );
             println!(
-                "{} [{backend:?}]: {} check-suite cases ({} calls, {} tensor read-backs, \
-                 metadata and doc of {} functions) as expected{} ({} modules)",
+                "{} [{backend:?}]: {} check-suite cases ({} calls, each through the symbol and \
+                 through ffi.Function; {} tensor read-backs; metadata and doc of {} functions) \
+                 as expected{} ({} modules)",
                 arch.name,
                 counts.cases,
                 counts.calls,

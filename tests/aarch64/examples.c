@@ -36,12 +36,11 @@ static TVMFFIObjectHandle load(const char* name) {
   return module;
 }
 
-/* The function `name` of a module (imports included), or exits. */
-static TVMFFIObjectHandle function(TVMFFIObjectHandle module, const char* name) {
-  TVMFFIAny args[3] = {view(module, kTVMFFIModule), str(name), pod(kTVMFFIBool, 1)}, result;
-  if (call_global("ffi.ModuleGetFunction", args, 3, &result) != 0) die(name);
-  if (result.type_index != kTVMFFIFunction) die(name);
-  return result.v_obj;
+/* The function `name` of a module, or exits. */
+static TVMFFIObjectHandle function_of(TVMFFIObjectHandle module, const char* name) {
+  TVMFFIObjectHandle f = module_function(module, name);
+  if (!f) die(name);
+  return f;
 }
 
 /* Calls `f`; on success returns 0 with `result` owned, else prints `WHAT -> KIND: MESSAGE`. */
@@ -201,7 +200,7 @@ static TVMFFIObjectHandle c_function(TVMFFISafeCallType f) {
 /* examples/add_one.rs: y = x + 1, and a shape mismatch. */
 static void add_one(void) {
   TVMFFIObjectHandle m = load("add_one");
-  TVMFFIObjectHandle f = function(m, "add_one");
+  TVMFFIObjectHandle f = function_of(m, "add_one");
   float values[5] = {0, 1, 2, 3, 4};
   Tensor x = cpu_f32(5, values), y = cpu_f32(5, NULL), short_y = cpu_f32(3, NULL);
   TVMFFIAny args[2] = {view(x.obj, kTVMFFITensor), view(y.obj, kTVMFFITensor)}, result;
@@ -217,7 +216,7 @@ static void add_one(void) {
 /* examples/ir/kernels.scir: x *= 3 in place. */
 static void kernels(void) {
   TVMFFIObjectHandle m = load("kernels");
-  TVMFFIObjectHandle f = function(m, "scale_in_place");
+  TVMFFIObjectHandle f = function_of(m, "scale_in_place");
   float values[4] = {1, 2, 3, 4};
   Tensor x = cpu_f32(4, values);
   TVMFFIAny arg = view(x.obj, kTVMFFITensor), result;
@@ -237,7 +236,7 @@ static void calls(void) {
   register_loader("example_kernels", "kernels");
   m = load("calls");
   if (!m) return;
-  TVMFFIObjectHandle f = function(m, "scale");
+  TVMFFIObjectHandle f = function_of(m, "scale");
   float values[4] = {1, 2, 3, 4};
   Tensor x = cpu_f32(4, values);
   TVMFFIAny arg = view(x.obj, kTVMFFITensor), result;
@@ -275,7 +274,7 @@ static int matmul(TVMFFIObjectHandle f, const char* what, int64_t m, int64_t n, 
 
 static void launcher(void) {
   TVMFFIObjectHandle m = load("launcher");
-  TVMFFIObjectHandle f = function(m, "matmul");
+  TVMFFIObjectHandle f = function_of(m, "matmul");
   if (TVMFFIEnvSetStream(kDLCUDA, 0, (void*)0x5eed, NULL) != 0) die("TVMFFIEnvSetStream");
   void* data[4];
   if (matmul(f, "matmul", 256, 384, 64, kDLCUDA, 0, data) == 0)
@@ -294,7 +293,7 @@ static void launcher(void) {
  * and the function called again through the global registry after the module is dropped. */
 static void jit_demo(void) {
   TVMFFIObjectHandle m = load("jit_demo");
-  TVMFFIObjectHandle f = function(m, "scale");
+  TVMFFIObjectHandle f = function_of(m, "scale");
   float values[3] = {1, 2, 3};
   Tensor x = cpu_f32(3, values);
   int64_t three = 3;
@@ -321,7 +320,7 @@ static void jit_demo(void) {
 static void call_global_example(void) {
   set_global("testing.echo", callback("echo"));
   TVMFFIObjectHandle m = load("call_global");
-  TVMFFIObjectHandle echo_positive = function(m, "echo_positive");
+  TVMFFIObjectHandle echo_positive = function_of(m, "echo_positive");
   TVMFFIAny arg = pod(kTVMFFIInt, 5), result;
   if (call("echo_positive(5)", echo_positive, &arg, 1, &result) == 0) {
     fputs("echo_positive(5) returned ", stdout);
@@ -330,7 +329,7 @@ static void call_global_example(void) {
   }
   arg = pod(kTVMFFIInt, (uint64_t)-2);
   if (call("echo_positive(-2)", echo_positive, &arg, 1, &result) == 0) puts("returned");
-  TVMFFIObjectHandle apply = function(m, "apply");
+  TVMFFIObjectHandle apply = function_of(m, "apply");
   float values[2] = {1, 2};
   Tensor t = cpu_f32(2, values);
   double scale = 1.5;
@@ -362,7 +361,7 @@ static void imports(void) {
   register_loader("cuda", "bias_kernels");
   TVMFFIObjectHandle m = load("imports");
   if (!m) return;
-  TVMFFIObjectHandle f = function(m, "forward");
+  TVMFFIObjectHandle f = function_of(m, "forward");
   int64_t n = 5;
   Tensor x = tensor_of(kDLFloat, 32, 1, &n, NULL, kDLCUDA, 0, 0x100000, NULL);
   Tensor cpu = cpu_f32(5, NULL);
@@ -385,7 +384,7 @@ static void imports(void) {
  * argument count. */
 static void all_params(void) {
   TVMFFIObjectHandle m = load("all_params");
-  TVMFFIObjectHandle f = function(m, "everything");
+  TVMFFIObjectHandle f = function_of(m, "everything");
   TVMFFIAny result;
   if (call("everything()", f, NULL, 0, &result) == 0) puts("everything() returned");
   drop(f), drop(m);
@@ -415,7 +414,7 @@ static void attention(TVMFFIObjectHandle f, const char* what, int64_t d) {
 
 static void launcher4d(void) {
   TVMFFIObjectHandle m = load("launcher4d");
-  TVMFFIObjectHandle f = function(m, "attention");
+  TVMFFIObjectHandle f = function_of(m, "attention");
   attention(f, "attention(d = 64)", 64);
   attention(f, "attention(d = 32)", 32);
   drop(f), drop(m);
@@ -426,7 +425,7 @@ static void launcher4d(void) {
  * depend on what this machine has). */
 static void cuda_add_one(void) {
   TVMFFIObjectHandle m = load("cuda_add_one");
-  TVMFFIObjectHandle f = function(m, "empty");
+  TVMFFIObjectHandle f = function_of(m, "empty");
   int64_t n = 4;
   Tensor x = tensor_of(kDLFloat, 32, 1, &n, NULL, kDLCUDA, 0, 0x100000, NULL);
   TVMFFIAny arg = view(x.obj, kTVMFFITensor), result;

@@ -401,19 +401,18 @@ static void print_raised(const Call* c) {
   TVMFFIObjectDecRef(err);
 }
 
-/* Calls `entry` with `result` arriving as None, checks what a caller can see of the safe-call
- * contract (return code 0 or -1, a POD result with zero padding, `result` untouched after an
- * error, every argument reference given back) and prints one line: `ok VALUE` or
+/* Calls `entry` (the safe-call symbol) or else `function` (a Function object, through
+ * TVMFFIFunctionCall) with `result` arriving as None, checks what a caller can see of the
+ * safe-call contract (return code 0 or -1, a POD result with zero padding, `result` untouched
+ * after an error, every argument reference given back) and prints one line: `ok VALUE` or
  * `raise KIND: MESSAGE`, followed by any contract violation in brackets. */
-static void call_entry(Call* c, TVMFFISafeCallType entry, const TVMFFIAny* args, int32_t n) {
-  if (!entry) {
-    puts("missing entry");
-    return;
-  }
+static void check_call(Call* c, TVMFFISafeCallType entry, TVMFFIObjectHandle function,
+                       const TVMFFIAny* args, int32_t n) {
   uint32_t before[MAX_HELD];
   for (int i = 0; i < c->nheld; ++i) before[i] = strong_count(c->held[i]);
   TVMFFIAny result = pod(kTVMFFINone, 0);
-  int rc = entry(NULL, args, n, &result);
+  int rc = entry ? entry(NULL, args, n, &result)
+                 : TVMFFIFunctionCall(function, (TVMFFIAny*)args, n, &result);
   if (rc == 0) {
     fputs("ok ", stdout);
     render(c, &result);
@@ -434,6 +433,12 @@ static void call_entry(Call* c, TVMFFISafeCallType entry, const TVMFFIAny* args,
              strong_count(c->held[i]));
   }
   putchar('\n');
+}
+
+/* A call through the library's exported symbol `__tvm_ffi_<fn>`. */
+static void call_entry(Call* c, TVMFFISafeCallType entry, const TVMFFIAny* args, int32_t n) {
+  if (entry) check_call(c, entry, NULL, args, n);
+  else puts("missing entry");
 }
 
 /* Reads element values back (in logical row-major order) and prints `after PATH: ok`, or
@@ -539,6 +544,32 @@ static void print_metadata(TVMFFIObjectHandle module, const char* fn) {
     if (args[1].type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(args[1].v_obj);
     if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
   }
+}
+
+/* The function `fn` of a module (not its imports): a new reference, or NULL. */
+static TVMFFIObjectHandle module_function(TVMFFIObjectHandle module, const char* fn) {
+  TVMFFIAny args[3] = {pod(kTVMFFIModule, 0), text(NULL, 0, fn, strlen(fn)), pod(kTVMFFIBool, 0)},
+            result;
+  args[0].v_obj = (TVMFFIObject*)module;
+  int rc = call_global("ffi.ModuleGetFunction", args, 3, &result);
+  if (args[1].type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(args[1].v_obj);
+  if (rc != 0) die("ffi.ModuleGetFunction failed");
+  if (result.type_index == kTVMFFIFunction) return result.v_obj;
+  if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
+  return NULL;
+}
+
+/* A call of the module's function `fn` as the runtime gives it out (ffi.ModuleGetFunction),
+ * through TVMFFIFunctionCall. */
+static void call_function(Call* c, TVMFFIObjectHandle module, const char* fn,
+                          const TVMFFIAny* args, int32_t n) {
+  TVMFFIObjectHandle f = module_function(module, fn);
+  if (!f) {
+    puts("missing function");
+    return;
+  }
+  check_call(c, NULL, f, args, n);
+  TVMFFIObjectDecRef(f);
 }
 
 static TVMFFISafeCallType entry_of(void* lib, const char* fn) {

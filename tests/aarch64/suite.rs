@@ -354,13 +354,15 @@ fn render(v: &Value) -> String {
 pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
     let mut counts = Counts::default();
     let mut c = "#include \"ffi_driver.h\"\n\nint main(int argc, char** argv) {\n  void* lib;\n  \
-                 (void)argc;\n"
+                 TVMFFIObjectHandle m;\n  (void)argc;\n"
         .to_owned();
     let mut expected = Vec::new();
     for suite in suites {
+        // The library opened directly (its symbols), and loaded by the runtime (its module).
         writeln!(
             c,
-            "  lib = open_lib(argv[1], \"{}\");\n  if (!lib) return 1;",
+            "  lib = open_lib(argv[1], \"{0}\");\n  if (!lib) return 1;\n  \
+             m = load_module(argv[1], \"{0}\");\n  if (!m) {{ print_raised(NULL); return 1; }}",
             suite.module
         )
         .unwrap();
@@ -384,13 +386,17 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                 for (i, a) in case.args.iter().enumerate() {
                     write!(block, "\n    args[{i}] = {};", c_value(a, &[i], as_object)).unwrap();
                 }
+                // Through the exported symbol, then through the runtime's Function.
                 write!(
                     block,
-                    "\n    call_entry(&c, entry_of(lib, \"{}\"), args, {n});",
+                    "\n    call_entry(&c, entry_of(lib, \"{0}\"), args, {n});\
+                     \n    call_function(&c, m, \"{0}\", args, {n});",
                     case.func
                 )
                 .unwrap();
-                expected.push((label.clone(), Want::Line(expected_line(case))));
+                for through in [" via the symbol", " via ffi.Function"] {
+                    expected.push((format!("{label}{through}"), Want::Line(expected_line(case))));
+                }
                 if matches!(case.expect, Expect::Returns(_)) {
                     for (path, values) in &case.after {
                         let path = path_text(path);
@@ -409,20 +415,10 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                 writeln!(c, "{block}\n    finish(&c); }}").unwrap();
             }
         }
-        if suite.metadata.is_empty() {
-            continue;
-        }
         // Metadata and docs as the runtime reads them from the loaded module.
-        writeln!(
-            c,
-            "  {{ TVMFFIObjectHandle m = load_module(argv[1], \"{}\");\n    if (!m) {{ \
-             print_raised(NULL); return 1; }}",
-            suite.module
-        )
-        .unwrap();
         for m in &suite.metadata {
             counts.metadata += 1;
-            writeln!(c, "    print_metadata(m, \"{}\");", m.func).unwrap();
+            writeln!(c, "  print_metadata(m, \"{}\");", m.func).unwrap();
             let label = format!("{}: metadata of {}", suite.module, m.func);
             expected.push((
                 label.clone(),
@@ -437,7 +433,7 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                 Want::Line(format!("doc {}: {}", m.func, escape(&m.doc))),
             ));
         }
-        c.push_str("    TVMFFIObjectDecRef(m); }\n");
+        c.push_str("  TVMFFIObjectDecRef(m);\n");
     }
     c.push_str("  return 0;\n}\n");
     (c, expected, counts)
@@ -448,7 +444,8 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
 pub struct Counts {
     /// Cases of the Rust runners.
     pub cases: usize,
-    /// Calls (a case passing a tensor is called once per tensor mode).
+    /// Calls (a case passing a tensor is called once per tensor mode), each made twice:
+    /// through the exported symbol and through the runtime's Function.
     pub calls: usize,
     /// Tensor contents read back after a call (`after`).
     pub read_backs: usize,
