@@ -16,7 +16,6 @@
 #[allow(dead_code)]
 #[path = "common/cases.rs"]
 mod cases;
-#[allow(dead_code)]
 #[path = "aarch64/examples.rs"]
 mod examples;
 #[path = "aarch64/suite.rs"]

@@ -1,9 +1,9 @@
-/* The examples driver of tests/aarch64.rs: loads the example libraries (the .scir files of
- * examples/ir and the IR of the example programs, built into the directory argv[1]) the way a TVM-FFI
- * user does, through `ffi.ModuleLoadFromFile` and `ffi.ModuleGetFunction` of the real
- * libtvm_ffi, and does what the example programs do: calls with Tensor objects, global
- * functions, callbacks, loaders of imported modules, a stand-in kernel launch function and
- * a stream. It prints what happened; the aarch64 run must print what the x86-64 run does. */
+/* The examples driver of tests/aarch64.rs. It loads the example libraries (the .scir files of
+ * examples/ir and the IR of the example programs, built into the directory argv[1]) the way a
+ * TVM-FFI user does, through `ffi.ModuleLoadFromFile` and `ffi.ModuleGetFunction` of the real
+ * libtvm_ffi. Then it does what the example programs do: calls with Tensor objects, global
+ * functions, callbacks, loaders of imported modules, a stand-in kernel launch function and a
+ * stream. It prints what happened; the aarch64 run must print what the x86-64 run does. */
 #include "ffi_driver.h"
 
 static const char* dir;

@@ -472,7 +472,8 @@ static void after(const Call* c, const char* path, int64_t n, const double* want
   const DLTensor* t = &p->box->managed.dl_tensor;
   int64_t strides[MAX_DIMS], index[MAX_DIMS] = {0}, count = 1;
   for (int k = t->ndim - 1; k >= 0; --k) {
-    strides[k] = t->strides ? t->strides[k] : (k == t->ndim - 1 ? 1 : strides[k + 1] * t->shape[k + 1]);
+    if (t->strides) strides[k] = t->strides[k];
+    else strides[k] = k == t->ndim - 1 ? 1 : strides[k + 1] * t->shape[k + 1];
     count *= t->shape[k];
   }
   double got[4096];
@@ -536,7 +537,8 @@ static void print_metadata(TVMFFIObjectHandle module, const char* fn) {
     printf("%s %s: ", i == 0 ? "metadata" : "doc", fn);
     if (call_global(getters[i], args, 3, &result) != 0) print_raised(NULL);
     else if (result.type_index == kTVMFFINone) fputs("None", stdout);
-    else if (result.type_index == kTVMFFISmallStr) print_escaped(result.v_bytes, result.small_str_len);
+    else if (result.type_index == kTVMFFISmallStr)
+      print_escaped(result.v_bytes, result.small_str_len);
     else if (result.type_index == kTVMFFIStr)
       print_escaped(object_bytes(result.v_obj)->data, object_bytes(result.v_obj)->size);
     else render(NULL, &result);
