@@ -9,6 +9,23 @@
 //! Backends trust their input: the lowered form was checked by [`crate::lir::verify()`] (the
 //! lowering runs it on its output in debug builds and in every test).
 
+/// Declares a backend's error type: a message, shown after the backend's name.
+macro_rules! backend_error {
+    ($(#[$doc:meta])* $name:ident, $backend:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $name(pub String);
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($backend, ": {}"), self.0)
+            }
+        }
+
+        impl std::error::Error for $name {}
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod baseline;
 pub mod cranelift;

@@ -182,7 +182,6 @@ pub fn build(args: &BuildArgs) -> Result<(), Failure> {
         lower: LowerOptions {
             system_lib_prefix: args.system_lib.clone(),
             main_alias: args.main.clone(),
-            ..LowerOptions::default()
         },
         cranelift: codegen.cranelift,
         llvm: codegen.llvm,

@@ -29,18 +29,12 @@ use asm::{Asm, Label};
 use frame::Frame;
 use isel::FnGen;
 
-/// A function the baseline compiler cannot compile (today: stack slots aligned beyond 16
-/// bytes).
-#[derive(Debug)]
-pub struct BaselineError(pub String);
-
-impl std::fmt::Display for BaselineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "baseline: {}", self.0)
-    }
-}
-
-impl std::error::Error for BaselineError {}
+backend_error!(
+    /// A function the baseline compiler cannot compile (today: stack slots aligned beyond 16
+    /// bytes).
+    BaselineError,
+    "baseline"
+);
 
 /// What a relocation refers to.
 #[derive(Clone, Copy, Debug)]

@@ -174,17 +174,11 @@ impl CodeGenerator for CraneliftOptions {
     }
 }
 
-/// A backend failure (an ISA that cannot be built, or a Cranelift error).
-#[derive(Debug)]
-pub struct CraneliftError(pub String);
-
-impl std::fmt::Display for CraneliftError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cranelift: {}", self.0)
-    }
-}
-
-impl std::error::Error for CraneliftError {}
+backend_error!(
+    /// A backend failure (an ISA that cannot be built, or a Cranelift error).
+    CraneliftError,
+    "cranelift"
+);
 
 fn err(e: impl std::fmt::Display) -> CraneliftError {
     CraneliftError(e.to_string())

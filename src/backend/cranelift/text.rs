@@ -8,12 +8,12 @@ use super::translate::{self, Declared};
 use super::{CraneliftError, CraneliftOptions, IsaPurpose, annotate, declare, err, host_isa};
 use crate::lir;
 
-/// The annotated CLIF of every function of a lowered module (as built, before optimization),
-/// for the target of `options` (pointer width and calling convention).
-pub(crate) fn clif_text_for(
+/// An object module for the target of `options` with everything of `module` declared, to
+/// translate its functions into.
+fn declared_object_module(
     module: &lir::Module,
     options: &CraneliftOptions,
-) -> Result<String, CraneliftError> {
+) -> Result<(cranelift_object::ObjectModule, Declared), CraneliftError> {
     let isa = host_isa(IsaPurpose::Aot, options)?;
     let builder = cranelift_object::ObjectBuilder::new(
         isa,
@@ -23,6 +23,16 @@ pub(crate) fn clif_text_for(
     .map_err(err)?;
     let mut m = cranelift_object::ObjectModule::new(builder);
     let declared = declare(&mut m, module)?;
+    Ok((m, declared))
+}
+
+/// The annotated CLIF of every function of a lowered module (as built, before optimization),
+/// for the target of `options` (pointer width and calling convention).
+pub(crate) fn clif_text_for(
+    module: &lir::Module,
+    options: &CraneliftOptions,
+) -> Result<String, CraneliftError> {
+    let (mut m, declared) = declared_object_module(module, options)?;
     let mut out = String::new();
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
@@ -51,15 +61,8 @@ pub(crate) fn disasm_text(
     options: &CraneliftOptions,
 ) -> Result<String, CraneliftError> {
     use std::fmt::Write as _;
+    let (mut m, declared) = declared_object_module(module, options)?;
     let isa = host_isa(IsaPurpose::Aot, options)?;
-    let builder = cranelift_object::ObjectBuilder::new(
-        isa.clone(),
-        module.name.as_bytes().to_vec(),
-        cranelift_module::default_libcall_names(),
-    )
-    .map_err(err)?;
-    let mut m = cranelift_object::ObjectModule::new(builder);
-    let declared = declare(&mut m, module)?;
     let mut out = String::new();
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();

@@ -107,15 +107,9 @@ impl LlvmOptions {
     }
 }
 
-/// A failure of the LLVM backend (an unknown CPU, an invalid option, a translation that LLVM's
-/// verifier rejects, a reference to a symbol the module does not import).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LlvmError(pub String);
-
-impl std::fmt::Display for LlvmError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "llvm: {}", self.0)
-    }
-}
-
-impl std::error::Error for LlvmError {}
+backend_error!(
+    /// A failure of the LLVM backend (an unknown CPU, an invalid option, a translation that LLVM's
+    /// verifier rejects, a reference to a symbol the module does not import).
+    LlvmError,
+    "llvm"
+);
