@@ -1,6 +1,6 @@
 //! safecall: compile host functions to native TVM-FFI safe-call code.
 //!
-//! A DSL or ML compiler describes a host function in the [`ir`]; safecall [verifies](verify)
+//! A DSL or ML compiler describes a host function in the [`ir`]; safecall [verifies](ir::verify())
 //! it, [lowers](lower) it to a small backend-neutral form ([`lir`]) in which every ABI rule has
 //! been applied, and a [backend] turns that into native code delivered as an object file or a
 //! shared library ([`aot`]), or as JIT-compiled memory ([`jit`]).

@@ -3,7 +3,7 @@
 //! For each host function `f` the lowering emits `__tvm_ffi_f` following the contract of
 //! docs/abi.md: the argument-count check, per-parameter type-index checks and decoding
 //! (`params`), per-tensor checks, constraints, then the body (`body`), with every error
-//! path raising through one cold, shared helper ([`raise`]) and releasing owned references.
+//! path raising through one cold, shared helper (`raise`) and releasing owned references.
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).
 
 mod blob;
