@@ -6,6 +6,7 @@ use super::{BlockId, Callee, Function, Inst, Terminator, Var};
 
 impl Terminator {
     /// The blocks control can go to next (none for a return).
+    #[inline]
     pub fn successors(&self) -> impl Iterator<Item = BlockId> + use<> {
         let (first, second) = match *self {
             Terminator::Jump(target) => (Some(target), None),
@@ -20,6 +21,7 @@ impl Terminator {
     }
 
     /// The variable the terminator reads (a branch condition or a returned value).
+    #[inline]
     pub fn used(&self) -> Option<Var> {
         match *self {
             Terminator::Jump(_) => None,
@@ -31,6 +33,7 @@ impl Terminator {
 
 impl Inst {
     /// The variable the instruction assigns, if any.
+    #[inline]
     pub fn dst(&self) -> Option<Var> {
         match self {
             Inst::Iconst { dst, .. }
@@ -53,6 +56,7 @@ impl Inst {
 
     /// Calls `f` with each variable the instruction reads, in operand order (an indirect
     /// call's target first, then its arguments).
+    #[inline]
     pub fn for_each_use(&self, mut f: impl FnMut(Var)) {
         match self {
             Inst::Copy { src, .. } | Inst::Unary { src, .. } | Inst::Convert { src, .. } => f(*src),
