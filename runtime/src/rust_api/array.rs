@@ -5,7 +5,8 @@ use crate::object::{ObjectLayout, alloc, blank_header};
 use crate::rust_api::object_ref::typed_object_ref;
 use crate::rust_api::{Any, AnyView, ObjectRef};
 
-/// A reference to an `ffi.Array` object made by [`Array::new`].
+/// A reference to an `ffi.Array` object made by [`Array::new`] (or an `ffi.List`, the mutable
+/// sequence of the same layout, made by [`Array::new_list`]).
 #[derive(Clone, Debug)]
 pub struct Array(ObjectRef);
 
@@ -25,7 +26,16 @@ unsafe impl ObjectLayout for ArrayObj {}
 
 impl Array {
     /// An array holding `items` (it takes their references over).
-    pub fn new(mut items: Vec<Any>) -> Self {
+    pub fn new(items: Vec<Any>) -> Self {
+        Self::sequence(type_index::ARRAY, items)
+    }
+
+    /// An `ffi.List` holding `items` (it takes their references over).
+    pub fn new_list(items: Vec<Any>) -> Self {
+        Self::sequence(type_index::LIST, items)
+    }
+
+    fn sequence(type_index: i32, mut items: Vec<Any>) -> Self {
         let cell = TVMFFISeqCell {
             data: items.as_mut_ptr().cast(),
             size: items.len() as i64,
@@ -33,7 +43,7 @@ impl Array {
             data_deleter: None,
         };
         let obj = alloc(
-            type_index::ARRAY,
+            type_index,
             ArrayObj {
                 header: blank_header(),
                 cell,
@@ -75,7 +85,8 @@ impl Array {
 impl From<Array> for Any {
     fn from(array: Array) -> Self {
         let raw = TVMFFIAny {
-            type_index: type_index::ARRAY,
+            // SAFETY: the object's header says what it is (an Array or a List).
+            type_index: unsafe { (*array.0.as_ptr()).type_index },
             small_str_len: 0,
             value: TVMFFIValue {
                 v_obj: array.0.into_raw(),
@@ -97,6 +108,8 @@ mod tests {
         assert!(!array.is_empty());
         assert_eq!(array.get(0).unwrap().cast::<i64>().unwrap(), 1);
         assert!(array.get(2).is_none());
+        let list = Any::from(Array::new_list(vec![Any::from(2.5f64)]));
+        assert_eq!(list.view().type_index(), type_index::LIST);
         let any = Any::from(array.clone());
         assert_eq!(any.view().type_index(), type_index::ARRAY);
         drop(any);
