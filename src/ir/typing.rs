@@ -29,6 +29,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use rustc_hash::FxBuildHasher;
+
 use super::model::*;
 use super::print::{binop_symbol, unop_symbol};
 
@@ -409,13 +411,13 @@ pub struct Binding {
 /// across kinds (the verifier reports clashes); a symbolic variable appears once.
 pub fn param_bindings(f: &Function) -> Vec<Binding> {
     let mut out: Vec<Binding> = Vec::new();
-    let mut syms: HashMap<String, usize> = HashMap::new();
+    let mut syms: HashMap<String, usize, FxBuildHasher> = HashMap::default();
     fn walk(
         params: &[Param],
         prefix: &[usize],
         optional: bool,
         out: &mut Vec<Binding>,
-        syms: &mut HashMap<String, usize>,
+        syms: &mut HashMap<String, usize, FxBuildHasher>,
     ) {
         for (i, p) in params.iter().enumerate() {
             let mut path = prefix.to_vec();
@@ -487,7 +489,7 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
 /// A [`Scope`] over a function's parameter bindings plus names bound by statements.
 #[derive(Clone, Debug, Default)]
 pub struct FunctionScope {
-    names: HashMap<String, ScopeEntry>,
+    names: HashMap<String, ScopeEntry, FxBuildHasher>,
 }
 
 #[derive(Clone, Debug)]
@@ -500,8 +502,14 @@ struct ScopeEntry {
 impl FunctionScope {
     /// The names of `f`'s parameters (first binding wins when names clash).
     pub fn new(f: &Function) -> Self {
-        let mut names = HashMap::new();
-        for b in param_bindings(f) {
+        Self::from_bindings(&param_bindings(f))
+    }
+
+    /// The names of parameter bindings made by [`param_bindings`] (first binding wins when
+    /// names clash), for callers that need the bindings too.
+    pub fn from_bindings(bindings: &[Binding]) -> Self {
+        let mut names: HashMap<String, ScopeEntry, FxBuildHasher> = HashMap::default();
+        for b in bindings {
             let (nullable, ndim) = match &b.kind {
                 BindingKind::Param { ty, .. } => {
                     let mut inner = ty;
@@ -516,11 +524,16 @@ impl FunctionScope {
                 }
                 BindingKind::SymVar { .. } => (false, None),
             };
-            names.entry(b.name).or_insert(ScopeEntry {
-                ty: b.ty,
-                nullable,
-                ndim,
-            });
+            if !names.contains_key(&b.name) {
+                names.insert(
+                    b.name.clone(),
+                    ScopeEntry {
+                        ty: b.ty.clone(),
+                        nullable,
+                        ndim,
+                    },
+                );
+            }
         }
         FunctionScope { names }
     }
