@@ -69,8 +69,8 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
     }
 
     let mut syms = Syms {
-        vars: HashMap::new(),
-        state: HashMap::new(),
+        vars: HashMap::default(),
+        state: HashMap::default(),
     };
     for leaf in &tensors {
         check_tensor(fx, leaf, &mut syms);
