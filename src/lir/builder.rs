@@ -44,7 +44,11 @@ impl FuncBuilder {
             func,
             current: BlockId(0),
             sealed: Vec::new(),
-            constants: Default::default(),
+            // Sized for a typical host function, so that its constants rarely rehash.
+            constants: std::collections::HashMap::with_capacity_and_hasher(
+                64,
+                rustc_hash::FxBuildHasher,
+            ),
             constant_values: Default::default(),
             annotate: true,
         };
@@ -96,7 +100,8 @@ impl FuncBuilder {
     /// A new (empty, unterminated) block.
     pub fn new_block(&mut self) -> BlockId {
         self.func.blocks.push(Block {
-            insts: Vec::new(),
+            // Most blocks get a few instructions: one allocation instead of several regrowths.
+            insts: Vec::with_capacity(8),
             term: Terminator::Return(None),
             cold: false,
         });
@@ -184,7 +189,9 @@ impl FuncBuilder {
         self.constants.insert(key, dst);
         let i = dst.0 as usize;
         if self.constant_values.len() <= i {
-            self.constant_values.resize(i + 1, None);
+            // Grown to the variable count at least doubling, not one variable at a time.
+            let len = (i + 1).max(2 * self.constant_values.len()).max(64);
+            self.constant_values.resize(len, None);
         }
         self.constant_values[i] = Some(value);
         dst
