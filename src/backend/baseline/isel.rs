@@ -93,15 +93,19 @@ impl FnGen<'_> {
             }
             return;
         }
+        let bytes = self.ty(v).bytes();
+        if bytes == 8 {
+            self.a.load64(r, RBP, self.frame.var_offset[v.0 as usize]);
+            return;
+        }
         let m = self.slot(v);
-        match (self.ty(v).bytes(), widen) {
+        match (bytes, widen) {
             (1, Widen::Sign) => emit!(self.a, movsbq_rm(r, m)),
             (1, Widen::Zero) => emit!(self.a, movzbq_rm(r, m)),
             (2, Widen::Sign) => emit!(self.a, movswq_rm(r, m)),
             (2, Widen::Zero) => emit!(self.a, movzwq_rm(r, m)),
             (4, Widen::Sign) => emit!(self.a, movslq_rm(r, m)),
-            (4, Widen::Zero) => emit!(self.a, movl_rm(r, m)),
-            _ => emit!(self.a, movq_rm(r, m)),
+            _ => emit!(self.a, movl_rm(r, m)),
         }
     }
 
@@ -115,8 +119,7 @@ impl FnGen<'_> {
                 emit!(self.a, movq_rm(r, src));
             }
         } else {
-            let m = self.slot(v);
-            emit!(self.a, movq_rm(r, m));
+            self.a.load64(r, RBP, self.frame.var_offset[v.0 as usize]);
         }
     }
 
@@ -209,7 +212,7 @@ impl FnGen<'_> {
                     1 => emit!(self.a, movzbq_rm(RAX, m)),
                     2 => emit!(self.a, movzwq_rm(RAX, m)),
                     4 => emit!(self.a, movl_rm(RAX, m)),
-                    _ => emit!(self.a, movq_rm(RAX, m)),
+                    _ => self.a.load64(RAX, RAX, *offset),
                 }
                 self.store(*dst, RAX);
             }
