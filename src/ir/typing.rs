@@ -410,17 +410,18 @@ pub struct Binding {
 /// element, and each symbolic variable at its first occurrence. Names are not deduplicated
 /// across kinds (the verifier reports clashes); a symbolic variable appears once.
 pub fn param_bindings(f: &Function) -> Vec<Binding> {
-    let mut out: Vec<Binding> = Vec::new();
-    let mut syms: HashMap<String, usize, FxBuildHasher> = HashMap::default();
-    fn walk(
-        params: &[Param],
+    let mut out: Vec<Binding> = Vec::with_capacity(2 * f.params.len());
+    let mut syms: HashMap<&str, usize, FxBuildHasher> = HashMap::default();
+    fn walk<'f>(
+        params: &'f [Param],
         prefix: &[usize],
         optional: bool,
         out: &mut Vec<Binding>,
-        syms: &mut HashMap<String, usize, FxBuildHasher>,
+        syms: &mut HashMap<&'f str, usize, FxBuildHasher>,
     ) {
         for (i, p) in params.iter().enumerate() {
-            let mut path = prefix.to_vec();
+            let mut path = Vec::with_capacity(prefix.len() + 1);
+            path.extend_from_slice(prefix);
             path.push(i);
             let mut ty = &p.ty;
             let mut opt = optional;
@@ -440,7 +441,8 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
             match ty {
                 ParamType::Tuple(elems) => walk(elems, &path, opt, out, syms),
                 ParamType::Tensor(spec) => {
-                    let mut occurrences: Vec<(&str, SymSource)> = Vec::new();
+                    let mut occurrences: Vec<(&str, SymSource)> =
+                        Vec::with_capacity(2 * spec.shape.len() + 1);
                     for (d, dim) in spec.shape.iter().enumerate() {
                         if let Dim::Var(v) = dim {
                             occurrences.push((v, SymSource::Shape(d)));
@@ -464,7 +466,7 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
                                 }
                             }
                             None => {
-                                syms.insert(v.to_owned(), out.len());
+                                syms.insert(v, out.len());
                                 out.push(Binding {
                                     name: v.to_owned(),
                                     ty: Type::Scalar(ScalarType::Int(IntType::I64)),
