@@ -215,6 +215,15 @@ impl Asm {
         Label(self.labels.len() as u32 - 1)
     }
 
+    /// `n` fresh labels of the current function (one allocation, with room for as many
+    /// branches to them).
+    pub fn labels(&mut self, n: usize) -> Vec<Label> {
+        let first = self.labels.len();
+        self.labels.resize(first + n, None);
+        self.fixups.reserve(n);
+        (first..first + n).map(|i| Label(i as u32)).collect()
+    }
+
     /// Writes the held-back result to its slot.
     pub fn flush(&mut self) {
         if let Some(p) = self.pending.take() {
