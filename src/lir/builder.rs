@@ -25,25 +25,23 @@ impl FuncBuilder {
     /// Starts a function; its parameters are variables `0..sig.params.len()`, and the entry
     /// block is current.
     pub fn new(name: impl Into<String>, linkage: Linkage, sig: Signature) -> Self {
-        let vars = sig
-            .params
-            .iter()
-            .map(|&ty| VarDecl { ty, mutable: false })
-            .collect();
+        // Room for a typical host function's variables and blocks, so that they rarely grow.
+        let mut vars = Vec::with_capacity(256);
+        vars.extend(sig.params.iter().map(|&ty| VarDecl { ty, mutable: false }));
         let func = Function {
             name: name.into(),
             linkage,
             sig,
             vars,
             slots: Vec::new(),
-            blocks: Vec::new(),
+            blocks: Vec::with_capacity(32),
             cold: false,
             sources: Vec::new(),
         };
         let mut b = FuncBuilder {
             func,
             current: BlockId(0),
-            sealed: Vec::new(),
+            sealed: Vec::with_capacity(32),
             // Sized for a typical host function, so that its constants rarely rehash.
             constants: std::collections::HashMap::with_capacity_and_hasher(
                 64,

@@ -53,6 +53,7 @@ impl Inst {
 
     /// Calls `f` with each variable the instruction reads, in operand order (an indirect
     /// call's target first, then its arguments).
+    #[inline]
     pub fn for_each_use(&self, mut f: impl FnMut(Var)) {
         match self {
             Inst::Copy { src, .. } | Inst::Unary { src, .. } | Inst::Convert { src, .. } => f(*src),
