@@ -29,6 +29,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use rustc_hash::FxBuildHasher;
+
 use super::model::*;
 use super::print::{binop_symbol, unop_symbol};
 
@@ -408,17 +410,18 @@ pub struct Binding {
 /// element, and each symbolic variable at its first occurrence. Names are not deduplicated
 /// across kinds (the verifier reports clashes); a symbolic variable appears once.
 pub fn param_bindings(f: &Function) -> Vec<Binding> {
-    let mut out: Vec<Binding> = Vec::new();
-    let mut syms: HashMap<String, usize> = HashMap::new();
-    fn walk(
-        params: &[Param],
+    let mut out: Vec<Binding> = Vec::with_capacity(2 * f.params.len());
+    let mut syms: HashMap<&str, usize, FxBuildHasher> = HashMap::default();
+    fn walk<'f>(
+        params: &'f [Param],
         prefix: &[usize],
         optional: bool,
         out: &mut Vec<Binding>,
-        syms: &mut HashMap<String, usize>,
+        syms: &mut HashMap<&'f str, usize, FxBuildHasher>,
     ) {
         for (i, p) in params.iter().enumerate() {
-            let mut path = prefix.to_vec();
+            let mut path = Vec::with_capacity(prefix.len() + 1);
+            path.extend_from_slice(prefix);
             path.push(i);
             let mut ty = &p.ty;
             let mut opt = optional;
@@ -438,7 +441,8 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
             match ty {
                 ParamType::Tuple(elems) => walk(elems, &path, opt, out, syms),
                 ParamType::Tensor(spec) => {
-                    let mut occurrences: Vec<(&str, SymSource)> = Vec::new();
+                    let mut occurrences: Vec<(&str, SymSource)> =
+                        Vec::with_capacity(2 * spec.shape.len() + 1);
                     for (d, dim) in spec.shape.iter().enumerate() {
                         if let Dim::Var(v) = dim {
                             occurrences.push((v, SymSource::Shape(d)));
@@ -462,7 +466,7 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
                                 }
                             }
                             None => {
-                                syms.insert(v.to_owned(), out.len());
+                                syms.insert(v, out.len());
                                 out.push(Binding {
                                     name: v.to_owned(),
                                     ty: Type::Scalar(ScalarType::Int(IntType::I64)),
@@ -487,7 +491,7 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
 /// A [`Scope`] over a function's parameter bindings plus names bound by statements.
 #[derive(Clone, Debug, Default)]
 pub struct FunctionScope {
-    names: HashMap<String, ScopeEntry>,
+    names: HashMap<String, ScopeEntry, FxBuildHasher>,
 }
 
 #[derive(Clone, Debug)]
@@ -500,8 +504,14 @@ struct ScopeEntry {
 impl FunctionScope {
     /// The names of `f`'s parameters (first binding wins when names clash).
     pub fn new(f: &Function) -> Self {
-        let mut names = HashMap::new();
-        for b in param_bindings(f) {
+        Self::from_bindings(&param_bindings(f))
+    }
+
+    /// The names of parameter bindings made by [`param_bindings`] (first binding wins when
+    /// names clash), for callers that need the bindings too.
+    pub fn from_bindings(bindings: &[Binding]) -> Self {
+        let mut names: HashMap<String, ScopeEntry, FxBuildHasher> = HashMap::default();
+        for b in bindings {
             let (nullable, ndim) = match &b.kind {
                 BindingKind::Param { ty, .. } => {
                     let mut inner = ty;
@@ -516,11 +526,16 @@ impl FunctionScope {
                 }
                 BindingKind::SymVar { .. } => (false, None),
             };
-            names.entry(b.name).or_insert(ScopeEntry {
-                ty: b.ty,
-                nullable,
-                ndim,
-            });
+            if !names.contains_key(&b.name) {
+                names.insert(
+                    b.name.clone(),
+                    ScopeEntry {
+                        ty: b.ty.clone(),
+                        nullable,
+                        ndim,
+                    },
+                );
+            }
         }
         FunctionScope { names }
     }

@@ -31,10 +31,12 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
+use rustc_hash::FxBuildHasher;
+
 use super::model::*;
 use super::print::print_stmt_head;
 use super::source_map::*;
-use super::typing::FunctionScope;
+use super::typing::{Binding, FunctionScope, param_bindings};
 use params::param_display_name;
 use scope::collect_binders;
 
@@ -123,8 +125,17 @@ impl<'m> Verifier<'m> {
 /// How a name in a function was introduced (for messages and assignment rules).
 #[derive(Clone, Debug)]
 struct Declared {
-    what: String,
+    by: DeclaredBy,
     mutable: bool,
+}
+
+/// What introduced a name; described ([`FnVerifier::describe`]) only when a message needs it.
+#[derive(Clone, Debug)]
+enum DeclaredBy {
+    /// The function's parameter binding with this index (see [`param_bindings`]).
+    Binding(usize),
+    /// The statement at this path.
+    Stmt(StmtPath),
 }
 
 struct Local {
@@ -137,28 +148,32 @@ struct FnVerifier<'v, 'm> {
     index: usize,
     f: &'m Function,
     scope: FunctionScope,
-    declared: HashMap<String, Declared>,
+    /// The names the parameters introduce (computed once, shared by the checks).
+    bindings: Vec<Binding>,
+    declared: HashMap<String, Declared, FxBuildHasher>,
     /// Every name bound by a statement anywhere in the function, with the first binder.
-    binders: HashMap<String, StmtPath>,
+    binders: HashMap<String, StmtPath, FxBuildHasher>,
     locals: Vec<Local>,
-    poisoned: HashSet<String>,
-    optional_only: HashMap<String, String>,
+    poisoned: HashSet<String, FxBuildHasher>,
+    optional_only: HashMap<String, String, FxBuildHasher>,
 }
 
 impl<'v, 'm> FnVerifier<'v, 'm> {
     fn new(v: &'v mut Verifier<'m>, index: usize, f: &'m Function) -> Self {
-        let mut binders = HashMap::new();
+        let mut binders = HashMap::default();
         collect_binders(&f.body, &StmtPath::default(), Block::Body, &mut binders);
+        let bindings = param_bindings(f);
         FnVerifier {
             v,
             index,
             f,
-            scope: FunctionScope::new(f),
-            declared: HashMap::new(),
+            scope: FunctionScope::from_bindings(&bindings),
+            bindings,
+            declared: HashMap::default(),
             binders,
             locals: Vec::new(),
-            poisoned: HashSet::new(),
-            optional_only: HashMap::new(),
+            poisoned: HashSet::default(),
+            optional_only: HashMap::default(),
         }
     }
 
@@ -184,6 +199,26 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
             subject,
             message,
         );
+    }
+
+    /// How `d` introduced its name, for messages: `parameter `x``, `symbolic variable `n`
+    /// (bound by x.shape[0])`, `bound by 2 `let y = ...``.
+    fn describe(&self, d: &Declared) -> String {
+        self.describe_in(&self.bindings, d)
+    }
+
+    /// [`Self::describe`] while the parameter bindings are taken out of `self` (`bindings`).
+    fn describe_in(&self, bindings: &[Binding], d: &Declared) -> String {
+        match &d.by {
+            DeclaredBy::Binding(i) => self.binding_description(&bindings[*i]),
+            DeclaredBy::Stmt(path) => {
+                let text = path
+                    .resolve(&self.f.body)
+                    .map(print_stmt_head)
+                    .unwrap_or_default();
+                format!("bound by {path} `{text}`")
+            }
+        }
     }
 
     fn stmt_err(&mut self, path: &StmtPath, focus: StmtFocus, message: String) {

@@ -85,7 +85,15 @@ impl LazyExplain {
                 device_binaries: Vec::new(),
                 imports: Vec::new(),
                 system_lib_prefix: None,
-                functions: vec![func.clone()],
+                // The explanation checks the parameters; it needs neither body nor doc.
+                functions: vec![ir::Function {
+                    name: func.name.clone(),
+                    doc: String::new(),
+                    params: func.params.clone(),
+                    constraints: func.constraints.clone(),
+                    ret: func.ret.clone(),
+                    body: Vec::new(),
+                }],
             },
             options,
             compiled: OnceLock::new(),

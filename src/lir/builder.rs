@@ -25,26 +25,28 @@ impl FuncBuilder {
     /// Starts a function; its parameters are variables `0..sig.params.len()`, and the entry
     /// block is current.
     pub fn new(name: impl Into<String>, linkage: Linkage, sig: Signature) -> Self {
-        let vars = sig
-            .params
-            .iter()
-            .map(|&ty| VarDecl { ty, mutable: false })
-            .collect();
+        // Room for a typical host function's variables and blocks, so that they rarely grow.
+        let mut vars = Vec::with_capacity(256);
+        vars.extend(sig.params.iter().map(|&ty| VarDecl { ty, mutable: false }));
         let func = Function {
             name: name.into(),
             linkage,
             sig,
             vars,
             slots: Vec::new(),
-            blocks: Vec::new(),
+            blocks: Vec::with_capacity(32),
             cold: false,
             sources: Vec::new(),
         };
         let mut b = FuncBuilder {
             func,
             current: BlockId(0),
-            sealed: Vec::new(),
-            constants: Default::default(),
+            sealed: Vec::with_capacity(32),
+            // Sized for a typical host function, so that its constants rarely rehash.
+            constants: std::collections::HashMap::with_capacity_and_hasher(
+                64,
+                rustc_hash::FxBuildHasher,
+            ),
             constant_values: Default::default(),
             annotate: true,
         };
@@ -96,7 +98,8 @@ impl FuncBuilder {
     /// A new (empty, unterminated) block.
     pub fn new_block(&mut self) -> BlockId {
         self.func.blocks.push(Block {
-            insts: Vec::new(),
+            // Most blocks get a few instructions: one allocation instead of several regrowths.
+            insts: Vec::with_capacity(8),
             term: Terminator::Return(None),
             cold: false,
         });
@@ -184,7 +187,9 @@ impl FuncBuilder {
         self.constants.insert(key, dst);
         let i = dst.0 as usize;
         if self.constant_values.len() <= i {
-            self.constant_values.resize(i + 1, None);
+            // Grown to the variable count at least doubling, not one variable at a time.
+            let len = (i + 1).max(2 * self.constant_values.len()).max(64);
+            self.constant_values.resize(len, None);
         }
         self.constant_values[i] = Some(value);
         dst

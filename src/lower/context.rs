@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
 use safecall_runtime::abi::{
     ANY_SIZE, ANY_SMALL_STR_LEN_OFFSET, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index,
 };
@@ -66,8 +67,8 @@ pub(crate) struct TensorBinding {
     pub any: Var,
     /// Pointer to the `DLTensor` (mutable var when the tensor is optional).
     pub dl: Var,
-    /// The spec.
-    pub spec: ir::TensorSpec,
+    /// The spec (shared with the tensor's checks: bindings are cloned on every lookup).
+    pub spec: std::rc::Rc<ir::TensorSpec>,
     /// Shape values loaded by the checks, when they dominate the body.
     pub shape: Option<Vec<Var>>,
     /// Set when the tensor is optional (or inside an optional tuple).
@@ -108,7 +109,7 @@ pub(crate) struct FnCtx<'a, 'm> {
     pub(super) entry_inits: Vec<(Var, i64)>,
     /// `name(param: type, ...)`, for the `when calling` line of messages (built on first use).
     pub(super) signature: std::cell::OnceCell<String>,
-    pub(super) scopes: Vec<HashMap<String, Binding>>,
+    pub(super) scopes: Vec<HashMap<String, Binding, FxBuildHasher>>,
     /// The statement being lowered, for messages raised by its expressions.
     pub current_stmt: Option<&'a ir::Stmt>,
 }
@@ -319,7 +320,7 @@ impl FnCtx<'_, '_> {
 
     /// Opens a block scope.
     pub fn push_scope(&mut self) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
     }
 
     /// Closes a block scope.
@@ -333,6 +334,11 @@ impl FnCtx<'_, '_> {
             .last_mut()
             .expect("a scope is open")
             .insert(name.to_owned(), binding);
+    }
+
+    /// The binding of a name bound in the innermost scope, to update in place.
+    pub fn innermost_binding_mut(&mut self, name: &str) -> Option<&mut Binding> {
+        self.scopes.last_mut()?.get_mut(name)
     }
 
     /// Looks a name up.

@@ -67,7 +67,7 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             owned: Vec::new(),
             entry_inits: Vec::new(),
             signature: std::cell::OnceCell::new(),
-            scopes: vec![std::collections::HashMap::new()],
+            scopes: vec![std::collections::HashMap::default()],
             current_stmt: None,
         }
     }

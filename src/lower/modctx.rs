@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
+
 use crate::ir;
 use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
 
@@ -16,8 +18,8 @@ pub(crate) struct ModuleCtx<'m> {
     pub options: &'m LowerSettings,
     pub out: lir::Module,
     functions: Vec<Option<lir::Function>>,
-    imports: HashMap<String, ImportId>,
-    cstrings: HashMap<Vec<u8>, DataId>,
+    imports: HashMap<String, ImportId, FxBuildHasher>,
+    cstrings: HashMap<Vec<u8>, DataId, FxBuildHasher>,
     /// The raise helper, once emitted or declared (see `raise`).
     pub(super) raise: Option<RaiseTarget>,
     pub(super) library_ctx: Option<DataId>,
@@ -38,8 +40,8 @@ impl<'m> ModuleCtx<'m> {
                 ..Default::default()
             },
             functions: Vec::new(),
-            imports: HashMap::new(),
-            cstrings: HashMap::new(),
+            imports: HashMap::default(),
+            cstrings: HashMap::default(),
             raise: None,
             library_ctx: None,
             unique: 0,

@@ -38,7 +38,7 @@ impl FnGen<'_> {
         let (mut ints, mut floats) = (0, 0);
         for (i, &ty) in self.f.sig.params.iter().enumerate() {
             let v = Var(i as u32);
-            let has_slot = self.frame.var_offset[i] < 0;
+            let has_slot = self.frame.vars[i].offset < 0;
             if ty.is_float() {
                 if let Some(&x) = FLOAT_ARG_REGS.get(floats)
                     && has_slot

@@ -19,17 +19,24 @@ use super::call::{FLOAT_ARG_REGS, INT_ARG_REGS};
 
 /// Where variables and slots live, and what is known about variables before code is emitted.
 pub struct Frame {
-    /// `rbp`-relative offset of each variable's slot.
-    pub var_offset: Vec<i32>,
+    /// Each variable's slot, uses and constant (one vector: one allocation per function).
+    pub vars: Vec<VarInfo>,
     /// `rbp`-relative offset of each stack slot.
     pub slot_offset: Vec<i32>,
     /// Bytes reserved below `rbp` (a multiple of 16, so calls see an aligned stack).
     pub size: u32,
-    /// The constant of each single-assignment variable defined by `iconst` (truncated to its
+}
+
+/// What the frame knows about one variable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VarInfo {
+    /// `rbp`-relative offset of the variable's slot (0: none, for constants).
+    pub offset: i32,
+    /// How many times the variable is read (terminators included).
+    pub uses: u32,
+    /// The constant of a single-assignment variable defined by `iconst` (truncated to its
     /// type's width) or `fconst` (its bits).
-    pub consts: Vec<Option<i64>>,
-    /// How many times each variable is read (terminators included).
-    pub uses: Vec<u32>,
+    pub konst: Option<i64>,
 }
 
 /// A stack slot the frame cannot hold.
@@ -78,37 +85,34 @@ impl Frame {
         mut call_stack_words: impl FnMut(&Inst) -> u32,
     ) -> Result<Frame, FrameError> {
         let n = func.vars.len();
-        let mut uses = vec![0u32; n];
-        let mut consts: Vec<Option<i64>> = vec![None; n];
+        let mut vars = vec![VarInfo::default(); n];
         let mut outgoing = 0u32;
-        let mut read = |v: Var| uses[v.0 as usize] += 1;
         for block in &func.blocks {
             for inst in &block.insts {
                 match inst {
                     Inst::Iconst { dst, value } => {
                         let d = func.vars[dst.0 as usize];
                         if !d.mutable && !d.ty.is_float() {
-                            consts[dst.0 as usize] = Some(truncate(*value, d.ty));
+                            vars[dst.0 as usize].konst = Some(truncate(*value, d.ty));
                         }
                     }
                     Inst::Fconst { dst, bits } => {
                         let d = func.vars[dst.0 as usize];
                         if !d.mutable {
-                            consts[dst.0 as usize] = Some(float_bits(*bits, d.ty));
+                            vars[dst.0 as usize].konst = Some(float_bits(*bits, d.ty));
                         }
                     }
                     Inst::Call { .. } => outgoing = outgoing.max(call_stack_words(inst)),
                     _ => {}
                 }
-                inst.for_each_use(&mut read);
+                inst.for_each_use(&mut |v: Var| vars[v.0 as usize].uses += 1);
             }
             if let Some(v) = block.term.used() {
-                read(v);
+                vars[v.0 as usize].uses += 1;
             }
         }
 
         // Parameters passed on the stack live where the caller put them.
-        let mut var_offset = vec![0i32; n];
         let (mut ints, mut floats, mut stack) = (0usize, 0usize, 0i32);
         for (i, &ty) in func.sig.params.iter().enumerate() {
             let in_reg = if ty.is_float() {
@@ -119,15 +123,15 @@ impl Frame {
                 ints <= INT_ARG_REGS.len()
             };
             if !in_reg {
-                var_offset[i] = 16 + 8 * stack;
+                vars[i].offset = 16 + 8 * stack;
                 stack += 1;
             }
         }
         let mut below: u32 = 0;
-        for (i, off) in var_offset.iter_mut().enumerate() {
-            if *off == 0 && consts[i].is_none() {
+        for v in &mut vars {
+            if v.offset == 0 && v.konst.is_none() {
                 below += 8;
-                *off = -(below as i32);
+                v.offset = -(below as i32);
             }
         }
         let mut slot_offset = Vec::with_capacity(func.slots.len());
@@ -151,11 +155,9 @@ impl Frame {
             )));
         }
         Ok(Frame {
-            var_offset,
+            vars,
             slot_offset,
             size,
-            consts,
-            uses,
         })
     }
 }

@@ -62,12 +62,12 @@ impl FnGen<'_> {
 
     /// The slot of `v`.
     pub fn slot(&self, v: Var) -> Amode<u8> {
-        mem(RBP, self.frame.var_offset[v.0 as usize])
+        mem(RBP, self.frame.vars[v.0 as usize].offset)
     }
 
     /// The constant value of `v`, widened to 64 bits, if it is a constant.
     pub fn constant(&self, v: Var, widen: Widen) -> Option<i64> {
-        let c = self.frame.consts[v.0 as usize]?;
+        let c = self.frame.vars[v.0 as usize].konst?;
         Some(match widen {
             Widen::Zero => c,
             Widen::Sign => sext(c, self.ty(v).bytes()),
@@ -93,15 +93,19 @@ impl FnGen<'_> {
             }
             return;
         }
+        let bytes = self.ty(v).bytes();
+        if bytes == 8 {
+            self.a.load64(r, RBP, self.frame.vars[v.0 as usize].offset);
+            return;
+        }
         let m = self.slot(v);
-        match (self.ty(v).bytes(), widen) {
+        match (bytes, widen) {
             (1, Widen::Sign) => emit!(self.a, movsbq_rm(r, m)),
             (1, Widen::Zero) => emit!(self.a, movzbq_rm(r, m)),
             (2, Widen::Sign) => emit!(self.a, movswq_rm(r, m)),
             (2, Widen::Zero) => emit!(self.a, movzwq_rm(r, m)),
             (4, Widen::Sign) => emit!(self.a, movslq_rm(r, m)),
-            (4, Widen::Zero) => emit!(self.a, movl_rm(r, m)),
-            _ => emit!(self.a, movq_rm(r, m)),
+            _ => emit!(self.a, movl_rm(r, m)),
         }
     }
 
@@ -115,8 +119,7 @@ impl FnGen<'_> {
                 emit!(self.a, movq_rm(r, src));
             }
         } else {
-            let m = self.slot(v);
-            emit!(self.a, movq_rm(r, m));
+            self.a.load64(r, RBP, self.frame.vars[v.0 as usize].offset);
         }
     }
 
@@ -125,9 +128,9 @@ impl FnGen<'_> {
         let decl = self.f.vars[v.0 as usize];
         self.a.defer_store(super::asm::Pending {
             var: v.0,
-            offset: self.frame.var_offset[v.0 as usize],
+            offset: self.frame.vars[v.0 as usize].offset,
             reg: r,
-            single_use: !decl.mutable && self.frame.uses[v.0 as usize] == 1,
+            single_use: !decl.mutable && self.frame.vars[v.0 as usize].uses == 1,
         });
     }
 
@@ -155,7 +158,7 @@ impl FnGen<'_> {
     pub fn inst(&mut self, inst: &Inst) {
         match inst {
             Inst::Iconst { dst, value } => {
-                if self.frame.consts[dst.0 as usize].is_none() {
+                if self.frame.vars[dst.0 as usize].konst.is_none() {
                     let v = super::frame::truncate(*value, self.ty(*dst));
                     match i32::try_from(v) {
                         Ok(i) => {
@@ -170,7 +173,7 @@ impl FnGen<'_> {
                 }
             }
             Inst::Fconst { dst, bits } => {
-                if self.frame.consts[dst.0 as usize].is_none() {
+                if self.frame.vars[dst.0 as usize].konst.is_none() {
                     let bits = super::frame::float_bits(*bits, self.ty(*dst));
                     self.a.mov_imm(RAX, bits);
                     self.store(*dst, RAX);
@@ -209,7 +212,7 @@ impl FnGen<'_> {
                     1 => emit!(self.a, movzbq_rm(RAX, m)),
                     2 => emit!(self.a, movzwq_rm(RAX, m)),
                     4 => emit!(self.a, movl_rm(RAX, m)),
-                    _ => emit!(self.a, movq_rm(RAX, m)),
+                    _ => self.a.load64(RAX, RAX, *offset),
                 }
                 self.store(*dst, RAX);
             }

@@ -88,6 +88,15 @@ pub fn compile(
     switchable: &[FuncId],
 ) -> Result<Image, BaselineError> {
     let mut a = Asm::default();
+    // Room for the code of a typical module (about 12 bytes per lowered instruction), so that
+    // the buffer rarely grows.
+    let insts: usize = module
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .map(|b| b.insts.len())
+        .sum();
+    a.buf.0.reserve(12 * insts + 64);
     let mut relocs = Vec::new();
     let mut stubs = Vec::with_capacity(switchable.len());
     let mut func_offsets = Vec::with_capacity(module.functions.len());
@@ -142,7 +151,7 @@ impl FnGen<'_> {
     /// Compiles the function: hot blocks in order, then cold ones.
     fn function(&mut self) {
         let f = self.f;
-        self.blocks = (0..f.blocks.len()).map(|_| self.a.label()).collect();
+        self.blocks = self.a.labels(f.blocks.len());
         let order: Vec<usize> = (0..f.blocks.len())
             .filter(|&b| b == 0 || !f.blocks[b].cold)
             .chain((1..f.blocks.len()).filter(|&b| f.blocks[b].cold))
@@ -164,7 +173,7 @@ impl FnGen<'_> {
             Some(Inst::Icmp { dst, .. }) => {
                 dst == cond
                     && !self.f.vars[dst.0 as usize].mutable
-                    && self.frame.uses[dst.0 as usize] == 1
+                    && self.frame.vars[dst.0 as usize].uses == 1
             }
             _ => false,
         }

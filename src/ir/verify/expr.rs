@@ -14,6 +14,8 @@ impl<'m> FnVerifier<'_, 'm> {
         let mut ok = true;
         self.literals(path, &mut vec![index], e, &mut ok);
         match typing::expr_type(e, &self.scope) {
+            // Names bound only by optional parameters are rare: look for uses only when some are.
+            Ok(t) if self.optional_only.is_empty() => ok.then_some(t),
             Ok(t) => {
                 let mut names = Vec::new();
                 used_names(e, &mut vec![index], &mut names);

@@ -7,7 +7,7 @@ use super::super::print::print_constraint;
 use super::super::source_map::*;
 use super::super::syntax::{self, is_identifier};
 use super::super::typing::{self, BindingKind, SymSource};
-use super::{Declared, FnItem, FnVerifier, ParamPart};
+use super::{Declared, DeclaredBy, FnItem, FnVerifier, ParamPart};
 
 impl<'m> FnVerifier<'_, 'm> {
     pub(super) fn params(&mut self, params: &'m [Param], prefix: &[usize]) {
@@ -132,26 +132,35 @@ impl<'m> FnVerifier<'_, 'm> {
         }
     }
 
+    /// How parameter binding `b` introduces its name, for messages.
+    pub(super) fn binding_description(&self, b: &typing::Binding) -> String {
+        match &b.kind {
+            BindingKind::Param { path, .. } if path.len() == 1 => {
+                format!("parameter `{}`", b.name)
+            }
+            BindingKind::Param { .. } => format!("tuple element `{}`", b.name),
+            BindingKind::SymVar { param, source } => {
+                let t = param_display_name(&self.f.params, param);
+                let at = match source {
+                    SymSource::Shape(i) => format!("{t}.shape[{i}]"),
+                    SymSource::Stride(i) => format!("{t}.strides[{i}]"),
+                    SymSource::DeviceId => format!("{t}.device_id"),
+                };
+                format!("symbolic variable `{}` (bound by {at})", b.name)
+            }
+        }
+    }
+
     /// Declares the parameter bindings, reporting clashes.
     pub(super) fn bindings(&mut self) {
-        for b in typing::param_bindings(self.f) {
-            let what = match &b.kind {
-                BindingKind::Param { path, .. } if path.len() == 1 => {
-                    format!("parameter `{}`", b.name)
-                }
-                BindingKind::Param { .. } => format!("tuple element `{}`", b.name),
-                BindingKind::SymVar { param, source } => {
-                    let t = param_display_name(&self.f.params, param);
-                    let at = match source {
-                        SymSource::Shape(i) => format!("{t}.shape[{i}]"),
-                        SymSource::Stride(i) => format!("{t}.strides[{i}]"),
-                        SymSource::DeviceId => format!("{t}.device_id"),
-                    };
-                    format!("symbolic variable `{}` (bound by {at})", b.name)
-                }
-            };
+        let bindings = std::mem::take(&mut self.bindings);
+        for (i, b) in bindings.iter().enumerate() {
             if let Some(prev) = self.declared.get(&b.name) {
-                let message = format!("duplicate name `{}`: it is already {}", b.name, prev.what);
+                let message = format!(
+                    "duplicate name `{}`: it is already {}",
+                    b.name,
+                    self.describe_in(&bindings, prev)
+                );
                 match &b.kind {
                     BindingKind::Param { path, .. } => {
                         self.param_err(path, ParamPart::Name, message)
@@ -168,27 +177,29 @@ impl<'m> FnVerifier<'_, 'm> {
                 continue;
             }
             if b.optional && matches!(b.kind, BindingKind::SymVar { .. }) {
-                self.optional_only.insert(b.name.clone(), what.clone());
+                let what = self.binding_description(b);
+                self.optional_only.insert(b.name.clone(), what);
             }
             self.declared.insert(
                 b.name.clone(),
                 Declared {
-                    what,
+                    by: DeclaredBy::Binding(i),
                     mutable: false,
                 },
             );
         }
+        self.bindings = bindings;
     }
 
     pub(super) fn constraints(&mut self) {
-        let bindings = typing::param_bindings(self.f);
+        let bindings = std::mem::take(&mut self.bindings);
         for (i, c) in self.f.constraints.iter().enumerate() {
             let Constraint::Divisible { var, divisor } = c;
-            let subject = format!("constraint `{}`", print_constraint(c));
+            let subject = || format!("constraint `{}`", print_constraint(c));
             if *divisor == 0 {
                 self.err(
                     FnItem::Constraint(i),
-                    subject.clone(),
+                    subject(),
                     "the divisor must be positive".into(),
                 );
             }
@@ -212,9 +223,10 @@ impl<'m> FnVerifier<'_, 'm> {
                 },
             };
             if let Some(p) = problem {
-                self.err(FnItem::Constraint(i), subject, p);
+                self.err(FnItem::Constraint(i), subject(), p);
             }
         }
+        self.bindings = bindings;
     }
 }
 

@@ -2,11 +2,12 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
+
 use super::super::model::*;
-use super::super::print::print_stmt_head;
 use super::super::source_map::*;
 use super::super::syntax::is_identifier;
-use super::{Declared, FnVerifier, Local, StmtFocus};
+use super::{Declared, DeclaredBy, FnVerifier, Local, StmtFocus};
 
 impl<'m> FnVerifier<'_, 'm> {
     pub(super) fn pop_locals(&mut self, mark: usize) {
@@ -29,7 +30,7 @@ impl<'m> FnVerifier<'_, 'm> {
         if let Some(prev) = self.declared.get(name) {
             let message = format!(
                 "duplicate name `{name}`: it is already {} (names are unique in a function, even in separate blocks)",
-                prev.what
+                self.describe(prev)
             );
             self.stmt_err(path, StmtFocus::Name, message);
             self.locals.push(Local {
@@ -38,14 +39,10 @@ impl<'m> FnVerifier<'_, 'm> {
             });
             return;
         }
-        let text = path
-            .resolve(&self.f.body)
-            .map(print_stmt_head)
-            .unwrap_or_default();
         self.declared.insert(
             name.to_owned(),
             Declared {
-                what: format!("bound by {path} `{text}`"),
+                by: DeclaredBy::Stmt(path.clone()),
                 mutable,
             },
         );
@@ -90,7 +87,7 @@ pub(super) fn collect_binders(
     stmts: &[Stmt],
     parent: &StmtPath,
     block: Block,
-    out: &mut HashMap<String, StmtPath>,
+    out: &mut HashMap<String, StmtPath, FxBuildHasher>,
 ) {
     for (i, s) in stmts.iter().enumerate() {
         let path = if block == Block::Body {

@@ -104,7 +104,7 @@ impl<'m> FnVerifier<'_, 'm> {
                         StmtFocus::Name,
                         format!(
                             "cannot assign to `{name}`: it is {}, not a `let mut` binding",
-                            d.what
+                            self.describe(&d)
                         ),
                     );
                 } else if let Some(t) = t

@@ -1,6 +1,8 @@
 //! Phase 2 of the argument checks: per parameter (tuple elements after their tuple), the type
 //! index and the value, decoded into the binding of its name.
 
+use std::rc::Rc;
+
 use safecall_runtime::abi::{
     ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, SEQ_OBJECT_DATA_OFFSET,
     SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
@@ -58,7 +60,12 @@ impl Arg<'_> {
 
     /// The type check: a TypeError naming the expected type and the type index unless `ok`.
     fn type_error(&self, fx: &mut FnCtx<'_, '_>, ok: Var) {
-        let msg = format!("{}expected {}, got ", self.prefix, self.expected);
+        // Only the explain function shows the message: the fast path formats nothing.
+        let msg = if fx.explaining() {
+            format!("{}expected {}, got ", self.prefix, self.expected)
+        } else {
+            String::new()
+        };
         let type_idx = self.type_idx;
         fx.check_arg(ok, TYPE_ERROR, |_| {
             vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
@@ -338,7 +345,11 @@ fn decode_tensor(
     let raw = arg.load_value(fx, Ty::Ptr);
     let null = fx.b.iconst(Ty::Ptr, 0);
     let non_null = fx.b.icmp(IntCC::Ne, raw, null);
-    let msg = format!("{}expected Tensor, got a NULL ", arg.prefix);
+    let msg = if fx.explaining() {
+        format!("{}expected Tensor, got a NULL ", arg.prefix)
+    } else {
+        String::new()
+    };
     let type_idx = arg.type_idx;
     fx.check_arg(non_null, TYPE_ERROR, |_| {
         vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
@@ -347,17 +358,19 @@ fn decode_tensor(
     let dl_value = fx.b.select(is_obj, embedded, raw);
     let dl = fx.entry_var(Ty::Ptr, 0);
     fx.b.assign(dl, dl_value);
+    // One copy of the spec, shared by the checks and the binding.
+    let spec = Rc::new(spec.clone());
     tensors.push(TensorLeaf {
         name: arg.param.name.clone(),
         label: arg.label.clone(),
-        spec: spec.clone(),
+        spec: Rc::clone(&spec),
         dl,
         guard: guard.clone(),
     });
     Binding::Tensor(TensorBinding {
         any: arg.any_ptr,
         dl,
-        spec: spec.clone(),
+        spec,
         shape: None,
         guard,
     })

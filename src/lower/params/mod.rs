@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use safecall_runtime::abi::ANY_SIZE;
 
+use crate::ir::ParamType;
 use crate::lir::{IntCC, Ty};
 
 use super::context::{Binding, FnCtx};
@@ -25,6 +26,19 @@ use decode::{AnySrc, decode};
 use safecall_runtime::abi::symbols::error_kind::TYPE_ERROR;
 use syms::{SymKey, SymState, Syms, UNBOUND};
 use tensor::check_tensor;
+
+fn is_optional(ty: &ParamType) -> bool {
+    matches!(ty, ParamType::Optional(_))
+}
+
+/// Whether a parameter is a tuple (optional or not), whose elements are named by position.
+fn holds_tuple(ty: &ParamType) -> bool {
+    match ty {
+        ParamType::Tuple(_) => true,
+        ParamType::Optional(inner) => holds_tuple(inner),
+        _ => false,
+    }
+}
 
 /// Lowers the whole argument prologue and binds every parameter name.
 pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
@@ -56,21 +70,25 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
             base: fx.args,
             offset: i * ANY_SIZE,
         };
-        let label = format!("'{}' (#{i})", param.name);
-        decode(
-            fx,
-            param,
-            src,
-            label,
-            &format!("args[{i}]"),
-            None,
-            &mut tensors,
-        )?;
+        // The fast path names an argument only in the None checks of an optional one, and a
+        // position only for tuple elements: the other texts are built when messages are.
+        let named = fx.explaining() || fx.b.annotating() || is_optional(&param.ty);
+        let label = if named {
+            format!("'{}' (#{i})", param.name)
+        } else {
+            String::new()
+        };
+        let path = if named || holds_tuple(&param.ty) {
+            format!("args[{i}]")
+        } else {
+            String::new()
+        };
+        decode(fx, param, src, label, &path, None, &mut tensors)?;
     }
 
     let mut syms = Syms {
-        vars: HashMap::new(),
-        state: HashMap::new(),
+        vars: HashMap::with_capacity_and_hasher(8, Default::default()),
+        state: HashMap::with_capacity_and_hasher(8, Default::default()),
     };
     for leaf in &tensors {
         check_tensor(fx, leaf, &mut syms);

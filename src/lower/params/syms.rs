@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxBuildHasher;
+
 use crate::lir::{BinOp, IntCC, Ty, Var};
 
 use crate::lower::context::FnCtx;
@@ -44,8 +46,8 @@ pub(super) fn bound_by_text(binders: &[String]) -> String {
 }
 
 pub(super) struct Syms {
-    pub(super) vars: HashMap<SymKey, Var>,
-    pub(super) state: HashMap<SymKey, SymState>,
+    pub(super) vars: HashMap<SymKey, Var, FxBuildHasher>,
+    pub(super) state: HashMap<SymKey, SymState, FxBuildHasher>,
 }
 
 /// An occurrence of a symbolic variable: the first binds it, later ones must match.
@@ -64,10 +66,16 @@ pub(super) fn bind_or_compare(
     binder: &str,
     skip: Option<Var>,
 ) {
-    let var = *syms
-        .vars
-        .entry(key.clone())
-        .or_insert_with(|| fx.entry_var(Ty::I64, 0));
+    let var = match syms.vars.get(&key) {
+        Some(&var) => var,
+        None => {
+            let var = fx.entry_var(Ty::I64, 0);
+            syms.vars.insert(key.clone(), var);
+            var
+        }
+    };
+    // Messages (built only by the explain function) name the binders.
+    let explaining = fx.explaining();
     let compare = |fx: &mut FnCtx<'_, '_>, bound_by: String| {
         let key = &key;
         let mut ok = fx.b.icmp(IntCC::Eq, value, var);
@@ -96,9 +104,17 @@ pub(super) fn bind_or_compare(
             ]
         });
     };
-    match syms.state.get(&key).cloned() {
-        Some(SymState::Bound { binder: first }) => compare(fx, format!(", bound by {first}")),
+    match syms.state.get(&key) {
+        Some(SymState::Bound { binder: first }) => {
+            let bound_by = if explaining {
+                format!(", bound by {first}")
+            } else {
+                String::new()
+            };
+            compare(fx, bound_by)
+        }
         state => {
+            let state = state.cloned();
             if state.is_none() && !guarded && skip.is_none() {
                 fx.b.assign(var, value);
                 syms.state.insert(
@@ -114,7 +130,11 @@ pub(super) fn bind_or_compare(
                 Some(SymState::Dynamic { flag, binders }) => (flag, binders),
                 _ => (fx.entry_var(Ty::I8, UNBOUND), Vec::new()),
             };
-            let bound_by = bound_by_text(&binders);
+            let bound_by = if explaining {
+                bound_by_text(&binders)
+            } else {
+                String::new()
+            };
             let compare_block = fx.b.new_block();
             let bind_block = fx.b.new_block();
             let join = fx.b.new_block();

@@ -1,6 +1,8 @@
 //! The per-tensor checks (phase 3): ndim, dtype, device type, dims, strides, byte_offset,
 //! alignment, non-NULL data, device id, element-count limit.
 
+use std::rc::Rc;
+
 use safecall_runtime::abi::{
     DLTENSOR_BYTE_OFFSET_OFFSET, DLTENSOR_DATA_OFFSET, DLTENSOR_DEVICE_ID_OFFSET,
     DLTENSOR_DEVICE_TYPE_OFFSET, DLTENSOR_DTYPE_OFFSET, DLTENSOR_NDIM_OFFSET,
@@ -24,7 +26,7 @@ pub(super) struct TensorLeaf {
     pub name: String,
     /// The argument as messages name it.
     pub label: String,
-    pub spec: TensorSpec,
+    pub spec: Rc<TensorSpec>,
     /// Pointer to the `DLTensor`.
     pub dl: Var,
     /// Set when the tensor is optional (or inside an optional tuple).
@@ -96,10 +98,12 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
         fx.jump(join);
         fx.b.switch_to(join);
     }
-    // Shape values loaded here dominate the body only when the tensor is always present.
-    if let (false, Ok(Binding::Tensor(mut binding))) = (t.guarded, fx.lookup(&leaf.name)) {
+    // Shape values loaded here dominate the body only when the tensor is always present. The
+    // tensor was bound in this (the parameters') scope.
+    if !t.guarded
+        && let Some(Binding::Tensor(binding)) = fx.innermost_binding_mut(&leaf.name)
+    {
         binding.shape = Some(dims);
-        fx.bind(&leaf.name, Binding::Tensor(binding));
     }
 }
 
@@ -186,8 +190,12 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<
     }
     for (k, dim) in spec.shape.iter().enumerate() {
         if let Dim::Var(name) = dim {
-            let what = format!("shape[{k}]");
-            let binder = format!("{}.shape[{k}]", t.leaf.name);
+            // Only messages show these; the fast path builds none.
+            let (what, binder) = if fx.explaining() {
+                (format!("shape[{k}]"), format!("{}.shape[{k}]", t.leaf.name))
+            } else {
+                Default::default()
+            };
             bind_or_compare(
                 fx,
                 syms,
@@ -271,8 +279,14 @@ fn check_exact_strides(
                 });
             }
             Dim::Var(name) => {
-                let what = format!("strides[{k}]");
-                let binder = format!("{}.strides[{k}]", t.leaf.name);
+                let (what, binder) = if fx.explaining() {
+                    (
+                        format!("strides[{k}]"),
+                        format!("{}.strides[{k}]", t.leaf.name),
+                    )
+                } else {
+                    Default::default()
+                };
                 bind_or_compare(
                     fx,
                     syms,
@@ -359,7 +373,11 @@ fn check_device_id(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
     };
     let id32 = fx.b.load(Ty::I32, t.dl, DLTENSOR_DEVICE_ID_OFFSET);
     let id = fx.b.resize(id32, Ty::I64, true);
-    let binder = format!("{}.device", t.leaf.name);
+    let binder = if fx.explaining() {
+        format!("{}.device", t.leaf.name)
+    } else {
+        String::new()
+    };
     bind_or_compare(
         fx,
         syms,
