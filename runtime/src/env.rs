@@ -8,6 +8,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use crate::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 use crate::abi::{DLPackManagedTensorAllocator, TVMFFIStreamHandle};
 use crate::rust_api::Error;
 
@@ -111,7 +112,7 @@ pub fn register_capi(name: &[u8], symbol: *mut c_void) -> Result<(), Error> {
         b"PyGILState_Release" => &ENV_CAPI.gil_release,
         _ => {
             return Err(Error::new(
-                "ValueError",
+                VALUE_ERROR,
                 &format!("Unknown env API {}", String::from_utf8_lossy(name)),
             ));
         }
@@ -249,10 +250,7 @@ pub unsafe fn init_once(
         return ret;
     }
     if result.is_null() {
-        crate::error::set_raised_from_str(
-            "RuntimeError",
-            "init_func must return a non-NULL handle",
-        );
+        crate::error::set_raised_from_str(RUNTIME_ERROR, "init_func must return a non-NULL handle");
         return -1;
     }
     handle.store(result, Ordering::Release);

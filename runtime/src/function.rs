@@ -11,6 +11,7 @@ use core::ptr;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use crate::abi::symbols::error_kind::RUNTIME_ERROR;
 use crate::abi::{TVMFFIAny, TVMFFIFunctionCell, TVMFFIObject, TVMFFISafeCallType, type_index};
 use crate::object::{self, ObjectLayout};
 use crate::rust_api::{Any, AnyView, Error};
@@ -63,7 +64,7 @@ unsafe extern "C" fn extern_c_trampoline(
         // SAFETY: the user's safe call follows the same contract.
         Some(safe_call) => unsafe { safe_call(obj.self_handle, args, num_args, result) },
         None => {
-            crate::error::set_raised_from_str("RuntimeError", "function has no safe call");
+            crate::error::set_raised_from_str(RUNTIME_ERROR, "function has no safe call");
             -1
         }
     }
@@ -144,7 +145,7 @@ unsafe extern "C" fn rust_trampoline(
             -1
         }
         Err(payload) => {
-            crate::capi::raise_panic("RuntimeError", "panic in a Rust function", payload.as_ref());
+            crate::capi::raise_panic(RUNTIME_ERROR, "panic in a Rust function", payload.as_ref());
             -1
         }
     }
@@ -180,7 +181,7 @@ pub unsafe fn call_raw(
         // SAFETY: guaranteed by the caller.
         Some(safe_call) => unsafe { safe_call(func.cast(), args, num_args, result) },
         None => {
-            crate::error::set_raised_from_str("RuntimeError", "function has no safe call");
+            crate::error::set_raised_from_str(RUNTIME_ERROR, "function has no safe call");
             -1
         }
     }
@@ -217,7 +218,7 @@ pub fn set_global(name: &[u8], func: Any, allow_override: bool) -> Result<(), Er
     let mut table = globals();
     if table.contains_key(name) && !allow_override {
         return Err(Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             &format!(
                 "Global Function `{}` is already registered",
                 String::from_utf8_lossy(name)
@@ -254,7 +255,7 @@ pub fn set_global_from_method_info(
             String::from_utf8_lossy(name)
         );
         eprintln!("RuntimeError: {message}");
-        return Err(Error::new("RuntimeError", &message));
+        return Err(Error::new(RUNTIME_ERROR, &message));
     }
     let func = Any::from_view(method)?;
     if func.type_index() != type_index::FUNCTION && func.type_index() != type_index::NONE {

@@ -18,6 +18,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering, fence};
 use std::alloc::{Layout, dealloc, handle_alloc_error};
 
+use crate::abi::symbols::error_kind::VALUE_ERROR;
 use crate::abi::{
     OBJECT_ALLOC_RESERVE, TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader,
     deleter_flags,
@@ -231,7 +232,7 @@ unsafe extern "C" fn builtin_allocate(
 ) -> *mut c_void {
     if alignment > BODY_ALIGN || !alignment.is_power_of_two() {
         crate::error::set_raised_from_str(
-            "ValueError",
+            VALUE_ERROR,
             &format!("the builtin object allocator supports alignments up to 16, not {alignment}"),
         );
         return ptr::null_mut();

@@ -8,6 +8,7 @@ use core::ptr::NonNull;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::abi::symbols::error_kind::{INTERNAL_ERROR, RUNTIME_ERROR};
 use crate::abi::{
     TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo, TVMFFITypeAttrColumn,
     TVMFFITypeInfo, TVMFFITypeMetadata, field_flags, type_index as ti,
@@ -142,7 +143,7 @@ fn nul_terminated(bytes: &[u8]) -> Box<[u8]> {
 }
 
 fn internal(message: String) -> Error {
-    Error::new("InternalError", &message)
+    Error::new(INTERNAL_ERROR, &message)
 }
 
 impl TypeTable {
@@ -444,7 +445,7 @@ impl TypeTable {
                 String::from_utf8_lossy(&entry.key[..entry.key.len() - 1])
             );
             eprintln!("RuntimeError: {message}");
-            return Err(Error::new("RuntimeError", &message));
+            return Err(Error::new(RUNTIME_ERROR, &message));
         }
         entry.metadata = *metadata;
         entry.metadata.doc = self.copy_string(&metadata.doc);
@@ -488,7 +489,7 @@ impl TypeTable {
         column.column.begin_index = 0;
         if column.values[slot_index].type_index() != ti::NONE {
             return Err(Error::new(
-                "RuntimeError",
+                RUNTIME_ERROR,
                 &format!(
                     "TypeAttr `{}` is already registered for type index {index}. To update the stored value, register a mutable container (e.g., Dict/List) once and mutate it in place on subsequent calls.",
                     String::from_utf8_lossy(name)

@@ -9,6 +9,7 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::ptr;
 
+use crate::abi::symbols::error_kind::{INTERNAL_ERROR, RUNTIME_ERROR};
 use crate::abi::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned,
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_VERSION, DLPackVersion, DLTensor,
@@ -201,7 +202,7 @@ unsafe fn wrap_managed<M: ManagedTensor>(managed: *mut M) -> *mut TVMFFIObject {
 }
 
 fn from_dlpack_error(message: String) -> Error {
-    Error::new("RuntimeError", &message)
+    Error::new(RUNTIME_ERROR, &message)
 }
 
 /// Checks the alignment and contiguity requirements of `TVMFFITensorFromDLPack*`.
@@ -343,7 +344,7 @@ pub unsafe fn create_view(
 ) -> Result<*mut TVMFFIObject, Error> {
     if prototype.strides.is_null() {
         return Err(Error::new(
-            "InternalError",
+            INTERNAL_ERROR,
             "Check not null: prototype.strides ",
         ));
     }
@@ -494,7 +495,7 @@ pub unsafe fn from_allocated(
 ) -> Result<*mut TVMFFIObject, Error> {
     if managed.is_null() {
         return Err(Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             "Check failed: (dlpack_tensor != nullptr) is false: TVMFFIEnvTensorAlloc: failed to allocate a tensor from the allocator",
         ));
     }

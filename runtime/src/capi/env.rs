@@ -4,6 +4,7 @@ use core::ffi::{c_char, c_int, c_void};
 
 use super::error::cstr_bytes;
 use super::{fatal_on_error, safe};
+use crate::abi::symbols::error_kind::RUNTIME_ERROR;
 use crate::abi::{DLPackManagedTensorAllocator, TVMFFIStreamHandle};
 use crate::env;
 use crate::rust_api::Error;
@@ -103,7 +104,7 @@ pub unsafe extern "C" fn TVMFFIEnvModLookupFromImports(
         let func = if library_ctx.is_null() {
             crate::function::lookup_cached(name).ok_or_else(|| {
                 Error::new(
-                    "RuntimeError",
+                    RUNTIME_ERROR,
                     &format!(
                         "Cannot find function {} in the imported modules or global registry.",
                         String::from_utf8_lossy(name)

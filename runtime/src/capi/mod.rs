@@ -9,6 +9,7 @@ use core::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+use crate::abi::symbols::error_kind::INTERNAL_ERROR;
 use crate::rust_api::Error;
 
 mod env;
@@ -54,7 +55,7 @@ pub(crate) fn safe(f: impl FnOnce() -> Result<(), Error>) -> c_int {
         }
         Err(payload) => {
             raise_panic(
-                "InternalError",
+                INTERNAL_ERROR,
                 "panic in safecall-runtime",
                 payload.as_ref(),
             );

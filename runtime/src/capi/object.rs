@@ -3,6 +3,7 @@
 use core::ffi::{c_int, c_void};
 
 use super::{fatal_on_error, no_unwind, safe};
+use crate::abi::symbols::error_kind::RUNTIME_ERROR;
 use crate::abi::{TVM_FFI_VERSION, TVMFFICustomAllocator, TVMFFIObject, TVMFFIVersion, type_index};
 use crate::object;
 use crate::rust_api::Error;
@@ -61,7 +62,7 @@ pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
     safe(|| {
         if type_index != type_index::OPAQUE_PY_OBJECT {
             return Err(Error::new(
-                "RuntimeError",
+                RUNTIME_ERROR,
                 "Only kTVMFFIOpaquePyObject is supported for now",
             ));
         }

@@ -4,6 +4,7 @@ use core::ffi::c_int;
 
 use super::error::array_bytes;
 use super::safe;
+use crate::abi::symbols::error_kind::VALUE_ERROR;
 use crate::abi::{DLDataType, TVMFFIAny, TVMFFIByteArray};
 use crate::rust_api::{Any, AnyView, Error};
 
@@ -80,7 +81,7 @@ fn custom_name(code: u8) -> Result<std::string::String, crate::dtype::DTypeParse
 
 fn call_custom_hook(name: &str, arg: AnyView<'_>) -> Result<Any, Error> {
     let func = crate::rust_api::Function::get_global(name)
-        .ok_or_else(|| Error::new("ValueError", &format!("Function {name} not found")))?;
+        .ok_or_else(|| Error::new(VALUE_ERROR, &format!("Function {name} not found")))?;
     func.call(&[arg])
 }
 
@@ -97,7 +98,7 @@ pub unsafe extern "C" fn TVMFFIDataTypeFromString(
         // SAFETY: guaranteed by the caller.
         let bytes = unsafe { array_bytes(s) };
         let dtype = crate::dtype::parse_bytes_with(bytes, &custom_code)
-            .map_err(|e| Error::new("ValueError", &e.0))?;
+            .map_err(|e| Error::new(VALUE_ERROR, &e.0))?;
         // SAFETY: guaranteed by the caller.
         unsafe { out.write(dtype) };
         Ok(())
@@ -116,7 +117,7 @@ pub unsafe extern "C" fn TVMFFIDataTypeToString(
     safe(|| {
         // SAFETY: guaranteed by the caller.
         let text = crate::dtype::format_with(unsafe { *dtype }, &custom_name)
-            .map_err(|e| Error::new("ValueError", &e.0))?;
+            .map_err(|e| Error::new(VALUE_ERROR, &e.0))?;
         // SAFETY: guaranteed by the caller.
         unsafe { out.write(crate::string::string_object_any(text.as_bytes())) };
         Ok(())
@@ -140,7 +141,7 @@ pub unsafe extern "C" fn TVMFFIBigIntFromByteArray(
         let bytes = unsafe { array_bytes(input) };
         if bytes.len() % 8 != 0 {
             return Err(Error::new(
-                "ValueError",
+                VALUE_ERROR,
                 "BigInt content must contain whole 64-bit words",
             ));
         }

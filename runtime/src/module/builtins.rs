@@ -6,6 +6,7 @@
 
 use std::sync::{Mutex, Once};
 
+use crate::abi::symbols::error_kind::{INDEX_ERROR, RUNTIME_ERROR, TYPE_ERROR};
 use crate::rust_api::{Any, AnyView, Error, Function, Module};
 
 /// Registers the module functions (once, before anything else touches the registry).
@@ -53,7 +54,7 @@ fn arity<'v, 'a>(
             format!("{min} to {max}")
         };
         Err(Error::new(
-            "TypeError",
+            TYPE_ERROR,
             &format!(
                 "{name} expects {expected} arguments, but {} were given",
                 args.len()
@@ -128,7 +129,7 @@ const BUILTINS: &[(&str, Builtin)] = &[
     ("ffi.ModuleWriteToFile", |args| {
         let m: Module = arity("ffi.ModuleWriteToFile", args, 1, 3)?[0].cast()?;
         Err(Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             &format!("Module[{}] does not support WriteToFile", m.kind()),
         ))
     }),
@@ -166,7 +167,7 @@ const BUILTINS: &[(&str, Builtin)] = &[
             .map(Any::from)
             .ok_or_else(|| {
                 Error::new(
-                    "IndexError",
+                    INDEX_ERROR,
                     &format!(
                         "import index {index} is out of range: the module has {} imports",
                         imports.len()

@@ -22,6 +22,7 @@ use crate::rust_api::{
 
 use super::{ModuleImpl, property_mask};
 
+use crate::abi::symbols::error_kind::{RUNTIME_ERROR, TYPE_ERROR, VALUE_ERROR};
 use crate::abi::symbols::{
     DOC_PREFIX, EXPORT_PREFIX as SYMBOL_PREFIX, LIBRARY_BIN_SYMBOL, LIBRARY_CTX_SYMBOL,
     METADATA_PREFIX,
@@ -73,7 +74,7 @@ impl DsoLibrary {
         }
         .map_err(|e| {
             Error::new(
-                "RuntimeError",
+                RUNTIME_ERROR,
                 &format!(
                     "Failed to load dynamic shared library {}: {e}",
                     path.display()
@@ -194,7 +195,7 @@ impl LibraryModule {
         let value = unsafe { Any::from_raw_owned_unchecked(result) };
         let text: FfiString = value.cast().map_err(|_| {
             Error::new(
-                "TypeError",
+                TYPE_ERROR,
                 &format!(
                     "{symbol} in {} returned a {}, not a string",
                     self.source.describe(),
@@ -350,7 +351,7 @@ fn read_library_bin(
     // SAFETY: `len` bytes from `address` lie in one readable loaded segment (0 when none).
     let bytes = unsafe { core::slice::from_raw_parts(address, len) };
     library_bin::decode(bytes)
-        .map_err(|e| Error::new("ValueError", &format!("{}: {e}", source.describe())))
+        .map_err(|e| Error::new(VALUE_ERROR, &format!("{}: {e}", source.describe())))
 }
 
 /// Calls `ffi.Module.load_from_bytes.<kind>` on `payload`.
@@ -358,7 +359,7 @@ pub fn load_from_bytes(kind: &str, payload: &[u8]) -> Result<Module, Error> {
     let name = loader_name(kind);
     let loader = Function::get_global(&name).ok_or_else(|| {
         Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             &format!(
                 "Library binary was created using {{{kind}}} but a loader of that name is not \
                  registered. Make sure to have runtime that registers {name}"
@@ -369,7 +370,7 @@ pub fn load_from_bytes(kind: &str, payload: &[u8]) -> Result<Module, Error> {
     let out = loader.call(&[AnyView::from(&bytes)])?;
     out.cast::<Module>().map_err(|e| {
         Error::new(
-            "TypeError",
+            TYPE_ERROR,
             &format!("{name} must return an ffi.Module: {}", e.message()),
         )
     })
@@ -509,7 +510,7 @@ impl Loading {
         let mut loading = LOADING.lock().unwrap_or_else(|p| p.into_inner());
         if loading.contains(&handle) {
             return Err(Error::new(
-                "RuntimeError",
+                RUNTIME_ERROR,
                 &format!(
                     "{} is loaded again while its imported modules are being loaded (a loader \
                      loads the library that imports it)",
@@ -583,7 +584,7 @@ pub fn load_library_with(path: &Path, options: LoadOptions) -> Result<Module, Er
 pub fn load_from_file(path: &str) -> Result<Module, Error> {
     let Some(dot) = path.rfind('.') else {
         return Err(Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             &format!("Failed to get file format from {path}"),
         ));
     };
@@ -594,7 +595,7 @@ pub fn load_from_file(path: &str) -> Result<Module, Error> {
     let name = format!("ffi.Module.load_from_file.{format}");
     let loader = Function::get_global(&name).ok_or_else(|| {
         Error::new(
-            "RuntimeError",
+            RUNTIME_ERROR,
             &format!(
                 "Loader for `.{format}` files is not registered, resolved to ({name}) in the \
                  global registry."

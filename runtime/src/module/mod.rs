@@ -31,6 +31,7 @@ use core::ffi::c_void;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::abi::symbols::error_kind::{RUNTIME_ERROR, TYPE_ERROR};
 use crate::abi::{TVMFFIObject, type_index};
 use crate::object::{self, ObjectLayout};
 use crate::rust_api::{Error, Function, Module, ObjectRef};
@@ -138,7 +139,7 @@ pub unsafe fn module_from_handle(handle: *mut c_void) -> Result<Module, Error> {
     // SAFETY: guaranteed by the caller.
     if !unsafe { is_module(obj) } {
         return Err(Error::new(
-            "TypeError",
+            TYPE_ERROR,
             "the library context is not an ffi.Module of this runtime",
         ));
     }
@@ -256,7 +257,7 @@ impl Module {
         while let Some(m) = stack.pop() {
             if m == *self {
                 return Err(Error::new(
-                    "RuntimeError",
+                    RUNTIME_ERROR,
                     "Cyclic dependency detected during import",
                 ));
             }
@@ -302,7 +303,7 @@ impl Module {
             Some(f) => f,
             None => Function::get_global(name).ok_or_else(|| {
                 Error::new(
-                    "RuntimeError",
+                    RUNTIME_ERROR,
                     &format!(
                         "Cannot find function {name} in the imported modules or global registry."
                     ),

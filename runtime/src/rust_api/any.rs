@@ -4,6 +4,7 @@
 use core::ffi::{CStr, c_void};
 use core::marker::PhantomData;
 
+use crate::abi::symbols::error_kind::{INTERNAL_ERROR, TYPE_ERROR};
 use crate::abi::{
     DLDataType, DLDevice, TVMFFIAny, TVMFFIByteArray, TVMFFIObject, TVMFFIValue, type_index as ti,
 };
@@ -43,7 +44,7 @@ fn pod(type_index: i32, value: TVMFFIValue) -> TVMFFIAny {
 /// The TypeError for a failed conversion, worded like the C++ runtime's.
 pub fn conversion_error(from_type_index: i32, to: &str) -> Error {
     Error::new(
-        "TypeError",
+        TYPE_ERROR,
         &format!(
             "Cannot convert from type `{}` to `{to}`",
             crate::registry::type_key_of(from_type_index)
@@ -193,7 +194,7 @@ impl Any {
                         // Not a valid value (None is type index 0), but a caller can pass it:
                         // an error, not a crash.
                         return Err(Error::new(
-                            "TypeError",
+                            TYPE_ERROR,
                             &format!("a NULL object pointer with type index {t}"),
                         ));
                     }
@@ -217,7 +218,7 @@ impl Any {
                     let obj = *slot;
                     if obj.is_null() {
                         return Err(Error::new(
-                            "InternalError",
+                            INTERNAL_ERROR,
                             "Check failed: (obj_addr[0] != nullptr) is false: RValueRef already moved",
                         ));
                     }

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use crate::abi::symbols::error_kind::RUNTIME_ERROR;
 use crate::abi::{TVMFFIByteArray, backtrace_update_mode};
 use crate::rust_api::ObjectRef;
 use crate::rust_api::object_ref::typed_object_ref;
@@ -116,7 +117,7 @@ impl Error {
     pub fn take_raised_after_failure(code: i32) -> Error {
         Error::take_raised().unwrap_or_else(|| {
             Error::new(
-                "RuntimeError",
+                RUNTIME_ERROR,
                 &format!("a call returned {code} without raising an error"),
             )
         })

@@ -2,6 +2,7 @@
 
 use core::ffi::c_void;
 
+use crate::abi::symbols::error_kind::VALUE_ERROR;
 use crate::abi::{TVMFFIAny, TVMFFISafeCallType};
 use crate::rust_api::object_ref::typed_object_ref;
 use crate::rust_api::{Any, AnyView, Error, ObjectRef};
@@ -42,8 +43,8 @@ impl Function {
 
     /// Calls the function.
     pub fn call(&self, args: &[AnyView<'_>]) -> Result<Any, Error> {
-        let num_args = i32::try_from(args.len())
-            .map_err(|_| Error::new("ValueError", "too many arguments"))?;
+        let num_args =
+            i32::try_from(args.len()).map_err(|_| Error::new(VALUE_ERROR, "too many arguments"))?;
         let mut result = TVMFFIAny::NONE;
         // SAFETY: the function is alive; AnyView is repr(transparent) over TVMFFIAny.
         let code = unsafe {

@@ -26,6 +26,7 @@
 
 use std::path::Path;
 
+use crate::abi::symbols::error_kind::TYPE_ERROR;
 use crate::abi::type_index as ti;
 use crate::module::{self, FunctionTable, LoadOptions, ModuleImpl};
 use crate::rust_api::any::{FromAnyView, conversion_error};
@@ -126,7 +127,7 @@ impl Module {
         let f = Function::from_closure(move |args: &[AnyView<'_>]| {
             let [payload] = args else {
                 return Err(Error::new(
-                    "TypeError",
+                    TYPE_ERROR,
                     &format!(
                         "a module loader takes 1 argument (bytes), got {}",
                         args.len()
@@ -149,7 +150,7 @@ impl<'a> FromAnyView<'a> for Module {
                 Ok(Module(unsafe { ObjectRef::from_raw_borrowed(obj) }))
             }
             _ if view.type_index() == ti::MODULE => Err(Error::new(
-                "TypeError",
+                TYPE_ERROR,
                 "the ffi.Module was not created by this runtime",
             )),
             _ => Err(conversion_error(view.type_index(), "ffi.Module")),

@@ -1,5 +1,6 @@
 //! [`Tensor`]: a reference to an `ffi.Tensor` (a DLTensor with shared ownership).
 
+use crate::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 use crate::abi::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor, device_type,
     dtype_code,
@@ -54,7 +55,7 @@ impl Tensor {
             data: core::ptr::null_mut(),
             device,
             ndim: i32::try_from(shape.len())
-                .map_err(|_| Error::new("ValueError", "too many dimensions"))?,
+                .map_err(|_| Error::new(VALUE_ERROR, "too many dimensions"))?,
             dtype,
             shape: shape.as_ptr().cast_mut(),
             strides: core::ptr::null_mut(),
@@ -214,13 +215,13 @@ impl Tensor {
             && t.device.device_type != device_type::CUDA_HOST
         {
             return Err(Error::new(
-                "ValueError",
+                VALUE_ERROR,
                 "only host tensors can be viewed as slices",
             ));
         }
         if t.dtype != T::DTYPE {
             return Err(Error::new(
-                "TypeError",
+                TYPE_ERROR,
                 &format!(
                     "tensor of dtype {} viewed as {}",
                     crate::dtype::format(t.dtype).unwrap_or_default(),
@@ -230,17 +231,14 @@ impl Tensor {
         }
         if !self.is_contiguous() {
             return Err(Error::new(
-                "ValueError",
+                VALUE_ERROR,
                 "only contiguous tensors can be viewed as slices",
             ));
         }
-        let numel = usize::try_from(self.numel())
-            .map_err(|_| Error::new("ValueError", "negative shape"))?;
+        let numel =
+            usize::try_from(self.numel()).map_err(|_| Error::new(VALUE_ERROR, "negative shape"))?;
         if numel > 0 && (t.data.is_null() || !self.is_aligned(align_of::<T>())) {
-            return Err(Error::new(
-                "ValueError",
-                "tensor data is NULL or misaligned",
-            ));
+            return Err(Error::new(VALUE_ERROR, "tensor data is NULL or misaligned"));
         }
         Ok(numel)
     }
