@@ -81,20 +81,9 @@ fn runs(program: &str, arg: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Runs a command that must succeed; returns its stdout.
-pub fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+#[path = "../common/command.rs"]
+mod command;
+pub use command::run;
 
 /// The working directory of a test, under the target directory.
 pub fn work_dir(name: &str) -> PathBuf {

@@ -103,20 +103,9 @@ macro_rules! snapshot {
     };
 }
 
-/// Runs a command, panicking with its output when it fails.
-pub fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed with {}:\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+#[path = "../common/command.rs"]
+mod command;
+pub use command::run;
 
 /// Compiles C sources into a shared library `dir/<name>`.
 pub fn cc_shared(dir: &Dir, name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {

@@ -77,20 +77,9 @@ pub fn build_object(
     out
 }
 
-/// Runs a command, panicking with its output when it fails; returns stdout.
-pub fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed with {}:\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+#[path = "../common/command.rs"]
+mod command;
+pub use command::run;
 
 /// The C compiler (`$CC`, else `cc`).
 pub fn cc() -> Command {
