@@ -1,5 +1,6 @@
 //! The compiler driver: verify, lower, generate code, and deliver.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::aot::LinkOptions;
@@ -63,9 +64,48 @@ pub enum Emit {
     Asm,
 }
 
-fn lower_verified(module: &ir::Module, options: &Options) -> Result<lir::Module, Error> {
-    let verified = ir::verify(module)?;
-    Ok(lower::lower(verified, &options.lower)?)
+/// What the driver functions ([`compile_object`], [`build_shared_library`], [`emit`]) accept:
+/// an [`ir::Module`], verified on the way, or an [`ir::VerifiedModule`], which is lowered
+/// without verifying it again. Sealed: the two are the only kinds.
+pub trait ModuleInput: sealed::Sealed {
+    /// The module as verified, or every problem the verifier found.
+    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error>;
+
+    /// The module.
+    fn module(&self) -> &ir::Module;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::ir::Module {}
+    impl Sealed for crate::ir::VerifiedModule<'_> {}
+}
+
+impl ModuleInput for ir::Module {
+    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error> {
+        Ok(Cow::Owned(ir::verify(self)?))
+    }
+
+    fn module(&self) -> &ir::Module {
+        self
+    }
+}
+
+impl ModuleInput for ir::VerifiedModule<'_> {
+    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error> {
+        Ok(Cow::Borrowed(self))
+    }
+
+    fn module(&self) -> &ir::Module {
+        ir::VerifiedModule::module(self)
+    }
+}
+
+fn lower_verified(
+    module: &(impl ModuleInput + ?Sized),
+    options: &Options,
+) -> Result<lir::Module, Error> {
+    Ok(lower::lower(&*module.verified()?, &options.lower)?)
 }
 
 impl Options {
@@ -76,7 +116,10 @@ impl Options {
 }
 
 /// Compiles a module to the bytes of a relocatable object file.
-pub fn compile_object(module: &ir::Module, options: &Options) -> Result<Vec<u8>, Error> {
+pub fn compile_object(
+    module: &(impl ModuleInput + ?Sized),
+    options: &Options,
+) -> Result<Vec<u8>, Error> {
     let generator = options.code_generator()?;
     generator.object(&lower_verified(module, options)?)
 }
@@ -84,7 +127,7 @@ pub fn compile_object(module: &ir::Module, options: &Options) -> Result<Vec<u8>,
 /// Compiles a module and links it into the shared library `output` (an object file is written
 /// next to it as `<output>.o` and removed afterwards).
 pub fn build_shared_library(
-    module: &ir::Module,
+    module: &(impl ModuleInput + ?Sized),
     output: &Path,
     options: &Options,
     link: &LinkOptions,
@@ -105,9 +148,13 @@ pub fn build_shared_library(
 }
 
 /// An intermediate form of a module, as text.
-pub fn emit(module: &ir::Module, what: Emit, options: &Options) -> Result<String, Error> {
+pub fn emit(
+    module: &(impl ModuleInput + ?Sized),
+    what: Emit,
+    options: &Options,
+) -> Result<String, Error> {
     match what {
-        Emit::Ir => Ok(ir::print::print(module)),
+        Emit::Ir => Ok(ir::print::print(module.module())),
         Emit::Lowered => Ok(lower_verified(module, options)?.to_string()),
         Emit::BackendIr => {
             let generator = options.code_generator()?;

@@ -27,7 +27,7 @@ pub mod lower;
 pub mod target;
 
 pub use backend::Backend;
-pub use compile::{Emit, Options, build_shared_library, compile_object, emit};
+pub use compile::{Emit, ModuleInput, Options, build_shared_library, compile_object, emit};
 pub use error::Error;
 
 /// The guides in `docs/` whose Rust samples run as doctests (`cargo test --doc`).

@@ -117,3 +117,26 @@ fn explain_function_of_add_one() {
     );
     snapshot("clif", "add_one_explain", format!("; {explain}"));
 }
+
+#[test]
+fn a_verified_module_compiles_like_the_module_it_wraps() {
+    // The driver accepts a module already verified (borrowed or owned) and lowers it without
+    // verifying it again; what comes out is what the plain module gives.
+    let options = safecall::Options::default();
+    for name in ["add_one", "launcher", "all_params", "calls"] {
+        let module = example(name);
+        let borrowed = safecall::ir::verify(&module).unwrap();
+        let owned = safecall::ir::VerifiedModule::new(module.clone()).unwrap();
+        for what in [safecall::Emit::Ir, safecall::Emit::Lowered] {
+            let plain = safecall::emit(&module, what, &options).unwrap();
+            assert_eq!(safecall::emit(&borrowed, what, &options).unwrap(), plain);
+            assert_eq!(safecall::emit(&owned, what, &options).unwrap(), plain);
+        }
+        let object = safecall::compile_object(&module, &options).unwrap();
+        assert_eq!(
+            safecall::compile_object(&owned, &options).unwrap(),
+            object,
+            "{name}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! The typing helper shared with the lowering: expression types, operator and cast rules,
+//! The typing helpers: expression types (spelled or found in a scope), operator and cast rules,
 //! the names a function's parameters introduce, statement bindings.
 
 use safecall::ir::parse::{parse, parse_expr};
@@ -183,7 +183,7 @@ fn parameter_bindings_include_tuple_elements_and_symbolic_variables() {
     let bs = param_bindings(f);
     let summary: Vec<(&str, Type, bool)> = bs
         .iter()
-        .map(|b| (b.name.as_str(), b.ty.clone(), b.optional))
+        .map(|b| (b.name, b.ty.clone(), b.optional))
         .collect();
     assert_eq!(
         summary,
@@ -278,4 +278,28 @@ fn statement_bindings() {
     assert_eq!(scope.type_of("a"), Some(I64));
     scope.unbind("a");
     assert_eq!(scope.type_of("a"), None);
+}
+
+#[test]
+fn spelled_types_need_no_scope_and_agree_with_expr_type() {
+    let spelled = [
+        ("1", I64),
+        ("1.5f32", F32),
+        ("true", BOOL),
+        ("cast<u64>(n)", U64),
+        ("load<i32>(p)", I32),
+        ("offset(p, n)", PTR),
+        ("\"text\"", Type::Str),
+    ];
+    for (text, want) in spelled {
+        let e = parse_expr(text).unwrap_or_else(|err| panic!("{text}: {err:?}"));
+        assert_eq!(spelled_type(&e), Some(want.clone()), "{text}");
+        assert_eq!(expr_type(&e, &scope).unwrap(), want, "{text}");
+    }
+    // Names, operators and `select` take their types from the scope and their operands.
+    for text in ["n", "-n", "n + n", "n < n", "select(true, n, n)"] {
+        let e = parse_expr(text).unwrap();
+        assert_eq!(spelled_type(&e), None, "{text}");
+        assert!(expr_type(&e, &scope).is_ok(), "{text}");
+    }
 }

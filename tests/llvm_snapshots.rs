@@ -52,7 +52,7 @@ fn reachable(func: &safecall::lir::Function) -> Vec<bool> {
 fn assert_all_sources_annotated(name: &str, text: &str) {
     let module = llvm_support::example(name);
     let lowered =
-        safecall::lower::lower(safecall::ir::verify(&module).unwrap(), &Default::default())
+        safecall::lower::lower(&safecall::ir::verify(&module).unwrap(), &Default::default())
             .unwrap();
     for func in &lowered.functions {
         let start = text

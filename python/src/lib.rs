@@ -71,7 +71,7 @@ impl Diagnostic {
 #[pyclass(frozen, module = "safecall")]
 pub struct Module {
     /// Verified when it was parsed: compiling it does not verify again.
-    pub(crate) inner: ir::VerifiedModule,
+    pub(crate) inner: ir::VerifiedModule<'static>,
     /// The text it was parsed from and the name it was given (for messages).
     text: String,
     file: String,

@@ -415,9 +415,10 @@ pub unsafe extern "C" fn cpu_allocator(
 ) -> c_int {
     let fail = |message: &str| {
         let text = std::ffi::CString::new(message).unwrap_or_default();
+        let kind = std::ffi::CString::new(RUNTIME_ERROR).unwrap_or_default();
         if let Some(set_error) = set_error {
             // SAFETY: the caller's error callback takes NUL-terminated strings.
-            unsafe { set_error(error_ctx, c"RuntimeError".as_ptr(), text.as_ptr()) };
+            unsafe { set_error(error_ctx, kind.as_ptr(), text.as_ptr()) };
         }
         -1
     };

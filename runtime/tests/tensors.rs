@@ -173,3 +173,69 @@ fn tensors_pass_through_functions() {
     let sum: f64 = f.call(&[AnyView::from(&t)]).unwrap().cast().unwrap();
     assert_eq!(sum, 7.0);
 }
+
+/// What an allocator's error callback was given.
+#[derive(Default)]
+struct RaisedByAllocator {
+    kind: String,
+    message: String,
+}
+
+unsafe extern "C" fn record_allocator_error(
+    ctx: *mut core::ffi::c_void,
+    kind: *const core::ffi::c_char,
+    message: *const core::ffi::c_char,
+) {
+    // SAFETY: `ctx` is the test's RaisedByAllocator; the strings are NUL-terminated.
+    let (raised, kind, message) = unsafe {
+        (
+            &mut *ctx.cast::<RaisedByAllocator>(),
+            std::ffi::CStr::from_ptr(kind),
+            std::ffi::CStr::from_ptr(message),
+        )
+    };
+    raised.kind = kind.to_string_lossy().into_owned();
+    raised.message = message.to_string_lossy().into_owned();
+}
+
+#[test]
+fn the_default_allocator_raises_a_runtime_error_for_a_device_it_cannot_serve() {
+    let mut shape = [4i64];
+    let mut prototype = DLTensor {
+        data: core::ptr::null_mut(),
+        device: DLDevice {
+            device_type: 2, // CUDA
+            device_id: 0,
+        },
+        ndim: 1,
+        dtype: DLDataType {
+            code: dtype_code::FLOAT,
+            bits: 32,
+            lanes: 1,
+        },
+        shape: shape.as_mut_ptr(),
+        strides: core::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
+    let mut raised = RaisedByAllocator::default();
+    // SAFETY: a valid prototype, a writable out slot and a matching error callback.
+    let code = unsafe {
+        safecall_runtime::tensor::cpu_allocator(
+            &mut prototype,
+            &mut out,
+            (&mut raised as *mut RaisedByAllocator).cast(),
+            Some(record_allocator_error),
+        )
+    };
+    assert_eq!(code, -1);
+    assert!(out.is_null());
+    assert_eq!(
+        raised.kind,
+        safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR
+    );
+    assert_eq!(
+        raised.message,
+        "the default CPU allocator cannot allocate on device type 2"
+    );
+}

@@ -25,7 +25,7 @@ pub struct CheckArgs {
 /// Runs `safecall check`.
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {
     let file = IrFile::parse(&args.file)?;
-    lower::lower(file.verify()?, &LowerOptions::default())
+    lower::lower(&file.verify()?, &LowerOptions::default())
         .map_err(|e| file.compile_failure(safecall::Error::Lower(e)))?;
     let functions = &file.module.functions;
     println!(

@@ -51,7 +51,7 @@ impl IrFile {
     }
 
     /// Runs the verifier; its errors become a failure with every diagnostic.
-    pub fn verify(&self) -> Result<&ir::VerifiedModule, Failure> {
+    pub fn verify(&self) -> Result<ir::VerifiedModule<'_>, Failure> {
         ir::verify::verify(&self.module).map_err(|errors| self.invalid(&errors))
     }
 

@@ -108,6 +108,26 @@ impl Function {
             _ => None,
         })
     }
+
+    /// The parameter or tuple element (at any depth, inside `optional[...]` too) named `name`.
+    pub fn param_named(&self, name: &str) -> Option<&Param> {
+        fn find<'p>(params: &'p [Param], name: &str) -> Option<&'p Param> {
+            params.iter().find_map(|p| {
+                if p.name == name {
+                    return Some(p);
+                }
+                let mut t = &p.ty;
+                while let ParamType::Optional(inner) = t {
+                    t = inner;
+                }
+                match t {
+                    ParamType::Tuple(items) => find(items, name),
+                    _ => None,
+                }
+            })
+        }
+        find(&self.params, name)
+    }
 }
 
 /// A named parameter.

@@ -1,7 +1,11 @@
-//! Typing rules of the host IR, shared by the verifier and the lowering.
+//! Typing rules of the host IR: the verifier applies them (and records the types it finds);
+//! the lowering reads the recorded types.
 //!
 //! - [`expr_type`] gives the [`Type`] of an expression in a [`Scope`] (or says why it has none);
 //!   [`unary_type`], [`binary_type`] and [`cast_allowed`] are its operator rules.
+//!   The verifier types each expression once through a variant of it that records the type of
+//!   every subexpression, and the lowering reads that record
+//!   ([`VerifiedModule::expr_type`](super::VerifiedModule::expr_type)).
 //! - [`param_bindings`] lists the names a function's parameters introduce (parameters, tuple
 //!   elements, symbolic variables) with their types; [`FunctionScope`] is a ready [`Scope`]
 //!   over them that statements can extend ([`FunctionScope::bind`]); [`stmt_binding`] gives
@@ -251,7 +255,37 @@ pub fn formattable(t: &Type) -> bool {
 
 /// The type of an expression.
 pub fn expr_type(expr: &Expr, scope: &dyn Scope) -> Result<Type, TypeError> {
-    let sub = |i: usize, e: &Expr| expr_type(e, scope).map_err(|err| at(i, err));
+    type_and_record(expr, scope, &mut |_, _| {})
+}
+
+/// [`expr_type`], recording the type of `expr` and of each of its subexpressions that has one
+/// in `types` (the verifier's table, read by the lowering).
+pub(crate) fn expr_type_recorded(
+    expr: &Expr,
+    scope: &dyn Scope,
+    types: &mut ExprTypes,
+) -> Result<Type, TypeError> {
+    type_and_record(expr, scope, &mut |e, t| types.record(e, t))
+}
+
+/// The typing rules: the type of `expr`, calling `record` with every subexpression that has
+/// one (children before their parent).
+fn type_and_record(
+    expr: &Expr,
+    scope: &dyn Scope,
+    record: &mut dyn FnMut(&Expr, &Type),
+) -> Result<Type, TypeError> {
+    let t = type_of(expr, scope, record)?;
+    record(expr, &t);
+    Ok(t)
+}
+
+fn type_of(
+    expr: &Expr,
+    scope: &dyn Scope,
+    record: &mut dyn FnMut(&Expr, &Type),
+) -> Result<Type, TypeError> {
+    let mut sub = |i: usize, e: &Expr| type_and_record(e, scope, record).map_err(|err| at(i, err));
     Ok(match expr {
         Expr::Int { ty, .. } => Type::Scalar(ScalarType::Int(*ty)),
         Expr::Float { ty, .. } => Type::Scalar(ScalarType::Float(*ty)),
@@ -361,6 +395,67 @@ pub fn expr_type(expr: &Expr, scope: &dyn Scope) -> Result<Type, TypeError> {
     })
 }
 
+/// The type of an expression whose node spells it: literals, casts, loads, tensor fields,
+/// `offset` and `is_none` (assuming the expression is well typed). `None` for names,
+/// operators and `select`, whose types depend on their operands and the scope.
+pub fn spelled_type(expr: &Expr) -> Option<Type> {
+    Some(match expr {
+        Expr::Int { ty, .. } => Type::Scalar(ScalarType::Int(*ty)),
+        Expr::Float { ty, .. } => Type::Scalar(ScalarType::Float(*ty)),
+        Expr::Bool(_) | Expr::IsNone(_) => Type::Scalar(ScalarType::Bool),
+        Expr::Str(_) => Type::Str,
+        Expr::Field { field, .. } => field_type(*field),
+        Expr::Cast { ty, .. } | Expr::Load { ty, .. } => Type::Scalar(*ty),
+        Expr::PtrOffset { .. } => Type::Scalar(ScalarType::Ptr),
+        Expr::Var(_) | Expr::Unary { .. } | Expr::Binary { .. } | Expr::Select { .. } => {
+            return None;
+        }
+    })
+}
+
+/// The types of the expressions of a module, recorded by the verifier so that the lowering
+/// reads them instead of deriving them again. Only expressions without a [`spelled_type`]
+/// take room; the others are answered from the expression itself.
+///
+/// A recorded expression is identified by its address: the table is only meaningful next to
+/// the module it was recorded for, left unchanged (which
+/// [`VerifiedModule`](super::VerifiedModule) guarantees by holding the module immutably).
+/// Addresses are compared, never dereferenced.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExprTypes {
+    by_address: HashMap<usize, Type, FxBuildHasher>,
+}
+
+impl ExprTypes {
+    /// A table with room for `n` recorded expressions.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        ExprTypes {
+            by_address: HashMap::with_capacity_and_hasher(n, FxBuildHasher),
+        }
+    }
+
+    fn key(e: &Expr) -> usize {
+        std::ptr::from_ref(e) as usize
+    }
+
+    /// Records that `e` has type `t` (nothing to keep when `e` spells its type).
+    pub(crate) fn record(&mut self, e: &Expr, t: &Type) {
+        if spelled_type(e).is_none() {
+            self.by_address.insert(Self::key(e), t.clone());
+        }
+    }
+
+    /// The type of `e`: the one it spells, or the one recorded for it (`None` when neither).
+    pub(crate) fn get(&self, e: &Expr) -> Option<Type> {
+        spelled_type(e).or_else(|| self.by_address.get(&Self::key(e)).cloned())
+    }
+
+    /// How many expressions have a recorded type.
+    pub(crate) fn len(&self) -> usize {
+        self.by_address.len()
+    }
+}
+
 /// Where a symbolic variable occurs in a tensor spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymSource {
@@ -372,15 +467,15 @@ pub enum SymSource {
     DeviceId,
 }
 
-/// What introduces a name.
+/// What introduces a name (borrowing from the function, `'f`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum BindingKind {
+pub enum BindingKind<'f> {
     /// A parameter (path `[i]`) or tuple element (`[i, j, ...]`).
     Param {
         /// Path of parameter indices through tuples.
         path: Vec<usize>,
         /// Its declared type.
-        ty: ParamType,
+        ty: &'f ParamType,
     },
     /// A symbolic variable, bound at its first occurrence.
     SymVar {
@@ -391,15 +486,15 @@ pub enum BindingKind {
     },
 }
 
-/// A name introduced by a function's parameters.
+/// A name introduced by a function's parameters (borrowing from the function, `'f`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Binding {
+pub struct Binding<'f> {
     /// The name.
-    pub name: String,
+    pub name: &'f str,
     /// Its type in the body.
     pub ty: Type,
     /// What introduces it.
-    pub kind: BindingKind,
+    pub kind: BindingKind<'f>,
     /// Whether it is only present when an optional parameter is given: a parameter under an
     /// `optional[...]` (itself or an enclosing tuple), or a symbolic variable whose every
     /// occurrence is.
@@ -409,14 +504,14 @@ pub struct Binding {
 /// The names a function's parameters introduce, in parameter order: each parameter and tuple
 /// element, and each symbolic variable at its first occurrence. Names are not deduplicated
 /// across kinds (the verifier reports clashes); a symbolic variable appears once.
-pub fn param_bindings(f: &Function) -> Vec<Binding> {
+pub fn param_bindings(f: &Function) -> Vec<Binding<'_>> {
     let mut out: Vec<Binding> = Vec::with_capacity(2 * f.params.len());
     let mut syms: HashMap<&str, usize, FxBuildHasher> = HashMap::default();
     fn walk<'f>(
         params: &'f [Param],
         prefix: &[usize],
         optional: bool,
-        out: &mut Vec<Binding>,
+        out: &mut Vec<Binding<'f>>,
         syms: &mut HashMap<&'f str, usize, FxBuildHasher>,
     ) {
         for (i, p) in params.iter().enumerate() {
@@ -430,11 +525,11 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
                 ty = inner;
             }
             out.push(Binding {
-                name: p.name.clone(),
+                name: &p.name,
                 ty: param_value_type(&p.ty),
                 kind: BindingKind::Param {
                     path: path.clone(),
-                    ty: p.ty.clone(),
+                    ty: &p.ty,
                 },
                 optional: opt,
             });
@@ -468,7 +563,7 @@ pub fn param_bindings(f: &Function) -> Vec<Binding> {
                             None => {
                                 syms.insert(v, out.len());
                                 out.push(Binding {
-                                    name: v.to_owned(),
+                                    name: v,
                                     ty: Type::Scalar(ScalarType::Int(IntType::I64)),
                                     kind: BindingKind::SymVar {
                                         param: path.clone(),
@@ -509,12 +604,12 @@ impl FunctionScope {
 
     /// The names of parameter bindings made by [`param_bindings`] (first binding wins when
     /// names clash), for callers that need the bindings too.
-    pub fn from_bindings(bindings: &[Binding]) -> Self {
+    pub fn from_bindings(bindings: &[Binding<'_>]) -> Self {
         let mut names: HashMap<String, ScopeEntry, FxBuildHasher> = HashMap::default();
         for b in bindings {
             let (nullable, ndim) = match &b.kind {
                 BindingKind::Param { ty, .. } => {
-                    let mut inner = ty;
+                    let mut inner: &ParamType = ty;
                     while let ParamType::Optional(i) = inner {
                         inner = i;
                     }
@@ -526,9 +621,9 @@ impl FunctionScope {
                 }
                 BindingKind::SymVar { .. } => (false, None),
             };
-            if !names.contains_key(&b.name) {
+            if !names.contains_key(b.name) {
                 names.insert(
-                    b.name.clone(),
+                    b.name.to_owned(),
                     ScopeEntry {
                         ty: b.ty.clone(),
                         nullable,

@@ -3,7 +3,8 @@
 //! [`verify`] returns every problem it finds as a [`VerifyError`] naming the function, the
 //! place (parameter, constraint, or statement by [`StmtPath`] with its printed form) and what
 //! is wrong. [`VerifiedModule`] wraps a module that passed, for APIs that want the proof in
-//! the type. Errors render with `line:column` and a caret when the text and [`SourceMap`] of a
+//! the type, with the type of every expression (recorded as the verifier types it, so that
+//! the lowering reads types instead of deriving them again). Errors render with `line:column` and a caret when the text and [`SourceMap`] of a
 //! parsed module are at hand ([`VerifyError::render`]), and name the statement otherwise.
 //!
 //! What is checked, beyond the typing rules of [`typing`](mod@super::typing):
@@ -29,6 +30,7 @@
 //!   made of identifier characters.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::ops::Deref;
 
 use rustc_hash::FxBuildHasher;
@@ -36,7 +38,7 @@ use rustc_hash::FxBuildHasher;
 use super::model::*;
 use super::print::print_stmt_head;
 use super::source_map::*;
-use super::typing::{Binding, FunctionScope, param_bindings};
+use super::typing::{Binding, ExprTypes, FunctionScope, param_bindings};
 use params::param_display_name;
 use scope::collect_binders;
 
@@ -54,61 +56,160 @@ pub use error::{
     FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError, render_errors,
 };
 
-/// A module that passed [`verify`]: the input of the lowering. It derefs to the [`Module`].
-#[derive(Clone, Debug, PartialEq)]
-#[repr(transparent)]
-pub struct VerifiedModule(Module);
+/// A module that passed [`verify`], with the type of each of its expressions: the input of
+/// the lowering. It derefs to the [`Module`], which it holds unchanged: borrowed from the
+/// caller of [`verify`], or owned when made by [`VerifiedModule::new`].
+pub struct VerifiedModule<'m> {
+    module: Held<'m>,
+    /// Recorded by the verifier for this module; keyed by the addresses of its expressions,
+    /// which stay put because the module is never changed or moved out of its allocation.
+    types: ExprTypes,
+}
 
-impl VerifiedModule {
+/// How a [`VerifiedModule`] holds its module.
+enum Held<'m> {
+    Borrowed(&'m Module),
+    /// Boxed before it is verified, so that its expressions keep the addresses recorded.
+    Owned(Box<Module>),
+}
+
+impl VerifiedModule<'static> {
     /// Verifies `module`, taking it over ([`verify`] checks one in place).
     pub fn new(module: Module) -> Result<Self, Vec<VerifyError>> {
-        verify(&module)?;
-        Ok(VerifiedModule(module))
-    }
-
-    /// `module` as verified, without checking it: for a module [`verify`] accepted, and for
-    /// the tests of what the lowering does with IR that breaks the verifier's rules.
-    pub(crate) fn trust(module: &Module) -> &VerifiedModule {
-        // SAFETY: `VerifiedModule` is a `repr(transparent)` wrapper of `Module`, so the two
-        // references have the same layout; the caller checked the module.
-        unsafe { &*(module as *const Module).cast::<VerifiedModule>() }
-    }
-
-    /// The module.
-    pub fn into_inner(self) -> Module {
-        self.0
+        let module = Box::new(module);
+        let (types, errors) = check(&module);
+        if errors.is_empty() {
+            Ok(VerifiedModule {
+                module: Held::Owned(module),
+                types,
+            })
+        } else {
+            Err(errors)
+        }
     }
 }
 
-impl Deref for VerifiedModule {
+impl<'m> VerifiedModule<'m> {
+    /// `module` as verified, whatever the verifier says of it, with the expression types it
+    /// could record: for the tests of what the lowering does with IR that breaks the
+    /// verifier's rules.
+    #[cfg(test)]
+    pub(crate) fn trust(module: &'m Module) -> Self {
+        VerifiedModule {
+            module: Held::Borrowed(module),
+            types: check(module).0,
+        }
+    }
+
+    /// The module.
+    pub fn module(&self) -> &Module {
+        match &self.module {
+            Held::Borrowed(m) => m,
+            Held::Owned(m) => m,
+        }
+    }
+
+    /// The type the verifier gave `expr`, an expression of this module. An expression that
+    /// spells its type ([`typing::spelled_type`](super::typing::spelled_type): literals,
+    /// casts, loads, tensor fields...) has it wherever it comes from; for the others (names,
+    /// operators, `select`) it is `None` when `expr` is not part of this module (a copy of
+    /// one of its expressions included).
+    pub fn expr_type(&self, expr: &Expr) -> Option<Type> {
+        self.types.get(expr)
+    }
+
+    /// The whole table of expression types (for the lowering).
+    pub(crate) fn expr_types(&self) -> &ExprTypes {
+        &self.types
+    }
+
+    /// The module (a copy when it is borrowed).
+    pub fn into_inner(self) -> Module {
+        match self.module {
+            Held::Borrowed(m) => m.clone(),
+            Held::Owned(m) => *m,
+        }
+    }
+}
+
+impl Clone for VerifiedModule<'_> {
+    fn clone(&self) -> Self {
+        match &self.module {
+            Held::Borrowed(m) => VerifiedModule {
+                module: Held::Borrowed(m),
+                types: self.types.clone(),
+            },
+            Held::Owned(m) => {
+                // The copy's expressions live at new addresses: record their types again.
+                let copy = m.clone();
+                let types = check(&copy).0;
+                VerifiedModule {
+                    module: Held::Owned(copy),
+                    types,
+                }
+            }
+        }
+    }
+}
+
+impl PartialEq for VerifiedModule<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.module() == other.module()
+    }
+}
+
+impl fmt::Debug for VerifiedModule<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VerifiedModule")
+            .field("module", self.module())
+            .field("typed_expressions", &self.types.len())
+            .finish()
+    }
+}
+
+impl Deref for VerifiedModule<'_> {
     type Target = Module;
     fn deref(&self) -> &Module {
-        &self.0
+        self.module()
     }
 }
 
 /// Checks a module: the module as a [`VerifiedModule`] (the lowering's input) if it passes,
 /// otherwise every problem found.
-pub fn verify(module: &Module) -> Result<&VerifiedModule, Vec<VerifyError>> {
+pub fn verify(module: &Module) -> Result<VerifiedModule<'_>, Vec<VerifyError>> {
+    let (types, errors) = check(module);
+    if errors.is_empty() {
+        Ok(VerifiedModule {
+            module: Held::Borrowed(module),
+            types,
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// Runs every check: the expression types recorded, and the problems found.
+fn check(module: &Module) -> (ExprTypes, Vec<VerifyError>) {
+    // Room for a few recorded expressions per top-level statement: enough for most modules.
+    let statements: usize = module.functions.iter().map(|f| f.body.len()).sum();
     let mut v = Verifier {
         m: module,
         errors: Vec::new(),
+        types: ExprTypes::with_capacity(4 * statements),
     };
     v.module();
     v.device_binaries();
     for (i, f) in module.functions.iter().enumerate() {
         FnVerifier::new(&mut v, i, f).run();
     }
-    if v.errors.is_empty() {
-        Ok(VerifiedModule::trust(module))
-    } else {
-        Err(v.errors)
-    }
+    (v.types, v.errors)
 }
 
 struct Verifier<'m> {
     m: &'m Module,
     errors: Vec<VerifyError>,
+    /// The type of every expression typed so far.
+    types: ExprTypes,
 }
 
 impl<'m> Verifier<'m> {
@@ -149,7 +250,7 @@ struct FnVerifier<'v, 'm> {
     f: &'m Function,
     scope: FunctionScope,
     /// The names the parameters introduce (computed once, shared by the checks).
-    bindings: Vec<Binding>,
+    bindings: Vec<Binding<'m>>,
     declared: HashMap<String, Declared, FxBuildHasher>,
     /// Every name bound by a statement anywhere in the function, with the first binder.
     binders: HashMap<String, StmtPath, FxBuildHasher>,

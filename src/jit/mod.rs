@@ -271,7 +271,7 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// device is an error, not undefined behaviour.)
 pub unsafe fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
     let verified = ir::verify(module)?;
-    compile_unchecked(verified, options)
+    compile_unchecked(&verified, options)
 }
 
 /// Lowers and JIT-compiles a module that was verified already (no second verifier pass).
@@ -279,7 +279,7 @@ pub unsafe fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitMo
 /// # Safety
 /// As for [`compile`].
 pub unsafe fn compile_verified(
-    module: &ir::VerifiedModule,
+    module: &ir::VerifiedModule<'_>,
     options: &JitOptions,
 ) -> Result<JitModule, Error> {
     compile_unchecked(module, options)
@@ -287,7 +287,7 @@ pub unsafe fn compile_verified(
 
 /// [`compile_verified`], safe inside the crate.
 fn compile_unchecked(
-    module: &ir::VerifiedModule,
+    module: &ir::VerifiedModule<'_>,
     options: &JitOptions,
 ) -> Result<JitModule, Error> {
     let helper = shared_raise_helper(options.binding, options)?;

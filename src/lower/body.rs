@@ -156,7 +156,6 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerErr
                 dest,
                 Binding::Scalar {
                     var: stream,
-                    ty: ScalarType::Ptr,
                     guard: None,
                 },
             );
@@ -181,9 +180,8 @@ fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
         dst
     };
     match v {
-        Val::Scalar(var, ty) => Binding::Scalar {
+        Val::Scalar(var, _) => Binding::Scalar {
             var: copy(fx, var),
-            ty,
             guard: None,
         },
         Val::Device(var) => Binding::Device {
@@ -194,9 +192,8 @@ fn bind_value(fx: &mut FnCtx<'_, '_>, v: Val, mutable: bool) -> Binding {
             var: copy(fx, var),
             guard: None,
         },
-        Val::Ref { any, ty } => Binding::Ref {
+        Val::Ref { any } => Binding::Ref {
             any: copy(fx, any),
-            ty,
             guard: None,
         },
         Val::Tensor(t) => Binding::Tensor(t),
@@ -247,7 +244,6 @@ fn lower_for<'a>(
         name,
         Binding::Scalar {
             var: i,
-            ty: ScalarType::Int(ty),
             guard: None,
         },
     );

@@ -99,22 +99,15 @@ pub(crate) fn lower_extern_call(
         fx.fail_on_nonzero(rc);
     }
     if let Some(name) = dest {
-        let (var, ty) = match (rc, decl.ret) {
-            (Some(v), Some(t)) => (v, t),
+        let var = match (rc, decl.ret) {
+            (Some(v), Some(_)) => v,
             _ => {
                 return Err(LowerError::internal(format!(
                     "extern `{func}` returns nothing; its result cannot be bound to `{name}`"
                 )));
             }
         };
-        fx.bind(
-            name,
-            Binding::Scalar {
-                var,
-                ty,
-                guard: None,
-            },
-        );
+        fx.bind(name, Binding::Scalar { var, guard: None });
     }
     Ok(())
 }
@@ -195,7 +188,6 @@ pub(crate) fn lower_packed_call(
                 name,
                 Binding::Ref {
                     any: d,
-                    ty: crate::ir::Type::Any,
                     guard: None,
                 },
             );

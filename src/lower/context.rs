@@ -9,7 +9,7 @@ use safecall_runtime::abi::{
     ANY_SIZE, ANY_SMALL_STR_LEN_OFFSET, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index,
 };
 
-use crate::ir::{self, ScalarType};
+use crate::ir;
 use crate::lir::{BinOp, BlockId, Callee, IntCC, SlotId, Ty, Var, builder::FuncBuilder};
 
 use super::capi::CApi;
@@ -23,21 +23,13 @@ use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, VALUE_ERROR};
 #[derive(Clone, Debug)]
 pub(crate) enum Binding {
     /// A machine value.
-    Scalar {
-        var: Var,
-        ty: ScalarType,
-        guard: Option<NoneGuard>,
-    },
+    Scalar { var: Var, guard: Option<NoneGuard> },
     /// A device, packed `type | id << 32` in an `I64`.
     Device { var: Var, guard: Option<NoneGuard> },
     /// A data type, packed `code | bits << 8 | lanes << 16` in an `I32`.
     DType { var: Var, guard: Option<NoneGuard> },
     /// A value held in a `TVMFFIAny` (a borrowed argument, or an owned call result).
-    Ref {
-        any: Var,
-        ty: ir::Type,
-        guard: Option<NoneGuard>,
-    },
+    Ref { any: Var, guard: Option<NoneGuard> },
     /// A tensor parameter.
     Tensor(TensorBinding),
     /// A symbolic variable (`I64`).
@@ -353,6 +345,16 @@ impl FnCtx<'_, '_> {
                     "`{name}` is not in scope (the verifier should have rejected this)"
                 ))
             })
+    }
+
+    /// The type the verifier recorded for `e`, an expression of the function being lowered.
+    pub fn expr_type(&self, e: &ir::Expr) -> Result<ir::Type, LowerError> {
+        self.m.types.get(e).ok_or_else(|| {
+            LowerError::internal(format!(
+                "the verifier recorded no type for `{}` (it should have rejected this)",
+                ir::print::print_expr(e)
+            ))
+        })
     }
 
     /// Raises a ValueError if the guarded optional value is None.

@@ -29,7 +29,7 @@ pub(crate) use options::{ExplainStrategy, LowerSettings, RaiseHelper};
 pub use options::{LowerError, LowerErrorKind, LowerOptions};
 pub use schema::{metadata_json, signature_text};
 
-use crate::ir;
+use crate::ir::{self, typing::ExprTypes};
 use crate::lir::{self, FuncId, Linkage, Signature};
 use modctx::ModuleCtx;
 use safecall_runtime::abi::symbols::MAIN_SYMBOL;
@@ -38,7 +38,8 @@ use safecall_runtime::abi::symbols::MAIN_SYMBOL;
 pub(crate) const EXPLAIN_SYMBOL: &str = "__safecall_explain";
 
 /// Lowers only the explain function of host function `name` of a verified module, exported as
-/// [`EXPLAIN_SYMBOL`].
+/// [`EXPLAIN_SYMBOL`]. An explain function checks parameters and lowers no expression, so it
+/// needs no expression types.
 pub(crate) fn lower_explain(
     module: &ir::Module,
     name: &str,
@@ -49,7 +50,8 @@ pub(crate) fn lower_explain(
         .iter()
         .find(|f| f.name == name)
         .ok_or_else(|| LowerError::limit(format!("no function `{name}` to explain")))?;
-    let mut ctx = ModuleCtx::new(module, options);
+    let no_expressions = ExprTypes::default();
+    let mut ctx = ModuleCtx::new(module, &no_expressions, options);
     let explain = function::lower_explain_function(
         &mut ctx,
         func,
@@ -63,7 +65,7 @@ pub(crate) fn lower_explain(
 
 /// Lowers a verified module for an object file or a shared library.
 pub fn lower(
-    module: &ir::VerifiedModule,
+    module: &ir::VerifiedModule<'_>,
     options: &LowerOptions,
 ) -> Result<lir::Module, LowerError> {
     lower_with(module, &LowerSettings::from(options))
@@ -71,10 +73,10 @@ pub fn lower(
 
 /// Lowers a verified module with every setting (the JIT's entry).
 pub(crate) fn lower_with(
-    module: &ir::VerifiedModule,
+    module: &ir::VerifiedModule<'_>,
     options: &LowerSettings,
 ) -> Result<lir::Module, LowerError> {
-    let mut ctx = ModuleCtx::new(module, options);
+    let mut ctx = ModuleCtx::new(module.module(), module.expr_types(), options);
     let prefix = options
         .system_lib_prefix
         .clone()

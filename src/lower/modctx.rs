@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxBuildHasher;
 
-use crate::ir;
+use crate::ir::{self, typing::ExprTypes};
 use crate::lir::{self, Data, DataId, FuncId, Import, ImportId, Linkage, Signature};
 
 use super::capi::CApi;
@@ -15,6 +15,8 @@ use safecall_runtime::abi::symbols::LIBRARY_CTX_SYMBOL;
 /// State shared by the lowering of all functions of a module.
 pub(crate) struct ModuleCtx<'m> {
     pub ir: &'m ir::Module,
+    /// The type of every expression of `ir`, recorded by the verifier.
+    pub types: &'m ExprTypes,
     pub options: &'m LowerSettings,
     pub out: lir::Module,
     functions: Vec<Option<lir::Function>>,
@@ -31,9 +33,15 @@ pub(crate) struct ModuleCtx<'m> {
 }
 
 impl<'m> ModuleCtx<'m> {
-    pub(crate) fn new(ir: &'m ir::Module, options: &'m LowerSettings) -> Self {
+    /// The state for lowering `ir`, whose expressions have the types `types`.
+    pub(crate) fn new(
+        ir: &'m ir::Module,
+        types: &'m ExprTypes,
+        options: &'m LowerSettings,
+    ) -> Self {
         ModuleCtx {
             ir,
+            types,
             options,
             out: lir::Module {
                 name: ir.name.clone(),

@@ -10,7 +10,7 @@ fn parse(text: &str) -> ir::Module {
 
 fn lower_err(module: &ir::Module, options: &LowerOptions) -> LowerError {
     // The lowering of unverified IR: what a bug in the verifier would let through.
-    match lower(ir::VerifiedModule::trust(module), options) {
+    match lower(&ir::VerifiedModule::trust(module), options) {
         Ok(_) => panic!("lowering succeeded"),
         Err(e) => e,
     }
@@ -46,7 +46,75 @@ fn a_name_out_of_scope_is_an_internal_error() {
     );
     let e = lower_err(&module, &LowerOptions::default());
     assert!(e.is_internal(), "{e}");
-    assert!(e.message.contains("`y` is not in scope"), "{e}");
+    // The verifier could not type `y`, so the lowering has no type to read for it.
+    assert!(
+        e.message
+            .contains("the verifier recorded no type for `y` (it should have rejected this)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_verifier_records_the_type_of_every_subexpression() {
+    let module = parse("module m;\nfn f(x: i32) -> bool {\n    return cast<i64>(x) + 1 < 8;\n}\n");
+    let verified = ir::verify(&module).expect("valid");
+    let ir::Stmt::Return(Some(less)) = &module.functions[0].body[0] else {
+        panic!("a return");
+    };
+    let ir::Expr::Binary { lhs: sum, .. } = less else {
+        panic!("a comparison");
+    };
+    let ir::Expr::Binary { lhs: cast, .. } = &**sum else {
+        panic!("a sum");
+    };
+    let ir::Expr::Cast { arg: x, .. } = &**cast else {
+        panic!("a cast");
+    };
+    let scalar = |s| Some(ir::Type::Scalar(s));
+    let i64t = ir::ScalarType::Int(ir::IntType::I64);
+    assert_eq!(verified.expr_type(less), scalar(ir::ScalarType::Bool));
+    assert_eq!(verified.expr_type(sum), scalar(i64t));
+    assert_eq!(verified.expr_type(cast), scalar(i64t));
+    assert_eq!(
+        verified.expr_type(x),
+        scalar(ir::ScalarType::Int(ir::IntType::I32))
+    );
+    // A copy of the module has expressions of its own, which this verification did not type
+    // (a cast spells its type, so it has one wherever it comes from).
+    let copy = module.clone();
+    let ir::Stmt::Return(Some(copied)) = &copy.functions[0].body[0] else {
+        panic!("a return");
+    };
+    assert_eq!(verified.expr_type(copied), None);
+    let ir::Expr::Binary {
+        lhs: copied_sum, ..
+    } = copied
+    else {
+        panic!("a comparison");
+    };
+    let ir::Expr::Binary {
+        lhs: copied_cast, ..
+    } = &**copied_sum
+    else {
+        panic!("a sum");
+    };
+    assert_eq!(verified.expr_type(copied_sum), None);
+    assert_eq!(verified.expr_type(copied_cast), scalar(i64t));
+    // An owned verified module keeps its types when cloned (the clone records its own).
+    let owned = ir::VerifiedModule::new(module.clone()).expect("valid");
+    let cloned = owned.clone();
+    let ir::Stmt::Return(Some(cloned_less)) = &cloned.functions[0].body[0] else {
+        panic!("a return");
+    };
+    assert_eq!(cloned.expr_type(cloned_less), scalar(ir::ScalarType::Bool));
+    assert_eq!(
+        lower(&cloned, &LowerOptions::default())
+            .unwrap()
+            .to_string(),
+        lower(&verified, &LowerOptions::default())
+            .unwrap()
+            .to_string()
+    );
 }
 
 #[test]
@@ -89,9 +157,13 @@ fn lowering_is_deterministic() {
         "module m;\nfn f(x: optional[tensor[(a, b, c, d, e, g, h, k), float32]]) -> i64 {\n    return 0;\n}\n",
     );
     let module = ir::verify(&module).expect("valid");
-    let first = lower(module, &LowerOptions::default()).unwrap().to_string();
+    let first = lower(&module, &LowerOptions::default())
+        .unwrap()
+        .to_string();
     for _ in 0..8 {
-        let again = lower(module, &LowerOptions::default()).unwrap().to_string();
+        let again = lower(&module, &LowerOptions::default())
+            .unwrap()
+            .to_string();
         assert_eq!(first, again, "two lowerings of one module differ");
     }
 }

@@ -218,7 +218,7 @@ impl ModuleBuilder {
     }
 
     /// The module, verified.
-    pub fn build_verified(&self) -> Result<VerifiedModule, Vec<VerifyError>> {
+    pub fn build_verified(&self) -> Result<VerifiedModule<'static>, Vec<VerifyError>> {
         VerifiedModule::new(self.build())
     }
 }

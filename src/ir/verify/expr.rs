@@ -8,12 +8,13 @@ use super::super::typing::{self, TypeErrorKind};
 use super::{FnVerifier, StmtFocus};
 
 impl<'m> FnVerifier<'_, 'm> {
-    /// Types expression `index` of the statement at `path`, reporting problems. The verifier's
-    /// one call of [`typing::expr_type`]: every statement types its expressions through here.
+    /// Types expression `index` of the statement at `path`, reporting problems and recording
+    /// the type of it and its subexpressions. The verifier's one use of the typing rules
+    /// ([`typing::expr_type_recorded`]): every statement types its expressions through here.
     pub(super) fn expr(&mut self, path: &StmtPath, index: usize, e: &Expr) -> Option<Type> {
         let mut ok = true;
         self.literals(path, &mut vec![index], e, &mut ok);
-        match typing::expr_type(e, &self.scope) {
+        match typing::expr_type_recorded(e, &self.scope, &mut self.v.types) {
             // Names bound only by optional parameters are rare: look for uses only when some are.
             Ok(t) if self.optional_only.is_empty() => ok.then_some(t),
             Ok(t) => {
@@ -115,8 +116,8 @@ impl<'m> FnVerifier<'_, 'm> {
     }
 }
 
-/// the path of the expression that reads it (`at` is the path of `e`).
 /// Names an expression reads (variables, tensors of fields, `is_none` operands), each with
+/// the path of the expression that reads it (`at` is the path of `e`).
 fn used_names<'e>(e: &'e Expr, at: &mut Vec<usize>, out: &mut Vec<(&'e str, Vec<usize>)>) {
     match e {
         Expr::Var(n) | Expr::IsNone(n) => out.push((n, at.clone())),

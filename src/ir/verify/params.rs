@@ -155,7 +155,7 @@ impl<'m> FnVerifier<'_, 'm> {
     pub(super) fn bindings(&mut self) {
         let bindings = std::mem::take(&mut self.bindings);
         for (i, b) in bindings.iter().enumerate() {
-            if let Some(prev) = self.declared.get(&b.name) {
+            if let Some(prev) = self.declared.get(b.name) {
                 let message = format!(
                     "duplicate name `{}`: it is already {}",
                     b.name,
@@ -178,10 +178,10 @@ impl<'m> FnVerifier<'_, 'm> {
             }
             if b.optional && matches!(b.kind, BindingKind::SymVar { .. }) {
                 let what = self.binding_description(b);
-                self.optional_only.insert(b.name.clone(), what);
+                self.optional_only.insert(b.name.to_owned(), what);
             }
             self.declared.insert(
-                b.name.clone(),
+                b.name.to_owned(),
                 Declared {
                     by: DeclaredBy::Binding(i),
                     mutable: false,
@@ -203,7 +203,7 @@ impl<'m> FnVerifier<'_, 'm> {
                     "the divisor must be positive".into(),
                 );
             }
-            let problem = match bindings.iter().find(|b| &b.name == var) {
+            let problem = match bindings.iter().find(|b| b.name == var) {
                 None => Some(format!(
                     "the constraint names `{var}`, which is neither a parameter nor a symbolic variable of `{}`",
                     self.f.name

@@ -6,7 +6,7 @@ use crate::lir::{BinOp, Callee, IntCC, Symbol, Ty, Var};
 use super::super::calls::load_once;
 use super::super::capi::CApi;
 use super::super::context::FnCtx;
-use super::super::expr::{Val, lower_expr};
+use super::super::expr::{Val, lower_expr, lower_tensor_field};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry};
@@ -21,7 +21,13 @@ struct Int {
 }
 
 fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, LowerError> {
-    match lower_expr(fx, e)? {
+    let value = lower_expr(fx, e)?;
+    widen_int(fx, value, what)
+}
+
+/// An integer value widened to `I64`.
+fn widen_int(fx: &mut FnCtx<'_, '_>, value: Val, what: &str) -> Result<Int, LowerError> {
+    match value {
         Val::Scalar(var, ScalarType::Int(t)) => {
             let signed = t.is_signed();
             Ok(Int {
@@ -147,22 +153,16 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
             MsgPart::text(format!(" bytes, expected 0 to {}", u32::MAX)),
         ]
     });
-    let device_expr = match &l.device {
-        Some(e) => e.clone(),
-        None => Expr::Field {
-            tensor: fx
-                .func
-                .first_cuda_tensor()
-                .ok_or_else(|| {
-                    LowerError::internal(
-                        "a launch without `device=` in a function with no CUDA tensor",
-                    )
-                })?
-                .to_owned(),
-            field: TensorField::DeviceId,
-        },
+    let device = match &l.device {
+        Some(e) => lower_int(fx, e, "the device")?,
+        None => {
+            let tensor = fx.func.first_cuda_tensor().ok_or_else(|| {
+                LowerError::internal("a launch without `device=` in a function with no CUDA tensor")
+            })?;
+            let id = lower_tensor_field(fx, tensor, TensorField::DeviceId)?;
+            widen_int(fx, id, "the device")?
+        }
     };
-    let device = lower_int(fx, &device_expr, "the device")?;
     let ok = fx.b.icmp_imm(IntCC::Ule, device.var, i64::from(i32::MAX));
     let p = prefix.clone();
     fx.check(ok, VALUE_ERROR, |_| {

@@ -1,6 +1,6 @@
 //! Call-time constraints (divisibility) on integer parameters and symbolic variables.
 
-use crate::ir::{Constraint, ScalarType};
+use crate::ir::{Constraint, ScalarType, Type, typing};
 use crate::lir::{BinOp, IntCC, Ty};
 
 use crate::lower::context::{Binding, FnCtx};
@@ -31,11 +31,17 @@ pub(super) fn lower_constraint(
         fx.b.source(format!("check constraint {name} % {divisor} == 0"));
     }
     let (value, present, before, after) = match fx.lookup(name)? {
-        Binding::Scalar {
-            var,
-            ty: ScalarType::Int(t),
-            guard,
-        } => {
+        Binding::Scalar { var, guard } => {
+            // The verifier accepts constraints on integer parameters (tuple elements included).
+            let value_type = fx
+                .func
+                .param_named(name)
+                .map(|p| typing::param_value_type(&p.ty));
+            let Some(Type::Scalar(ScalarType::Int(t))) = value_type else {
+                return Err(LowerError::internal(format!(
+                    "constraint on `{name}`, which is not an integer parameter or symbolic variable"
+                )));
+            };
             let wide = fx.b.resize(var, Ty::I64, t.is_signed());
             let label = fx
                 .func

@@ -8,7 +8,7 @@ use safecall_runtime::abi::{
     SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
 };
 
-use crate::ir::{self, ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
+use crate::ir::{ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
 use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
 
 use crate::lower::context::{Binding, FnCtx, NoneGuard, TensorBinding};
@@ -168,7 +168,6 @@ fn decode_value(
         }
         ParamType::Any => Binding::Ref {
             any: arg.any_ptr,
-            ty: ir::Type::Any,
             guard,
         },
         ParamType::Tensor(spec) => decode_tensor(fx, arg, spec, guard, tensors),
@@ -214,11 +213,7 @@ fn decode_int(
     let var = fx.entry_var(lty, 0);
     let narrowed = fx.b.resize(raw, lty, true);
     fx.b.assign(var, narrowed);
-    Binding::Scalar {
-        var,
-        ty: ScalarType::Int(t),
-        guard,
-    }
+    Binding::Scalar { var, guard }
 }
 
 /// A bool (or int): non-zero is true.
@@ -229,11 +224,7 @@ fn decode_bool(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) 
     let var = fx.entry_var(Ty::I8, 0);
     let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
     fx.b.assign(var, nz);
-    Binding::Scalar {
-        var,
-        ty: ScalarType::Bool,
-        guard,
-    }
+    Binding::Scalar { var, guard }
 }
 
 /// A float, or an int converted to one.
@@ -258,11 +249,7 @@ fn decode_float(
     };
     let var = fx.entry_var(lty, 0);
     fx.b.assign(var, value);
-    Binding::Scalar {
-        var,
-        ty: ScalarType::Float(ft),
-        guard,
-    }
+    Binding::Scalar { var, guard }
 }
 
 /// `Ptr`: void* or None. `DataPtr`: void* or int. `Stream`: void*, int or None.
@@ -286,11 +273,7 @@ fn decode_pointer(
     arg.type_error(fx, ok);
     // The value of None is all zero bits (null), so one load covers every case.
     let var = decode_pod(fx, arg, Ty::Ptr);
-    Binding::Scalar {
-        var,
-        ty: ScalarType::Ptr,
-        guard,
-    }
+    Binding::Scalar { var, guard }
 }
 
 /// The value field as `ty`, in a variable defined from the entry (type already checked).
@@ -308,14 +291,11 @@ fn decode_object(
     ty: &ParamType,
     guard: Option<NoneGuard>,
 ) -> Binding {
-    let (accepted, ir_ty): (&[i32], ir::Type) = match ty {
-        ParamType::Str => (&[ti::RAW_STR, ti::SMALL_STR, ti::STR], ir::Type::Str),
-        ParamType::Bytes => (
-            &[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES],
-            ir::Type::Bytes,
-        ),
-        ParamType::Shape => (&[ti::SHAPE], ir::Type::Shape),
-        _ => (&[ti::FUNCTION], ir::Type::Func),
+    let accepted: &[i32] = match ty {
+        ParamType::Str => &[ti::RAW_STR, ti::SMALL_STR, ti::STR],
+        ParamType::Bytes => &[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES],
+        ParamType::Shape => &[ti::SHAPE],
+        _ => &[ti::FUNCTION],
     };
     let mut ok = arg.is(fx, accepted[0]);
     for &index in &accepted[1..] {
@@ -325,7 +305,6 @@ fn decode_object(
     arg.type_error(fx, ok);
     Binding::Ref {
         any: arg.any_ptr,
-        ty: ir_ty,
         guard,
     }
 }
@@ -426,7 +405,6 @@ fn decode_tuple(
     }
     Ok(Binding::Ref {
         any: arg.any_ptr,
-        ty: ir::Type::Any,
         guard,
     })
 }
@@ -487,11 +465,7 @@ fn decode_const(
             } else {
                 fx.b.iconst(Ty::I64, expected)
             };
-            Binding::Scalar {
-                var: value,
-                ty,
-                guard,
-            }
+            Binding::Scalar { var: value, guard }
         }
         ConstValue::Float(bits) => {
             let is_float = is(fx, ti::FLOAT);
@@ -540,11 +514,7 @@ fn decode_const(
                 ]
             });
             let value = fx.b.fconst(Ty::F64, bits);
-            Binding::Scalar {
-                var: value,
-                ty: ScalarType::Float(FloatType::F64),
-                guard,
-            }
+            Binding::Scalar { var: value, guard }
         }
     }
 }

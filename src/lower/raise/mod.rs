@@ -182,7 +182,8 @@ pub fn helper_module(symbol: &str) -> Module {
         functions: Vec::new(),
     };
     let options = LowerSettings::default();
-    let mut ctx = ModuleCtx::new(&ir, &options);
+    let no_expressions = crate::ir::typing::ExprTypes::default();
+    let mut ctx = ModuleCtx::new(&ir, &no_expressions, &options);
     emit_helper(&mut ctx, symbol, Linkage::Export);
     ctx.finish()
 }
