@@ -77,19 +77,24 @@ impl VerifiedModule<'static> {
     /// Verifies `module`, taking it over ([`verify`] checks one in place).
     pub fn new(module: Module) -> Result<Self, Vec<VerifyError>> {
         let module = Box::new(module);
-        let (types, errors) = check(&module);
-        if errors.is_empty() {
-            Ok(VerifiedModule {
-                module: Held::Owned(module),
-                types,
-            })
-        } else {
-            Err(errors)
-        }
+        let checked = check(&module);
+        VerifiedModule::passed(Held::Owned(module), checked)
     }
 }
 
 impl<'m> VerifiedModule<'m> {
+    /// The module `module` as verified when [`check`] found no error in it.
+    fn passed(
+        module: Held<'m>,
+        (types, errors): (ExprTypes, Vec<VerifyError>),
+    ) -> Result<Self, Vec<VerifyError>> {
+        if errors.is_empty() {
+            Ok(VerifiedModule { module, types })
+        } else {
+            Err(errors)
+        }
+    }
+
     /// `module` as verified, whatever the verifier says of it, with the expression types it
     /// could record: for the tests of what the lowering does with IR that breaks the
     /// verifier's rules.
@@ -177,15 +182,7 @@ impl Deref for VerifiedModule<'_> {
 /// Checks a module: the module as a [`VerifiedModule`] (the lowering's input) if it passes,
 /// otherwise every problem found.
 pub fn verify(module: &Module) -> Result<VerifiedModule<'_>, Vec<VerifyError>> {
-    let (types, errors) = check(module);
-    if errors.is_empty() {
-        Ok(VerifiedModule {
-            module: Held::Borrowed(module),
-            types,
-        })
-    } else {
-        Err(errors)
-    }
+    VerifiedModule::passed(Held::Borrowed(module), check(module))
 }
 
 /// Runs every check: the expression types recorded, and the problems found.
