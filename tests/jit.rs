@@ -249,7 +249,7 @@ fn modules_compile_on_several_threads_at_once() {
                 for i in 0..25 {
                     // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
                     // and calls only symbols it declares with their real signatures.
-                    let jit = unsafe { jit::compile(&module, &JitOptions::default()) }.unwrap();
+                    let jit = unsafe { jit::compile(&*module, &JitOptions::default()) }.unwrap();
                     let x = vector(&[t as f32, i as f32]);
                     let y = vector(&[0.0, 0.0]);
                     jit.function("add_one")
@@ -357,7 +357,7 @@ fn a_verified_module_compiles_without_a_second_verification() {
     let verified = safecall::ir::VerifiedModule::new(add_one_module()).unwrap();
     // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
     // and calls only symbols it declares with their real signatures.
-    let jit = unsafe { jit::compile_verified(&verified, &JitOptions::default()) }.unwrap();
+    let jit = unsafe { jit::compile(&verified, &JitOptions::default()) }.unwrap();
     let add_one = jit.function("add_one").unwrap();
     let x = vector(&[1.0, 2.0]);
     let y = vector(&[0.0; 2]);

@@ -37,6 +37,7 @@ use safecall_runtime::abi::TVMFFISafeCallType;
 use crate::backend::cranelift::CraneliftOptions;
 use crate::backend::llvm::LlvmOptions;
 use crate::backend::{Backend, JitOutput, JitRequest, LoadedCode, code_generator};
+use crate::compile::ModuleInput;
 use crate::lower::{self, ExplainStrategy, LowerSettings, RaiseHelper};
 use crate::{Error, ir, lir};
 use safecall_runtime::abi::symbols::EXPORT_PREFIX;
@@ -258,7 +259,8 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
     drop(unsafe { Arc::from_raw(context.cast::<JitCode>().cast_const()) });
 }
 
-/// Verifies, lowers and JIT-compiles a module.
+/// Lowers and JIT-compiles a module: an [`ir::Module`], verified first, or an
+/// [`ir::VerifiedModule`], not verified again (see [`ModuleInput`]).
 ///
 /// # Safety
 /// The IR can load and store through raw pointers it is given, call any symbol of
@@ -269,23 +271,14 @@ unsafe extern "C" fn release_code(context: *mut c_void) {
 /// have the signatures it declares, the kernels it launches exist with its argument layout.
 /// (The checks safecall generates make the *arguments* safe: a wrong type, shape, dtype or
 /// device is an error, not undefined behaviour.)
-pub unsafe fn compile(module: &ir::Module, options: &JitOptions) -> Result<JitModule, Error> {
-    let verified = ir::verify(module)?;
-    compile_unchecked(&verified, options)
-}
-
-/// Lowers and JIT-compiles a module that was verified already (no second verifier pass).
-///
-/// # Safety
-/// As for [`compile`].
-pub unsafe fn compile_verified(
-    module: &ir::VerifiedModule<'_>,
+pub unsafe fn compile(
+    module: &(impl ModuleInput + ?Sized),
     options: &JitOptions,
 ) -> Result<JitModule, Error> {
-    compile_unchecked(module, options)
+    compile_unchecked(&*module.verified()?, options)
 }
 
-/// [`compile_verified`], safe inside the crate.
+/// [`compile`], safe inside the crate.
 fn compile_unchecked(
     module: &ir::VerifiedModule<'_>,
     options: &JitOptions,
