@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::aot::LinkError;
+use crate::backend::Backend;
 use crate::ir::verify::VerifyError;
 use crate::lower::LowerError;
 
@@ -15,8 +16,9 @@ pub enum Error {
     Lower(LowerError),
     /// The backend failed.
     Backend(String),
-    /// The requested backend is not built into this binary.
-    BackendUnavailable(String),
+    /// The requested backend is not built into this binary (pick another one, or build
+    /// safecall with its cargo feature).
+    BackendUnavailable(Backend),
     /// JIT-compiled code refers to symbols that were not found.
     UnresolvedSymbols(Vec<String>),
     /// Linking a shared library failed.
@@ -54,7 +56,13 @@ impl std::fmt::Display for Error {
             }
             Error::Lower(e) => write!(f, "lowering failed: {e}"),
             Error::Backend(e) => write!(f, "code generation failed: {e}"),
-            Error::BackendUnavailable(e) => write!(f, "backend unavailable: {e}"),
+            Error::BackendUnavailable(Backend::Llvm) => f.write_str(
+                "backend unavailable: this build of safecall has no LLVM backend (build with `--features llvm`)",
+            ),
+            Error::BackendUnavailable(backend) => write!(
+                f,
+                "backend unavailable: this build of safecall has no {backend:?} backend"
+            ),
             Error::UnresolvedSymbols(names) => {
                 write!(
                     f,

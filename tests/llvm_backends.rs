@@ -755,15 +755,16 @@ fn llvm_without_the_feature_is_unavailable() {
     let module = example("add_one");
     let err = safecall::compile_object(&module, &options(Backend::Llvm)).unwrap_err();
     assert!(
-        matches!(err, safecall::Error::BackendUnavailable(_)),
+        matches!(err, safecall::Error::BackendUnavailable(Backend::Llvm)),
         "{err}"
     );
+    assert!(err.to_string().contains("`--features llvm`"), "{err}");
     // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
     // and calls only symbols it declares with their real signatures.
     let err =
         unsafe { safecall::jit::compile(&module, &jit_options(Backend::Llvm, 2)) }.unwrap_err();
     assert!(
-        matches!(err, safecall::Error::BackendUnavailable(_)),
+        matches!(err, safecall::Error::BackendUnavailable(Backend::Llvm)),
         "{err}"
     );
 }

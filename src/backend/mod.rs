@@ -102,10 +102,7 @@ pub(crate) fn code_generator<'a>(
         #[cfg(not(feature = "llvm"))]
         Backend::Llvm => {
             let _ = llvm;
-            Err(Error::BackendUnavailable(
-                "llvm: this build of safecall has no LLVM backend (build with `--features llvm`)"
-                    .to_owned(),
-            ))
+            Err(Error::BackendUnavailable(Backend::Llvm))
         }
     }
 }

@@ -90,7 +90,9 @@ fn build_all(backend: Backend, name: &str, suites: &[Suite]) -> Result<PathBuf, 
         let output = dir.join(format!("{}.so", suite.module));
         safecall::build_shared_library(&module, &output, &options, &Default::default()).map_err(
             |e| match e {
-                safecall::Error::BackendUnavailable(why) => BuildError::Unavailable(why),
+                e @ safecall::Error::BackendUnavailable(_) => {
+                    BuildError::Unavailable(e.to_string())
+                }
                 other => BuildError::Failed(format!("{}: {other}", suite.module)),
             },
         )?;

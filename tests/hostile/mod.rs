@@ -86,7 +86,9 @@ impl Compiled {
                 label: format!("jit/{backend:?}"),
                 code: Code::Jit(jit),
             }),
-            Err(safecall::Error::BackendUnavailable(why)) => Err(Unavailable::Backend(why)),
+            Err(e @ safecall::Error::BackendUnavailable(_)) => {
+                Err(Unavailable::Backend(e.to_string()))
+            }
             Err(e) => panic!("JIT-compiling hostile.scir: {e}"),
         }
     }
@@ -100,7 +102,9 @@ impl Compiled {
         };
         match safecall::build_shared_library(&module(), &path, &options, &Default::default()) {
             Ok(()) => {}
-            Err(safecall::Error::BackendUnavailable(why)) => return Err(Unavailable::Backend(why)),
+            Err(e @ safecall::Error::BackendUnavailable(_)) => {
+                return Err(Unavailable::Backend(e.to_string()));
+            }
             Err(e) => panic!("building {}: {e}", path.display()),
         }
         // SAFETY: a library safecall generated: no initializers besides registration, and its
