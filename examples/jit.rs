@@ -9,11 +9,11 @@
 use std::error::Error;
 use std::time::Instant;
 
-use safecall::ir::build::{FunctionBuilder, ModuleBuilder, TensorSpecBuilder, int, var};
-use safecall::ir::{ErrorConvention, IntType, RetType, ScalarType};
 use safecall::jit::{JitOptions, SymbolAddress};
-use safecall_runtime::abi::device_type;
 use safecall_runtime::{AnyView, Function, Tensor};
+
+#[path = "shared/jit_demo.rs"]
+mod jit_demo;
 
 /// Stands in for a kernel launch function a DSL compiler would have produced: it receives the
 /// data pointer, the element count and the grid, and records them.
@@ -29,30 +29,8 @@ extern "C" fn fake_launch(data: *mut f32, n: i64, grid: i32) -> i32 {
 
 fn main() -> Result<(), Box<dyn Error>> {
     // `scale(x: tensor[(n,), float32, device=cpu]) -> i64`: launch with a grid of
-    // ceil_div(n, 128) blocks and return n.
-    let i32t = ScalarType::Int(IntType::I32);
-    let mut module = ModuleBuilder::new("jit_demo");
-    module.extern_fn(
-        "fake_launch",
-        [ScalarType::Ptr, ScalarType::Int(IntType::I64), i32t],
-        Some(i32t),
-        ErrorConvention::NonZeroIsRaised,
-    );
-    let mut f = FunctionBuilder::new("scale");
-    f.doc("Doubles x in place through the (fake) kernel and returns its length.");
-    f.returns(RetType::Scalar(ScalarType::Int(IntType::I64)));
-    let x = f.tensor(
-        "x",
-        TensorSpecBuilder::new(["n"])
-            .dtype_name("float32")
-            .device(device_type::CPU),
-    );
-    let n = var("n");
-    let grid = f.let_("grid", n.clone().ceil_div(int(128)).cast(i32t));
-    f.call_extern("fake_launch", [x.data(), n.clone(), grid]);
-    f.ret(n);
-    module.function(f.finish());
-    let module = module.build();
+    // ceil_div(n, 128) blocks and return n (the builder calls are in shared/jit_demo.rs).
+    let module = jit_demo::jit_demo();
     println!("IR:\n{}", safecall::ir::print::print(&module));
 
     let mut options = JitOptions::default();

@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use safecall_runtime::abi::{
-    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor, dtype_code,
+    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor, device_type,
+    dtype_code,
 };
 use safecall_runtime::{Any, AnyView, Function, Tensor};
 
@@ -24,25 +25,32 @@ unsafe extern "C" fn producer_deleter(this: *mut DLManagedTensor) {
     producer.deleted.fetch_add(1, Ordering::SeqCst);
 }
 
+/// A one-dimensional float32 DLTensor on device type `device_type` (device 0) with shape
+/// `shape` and no data.
+fn float32_vector(device_type: i32, shape: *mut i64) -> DLTensor {
+    DLTensor {
+        data: core::ptr::null_mut(),
+        device: DLDevice {
+            device_type,
+            device_id: 0,
+        },
+        ndim: 1,
+        dtype: DLDataType {
+            code: dtype_code::FLOAT,
+            bits: 32,
+            lanes: 1,
+        },
+        shape,
+        strides: core::ptr::null_mut(),
+        byte_offset: 0,
+    }
+}
+
 fn produce(values: &[f32], deleted: &'static AtomicUsize) -> (*mut DLManagedTensor, *mut f32) {
     let mut p = Box::new(Producer {
         managed: DLManagedTensor {
-            dl_tensor: DLTensor {
-                data: core::ptr::null_mut(),
-                device: DLDevice {
-                    device_type: 1,
-                    device_id: 0,
-                },
-                ndim: 1,
-                dtype: DLDataType {
-                    code: dtype_code::FLOAT,
-                    bits: 32,
-                    lanes: 1,
-                },
-                shape: core::ptr::null_mut(),
-                strides: core::ptr::null_mut(),
-                byte_offset: 0,
-            },
+            // Data and shape are set below, once the box holds them.
+            dl_tensor: float32_vector(device_type::CPU, core::ptr::null_mut()),
             manager_ctx: core::ptr::null_mut(),
             deleter: Some(producer_deleter),
         },
@@ -201,22 +209,7 @@ unsafe extern "C" fn record_allocator_error(
 #[test]
 fn the_default_allocator_raises_a_runtime_error_for_a_device_it_cannot_serve() {
     let mut shape = [4i64];
-    let mut prototype = DLTensor {
-        data: core::ptr::null_mut(),
-        device: DLDevice {
-            device_type: 2, // CUDA
-            device_id: 0,
-        },
-        ndim: 1,
-        dtype: DLDataType {
-            code: dtype_code::FLOAT,
-            bits: 32,
-            lanes: 1,
-        },
-        shape: shape.as_mut_ptr(),
-        strides: core::ptr::null_mut(),
-        byte_offset: 0,
-    };
+    let mut prototype = float32_vector(device_type::CUDA, shape.as_mut_ptr());
     let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
     let mut raised = RaisedByAllocator::default();
     // SAFETY: a valid prototype, a writable out slot and a matching error callback.

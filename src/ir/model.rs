@@ -42,6 +42,21 @@ pub struct Module {
     pub functions: Vec<Function>,
 }
 
+impl Module {
+    /// A module named `name` with nothing in it.
+    pub fn new(name: impl Into<String>) -> Module {
+        Module {
+            name: name.into(),
+            externs: Vec::new(),
+            imported_modules: Vec::new(),
+            imports: Vec::new(),
+            device_binaries: Vec::new(),
+            system_lib_prefix: None,
+            functions: Vec::new(),
+        }
+    }
+}
+
 /// A C function declared for [`Stmt::CallExtern`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternFn {
@@ -283,6 +298,24 @@ pub struct TensorSpec {
     /// When set, the element count (product of dims) must fit this signed or unsigned
     /// index type (e.g. `i32` for kernels that index with 32-bit integers).
     pub index_type: Option<IntType>,
+}
+
+impl TensorSpec {
+    /// A spec of this dtype and shape with the defaults of every other requirement: compact
+    /// strides, any device type, the device id of the other tensors, a zero byte offset, no
+    /// alignment and no index type.
+    pub fn new(dtype: Option<DLDataType>, shape: Vec<Dim>) -> TensorSpec {
+        TensorSpec {
+            dtype,
+            shape,
+            strides: Strides::Compact,
+            device_type: None,
+            device_id: DeviceIdPolicy::Same,
+            byte_offset: ByteOffsetPolicy::Zero,
+            alignment: None,
+            index_type: None,
+        }
+    }
 }
 
 /// A dimension (or stride) in a tensor spec.

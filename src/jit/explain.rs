@@ -79,12 +79,6 @@ impl LazyExplain {
     pub fn new(module: &ir::Module, func: &ir::Function, options: JitOptions) -> Self {
         LazyExplain {
             module: ir::Module {
-                name: module.name.clone(),
-                externs: Vec::new(),
-                imported_modules: Vec::new(),
-                device_binaries: Vec::new(),
-                imports: Vec::new(),
-                system_lib_prefix: None,
                 // The explanation checks the parameters; it needs neither body nor doc.
                 functions: vec![ir::Function {
                     name: func.name.clone(),
@@ -94,6 +88,7 @@ impl LazyExplain {
                     ret: func.ret.clone(),
                     body: Vec::new(),
                 }],
+                ..ir::Module::new(module.name.clone())
             },
             options,
             compiled: OnceLock::new(),

@@ -242,13 +242,7 @@ fn compile_threads(module: &lir::Module, requested: usize) -> usize {
     if requested != 0 {
         return requested;
     }
-    let instructions: usize = module
-        .functions
-        .iter()
-        .flat_map(|f| &f.blocks)
-        .map(|b| b.insts.len())
-        .sum();
-    if module.functions.len() < 2 || instructions < PARALLEL_MIN_INSTRUCTIONS {
+    if module.functions.len() < 2 || module.inst_count() < PARALLEL_MIN_INSTRUCTIONS {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, usize::from)

@@ -593,6 +593,16 @@ impl Module {
         &self.functions[id.0 as usize]
     }
 
+    /// The number of instructions in all blocks of all functions (terminators not counted):
+    /// the size of the module, for sizing buffers and choosing how to compile it.
+    pub fn inst_count(&self) -> usize {
+        self.functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .map(|b| b.insts.len())
+            .sum()
+    }
+
     /// The data object with this id.
     pub fn data_object(&self, id: DataId) -> &Data {
         &self.data[id.0 as usize]

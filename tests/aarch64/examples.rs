@@ -6,9 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use cranelift_object::object::{self, Object};
-use safecall::ir::build::{FunctionBuilder, ModuleBuilder, TensorSpecBuilder, int, var};
-use safecall::ir::{ErrorConvention, IntType, Module, RetType, ScalarType};
-use safecall_runtime::abi::device_type;
+use safecall::ir::Module;
 
 use crate::suite::Want;
 use crate::toolchain::Arch;
@@ -26,32 +24,9 @@ fn add_bias(x: tensor[(n,), float32, device=cuda], bias: f64) -> f64 {
 /// The variable naming the CUDA driver library generated code loads.
 pub const LIBCUDA: &str = "SAFECALL_LIBCUDA_PATH";
 
-/// The module of `examples/jit.rs`, made by the same builder calls.
-fn jit_demo() -> Module {
-    let i32t = ScalarType::Int(IntType::I32);
-    let mut module = ModuleBuilder::new("jit_demo");
-    module.extern_fn(
-        "fake_launch",
-        [ScalarType::Ptr, ScalarType::Int(IntType::I64), i32t],
-        Some(i32t),
-        ErrorConvention::NonZeroIsRaised,
-    );
-    let mut f = FunctionBuilder::new("scale");
-    f.doc("Doubles x in place through the (fake) kernel and returns its length.");
-    f.returns(RetType::Scalar(ScalarType::Int(IntType::I64)));
-    let x = f.tensor(
-        "x",
-        TensorSpecBuilder::new(["n"])
-            .dtype_name("float32")
-            .device(device_type::CPU),
-    );
-    let n = var("n");
-    let grid = f.let_("grid", n.clone().ceil_div(int(128)).cast(i32t));
-    f.call_extern("fake_launch", [x.data(), n.clone(), grid]);
-    f.ret(n);
-    module.function(f.finish());
-    module.build()
-}
+/// The module of `examples/jit.rs` (the same builder calls).
+#[path = "../../examples/shared/jit_demo.rs"]
+mod jit_demo;
 
 fn parse(text: &str, file: &Path) -> Module {
     let dir = file.parent();
@@ -77,7 +52,7 @@ fn modules() -> Vec<(String, Module)> {
             (stem, parse(&text, file))
         })
         .collect();
-    all.push(("jit_demo".to_owned(), jit_demo()));
+    all.push(("jit_demo".to_owned(), jit_demo::jit_demo()));
     all.push((
         "bias_kernels".to_owned(),
         parse(BIAS_KERNELS, &examples.join("bias_kernels.scir")),

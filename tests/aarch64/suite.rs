@@ -7,33 +7,8 @@ use std::fmt::Write as _;
 use safecall_runtime::abi::{DEVICE_ID_SHIFT, type_index};
 use serde_json::Value;
 
-use crate::cases::{Case, Expect, Suite, arg_path};
+use crate::cases::{Case, Expect, Suite, arg_path, float_of, tag};
 use crate::tensor::{self, Data, Storage, TensorDesc};
-
-/// The single key of a value descriptor (not `as`), and its body.
-fn tag(v: &Value) -> (&str, &Value) {
-    let obj = v
-        .as_object()
-        .unwrap_or_else(|| panic!("a value descriptor is null or an object, got {v}"));
-    let key = obj
-        .keys()
-        .find(|k| k.as_str() != "as")
-        .unwrap_or_else(|| panic!("empty value descriptor {v}"));
-    (key.as_str(), &obj[key])
-}
-
-fn float_of(x: &Value) -> f64 {
-    match x {
-        Value::String(s) => match s.as_str() {
-            "nan" => f64::NAN,
-            "inf" => f64::INFINITY,
-            "-inf" => f64::NEG_INFINITY,
-            "-0.0" => -0.0,
-            other => panic!("bad float {other:?}"),
-        },
-        x => x.as_f64().expect("a float"),
-    }
-}
 
 /// The 64-bit payload of a POD descriptor (int, bool, float, ptr, dtype, device) as
 /// little-endian memory holds it: (type index, bits).

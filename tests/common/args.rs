@@ -9,6 +9,7 @@ use safecall_runtime::{Any, AnyView, Bytes, Error, Function, Shape, Tensor};
 use serde_json::Value;
 
 use super::array::new_sequence;
+use super::cases::{float_of, tag};
 use super::tensor::{Storage, TensorDesc, parse_device, parse_dtype};
 
 /// How top-level tensor arguments are passed.
@@ -68,37 +69,12 @@ pub fn callback(name: &str) -> Function {
     }
 }
 
-fn float_of(v: &Value) -> f64 {
-    match v {
-        Value::String(s) => match s.as_str() {
-            "nan" => f64::NAN,
-            "inf" => f64::INFINITY,
-            "-inf" => f64::NEG_INFINITY,
-            "-0.0" => -0.0,
-            other => panic!("bad float {other:?}"),
-        },
-        other => other.as_f64().expect("a float"),
-    }
-}
-
 fn pod(type_index: i32, value: TVMFFIValue) -> TVMFFIAny {
     TVMFFIAny {
         type_index,
         small_str_len: 0,
         value,
     }
-}
-
-/// The single key of a value descriptor, and its body.
-pub fn tag(v: &Value) -> (&str, &Value) {
-    let obj = v
-        .as_object()
-        .unwrap_or_else(|| panic!("a value descriptor is null or an object, got {v}"));
-    let key = obj
-        .keys()
-        .find(|k| k.as_str() != "as")
-        .unwrap_or_else(|| panic!("empty value descriptor {v}"));
-    (key.as_str(), &obj[key])
 }
 
 impl Args {

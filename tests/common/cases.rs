@@ -248,3 +248,29 @@ pub fn parse_module(module: &str) -> safecall::ir::Module {
     safecall::ir::parse::parse(&text)
         .unwrap_or_else(|e| panic!("{}", e.render(&path.display().to_string(), &text)))
 }
+
+/// The single key of a value descriptor (the key other than `as`), and its body.
+pub fn tag(v: &Value) -> (&str, &Value) {
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("a value descriptor is null or an object, got {v}"));
+    let key = obj
+        .keys()
+        .find(|k| k.as_str() != "as")
+        .unwrap_or_else(|| panic!("empty value descriptor {v}"));
+    (key.as_str(), &obj[key])
+}
+
+/// The value of a `float` descriptor: a number, or `"nan"`, `"inf"`, `"-inf"`, `"-0.0"`.
+pub fn float_of(v: &Value) -> f64 {
+    match v {
+        Value::String(s) => match s.as_str() {
+            "nan" => f64::NAN,
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            "-0.0" => -0.0,
+            other => panic!("bad float {other:?}"),
+        },
+        other => other.as_f64().expect("a float"),
+    }
+}

@@ -4,9 +4,10 @@ use safecall_runtime::abi::{TVMFFIAny, type_index as ti};
 use safecall_runtime::{Any, AnyView};
 use serde_json::Value;
 
-use super::args::{Args, tag};
+use super::args::Args;
 use super::array::array_items;
 use super::cases::arg_path;
+use super::cases::tag;
 use super::tensor::{parse_device, parse_dtype};
 
 fn float_matches(expected: &Value, got: f64) -> bool {

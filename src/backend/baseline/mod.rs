@@ -90,13 +90,7 @@ pub fn compile(
     let mut a = Asm::default();
     // Room for the code of a typical module (about 12 bytes per lowered instruction), so that
     // the buffer rarely grows.
-    let insts: usize = module
-        .functions
-        .iter()
-        .flat_map(|f| &f.blocks)
-        .map(|b| b.insts.len())
-        .sum();
-    a.buf.0.reserve(12 * insts + 64);
+    a.buf.0.reserve(12 * module.inst_count() + 64);
     let mut relocs = Vec::new();
     let mut stubs = Vec::with_capacity(switchable.len());
     let mut func_offsets = Vec::with_capacity(module.functions.len());

@@ -120,15 +120,7 @@ impl ModuleBuilder {
     /// An empty module.
     pub fn new(name: &str) -> Self {
         ModuleBuilder {
-            module: Module {
-                name: name.to_owned(),
-                externs: vec![],
-                imported_modules: vec![],
-                device_binaries: vec![],
-                imports: vec![],
-                system_lib_prefix: None,
-                functions: vec![],
-            },
+            module: Module::new(name),
         }
     }
 

@@ -139,16 +139,7 @@ impl TensorSpecBuilder {
     /// A spec of this shape (constant dims or symbolic variable names).
     pub fn new<D: Into<Dim>>(shape: impl IntoIterator<Item = D>) -> Self {
         TensorSpecBuilder {
-            spec: TensorSpec {
-                dtype: None,
-                shape: shape.into_iter().map(Into::into).collect(),
-                strides: Strides::Compact,
-                device_type: None,
-                device_id: DeviceIdPolicy::Same,
-                byte_offset: ByteOffsetPolicy::Zero,
-                alignment: None,
-                index_type: None,
-            },
+            spec: TensorSpec::new(None, shape.into_iter().map(Into::into).collect()),
         }
     }
 

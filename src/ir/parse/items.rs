@@ -17,15 +17,7 @@ impl Parser<'_> {
         let (name, name_span) = self.name("a module name")?;
         map.module_name = name_span;
         self.expect_punct(";")?;
-        let mut m = Module {
-            name,
-            externs: vec![],
-            imported_modules: vec![],
-            device_binaries: vec![],
-            imports: vec![],
-            system_lib_prefix: None,
-            functions: vec![],
-        };
+        let mut m = Module::new(name);
         loop {
             let mut doc_lines = Vec::new();
             let doc_start = self.span();

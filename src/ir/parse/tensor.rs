@@ -52,16 +52,7 @@ impl Parser<'_> {
         let dtype_start = self.span();
         let dtype = self.dtype()?;
         spans.dtype = dtype_start.to(Span::new(self.prev_end(), self.prev_end()));
-        let mut spec = TensorSpec {
-            dtype,
-            shape,
-            strides: Strides::Compact,
-            device_type: None,
-            device_id: DeviceIdPolicy::Same,
-            byte_offset: ByteOffsetPolicy::Zero,
-            alignment: None,
-            index_type: None,
-        };
+        let mut spec = TensorSpec::new(dtype, shape);
         const KEYS: &[&str] = &[
             "device",
             "strides",

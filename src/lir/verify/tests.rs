@@ -36,6 +36,14 @@ fn returning_x() -> Function {
     b.finish()
 }
 
+/// Declares one more single-assignment `i32` variable in `f`.
+fn declare_i32(f: &mut Function) {
+    f.vars.push(VarDecl {
+        ty: Ty::I32,
+        mutable: false,
+    });
+}
+
 #[test]
 fn a_well_formed_function_with_a_mutable_variable_across_a_diamond_passes() {
     let mut b = builder();
@@ -78,14 +86,8 @@ fn a_variable_assigned_on_one_path_only_is_used_before_assignment() {
 #[test]
 fn a_use_before_the_definition_in_the_same_block_is_an_error() {
     let mut f = returning_x();
-    f.vars.push(VarDecl {
-        ty: Ty::I32,
-        mutable: false,
-    });
-    f.vars.push(VarDecl {
-        ty: Ty::I32,
-        mutable: false,
-    });
+    declare_i32(&mut f);
+    declare_i32(&mut f);
     f.blocks[0].insts = vec![
         Inst::Binary {
             dst: Var(2),
@@ -125,10 +127,7 @@ fn operand_types_of_a_binary_operation_must_agree() {
         b.ret(Some(b.param(0)));
         b.finish()
     };
-    f.vars.push(VarDecl {
-        ty: Ty::I32,
-        mutable: false,
-    });
+    declare_i32(&mut f);
     f.blocks[0].insts.push(Inst::Binary {
         dst: Var(2),
         op: BinOp::Iadd,
@@ -143,15 +142,8 @@ fn operand_types_of_a_binary_operation_must_agree() {
 
 #[test]
 fn float_operations_on_integers_are_errors() {
-    let mut b = builder();
-    let mut f = {
-        b.ret(Some(b.param(0)));
-        b.finish()
-    };
-    f.vars.push(VarDecl {
-        ty: Ty::I32,
-        mutable: false,
-    });
+    let mut f = returning_x();
+    declare_i32(&mut f);
     f.blocks[0].insts.push(Inst::Binary {
         dst: Var(1),
         op: BinOp::Fadd,

@@ -56,8 +56,15 @@ impl Val {
 
 /// Lowers an expression that must be a machine value.
 pub(crate) fn lower_scalar(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
+    Ok(lower_machine(fx, e)?.0)
+}
+
+/// Lowers an expression that must be a machine value, with its type.
+fn lower_machine(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<(Var, ir::Type), LowerError> {
     match lower_expr(fx, e)? {
-        Val::Scalar(v, _) | Val::Device(v) | Val::DType(v) => Ok(v),
+        Val::Scalar(v, s) => Ok((v, ir::Type::Scalar(s))),
+        Val::Device(v) => Ok((v, ir::Type::Device)),
+        Val::DType(v) => Ok((v, ir::Type::DType)),
         other => Err(LowerError::internal(format!(
             "expected a scalar value, found {other:?}"
         ))),
@@ -127,8 +134,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
             Val::machine(result, &ty)
         }
         Expr::Binary { op, lhs, rhs } => {
-            let operand = fx.expr_type(lhs)?;
-            let a = lower_scalar(fx, lhs)?;
+            let (a, operand) = lower_machine(fx, lhs)?;
             let b = lower_scalar(fx, rhs)?;
             let constant_rhs = match **rhs {
                 Expr::Int { value, .. } => Some(value),
@@ -148,23 +154,12 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
             Val::machine(fx.b.select(c, a, b), &ty)
         }
         Expr::Cast { ty: to, arg } => {
-            let out = match fx.expr_type(arg)? {
-                ir::Type::Scalar(from) => {
-                    let v = lower_scalar(fx, arg)?;
-                    cast::convert(fx, v, from, *to)?
-                }
-                ir::Type::Any => {
-                    let Val::Ref { any, .. } = lower_expr(fx, arg)? else {
-                        return Err(LowerError::internal(
-                            "a value of type any is not held in a TVMFFIAny",
-                        ));
-                    };
-                    cast::unpack_any(fx, any, *to)
-                }
+            let out = match lower_expr(fx, arg)? {
+                Val::Scalar(v, from) => cast::convert(fx, v, from, *to)?,
+                // A value of type any, checked at run time.
+                Val::Ref { any } => cast::unpack_any(fx, any, *to),
                 other => {
-                    return Err(LowerError::internal(format!(
-                        "cannot cast a value of type {other}"
-                    )));
+                    return Err(LowerError::internal(format!("cannot cast {other:?}")));
                 }
             };
             Val::machine(out, &ty)

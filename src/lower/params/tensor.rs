@@ -190,27 +190,45 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<
     }
     for (k, dim) in spec.shape.iter().enumerate() {
         if let Dim::Var(name) = dim {
-            // Only messages show these; the fast path builds none.
-            let (what, binder) = if fx.explaining() {
-                (format!("shape[{k}]"), format!("{}.shape[{k}]", t.leaf.name))
-            } else {
-                Default::default()
-            };
-            bind_or_compare(
-                fx,
-                syms,
-                SymKey::Named(name.clone()),
-                dims[k],
-                t.guarded,
-                prefix,
-                &what,
-                name,
-                &binder,
-                None,
-            );
+            bind_dim_var(fx, t, syms, ("shape", k), name, dims[k], None);
         }
     }
     dims
+}
+
+/// Binds symbolic variable `name` to `value`, entry `k` of `field` (`shape` or `strides`) of
+/// the tensor, or compares it with its earlier binding; a set `skip` makes the occurrence not
+/// count at run time (see `bind_or_compare`).
+fn bind_dim_var(
+    fx: &mut FnCtx<'_, '_>,
+    t: &Checked<'_>,
+    syms: &mut Syms,
+    (field, k): (&str, usize),
+    name: &str,
+    value: Var,
+    skip: Option<Var>,
+) {
+    // Only messages show these; the fast path builds none.
+    let (what, binder) = if fx.explaining() {
+        (
+            format!("{field}[{k}]"),
+            format!("{}.{field}[{k}]", t.leaf.name),
+        )
+    } else {
+        Default::default()
+    };
+    bind_or_compare(
+        fx,
+        syms,
+        SymKey::Named(name.to_owned()),
+        value,
+        t.guarded,
+        &t.prefix,
+        &what,
+        name,
+        &binder,
+        skip,
+    );
 }
 
 /// `strides=compact`: NULL strides, or row-major contiguous ones (a dim of 1 may have any
@@ -278,28 +296,7 @@ fn check_exact_strides(
                     ]
                 });
             }
-            Dim::Var(name) => {
-                let (what, binder) = if fx.explaining() {
-                    (
-                        format!("strides[{k}]"),
-                        format!("{}.strides[{k}]", t.leaf.name),
-                    )
-                } else {
-                    Default::default()
-                };
-                bind_or_compare(
-                    fx,
-                    syms,
-                    SymKey::Named(name.clone()),
-                    value,
-                    t.guarded,
-                    prefix,
-                    &what,
-                    name,
-                    &binder,
-                    Some(skip),
-                );
-            }
+            Dim::Var(name) => bind_dim_var(fx, t, syms, ("strides", k), name, value, Some(skip)),
         }
     }
 }

@@ -172,15 +172,7 @@ fn merge_text(parts: Vec<MsgPart>) -> Vec<MsgPart> {
 
 /// A standalone module holding only the helper, exported as `symbol` (compiled once by the JIT).
 pub fn helper_module(symbol: &str) -> Module {
-    let ir = crate::ir::Module {
-        name: "safecall_raise".to_owned(),
-        externs: Vec::new(),
-        imported_modules: Vec::new(),
-        device_binaries: Vec::new(),
-        imports: Vec::new(),
-        system_lib_prefix: None,
-        functions: Vec::new(),
-    };
+    let ir = crate::ir::Module::new("safecall_raise");
     let options = LowerSettings::default();
     let no_expressions = crate::ir::typing::ExprTypes::default();
     let mut ctx = ModuleCtx::new(&ir, &no_expressions, &options);
