@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use safecall_runtime::abi::{DEVICE_ID_SHIFT, type_index};
 use serde_json::Value;
 
-use crate::cases::{Case, Expect, Suite, arg_path, float_of, tag};
+use crate::cases::{Case, Expect, Suite, arg_path, float_of, int_list, tag};
 use crate::tensor::{self, Data, Storage, TensorDesc};
 
 /// The 64-bit payload of a POD descriptor (int, bool, float, ptr, dtype, device) as
@@ -127,12 +127,7 @@ fn c_value(v: &Value, path: &[usize], as_object: bool) -> String {
         "raw_str" => format!("raw_str({})", c_string(text())),
         "byte_array" => format!("byte_array(&c, {}, {})", c_string(text()), text().len()),
         "shape" => {
-            let dims: Vec<i64> = body
-                .as_array()
-                .expect("a list")
-                .iter()
-                .map(|x| x.as_i64().expect("an integer"))
-                .collect();
+            let dims = int_list(body);
             format!("shape(&c, {}, {})", dims.len(), c_ints(&dims))
         }
         "array" | "list" => {

@@ -9,7 +9,7 @@ use safecall_runtime::{Any, AnyView, Bytes, Error, Function, Shape, Tensor};
 use serde_json::Value;
 
 use super::array::new_sequence;
-use super::cases::{float_of, tag};
+use super::cases::{float_of, int_list, tag};
 use super::tensor::{Storage, TensorDesc, parse_device, parse_dtype};
 
 /// How top-level tensor arguments are passed.
@@ -183,12 +183,7 @@ impl Args {
                 *AnyView::from(d).as_raw()
             }
             "shape" => {
-                let dims: Vec<i64> = body
-                    .as_array()
-                    .expect("a list")
-                    .iter()
-                    .map(|x| x.as_i64().expect("an integer"))
-                    .collect();
+                let dims = int_list(body);
                 self.keep(Shape::new(&dims).into())
             }
             "array" | "list" => {

@@ -274,3 +274,12 @@ pub fn float_of(v: &Value) -> f64 {
         other => other.as_f64().expect("a float"),
     }
 }
+
+/// A list of integers in a descriptor (a shape, strides).
+pub fn int_list(v: &Value) -> Vec<i64> {
+    v.as_array()
+        .expect("a list of integers")
+        .iter()
+        .map(|x| x.as_i64().expect("an integer"))
+        .collect()
+}

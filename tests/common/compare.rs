@@ -6,8 +6,7 @@ use serde_json::Value;
 
 use super::args::Args;
 use super::array::array_items;
-use super::cases::arg_path;
-use super::cases::tag;
+use super::cases::{arg_path, int_list, tag};
 use super::tensor::{parse_device, parse_dtype};
 
 fn float_matches(expected: &Value, got: f64) -> bool {
@@ -76,12 +75,7 @@ fn check_raw(expected: &Value, got: &TVMFFIAny, args: &Args) -> Result<(), Strin
             view.cast::<safecall_runtime::abi::DLDataType>().ok() == body.as_str().map(parse_dtype)
         }
         "shape" => {
-            let want: Vec<i64> = body
-                .as_array()
-                .expect("a list")
-                .iter()
-                .map(|x| x.as_i64().expect("an integer"))
-                .collect();
+            let want = int_list(body);
             view.cast::<safecall_runtime::Shape>()
                 .is_ok_and(|s| s.as_slice() == want.as_slice())
         }

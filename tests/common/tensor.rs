@@ -9,6 +9,8 @@ use safecall_runtime::Tensor;
 use safecall_runtime::abi::{DLDataType, DLDevice, DLManagedTensor, DLTensor, dtype_code};
 use serde_json::Value;
 
+use super::cases::int_list;
+
 /// Alignment of every allocated buffer (misalignment is added on top).
 const BASE_ALIGN: usize = 64;
 
@@ -92,13 +94,6 @@ impl TensorDesc {
         {
             assert!(known.contains(&key.as_str()), "unknown tensor key `{key}`");
         }
-        let ints = |v: &Value| -> Vec<i64> {
-            v.as_array()
-                .expect("a list of integers")
-                .iter()
-                .map(|x| x.as_i64().expect("an integer"))
-                .collect()
-        };
         let data = match &v["data"] {
             Value::Null => Data::Alloc,
             Value::String(s) if s == "alloc" => Data::Alloc,
@@ -119,8 +114,8 @@ impl TensorDesc {
         };
         TensorDesc {
             dtype: parse_dtype(v["dtype"].as_str().unwrap_or("float32")),
-            shape: ints(&v["shape"]),
-            strides: (!v["strides"].is_null()).then(|| ints(&v["strides"])),
+            shape: int_list(&v["shape"]),
+            strides: (!v["strides"].is_null()).then(|| int_list(&v["strides"])),
             byte_offset: v["byte_offset"].as_u64().unwrap_or(0),
             device: parse_device(v["device"].as_str().unwrap_or("cpu:0")),
             data,
