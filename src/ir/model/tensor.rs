@@ -1,0 +1,88 @@
+//! Tensor specs: what a tensor parameter is checked against (dtype, shape, strides, device,
+//! byte offset, alignment, index type).
+
+use safecall_runtime::abi::DLDataType;
+
+use super::IntType;
+
+/// Everything a tensor parameter is checked against.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    /// Element type; `None` accepts any.
+    pub dtype: Option<DLDataType>,
+    /// One entry per dimension (so `ndim == shape.len()`).
+    pub shape: Vec<Dim>,
+    /// Stride requirements.
+    pub strides: Strides,
+    /// Required DLPack device type code; `None` accepts any.
+    pub device_type: Option<i32>,
+    /// How the device id relates to the other tensors'.
+    pub device_id: DeviceIdPolicy,
+    /// Whether a non-zero `byte_offset` is accepted.
+    pub byte_offset: ByteOffsetPolicy,
+    /// Required alignment in bytes of `data + byte_offset` (a power of two).
+    pub alignment: Option<u32>,
+    /// When set, the element count (product of dims) must fit this signed or unsigned
+    /// index type (e.g. `i32` for kernels that index with 32-bit integers).
+    pub index_type: Option<IntType>,
+}
+
+impl TensorSpec {
+    /// A spec of this dtype and shape with the defaults of every other requirement: compact
+    /// strides, any device type, the device id of the other tensors, a zero byte offset, no
+    /// alignment and no index type.
+    pub fn new(dtype: Option<DLDataType>, shape: Vec<Dim>) -> TensorSpec {
+        TensorSpec {
+            dtype,
+            shape,
+            strides: Strides::Compact,
+            device_type: None,
+            device_id: DeviceIdPolicy::Same,
+            byte_offset: ByteOffsetPolicy::Zero,
+            alignment: None,
+            index_type: None,
+        }
+    }
+}
+
+/// A dimension (or stride) in a tensor spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// Exactly this value.
+    Const(i64),
+    /// A symbolic variable.
+    Var(String),
+}
+
+/// Stride requirements of a tensor parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strides {
+    /// Row-major compact (NULL strides or strides equal to the compact ones; dims of extent 1
+    /// and tensors with zero elements are exempt).
+    Compact,
+    /// Any strides; read them with [`TensorField::Stride`](super::TensorField::Stride).
+    Any,
+    /// One entry per dimension, each a constant or a symbolic variable (NULL strides are read
+    /// as the compact ones).
+    Exact(Vec<Dim>),
+}
+
+/// Device-id relation between tensor parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceIdPolicy {
+    /// Same device id as every other tensor with this policy.
+    Same,
+    /// Any device id.
+    Free,
+    /// Binds (or must match) a symbolic variable.
+    Var(String),
+}
+
+/// Whether `byte_offset` may be non-zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteOffsetPolicy {
+    /// `byte_offset` must be 0.
+    Zero,
+    /// Any `byte_offset` (read it with [`TensorField::ByteOffset`](super::TensorField::ByteOffset)).
+    Any,
+}
