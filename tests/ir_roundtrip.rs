@@ -199,27 +199,25 @@ fn stmt() -> impl Strategy<Value = Stmt> {
             name(),
             prop::collection::vec(expr(), 0..4),
             prop::collection::vec(expr(), 0..4),
-            prop::collection::vec(expr(), 0..4),
-            prop::option::of(expr()),
-            prop::option::of(expr()),
-            prop::option::of(expr()),
+            prop::collection::vec(launch_setting(), 0..6),
             prop::collection::vec(expr(), 0..3),
         )
-            .prop_map(
-                |(binary, kernel, grid, block, cluster, shared_mem, stream, device, args)| {
-                    Stmt::Launch(Box::new(Launch {
-                        binary,
-                        kernel,
-                        grid,
-                        block,
-                        cluster,
-                        shared_mem,
-                        stream,
-                        device,
-                        args,
-                    }))
+            .prop_map(|(binary, kernel, grid, block, optional, args)| {
+                let mut settings = LaunchSettings::new();
+                for s in [LaunchSetting::Grid(grid), LaunchSetting::Block(block)]
+                    .into_iter()
+                    .chain(optional)
+                {
+                    // A second setting of a kind is dropped, as the parser would refuse it.
+                    let _ = settings.insert(s);
                 }
-            ),
+                Stmt::Launch(Box::new(Launch {
+                    binary,
+                    kernel,
+                    settings,
+                    args,
+                }))
+            }),
         prop::option::of(expr()).prop_map(Stmt::Return),
     ];
     simple.prop_recursive(2, 12, 3, |inner| {
@@ -592,4 +590,20 @@ proptest! {
             }
         }
     }
+}
+
+/// Any optional launch setting, of every kind and shape.
+fn launch_setting() -> impl Strategy<Value = LaunchSetting> {
+    let dims = || prop::collection::vec(expr(), 0..4);
+    prop_oneof![
+        dims().prop_map(LaunchSetting::Cluster),
+        dims().prop_map(LaunchSetting::PreferredCluster),
+        expr().prop_map(LaunchSetting::SharedMem),
+        expr().prop_map(LaunchSetting::Stream),
+        expr().prop_map(LaunchSetting::Device),
+        expr().prop_map(LaunchSetting::Pdl),
+        expr().prop_map(LaunchSetting::Cooperative),
+        expr().prop_map(LaunchSetting::Priority),
+        prop::sample::select(ClusterPolicy::ALL.to_vec()).prop_map(LaunchSetting::ClusterPolicy),
+    ]
 }

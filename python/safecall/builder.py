@@ -653,12 +653,21 @@ class FunctionBuilder:
         shared_mem: Any = None,
         stream: Any = None,
         device: Any = None,
+        pdl: Any = None,
+        cooperative: Any = None,
+        cluster_policy: Optional[str] = None,
+        preferred_cluster: Optional[Sequence[Any]] = None,
+        priority: Any = None,
     ) -> None:
         """``launch binary.kernel[grid=(..), block=(..), ...](args);``: launches a kernel of a
-        ``ModuleBuilder.device_binary`` through the CUDA driver. ``grid``, ``block`` and
-        ``cluster`` are 1 to 3 integer expressions; ``stream`` defaults to the device's
-        environment stream and ``device`` to the first CUDA tensor parameter's device id; the
-        arguments are scalars and pointers (a tensor's ``.data``), passed by value."""
+        ``ModuleBuilder.device_binary`` through the CUDA driver. ``grid``, ``block``,
+        ``cluster`` and ``preferred_cluster`` are 1 to 3 integer expressions; ``stream``
+        defaults to the device's environment stream and ``device`` to the first CUDA tensor
+        parameter's device id; ``pdl`` (programmatic dependent launch) and ``cooperative``
+        are bools (Python ``True``/``False`` or ``bool`` expressions decided at call time);
+        ``cluster_policy`` is ``"default"``, ``"spread"`` or ``"load_balancing"``;
+        ``priority`` is an integer. The arguments are scalars and pointers (a tensor's
+        ``.data``), passed by value."""
 
         def dims(values: Any) -> str:
             if isinstance(values, (int, Expr)):
@@ -671,6 +680,20 @@ class FunctionBuilder:
         for key, value in (("shared_mem", shared_mem), ("stream", stream), ("device", device)):
             if value is not None:
                 settings.append(f"{key}={_expr(value)}")
+        for key, value in (("pdl", pdl), ("cooperative", cooperative)):
+            if value is not None:
+                settings.append(f"{key}={_expr(value)}")
+        if cluster_policy is not None:
+            if cluster_policy not in ("default", "spread", "load_balancing"):
+                raise ValueError(
+                    f"cluster_policy must be 'default', 'spread' or 'load_balancing', "
+                    f"not {cluster_policy!r}"
+                )
+            settings.append(f"cluster_policy={cluster_policy}")
+        if preferred_cluster is not None:
+            settings.append(f"preferred_cluster={dims(preferred_cluster)}")
+        if priority is not None:
+            settings.append(f"priority={_expr(priority)}")
         self._emit(
             f"launch {_name(binary)}.{_name(kernel)}[{', '.join(settings)}]("
             + ", ".join(_expr(a) for a in args)

@@ -19,7 +19,10 @@
 
 mod gpu;
 mod tensor;
-pub use gpu::{BinaryFormat, DeviceBinary, Launch};
+pub use gpu::{
+    BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
+    LaunchSettings, SettingShape, SettingValue,
+};
 pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides, TensorSpec};
 
 /// A compilation unit: one object file, shared library or JIT module.

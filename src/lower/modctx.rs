@@ -189,6 +189,9 @@ pub(crate) struct GpuState {
     /// Primary contexts retained, by device ordinal (below
     /// `gpu::cuda::CACHED_DEVICES`).
     pub(super) primary_contexts: Option<DataId>,
-    /// Per kernel (binary, kernel): the dynamic shared memory allowed, by device ordinal.
-    pub(super) shared_mem: HashMap<(String, String), DataId>,
+    /// Per kernel (binary, kernel) and kind of cache (`gpu::opt_in`): one 8-byte entry per
+    /// device ordinal.
+    pub(super) kernel_caches: HashMap<(String, String, &'static str), DataId>,
+    /// The driver's version (`cuDriverGetVersion`), 0 until asked.
+    pub(super) driver_version: Option<DataId>,
 }

@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 
 use super::super::lexer::Tok;
-use super::super::model::{BinaryFormat, DeviceBinary, Expr, Launch, Stmt};
+use super::super::model::{
+    BinaryFormat, DeviceBinary, Expr, Launch, LaunchSetting, LaunchSettingKind, LaunchSettings,
+    SettingShape, SettingValue, Stmt,
+};
 use super::super::source_map::{DeviceBinarySpans, ExprSpans, Span, StmtSpans};
 use super::{PResult, ParseError, Parser, ticks};
 
 /// Keys of a `device_binary` item.
 const BINARY_KEYS: &[&str] = &["format", "data", "file", "kernels", "}"];
-/// Keys of a launch configuration, in printing (and source-map) order.
-const LAUNCH_KEYS: &[&str] = &["grid", "block", "cluster", "shared_mem", "stream", "device"];
 
 impl Parser<'_> {
     /// `device_binary NAME { format F; data b"..." | file "PATH"; kernels [K, ...]; }`.
@@ -141,8 +142,10 @@ impl Parser<'_> {
         let (kernel, kernel_span) = self.name("the kernel's entry name")?;
         spans.name = Some(binary_span.to(kernel_span));
         let open = self.expect_punct("[")?;
-        // Each key's expressions and their spans, in LAUNCH_KEYS order.
-        let mut config: Vec<Option<(Vec<Expr>, Vec<ExprSpans>)>> = vec![None; LAUNCH_KEYS.len()];
+        let keys: Vec<&str> = LaunchSettingKind::ALL.iter().map(|k| k.keyword()).collect();
+        let mut settings = LaunchSettings::new();
+        // Each setting's expression spans, by kind (source-map order is kind order).
+        let mut setting_spans: Vec<(LaunchSettingKind, Vec<ExprSpans>)> = Vec::new();
         while !self.is_punct("]") {
             if matches!(self.peek(), Tok::Eof) {
                 return Err(self.unexpected(vec!["`]`".to_owned()]).with_note(format!(
@@ -150,45 +153,58 @@ impl Parser<'_> {
                     self.line_col(open)
                 )));
             }
-            let (key, key_span) = self.word(LAUNCH_KEYS)?;
-            let Some(index) = LAUNCH_KEYS.iter().position(|k| *k == key) else {
+            let (key, key_span) = self.word(&keys)?;
+            let Some(kind) = LaunchSettingKind::from_keyword(&key) else {
                 return Err(ParseError::new(
                     key_span,
                     format!(
-                        "unknown launch setting `{key}`; the settings are `grid`, `block`, \
-                         `cluster`, `shared_mem`, `stream` and `device`"
+                        "unknown launch setting `{key}`; the settings are {}",
+                        ticks(&keys).join(", ")
                     ),
-                    ticks(LAUNCH_KEYS),
+                    ticks(&keys),
                 ));
             };
-            if config[index].is_some() {
+            self.expect_punct("=")?;
+            let value_span = self.span();
+            let (value, exprs) = match kind.shape() {
+                SettingShape::Dims => {
+                    self.expect_punct("(")?;
+                    let (items, s): (Vec<Expr>, Vec<ExprSpans>) =
+                        self.list(")", |p| p.expr())?.into_iter().unzip();
+                    (SettingValue::Dims(items), s)
+                }
+                SettingShape::Expr => {
+                    let (e, s) = self.expr()?;
+                    (SettingValue::Expr(e), vec![s])
+                }
+                SettingShape::Keyword(words) => {
+                    let (w, _) = self.word(words)?;
+                    (SettingValue::Keyword(w), Vec::new())
+                }
+            };
+            let setting = LaunchSetting::new(kind, value)
+                .map_err(|message| ParseError::new(value_span, message, vec![]))?;
+            if settings.insert(setting).is_err() {
                 return Err(ParseError::new(
                     key_span,
                     format!("duplicate launch setting `{key}`"),
                     vec![],
                 ));
             }
-            self.expect_punct("=")?;
-            let value = if index < 3 {
-                self.expect_punct("(")?;
-                let items = self.list(")", |p| p.expr())?;
-                items.into_iter().unzip()
-            } else {
-                let (e, s) = self.expr()?;
-                (vec![e], vec![s])
-            };
-            config[index] = Some(value);
+            setting_spans.push((kind, exprs));
             if !self.eat_punct(",") && !self.is_punct("]") {
                 return Err(self.unexpected(vec!["`,`".into(), "`]`".into()]));
             }
         }
         let close = self.expect_punct("]")?;
-        for required in ["grid", "block"] {
-            let index = LAUNCH_KEYS.iter().position(|k| *k == required);
-            if index.is_some_and(|i| config[i].is_none()) {
+        for required in LaunchSettingKind::ALL.into_iter().filter(|k| k.required()) {
+            if settings.get(required).is_none() {
                 return Err(ParseError::new(
                     open.to(close),
-                    format!("missing `{required}=(...)` in the launch configuration"),
+                    format!(
+                        "missing `{}=(...)` in the launch configuration",
+                        required.keyword()
+                    ),
                     vec![],
                 ));
             }
@@ -196,29 +212,16 @@ impl Parser<'_> {
         self.expect_punct("(")?;
         let (args, arg_spans): (Vec<Expr>, Vec<ExprSpans>) =
             self.list(")", |p| p.expr())?.into_iter().unzip();
-        let mut parts = config.into_iter().map(Option::unwrap_or_default);
-        let mut next = || parts.next().unwrap_or_default();
-        let (grid, s_grid) = next();
-        let (block, s_block) = next();
-        let (cluster, s_cluster) = next();
-        let (shared_mem, s_smem) = next();
-        let (stream, s_stream) = next();
-        let (device, s_device) = next();
-        spans.exprs = [
-            s_grid, s_block, s_cluster, s_smem, s_stream, s_device, arg_spans,
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        setting_spans.sort_by_key(|(kind, _)| *kind);
+        spans.exprs = setting_spans
+            .into_iter()
+            .flat_map(|(_, s)| s)
+            .chain(arg_spans)
+            .collect();
         Ok(Stmt::Launch(Box::new(Launch {
             binary,
             kernel,
-            grid,
-            block,
-            cluster,
-            shared_mem: shared_mem.into_iter().next(),
-            stream: stream.into_iter().next(),
-            device: device.into_iter().next(),
+            settings,
             args,
         })))
     }

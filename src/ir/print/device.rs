@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::super::model::{DeviceBinary, Expr, Launch};
+use super::super::model::{DeviceBinary, Launch, SettingValue};
 use super::super::syntax::{self, name};
 use super::{print_args, print_expr};
 
@@ -20,26 +20,21 @@ pub fn print_device_binary(b: &DeviceBinary) -> String {
 
 /// Prints a `launch` statement (one line).
 pub(super) fn print_launch(l: &Launch) -> String {
-    let dims = |d: &[Expr]| {
-        let parts: Vec<String> = d.iter().map(print_expr).collect();
-        format!("({})", parts.join(", "))
-    };
-    let mut config = vec![
-        format!("grid={}", dims(&l.grid)),
-        format!("block={}", dims(&l.block)),
-    ];
-    if !l.cluster.is_empty() {
-        config.push(format!("cluster={}", dims(&l.cluster)));
-    }
-    for (key, value) in [
-        ("shared_mem", &l.shared_mem),
-        ("stream", &l.stream),
-        ("device", &l.device),
-    ] {
-        if let Some(e) = value {
-            config.push(format!("{key}={}", print_expr(e)));
-        }
-    }
+    let config: Vec<String> = l
+        .settings
+        .iter()
+        .map(|setting| {
+            let value = match setting.value() {
+                SettingValue::Dims(d) => {
+                    let parts: Vec<String> = d.iter().map(print_expr).collect();
+                    format!("({})", parts.join(", "))
+                }
+                SettingValue::Expr(e) => print_expr(&e),
+                SettingValue::Keyword(w) => w,
+            };
+            format!("{}={value}", setting.kind().keyword())
+        })
+        .collect();
     format!(
         "launch {}.{}[{}]({});",
         name(&l.binary),

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::super::model::{BinaryFormat, Launch, ScalarType, Type};
+use super::super::model::{
+    BinaryFormat, Expr, Launch, LaunchSetting, LaunchSettingKind, ScalarType, Type,
+};
 use super::super::source_map::StmtPath;
 use super::super::syntax::is_identifier;
 use super::{FnVerifier, Location, StmtFocus, Verifier};
@@ -97,10 +99,54 @@ impl Verifier<'_> {
 }
 
 impl FnVerifier<'_, '_> {
-    /// A launch: a known binary and kernel, 1 to 3 integer grid and block dims, 0 to 3
-    /// integer cluster dims, an integer `shared_mem`, a `ptr` stream, an integer device (or
-    /// a CUDA tensor parameter to take it from), and scalar or pointer arguments.
+    /// A launch: a known binary and kernel, then each setting ([`Self::launch_setting`]),
+    /// a device to launch on, and scalar or pointer arguments.
     pub(super) fn launch(&mut self, path: &StmtPath, l: &Launch) {
+        self.launch_target(path, l);
+        for kind in LaunchSettingKind::ALL.into_iter().filter(|k| k.required()) {
+            if l.settings.get(kind).is_none() {
+                self.stmt_err(
+                    path,
+                    StmtFocus::Whole,
+                    format!("the launch has no `{}=(...)`", kind.keyword()),
+                );
+            }
+        }
+        let mut index = 0;
+        for setting in l.settings.iter() {
+            self.launch_setting(path, index, setting);
+            index += setting.exprs().len();
+        }
+        self.cluster_constants(path, l);
+        if l.expr(LaunchSettingKind::Device).is_none() && self.f.first_cuda_tensor().is_none() {
+            self.stmt_err(
+                path,
+                StmtFocus::Whole,
+                format!(
+                    "the launch has no `device=`, and `{}` has no CUDA tensor parameter \
+                     (`device=cuda`) to take the device from",
+                    self.f.name
+                ),
+            );
+        }
+        for (k, e) in l.args.iter().enumerate() {
+            match self.expr(path, index, e) {
+                Some(Type::Scalar(_)) | None => {}
+                Some(t) => self.stmt_err(
+                    path,
+                    StmtFocus::Expr(vec![index]),
+                    format!(
+                        "kernel argument {k} must be a scalar or a pointer, found {t} \
+                         (pass a tensor's `.data`)"
+                    ),
+                ),
+            }
+            index += 1;
+        }
+    }
+
+    /// The device binary and kernel a launch names exist.
+    fn launch_target(&mut self, path: &StmtPath, l: &Launch) {
         let binaries = &self.v.m.device_binaries;
         match binaries.iter().find(|b| b.name == l.binary) {
             None if binaries.is_empty() => self.stmt_err(
@@ -135,63 +181,110 @@ impl FnVerifier<'_, '_> {
             }
             Some(_) => {}
         }
-        let mut index = 0;
-        for (what, dims, min) in [
-            ("grid", &l.grid, 1),
-            ("block", &l.block, 1),
-            ("cluster", &l.cluster, 0),
+    }
+
+    /// One setting whose expressions start at `index`: its dimension count and the type of
+    /// each expression.
+    fn launch_setting(&mut self, path: &StmtPath, index: usize, setting: &LaunchSetting) {
+        let what = setting.kind().keyword();
+        match setting {
+            LaunchSetting::Grid(dims)
+            | LaunchSetting::Block(dims)
+            | LaunchSetting::Cluster(dims)
+            | LaunchSetting::PreferredCluster(dims) => {
+                if dims.is_empty() || dims.len() > MAX_DIMS {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Whole,
+                        format!(
+                            "{what} has {} dimensions; it takes 1 to {MAX_DIMS}",
+                            dims.len()
+                        ),
+                    );
+                }
+                for (i, e) in dims.iter().enumerate() {
+                    self.expect_integer(path, index + i, e, &format!("{what}[{i}]"));
+                }
+            }
+            LaunchSetting::Device(e) => self.expect_integer(path, index, e, "the device"),
+            LaunchSetting::SharedMem(e) => self.expect_integer(path, index, e, what),
+            LaunchSetting::Priority(e) => {
+                self.expect_integer(path, index, e, what);
+                if let Some(v) = int_literal(e).filter(|v| i32::try_from(*v).is_err()) {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Expr(vec![index]),
+                        format!("priority is {v}; it must fit in an i32"),
+                    );
+                }
+            }
+            LaunchSetting::Stream(e) => {
+                let ptr = Type::Scalar(ScalarType::Ptr);
+                self.expect_type(path, index, e, &ptr, "the stream");
+            }
+            LaunchSetting::Pdl(e) | LaunchSetting::Cooperative(e) => {
+                let b = Type::Scalar(ScalarType::Bool);
+                self.expect_type(path, index, e, &b, what);
+            }
+            LaunchSetting::ClusterPolicy(_) => {}
+        }
+    }
+
+    /// What constants decide about clusters: dimensions of at least 1, and a preferred
+    /// cluster that has a cluster and is a multiple of it in each dimension (as the driver
+    /// requires).
+    fn cluster_constants(&mut self, path: &StmtPath, l: &Launch) {
+        let mut offset = 0;
+        let mut starts = HashMap::new();
+        for s in l.settings.iter() {
+            starts.insert(s.kind(), offset);
+            offset += s.exprs().len();
+        }
+        let cluster = l.cluster();
+        for (kind, dims) in [
+            (LaunchSettingKind::Cluster, cluster),
+            (LaunchSettingKind::PreferredCluster, l.preferred_cluster()),
         ] {
-            if dims.len() < min || dims.len() > MAX_DIMS {
+            for (i, e) in dims.iter().enumerate() {
+                if let Some(v) = int_literal(e).filter(|v| *v < 1) {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Expr(vec![starts[&kind] + i]),
+                        format!("{}[{i}] is {v}; it must be at least 1", kind.keyword()),
+                    );
+                }
+            }
+        }
+        let preferred = l.preferred_cluster();
+        if preferred.is_empty() {
+            return;
+        }
+        let at = starts[&LaunchSettingKind::PreferredCluster];
+        if cluster.is_empty() {
+            self.stmt_err(
+                path,
+                StmtFocus::Expr(vec![at]),
+                "`preferred_cluster` needs a `cluster` (the preferred dimensions are \
+                 multiples of the cluster's)"
+                    .to_owned(),
+            );
+            return;
+        }
+        for i in 0..MAX_DIMS {
+            let dim = |d: &[Expr]| d.get(i).map_or(Some(1), int_literal);
+            if let (Some(p), Some(c)) = (dim(preferred), dim(cluster))
+                && p >= 1
+                && c >= 1
+                && p % c != 0
+            {
                 self.stmt_err(
                     path,
-                    StmtFocus::Whole,
+                    StmtFocus::Expr(vec![at + i.min(preferred.len() - 1)]),
                     format!(
-                        "{what} has {} dimensions; it takes 1 to {MAX_DIMS}",
-                        dims.len()
+                        "preferred_cluster[{i}] is {p}, not a multiple of cluster[{i}] ({c})"
                     ),
                 );
             }
-            for (i, e) in dims.iter().enumerate() {
-                self.expect_integer(path, index, e, &format!("{what}[{i}]"));
-                index += 1;
-            }
-        }
-        if let Some(e) = &l.shared_mem {
-            self.expect_integer(path, index, e, "shared_mem");
-            index += 1;
-        }
-        if let Some(e) = &l.stream {
-            let ptr = Type::Scalar(ScalarType::Ptr);
-            self.expect_type(path, index, e, &ptr, "the stream");
-            index += 1;
-        }
-        if let Some(e) = &l.device {
-            self.expect_integer(path, index, e, "the device");
-            index += 1;
-        } else if self.f.first_cuda_tensor().is_none() {
-            self.stmt_err(
-                path,
-                StmtFocus::Whole,
-                format!(
-                    "the launch has no `device=`, and `{}` has no CUDA tensor parameter \
-                     (`device=cuda`) to take the device from",
-                    self.f.name
-                ),
-            );
-        }
-        for (k, e) in l.args.iter().enumerate() {
-            match self.expr(path, index, e) {
-                Some(Type::Scalar(_)) | None => {}
-                Some(t) => self.stmt_err(
-                    path,
-                    StmtFocus::Expr(vec![index]),
-                    format!(
-                        "kernel argument {k} must be a scalar or a pointer, found {t} \
-                         (pass a tensor's `.data`)"
-                    ),
-                ),
-            }
-            index += 1;
         }
     }
 
@@ -200,7 +293,7 @@ impl FnVerifier<'_, '_> {
         &mut self,
         path: &StmtPath,
         index: usize,
-        e: &super::super::model::Expr,
+        e: &Expr,
         what: &str,
     ) {
         match self.expr(path, index, e) {
@@ -211,5 +304,13 @@ impl FnVerifier<'_, '_> {
                 format!("{what} must be an integer, found {t}"),
             ),
         }
+    }
+}
+
+/// The value of an integer literal.
+fn int_literal(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int { value, .. } => Some(*value),
+        _ => None,
     }
 }

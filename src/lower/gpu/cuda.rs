@@ -5,10 +5,14 @@
 use std::mem::{offset_of, size_of};
 
 use cudarc::driver::sys::{
-    CUdriverProcAddress_flags_enum, CUfunction_attribute_enum, CUlaunchAttribute,
-    CUlaunchAttributeID_enum, CUlaunchAttributeValue_union__bindgen_ty_1 as ClusterDim,
-    CUlaunchConfig, cudaError_enum,
+    CUclusterSchedulingPolicy_enum, CUdevice_attribute_enum, CUdriverProcAddress_flags_enum,
+    CUfunction_attribute_enum, CUlaunchAttribute, CUlaunchAttributeID_enum,
+    CUlaunchAttributeValue_union__bindgen_ty_1 as ClusterDim,
+    CUlaunchAttributeValue_union__bindgen_ty_4 as PreferredClusterDim, CUlaunchConfig,
+    cudaError_enum,
 };
+
+use crate::ir::ClusterPolicy;
 
 use crate::lir::{Signature, Ty};
 
@@ -32,6 +36,47 @@ pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: i64 =
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
 pub const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: i64 =
     CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION as i64;
+/// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`: a kernel's static shared memory.
+pub const SHARED_SIZE_BYTES: i64 =
+    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as i64;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+pub const NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i64 =
+    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as i64;
+/// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: the most shared memory (static
+/// and dynamic) a block may opt in to.
+pub const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: i64 =
+    CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as i64;
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
+pub const LAUNCH_ATTRIBUTE_COOPERATIVE: i64 =
+    CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE as i64;
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`.
+pub const LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY: i64 =
+    CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE as i64;
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (programmatic dependent launch).
+pub const LAUNCH_ATTRIBUTE_PDL: i64 =
+    CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION as i64;
+/// `CU_LAUNCH_ATTRIBUTE_PRIORITY`.
+pub const LAUNCH_ATTRIBUTE_PRIORITY: i64 =
+    CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY as i64;
+/// `CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`.
+pub const LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: i64 =
+    CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION as i64;
+/// The first driver version (`cuDriverGetVersion`, 1000 * major + 10 * minor) that knows
+/// [`LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`]: CUDA 12.8.
+pub const PREFERRED_CLUSTER_DRIVER: i64 = 12080;
+/// Most blocks in a cluster without [`NON_PORTABLE_CLUSTER_SIZE_ALLOWED`].
+pub const PORTABLE_CLUSTER_SIZE: i64 = 8;
+
+/// The `CUclusterSchedulingPolicy` value of a policy.
+pub fn cluster_policy(policy: ClusterPolicy) -> i64 {
+    use CUclusterSchedulingPolicy_enum as P;
+    (match policy {
+        ClusterPolicy::Default => P::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT,
+        ClusterPolicy::Spread => P::CU_CLUSTER_SCHEDULING_POLICY_SPREAD,
+        ClusterPolicy::LoadBalancing => P::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING,
+    }) as i64
+}
+
 /// `kDLCUDA`: the device type whose environment stream a launch uses by default.
 pub const DL_CUDA: i64 = safecall_runtime::abi::device_type::CUDA as i64;
 
@@ -75,6 +120,16 @@ pub const CONFIG_NUM_ATTRS: usize = offset_of!(CUlaunchConfig, numAttrs);
 pub const ATTR_SIZE: u32 = size_of::<CUlaunchAttribute>() as u32;
 /// Offset of `id` in `CUlaunchAttribute`.
 pub const ATTR_ID: usize = offset_of!(CUlaunchAttribute, id);
+/// Offset of `value` in `CUlaunchAttribute`: where the `int` members of the value union
+/// (`cooperative`, `programmaticStreamSerializationAllowed`, `priority`,
+/// `clusterSchedulingPolicyPreference`) live, as every member of a C union starts there.
+pub const ATTR_VALUE: usize = offset_of!(CUlaunchAttribute, value);
+/// Offsets of `value.preferredClusterDim.{x,y,z}` in `CUlaunchAttribute`.
+pub const ATTR_PREFERRED_CLUSTER_DIM: [usize; 3] = [
+    offset_of!(CUlaunchAttribute, value) + offset_of!(PreferredClusterDim, x),
+    offset_of!(CUlaunchAttribute, value) + offset_of!(PreferredClusterDim, y),
+    offset_of!(CUlaunchAttribute, value) + offset_of!(PreferredClusterDim, z),
+];
 /// Offsets of `value.clusterDim.{x,y,z}` in `CUlaunchAttribute`.
 pub const ATTR_CLUSTER_DIM: [usize; 3] = [
     offset_of!(CUlaunchAttribute, value) + offset_of!(ClusterDim, x),
@@ -110,13 +165,19 @@ pub enum Entry {
     LibraryGetKernel,
     /// `CUresult cuKernelSetAttribute(CUfunction_attribute, int value, CUkernel, CUdevice)`
     KernelSetAttribute,
+    /// `CUresult cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice)`
+    KernelGetAttribute,
+    /// `CUresult cuDeviceGetAttribute(int*, CUdevice_attribute, CUdevice)`
+    DeviceGetAttribute,
+    /// `CUresult cuDriverGetVersion(int*)`
+    DriverGetVersion,
     /// `CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void** params, void** extra)`
     LaunchKernelEx,
 }
 
 impl Entry {
     /// Every entry, in table order.
-    pub const ALL: [Entry; 13] = [
+    pub const ALL: [Entry; 16] = [
         Entry::GetErrorName,
         Entry::GetErrorString,
         Entry::Init,
@@ -129,6 +190,9 @@ impl Entry {
         Entry::LibraryUnload,
         Entry::LibraryGetKernel,
         Entry::KernelSetAttribute,
+        Entry::KernelGetAttribute,
+        Entry::DeviceGetAttribute,
+        Entry::DriverGetVersion,
         Entry::LaunchKernelEx,
     ];
 
@@ -147,6 +211,9 @@ impl Entry {
             Entry::LibraryUnload => "cuLibraryUnload",
             Entry::LibraryGetKernel => "cuLibraryGetKernel",
             Entry::KernelSetAttribute => "cuKernelSetAttribute",
+            Entry::KernelGetAttribute => "cuKernelGetAttribute",
+            Entry::DeviceGetAttribute => "cuDeviceGetAttribute",
+            Entry::DriverGetVersion => "cuDriverGetVersion",
             Entry::LaunchKernelEx => "cuLaunchKernelEx",
         }
     }
@@ -159,6 +226,9 @@ impl Entry {
             Entry::Init => &[I32],
             Entry::DeviceGet => &[Ptr, I32],
             Entry::CtxGetCurrent | Entry::CtxGetDevice | Entry::CtxSetCurrent => &[Ptr],
+            Entry::DriverGetVersion => &[Ptr],
+            Entry::KernelGetAttribute => &[Ptr, I32, Ptr, I32],
+            Entry::DeviceGetAttribute => &[Ptr, I32, I32],
             Entry::LibraryUnload => &[Ptr],
             Entry::DevicePrimaryCtxRetain => &[Ptr, I32],
             Entry::LibraryLoadData => &[Ptr, Ptr, Ptr, Ptr, I32, Ptr, Ptr, I32],
@@ -255,6 +325,7 @@ mod tests {
         );
         assert_eq!(CONFIG_SIZE, 56);
         assert_eq!((ATTR_ID, ATTR_CLUSTER_DIM, ATTR_SIZE), (0, [8, 12, 16], 72));
+        assert_eq!((ATTR_VALUE, ATTR_PREFERRED_CLUSTER_DIM), (8, [8, 12, 16]));
         assert_eq!(RTLD_DEFAULT, libc::RTLD_DEFAULT as i64);
     }
 

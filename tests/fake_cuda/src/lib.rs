@@ -11,12 +11,22 @@
 //!   `name` on this thread returns `code`), or hides an entry point from
 //!   `cuGetProcAddress_v2` (`safecall_fake_cuda_hide`);
 //! - **checks** what a real driver checks: a launch needs a current context, non-zero grid
-//!   and block, and an opt-in (`cuKernelSetAttribute`) for more than 48 KiB of dynamic
-//!   shared memory on that device.
+//!   and block, and an opt-in (`cuKernelSetAttribute`) on that device for more than 48 KiB
+//!   of static plus dynamic shared memory (at most the device's 227 KiB opt-in limit), and
+//!   for clusters of more than 8 blocks (16 at most); a cooperative grid must fit on the
+//!   device at once ([`CO_RESIDENT_BLOCKS_PER_SM`] blocks per multiprocessor); a preferred
+//!   cluster needs a driver reporting CUDA 12.8 or later
+//!   (`safecall_fake_cuda_set_driver_version` sets what `cuDriverGetVersion` reports on
+//!   the calling thread, 13000 by default).
+//!
+//! Launch records carry every launch attribute: `attrs` lists their ids in order, and
+//! `cluster`, `cluster_policy`, `preferred_cluster`, `pdl`, `cooperative` and `priority`
+//! their values (null when absent).
 //!
 //! Device binaries are PTX text (or anything containing PTX `.entry` declarations): the
 //! double reads each `.entry NAME(.param .TYPE p, ...)` to know the kernels and the size of
-//! each parameter. An image containing `FAKE_INVALID_IMAGE` fails to load.
+//! each parameter, and the `.shared .align A .b8 NAME[BYTES];` declarations in its body for
+//! its static shared memory. An image containing `FAKE_INVALID_IMAGE` fails to load.
 //!
 //! Records and failures are per thread, so tests running in parallel do not see each other.
 //! `safecall_fake_cuda_quiet(1)` turns recording, failures and the launch checks off, for
@@ -30,7 +40,9 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
+use cudarc::driver::sys::{
+    CUdevice_attribute_enum, CUfunction_attribute_enum, CUlaunchAttributeID_enum, CUlaunchConfig,
+};
 use serde_json::{Value, json};
 
 type CUresult = c_int;
@@ -41,6 +53,8 @@ const INVALID_IMAGE: CUresult = 200;
 const INVALID_CONTEXT: CUresult = 201;
 const INVALID_HANDLE: CUresult = 400;
 const NOT_FOUND: CUresult = 500;
+const COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
+const INVALID_CLUSTER_SIZE: CUresult = 912;
 
 /// Devices the double has.
 const DEVICES: c_int = 2;
@@ -49,7 +63,26 @@ const DEVICE_BASE: c_int = 100;
 /// Shared memory a kernel may use without an opt-in.
 const DEFAULT_SHARED_MEM: u32 = 48 * 1024;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
-const MAX_DYNAMIC_SHARED: c_int = 8;
+const MAX_DYNAMIC_SHARED: c_int =
+    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int;
+/// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`.
+const NON_PORTABLE_CLUSTER: c_int =
+    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED as c_int;
+/// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`.
+const SHARED_SIZE_BYTES: c_int =
+    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int;
+/// Shared memory per block with the opt-in (an H100's 227 KiB).
+const OPTIN_SHARED_MEM: u32 = 227 * 1024;
+/// Multiprocessors of each device (an H100 SXM's).
+const MULTIPROCESSORS: u32 = 132;
+/// Blocks of a cooperative grid that fit on one multiprocessor at once (the double's model
+/// of occupancy, whatever the kernel).
+pub const CO_RESIDENT_BLOCKS_PER_SM: u32 = 2;
+/// Blocks in a cluster without the non-portable opt-in, and with it.
+const PORTABLE_CLUSTER: u32 = 8;
+const NON_PORTABLE_CLUSTER_MAX: u32 = 16;
+/// What `cuDriverGetVersion` reports unless a test sets it.
+const DEFAULT_DRIVER_VERSION: c_int = 13000;
 
 /// Context handles: primary contexts at `PRIMARY + 16 * ordinal`, user ones at `USER + ...`.
 const PRIMARY: usize = 0x1000;
@@ -61,6 +94,8 @@ struct Thread {
     failures: HashMap<String, CUresult>,
     hidden: Vec<String>,
     current: usize,
+    /// What `cuDriverGetVersion` reports (0: the default).
+    driver_version: c_int,
 }
 
 thread_local! {
@@ -70,8 +105,12 @@ thread_local! {
 struct Kernel {
     name: String,
     params: Vec<usize>,
+    /// Static shared memory in bytes.
+    static_shared: u32,
     /// Shared memory opted in, by device ordinal.
     shared_mem: HashMap<c_int, u32>,
+    /// Devices (ordinals) on which non-portable cluster sizes are allowed.
+    non_portable: Vec<c_int>,
 }
 
 /// Loaded libraries (each a list of kernel ids) and kernels; handles are index + 1.
@@ -128,8 +167,16 @@ fn context_device(ctx: usize) -> Option<c_int> {
     (offset % 16 == 0 && ordinal < DEVICES && base + offset == ctx).then_some(ordinal)
 }
 
-/// Kernels (name and parameter sizes) declared in PTX text.
-fn parse_entries(text: &str) -> Vec<(String, Vec<usize>)> {
+/// A kernel declared in PTX text: its name, parameter sizes and static shared memory.
+#[derive(Debug, PartialEq)]
+struct Entry {
+    name: String,
+    params: Vec<usize>,
+    static_shared: u32,
+}
+
+/// Kernels declared in PTX text.
+fn parse_entries(text: &str) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find(".entry") {
@@ -156,9 +203,26 @@ fn parse_entries(text: &str) -> Vec<(String, Vec<usize>)> {
                 .collect(),
             _ => Vec::new(),
         };
-        out.push((name, params));
+        let body = &rest[..rest.find(".entry").unwrap_or(rest.len())];
+        out.push(Entry {
+            name,
+            params,
+            static_shared: static_shared(body),
+        });
     }
     out
+}
+
+/// The bytes of the `.shared ... .b8 NAME[BYTES];` declarations in a kernel's text.
+fn static_shared(body: &str) -> u32 {
+    body.match_indices(".shared")
+        .filter_map(|(at, _)| {
+            let decl = &body[at..at + body[at..].find(';')?];
+            let open = decl.find('[')?;
+            let close = decl.find(']')?;
+            decl.get(open + 1..close)?.trim().parse::<u32>().ok()
+        })
+        .sum()
 }
 
 unsafe fn write<T>(out: *mut T, value: T) -> CUresult {
@@ -305,6 +369,9 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("cuLibraryUnload", cuLibraryUnload as *const ()),
     ("cuLibraryGetKernel", cuLibraryGetKernel as *const ()),
     ("cuKernelSetAttribute", cuKernelSetAttribute as *const ()),
+    ("cuKernelGetAttribute", cuKernelGetAttribute as *const ()),
+    ("cuDeviceGetAttribute", cuDeviceGetAttribute as *const ()),
+    ("cuDriverGetVersion", cuDriverGetVersion as *const ()),
     ("cuLaunchKernelEx", cuLaunchKernelEx as *const ()),
 ];
 
@@ -332,6 +399,11 @@ fn error_text(code: CUresult) -> Option<(&'static CStr, &'static CStr)> {
             c"too many resources requested for launch",
         ),
         719 => (c"CUDA_ERROR_LAUNCH_FAILED", c"unspecified launch failure"),
+        720 => (
+            c"CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+            c"too many blocks in cooperative launch",
+        ),
+        912 => (c"CUDA_ERROR_INVALID_CLUSTER_SIZE", c"invalid cluster size"),
         _ => return None,
     })
 }
@@ -455,11 +527,13 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     }
     let handle = registry(|r| {
         let mut ids = Vec::new();
-        for (name, params) in parse_entries(&text) {
+        for e in parse_entries(&text) {
             r.kernels.push(Kernel {
-                name,
-                params,
+                name: e.name,
+                params: e.params,
+                static_shared: e.static_shared,
                 shared_mem: HashMap::new(),
+                non_portable: Vec::new(),
             });
             ids.push(r.kernels.len() - 1);
         }
@@ -530,18 +604,110 @@ pub extern "C" fn cuKernelSetAttribute(
     if let Some(code) = record("cuKernelSetAttribute", || fields) {
         return code;
     }
-    if attr != MAX_DYNAMIC_SHARED || value < 0 || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+    let ordinal = device - DEVICE_BASE;
+    if value < 0 || !(0..DEVICES).contains(&ordinal) {
         return INVALID_VALUE;
     }
     registry(
         |r| match kernel.checked_sub(1).and_then(|i| r.kernels.get_mut(i)) {
-            Some(k) => {
-                k.shared_mem.insert(device - DEVICE_BASE, value as u32);
+            Some(k) if attr == MAX_DYNAMIC_SHARED => {
+                if value as u32 + k.static_shared > OPTIN_SHARED_MEM {
+                    return INVALID_VALUE;
+                }
+                k.shared_mem.insert(ordinal, value as u32);
                 SUCCESS
             }
+            Some(k) if attr == NON_PORTABLE_CLUSTER => {
+                k.non_portable.retain(|d| *d != ordinal);
+                if value != 0 {
+                    k.non_portable.push(ordinal);
+                }
+                SUCCESS
+            }
+            Some(_) => INVALID_VALUE,
             None => INVALID_HANDLE,
         },
     )
+}
+
+/// `cuKernelGetAttribute`: a kernel's static shared memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetAttribute(
+    out: *mut c_int,
+    attr: c_int,
+    kernel: usize,
+    device: c_int,
+) -> CUresult {
+    let found = registry(|r| {
+        let k = r.kernels.get(kernel.checked_sub(1)?)?;
+        Some((k.name.clone(), k.static_shared))
+    });
+    let fields = json!({
+        "attr": attr,
+        "kernel": found.as_ref().map(|k| k.0.clone()),
+        "device": device,
+    });
+    if let Some(code) = record("cuKernelGetAttribute", || fields) {
+        return code;
+    }
+    let Some((_, static_shared)) = found else {
+        return INVALID_HANDLE;
+    };
+    if attr != SHARED_SIZE_BYTES || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+        return INVALID_VALUE;
+    }
+    // SAFETY: output pointer from the caller.
+    unsafe { write(out, static_shared as c_int) }
+}
+
+/// `cuDeviceGetAttribute`: the opt-in shared memory limit and the multiprocessor count.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    out: *mut c_int,
+    attr: c_int,
+    device: c_int,
+) -> CUresult {
+    if let Some(code) = record(
+        "cuDeviceGetAttribute",
+        || json!({ "attr": attr, "device": device }),
+    ) {
+        return code;
+    }
+    use CUdevice_attribute_enum as A;
+    let value = if attr == A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as c_int {
+        OPTIN_SHARED_MEM
+    } else if attr == A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as c_int {
+        MULTIPROCESSORS
+    } else {
+        return INVALID_VALUE;
+    };
+    if !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+        return INVALID_DEVICE;
+    }
+    // SAFETY: output pointer from the caller.
+    unsafe { write(out, value as c_int) }
+}
+
+/// `cuDriverGetVersion`: 13000 unless `safecall_fake_cuda_set_driver_version` said otherwise.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDriverGetVersion(out: *mut c_int) -> CUresult {
+    if let Some(code) = record("cuDriverGetVersion", || json!({})) {
+        return code;
+    }
+    let version = THREAD.with(|t| t.borrow().driver_version);
+    let version = if version == 0 {
+        DEFAULT_DRIVER_VERSION
+    } else {
+        version
+    };
+    // SAFETY: output pointer from the caller.
+    unsafe { write(out, version) }
+}
+
+/// Sets what `cuDriverGetVersion` reports on this thread (0: the default, 13000).
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_set_driver_version(version: c_int) {
+    THREAD.with(|t| t.borrow_mut().driver_version = version);
 }
 
 /// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
@@ -563,18 +729,14 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     let ctx = THREAD.with(|t| t.borrow().current);
     let kernel = registry(|r| {
         let k = r.kernels.get(f.checked_sub(1)?)?;
-        Some((k.name.clone(), k.params.clone(), k.shared_mem.clone()))
+        Some((
+            k.name.clone(),
+            k.params.clone(),
+            (k.shared_mem.clone(), k.static_shared, k.non_portable.clone()),
+        ))
     });
-    let mut cluster = Value::Null;
-    for i in 0..c.numAttrs as usize {
-        // SAFETY: `attrs` holds `numAttrs` attributes.
-        let a = unsafe { &*c.attrs.add(i) };
-        if a.id == CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
-            // SAFETY: the cluster attribute's value is `clusterDim`.
-            let d = unsafe { a.value.clusterDim };
-            cluster = json!([d.x, d.y, d.z]);
-        }
-    }
+    // SAFETY: `attrs` holds `numAttrs` attributes.
+    let attrs = unsafe { Attributes::read(c) };
     let args: Vec<String> = match &kernel {
         Some((_, sizes, _)) => sizes
             .iter()
@@ -593,7 +755,13 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         "ctx": context_name(ctx),
         "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
         "block": [c.blockDimX, c.blockDimY, c.blockDimZ],
-        "cluster": cluster,
+        "attrs": attrs.ids,
+        "cluster": attrs.cluster,
+        "cluster_policy": attrs.cluster_policy,
+        "preferred_cluster": attrs.preferred_cluster,
+        "pdl": attrs.pdl,
+        "cooperative": attrs.cooperative,
+        "priority": attrs.priority,
         "shared_mem": c.sharedMemBytes,
         "stream": c.hStream as usize,
         "args": args,
@@ -602,7 +770,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     if let Some(code) = record("cuLaunchKernelEx", || fields) {
         return code;
     }
-    let Some((_, _, opted_in)) = kernel else {
+    let Some((_, _, (opted_in, static_shared, non_portable))) = kernel else {
         return INVALID_HANDLE;
     };
     let Some(ordinal) = context_device(ctx) else {
@@ -619,12 +787,102 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     if dims.contains(&0) {
         return INVALID_VALUE;
     }
-    if c.sharedMemBytes > DEFAULT_SHARED_MEM
-        && opted_in.get(&ordinal).copied().unwrap_or(0) < c.sharedMemBytes
+    let shared = c.sharedMemBytes.saturating_add(static_shared);
+    if shared > OPTIN_SHARED_MEM
+        || (shared > DEFAULT_SHARED_MEM
+            && opted_in.get(&ordinal).copied().unwrap_or(0) < c.sharedMemBytes)
     {
         return INVALID_VALUE;
     }
+    if let Some([x, y, z]) = attrs.cluster_dims {
+        let blocks = u64::from(x) * u64::from(y) * u64::from(z);
+        let limit = if non_portable.contains(&ordinal) {
+            NON_PORTABLE_CLUSTER_MAX
+        } else {
+            PORTABLE_CLUSTER
+        };
+        if blocks == 0 || blocks > u64::from(limit) {
+            return INVALID_CLUSTER_SIZE;
+        }
+    }
+    if attrs.preferred_cluster_dims.is_some() {
+        let version = THREAD.with(|t| t.borrow().driver_version);
+        if version != 0 && version < 12080 {
+            return INVALID_VALUE;
+        }
+    }
+    if attrs.cooperative == json!(1) {
+        let blocks = u64::from(c.gridDimX) * u64::from(c.gridDimY) * u64::from(c.gridDimZ);
+        if blocks > u64::from(MULTIPROCESSORS * CO_RESIDENT_BLOCKS_PER_SM) {
+            return COOPERATIVE_LAUNCH_TOO_LARGE;
+        }
+    }
     SUCCESS
+}
+
+/// The attributes of a launch configuration, as the launch record shows them.
+struct Attributes {
+    ids: Vec<u32>,
+    cluster: Value,
+    cluster_dims: Option<[u32; 3]>,
+    cluster_policy: Value,
+    preferred_cluster: Value,
+    preferred_cluster_dims: Option<[u32; 3]>,
+    pdl: Value,
+    cooperative: Value,
+    priority: Value,
+}
+
+impl Attributes {
+    /// # Safety
+    /// `c.attrs` holds `c.numAttrs` attributes.
+    unsafe fn read(c: &CUlaunchConfig) -> Self {
+        use CUlaunchAttributeID_enum as Id;
+        let mut out = Attributes {
+            ids: Vec::new(),
+            cluster: Value::Null,
+            cluster_dims: None,
+            cluster_policy: Value::Null,
+            preferred_cluster: Value::Null,
+            preferred_cluster_dims: None,
+            pdl: Value::Null,
+            cooperative: Value::Null,
+            priority: Value::Null,
+        };
+        for i in 0..c.numAttrs as usize {
+            // SAFETY: `attrs` holds `numAttrs` attributes (the caller's promise).
+            let a = unsafe { &*c.attrs.add(i) };
+            out.ids.push(a.id as u32);
+            // SAFETY: each arm reads the union member its attribute id selects.
+            unsafe {
+                match a.id {
+                    Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
+                        let d = a.value.clusterDim;
+                        out.cluster = json!([d.x, d.y, d.z]);
+                        out.cluster_dims = Some([d.x, d.y, d.z]);
+                    }
+                    Id::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION => {
+                        let d = a.value.preferredClusterDim;
+                        out.preferred_cluster = json!([d.x, d.y, d.z]);
+                        out.preferred_cluster_dims = Some([d.x, d.y, d.z]);
+                    }
+                    Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE => {
+                        out.cluster_policy =
+                            json!(a.value.clusterSchedulingPolicyPreference as u32);
+                    }
+                    Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION => {
+                        out.pdl = json!(a.value.programmaticStreamSerializationAllowed);
+                    }
+                    Id::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {
+                        out.cooperative = json!(a.value.cooperative);
+                    }
+                    Id::CU_LAUNCH_ATTRIBUTE_PRIORITY => out.priority = json!(a.value.priority),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -635,13 +893,26 @@ mod tests {
     fn ptx_entries_give_names_and_parameter_sizes() {
         let ptx = ".visible .entry add_one(\n .param .u64 x,\n .param .u32 n, .param .f16 h)\n{}\n\
                    .visible .entry empty()\n{ ret; }";
+        let entries: Vec<(String, Vec<usize>)> = parse_entries(ptx)
+            .into_iter()
+            .map(|e| (e.name, e.params))
+            .collect();
         assert_eq!(
-            parse_entries(ptx),
+            entries,
             vec![
                 ("add_one".to_owned(), vec![8, 4, 2]),
                 ("empty".to_owned(), vec![])
             ]
         );
+    }
+
+    #[test]
+    fn ptx_shared_declarations_give_static_shared_memory() {
+        let ptx = ".visible .entry a(.param .u64 x)\n{\n.shared .align 16 .b8 buf[1024];\n\
+                   .shared .align 4 .b8 more[24];\nret;\n}\n.visible .entry b()\n{ ret; }";
+        let entries = parse_entries(ptx);
+        assert_eq!(entries[0].static_shared, 1048);
+        assert_eq!(entries[1].static_shared, 0);
     }
 
     #[test]

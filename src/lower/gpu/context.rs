@@ -1,0 +1,129 @@
+//! The context a launch runs in: the caller's current context when it is on the launch
+//! device, else the device's primary context (retained once per device), made current for
+//! the launch and the caller's restored after it.
+
+use crate::lir::{BinOp, IntCC, Ty, Var};
+
+use super::super::context::FnCtx;
+use super::cuda::{self, Entry};
+use super::operands::Int;
+use super::support::{call_entry, zeroed};
+use super::{cached_entry, driver_check};
+use super::super::raise::MsgPart;
+
+/// What [`restore`] needs: the caller's context and whether it was switched away from.
+pub(super) struct Switch {
+    current: Var,
+    switched: Var,
+}
+
+/// Makes a context of `dev` current; `out` is 16 bytes of scratch stack.
+pub(super) fn make_current(
+    fx: &mut FnCtx<'_, '_>,
+    table: Var,
+    dev: Var,
+    device: Int,
+    prefix: &str,
+) -> Switch {
+    let out_slot = fx.b.slot(16, 8);
+    let cur_at = fx.b.stack_addr(out_slot, 8);
+    fx.b.store_imm(Ty::Ptr, cur_at, 0, 0);
+    let rc = call_entry(&mut fx.b, table, Entry::CtxGetCurrent, vec![cur_at]);
+    driver_check(fx, table, rc, || {
+        vec![MsgPart::text(format!(
+            "{prefix}: cuCtxGetCurrent returned "
+        ))]
+    });
+    let current = fx.b.load(Ty::Ptr, cur_at, 0);
+    let switched = fx.b.mutable_var(Ty::I8);
+    fx.b.assign_iconst(switched, 0);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let has_current = fx.b.icmp(IntCC::Ne, current, null);
+    let ask = fx.b.new_block();
+    let switch = fx.b.new_block();
+    let ready = fx.b.new_block();
+    fx.b.branch(has_current, ask, switch);
+    fx.b.switch_to(ask);
+    let cur_dev_at = fx.b.stack_addr(out_slot, 4);
+    let rc = call_entry(&mut fx.b, table, Entry::CtxGetDevice, vec![cur_dev_at]);
+    let cur_dev = fx.b.load(Ty::I32, cur_dev_at, 0);
+    let got = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
+    let same = fx.b.icmp(IntCC::Eq, cur_dev, dev);
+    let keep = fx.b.binary(BinOp::And, got, same);
+    fx.b.branch(keep, ready, switch);
+    fx.b.switch_to(switch);
+    let primary = primary_context(fx, table, dev, device, prefix);
+    let rc = call_entry(&mut fx.b, table, Entry::CtxSetCurrent, vec![primary]);
+    driver_check(fx, table, rc, || {
+        vec![
+            MsgPart::text(format!(
+                "{prefix}: cannot make the primary context of CUDA device "
+            )),
+            MsgPart::Value(device.tag, device.var),
+            MsgPart::text(" current: cuCtxSetCurrent returned "),
+        ]
+    });
+    fx.b.assign_iconst(switched, 1);
+    fx.b.jump(ready);
+    fx.b.switch_to(ready);
+    Switch { current, switched }
+}
+
+/// Makes the caller's context current again when [`make_current`] switched.
+pub(super) fn restore(fx: &mut FnCtx<'_, '_>, table: Var, switch: &Switch) {
+    let restore = fx.b.new_block();
+    let done = fx.b.new_block();
+    let was_switched = fx.b.icmp_imm(IntCC::Ne, switch.switched, 0);
+    fx.b.branch(was_switched, restore, done);
+    fx.b.switch_to(restore);
+    call_entry(&mut fx.b, table, Entry::CtxSetCurrent, vec![switch.current]);
+    fx.b.jump(done);
+    fx.b.switch_to(done);
+}
+
+/// The primary context of `dev`, retained once per device (cached per ordinal).
+fn primary_context(fx: &mut FnCtx<'_, '_>, table: Var, dev: Var, device: Int, prefix: &str) -> Var {
+    let cache = match fx.m.gpu.primary_contexts {
+        Some(id) => id,
+        None => {
+            let id = zeroed(
+                fx.m,
+                "cuda_primary_contexts",
+                cuda::CACHED_DEVICES as usize * 8,
+            );
+            fx.m.gpu.primary_contexts = Some(id);
+            id
+        }
+    };
+    let entry = cached_entry(fx, cache, device.var);
+    let cached = fx.b.load(Ty::Ptr, entry, 0);
+    let ctx = fx.b.mutable_var(Ty::Ptr);
+    fx.b.assign(ctx, cached);
+    let null = fx.b.iconst(Ty::Ptr, 0);
+    let missing = fx.b.icmp(IntCC::Eq, cached, null);
+    let retain = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.b.branch(missing, retain, join);
+    fx.b.switch_to(retain);
+    let rc = call_entry(
+        &mut fx.b,
+        table,
+        Entry::DevicePrimaryCtxRetain,
+        vec![entry, dev],
+    );
+    let prefix = prefix.to_owned();
+    driver_check(fx, table, rc, || {
+        vec![
+            MsgPart::text(format!(
+                "{prefix}: cannot retain the primary context of CUDA device "
+            )),
+            MsgPart::Value(device.tag, device.var),
+            MsgPart::text(": cuDevicePrimaryCtxRetain returned "),
+        ]
+    });
+    let retained = fx.b.load(Ty::Ptr, entry, 0);
+    fx.b.assign(ctx, retained);
+    fx.b.jump(join);
+    fx.b.switch_to(join);
+    ctx
+}
