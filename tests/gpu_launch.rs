@@ -3,6 +3,8 @@
 //! grid, block, cluster, shared memory, stream, argument bytes), the driver calls made once
 //! and on each launch, and every error with its exact message.
 
+#[path = "gpu/settings.rs"]
+mod settings;
 #[path = "gpu/support.rs"]
 mod support;
 

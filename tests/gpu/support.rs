@@ -81,6 +81,11 @@ impl Fake {
         self.sym::<extern "C" fn(c_int)>("safecall_fake_cuda_set_user_context")(ordinal);
     }
 
+    /// What `cuDriverGetVersion` reports on this thread (0: the double's default, 13000).
+    pub fn set_driver_version(&self, version: i32) {
+        self.sym::<extern "C" fn(c_int)>("safecall_fake_cuda_set_driver_version")(version);
+    }
+
     fn text(&self, name: &str) -> String {
         let f = self.sym::<unsafe extern "C" fn(*mut c_char, usize) -> usize>(name);
         // SAFETY: a null buffer asks for the length; then a buffer of that length plus one.
