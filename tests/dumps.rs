@@ -5,7 +5,10 @@
 fn example(name: &str) -> safecall::ir::Module {
     let path = format!("{}/examples/ir/{name}.scir", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    safecall::ir::parse::parse(&text).unwrap_or_else(|e| panic!("{}", e.render(&path, &text)))
+    let dir = std::path::Path::new(&path).parent();
+    safecall::ir::parse::parse_in_dir(&text, dir)
+        .map(|(module, _)| module)
+        .unwrap_or_else(|e| panic!("{}", e.render(&path, &text)))
 }
 
 /// The dumped functions whose names start with `__tvm_ffi_` (the host functions and their
@@ -75,6 +78,11 @@ fn dumps(name: &str) {
 #[test]
 fn add_one() {
     dumps("add_one");
+}
+
+#[test]
+fn cuda_launch_settings() {
+    dumps("cuda_launch_settings");
 }
 
 #[test]

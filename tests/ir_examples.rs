@@ -1,7 +1,7 @@
 //! The example modules in `examples/ir/`: they parse, verify, print canonically (snapshots in
 //! `snapshots/ir/`) and round-trip through the printer and parser.
 
-use safecall::ir::parse::{parse, parse_with_source_map};
+use safecall::ir::parse::{parse, parse_in_dir};
 use safecall::ir::print::print;
 use safecall::ir::verify::{Source, render_errors, verify};
 
@@ -9,8 +9,9 @@ fn check(name: &str) -> safecall::ir::Module {
     let file = format!("examples/ir/{name}.scir");
     let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    let (module, map) =
-        parse_with_source_map(&text).unwrap_or_else(|e| panic!("{}", e.render(&file, &text)));
+    // `file "..."` paths are read from the directory of the IR file.
+    let (module, map) = parse_in_dir(&text, std::path::Path::new(&path).parent())
+        .unwrap_or_else(|e| panic!("{}", e.render(&file, &text)));
     if let Err(errors) = verify(&module) {
         panic!(
             "{}",
@@ -95,4 +96,10 @@ fn launcher4d() {
         7,
         "four tensors, the mask, the constant, the kernel"
     );
+}
+
+#[test]
+fn cuda_launch_settings() {
+    let m = check("cuda_launch_settings");
+    assert_eq!(m.functions.len(), 2);
 }

@@ -4,7 +4,7 @@
 use safecall::ir::build::*;
 use safecall::ir::parse::{parse, parse_in_dir, parse_with_source_map};
 use safecall::ir::verify::{Source, render_errors, verify};
-use safecall::ir::{BinaryFormat, IntType, ParamType, print};
+use safecall::ir::{BinaryFormat, ClusterPolicy, IntType, ParamType, print};
 
 const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k()\";\n    kernels [k, k2];\n}\n\n";
 
@@ -258,5 +258,99 @@ fn verifier_checks_device_binaries() {
         "module m;\ndevice_binary b {\n    format cubin;\n    data b\"x\";\n    kernels [k];\n}\ndevice_binary b {\n    format cubin;\n    data b\"y\";\n    kernels [k];\n}\n",
         "duplicate device binary `b` (item 0 has the same name)",
         "7:15",
+    );
+}
+
+#[test]
+fn every_launch_setting_prints_parses_and_builds_the_same() {
+    let stmt = "launch kernels.k[grid=(4), block=(128), cluster=(2, 1, 1), device=0, pdl=true, \
+                cooperative=b, cluster_policy=load_balancing, preferred_cluster=(4, 1, 1), \
+                priority=-1](p);";
+    let text = format!("{HEAD}fn f(p: ptr, b: bool) {{\n    {stmt}\n}}\n");
+    let parsed = parse(&text).unwrap();
+    verify(&parsed).unwrap();
+    assert_eq!(print(&parsed), text);
+    // Written in another order, the settings are kept in kind order.
+    let shuffled = text.replace(
+        "grid=(4), block=(128), cluster=(2, 1, 1), device=0, pdl=true",
+        "pdl=true, device=0, cluster=(2, 1, 1), block=(128), grid=(4)",
+    );
+    assert_eq!(parse(&shuffled).unwrap(), parsed);
+
+    let mut m = ModuleBuilder::new("m");
+    m.device_binary("kernels", BinaryFormat::Ptx, b".entry k()".to_vec(), ["k", "k2"]);
+    m.build_function("f", |f| {
+        f.param("p", ParamType::Ptr);
+        f.param("b", ParamType::Bool);
+        f.launch(
+            LaunchBuilder::new("kernels", "k")
+                .priority(int(-1))
+                .preferred_cluster([int(4), int(1), int(1)])
+                .cluster_policy(ClusterPolicy::LoadBalancing)
+                .cooperative(var("b"))
+                .pdl(boolean(true))
+                .device(int(0))
+                .cluster([int(2), int(1), int(1)])
+                .block([int(128)])
+                .grid([int(4)])
+                .args([var("p")]),
+        );
+    });
+    assert_eq!(m.build_verified().unwrap().into_inner(), parsed);
+}
+
+#[test]
+fn launch_setting_errors_name_the_setting() {
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), cluster_policy=round_robin]();"),
+        "unknown cluster policy `round_robin`; expected one of default, spread, load_balancing",
+        "10:58",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), pdl=true, pdl=false]();"),
+        "duplicate launch setting `pdl`",
+        "10:53",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), pdl=1]();"),
+        "pdl must be bool, found i64",
+        "10:47",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), cooperative=p]();"),
+        "cooperative must be bool, found ptr",
+        "10:55",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), priority=1.0]();"),
+        "priority must be an integer, found f64",
+        "10:52",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), priority=4294967296]();"),
+        "priority is 4294967296; it must fit in an i32",
+        "10:52",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), preferred_cluster=(2)]();"),
+        "`preferred_cluster` needs a `cluster`",
+        "10:62",
+    );
+    assert_error(
+        &with_launch(
+            "launch kernels.k[grid=(1), block=(1), cluster=(2, 2), preferred_cluster=(4, 3)]();",
+        ),
+        "preferred_cluster[1] is 3, not a multiple of cluster[1] (2)",
+        "10:81",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), cluster=(0, 1)]();"),
+        "cluster[0] is 0; it must be at least 1",
+        "10:52",
+    );
+    assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), preferred_cluster=()]();"),
+        "preferred_cluster has 0 dimensions; it takes 1 to 3",
+        "10:5",
     );
 }
