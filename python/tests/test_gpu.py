@@ -78,3 +78,68 @@ def test_jit_launches_through_the_driver_named_by_the_environment():
     assert [(l["kernel"], l["grid"], l["block"], l["ctx"]) for l in launches] == [("empty", [4, 2, 1], [32, 1, 1], "primary:1")]
     with pytest.raises(ValueError, match=r"go: launch of kernels.empty: device is -1"):
         jit.go(-1)
+
+
+def _fake_driver():
+    if not FAKE_PATH.exists():
+        reason = f"{FAKE_PATH} is missing (cargo test builds it)"
+        if os.environ.get("CI") in ("true", "1"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    os.environ["SAFECALL_LIBCUDA_PATH"] = str(FAKE_PATH)
+    fake = ctypes.CDLL(str(FAKE_PATH))
+    fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
+    fake.safecall_fake_cuda_reset()
+    return fake
+
+
+def _launches(fake):
+    n = fake.safecall_fake_cuda_log(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(buf, n + 1)
+    return [r for r in map(json.loads, buf.value.decode().splitlines()) if r["call"] == "cuLaunchKernelEx"]
+
+
+def test_production_launch_settings_from_the_builder():
+    m = sc.ModuleBuilder("settings")
+    m.device_binary("kernels", "ptx", PTX, ["add_one", "empty"])
+    f = m.function("go")
+    coop = f.param("coop", sc.bool_)
+    f.launch(
+        "kernels",
+        "empty",
+        grid=[8],
+        block=[128],
+        device=0,
+        cluster=[2],
+        cluster_policy="spread",
+        preferred_cluster=[4],
+        pdl=True,
+        cooperative=coop,
+        priority=-2,
+    )
+    assert (
+        "launch kernels.empty[grid=(8), block=(128), cluster=(2), device=0, pdl=true, cooperative=coop, "
+        "cluster_policy=spread, preferred_cluster=(4), priority=-2]();" in m.text()
+    )
+    with pytest.raises(ValueError, match="cluster_policy must be 'default', 'spread' or 'load_balancing', not 'round'"):
+        f.launch("kernels", "empty", grid=1, block=1, device=0, cluster_policy="round")
+    fake = _fake_driver()
+    jit = safecall.jit(m.build())
+    jit.go(True)
+    jit.go(False)
+    records = [
+        (l["attrs"], l["pdl"], l["cooperative"], l["cluster"], l["cluster_policy"], l["preferred_cluster"], l["priority"])
+        for l in _launches(fake)
+    ]
+    # Attribute ids (CUlaunchAttributeID): PDL 6, cooperative 2, cluster 4, policy 5,
+    # preferred cluster 11, priority 8; SPREAD is 1.
+    assert records == [
+        ([6, 2, 4, 5, 11, 8], 1, 1, [2, 1, 1], 1, [4, 1, 1], -2),
+        ([6, 2, 4, 5, 11, 8], 1, 0, [2, 1, 1], 1, [4, 1, 1], -2),
+    ]
+    bad = sc.ModuleBuilder("bad")
+    bad.device_binary("kernels", "ptx", PTX, ["empty"])
+    bad.function("f").launch("kernels", "empty", grid=1, block=1, device=0, pdl=1)
+    with pytest.raises(safecall.IRError, match="pdl must be bool, found i64"):
+        bad.build()
