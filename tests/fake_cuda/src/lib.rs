@@ -16,7 +16,11 @@
 //!
 //! Device binaries are PTX text (or anything containing PTX `.entry` declarations): the
 //! double reads each `.entry NAME(.param .TYPE p, ...)` to know the kernels and the size of
-//! each parameter. An image containing `FAKE_INVALID_IMAGE` fails to load.
+//! each parameter. An image containing `FAKE_INVALID_IMAGE` fails to load. Cubins (ELF) are
+//! read too, their parameter tables from `.nv.info.NAME` (`image.rs`).
+//!
+//! Besides the library API it serves the module API and the queries of Triton's launcher
+//! (`module_api.rs`), so that Triton's own launches record in the same format.
 //!
 //! Records and failures are per thread, so tests running in parallel do not see each other.
 //! `safecall_fake_cuda_quiet(1)` turns recording, failures and the launch checks off, for
@@ -32,6 +36,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
 use serde_json::{Value, json};
+
+mod image;
+mod module_api;
 
 type CUresult = c_int;
 const SUCCESS: CUresult = 0;
@@ -273,6 +280,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     } else {
         ENTRIES
             .iter()
+            .chain(module_api::ENTRIES)
             .find(|(n, _)| *n == name)
             .map(|(_, f)| *f as *mut c_void)
     };
@@ -438,31 +446,21 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     _library_values: *mut *mut c_void,
     num_library_options: c_uint,
 ) -> CUresult {
-    // SAFETY: test images are NUL-terminated text (PTX is; tests give text for every format).
-    let text = unsafe { CStr::from_ptr(image) }
-        .to_string_lossy()
-        .into_owned();
+    // SAFETY: the caller passes a complete image (NUL-terminated text or an ELF cubin).
+    let image = unsafe { image::read(image) };
     let fields = json!({
-        "image": text.chars().take(40).collect::<String>(),
-        "image_len": text.len(),
+        "image": image.summary,
+        "image_len": image.len,
         "options": num_jit_options + num_library_options,
     });
     if let Some(code) = record("cuLibraryLoadData", || fields) {
         return code;
     }
-    if text.contains("FAKE_INVALID_IMAGE") {
+    let Some(kernels) = image.kernels else {
         return INVALID_IMAGE;
-    }
+    };
+    let ids = module_api::register(kernels);
     let handle = registry(|r| {
-        let mut ids = Vec::new();
-        for (name, params) in parse_entries(&text) {
-            r.kernels.push(Kernel {
-                name,
-                params,
-                shared_mem: HashMap::new(),
-            });
-            ids.push(r.kernels.len() - 1);
-        }
         r.libraries.push(Some(ids));
         r.libraries.len()
     });
