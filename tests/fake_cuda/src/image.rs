@@ -95,7 +95,8 @@ pub(crate) unsafe fn read(image: *const c_char) -> Image {
 unsafe fn read_elf(image: *const u8) -> Image {
     // SAFETY: the ELF header is readable; then everything up to the end the header and the
     // section headers give.
-    let bytes = unsafe { elf_len(image) }.map(|len| unsafe { std::slice::from_raw_parts(image, len) });
+    let bytes =
+        unsafe { elf_len(image) }.map(|len| unsafe { std::slice::from_raw_parts(image, len) });
     Image {
         summary: "cubin".to_owned(),
         len: bytes.map_or(0, <[u8]>::len),
@@ -115,9 +116,9 @@ unsafe fn elf_len(image: *const u8) -> Option<usize> {
     if !endian.is_little_endian() {
         return None;
     }
-    let table_end = header.e_shoff(endian).checked_add(
-        u64::from(header.e_shnum(endian)) * u64::from(header.e_shentsize(endian)),
-    )?;
+    let table_end = header
+        .e_shoff(endian)
+        .checked_add(u64::from(header.e_shnum(endian)) * u64::from(header.e_shentsize(endian)))?;
     if table_end > MAX_CUBIN {
         return None;
     }
@@ -242,7 +243,10 @@ mod tests {
         let image = read_text(c".entry k(.param .u64 p, .param .u8 b)");
         assert_eq!(image.summary, ".entry k(.param .u64 p, .param .u8 b)");
         let kernels = image.kernels.expect("valid");
-        assert_eq!((kernels[0].name.as_str(), kernels[0].params.as_slice()), ("k", &[8, 1][..]));
+        assert_eq!(
+            (kernels[0].name.as_str(), kernels[0].params.as_slice()),
+            ("k", &[8, 1][..])
+        );
         assert!(read_text(c"FAKE_INVALID_IMAGE").kernels.is_none());
     }
 

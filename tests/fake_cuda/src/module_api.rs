@@ -29,9 +29,9 @@ use cudarc::driver::sys::{
 use serde_json::json;
 
 use super::{
-    CUresult, DEVICE_BASE, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_HANDLE,
-    INVALID_IMAGE, INVALID_VALUE, Kernel, NOT_FOUND, SUCCESS, THREAD, context_device, image,
-    record, registry, write,
+    CUresult, DEVICE_BASE, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_HANDLE, INVALID_IMAGE,
+    INVALID_VALUE, Kernel, NOT_FOUND, SUCCESS, THREAD, context_device, image, record, registry,
+    write,
 };
 
 /// The first module handle.
@@ -57,9 +57,15 @@ const DEVICE_ATTRIBUTES: &[(Dev, c_int)] = &[
     (Dev::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120),
     (Dev::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9),
     (Dev::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0),
-    (Dev::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233_472),
+    (
+        Dev::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        233_472,
+    ),
     (Dev::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 1),
-    (Dev::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, SHARED_OPTIN),
+    (
+        Dev::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        SHARED_OPTIN,
+    ),
 ];
 
 /// Loaded modules (each a list of kernel ids), by handle - `MODULE_BASE`.
@@ -395,16 +401,28 @@ mod tests {
         let mut module = 0usize;
         // SAFETY: valid pointers.
         unsafe {
-            assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), INVALID_CONTEXT);
+            assert_eq!(
+                cuModuleLoadData(&mut module, ptx.as_ptr().cast()),
+                INVALID_CONTEXT
+            );
             super::super::safecall_fake_cuda_set_user_context(0);
             assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), SUCCESS);
             let mut f = 0usize;
-            assert_eq!(cuModuleGetFunction(&mut f, module, c"g".as_ptr()), NOT_FOUND);
-            assert_eq!(cuModuleGetFunction(&mut f, 1, c"f".as_ptr()), INVALID_HANDLE);
+            assert_eq!(
+                cuModuleGetFunction(&mut f, module, c"g".as_ptr()),
+                NOT_FOUND
+            );
+            assert_eq!(
+                cuModuleGetFunction(&mut f, 1, c"f".as_ptr()),
+                INVALID_HANDLE
+            );
             assert_eq!(cuModuleGetFunction(&mut f, module, c"f".as_ptr()), SUCCESS);
             assert_eq!(registry(|r| r.kernels[f - 1].params.clone()), vec![8, 4]);
             let dynamic = Func::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as c_int;
-            assert_eq!(cuFuncSetAttribute(f, dynamic, SHARED_OPTIN + 1), INVALID_VALUE);
+            assert_eq!(
+                cuFuncSetAttribute(f, dynamic, SHARED_OPTIN + 1),
+                INVALID_VALUE
+            );
             assert_eq!(cuFuncSetAttribute(f, dynamic, 100_000), SUCCESS);
             let mut v = 0;
             assert_eq!(cuFuncGetAttribute(&mut v, dynamic, f), SUCCESS);
@@ -421,7 +439,10 @@ mod tests {
         let mut v = 0;
         // SAFETY: valid pointers.
         unsafe {
-            assert_eq!(cuDeviceGetAttribute(&mut v, major, DEVICE_BASE + 1), SUCCESS);
+            assert_eq!(
+                cuDeviceGetAttribute(&mut v, major, DEVICE_BASE + 1),
+                SUCCESS
+            );
             assert_eq!(v, 9);
             assert_eq!(cuDeviceGetAttribute(&mut v, major, 0), INVALID_DEVICE);
             assert_eq!(cuDeviceGetAttribute(&mut v, -5, DEVICE_BASE), INVALID_VALUE);
