@@ -24,7 +24,6 @@ import dataclasses
 import functools
 import os
 import shutil
-import struct
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -246,24 +245,6 @@ def fake():
 # ---- what both sides must show ------------------------------------------------------------
 
 
-def expected_arg_bytes(case: Case) -> List[str]:
-    """Each kernel argument's bytes as the table says Triton packs them (hex, as recorded)."""
-    formats = {"i1": "<?", "u1": "<B", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q"}
-    formats.update({"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q"})
-    formats.update({"fp16": "<e", "fp32": "<f", "fp64": "<d"})
-    out = []
-    for (name, ty), value in zip(case.signature, case.args):
-        if ty == TRITON_ABI["constexpr"]:
-            continue
-        if ty.startswith(TRITON_ABI["pointer_prefix"]):
-            out.append(struct.pack("<Q", value).hex())
-        elif ty == "bf16":
-            out.append(struct.pack("<f", value)[2:].hex())  # truncated, as Triton does
-        else:
-            out.append(struct.pack(formats[ty], value).hex())
-    return out + [struct.pack("<Q", 0).hex() for _ in TRITON_ABI["trailing_pointers"]]
-
-
 def describe(theirs: Dict[str, Any], ours: Dict[str, Any]) -> str:
     keys = sorted(set(theirs) | set(ours))
     rows = [f"  {k}: triton {theirs.get(k)!r} / safecall {ours.get(k)!r}" for k in keys if theirs.get(k) != ours.get(k)]
@@ -301,7 +282,8 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     [theirs] = fake_cuda.launches(fake)
     predicted = triton_abi.expected_launch(kernel, case.grid)
     assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
-    assert theirs["args"] == expected_arg_bytes(case), "the ABI table packs arguments unlike Triton"
+    packed = triton_abi.expected_args(dict(case.signature), case.args)
+    assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
     missing = triton_abi.missing_features(kernel, dict(case.signature))

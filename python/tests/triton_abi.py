@@ -11,7 +11,8 @@ checks them against Triton's launcher on every case, so a Triton that changes th
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+import struct
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import safecall as sc
 
@@ -20,13 +21,15 @@ TRITON_VERSION = "3.9.0"
 
 #: Triton 3.9's launch ABI. Keys:
 #:
-#: - ``scalars``: a compiled signature's scalar type -> the IR type that packs the same bytes
-#:   (``ty_to_cpp``: ``i1`` and ``u1`` are one byte, ``fp16``/``bf16`` two, ``fp32`` four,
-#:   ``fp64`` eight, integers their width). ``fp16`` rounds to nearest even
-#:   (``PyFloat_Pack2``); ``bf16`` *truncates* the float32 (``extractBF16``): the IR's ``bf16``
-#:   rounds, so the tests use values that both represent exactly.
-#: - ``pointer_prefix``: pointer types are spelled ``*DTYPE``; each is an 8-byte address
-#:   (``CUdeviceptr``), taken from an ``int`` as is, or from ``.data_ptr()``.
+#: - ``scalars``: a compiled signature's scalar type -> (the IR type that packs the same bytes,
+#:   the ``struct`` format of Triton's packing) (``ty_to_cpp`` and the ``extract*`` functions:
+#:   ``i1`` and ``u1`` are one byte, ``fp16``/``bf16`` two, ``fp32`` four, ``fp64`` eight,
+#:   integers their width). ``fp16`` rounds to nearest even (``PyFloat_Pack2``); ``bf16`` is
+#:   the upper half of the float32 (``extractBF16`` *truncates*; the IR's ``bf16`` rounds, so
+#:   the tests use values that both represent exactly). Types the IR lacks are spelled as text.
+#: - ``pointer_prefix``, ``pointer_format``: pointer types are spelled ``*DTYPE``; each is an
+#:   8-byte address (``CUdeviceptr``), taken from an ``int`` as is, or from ``.data_ptr()``;
+#:   ``None`` is NULL.
 #: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
 #:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
 #: - ``trailing_pointers``: two pointers after the user's parameters, always passed, NULL when
@@ -42,22 +45,23 @@ TRITON_VERSION = "3.9.0"
 #: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
 TRITON_ABI: Dict[str, Any] = {
     "scalars": {
-        "i1": sc.bool_,
-        "u1": sc.bool_,
-        "i8": sc.i8,
-        "i16": sc.i16,
-        "i32": sc.i32,
-        "i64": sc.i64,
-        "u8": sc.u8,
-        "u16": sc.u16,
-        "u32": sc.u32,
-        "u64": sc.u64,
-        "fp16": "f16",
-        "bf16": "bf16",
-        "fp32": sc.f32,
-        "fp64": sc.f64,
+        "i1": (sc.bool_, "<?"),
+        "u1": (sc.bool_, "<B"),
+        "i8": (sc.i8, "<b"),
+        "i16": (sc.i16, "<h"),
+        "i32": (sc.i32, "<i"),
+        "i64": (sc.i64, "<q"),
+        "u8": (sc.u8, "<B"),
+        "u16": (sc.u16, "<H"),
+        "u32": (sc.u32, "<I"),
+        "u64": (sc.u64, "<Q"),
+        "fp16": ("f16", "<e"),
+        "bf16": ("bf16", "bf16: upper half of <f"),
+        "fp32": (sc.f32, "<f"),
+        "fp64": (sc.f64, "<d"),
     },
     "pointer_prefix": "*",
+    "pointer_format": "<Q",
     "constexpr": "constexpr",
     "trailing_pointers": ("global_scratch", "profile_scratch"),
     "threads_per_warp": 32,
@@ -87,11 +91,28 @@ def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
     }
 
 
+def packed(triton_type: str, value: Any) -> bytes:
+    """The bytes Triton's launcher passes for one non-constexpr argument."""
+    if triton_type.startswith(TRITON_ABI["pointer_prefix"]):
+        return struct.pack(TRITON_ABI["pointer_format"], value or 0)
+    fmt = TRITON_ABI["scalars"][triton_type][1]
+    if fmt.startswith("bf16"):
+        return struct.pack("<f", value)[2:]
+    return struct.pack(fmt, value)
+
+
+def expected_args(signature: Mapping[str, str], args: Sequence[Any]) -> List[str]:
+    """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
+    records them), the trailing NULL pointers included."""
+    out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
+    return out + [packed("*", None).hex() for _ in TRITON_ABI["trailing_pointers"]]
+
+
 def ir_type(triton_type: str) -> Any:
     """The IR parameter type of a non-constexpr Triton parameter type."""
     if triton_type.startswith(TRITON_ABI["pointer_prefix"]):
         return sc.data_ptr
-    ty = TRITON_ABI["scalars"][triton_type]
+    ty = TRITON_ABI["scalars"][triton_type][0]
     if isinstance(ty, str):
         found = getattr(sc, ty, None)
         if found is None:
@@ -110,7 +131,7 @@ def missing_features(kernel: Any, signature: Mapping[str, str]) -> Optional[str]
     lacking = [f"`{s}=`" for s in wanted if s not in launch]
     for ty in signature.values():
         if ty != TRITON_ABI["constexpr"] and not ty.startswith(TRITON_ABI["pointer_prefix"]):
-            spelled = TRITON_ABI["scalars"][ty]
+            spelled = TRITON_ABI["scalars"][ty][0]
             if isinstance(spelled, str) and not hasattr(sc, spelled):
                 lacking.append(f"the `{spelled}` type")
     return ", ".join(lacking) or None
