@@ -309,3 +309,22 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     for name in CASES:
         md = compiled(name).metadata
         assert (md.global_scratch_size, md.profile_scratch_size) == (0, 0), name
+
+
+def test_the_double_reads_tritons_cubins_whole(fake):
+    """The driver API gives an image no length: the double finds a cubin's end from its ELF
+    headers, and each kernel's parameters from ``EIATTR_KPARAM_INFO`` (the differential's
+    argument bytes are cut by those sizes)."""
+    import ctypes
+
+    fake.safecall_fake_cuda_reset()
+    fake.safecall_fake_cuda_set_user_context(0)
+    for name in CASES:
+        kernel = compiled(name)
+        cubin = kernel.asm["cubin"]
+        module, function = ctypes.c_size_t(), ctypes.c_size_t()
+        assert fake.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)) == 0, name
+        assert fake.cuModuleGetFunction(ctypes.byref(function), module, kernel.metadata.name.encode()) == 0
+        assert fake.cuModuleUnload(module) == 0
+    loads = [r for r in fake_cuda.records(fake) if r["call"] == "cuModuleLoadData"]
+    assert [(r["image"], r["image_len"]) for r in loads] == [("cubin", len(compiled(n).asm["cubin"])) for n in CASES]

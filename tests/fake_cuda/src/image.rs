@@ -6,7 +6,7 @@
 //!   read by `parse_entries`; static shared memory is not modelled (0).
 //! - **A cubin** (a 64-bit little-endian ELF, as `ptxas` writes for one architecture). The
 //!   driver API passes no length with an image, so the length is where the ELF's last part ends
-//!   (its section header table, or the furthest section). Each kernel has a `.nv.info.NAME`
+//!   (its section or program header table, or the furthest section). Each kernel has a `.nv.info.NAME`
 //!   section: a list of records `u8 format, u8 attribute, ...`; formats 1 to 3 carry a `u16`
 //!   value (4 bytes in all), format 4 (`EIFMT_SVAL`) a `u16` byte count and that many bytes.
 //!   Attribute 0x17 (`EIATTR_KPARAM_INFO`, an SVAL of 12 bytes) describes one parameter:
@@ -104,7 +104,8 @@ unsafe fn read_elf(image: *const u8) -> Image {
     }
 }
 
-/// Where a 64-bit little-endian ELF ends: its section header table or its furthest section.
+/// Where a 64-bit little-endian ELF ends: the furthest of its section header table, its
+/// program header table (`ptxas` writes it last) and its sections.
 ///
 /// # Safety
 /// `image` points at a complete ELF file.
@@ -116,16 +117,25 @@ unsafe fn elf_len(image: *const u8) -> Option<usize> {
     if !endian.is_little_endian() {
         return None;
     }
-    let table_end = header
-        .e_shoff(endian)
-        .checked_add(u64::from(header.e_shnum(endian)) * u64::from(header.e_shentsize(endian)))?;
-    if table_end > MAX_CUBIN {
+    let table_end =
+        |offset: u64, count: u16, size: u16| offset.checked_add(u64::from(count) * u64::from(size));
+    let sections_end = table_end(
+        header.e_shoff(endian),
+        header.e_shnum(endian),
+        header.e_shentsize(endian),
+    )?;
+    let programs_end = table_end(
+        header.e_phoff(endian),
+        header.e_phnum(endian),
+        header.e_phentsize(endian),
+    )?;
+    if sections_end > MAX_CUBIN || programs_end > MAX_CUBIN {
         return None;
     }
     // SAFETY: the section header table lies inside the file.
-    let upto_table = unsafe { std::slice::from_raw_parts(image, table_end as usize) };
+    let upto_table = unsafe { std::slice::from_raw_parts(image, sections_end as usize) };
     let sections = header.section_headers(endian, upto_table).ok()?;
-    let mut end = table_end.max(ELF64_HEADER as u64);
+    let mut end = sections_end.max(programs_end).max(ELF64_HEADER as u64);
     for s in sections {
         if s.sh_type(endian) != SHT_NOBITS {
             end = end.max(s.sh_offset(endian).checked_add(s.sh_size(endian))?);
