@@ -260,6 +260,72 @@ mod tests {
         assert!(read_text(c"FAKE_INVALID_IMAGE").kernels.is_none());
     }
 
+    /// A minimal cubin-shaped ELF: kernel `k` with parameters of 8 and 4 bytes, 100 bytes of
+    /// its own static shared memory and 1024 reserved, and (as `ptxas` writes it) the program
+    /// header table after the section header table, at the very end.
+    fn synthetic_cubin() -> Vec<u8> {
+        let names = b"\0.shstrtab\0.nv.info.k\0.nv.shared.k\0.nv.shared.reserved.0\0";
+        let mut info = kparam(1, 8, 4);
+        info.extend(kparam(0, 0, 8));
+        let (names_at, info_at) = (64u64, 64 + names.len() as u64);
+        let shoff = info_at + info.len() as u64;
+        // (name offset, type, offset, size): null, .shstrtab, .nv.info.k, two NOBITS sections.
+        let sections: [(u32, u32, u64, u64); 5] = [
+            (0, 0, 0, 0),
+            (1, 3, names_at, names.len() as u64),
+            (11, 0x7000_0000, info_at, info.len() as u64),
+            (22, 8, shoff, 100),
+            (35, 8, shoff, 1024),
+        ];
+        let phoff = shoff + 64 * sections.len() as u64;
+        let mut elf = vec![
+            0x7f, b'E', b'L', b'F', 2, 1, 1, 0x33, 7, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        elf.extend(2u16.to_le_bytes()); // e_type
+        elf.extend(190u16.to_le_bytes()); // e_machine: EM_CUDA
+        elf.extend(1u32.to_le_bytes());
+        elf.extend(0u64.to_le_bytes()); // e_entry
+        elf.extend(phoff.to_le_bytes());
+        elf.extend(shoff.to_le_bytes());
+        elf.extend(0u32.to_le_bytes()); // e_flags
+        for half in [64u16, 56, 1, 64, sections.len() as u16, 1] {
+            elf.extend(half.to_le_bytes()); // ehsize, phentsize, phnum, shentsize, shnum, shstrndx
+        }
+        elf.extend(names);
+        elf.extend(&info);
+        for (name, kind, offset, size) in sections {
+            elf.extend(name.to_le_bytes());
+            elf.extend(kind.to_le_bytes());
+            elf.extend([0u64, 0, offset, size].iter().flat_map(|v| v.to_le_bytes()));
+            elf.extend([0u32, 0].iter().flat_map(|v| v.to_le_bytes()));
+            elf.extend([1u64, 0].iter().flat_map(|v| v.to_le_bytes()));
+        }
+        elf.extend([0u8; 56]); // one program header
+        elf
+    }
+
+    #[test]
+    fn a_cubin_is_read_to_its_end_with_its_kernels() {
+        let cubin = synthetic_cubin();
+        // SAFETY: a complete ELF file.
+        let image = unsafe { read(cubin.as_ptr().cast()) };
+        assert_eq!((image.summary.as_str(), image.len), ("cubin", cubin.len()));
+        let expected = ImageKernel {
+            name: "k".to_owned(),
+            params: vec![8, 4],
+            static_shared: 1124,
+        };
+        assert_eq!(image.kernels, Some(vec![expected]));
+        let mut cut = cubin.clone();
+        let record = kparam(1, 8, 4);
+        let at = cubin
+            .windows(record.len())
+            .position(|w| w == record)
+            .expect("in the cubin");
+        cut[at + 8] = 9; // ordinal 1 becomes 9: the table cannot be read
+        assert_eq!(cubin_kernels(&cut), None);
+    }
+
     fn read_text(text: &CStr) -> Image {
         // SAFETY: a NUL-terminated text.
         unsafe { read(text.as_ptr()) }
