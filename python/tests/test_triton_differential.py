@@ -120,6 +120,14 @@ def pdl_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # Device-side TMA descriptors live in the launch's global scratch memory.
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd.store([tl.program_id(0) * BM, 0], xd.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
 def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -215,7 +223,29 @@ CASES: Dict[str, Case] = {
         (0x7F00_0000_1000, 0x7F00_0000_2000, 1000, 0.333251953125, -1.5, 128),
         (8, 1, 1),
     ),
+    "global scratch (device-side TMA descriptors)": Case(
+        desc_copy,
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("M", "i32"), ("N", "i32"), ("BM", "constexpr"), ("BN", "constexpr")),
+        (("BM", 64), ("BN", 64)),
+        (0x7F00_0000_1000, 0x7F00_0001_1000, 256, 64, 64, 64),
+        (4, 1, 1),
+    ),
 }
+
+#: The address the test's allocator hands Triton for global scratch memory.
+SCRATCH_ADDRESS = 0x7F00_5C00_0000
+
+
+class ScratchAllocator:
+    """An allocator for ``triton.set_allocator`` that records each request and returns
+    :data:`SCRATCH_ADDRESS` (the double never touches memory)."""
+
+    def __init__(self) -> None:
+        self.requests: List[Tuple[int, int, Any]] = []
+
+    def __call__(self, size: int, align: int, stream: Any) -> int:
+        self.requests.append((size, align, stream))
+        return SCRATCH_ADDRESS
 
 
 @functools.lru_cache(maxsize=None)
@@ -228,6 +258,9 @@ def compiled(case_name: str) -> Any:
 # ---- the driver double --------------------------------------------------------------------
 
 
+ALLOCATOR = ScratchAllocator()
+
+
 @pytest.fixture(scope="module")
 def fake():
     """The double, loaded before Triton's launcher binds to ``libcuda.so.1``."""
@@ -238,7 +271,10 @@ def fake():
     # Triton passes the CUdevice that cuCtxGetDevice returned where it expects an ordinal
     # (the two are equal on NVIDIA's driver; the double numbers devices from 100 on purpose).
     utils.get_device_properties = lambda device: device_properties(device - fake_cuda.DEVICE_HANDLE_BASE)
+    previous_allocator = triton.runtime._allocation._allocator.get()
+    triton.set_allocator(ALLOCATOR)
     yield double
+    triton.set_allocator(previous_allocator)
     utils.get_device_properties = device_properties
 
 
@@ -278,17 +314,21 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     kernel = compiled(case_name)
 
     fake.safecall_fake_cuda_reset()
+    ALLOCATOR.requests.clear()
     triton_abi.triton_launch(kernel, case.grid, case.args, STREAM)
     [theirs] = fake_cuda.launches(fake)
     predicted = triton_abi.expected_launch(kernel, case.grid)
     assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
-    packed = triton_abi.expected_args(dict(case.signature), case.args)
+    scratch = triton_abi.scratch_requests(kernel, case.grid)
+    assert ALLOCATOR.requests == [(size, align, STREAM) for size, align in scratch.values()]
+    addresses = {name: SCRATCH_ADDRESS for name in scratch}
+    packed = triton_abi.expected_args(dict(case.signature), case.args, addresses)
     assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
     missing = triton_abi.missing_features(kernel, dict(case.signature))
     if missing is not None:
-        pytest.xfail(f"{triton_abi.NEEDS_ISSUE_26}: the safecall side needs {missing}")
+        pytest.xfail(missing)
 
     launcher = triton_abi.safecall_launcher(kernel, dict(case.signature), dict(case.constants))
     fake.safecall_fake_cuda_reset()
@@ -308,7 +348,8 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     assert compiled("cooperative grid").metadata.launch_cooperative_grid
     for name in CASES:
         md = compiled(name).metadata
-        assert (md.global_scratch_size, md.profile_scratch_size) == (0, 0), name
+        scratch = name == "global scratch (device-side TMA descriptors)"
+        assert (md.global_scratch_size > 0, md.profile_scratch_size) == (scratch, 0), name
 
 
 def test_the_double_reads_tritons_cubins_whole(fake):

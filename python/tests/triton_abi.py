@@ -33,12 +33,16 @@ TRITON_VERSION = "3.9.0"
 #: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
 #:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
 #: - ``trailing_pointers``: two pointers after the user's parameters, always passed, NULL when
-#:   the metadata's ``<name>_size`` is 0.
+#:   the metadata's ``<name>_size`` is 0; otherwise each launch allocates
+#:   ``grid_x * grid_y * grid_z * num_ctas * <name>_size`` bytes aligned to ``<name>_align``
+#:   (``CudaLauncher.__call__``): global scratch from ``triton.set_allocator``'s allocator,
+#:   called as ``allocator(size, align, stream)``.
 #: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
 #: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
 #: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
 #: - ``non_portable_cluster_at``: ``num_ctas`` for which Triton sets
-#:   ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` before launching.
+#:   ``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`` before launching (issue 26 has the
+#:   IR set it itself for any cluster over 8 blocks, so the launcher built here does not).
 #: - ``shared_opt_in_above``: dynamic shared memory is the metadata's ``shared``; above this
 #:   many bytes the kernel is opted in (Triton: to the device's maximum minus static).
 #: - ``flags``: metadata flags -> the launch setting each becomes.
@@ -75,6 +79,19 @@ TRITON_ABI: Dict[str, Any] = {
 
 #: What the safecall side of a case needs that the IR does not have yet.
 NEEDS_ISSUE_26 = "needs launch settings from issue 26"
+NEEDS_SCRATCH = "needs per-launch scratch allocation (issue 29, with the allocation issue)"
+
+
+def scratch_requests(kernel: Any, grid: Sequence[int]) -> Dict[str, Tuple[int, int]]:
+    """The allocation (bytes, alignment) Triton makes per launch for each trailing pointer
+    whose size is not 0."""
+    md = kernel.metadata
+    programs = grid[0] * grid[1] * grid[2] * md.num_ctas
+    return {
+        name: (programs * getattr(md, f"{name}_size"), getattr(md, f"{name}_align"))
+        for name in TRITON_ABI["trailing_pointers"]
+        if getattr(md, f"{name}_size")
+    }
 
 
 def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
@@ -101,11 +118,12 @@ def packed(triton_type: str, value: Any) -> bytes:
     return struct.pack(fmt, value)
 
 
-def expected_args(signature: Mapping[str, str], args: Sequence[Any]) -> List[str]:
+def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[str]:
     """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
-    records them), the trailing NULL pointers included."""
+    records them), then the trailing pointers (``scratch``: the addresses allocated; NULL for
+    the others)."""
     out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
-    return out + [packed("*", None).hex() for _ in TRITON_ABI["trailing_pointers"]]
+    return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
 
 
 def ir_type(triton_type: str) -> Any:
@@ -122,8 +140,12 @@ def ir_type(triton_type: str) -> Any:
 
 
 def missing_features(kernel: Any, signature: Mapping[str, str]) -> Optional[str]:
-    """What the safecall side of ``kernel`` needs and the builder lacks, or None."""
+    """Why the safecall side of ``kernel`` cannot be built yet (the issue and what the builder
+    lacks), or None."""
     md = kernel.metadata
+    scratch = [n for n in TRITON_ABI["trailing_pointers"] if getattr(md, f"{n}_size")]
+    if scratch:
+        return f"{NEEDS_SCRATCH}: {', '.join(scratch)}"
     launch = inspect.signature(sc.FunctionBuilder.launch).parameters
     wanted = [setting for flag, setting in TRITON_ABI["flags"].items() if getattr(md, flag)]
     if md.num_ctas > 1:
@@ -134,7 +156,7 @@ def missing_features(kernel: Any, signature: Mapping[str, str]) -> Optional[str]
             spelled = TRITON_ABI["scalars"][ty][0]
             if isinstance(spelled, str) and not hasattr(sc, spelled):
                 lacking.append(f"the `{spelled}` type")
-    return ", ".join(lacking) or None
+    return f"{NEEDS_ISSUE_26}: the safecall side needs {', '.join(lacking)}" if lacking else None
 
 
 def safecall_launcher(kernel: Any, signature: Mapping[str, str], constants: Mapping[str, Any]) -> Any:
