@@ -2,7 +2,8 @@
 //!
 //! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
-//! peer the interop tests load our outputs into), points the tests at it, and runs
+//! peer the interop tests load our outputs into) and the pinned `triton` (whose own launcher
+//! the differential launch test compares with), points the tests at it, and runs
 //! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI);
 //! then it builds the Python package (`python/`) into `.venv` and runs its pytest suite
 //! ([`python_package`]; `cargo xtask python` does only that).
@@ -29,7 +30,11 @@ mod python_package;
 
 /// The pinned peer: our outputs are judged by whether they work with this release.
 const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
-const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest"];
+/// The Triton release whose compiler and launcher `python/tests/test_triton_differential.py`
+/// compares safecall's launches with. A large install (a 286 MB wheel, about 1 GB unpacked,
+/// ~15 s with a warm network), but one the test needs: with `CI=true` it must run.
+const TRITON_REQUIREMENT: &str = "triton==3.9.0";
+const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest", TRITON_REQUIREMENT];
 /// The LLVM major version the `llvm` feature is built against.
 const LLVM_MAJOR: u32 = 19;
 

@@ -26,7 +26,11 @@
 //! Device binaries are PTX text (or anything containing PTX `.entry` declarations): the
 //! double reads each `.entry NAME(.param .TYPE p, ...)` to know the kernels and the size of
 //! each parameter, and the `.shared .align A .b8 NAME[BYTES];` declarations in its body for
-//! its static shared memory. An image containing `FAKE_INVALID_IMAGE` fails to load.
+//! its static shared memory. An image containing `FAKE_INVALID_IMAGE` fails to load. Cubins
+//! (ELF) are read too, their parameter tables from `.nv.info.NAME` (`image.rs`).
+//!
+//! Besides the library API it serves the module API and the queries of Triton's launcher
+//! (`module_api.rs`), so that Triton's own launches record in the same format.
 //!
 //! Records and failures are per thread, so tests running in parallel do not see each other.
 //! `safecall_fake_cuda_quiet(1)` turns recording, failures and the launch checks off, for
@@ -40,10 +44,11 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cudarc::driver::sys::{
-    CUdevice_attribute_enum, CUfunction_attribute_enum, CUlaunchAttributeID_enum, CUlaunchConfig,
-};
+use cudarc::driver::sys::{CUfunction_attribute_enum, CUlaunchAttributeID_enum, CUlaunchConfig};
 use serde_json::{Value, json};
+
+mod image;
+mod module_api;
 
 type CUresult = c_int;
 const SUCCESS: CUresult = 0;
@@ -73,7 +78,7 @@ const SHARED_SIZE_BYTES: c_int =
     CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES as c_int;
 /// Shared memory per block with the opt-in (an H100's 227 KiB).
 const OPTIN_SHARED_MEM: u32 = 227 * 1024;
-/// Multiprocessors of each device (an H100 SXM's).
+/// Multiprocessors of each device (an H100 SXM's, as `cuDeviceGetAttribute` reports).
 const MULTIPROCESSORS: u32 = 132;
 /// Blocks of a cooperative grid that fit on one multiprocessor at once (the double's model
 /// of occupancy, whatever the kernel).
@@ -337,6 +342,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     } else {
         ENTRIES
             .iter()
+            .chain(module_api::ENTRIES)
             .find(|(n, _)| *n == name)
             .map(|(_, f)| *f as *mut c_void)
     };
@@ -370,7 +376,6 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("cuLibraryGetKernel", cuLibraryGetKernel as *const ()),
     ("cuKernelSetAttribute", cuKernelSetAttribute as *const ()),
     ("cuKernelGetAttribute", cuKernelGetAttribute as *const ()),
-    ("cuDeviceGetAttribute", cuDeviceGetAttribute as *const ()),
     ("cuDriverGetVersion", cuDriverGetVersion as *const ()),
     ("cuLaunchKernelEx", cuLaunchKernelEx as *const ()),
 ];
@@ -510,33 +515,21 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     _library_values: *mut *mut c_void,
     num_library_options: c_uint,
 ) -> CUresult {
-    // SAFETY: test images are NUL-terminated text (PTX is; tests give text for every format).
-    let text = unsafe { CStr::from_ptr(image) }
-        .to_string_lossy()
-        .into_owned();
+    // SAFETY: the caller passes a complete image (NUL-terminated text or an ELF cubin).
+    let image = unsafe { image::read(image) };
     let fields = json!({
-        "image": text.chars().take(40).collect::<String>(),
-        "image_len": text.len(),
+        "image": image.summary,
+        "image_len": image.len,
         "options": num_jit_options + num_library_options,
     });
     if let Some(code) = record("cuLibraryLoadData", || fields) {
         return code;
     }
-    if text.contains("FAKE_INVALID_IMAGE") {
+    let Some(kernels) = image.kernels else {
         return INVALID_IMAGE;
-    }
+    };
+    let ids = module_api::register(kernels);
     let handle = registry(|r| {
-        let mut ids = Vec::new();
-        for e in parse_entries(&text) {
-            r.kernels.push(Kernel {
-                name: e.name,
-                params: e.params,
-                static_shared: e.static_shared,
-                shared_mem: HashMap::new(),
-                non_portable: Vec::new(),
-            });
-            ids.push(r.kernels.len() - 1);
-        }
         r.libraries.push(Some(ids));
         r.libraries.len()
     });
@@ -660,34 +653,6 @@ pub unsafe extern "C" fn cuKernelGetAttribute(
     unsafe { write(out, static_shared as c_int) }
 }
 
-/// `cuDeviceGetAttribute`: the opt-in shared memory limit and the multiprocessor count.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDeviceGetAttribute(
-    out: *mut c_int,
-    attr: c_int,
-    device: c_int,
-) -> CUresult {
-    if let Some(code) = record(
-        "cuDeviceGetAttribute",
-        || json!({ "attr": attr, "device": device }),
-    ) {
-        return code;
-    }
-    use CUdevice_attribute_enum as A;
-    let value = if attr == A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN as c_int {
-        OPTIN_SHARED_MEM
-    } else if attr == A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as c_int {
-        MULTIPROCESSORS
-    } else {
-        return INVALID_VALUE;
-    };
-    if !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
-        return INVALID_DEVICE;
-    }
-    // SAFETY: output pointer from the caller.
-    unsafe { write(out, value as c_int) }
-}
-
 /// `cuDriverGetVersion`: 13000 unless `safecall_fake_cuda_set_driver_version` said otherwise.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDriverGetVersion(out: *mut c_int) -> CUresult {
@@ -732,7 +697,11 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         Some((
             k.name.clone(),
             k.params.clone(),
-            (k.shared_mem.clone(), k.static_shared, k.non_portable.clone()),
+            (
+                k.shared_mem.clone(),
+                k.static_shared,
+                k.non_portable.clone(),
+            ),
         ))
     });
     // SAFETY: `attrs` holds `numAttrs` attributes.

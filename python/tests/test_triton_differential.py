@@ -1,0 +1,371 @@
+"""safecall launches a Triton kernel exactly as Triton's own launcher does.
+
+Kernels of our own, written in Triton, are compiled for sm_90 on this machine (no GPU, no
+torch: Triton's bundled ``ptxas`` writes the cubin). Each is launched twice against the CUDA
+driver double (tests/fake_cuda): once by Triton 3.9's own launcher (``CompiledKernel[grid]``,
+which Triton builds from its ``driver.c`` with the system C compiler on first use, so this
+test needs ``cc``/``gcc`` at run time, and which binds to the double through
+``TRITON_LIBCUDA_PATH``), once by a safecall function built from the same cubin and metadata
+(triton_abi.py). The two ``cuLaunchKernelEx`` records (context, grid, block, cluster, dynamic
+shared memory, stream, launch attributes, and every kernel argument's bytes, cut by the
+parameter sizes the double reads from the cubin's ``EIATTR_KPARAM_INFO`` records) must be
+equal, and both must match what the ABI table predicts.
+
+Cases whose safecall side needs a launch setting or a scalar type the IR does not have yet run
+their Triton side (which must launch and record) and then xfail, naming what is missing.
+
+Outside CI the test skips with its reason when triton 3.9.0, a C compiler or the double is
+missing; with ``CI=true`` each of these is a failure (``cargo xtask test`` installs triton).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import shutil
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import fake_cuda
+import triton_abi
+from conftest import ROOT
+from triton_abi import TRITON_ABI
+
+# Before triton is imported: the driver Triton's launcher links, and its caches, under target/.
+os.environ["TRITON_LIBCUDA_PATH"] = str(ROOT / "target" / "triton-libcuda")
+os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def _unavailable() -> str | None:
+    try:
+        import triton
+    except ImportError:
+        return f"triton is not installed (pip install triton=={triton_abi.TRITON_VERSION})"
+    if triton.__version__ != triton_abi.TRITON_VERSION:
+        return f"triton {triton.__version__} is installed; these facts are for {triton_abi.TRITON_VERSION}"
+    if not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")):
+        return "Triton's launcher needs a C compiler (gcc, clang or $CC) at run time"
+    return fake_cuda.missing_reason()
+
+
+_REASON = _unavailable()
+if _REASON is not None:
+    if fake_cuda.in_ci():
+        raise RuntimeError(f"CI=true: {_REASON}")
+    pytest.skip(_REASON, allow_module_level=True)
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait  # noqa: E402
+
+#: The stream both launchers are given.
+STREAM = 0x5000
+
+
+# ---- kernels ------------------------------------------------------------------------------
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def scalars(out_ptr, a, b, c, d, e, f, g, h, x, y, flag):
+    acc = a.to(tl.float64) + b.to(tl.float64) + c.to(tl.float64) + d.to(tl.float64)
+    acc += e.to(tl.float64) + f.to(tl.float64) + g.to(tl.float64) + h.to(tl.float64)
+    acc += x.to(tl.float64) + y
+    if flag:
+        acc = -acc
+    tl.store(out_ptr, acc)
+
+
+@triton.jit
+def axpy(x_ptr, y_ptr, bias_ptr, n, stride, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, alpha * x, mask=mask)
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+
+
+@triton.jit
+def pdl_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    gdc_wait()
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    gdc_launch_dependents()
+
+
+@triton.jit
+def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # Device-side TMA descriptors live in the launch's global scratch memory.
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd.store([tl.program_id(0) * BM, 0], xd.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
+def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * h.to(tl.float32) + b.to(tl.float32), mask=mask)
+
+
+# ---- cases --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A kernel compiled one way and launched with one list of arguments."""
+
+    kernel: Any
+    signature: Tuple[Tuple[str, str], ...]
+    constants: Tuple[Tuple[str, Any], ...]
+    args: Tuple[Any, ...]
+    grid: Tuple[int, int, int]
+    options: Tuple[Tuple[str, Any], ...] = ()
+
+
+COPY_SIG = (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr"))
+COPY_ARGS = (0x7F00_0000_1000, 0x7F00_0000_2000, 1000, 128)
+
+SCALARS_SIG = (
+    ("out_ptr", "*fp64"),
+    ("a", "i8"),
+    ("b", "i16"),
+    ("c", "i32"),
+    ("d", "i64"),
+    ("e", "u8"),
+    ("f", "u16"),
+    ("g", "u32"),
+    ("h", "u64"),
+    ("x", "fp32"),
+    ("y", "fp64"),
+    ("flag", "i1"),
+)
+
+CASES: Dict[str, Case] = {
+    "plain pointers": Case(copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (8, 1, 1)),
+    "scalar mix": Case(
+        scalars,
+        SCALARS_SIG,
+        (),
+        (0x7F00_0000_3000, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True),
+        (1, 1, 1),
+    ),
+    "u64 at or above 2^63": Case(
+        scalars,
+        SCALARS_SIG,
+        (),
+        (0x7F00_0000_3000, 0, 0, 0, 0, 0, 0, 0, 2**64 - 1, 0.0, 0.0, False),
+        (1, 1, 1),
+    ),
+    "None and 1 specialized": Case(
+        axpy,
+        (
+            ("x_ptr", "*fp32"),
+            ("y_ptr", "*fp32"),
+            ("bias_ptr", "constexpr"),
+            ("n", "i64"),
+            ("stride", "constexpr"),
+            ("alpha", "fp32"),
+            ("BLOCK", "constexpr"),
+        ),
+        (("bias_ptr", None), ("stride", 1), ("BLOCK", 256)),
+        (0x7F00_0000_1000, 0x7F00_0000_2000, None, 2**33, 1, 1.5, 256),
+        (5, 2, 3),
+    ),
+    "num_warps=8, >48 KiB shared": Case(
+        matmul,
+        (("a_ptr", "*fp16"), ("b_ptr", "*fp16"), ("c_ptr", "*fp32"), ("K", "i32"))
+        + tuple((n, "constexpr") for n in ("BM", "BN", "BK")),
+        (("BM", 128), ("BN", 128), ("BK", 64)),
+        (0x7F00_0001_0000, 0x7F00_0002_0000, 0x7F00_0003_0000, 512, 128, 128, 64),
+        (4, 2, 1),
+        (("num_warps", 8), ("num_stages", 3)),
+    ),
+    "PDL": Case(pdl_copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (8, 1, 1), (("launch_pdl", True),)),
+    "cooperative grid": Case(
+        copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (8, 1, 1), (("launch_cooperative_grid", True),)
+    ),
+    "num_ctas=2 (cluster + SPREAD)": Case(
+        copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (4, 1, 1), (("num_ctas", 2),)
+    ),
+    "fp16 and bf16 scalars": Case(
+        half_scale,
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("h", "fp16"), ("b", "bf16"), ("BLOCK", "constexpr")),
+        (("BLOCK", 128),),
+        # Values both bf16 conversions agree on (Triton truncates, the IR rounds).
+        (0x7F00_0000_1000, 0x7F00_0000_2000, 1000, 0.333251953125, -1.5, 128),
+        (8, 1, 1),
+    ),
+    "global scratch (device-side TMA descriptors)": Case(
+        desc_copy,
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("M", "i32"), ("N", "i32"), ("BM", "constexpr"), ("BN", "constexpr")),
+        (("BM", 64), ("BN", 64)),
+        (0x7F00_0000_1000, 0x7F00_0001_1000, 256, 64, 64, 64),
+        (4, 1, 1),
+    ),
+}
+
+#: The address the test's allocator hands Triton for global scratch memory.
+SCRATCH_ADDRESS = 0x7F00_5C00_0000
+
+
+class ScratchAllocator:
+    """An allocator for ``triton.set_allocator`` that records each request and returns
+    :data:`SCRATCH_ADDRESS` (the double never touches memory)."""
+
+    def __init__(self) -> None:
+        self.requests: List[Tuple[int, int, Any]] = []
+
+    def __call__(self, size: int, align: int, stream: Any) -> int:
+        self.requests.append((size, align, stream))
+        return SCRATCH_ADDRESS
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(case_name: str) -> Any:
+    case = CASES[case_name]
+    src = ASTSource(case.kernel, signature=dict(case.signature), constexprs=dict(case.constants))
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(case.options))
+
+
+# ---- the driver double --------------------------------------------------------------------
+
+
+ALLOCATOR = ScratchAllocator()
+
+
+@pytest.fixture(scope="module")
+def fake():
+    """The double, loaded before Triton's launcher binds to ``libcuda.so.1``."""
+    double = fake_cuda.load()
+    fake_cuda.libcuda_dir(fake_cuda.PATH, ROOT / "target" / "triton-libcuda")
+    utils = triton.runtime.driver.active.utils
+    device_properties = utils.get_device_properties
+    # Triton passes the CUdevice that cuCtxGetDevice returned where it expects an ordinal
+    # (the two are equal on NVIDIA's driver; the double numbers devices from 100 on purpose).
+    utils.get_device_properties = lambda device: device_properties(device - fake_cuda.DEVICE_HANDLE_BASE)
+    previous_allocator = triton.runtime._allocation._allocator.get()
+    triton.set_allocator(ALLOCATOR)
+    yield double
+    triton.set_allocator(previous_allocator)
+    utils.get_device_properties = device_properties
+
+
+# ---- what both sides must show ------------------------------------------------------------
+
+
+def describe(theirs: Dict[str, Any], ours: Dict[str, Any]) -> str:
+    keys = sorted(set(theirs) | set(ours))
+    rows = [f"  {k}: triton {theirs.get(k)!r} / safecall {ours.get(k)!r}" for k in keys if theirs.get(k) != ours.get(k)]
+    return "launch records differ:\n" + "\n".join(rows)
+
+
+#: Cases where safecall knowingly differs from Triton: the exception its side raises, and why.
+KNOWN_DISAGREEMENTS = {
+    "u64 at or above 2^63": (
+        TypeError,
+        "tvm_ffi passes a Python int of 2^63 or more as an ffi.BigInt object, which a u64 "
+        "parameter does not accept (Triton's launcher takes it with PyLong_AsUnsignedLongLong)",
+    ),
+}
+
+
+def _case_params() -> List[Any]:
+    out = []
+    for name in CASES:
+        marks = ()
+        if name in KNOWN_DISAGREEMENTS:
+            raises, reason = KNOWN_DISAGREEMENTS[name]
+            marks = (pytest.mark.xfail(strict=True, raises=raises, reason=reason),)
+        out.append(pytest.param(name, id=name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case_name", _case_params())
+def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
+    case = CASES[case_name]
+    kernel = compiled(case_name)
+
+    fake.safecall_fake_cuda_reset()
+    ALLOCATOR.requests.clear()
+    triton_abi.triton_launch(kernel, case.grid, case.args, STREAM)
+    [theirs] = fake_cuda.launches(fake)
+    predicted = triton_abi.expected_launch(kernel, case.grid)
+    assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
+    scratch = triton_abi.scratch_requests(kernel, case.grid)
+    assert ALLOCATOR.requests == [(size, align, STREAM) for size, align in scratch.values()]
+    addresses = {name: SCRATCH_ADDRESS for name in scratch}
+    packed = triton_abi.expected_args(dict(case.signature), case.args, addresses)
+    assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
+    assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
+
+    missing = triton_abi.missing_features(kernel, dict(case.signature))
+    if missing is not None:
+        pytest.xfail(missing)
+
+    launcher = triton_abi.safecall_launcher(kernel, dict(case.signature), dict(case.constants))
+    fake.safecall_fake_cuda_reset()
+    triton_abi.safecall_launch(launcher, case.grid, case.args, STREAM)
+    [ours] = fake_cuda.launches(fake)
+    assert ours == theirs, describe(theirs, ours)
+
+
+def test_the_cases_cover_what_the_issues_ask(fake):
+    """Shared memory above the default, more than one CTA, PDL and cooperative flags: each
+    case compiles to what its name says (a kernel that compiled differently would make its
+    case meaningless)."""
+    assert compiled("num_warps=8, >48 KiB shared").metadata.shared > TRITON_ABI["shared_opt_in_above"]
+    assert compiled("num_warps=8, >48 KiB shared").metadata.num_warps == 8
+    assert compiled("num_ctas=2 (cluster + SPREAD)").metadata.num_ctas == 2
+    assert compiled("PDL").metadata.launch_pdl
+    assert compiled("cooperative grid").metadata.launch_cooperative_grid
+    for name in CASES:
+        md = compiled(name).metadata
+        scratch = name == "global scratch (device-side TMA descriptors)"
+        assert (md.global_scratch_size > 0, md.profile_scratch_size) == (scratch, 0), name
+
+
+def test_the_double_reads_tritons_cubins_whole(fake):
+    """The driver API gives an image no length: the double finds a cubin's end from its ELF
+    headers, and each kernel's parameters from ``EIATTR_KPARAM_INFO`` (the differential's
+    argument bytes are cut by those sizes)."""
+    import ctypes
+
+    fake.safecall_fake_cuda_reset()
+    fake.safecall_fake_cuda_set_user_context(0)
+    for name in CASES:
+        kernel = compiled(name)
+        cubin = kernel.asm["cubin"]
+        module, function = ctypes.c_size_t(), ctypes.c_size_t()
+        assert fake.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)) == 0, name
+        assert fake.cuModuleGetFunction(ctypes.byref(function), module, kernel.metadata.name.encode()) == 0
+        assert fake.cuModuleUnload(module) == 0
+    loads = [r for r in fake_cuda.records(fake) if r["call"] == "cuModuleLoadData"]
+    assert [(r["image"], r["image_len"]) for r in loads] == [("cubin", len(compiled(n).asm["cubin"])) for n in CASES]
