@@ -9,7 +9,10 @@
 //!   cuCtxGetDevice, cuLaunchKernelEx;
 //! - `launch_four_args`: four kernel arguments and a 3-D grid computed at run time;
 //! - `launch_primary_switch`: no context current, so the primary context is made current
-//!   for the launch and the previous one restored (two more cuCtxSetCurrent calls).
+//!   for the launch and the previous one restored (two more cuCtxSetCurrent calls);
+//! - `launch_cluster`: a launch in clusters of two blocks (one launch attribute);
+//! - `launch_all_settings`: the same with PDL, a cooperative grid, the SPREAD policy, a
+//!   preferred cluster and a priority (six attributes and a cached driver-version check).
 //!
 //! The difference to `checks_only` is what a launch adds beyond the argument checks;
 //! `benches/gpu_launch_count.sh` counts the same in instructions.
@@ -53,8 +56,14 @@ fn bench(c: &mut Criterion) {
     // SAFETY: the benchmark's IR dereferences only the arguments it checks and calls
     // only symbols it declares with their real signatures.
     let jit = unsafe { safecall::jit::compile(&module, &Default::default()) }.expect("compile");
-    let [checks, empty, four] =
-        ["checks_only", "launch_empty", "launch_four"].map(|f| jit.safe_call(f).expect("defined"));
+    let [checks, empty, four, cluster, all] = [
+        "checks_only",
+        "launch_empty",
+        "launch_four",
+        "launch_cluster",
+        "launch_all_settings",
+    ]
+    .map(|f| jit.safe_call(f).expect("defined"));
     let device = [TVMFFIAny {
         type_index: type_index::INT,
         small_str_len: 0,
@@ -63,6 +72,8 @@ fn bench(c: &mut Criterion) {
     // Find the driver and load the binary once, outside the measurements.
     support::call(empty, &device);
     support::call(four, &device);
+    support::call(cluster, &device);
+    support::call(all, &device);
 
     let mut group = c.benchmark_group("gpu_launch");
     set_context(0);
@@ -70,6 +81,8 @@ fn bench(c: &mut Criterion) {
         ("checks_only", checks),
         ("launch_current_context", empty),
         ("launch_four_args", four),
+        ("launch_cluster", cluster),
+        ("launch_all_settings", all),
     ] {
         group.bench_function(name, |b| {
             b.iter(|| support::call(black_box(f), black_box(&device)))

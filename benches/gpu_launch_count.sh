@@ -6,6 +6,10 @@
 # the difference is the host-side launch path: the launch's own checks, the cached driver and
 # kernel loads, cuDeviceGet, cuCtxGetCurrent, cuCtxGetDevice and cuLaunchKernelEx calls (the
 # double's few instructions per call included).
+# `launch_cluster` is a launch in a cluster of two blocks; `launch_all_settings` the same with
+# PDL, a cooperative grid, the SPREAD policy, a preferred cluster and a priority: the ratio of
+# the two is what the launch settings cost. SAFECALL_CLI=path counts the functions a given
+# `safecall` binary compiles (an older build, to compare), skipping those it cannot compile.
 # Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). Usage: benches/gpu_launch_count.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +27,7 @@ fi
 # benchmarks build them; the generated code does not depend on how the CLI was built.
 cargo build --quiet --release -p safecall-runtime -p safecall-fake-cuda
 cargo build --quiet --bin safecall "${features[@]}"
+cli=${SAFECALL_CLI:-target/debug/safecall}
 release=$PWD/target/release
 cc -O2 -I"$include" benches/c/launch_loop.c -o "$out/launch_loop" -ldl \
     -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
@@ -31,18 +36,31 @@ count() {
         "$out/launch_loop" "$out/$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
+# An older build cannot parse the new settings: it gets the file without that function.
+if "$cli" check benches/ir/gpu_launch.scir >/dev/null 2>&1; then
+    cp benches/ir/gpu_launch.scir "$out/gpu_launch.scir"
+else
+    sed '/^\/\/\/ The same launch with every setting/,$d' benches/ir/gpu_launch.scir >"$out/gpu_launch.scir"
+fi
 for backend in cranelift llvm; do
-    if ! target/debug/safecall build --backend "$backend" benches/ir/gpu_launch.scir -o "$out/$backend.so" >/dev/null 2>&1; then
+    if ! "$cli" build --backend "$backend" "$out/gpu_launch.scir" -o "$out/$backend.so" >/dev/null 2>&1; then
         echo "$backend: not built (no LLVM backend in this build?)"
         continue
     fi
     declare -A per_call=()
-    for f in checks_only launch_empty launch_four; do
+    for f in checks_only launch_empty launch_four launch_cluster launch_all_settings; do
+        if ! grep -q "^fn $f(" "$out/gpu_launch.scir"; then
+            continue
+        fi
         base=$(count "$backend" "$f" 0)
         total=$(count "$backend" "$f" "$n")
         per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
         echo "$backend $f: ${per_call[$f]} instructions per call"
     done
+    if [[ -n ${per_call[launch_all_settings]:-} ]]; then
+        awk -v a="${per_call[launch_all_settings]}" -v c="${per_call[launch_cluster]}" -v b="$backend" \
+            'BEGIN { printf "%s launch_all_settings / launch_cluster: %.3f\n", b, a / c }'
+    fi
     for f in launch_empty launch_four; do
         awk -v l="${per_call[$f]}" -v c="${per_call[checks_only]}" -v f="$f" -v b="$backend" \
             'BEGIN { printf "%s %s: the launch adds %.1f instructions to the checks\n", b, f, l - c }'
