@@ -17,8 +17,10 @@
 //! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
 //!   parser reports positions through a separate source map.
 
+mod float;
 mod gpu;
 mod tensor;
+pub use float::FloatType;
 pub use gpu::{BinaryFormat, DeviceBinary, Launch};
 pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides, TensorSpec};
 
@@ -173,15 +175,6 @@ pub enum IntType {
     U32,
     /// `u64`
     U64,
-}
-
-/// Floating-point types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FloatType {
-    /// `f32`
-    F32,
-    /// `f64`
-    F64,
 }
 
 /// Types of plain machine values (and of extern C parameters).

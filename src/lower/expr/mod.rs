@@ -101,6 +101,12 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
         Expr::Unary { op, arg } => {
             let v = lower_scalar(fx, arg)?;
             let out = match (op, &ty) {
+                (UnOp::Neg, ir::Type::Scalar(ScalarType::Float(f))) if f.is_half() => {
+                    return Err(LowerError::internal(format!(
+                        "negation is not defined on {}",
+                        f.keyword()
+                    )));
+                }
                 (UnOp::Neg, ir::Type::Scalar(ScalarType::Float(_))) => {
                     fx.b.unary(lir::UnOp::Fneg, v)
                 }
