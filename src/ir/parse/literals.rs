@@ -163,7 +163,11 @@ impl Parser<'_> {
             (bits >> n == 0).then_some(bits).ok_or_else(|| {
                 ParseError::new(
                     span,
-                    format!("`{which}` takes the {n} bits of an `{}`", ty.keyword()),
+                    format!(
+                        "`{which}` takes the {n} bits of {} `{}`",
+                        if ty == FloatType::BF16 { "a" } else { "an" },
+                        ty.keyword()
+                    ),
                     vec![],
                 )
             })
