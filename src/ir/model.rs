@@ -538,7 +538,8 @@ pub enum Expr {
         /// Type; the value must fit.
         ty: IntType,
     },
-    /// Float constant, as the bits of an `f64` (for `f32`, a value exactly representable in f32).
+    /// Float constant, as the bits of an `f64` (for `f32`, `f16` and `bf16`, a value exactly
+    /// representable in that type, widened exactly; see [`half`](super::half)).
     Float {
         /// `f64::to_bits` of the value.
         bits: u64,
@@ -584,7 +585,8 @@ pub enum Expr {
         else_value: Box<Expr>,
     },
     /// Conversion. Between integers: truncation or extension by the source's signedness.
-    /// Float to integer: saturating, NaN is 0. Integer to float: nearest. `bool` to integer:
+    /// Float to integer: saturating, NaN is 0. Integer to float: nearest. To `f16`/`bf16`:
+    /// nearest, ties to even (from floats only); from them: exact. `bool` to integer:
     /// 0/1; integer to `bool`: `!= 0`. `ptr` to and from `i64`/`u64`. From [`Type::Any`]: a
     /// checked conversion raising a TypeError when the value does not have the target type.
     Cast {
