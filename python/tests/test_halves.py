@@ -12,8 +12,12 @@ from conftest import backends
 
 
 def _f16_bits(x: float) -> int:
-    """The bits of the f16 nearest to ``x`` (CPython's binary16 packing rounds to even)."""
-    return struct.unpack("<H", struct.pack("<e", x))[0]
+    """The bits of the f16 nearest to ``x`` (CPython's binary16 packing rounds to even, and
+    refuses the values that round to infinity)."""
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:
+        return 0xFC00 if x < 0 else 0x7C00
 
 
 def _module() -> sc.ModuleBuilder:
@@ -65,7 +69,7 @@ def test_halves_round_to_nearest_even_at_call_time(backend):
     for y, bits in [(0.1, 0x3DCD), (1 + 2**-8 + 2**-20, 0x3F81), (1 + 2**-8, 0x3F80), (3.4028234663852886e38, 0x7F80)]:
         jm.bf16_bits(y, out)
         assert int(out[0]) == bits, y
-    with pytest.raises(TypeError, match="expected float, got str"):
+    with pytest.raises(TypeError, match="argument .x. \\(#0\\): expected float, got ffi.String"):
         jm.f16_bits("1.0", out)
 
 
