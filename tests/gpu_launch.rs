@@ -178,6 +178,31 @@ fn every_setting_and_argument_width_reaches_the_driver() {
 }
 
 #[test]
+fn half_arguments_reach_the_driver_as_two_bytes_rounded_to_nearest_even() {
+    each(|how, built| {
+        let f = built.function("half_args");
+        // 0.1 rounds to f16 0x2e66 and to bf16 0x3dcd (truncation would give 0x3dcc);
+        // 1 + 2^-8 + 2^-20 rounds up to bf16 0x3f81 (Triton truncates it to 0x3f80);
+        // 65520 is the halfway point above the largest f16, so it rounds to infinity.
+        for (h, g, z, want) in [
+            (0.1, 0.1, 65520.0, ["662e", "cd3d", "01", "007c"]),
+            (
+                -0.0,
+                1.0 + 2f64.powi(-8) + 2f64.powi(-20),
+                f64::NAN,
+                ["0080", "813f", "01", "007e"],
+            ),
+        ] {
+            fake().reset();
+            call(&f, &[Arg::Float(h), Arg::Float(g), Arg::Float(z)]).unwrap();
+            let l = &fake().launches()[0];
+            assert_eq!(l["kernel"], "halves");
+            assert_eq!(l["args"], json!(want), "{how:?} ({h}, {g}, {z})");
+        }
+    });
+}
+
+#[test]
 fn large_dynamic_shared_memory_is_allowed_once_per_kernel_and_device() {
     each(|how, built| {
         let f = built.function("configured");

@@ -393,3 +393,38 @@ fn verified_module_wraps_only_valid_modules() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn half_constants_round_to_nearest_even_and_build_the_texts_module() {
+    // The builder's constants equal the parsed literals, and round once from the f64.
+    assert_eq!(float16(0.1), parse::parse_expr("0.1f16").unwrap());
+    assert_eq!(bfloat16(0.1), parse::parse_expr("0.1bf16").unwrap());
+    assert_eq!(print_expr(&float16(65520.0)), "inf_f16");
+    assert_eq!(print_expr(&float16(2f64.powi(-25))), "0.0f16");
+    // Triton truncates this to 0x3f80; the nearest bf16 is 0x3f81.
+    assert_eq!(
+        bfloat16(1.0 + 2f64.powi(-8) + 2f64.powi(-20)),
+        half_bits(0x3f81, FloatType::BF16)
+    );
+    assert_eq!(
+        print_expr(&half_bits(0x7c01, FloatType::F16)),
+        "f16bits(0x7c01)"
+    );
+
+    let mut f = FunctionBuilder::new("clamp_scale");
+    let s = f.param("s", ParamType::Float(FloatType::F16));
+    let x = f.param("x", ParamType::Float(FloatType::F32));
+    f.returns(RetType::Scalar(BF16));
+    let scaled = cast(F16, cast(F32, s) * x);
+    f.ret(select(
+        scaled.clone().lt(float16(1.0)),
+        cast(BF16, scaled),
+        bfloat16(1.0),
+    ));
+    let mut m = ModuleBuilder::new("halves");
+    m.function(f.finish());
+    let text = "module halves;\n\nfn clamp_scale(s: f16, x: f32) -> bf16 {\n    \
+                return select(cast<f16>(cast<f32>(s) * x) < 1.0f16, cast<bf16>(cast<f16>(cast<f32>(s) * x)), 1.0bf16);\n}\n";
+    assert_eq!(m.build(), parse(text).unwrap());
+    assert!(m.build_verified().is_ok());
+}

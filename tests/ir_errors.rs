@@ -460,6 +460,41 @@ error_case!(
 );
 
 error_case!(
+    f16_constant_not_exact,
+    Verify,
+    "f16 constant 0.1 is not exactly representable as f16 (the nearest is 0.0999755859375f16)",
+    "module m;\nfn f() -> f16 {\n    return f64bits_f16(0x3fb999999999999a);\n}\n"
+);
+
+error_case!(
+    half_arithmetic,
+    Verify,
+    "`*` needs integer or float operands, found bf16 (f16 and bf16 only convert and compare",
+    "module m;\nfn f(a: bf16) -> bf16 {\n    return a * a;\n}\n"
+);
+
+error_case!(
+    half_from_integer,
+    Verify,
+    "cannot cast i32 to f16 (f16 and bf16 convert only to and from floats",
+    "module m;\nfn f(n: i32) -> f16 {\n    return cast<f16>(n);\n}\n"
+);
+
+error_case!(
+    half_extern_parameter,
+    Verify,
+    "extern `scale` takes or returns f16: C passes half-precision floats in float registers",
+    "module m;\nextern fn scale(f16) -> i32;\n"
+);
+
+error_case!(
+    half_bits_too_wide,
+    Parse,
+    "`bf16bits` takes the 16 bits of a `bf16`",
+    "module m;\nfn f() -> bf16 {\n    return bf16bits(0x10000);\n}\n"
+);
+
+error_case!(
     unreachable_statement,
     Verify,
     "unreachable statement",

@@ -88,6 +88,77 @@ fn float_literals_are_bit_exact() {
 }
 
 #[test]
+fn half_literals_round_once_and_print_exactly() {
+    use FloatType::{BF16, F16};
+    let wide = |x: f64| x.to_bits();
+    // (text, the value's f64 bits, type, how it prints)
+    let cases: &[(&str, u64, FloatType, &str)] = &[
+        ("1.5f16", wide(1.5), F16, "1.5f16"),
+        ("-0.0bf16", wide(-0.0), BF16, "-0.0bf16"),
+        ("2f16", wide(2.0), F16, "2.0f16"),
+        // Read as the f64 0.1, then rounded to nearest even: f16 0x2e66, bf16 0x3dcd.
+        ("0.1f16", wide(0.0999755859375), F16, "0.0999755859375f16"),
+        ("0.1bf16", wide(0.10009765625), BF16, "0.10009765625bf16"),
+        // Ties to even; overflow to infinity; below half the smallest subnormal to zero.
+        ("1.00048828125f16", wide(1.0), F16, "1.0f16"),
+        ("65520f16", wide(f64::INFINITY), F16, "inf_f16"),
+        ("-1e39bf16", wide(f64::NEG_INFINITY), BF16, "-inf_bf16"),
+        ("2.9802322387695312e-8f16", wide(0.0), F16, "0.0f16"),
+        (
+            "5.960464477539063e-8f16",
+            wide(2f64.powi(-24)),
+            F16,
+            "5.960464477539063e-8f16",
+        ),
+        ("inf_f16", wide(f64::INFINITY), F16, "inf_f16"),
+        ("-inf_bf16", wide(f64::NEG_INFINITY), BF16, "-inf_bf16"),
+        ("nan_f16", 0x7ff8_0000_0000_0000, F16, "nan_f16"),
+        ("nan_bf16", 0x7ff8_0000_0000_0000, BF16, "nan_bf16"),
+        ("f16bits(0x3c00)", wide(1.0), F16, "1.0f16"),
+        (
+            "f16bits(0x7c01)",
+            0x7ff0_0400_0000_0000,
+            F16,
+            "f16bits(0x7c01)",
+        ),
+        (
+            "bf16bits(0xffc1)",
+            0xfff8_2000_0000_0000,
+            BF16,
+            "bf16bits(0xffc1)",
+        ),
+        (
+            "bf16bits(0x0001)",
+            wide(2f64.powi(-133)),
+            BF16,
+            "9.183549615799121e-41bf16",
+        ),
+        (
+            "f64bits_f16(0x3fb999999999999a)",
+            wide(0.1),
+            F16,
+            "f64bits_f16(0x3fb999999999999a)",
+        ),
+    ];
+    for &(text, bits, ty, printed) in cases {
+        let e = parse_expr(text).unwrap();
+        assert_eq!(e, Expr::Float { bits, ty }, "{text}");
+        assert_eq!(safecall::ir::print::print_expr(&e), printed, "{text}");
+        assert_eq!(parse_expr(printed).unwrap(), e, "{printed} reads back");
+    }
+    for (text, message) in [
+        (
+            "f16bits(0x10000)",
+            "`f16bits` takes the 16 bits of an `f16`",
+        ),
+        ("1.5f8", "unknown literal suffix `f8`"),
+    ] {
+        let err = parse_expr(text).unwrap_err();
+        assert!(err.message.contains(message), "{text}: {}", err.message);
+    }
+}
+
+#[test]
 fn integer_literals() {
     let cases: &[(&str, i64, IntType, &str)] = &[
         ("42", 42, IntType::I64, "42"),

@@ -35,7 +35,7 @@ fn int_type() -> impl Strategy<Value = IntType> {
 }
 
 fn float_type() -> impl Strategy<Value = FloatType> {
-    prop::sample::select(vec![FloatType::F32, FloatType::F64])
+    prop::sample::select(FloatType::ALL.to_vec())
 }
 
 fn scalar_type() -> impl Strategy<Value = ScalarType> {
@@ -47,11 +47,14 @@ fn scalar_type() -> impl Strategy<Value = ScalarType> {
     ]
 }
 
-/// Float bits: ordinary values, f32 values (incl. NaN payloads), special values, any bits.
+/// Float bits: ordinary values, f32, f16 and bf16 values (incl. NaN payloads), special values,
+/// any bits.
 fn float_bits() -> impl Strategy<Value = u64> {
     prop_oneof![
         any::<f64>().prop_map(f64::to_bits),
         any::<u32>().prop_map(safecall::ir::syntax::f32_bits_to_f64),
+        any::<u16>().prop_map(|h| safecall::ir::half::half_to_f64_bits(h, FloatType::F16)),
+        any::<u16>().prop_map(|h| safecall::ir::half::half_to_f64_bits(h, FloatType::BF16)),
         prop::sample::select(vec![
             0u64,
             (-0.0f64).to_bits(),

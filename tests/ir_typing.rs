@@ -174,6 +174,93 @@ fn operator_rules() {
 }
 
 #[test]
+fn halves_convert_and_compare_only() {
+    let half_scope = |name: &str| match name {
+        "h" => Some(Type::Scalar(ScalarType::Float(FloatType::F16))),
+        "g" => Some(Type::Scalar(ScalarType::Float(FloatType::BF16))),
+        other => scope(other),
+    };
+    let ty = |text: &str| expr_type(&parse_expr(text).unwrap(), &half_scope);
+    let f16 = Type::Scalar(ScalarType::Float(FloatType::F16));
+    let bf16 = Type::Scalar(ScalarType::Float(FloatType::BF16));
+    for (text, want) in [
+        ("cast<f16>(x)", f16.clone()),
+        ("cast<bf16>(cast<f64>(x))", bf16.clone()),
+        ("cast<f32>(h)", F32),
+        ("cast<bf16>(h)", bf16.clone()),
+        ("h == h", BOOL),
+        ("g != 1.5bf16", BOOL),
+        ("h < 2.0f16", BOOL),
+        ("g >= g", BOOL),
+        ("select(b, h, 0.0f16)", f16.clone()),
+        ("load<bf16>(p)", bf16.clone()),
+        ("cast<f16>(r)", f16),
+    ] {
+        assert_eq!(ty(text), Ok(want), "{text}");
+    }
+    for (text, message) in [
+        (
+            "h + h",
+            "`+` needs integer or float operands, found f16 (f16 and bf16 only convert and compare",
+        ),
+        (
+            "-g",
+            "`-` needs an integer or float operand, found bf16 (f16 and bf16 only convert",
+        ),
+        (
+            "min(h, h)",
+            "`min` needs integer or float operands, found f16",
+        ),
+        (
+            "cast<f16>(n)",
+            "cannot cast i64 to f16 (f16 and bf16 convert only to and from floats",
+        ),
+        (
+            "cast<i32>(g)",
+            "cannot cast bf16 to i32 (f16 and bf16 convert only",
+        ),
+        (
+            "h == g",
+            "operands of `==` have different types: f16 and bf16",
+        ),
+        (
+            "h == 1.0f32",
+            "operands of `==` have different types: f16 and f32",
+        ),
+    ] {
+        let err = ty(text).unwrap_err().to_string();
+        assert!(err.contains(message), "{text}: {err}");
+    }
+    // Halves convert to and from every float, never to or from integers, bools or pointers.
+    let scalars = [
+        ScalarType::Bool,
+        ScalarType::Ptr,
+        ScalarType::Int(IntType::I32),
+    ];
+    for half in [FloatType::F16, FloatType::BF16] {
+        let h = Type::Scalar(ScalarType::Float(half));
+        for other in FloatType::ALL {
+            assert!(
+                cast_allowed(&h, ScalarType::Float(other)),
+                "{half:?} to {other:?}"
+            );
+            let o = Type::Scalar(ScalarType::Float(other));
+            assert!(
+                cast_allowed(&o, ScalarType::Float(half)),
+                "{other:?} to {half:?}"
+            );
+        }
+        for s in scalars {
+            assert!(!cast_allowed(&h, s), "{half:?} to {s:?}");
+            assert!(
+                !cast_allowed(&Type::Scalar(s), ScalarType::Float(half)),
+                "{s:?} to {half:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn parameter_bindings_include_tuple_elements_and_symbolic_variables() {
     let m = parse(
         "module m;\nfn f(x: tensor[(n, 4), float32, strides=(sx, 1)], y: optional[tensor[(n, k), float32, device_id=d]],\n      t: tuple(a: i32, b: optional[f64]), c: const(3), z: optional[tensor[(q,), any]]) {\n}\n",

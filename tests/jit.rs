@@ -364,3 +364,164 @@ fn a_verified_module_compiles_without_a_second_verification() {
     add_one.call(&[(&x).into(), (&y).into()]).unwrap();
     assert_eq!(y.as_slice::<f32>().unwrap(), [2.0, 3.0]);
 }
+
+/// Converts every element of `src` (f64) to f16 and to bf16, and widens every element of
+/// `halves` (the bits of f16 and bf16 values) back to f64: the generated conversions, run in
+/// a loop so that one call checks many values.
+const HALVES: &str = "module halves_bulk;\n\
+    fn narrow(src: tensor[(n,), float64, device=cpu], f16s: tensor[(n,), uint16, device=cpu], \
+              bf16s: tensor[(n,), uint16, device=cpu]) {\n\
+        for i in 0..n {\n\
+            let x = load<f64>(offset(src.data, i * 8));\n\
+            store<f16>(offset(f16s.data, i * 2), cast<f16>(x));\n\
+            store<bf16>(offset(bf16s.data, i * 2), cast<bf16>(x));\n\
+        }\n\
+    }\n\
+    fn widen(halves: tensor[(m,), uint16, device=cpu], f16s: tensor[(m,), float64, device=cpu], \
+             bf16s: tensor[(m,), float32, device=cpu]) {\n\
+        for i in 0..m {\n\
+            let p = offset(halves.data, i * 2);\n\
+            store<f64>(offset(f16s.data, i * 8), cast<f64>(load<f16>(p)));\n\
+            store<f32>(offset(bf16s.data, i * 4), cast<f32>(load<bf16>(p)));\n\
+        }\n\
+    }\n";
+
+fn filled<T: safecall_runtime::Element>(values: &[T]) -> Tensor {
+    let t = Tensor::cpu::<T>(&[values.len() as i64]).unwrap();
+    // SAFETY: a fresh tensor owned by this test.
+    unsafe { t.as_mut_slice::<T>() }
+        .unwrap()
+        .copy_from_slice(values);
+    t
+}
+
+/// f64 inputs: every exponent a half can round to (and beyond), random fractions, and each
+/// halfway point between neighbouring halves with its f64 neighbours.
+fn half_inputs() -> Vec<f64> {
+    use safecall::ir::{FloatType, half};
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut out = Vec::new();
+    for _ in 0..100_000 {
+        let r = next();
+        let exponent = 1023 - 160 + (r >> 52) % 300;
+        out.push(f64::from_bits(
+            (r & (1 << 63)) | exponent << 52 | (next() & ((1 << 52) - 1)),
+        ));
+    }
+    for ty in [FloatType::F16, FloatType::BF16] {
+        for h in (0..0x7f7fu16).step_by(3) {
+            let mid = (f64::from_bits(half::half_to_f64_bits(h, ty))
+                + f64::from_bits(half::half_to_f64_bits(h + 1, ty)))
+                / 2.0;
+            if mid.is_finite() {
+                let m = mid.to_bits();
+                out.extend([m - 1, m, m + 1].map(f64::from_bits));
+            }
+        }
+    }
+    out.extend([
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        -0.0,
+        65520.0,
+        1e-320,
+        f64::from_bits(0x7ff0_0000_0000_0001),
+    ]);
+    out
+}
+
+#[test]
+fn half_conversions_agree_with_the_host_reference_on_every_tier_and_backend() {
+    use safecall::ir::{FloatType, half};
+    let module = parse(HALVES);
+    let inputs = half_inputs();
+    let every_half: Vec<u16> = (0..=u16::MAX).collect();
+    let mut tiers = vec![
+        (jit::FirstTier::Baseline, safecall::Backend::Cranelift),
+        (jit::FirstTier::Backend, safecall::Backend::Cranelift),
+    ];
+    if cfg!(feature = "llvm") {
+        tiers.push((jit::FirstTier::Backend, safecall::Backend::Llvm));
+    }
+    for (first_tier, backend) in tiers {
+        let options = JitOptions {
+            first_tier,
+            backend,
+            ..Default::default()
+        };
+        // SAFETY: the IR is this test's own: it reads and writes only within its tensors.
+        let jit = unsafe { jit::compile(&module, &options) }.unwrap();
+        let (src, f16s, bf16s) = (
+            filled(&inputs),
+            filled(&vec![0u16; inputs.len()]),
+            filled(&vec![0u16; inputs.len()]),
+        );
+        let narrow = jit.function("narrow").unwrap();
+        narrow
+            .call(&[
+                AnyView::from(&src),
+                AnyView::from(&f16s),
+                AnyView::from(&bf16s),
+            ])
+            .unwrap();
+        // SAFETY: the call has returned; nothing else uses the tensors.
+        let (got16, gotb) = unsafe {
+            (
+                f16s.as_mut_slice::<u16>().unwrap(),
+                bf16s.as_mut_slice::<u16>().unwrap(),
+            )
+        };
+        for (k, &x) in inputs.iter().enumerate() {
+            let bits = x.to_bits();
+            let want = (
+                half::round_f64_bits(bits, FloatType::F16),
+                half::round_f64_bits(bits, FloatType::BF16),
+            );
+            assert_eq!(
+                (got16[k], gotb[k]),
+                want,
+                "{first_tier:?} {backend:?}: {x:e} ({bits:#x})"
+            );
+        }
+        let (halves, wide16, wideb) = (
+            filled(&every_half),
+            filled(&vec![0f64; every_half.len()]),
+            filled(&vec![0f32; every_half.len()]),
+        );
+        let widen = jit.function("widen").unwrap();
+        widen
+            .call(&[
+                AnyView::from(&halves),
+                AnyView::from(&wide16),
+                AnyView::from(&wideb),
+            ])
+            .unwrap();
+        // SAFETY: as above.
+        let (got64, got32) = unsafe {
+            (
+                wide16.as_mut_slice::<f64>().unwrap(),
+                wideb.as_mut_slice::<f32>().unwrap(),
+            )
+        };
+        for &h in &every_half {
+            let k = usize::from(h);
+            assert_eq!(
+                got64[k].to_bits(),
+                half::half_to_f64_bits(h, FloatType::F16),
+                "{first_tier:?} {backend:?}: f16 {h:#x}"
+            );
+            assert_eq!(
+                u64::from(got32[k].to_bits()),
+                half::widen_bits(h, FloatType::BF16, FloatType::F32),
+                "{first_tier:?} {backend:?}: bf16 {h:#x}"
+            );
+        }
+    }
+}

@@ -36,6 +36,8 @@ __all__ = [
     "u16",
     "u32",
     "u64",
+    "f16",
+    "bf16",
     "f32",
     "f64",
     "bool_",
@@ -77,7 +79,8 @@ __all__ = [
 
 _RESERVED = set(
     "any assert call call_packed cast compact direct else extern false fn for free get_stream "
-    "global if import imported_module in inf inf_f32 let load module mut nan nan_f32 none "
+    "global if import imported_module in inf inf_bf16 inf_f16 inf_f32 let load module mut nan "
+    "nan_bf16 nan_f16 nan_f32 none "
     "return same step store system_lib_prefix true where zero".split()
 )
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -150,6 +153,9 @@ class Type:
 i8, i16, i32, i64 = (Type(t, True) for t in ("i8", "i16", "i32", "i64"))
 u8, u16, u32, u64 = (Type(t, True) for t in ("u8", "u16", "u32", "u64"))
 f32, f64 = Type("f32", True), Type("f64", True)
+#: Half-precision floats (IEEE binary16 and bfloat16): they convert (``cast``) and compare;
+#: arithmetic is done in ``f32`` or ``f64``. Conversions to them round to nearest, ties to even.
+f16, bf16 = Type("f16", True), Type("bf16", True)
 bool_ = Type("bool", True)
 ptr = Type("ptr", True)
 str_ = Type("str")
@@ -239,11 +245,14 @@ def tuple_(*elements: Tuple[str, Union[Type, str]], **named: Union[Type, str]) -
 # ---- expressions ----------------------------------------------------------------------------
 
 
+_FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
 def _float(value: float, suffix: str = "") -> str:
     if math.isnan(value):
-        return "nan" + ("_f32" if suffix else "")
+        return "nan" + ("_" + suffix if suffix else "")
     if math.isinf(value):
-        return ("-" if value < 0 else "") + "inf" + ("_f32" if suffix else "")
+        return ("-" if value < 0 else "") + "inf" + ("_" + suffix if suffix else "")
     text = repr(float(value))
     if "e" not in text and "." not in text:
         text += ".0"
@@ -361,7 +370,11 @@ def _expr(value: Any) -> str:
 
 def lit(value: Union[int, float, bool], ty: Union[Type, str, None] = None) -> Expr:
     """A constant; ``ty`` gives an int its type (``lit(5, i32)`` is ``5i32``; without it an int
-    is ``i64``) and a float ``f32`` or ``f64`` (the default)."""
+    is ``i64``) and a float ``f16``, ``bf16``, ``f32`` or ``f64`` (the default).
+
+    A float given an ``f16`` or ``bf16`` type is rounded to the nearest value of that type,
+    ties to even, as ``numpy.float16(value)`` is (``lit(0.1, bf16)`` is the bf16 ``0x3dcd``, not
+    the truncated ``0x3dcc``)."""
     t = None if ty is None else _type(ty)
     if isinstance(value, bool):
         if t not in (None, "bool"):
@@ -372,15 +385,15 @@ def lit(value: Union[int, float, bool], ty: Union[Type, str, None] = None) -> Ex
             return Expr(str(value))
         if t in _INT_SUFFIXES:
             return Expr(f"{value}{t}")
-        if t in ("f32", "f64"):
+        if t in _FLOAT_TYPES:
             return lit(float(value), t)
         raise TypeError(f"lit({value!r}, {t}): not a numeric type")
     if isinstance(value, float):
         if t in (None, "f64"):
             return Expr(_float(value))
-        if t == "f32":
-            return Expr(_float(value, "f32"))
-        raise TypeError(f"lit({value!r}, {t}): a float constant is f32 or f64")
+        if t in _FLOAT_TYPES:
+            return Expr(_float(value, t))
+        raise TypeError(f"lit({value!r}, {t}): a float constant is f16, bf16, f32 or f64")
     raise TypeError(f"lit: not a constant: {value!r}")
 
 

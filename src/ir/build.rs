@@ -4,7 +4,7 @@
 //! - [`FunctionBuilder`] declares parameters ([`FunctionBuilder::param`],
 //!   [`FunctionBuilder::tensor`]), constraints and the return type; it derefs to a
 //!   [`BlockBuilder`] for the body, whose `if`/`for` methods take closures for nested blocks.
-//! - Expressions are [`Expr`] values: constructors ([`int`], [`float32`], [`var`], ...),
+//! - Expressions are [`Expr`] values: constructors ([`int`], [`float32`], [`float16`], [`var`], ...),
 //!   operators (`+ - * / % & | ^ << >>`, unary `-` and `!`, also with an `i64` right-hand side),
 //!   and methods ([`Expr::lt`], [`Expr::cast`], [`Expr::ceil_div`], ...). [`TensorRef`] reads
 //!   tensor fields: `x.shape(0)`, `x.data()`.
@@ -74,6 +74,10 @@ pub const U16: ScalarType = ScalarType::Int(IntType::U16);
 pub const U32: ScalarType = ScalarType::Int(IntType::U32);
 /// `u64`.
 pub const U64: ScalarType = ScalarType::Int(IntType::U64);
+/// `f16` (IEEE binary16; converts and compares, no arithmetic).
+pub const F16: ScalarType = ScalarType::Float(FloatType::F16);
+/// `bf16` (bfloat16; converts and compares, no arithmetic).
+pub const BF16: ScalarType = ScalarType::Float(FloatType::BF16);
 /// `f32`.
 pub const F32: ScalarType = ScalarType::Float(FloatType::F32);
 /// `f64`.

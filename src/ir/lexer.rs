@@ -60,8 +60,13 @@ const PUNCTS: &[&str] = &[
 ];
 
 const SUFFIXES: &[&str] = &[
-    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
 ];
+
+/// Whether a literal suffix names a float type (`f16`, `bf16`, `f32`, `f64`).
+fn is_float_suffix(suffix: Option<&str>) -> bool {
+    suffix.is_some_and(|s| super::model::FloatType::from_keyword(s).is_some())
+}
 
 struct Lexer<'a> {
     text: &'a str,
@@ -199,7 +204,7 @@ impl<'a> Lexer<'a> {
             }
             let value = u64::from_str_radix(digits, 16).map_err(|_| too_large(start, self.pos))?;
             let suffix = self.suffix(start)?;
-            if matches!(suffix.as_deref(), Some("f32" | "f64")) {
+            if is_float_suffix(suffix.as_deref()) {
                 return Err(ParseError::new(
                     Span::new(start, self.pos),
                     "a hexadecimal literal cannot have a float suffix".to_owned(),
@@ -229,19 +234,22 @@ impl<'a> Lexer<'a> {
         let text = self.text[start..self.pos].to_owned();
         let suffix = self.suffix(start)?;
         if is_float {
-            if suffix.as_deref().is_some_and(|s| s != "f32" && s != "f64") {
+            if suffix.is_some() && !is_float_suffix(suffix.as_deref()) {
                 return Err(ParseError::new(
                     Span::new(start, self.pos),
                     format!(
                         "a float literal cannot have the integer suffix `{}`",
                         suffix.unwrap_or_default()
                     ),
-                    vec!["`f32`".to_owned(), "`f64`".to_owned()],
+                    super::model::FloatType::ALL
+                        .iter()
+                        .map(|t| format!("`{}`", t.keyword()))
+                        .collect(),
                 ));
             }
             return Ok(Tok::Float { text, suffix });
         }
-        if matches!(suffix.as_deref(), Some("f32" | "f64")) {
+        if is_float_suffix(suffix.as_deref()) {
             return Ok(Tok::Float { text, suffix });
         }
         let value = text

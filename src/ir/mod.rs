@@ -4,6 +4,7 @@
 //! - [`build`]: the builder API for compilers.
 //! - [`parse`](mod@parse) / [`print`](mod@print): the `.scir` text format (documented in `docs/ir.md`), with a
 //!   [`source_map`] for positions.
+//! - [`half`](mod@half): the `f16`/`bf16` conversions of constants (the lowering emits the same).
 //! - [`typing`]: the typing rules, shared with the lowering.
 //! - [`verify`](mod@verify): the verifier; lowering only ever sees verified IR.
 //!
@@ -20,6 +21,7 @@
 
 pub mod build;
 pub mod diag;
+pub mod half;
 mod lexer;
 pub mod model;
 pub mod parse;

@@ -17,8 +17,10 @@
 //! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
 //!   parser reports positions through a separate source map.
 
+mod float;
 mod gpu;
 mod tensor;
+pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue,
@@ -176,15 +178,6 @@ pub enum IntType {
     U32,
     /// `u64`
     U64,
-}
-
-/// Floating-point types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FloatType {
-    /// `f32`
-    F32,
-    /// `f64`
-    F64,
 }
 
 /// Types of plain machine values (and of extern C parameters).
@@ -548,7 +541,8 @@ pub enum Expr {
         /// Type; the value must fit.
         ty: IntType,
     },
-    /// Float constant, as the bits of an `f64` (for `f32`, a value exactly representable in f32).
+    /// Float constant, as the bits of an `f64` (for `f32`, `f16` and `bf16`, a value exactly
+    /// representable in that type, widened exactly; see [`half`](super::half)).
     Float {
         /// `f64::to_bits` of the value.
         bits: u64,
@@ -594,7 +588,8 @@ pub enum Expr {
         else_value: Box<Expr>,
     },
     /// Conversion. Between integers: truncation or extension by the source's signedness.
-    /// Float to integer: saturating, NaN is 0. Integer to float: nearest. `bool` to integer:
+    /// Float to integer: saturating, NaN is 0. Integer to float: nearest. To `f16`/`bf16`:
+    /// nearest, ties to even (from floats only); from them: exact. `bool` to integer:
     /// 0/1; integer to `bool`: `!= 0`. `ptr` to and from `i64`/`u64`. From [`Type::Any`]: a
     /// checked conversion raising a TypeError when the value does not have the target type.
     Cast {

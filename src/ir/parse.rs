@@ -189,7 +189,11 @@ const BUILTINS: &[&str] = &[
     "load<T>",
     "f64bits",
     "f32bits",
+    "f16bits",
+    "bf16bits",
     "f64bits_f32",
+    "f64bits_f16",
+    "f64bits_bf16",
 ];
 
 fn ticks(items: &[&str]) -> Vec<String> {

@@ -549,6 +549,10 @@ pub fn print_expr(e: &Expr) -> String {
             bits,
             ty: FloatType::F32,
         } => syntax::f32_literal(*bits),
+        Expr::Float {
+            bits,
+            ty: ty @ (FloatType::F16 | FloatType::BF16),
+        } => syntax::half_literal(*bits, *ty),
         Expr::Bool(b) => b.to_string(),
         Expr::Str(s) => syntax::quote(s, '"'),
         Expr::Var(v) => name(v),

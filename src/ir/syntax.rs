@@ -29,12 +29,16 @@ pub const RESERVED: &[&str] = &[
     "imported_module",
     "in",
     "inf",
+    "inf_bf16",
+    "inf_f16",
     "inf_f32",
     "let",
     "load",
     "module",
     "mut",
     "nan",
+    "nan_bf16",
+    "nan_f16",
     "nan_f32",
     "none",
     "return",
@@ -136,21 +140,14 @@ pub fn parse_int_type(s: &str) -> Option<IntType> {
     })
 }
 
-/// The spelling of a float type.
+/// The spelling of a float type ([`FloatType::keyword`]).
 pub fn float_type(t: FloatType) -> &'static str {
-    match t {
-        FloatType::F32 => "f32",
-        FloatType::F64 => "f64",
-    }
+    t.keyword()
 }
 
-/// Parses the spelling of a float type.
+/// Parses the spelling of a float type ([`FloatType::from_keyword`]).
 pub fn parse_float_type(s: &str) -> Option<FloatType> {
-    match s {
-        "f32" => Some(FloatType::F32),
-        "f64" => Some(FloatType::F64),
-        _ => None,
-    }
+    FloatType::from_keyword(s)
 }
 
 /// The spelling of a scalar type.
@@ -322,6 +319,33 @@ pub fn f32_literal(bits: u64) -> String {
             }
         }
         None => format!("f64bits_f32({bits:#018x})"),
+    }
+}
+
+/// Writes an `f16` or `bf16` constant stored as `f64` bits: `1.5f16`, `inf_bf16`,
+/// `nan_f16`, `f16bits(0x...)` for other NaNs, `f64bits_f16(0x...)` for values the type does
+/// not hold. A finite value is written as its shortest `f64` text, which reads back as exactly
+/// that value.
+pub fn half_literal(bits: u64, ty: FloatType) -> String {
+    let Some(h) = super::half::f64_bits_to_half_exact(bits, ty) else {
+        let word = ty
+            .wide_bits_word()
+            .expect("a half type has a wide-bits word");
+        return format!("{word}({bits:#018x})");
+    };
+    let v = f64::from_bits(bits);
+    let canonical_nan = super::half::round_f64_bits(CANONICAL_NAN_F64, ty);
+    if v.is_nan() {
+        if h == canonical_nan {
+            ty.nan_word().to_owned()
+        } else {
+            format!("{}({h:#06x})", ty.bits_word())
+        }
+    } else if v.is_infinite() {
+        let sign = if v > 0.0 { "" } else { "-" };
+        format!("{sign}{}", ty.inf_word())
+    } else {
+        format!("{v:?}{}", ty.keyword())
     }
 }
 

@@ -15,13 +15,13 @@
 //!
 //! | expression | operands | type |
 //! |---|---|---|
-//! | `-a` | int or float | same |
+//! | `-a` | int, `f32` or `f64` | same |
 //! | `!a` | bool | bool |
 //! | `~a` | int | same |
-//! | `+ - * /`, `min`, `max` | same int or float type | same |
+//! | `+ - * /`, `min`, `max` | same int, `f32` or `f64` type | same |
 //! | `% floordiv floormod ceil_div & \| ^ << >>` | same int type | same |
 //! | `== !=` | same scalar type (bool, int, float, ptr) | bool |
-//! | `< <= > >=` | same int or float type | bool |
+//! | `< <= > >=` | same int or float type (`f16`, `bf16` too) | bool |
 //! | `&& \|\|` | bool | bool |
 //! | `select(c, a, b)` | `c` bool, `a`/`b` the same scalar type | that type |
 //! | `cast<T>(a)` | see [`cast_allowed`] | `T` |
@@ -115,6 +115,22 @@ fn is_float(t: &Type) -> bool {
     matches!(t, Type::Scalar(ScalarType::Float(_)))
 }
 
+/// A float with arithmetic: `f32` or `f64` (`f16` and `bf16` only convert and compare).
+fn is_arith_float(t: &Type) -> bool {
+    matches!(t, Type::Scalar(ScalarType::Float(f)) if !f.is_half())
+}
+
+/// `e`, with a hint when `t` is a half-precision type (which has no arithmetic).
+fn half_hint(e: String, t: &Type) -> String {
+    if is_float(t) && !is_arith_float(t) {
+        format!(
+            "{e} (f16 and bf16 only convert and compare: compute in f32, e.g. `cast<f16>(cast<f32>(x) * 2.0f32)`)"
+        )
+    } else {
+        e
+    }
+}
+
 /// The type of a tensor field.
 pub fn field_type(field: TensorField) -> Type {
     match field {
@@ -166,7 +182,7 @@ pub fn param_nullable(t: &ParamType) -> bool {
 /// The type of `op a`.
 pub fn unary_type(op: UnOp, arg: &Type) -> Result<Type, String> {
     let ok = match op {
-        UnOp::Neg => is_int(arg) || is_float(arg),
+        UnOp::Neg => is_int(arg) || is_arith_float(arg),
         UnOp::Not => *arg == Type::Scalar(ScalarType::Bool),
         UnOp::BitNot => is_int(arg),
     };
@@ -178,9 +194,9 @@ pub fn unary_type(op: UnOp, arg: &Type) -> Result<Type, String> {
             UnOp::Not => "a bool",
             UnOp::BitNot => "an integer",
         };
-        Err(format!(
-            "`{}` needs {wants} operand, found {arg}",
-            unop_symbol(op)
+        Err(half_hint(
+            format!("`{}` needs {wants} operand, found {arg}", unop_symbol(op)),
+            arg,
         ))
     }
 }
@@ -196,9 +212,11 @@ pub fn binary_type(op: BinOp, lhs: &Type, rhs: &Type) -> Result<Type, String> {
     let t = lhs;
     let bool_t = Type::Scalar(ScalarType::Bool);
     let (ok, wants, result) = match op {
-        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max => {
-            (is_int(t) || is_float(t), "integer or float", t.clone())
-        }
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Min | BinOp::Max => (
+            is_int(t) || is_arith_float(t),
+            "integer or float",
+            t.clone(),
+        ),
         BinOp::Rem
         | BinOp::FloorDiv
         | BinOp::FloorMod
@@ -221,15 +239,20 @@ pub fn binary_type(op: BinOp, lhs: &Type, rhs: &Type) -> Result<Type, String> {
     if ok {
         Ok(result)
     } else {
-        Err(format!("`{sym}` needs {wants} operands, found {t}"))
+        Err(half_hint(
+            format!("`{sym}` needs {wants} operands, found {t}"),
+            t,
+        ))
     }
 }
 
 /// Whether `cast<to>(a)` is allowed for an `a` of type `from`: between integers (truncation
-/// or extension by the source's signedness); integer to and from float (float to integer
-/// saturates, NaN is 0); between floats; `bool` to integer (0/1); integer to `bool` (`!= 0`);
-/// `ptr` to and from `i64`/`u64`; from [`Type::Any`] to any scalar (checked at run time,
-/// TypeError when the value does not have that type); and any scalar to itself.
+/// or extension by the source's signedness); integer to and from `f32`/`f64` (float to integer
+/// saturates, NaN is 0); between floats (to `f16`/`bf16`: round to nearest even; from them:
+/// exact); `bool` to integer (0/1); integer to `bool` (`!= 0`); `ptr` to and from `i64`/`u64`;
+/// from [`Type::Any`] to any scalar (checked at run time, TypeError when the value does not
+/// have that type); and any scalar to itself. `f16` and `bf16` convert only to and from
+/// floats: an integer goes through `f32` or `f64`.
 pub fn cast_allowed(from: &Type, to: ScalarType) -> bool {
     use ScalarType as S;
     let Type::Scalar(from) = from else {
@@ -238,11 +261,12 @@ pub fn cast_allowed(from: &Type, to: ScalarType) -> bool {
     let wide = |i: IntType| matches!(i, IntType::I64 | IntType::U64);
     match (*from, to) {
         (a, b) if a == b => true,
-        (S::Int(_), S::Int(_) | S::Float(_) | S::Bool) => true,
-        (S::Float(_), S::Int(_) | S::Float(_)) => true,
+        (S::Int(_), S::Int(_) | S::Bool) => true,
+        (S::Int(_), S::Float(f)) | (S::Float(f), S::Int(_)) => !f.is_half(),
+        (S::Float(_), S::Float(_)) => true,
         (S::Bool, S::Int(_)) => true,
         (S::Ptr, S::Int(i)) | (S::Int(i), S::Ptr) => wide(i),
-        _ => false,
+        (S::Float(_) | S::Bool | S::Ptr, _) => false,
     }
 }
 
@@ -355,7 +379,14 @@ fn type_of(
         Expr::Cast { ty, arg } => {
             let from = sub(0, arg)?;
             if !cast_allowed(&from, *ty) {
-                return Err(invalid(format!("cannot cast {from} to {ty}")));
+                let half = matches!(ty, ScalarType::Float(f) if f.is_half())
+                    || (is_float(&from) && !is_arith_float(&from));
+                let hint = if half {
+                    " (f16 and bf16 convert only to and from floats: cast through f32 or f64)"
+                } else {
+                    ""
+                };
+                return Err(invalid(format!("cannot cast {from} to {ty}{hint}")));
             }
             Type::Scalar(*ty)
         }

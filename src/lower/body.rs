@@ -2,7 +2,7 @@
 
 use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
 
-use crate::ir::{Expr, IntType, MessagePart, ScalarType, Stmt};
+use crate::ir::{Expr, FloatType, IntType, MessagePart, ScalarType, Stmt};
 use crate::lir::{self, IntCC, Ty, Var};
 
 use super::capi::CApi;
@@ -10,6 +10,7 @@ use super::context::{Binding, FnCtx, TensorBinding};
 use super::expr::{
     Val, copy_any, lower_expr, lower_ptr, lower_scalar, write_pod, write_scalar_any,
 };
+use super::half;
 use super::layout::scalar_lir_type;
 use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
@@ -279,7 +280,13 @@ fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> 
             MsgPart::Value(if t.is_signed() { Tag::I64 } else { Tag::U64 }, var)
         }
         Val::Scalar(var, ScalarType::Bool) => MsgPart::Value(Tag::Bool, var),
-        Val::Scalar(var, ScalarType::Float(_)) => MsgPart::Value(Tag::F64, var),
+        Val::Scalar(var, ScalarType::Float(ft)) => match ft {
+            FloatType::F32 | FloatType::F64 => MsgPart::Value(Tag::F64, var),
+            // Shown as the f64 of the same value.
+            FloatType::F16 | FloatType::BF16 => {
+                MsgPart::Value(Tag::F64, half::widen(&mut fx.b, var, ft, FloatType::F64))
+            }
+        },
         Val::Scalar(var, ScalarType::Ptr) => MsgPart::Value(Tag::Ptr, var),
         Val::Device(var) => MsgPart::Value(Tag::Device, var),
         Val::DType(var) => MsgPart::Value(Tag::DType, var),

@@ -23,6 +23,8 @@ pub(crate) fn scalar_lir_type(t: ScalarType) -> Ty {
     match t {
         ScalarType::Bool => Ty::I8,
         ScalarType::Int(i) => int_lir_type(i),
+        // A half is its bits (`lower::half` converts).
+        ScalarType::Float(FloatType::F16 | FloatType::BF16) => Ty::I16,
         ScalarType::Float(FloatType::F32) => Ty::F32,
         ScalarType::Float(FloatType::F64) => Ty::F64,
         ScalarType::Ptr => Ty::Ptr,

@@ -15,6 +15,7 @@ mod exports;
 mod expr;
 mod function;
 mod gpu;
+mod half;
 pub(crate) use gpu::libc_symbol;
 mod layout;
 mod modctx;

@@ -3,7 +3,7 @@
 use std::ops;
 
 use super::super::model::*;
-use super::super::syntax;
+use super::super::{half, syntax};
 use super::TensorRef;
 
 /// An `i64` constant.
@@ -41,6 +41,29 @@ pub fn float32(value: f32) -> Expr {
         bits: syntax::f32_bits_to_f64(value.to_bits()),
         ty: FloatType::F32,
     }
+}
+
+/// An `f16` constant: `value` rounded to the nearest `f16`, ties to even (`float16(0.1)` is
+/// the `f16` nearest to the `f64` 0.1; NaN stays NaN, large values become infinities).
+pub fn float16(value: f64) -> Expr {
+    half_constant(value, FloatType::F16)
+}
+
+/// A `bf16` constant: `value` rounded to the nearest `bf16`, ties to even (not truncated).
+pub fn bfloat16(value: f64) -> Expr {
+    half_constant(value, FloatType::BF16)
+}
+
+/// An `f16` or `bf16` constant given by its 16 bits (NaN payloads included).
+pub fn half_bits(bits: u16, ty: FloatType) -> Expr {
+    Expr::Float {
+        bits: half::half_to_f64_bits(bits, ty),
+        ty,
+    }
+}
+
+fn half_constant(value: f64, ty: FloatType) -> Expr {
+    half_bits(half::round_f64_bits(value.to_bits(), ty), ty)
 }
 
 /// A `bool` constant.

@@ -210,7 +210,7 @@ impl Parser<'_> {
     }
 
     pub(super) fn builtin(&mut self, name: &str, start: Span) -> PResult<(Expr, ExprSpans)> {
-        if matches!(name, "f64bits" | "f32bits" | "f64bits_f32") {
+        if super::literals::bits_word(name).is_some() {
             self.bump();
             let (e, span) = self.bits_literal(name, start)?;
             return Ok((

@@ -1,9 +1,10 @@
-//! Literals: integers (with range checks), floats and the `f32bits`/`f64bits` forms.
+//! Literals: integers (with range checks), floats (`1.5f16`, `inf_bf16`, `nan_f32`) and the
+//! `f16bits`/`f32bits`/`f64bits` forms.
 
 use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
-use super::super::syntax;
+use super::super::{half, syntax};
 use super::{PResult, ParseError, Parser};
 
 impl Parser<'_> {
@@ -70,6 +71,12 @@ impl Parser<'_> {
                 let bits = text.parse::<f32>().map_err(|_| bad())?.to_bits();
                 syntax::f32_bits_to_f64(if negative { bits ^ (1 << 31) } else { bits })
             }
+            // The decimal read as an f64, then rounded to the nearest half (ties to even).
+            FloatType::F16 | FloatType::BF16 => {
+                let wide = text.parse::<f64>().map_err(|_| bad())?.to_bits();
+                let wide = if negative { wide ^ (1 << 63) } else { wide };
+                half::half_to_f64_bits(half::round_f64_bits(wide, ty), ty)
+            }
         })
     }
 
@@ -80,7 +87,7 @@ impl Parser<'_> {
             Tok::Ident {
                 text,
                 quoted: false,
-            } => matches!(text.as_str(), "inf" | "nan" | "inf_f32" | "nan_f32"),
+            } => special_float(text).is_some(),
             _ => false,
         }
     }
@@ -112,68 +119,94 @@ impl Parser<'_> {
                 Expr::Int { value: v, ty }
             }
             Tok::Float { text, suffix } => {
-                let ty = if suffix.as_deref() == Some("f32") {
-                    FloatType::F32
-                } else {
-                    FloatType::F64
-                };
+                let ty = suffix
+                    .as_deref()
+                    .and_then(FloatType::from_keyword)
+                    .unwrap_or(FloatType::F64);
                 Expr::Float {
                     bits: self.float_from_text(&text, ty, negative, span)?,
                     ty,
                 }
             }
-            Tok::Ident { text, .. } => match text.as_str() {
-                "inf" => Expr::Float {
-                    bits: sign64(f64::INFINITY.to_bits()),
-                    ty: FloatType::F64,
-                },
-                "nan" => Expr::Float {
-                    bits: sign64(syntax::CANONICAL_NAN_F64),
-                    ty: FloatType::F64,
-                },
-                "inf_f32" => Expr::Float {
-                    bits: sign64(f64::INFINITY.to_bits()),
-                    ty: FloatType::F32,
-                },
-                _ => Expr::Float {
-                    bits: sign64(syntax::CANONICAL_NAN_F64),
-                    ty: FloatType::F32,
-                },
-            },
+            Tok::Ident { text, .. } => {
+                let (ty, nan) = special_float(&text).expect("at_number checked the word");
+                let bits = if nan {
+                    match ty {
+                        // The canonical NaN of the type, widened exactly.
+                        FloatType::F16 | FloatType::BF16 => half::half_to_f64_bits(
+                            half::round_f64_bits(syntax::CANONICAL_NAN_F64, ty),
+                            ty,
+                        ),
+                        FloatType::F32 | FloatType::F64 => syntax::CANONICAL_NAN_F64,
+                    }
+                } else {
+                    f64::INFINITY.to_bits()
+                };
+                Expr::Float {
+                    bits: sign64(bits),
+                    ty,
+                }
+            }
             _ => unreachable!("at_number checked the token"),
         })
     }
 
-    /// `f64bits(0x...)`, `f32bits(0x...)`, `f64bits_f32(0x...)`; the name is consumed.
+    /// `f64bits(0x...)`, `f32bits(0x...)`, `f16bits(0x...)`, `bf16bits(0x...)` (a value by its
+    /// bits in its type) or `f64bits_f32(0x...)`, `f64bits_f16(0x...)`, `f64bits_bf16(0x...)`
+    /// (a constant of the type by the f64 bits the model holds); the name is consumed.
     pub(super) fn bits_literal(&mut self, which: &str, name_span: Span) -> PResult<(Expr, Span)> {
         self.expect_punct("(")?;
         let (bits, span) = self.u64_literal("the bits as an integer literal")?;
         let close = self.expect_punct(")")?;
-        let e = match which {
-            "f64bits" => Expr::Float {
-                bits,
-                ty: FloatType::F64,
-            },
-            "f64bits_f32" => Expr::Float {
-                bits,
-                ty: FloatType::F32,
-            },
-            _ => {
-                let b32 = u32::try_from(bits).map_err(|_| {
-                    ParseError::new(
-                        span,
-                        "`f32bits` takes the 32 bits of an `f32`".to_owned(),
-                        vec![],
-                    )
-                })?;
-                Expr::Float {
-                    bits: syntax::f32_bits_to_f64(b32),
-                    ty: FloatType::F32,
-                }
-            }
+        let (ty, wide) = bits_word(which).expect("the caller checked the word");
+        let own = |n: u32| {
+            (bits >> n == 0).then_some(bits).ok_or_else(|| {
+                ParseError::new(
+                    span,
+                    format!(
+                        "`{which}` takes the {n} bits of {} `{}`",
+                        if ty == FloatType::BF16 { "a" } else { "an" },
+                        ty.keyword()
+                    ),
+                    vec![],
+                )
+            })
         };
-        Ok((e, name_span.to(close)))
+        let bits = match ty {
+            _ if wide => bits,
+            FloatType::F64 => bits,
+            FloatType::F32 => syntax::f32_bits_to_f64(own(32)? as u32),
+            FloatType::F16 | FloatType::BF16 => half::half_to_f64_bits(own(16)? as u16, ty),
+        };
+        Ok((Expr::Float { bits, ty }, name_span.to(close)))
     }
+}
+
+/// The float type and whether it is NaN (else infinity) of a word like `inf_f16`, `nan`.
+fn special_float(word: &str) -> Option<(FloatType, bool)> {
+    FloatType::ALL.into_iter().find_map(|t| {
+        if word == t.inf_word() {
+            Some((t, false))
+        } else if word == t.nan_word() {
+            Some((t, true))
+        } else {
+            None
+        }
+    })
+}
+
+/// The float type of a bits builtin (`f16bits`, `f64bits_f16`, ...) and whether it takes the
+/// f64 bits of the model (`f64bits_*`).
+pub(super) fn bits_word(word: &str) -> Option<(FloatType, bool)> {
+    FloatType::ALL.into_iter().find_map(|t| {
+        if word == t.bits_word() {
+            Some((t, false))
+        } else if t.wide_bits_word() == Some(word) {
+            Some((t, true))
+        } else {
+            None
+        }
+    })
 }
 
 pub(super) fn signed_value(negative: bool, magnitude: u64) -> Option<i64> {

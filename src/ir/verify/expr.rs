@@ -3,8 +3,8 @@
 
 use super::super::model::*;
 use super::super::source_map::*;
-use super::super::syntax;
 use super::super::typing::{self, TypeErrorKind};
+use super::super::{half, syntax};
 use super::{FnVerifier, StmtFocus};
 
 impl<'m> FnVerifier<'_, 'm> {
@@ -82,6 +82,25 @@ impl<'m> FnVerifier<'_, 'm> {
                     format!(
                         "f32 constant {} is not exactly representable as f32",
                         syntax::f64_literal(*bits)
+                    ),
+                );
+                *ok = false;
+            }
+            Expr::Float {
+                bits,
+                ty: ty @ (FloatType::F16 | FloatType::BF16),
+            } if half::f64_bits_to_half_exact(*bits, *ty).is_none() => {
+                self.stmt_err(
+                    path,
+                    StmtFocus::Expr(at.clone()),
+                    format!(
+                        "{0} constant {1} is not exactly representable as {0} (the nearest is {2})",
+                        ty.keyword(),
+                        syntax::f64_literal(*bits),
+                        syntax::half_literal(
+                            half::half_to_f64_bits(half::round_f64_bits(*bits, *ty), *ty),
+                            *ty
+                        ),
                     ),
                 );
                 *ok = false;

@@ -46,7 +46,8 @@ impl<'m> Verifier<'m> {
         }
     }
 
-    /// Extern declarations: C identifiers, unique, `nonzero_is_raised` ones return an integer.
+    /// Extern declarations: C identifiers, unique, no `f16`/`bf16` parameters or results,
+    /// `nonzero_is_raised` ones return an integer.
     fn externs(&mut self) {
         let m = self.m;
         let mut externs: HashMap<&str, usize> = HashMap::new();
@@ -70,6 +71,19 @@ impl<'m> Verifier<'m> {
                 );
             } else {
                 externs.insert(&e.name, i);
+            }
+            let halves = e.params.iter().chain(&e.ret).find(|t| is_half(**t));
+            if let Some(t) = halves {
+                self.err(
+                    subject.clone(),
+                    Location::Extern(i),
+                    format!(
+                        "extern `{}` takes or returns {t}: C passes half-precision floats in \
+                         float registers, which extern calls do not support; pass the bits as \
+                         u16 or the value as f32",
+                        e.name
+                    ),
+                );
             }
             if e.errors == ErrorConvention::NonZeroIsRaised
                 && !matches!(e.ret, Some(ScalarType::Int(_)))
@@ -271,4 +285,9 @@ impl<'m> Verifier<'m> {
             );
         }
     }
+}
+
+/// Whether `t` is `f16` or `bf16`.
+fn is_half(t: ScalarType) -> bool {
+    matches!(t, ScalarType::Float(f) if f.is_half())
 }

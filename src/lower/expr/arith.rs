@@ -1,10 +1,11 @@
 //! Operators with defined semantics: arithmetic, comparisons, shifts taken modulo the width,
 //! and the integer division family (no hardware trap, a ValueError for a zero divisor).
 
-use crate::ir::{BinOp, ScalarType, Type};
+use crate::ir::{BinOp, FloatType, ScalarType, Type};
 use crate::lir::{self, FloatCC, IntCC, Ty, Var};
 
 use super::super::context::FnCtx;
+use super::super::half;
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
@@ -34,6 +35,7 @@ pub(super) fn lower_binary(
             };
             Ok(fx.b.icmp(cc, a, b))
         }
+        Type::Scalar(ScalarType::Float(ft)) if ft.is_half() => half_compare(fx, op, *ft, a, b),
         Type::Scalar(ScalarType::Float(_)) => float_binary(fx, op, a, b),
         Type::Scalar(s) => {
             let signed = matches!(s, ScalarType::Int(t) if t.is_signed());
@@ -41,6 +43,44 @@ pub(super) fn lower_binary(
         }
         other => Err(LowerError::internal(format!(
             "operator {op:?} applied to a value of type {other}"
+        ))),
+    }
+}
+
+/// A comparison of two halves: both widened to `f32` (exact), then compared as floats (so NaN
+/// is unordered and `-0 == +0`). Halves have no arithmetic (the typing rules refuse it).
+fn half_compare(
+    fx: &mut FnCtx<'_, '_>,
+    op: BinOp,
+    ft: FloatType,
+    a: Var,
+    b: Var,
+) -> Result<Var, LowerError> {
+    match op {
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            let wide_a = half::widen(&mut fx.b, a, ft, FloatType::F32);
+            let wide_b = half::widen(&mut fx.b, b, ft, FloatType::F32);
+            float_binary(fx, op, wide_a, wide_b)
+        }
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::FloorDiv
+        | BinOp::FloorMod
+        | BinOp::CeilDiv
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::And
+        | BinOp::Or => Err(LowerError::internal(format!(
+            "operator {op:?} is not defined on {}",
+            ft.keyword()
         ))),
     }
 }

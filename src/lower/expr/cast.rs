@@ -7,31 +7,42 @@ use crate::ir::{FloatType, ScalarType};
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
 use super::super::context::FnCtx;
+use super::super::half;
 use super::super::layout::{int_lir_type, scalar_lir_type};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::super::schema::{int_name, int_range, scalar_name};
 use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
-/// `cast<to>(var)` for a `var` of scalar type `from`.
+/// `cast<to>(var)` for a `var` of scalar type `from`. Every pair of types has its arm; the
+/// pairs the typing rules refuse are internal errors here.
 pub(super) fn convert(
     fx: &mut FnCtx<'_, '_>,
     var: Var,
     from: ScalarType,
     to: ScalarType,
 ) -> Result<Var, LowerError> {
+    use FloatType as F;
+    use ScalarType as S;
     let target = scalar_lir_type(to);
+    let refused = || {
+        Err(LowerError::internal(format!(
+            "cannot cast {} to {}",
+            scalar_name(from),
+            scalar_name(to)
+        )))
+    };
     Ok(match (from, to) {
-        _ if from == to => var,
-        (ScalarType::Int(f), ScalarType::Int(_)) => fx.b.resize(var, target, f.is_signed()),
-        (ScalarType::Bool, ScalarType::Int(_)) => fx.b.resize(var, target, false),
-        (ScalarType::Int(_), ScalarType::Bool) => fx.b.icmp_imm(IntCC::Ne, var, 0),
-        (ScalarType::Float(_), ScalarType::Bool) => {
+        (S::Bool, S::Bool) | (S::Ptr, S::Ptr) => var,
+        (S::Int(f), S::Int(_)) => fx.b.resize(var, target, f.is_signed()),
+        (S::Bool, S::Int(_)) => fx.b.resize(var, target, false),
+        (S::Int(_), S::Bool) => fx.b.icmp_imm(IntCC::Ne, var, 0),
+        (S::Float(F::F32 | F::F64), S::Bool) => {
             let zero = fx.b.fconst(fx.b.ty(var), 0);
             fx.b.fcmp(FloatCC::Ne, var, zero)
         }
-        (ScalarType::Bool, ScalarType::Float(_)) => fx.b.convert(ConvOp::UtoF, var, target),
-        (ScalarType::Int(f), ScalarType::Float(_)) => fx.b.convert(
+        (S::Bool, S::Float(F::F32 | F::F64)) => fx.b.convert(ConvOp::UtoF, var, target),
+        (S::Int(f), S::Float(F::F32 | F::F64)) => fx.b.convert(
             if f.is_signed() {
                 ConvOp::StoF
             } else {
@@ -40,7 +51,7 @@ pub(super) fn convert(
             var,
             target,
         ),
-        (ScalarType::Float(_), ScalarType::Int(t)) => fx.b.convert(
+        (S::Float(F::F32 | F::F64), S::Int(t)) => fx.b.convert(
             if t.is_signed() {
                 ConvOp::FtoSsat
             } else {
@@ -49,28 +60,40 @@ pub(super) fn convert(
             var,
             target,
         ),
-        (ScalarType::Float(FloatType::F32), ScalarType::Float(FloatType::F64)) => {
-            fx.b.convert(ConvOp::Fpromote, var, target)
-        }
-        (ScalarType::Float(FloatType::F64), ScalarType::Float(FloatType::F32)) => {
-            fx.b.convert(ConvOp::Fdemote, var, target)
-        }
-        (ScalarType::Ptr, ScalarType::Int(_)) => {
+        (S::Float(a), S::Float(b)) => float_to_float(fx, var, a, b),
+        (S::Ptr, S::Int(_)) => {
             let wide = fx.b.convert(ConvOp::PtrToInt, var, Ty::I64);
             fx.b.resize(wide, target, false)
         }
-        (ScalarType::Int(f), ScalarType::Ptr) => {
+        (S::Int(f), S::Ptr) => {
             let wide = fx.b.resize(var, Ty::I64, f.is_signed());
             fx.b.convert(ConvOp::IntToPtr, wide, Ty::Ptr)
         }
-        (from, to) => {
-            return Err(LowerError::internal(format!(
-                "cannot cast {} to {}",
-                scalar_name(from),
-                scalar_name(to)
-            )));
-        }
+        // Halves convert only between floats; pointers only to and from integers.
+        (S::Float(F::F16 | F::BF16), S::Int(_) | S::Bool)
+        | (S::Int(_) | S::Bool, S::Float(F::F16 | F::BF16))
+        | (S::Bool | S::Float(_), S::Ptr)
+        | (S::Ptr, S::Bool | S::Float(_)) => return refused(),
     })
+}
+
+/// A conversion between float types: to `f16`/`bf16` rounds to nearest even (once, from the
+/// exact `f64`), from them is exact (`lower::half`).
+fn float_to_float(fx: &mut FnCtx<'_, '_>, var: Var, from: FloatType, to: FloatType) -> Var {
+    use FloatType as F;
+    match (from, to) {
+        (F::F16, F::F16) | (F::BF16, F::BF16) | (F::F32, F::F32) | (F::F64, F::F64) => var,
+        (F::F32, F::F64) => fx.b.convert(ConvOp::Fpromote, var, Ty::F64),
+        (F::F64, F::F32) => fx.b.convert(ConvOp::Fdemote, var, Ty::F32),
+        (F::F16 | F::BF16, F::F32 | F::F64) => half::widen(&mut fx.b, var, from, to),
+        (F::F32, F::F16 | F::BF16) => half::round_from_f32(&mut fx.b, var, to),
+        (F::F64, F::F16 | F::BF16) => half::round_from_f64(&mut fx.b, var, to),
+        // Widening is exact, so the value is rounded once.
+        (F::F16, F::BF16) | (F::BF16, F::F16) => {
+            let wide = half::widen(&mut fx.b, var, from, F::F64);
+            half::round_from_f64(&mut fx.b, wide, to)
+        }
+    }
 }
 
 /// A checked conversion of a dynamically typed value to a scalar (TypeError / ValueError).
@@ -134,6 +157,7 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             match ft {
                 FloatType::F64 => wide,
                 FloatType::F32 => fx.b.convert(ConvOp::Fdemote, wide, Ty::F32),
+                FloatType::F16 | FloatType::BF16 => half::round_from_f64(&mut fx.b, wide, ft),
             }
         }
         ScalarType::Ptr => {

@@ -90,10 +90,17 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
     let ty = fx.expr_type(e)?;
     match e {
         Expr::Int { value, ty: int } => Val::machine(fx.b.iconst(int_lir_type(*int), *value), &ty),
-        Expr::Float { bits, ty: float } => {
-            let lty = scalar_lir_type(ScalarType::Float(*float));
-            Val::machine(fx.b.fconst(lty, *bits), &ty)
-        }
+        Expr::Float { bits, ty: float } => match float {
+            ir::FloatType::F32 | ir::FloatType::F64 => {
+                let lty = scalar_lir_type(ScalarType::Float(*float));
+                Val::machine(fx.b.fconst(lty, *bits), &ty)
+            }
+            // A half is its bits (the verifier checked that the type holds the value).
+            ir::FloatType::F16 | ir::FloatType::BF16 => {
+                let h = ir::half::round_f64_bits(*bits, *float);
+                Val::machine(fx.b.iconst(Ty::I16, i64::from(h)), &ty)
+            }
+        },
         Expr::Bool(b) => Val::machine(fx.b.iconst(Ty::I8, i64::from(*b)), &ty),
         Expr::Str(s) => Ok(Val::Str(s.clone())),
         Expr::Var(name) => lower_var(fx, name, ty),
@@ -101,6 +108,12 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
         Expr::Unary { op, arg } => {
             let v = lower_scalar(fx, arg)?;
             let out = match (op, &ty) {
+                (UnOp::Neg, ir::Type::Scalar(ScalarType::Float(f))) if f.is_half() => {
+                    return Err(LowerError::internal(format!(
+                        "negation is not defined on {}",
+                        f.keyword()
+                    )));
+                }
                 (UnOp::Neg, ir::Type::Scalar(ScalarType::Float(_))) => {
                     fx.b.unary(lir::UnOp::Fneg, v)
                 }

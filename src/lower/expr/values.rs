@@ -9,6 +9,7 @@ use crate::ir::{FloatType, ScalarType};
 use crate::lir::{ConvOp, Ty, Var};
 
 use crate::lower::context::FnCtx;
+use crate::lower::half;
 use crate::lower::options::LowerError;
 
 /// Writes a POD value into a `TVMFFIAny` at `dst`: type index, zero padding, value.
@@ -46,6 +47,10 @@ pub(crate) fn write_scalar_any(
         ScalarType::Float(FloatType::F64) => write_pod(fx, dst, ti::FLOAT, var),
         ScalarType::Float(FloatType::F32) => {
             let wide = fx.b.convert(ConvOp::Fpromote, var, Ty::F64);
+            write_pod(fx, dst, ti::FLOAT, wide);
+        }
+        ScalarType::Float(ft @ (FloatType::F16 | FloatType::BF16)) => {
+            let wide = half::widen(&mut fx.b, var, ft, FloatType::F64);
             write_pod(fx, dst, ti::FLOAT, wide);
         }
         ScalarType::Ptr => write_pod(fx, dst, ti::OPAQUE_PTR, var),

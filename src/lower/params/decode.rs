@@ -10,6 +10,7 @@ use safecall_runtime::abi::{
 
 use crate::ir::{ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
 use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
+use crate::lower::half;
 
 use crate::lower::context::{Binding, FnCtx, NoneGuard, TensorBinding};
 use crate::lower::layout::int_lir_type;
@@ -246,6 +247,8 @@ fn decode_float(
     let (lty, value) = match ft {
         FloatType::F64 => (Ty::F64, wide),
         FloatType::F32 => (Ty::F32, fx.b.convert(ConvOp::Fdemote, wide, Ty::F32)),
+        // Rounded once from the f64 (to nearest, ties to even).
+        FloatType::F16 | FloatType::BF16 => (Ty::I16, half::round_from_f64(&mut fx.b, wide, ft)),
     };
     let var = fx.entry_var(lty, 0);
     fx.b.assign(var, value);
