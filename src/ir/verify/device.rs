@@ -99,7 +99,8 @@ impl Verifier<'_> {
 impl FnVerifier<'_, '_> {
     /// A launch: a known binary and kernel, 1 to 3 integer grid and block dims, 0 to 3
     /// integer cluster dims, an integer `shared_mem`, a `ptr` stream, an integer device (or
-    /// a CUDA tensor parameter to take it from), and scalar or pointer arguments.
+    /// a CUDA tensor parameter to take it from), and scalar or pointer arguments that match
+    /// the kernel's parameters where the binary gives them.
     pub(super) fn launch(&mut self, path: &StmtPath, l: &Launch) {
         let binaries = &self.v.m.device_binaries;
         match binaries.iter().find(|b| b.name == l.binary) {
@@ -179,8 +180,15 @@ impl FnVerifier<'_, '_> {
                 ),
             );
         }
+        let first_arg = index;
+        let mut arg_types = Vec::with_capacity(l.args.len());
         for (k, e) in l.args.iter().enumerate() {
-            match self.expr(path, index, e) {
+            let t = self.expr(path, index, e);
+            arg_types.push(match &t {
+                Some(Type::Scalar(s)) => Some(*s),
+                _ => None,
+            });
+            match t {
                 Some(Type::Scalar(_)) | None => {}
                 Some(t) => self.stmt_err(
                     path,
@@ -193,6 +201,7 @@ impl FnVerifier<'_, '_> {
             }
             index += 1;
         }
+        self.kernel_args(path, l, first_arg, &arg_types);
     }
 
     /// Checks that `e` is of an integer type.
