@@ -428,7 +428,7 @@ mod tests {
         for (text, needle) in [
             (
                 &b".entry k(.param .u64 a"[..],
-                "line 1: parameter 0 of `k`: the declaration is cut off",
+                "line 1: parameter 0 of `k`: the parameter list is not closed",
             ),
             (
                 b".entry k(.param .u64 a,\n .param .pred p)",
