@@ -444,7 +444,7 @@ mod tests {
                 b".entry k(.param .align 3 .b8 a[4])",
                 "alignment 3 is not a power of two",
             ),
-            (b".entry k(.param .b8 a[4294967295])", "too large"),
+            (b".entry k(.param .b32 a[4294967295])", "too large"),
             (b".entry (", "`.entry` without a kernel name"),
             (b"/* open\n.entry k()", "line 1: unterminated `/*` comment"),
             (b".entry k(.param .u32 .u64 a)", "a second type `.u64`"),
