@@ -29,7 +29,7 @@
 //!   `_lib`, non-empty payloads, existing and acyclic imports; the system-library prefix is
 //!   made of identifier characters;
 //! - launches: arguments that match the kernel's parameter list (count, sizes, alignment and,
-//!   for PTX, types) where the device binary tells it ([`crate::gpu_binary`]); a binary whose
+//!   for PTX, types) where the device binary tells it (`src/gpu_binary`); a binary whose
 //!   table cannot be read is a warning ([`VerifiedModule::warnings`]), never an error.
 
 use std::collections::{HashMap, HashSet};
