@@ -183,22 +183,22 @@ impl FnVerifier<'_, '_> {
         let first_arg = index;
         let mut arg_types = Vec::with_capacity(l.args.len());
         for (k, e) in l.args.iter().enumerate() {
-            let t = self.expr(path, index, e);
-            arg_types.push(match &t {
-                Some(Type::Scalar(s)) => Some(*s),
-                _ => None,
-            });
-            match t {
-                Some(Type::Scalar(_)) | None => {}
-                Some(t) => self.stmt_err(
-                    path,
-                    StmtFocus::Expr(vec![index]),
-                    format!(
-                        "kernel argument {k} must be a scalar or a pointer, found {t} \
-                         (pass a tensor's `.data`)"
-                    ),
-                ),
-            }
+            let scalar = match self.expr(path, index, e) {
+                Some(Type::Scalar(s)) => Some(s),
+                None => None,
+                Some(t) => {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Expr(vec![index]),
+                        format!(
+                            "kernel argument {k} must be a scalar or a pointer, found {t} \
+                             (pass a tensor's `.data`)"
+                        ),
+                    );
+                    None
+                }
+            };
+            arg_types.push(scalar);
             index += 1;
         }
         self.kernel_args(path, l, first_arg, &arg_types);
