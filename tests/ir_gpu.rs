@@ -3,10 +3,10 @@
 
 use safecall::ir::build::*;
 use safecall::ir::parse::{parse, parse_in_dir, parse_with_source_map};
-use safecall::ir::verify::{Source, render_errors, verify};
+use safecall::ir::verify::{Source, render_errors, render_warnings, verify};
 use safecall::ir::{BinaryFormat, ClusterPolicy, IntType, ParamType, print};
 
-const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k()\";\n    kernels [k, k2];\n}\n\n";
+const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k(.param .u64 a, .param .u64 b)\";\n    kernels [k, k2];\n}\n\n";
 
 /// Parses and verifies `text`; returns the rendered diagnostics (parse or verify errors).
 fn diagnose(text: &str) -> String {
@@ -117,7 +117,7 @@ fn the_builder_makes_what_the_parser_makes() {
     m.device_binary(
         "kernels",
         BinaryFormat::Ptx,
-        b".entry k()".to_vec(),
+        b".entry k(.param .u64 a, .param .u64 b)".to_vec(),
         ["k", "k2"],
     );
     m.build_function("f", |f| {
@@ -265,7 +265,7 @@ fn verifier_checks_device_binaries() {
 fn every_launch_setting_prints_parses_and_builds_the_same() {
     let stmt = "launch kernels.k[grid=(4), block=(128), cluster=(2, 1, 1), device=0, pdl=true, \
                 cooperative=b, cluster_policy=load_balancing, preferred_cluster=(4, 1, 1), \
-                priority=-1](p);";
+                priority=-1](p, p);";
     let text = format!("{HEAD}fn f(p: ptr, b: bool) {{\n    {stmt}\n}}\n");
     let parsed = parse(&text).unwrap();
     verify(&parsed).unwrap();
@@ -281,7 +281,7 @@ fn every_launch_setting_prints_parses_and_builds_the_same() {
     m.device_binary(
         "kernels",
         BinaryFormat::Ptx,
-        b".entry k()".to_vec(),
+        b".entry k(.param .u64 a, .param .u64 b)".to_vec(),
         ["k", "k2"],
     );
     m.build_function("f", |f| {
@@ -298,7 +298,7 @@ fn every_launch_setting_prints_parses_and_builds_the_same() {
                 .cluster([int(2), int(1), int(1)])
                 .block([int(128)])
                 .grid([int(4)])
-                .args([var("p")]),
+                .args([var("p"), var("p")]),
         );
     });
     assert_eq!(m.build_verified().unwrap().into_inner(), parsed);
@@ -357,5 +357,205 @@ fn launch_setting_errors_name_the_setting() {
         &with_launch("launch kernels.k[grid=(1), block=(1), preferred_cluster=()]();"),
         "preferred_cluster has 0 dimensions; it takes 1 to 3",
         "10:5",
+    );
+}
+
+// ---- launch arguments against the kernel's parameters ----------------------------------------
+
+/// The directory of the Triton-made binaries (tests/kernel_params/README.md).
+fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernel_params")
+}
+
+/// The Triton kernel `scale` (x: *fp32, y: *fp32, n: i32, a: fp32, b: fp64, flag: i8, h: i16,
+/// big: i64, then Triton's two scratch pointers) from `file` in `format`, launched with `args`.
+fn scale_launch(format: &str, file: &str, args: &str) -> String {
+    format!(
+        "module m;\n\ndevice_binary kernels {{\n    format {format};\n    file \"{file}\";\n    \
+         kernels [scale];\n}}\n\nfn f(x: tensor[(n,), float32, device=cuda], y: ptr, n32: i32, \
+         a: f32, b: f64, flag: bool, h: i16, big: i64, s: ptr) {{\n    \
+         launch kernels.scale[grid=(1), block=(128)]({args});\n}}\n"
+    )
+}
+
+const SCALE_ARGS: &str = "x.data, y, n32, a, b, flag, h, big, s, s";
+
+/// Parses `text` (files relative to the fixtures) and verifies it: the rendered errors, or the
+/// rendered warnings of the verified module.
+fn check_fixture(text: &str) -> Result<String, String> {
+    let (module, map) = parse_in_dir(text, Some(&fixtures())).unwrap();
+    let source = Source {
+        file: "input.scir",
+        text,
+        map: &map,
+    };
+    match verify(&module) {
+        Ok(v) => Ok(render_warnings(v.warnings(), Some(source))),
+        Err(errors) => Err(render_errors(&errors, Some(source))),
+    }
+}
+
+/// Asserts that `text` fails to verify with `message` at `at`.
+fn assert_fixture_error(text: &str, message: &str, at: &str) {
+    let rendered = check_fixture(text).expect_err("accepted");
+    assert!(
+        rendered.contains(message),
+        "expected {message:?} in:\n{rendered}"
+    );
+    assert!(
+        rendered.contains(&format!("--> input.scir:{at}\n")),
+        "expected position {at} in:\n{rendered}"
+    );
+}
+
+#[test]
+fn launches_matching_the_kernel_pass_in_every_format() {
+    for (format, file) in [
+        ("ptx", "scale_sm90.ptx"),
+        ("cubin", "scale_sm90.cubin"),
+        ("fatbin", "scale.fatbin"),
+    ] {
+        assert_eq!(
+            check_fixture(&scale_launch(format, file, SCALE_ARGS)).as_deref(),
+            Ok(""),
+            "{format}"
+        );
+    }
+    // A cubin gives sizes only: an i32 where the kernel takes an f32 is not seen there.
+    let swapped = "x.data, y, n32, n32, b, flag, h, big, s, s";
+    assert!(check_fixture(&scale_launch("cubin", "scale_sm90.cubin", swapped)).is_ok());
+}
+
+#[test]
+fn a_launch_with_the_wrong_argument_count_lists_both() {
+    let nine = "x.data, y, n32, a, b, flag, h, big, s";
+    assert_fixture_error(
+        &scale_launch("ptx", "scale_sm90.ptx", nine),
+        "kernel `scale` takes 10 parameters (64 bytes: u64, u64, u32, f32, f64, u8, u16, u64, \
+         u64, u64); the launch passes 9 (ptr, ptr, i32, f32, f64, bool, i16, i64, ptr)",
+        "10:5",
+    );
+    assert_fixture_error(
+        &scale_launch("cubin", "scale_sm90.cubin", nine),
+        "kernel `scale` takes 10 parameters (64 bytes: 8-byte, 8-byte, 4-byte, 4-byte, 8-byte, \
+         1-byte, 2-byte, 8-byte, 8-byte, 8-byte); the launch passes 9",
+        "10:5",
+    );
+}
+
+#[test]
+fn a_launch_argument_of_the_wrong_size_or_type_is_named() {
+    // The arguments start at column 49.
+    assert_fixture_error(
+        &scale_launch(
+            "ptx",
+            "scale_sm90.ptx",
+            "x.data, y, n32, b, a, flag, h, big, s, s",
+        ),
+        "kernel argument 3 of `scale` is f64 (8 bytes), but the kernel's parameter is f32 (4 bytes)",
+        "10:65",
+    );
+    assert_fixture_error(
+        &scale_launch(
+            "fatbin",
+            "scale.fatbin",
+            "x.data, y, n32, n32, b, flag, h, big, s, s",
+        ),
+        "kernel argument 3 of `scale` is i32, but the kernel's parameter is f32, which takes only f32",
+        "10:65",
+    );
+    assert_fixture_error(
+        &scale_launch(
+            "ptx",
+            "scale_sm90.ptx",
+            "x.data, n32, n32, a, b, flag, h, big, s, s",
+        ),
+        "kernel argument 1 of `scale` is i32 (4 bytes), but the kernel's parameter is u64 (8 bytes)",
+        "10:57",
+    );
+    assert_fixture_error(
+        &scale_launch(
+            "cubin",
+            "scale_sm90.cubin",
+            "x.data, y, n32, a, a, flag, h, big, s, s",
+        ),
+        "kernel argument 4 of `scale` is f32 (4 bytes), but the kernel's parameter is 8-byte (8 bytes)",
+        "10:68",
+    );
+}
+
+#[test]
+fn a_launch_argument_less_aligned_than_the_parameter_is_an_error() {
+    let text = format!(
+        "{}fn f(x: tensor[(n,), float32, device=cuda], p: ptr) {{\n    launch kernels.k[grid=(1), block=(1)](p);\n}}\n",
+        HEAD.replace(
+            ".entry k(.param .u64 a, .param .u64 b)",
+            ".entry k(.param .align 16 .b8 p[8])"
+        )
+    );
+    assert_error(
+        &text,
+        "kernel argument 0 of `k` is ptr (aligned to 8 bytes), but the kernel's parameter is b8[8] align 16, aligned to 16 bytes",
+        "10:43",
+    );
+    // Raw bytes of the right size and alignment take any value.
+    let fits = text.replace(".align 16 .b8 p[8]", ".align 8 .b8 p[8]");
+    verify(&parse(&fits).unwrap()).unwrap();
+}
+
+#[test]
+fn unreadable_tables_are_warnings_not_errors() {
+    for (file, needle, at) in [
+        (
+            "compressed.fatbin",
+            "warning: the kernel parameters of device binary `kernels` (fatbin) cannot be read: member 0 (ELF for sm_90) is compressed",
+            "5:10",
+        ),
+        (
+            "disagree.fatbin",
+            "warning: the parameters of kernel `scale` are unknown (the members disagree: member 0 (ELF for sm_90) gives 10 parameters",
+            "6:14",
+        ),
+    ] {
+        // Even a launch with no argument at all is accepted: nothing is known to check it by.
+        let warnings = check_fixture(&scale_launch("fatbin", file, "")).unwrap();
+        assert!(warnings.contains(needle), "{needle:?} not in:\n{warnings}");
+        assert!(
+            warnings.contains(&format!("--> input.scir:{at}\n")),
+            "{warnings}"
+        );
+    }
+    // A kernel missing from a readable table.
+    let text = format!(
+        "{HEAD}fn f(x: tensor[(n,), float32, device=cuda]) {{\n    launch kernels.k2[grid=(1), block=(1)]();\n}}\n"
+    );
+    let (module, _) = parse_with_source_map(&text).unwrap();
+    let v = verify(&module).unwrap();
+    assert_eq!(v.warnings().len(), 1);
+    assert_eq!(
+        v.warnings()[0].message,
+        "kernel `k2` is not in the parameter table of device binary `kernels` (ptx lists k); its launches are not checked against it"
+    );
+    // A cubin without its `.nv.info.scale` section (as if stripped).
+    let mut stripped = std::fs::read(fixtures().join("scale_sm90.cubin")).unwrap();
+    let at = stripped
+        .windows(14)
+        .position(|w| w == b".nv.info.scale")
+        .unwrap();
+    stripped[at + 7] = b'X';
+    let mut m = ModuleBuilder::new("m");
+    m.device_binary("b", BinaryFormat::Cubin, stripped, ["scale"]);
+    m.build_function("f", |f| {
+        f.launch(
+            LaunchBuilder::new("b", "scale")
+                .grid([int(1)])
+                .block([int(1)])
+                .device(int(0)),
+        );
+    });
+    let v = m.build_verified().unwrap();
+    assert_eq!(
+        v.warnings()[0].message,
+        "kernel `scale` is not in the parameter table of device binary `b` (cubin lists no kernel); its launches are not checked against it"
     );
 }

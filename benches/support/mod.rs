@@ -25,7 +25,8 @@ pub fn scratch_dir(name: &str) -> PathBuf {
 pub fn example(name: &str) -> safecall::ir::Module {
     let path = root().join("examples/ir").join(format!("{name}.scir"));
     let text = std::fs::read_to_string(&path).expect("read example");
-    safecall::ir::parse::parse(&text)
+    safecall::ir::parse::parse_in_dir(&text, path.parent())
+        .map(|(module, _)| module)
         .unwrap_or_else(|e| panic!("{}", e.render(&path.display().to_string(), &text)))
 }
 

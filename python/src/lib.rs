@@ -127,6 +127,26 @@ impl Module {
         &self.file
     }
 
+    /// What the verifier accepted but reports, as `Diagnostic`s without a place in the text: a
+    /// device binary whose kernel parameters cannot be read, so that its launches are not
+    /// checked against them.
+    #[getter]
+    fn warnings(&self) -> Vec<Diagnostic> {
+        self.inner
+            .warnings()
+            .iter()
+            .map(|w| Diagnostic {
+                message: w.message.clone(),
+                file: self.file.clone(),
+                line: None,
+                column: None,
+                function: None,
+                subject: Some(w.subject.clone()),
+                rendered: w.render(None),
+            })
+            .collect()
+    }
+
     /// `name(param: type, ...)`, as messages show it.
     fn signature(&self, name: &str) -> PyResult<String> {
         Ok(safecall::lower::signature_text(self.function(name)?))

@@ -44,7 +44,15 @@ def test_launch_settings_and_errors():
     p = f.param("p", sc.ptr)
     f.launch("k", "g", p, 1.5, grid=(2, 3), block=[128, 2], cluster=[2, 1, 1], shared_mem=65536, stream=p, device=0)
     assert "launch k.g[grid=(2, 3), block=(128, 2), cluster=(2, 1, 1), shared_mem=65536, stream=p, device=0](p, 1.5);" in m.text()
-    m.build()
+    # The image is no cubin: the module is valid, but its launches are not checked against the
+    # kernel's parameters, and the module says so.
+    [warning] = m.build().warnings
+    assert warning.message.startswith(
+        "the kernel parameters of device binary `k` (cubin) cannot be read: not a little-endian ELF64 file"
+    ), warning.message
+    assert warning.subject == "device_binary `k`"
+    assert warning.rendered.startswith("warning: ")
+    assert build_cuda_add_one().build().warnings == []
     with pytest.raises(ValueError, match="format must be"):
         m.device_binary("bad", "sass", b"x", ["g"])
     bad = sc.ModuleBuilder("bad")

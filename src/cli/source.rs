@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use safecall::ir::verify::{Source, render_errors};
+use safecall::ir::verify::{Source, render_errors, render_warnings};
 use safecall::ir::{self, SourceMap};
 
 use crate::failure::{Code, Failure};
@@ -50,19 +50,31 @@ impl IrFile {
         Ok(file)
     }
 
-    /// Runs the verifier; its errors become a failure with every diagnostic.
+    /// Runs the verifier; its errors become a failure with every diagnostic, and its warnings
+    /// are printed on stderr (`warning: ...`, with the place in the file).
     pub fn verify(&self) -> Result<ir::VerifiedModule<'_>, Failure> {
-        ir::verify::verify(&self.module).map_err(|errors| self.invalid(&errors))
+        let verified = ir::verify::verify(&self.module).map_err(|errors| self.invalid(&errors))?;
+        if !verified.warnings().is_empty() {
+            eprint!(
+                "{}",
+                render_warnings(verified.warnings(), Some(self.source()))
+            );
+        }
+        Ok(verified)
     }
 
-    fn invalid(&self, errors: &[ir::VerifyError]) -> Failure {
-        let source = Source {
+    /// The file as a source for rendering diagnostics.
+    fn source(&self) -> Source<'_> {
+        Source {
             file: &self.name,
             text: &self.text,
             map: &self.map,
-        };
+        }
+    }
+
+    fn invalid(&self, errors: &[ir::VerifyError]) -> Failure {
         Failure::invalid(
-            &render_errors(errors, Some(source)),
+            &render_errors(errors, Some(self.source())),
             format!(
                 "`{}` is not valid IR ({})",
                 self.name,

@@ -35,4 +35,4 @@ pub use model::*;
 pub use parse::{ParseError, parse, parse_with_source_map};
 pub use print::print;
 pub use source_map::{SourceMap, Span, StmtPath};
-pub use verify::{VerifiedModule, VerifyError, verify};
+pub use verify::{VerifiedModule, VerifyError, VerifyWarning, verify};

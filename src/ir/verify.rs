@@ -27,7 +27,10 @@
 //! - module: unique function and extern names (C identifiers), `nonzero_is_raised` externs
 //!   return an integer, imported modules with unique labels, non-empty kinds other than
 //!   `_lib`, non-empty payloads, existing and acyclic imports; the system-library prefix is
-//!   made of identifier characters.
+//!   made of identifier characters;
+//! - launches: arguments that match the kernel's parameter list (count, sizes, alignment and,
+//!   for PTX, types) where the device binary tells it (`src/gpu_binary`); a binary whose
+//!   table cannot be read is a warning ([`VerifiedModule::warnings`]), never an error.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -39,6 +42,7 @@ use super::model::*;
 use super::print::print_stmt_head;
 use super::source_map::*;
 use super::typing::{Binding, ExprTypes, FunctionScope, param_bindings};
+use crate::gpu_binary::KernelTables;
 use params::param_display_name;
 use scope::collect_binders;
 
@@ -46,6 +50,7 @@ mod calls;
 mod device;
 mod error;
 mod expr;
+mod kernel_params;
 mod module;
 mod params;
 mod scope;
@@ -53,7 +58,8 @@ mod stmt;
 
 pub use device::DeviceBinaryPart;
 pub use error::{
-    FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError, render_errors,
+    FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError, VerifyWarning,
+    render_errors, render_warnings,
 };
 
 /// A module that passed [`verify`], with the type of each of its expressions: the input of
@@ -64,6 +70,8 @@ pub struct VerifiedModule<'m> {
     /// Recorded by the verifier for this module; keyed by the addresses of its expressions,
     /// which stay put because the module is never changed or moved out of its allocation.
     types: ExprTypes,
+    /// What the verifier accepted but reports.
+    warnings: Vec<VerifyWarning>,
 }
 
 /// How a [`VerifiedModule`] holds its module.
@@ -84,14 +92,15 @@ impl VerifiedModule<'static> {
 
 impl<'m> VerifiedModule<'m> {
     /// The module `module` as verified when [`check`] found no error in it.
-    fn passed(
-        module: Held<'m>,
-        (types, errors): (ExprTypes, Vec<VerifyError>),
-    ) -> Result<Self, Vec<VerifyError>> {
-        if errors.is_empty() {
-            Ok(VerifiedModule { module, types })
+    fn passed(module: Held<'m>, checked: Checked) -> Result<Self, Vec<VerifyError>> {
+        if checked.errors.is_empty() {
+            Ok(VerifiedModule {
+                module,
+                types: checked.types,
+                warnings: checked.warnings,
+            })
         } else {
-            Err(errors)
+            Err(checked.errors)
         }
     }
 
@@ -100,9 +109,11 @@ impl<'m> VerifiedModule<'m> {
     /// verifier's rules.
     #[cfg(test)]
     pub(crate) fn trust(module: &'m Module) -> Self {
+        let checked = check(module);
         VerifiedModule {
             module: Held::Borrowed(module),
-            types: check(module).0,
+            types: checked.types,
+            warnings: checked.warnings,
         }
     }
 
@@ -121,6 +132,12 @@ impl<'m> VerifiedModule<'m> {
     /// one of its expressions included).
     pub fn expr_type(&self, expr: &Expr) -> Option<Type> {
         self.types.get(expr)
+    }
+
+    /// What the verifier accepted but reports (a launch it could not check against the
+    /// kernel's parameters, and why), in the order found.
+    pub fn warnings(&self) -> &[VerifyWarning] {
+        &self.warnings
     }
 
     /// The whole table of expression types (for the lowering).
@@ -143,14 +160,16 @@ impl Clone for VerifiedModule<'_> {
             Held::Borrowed(m) => VerifiedModule {
                 module: Held::Borrowed(m),
                 types: self.types.clone(),
+                warnings: self.warnings.clone(),
             },
             Held::Owned(m) => {
                 // The copy's expressions live at new addresses: record their types again.
                 let copy = m.clone();
-                let types = check(&copy).0;
+                let types = check(&copy).types;
                 VerifiedModule {
                     module: Held::Owned(copy),
                     types,
+                    warnings: self.warnings.clone(),
                 }
             }
         }
@@ -185,28 +204,46 @@ pub fn verify(module: &Module) -> Result<VerifiedModule<'_>, Vec<VerifyError>> {
     VerifiedModule::passed(Held::Borrowed(module), check(module))
 }
 
+/// What [`check`] found.
+struct Checked {
+    types: ExprTypes,
+    errors: Vec<VerifyError>,
+    warnings: Vec<VerifyWarning>,
+}
+
 /// Runs every check: the expression types recorded, and the problems found.
-fn check(module: &Module) -> (ExprTypes, Vec<VerifyError>) {
+fn check(module: &Module) -> Checked {
     // Room for a few recorded expressions per top-level statement: enough for most modules.
     let statements: usize = module.functions.iter().map(|f| f.body.len()).sum();
     let mut v = Verifier {
         m: module,
         errors: Vec::new(),
+        warnings: Vec::new(),
         types: ExprTypes::with_capacity(4 * statements),
+        kernel_tables: Vec::new(),
     };
     v.module();
     v.device_binaries();
+    v.kernel_tables();
     for (i, f) in module.functions.iter().enumerate() {
         FnVerifier::new(&mut v, i, f).run();
     }
-    (v.types, v.errors)
+    Checked {
+        types: v.types,
+        errors: v.errors,
+        warnings: v.warnings,
+    }
 }
 
 struct Verifier<'m> {
     m: &'m Module,
     errors: Vec<VerifyError>,
+    warnings: Vec<VerifyWarning>,
     /// The type of every expression typed so far.
     types: ExprTypes,
+    /// The kernel parameter tables of each device binary (by index), read once; `None` when
+    /// unreadable.
+    kernel_tables: Vec<Option<KernelTables>>,
 }
 
 impl<'m> Verifier<'m> {

@@ -71,3 +71,24 @@ fn a_file_that_is_not_text_is_a_clear_failure() {
         "error: cannot read `blob.scir`: stream did not contain valid UTF-8\n"
     );
 }
+
+#[test]
+fn a_launch_that_cannot_be_checked_is_a_warning() {
+    let dir = Dir::new("check_warning");
+    dir.write(
+        "unchecked.scir",
+        "module m;\n\ndevice_binary k {\n    format fatbin;\n    data b\"not a fat binary\";\n    kernels [g];\n}\n\nfn f() {\n    launch k.g[grid=(1), block=(1), device=0]();\n}\n",
+    );
+    let out = dir.safecall(&["check", "unchecked.scir"]).expect(0);
+    assert_eq!(
+        out.stdout,
+        "unchecked.scir: ok (module `m`, 1 function: f)\n"
+    );
+    assert_eq!(
+        out.stderr,
+        "warning: the kernel parameters of device binary `k` (fatbin) cannot be read: no fat \
+         binary header at byte 0 (magic 0x20746f6e, expected 0xba55ed50); its launches are not \
+         checked against them\n --> unchecked.scir:5:10\n  |\n5 |     data b\"not a fat binary\";\n  \
+         |          ^^^^^^^^^^^^^^^^^^^\n  = note: in device_binary `k`\n"
+    );
+}

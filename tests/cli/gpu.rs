@@ -27,6 +27,21 @@ fn run_twice(test: &str, libcuda: Option<&str>) -> Run {
     }
 }
 
+/// The run's error, after the verifier's warnings about the two images of tests/gpu/launch.scir
+/// that no kernel parameter table can be read from (`broken` and `partial`).
+fn error_after_warnings(run: &Run) -> &str {
+    let stderr = run.stderr.trim_end();
+    let at = stderr.find("RuntimeError: ").expect("a RuntimeError");
+    let warnings = &stderr[..at];
+    assert_eq!(warnings.matches("warning: ").count(), 2, "{warnings}");
+    assert!(
+        warnings.contains("device binary `broken` (cubin) cannot be read")
+            && warnings.contains("device binary `partial` (fatbin) cannot be read"),
+        "{warnings}"
+    );
+    &stderr[at..]
+}
+
 #[test]
 fn a_launch_runs_through_the_driver_named_by_the_environment() {
     let fake = std::env::current_exe()
@@ -40,7 +55,7 @@ fn a_launch_runs_through_the_driver_named_by_the_environment() {
 fn a_driver_path_that_does_not_load_is_named() {
     let run = run_twice("gpu_bad_driver_path", Some("/nonexistent/libcuda.so")).expect(3);
     assert_eq!(
-        run.stderr.trim_end(),
+        error_after_warnings(&run),
         "RuntimeError: cannot launch CUDA kernels: SAFECALL_LIBCUDA_PATH is `/nonexistent/libcuda.so`, \
          which could not be loaded: /nonexistent/libcuda.so: cannot open shared object file: No such file or directory"
     );
@@ -52,7 +67,7 @@ fn a_library_that_is_not_a_driver_is_named() {
     let libc = "libc.so.6";
     let run = run_twice("gpu_not_a_driver", Some(libc)).expect(3);
     assert_eq!(
-        run.stderr.trim_end(),
+        error_after_warnings(&run),
         format!(
             "RuntimeError: cannot launch CUDA kernels: `{libc}` (from SAFECALL_LIBCUDA_PATH) has no \
              `cuGetProcAddress_v2`: it is not a CUDA 12 (or later) driver"
@@ -73,7 +88,7 @@ fn no_driver_anywhere_says_where_it_looked() {
     }
     let run = run_twice("gpu_no_driver", None).expect(3);
     assert_eq!(
-        run.stderr.trim_end(),
+        error_after_warnings(&run),
         "RuntimeError: cannot launch CUDA kernels: no CUDA driver found: SAFECALL_LIBCUDA_PATH is not set, \
          no library loaded in the process provides `cuGetProcAddress_v2`, and dlopen(\"libcuda.so.1\") failed: \
          libcuda.so.1: cannot open shared object file: No such file or directory"

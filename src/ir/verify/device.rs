@@ -100,7 +100,8 @@ impl Verifier<'_> {
 
 impl FnVerifier<'_, '_> {
     /// A launch: a known binary and kernel, then each setting ([`Self::launch_setting`]),
-    /// a device to launch on, and scalar or pointer arguments.
+    /// a device to launch on, and scalar or pointer arguments that match the kernel's
+    /// parameters where the binary gives them.
     pub(super) fn launch(&mut self, path: &StmtPath, l: &Launch) {
         self.launch_target(path, l);
         for kind in LaunchSettingKind::ALL.into_iter().filter(|k| k.required()) {
@@ -129,20 +130,28 @@ impl FnVerifier<'_, '_> {
                 ),
             );
         }
+        let first_arg = index;
+        let mut arg_types = Vec::with_capacity(l.args.len());
         for (k, e) in l.args.iter().enumerate() {
-            match self.expr(path, index, e) {
-                Some(Type::Scalar(_)) | None => {}
-                Some(t) => self.stmt_err(
-                    path,
-                    StmtFocus::Expr(vec![index]),
-                    format!(
-                        "kernel argument {k} must be a scalar or a pointer, found {t} \
-                         (pass a tensor's `.data`)"
-                    ),
-                ),
-            }
+            let scalar = match self.expr(path, index, e) {
+                Some(Type::Scalar(s)) => Some(s),
+                None => None,
+                Some(t) => {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Expr(vec![index]),
+                        format!(
+                            "kernel argument {k} must be a scalar or a pointer, found {t} \
+                             (pass a tensor's `.data`)"
+                        ),
+                    );
+                    None
+                }
+            };
+            arg_types.push(scalar);
             index += 1;
         }
+        self.kernel_args(path, l, first_arg, &arg_types);
     }
 
     /// The device binary and kernel a launch names exist.

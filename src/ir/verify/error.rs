@@ -19,7 +19,19 @@ pub struct VerifyError {
     pub message: String,
 }
 
-/// Where a [`VerifyError`] is.
+/// Something the verifier accepts but reports, such as a device binary whose kernel parameter
+/// table cannot be read (its launches go unchecked): [`VerifiedModule::warnings`](super::VerifiedModule::warnings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyWarning {
+    /// What it is about, e.g. ``device_binary `kernels` ``.
+    pub subject: String,
+    /// Where it is.
+    pub location: Location,
+    /// What the verifier could not do, and why.
+    pub message: String,
+}
+
+/// Where a [`VerifyError`] or [`VerifyWarning`] is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
     /// The module as a whole (its name).
@@ -211,13 +223,53 @@ impl VerifyError {
     /// Renders the error: with `file:line:column` and a caret when `source` is given and
     /// covers the location, and always with a note naming the function and statement.
     pub fn render(&self, source: Option<Source<'_>>) -> String {
-        let at = source.and_then(|s| self.location.span(s.map).map(|span| (s.file, s.text, span)));
-        diag::render(
+        render_at(
             "error",
             &self.message,
-            at,
-            &[format!("in {}", self.context())],
+            &self.location,
+            &self.context(),
+            source,
         )
+    }
+}
+
+impl VerifyWarning {
+    /// Renders the warning as [`VerifyError::render`] renders an error, as `warning: ...`.
+    pub fn render(&self, source: Option<Source<'_>>) -> String {
+        render_at(
+            "warning",
+            &self.message,
+            &self.location,
+            &self.subject,
+            source,
+        )
+    }
+}
+
+/// A diagnostic at `location`, with a note naming `context`.
+fn render_at(
+    severity: &str,
+    message: &str,
+    location: &Location,
+    context: &str,
+    source: Option<Source<'_>>,
+) -> String {
+    let at = source.and_then(|s| location.span(s.map).map(|span| (s.file, s.text, span)));
+    diag::render(severity, message, at, &[format!("in {context}")])
+}
+
+/// Renders several warnings, separated by blank lines.
+pub fn render_warnings(warnings: &[VerifyWarning], source: Option<Source<'_>>) -> String {
+    warnings
+        .iter()
+        .map(|w| w.render(source))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl fmt::Display for VerifyWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in {}: {}", self.subject, self.message)
     }
 }
 

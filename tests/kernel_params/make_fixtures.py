@@ -1,0 +1,112 @@
+"""Makes the binary fixtures of tests/kernel_params (see README.md there).
+
+Run with Triton 3.9.0 installed (no GPU needed):
+    python3 -m venv .venv-triton && .venv-triton/bin/pip install triton==3.9.0
+    .venv-triton/bin/python tests/kernel_params/make_fixtures.py
+"""
+
+import pathlib
+import struct
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+HERE = pathlib.Path(__file__).parent
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, a, b, flag, h, big):
+    i = tl.program_id(0) * 128 + tl.arange(0, 128)
+    m = i < n
+    x = tl.load(x_ptr + i, mask=m)
+    y = x * a + b.to(tl.float32) + flag.to(tl.float32) + h.to(tl.float32) + big.to(tl.float32)
+    tl.store(y_ptr + i, y, mask=m)
+
+
+@triton.jit
+def empty(n):
+    pass
+
+
+def compile_kernel(fn, signature):
+    src = ASTSource(fn, signature=signature, constexprs={})
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32))
+
+
+# The fatbin layout (the same facts as src/gpu_binary/fatbin.rs reads).
+FATBIN_MAGIC = 0xBA55ED50
+KIND_PTX = 1
+KIND_ELF = 2
+FLAG_64BIT = 0x1
+FLAG_LINUX = 0x10
+FLAG_COMPRESSED = 0x2000
+ENTRY_HEADER = 64
+
+
+def member(kind, payload, arch, flags=FLAG_64BIT | FLAG_LINUX):
+    padded = payload + b"\0" * (-len(payload) % 8)
+    header = struct.pack(
+        "<HHIIIIIHHIIIQQQ",
+        kind,  # PTX or ELF
+        0x0101,  # version
+        ENTRY_HEADER,  # header size
+        len(padded),  # padded payload size
+        0,
+        len(payload),  # payload size
+        0,
+        0,  # minor
+        8 if kind == KIND_PTX else 0,  # major (PTX ISA version 8.x)
+        arch,  # sm_XX
+        0,  # name offset
+        0,  # name length
+        flags,
+        0,
+        0,  # uncompressed size (0: not compressed)
+    )
+    assert len(header) == ENTRY_HEADER
+    return header + padded
+
+
+def fatbin(*members):
+    body = b"".join(members)
+    return struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(body)) + body
+
+
+def main():
+    k = compile_kernel(
+        scale,
+        {
+            "x_ptr": "*fp32",
+            "y_ptr": "*fp32",
+            "n": "i32",
+            "a": "fp32",
+            "b": "fp64",
+            "flag": "i8",
+            "h": "i16",
+            "big": "i64",
+        },
+    )
+    e = compile_kernel(empty, {"n": "i32"})
+    (HERE / "scale_sm90.cubin").write_bytes(k.asm["cubin"])
+    (HERE / "scale_sm90.ptx").write_text(k.asm["ptx"])
+    (HERE / "empty_sm90.cubin").write_bytes(e.asm["cubin"])
+    ptx = k.asm["ptx"].encode()
+    cubin = k.asm["cubin"]
+    (HERE / "scale.fatbin").write_bytes(fatbin(member(KIND_ELF, cubin, 90), member(KIND_PTX, ptx, 90)))
+    (HERE / "compressed.fatbin").write_bytes(
+        fatbin(member(KIND_ELF, cubin[:64], 90, FLAG_64BIT | FLAG_LINUX | FLAG_COMPRESSED))
+    )
+    # Members that disagree: the cubin of `scale` beside a PTX whose `scale` takes one
+    # parameter fewer.
+    short = k.asm["ptx"].replace(",\n\t.param .u64 .ptr .global .align 1 scale_param_9", "")
+    assert short != k.asm["ptx"]
+    (HERE / "disagree.fatbin").write_bytes(
+        fatbin(member(KIND_ELF, cubin, 90), member(KIND_PTX, short.encode(), 90))
+    )
+    print(k.metadata.name, e.metadata.name)
+
+
+if __name__ == "__main__":
+    main()
