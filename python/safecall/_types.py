@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+import re
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from ._text import _literal, _name
 
@@ -64,7 +65,7 @@ def _dims(dims: Sequence[Union[int, str]]) -> str:
 
 def tensor(
     shape: Sequence[Union[int, str]],
-    dtype: str = "any",
+    dtype: Any = "any",
     *,
     device: Union[str, int, None] = None,
     strides: Union[str, Sequence[Union[int, str]], None] = None,
@@ -73,14 +74,47 @@ def tensor(
     align: Optional[int] = None,
     index: Union[Type, str, None] = None,
 ) -> Type:
-    """A tensor parameter type: ``shape`` has one entry per dimension, each an int or the name
-    of a symbolic variable; ``dtype`` a TVM-FFI dtype string or ``"any"``; ``device`` a device
-    name (``"cpu"``, ``"cuda"``...) or code; ``strides`` ``"compact"`` (default), ``"any"`` or
-    one entry per dimension; ``device_id`` ``"same"`` (default), ``"free"`` or a variable;
-    ``byte_offset`` ``"zero"`` (default) or ``"any"``; ``align`` bytes; ``index`` an int type
-    the element count must fit."""
-    parts = [_dims(shape), dtype]
+    """A tensor parameter type, ``tensor[...]`` of the IR (docs/ir.md, Tensor parameters).
+
+    Parameters
+    ----------
+    shape : sequence of int or str
+        One entry per dimension: a constant, or the name of a symbolic variable (an ``i64``
+        bound by its first occurrence, e.g. ``"n"``).
+    dtype : str or tvm_ffi.dtype, default "any"
+        The element type (``"float32"``, ``"bfloat16"``, ...), or ``"any"``.
+    device : str or int, optional
+        The device type: ``"any"`` (default: **only device ids are compared** with the other
+        tensors, so a CPU and a CUDA tensor both with id 0 pass together), ``"same"`` (the same
+        device type as the other ``device="same"`` tensors), a name (``"cpu"``, ``"cuda"``,
+        ...) or a DLPack code (``tvm_ffi.DLDeviceType.kDLCUDA``).
+    strides : str or sequence of int or str, optional
+        ``"compact"`` (default: row-major, contiguous), ``"any"``, or one entry per dimension
+        (constants or symbolic variables), in elements.
+    device_id : str, optional
+        ``"same"`` (default: the device id of the other ``same`` tensors), ``"free"``, or a
+        symbolic variable's name.
+    byte_offset : str, optional
+        ``"zero"`` (default) or ``"any"``.
+    align : int, optional
+        Required alignment in bytes of ``data + byte_offset`` (a power of two).
+    index : Type or str, optional
+        An integer type the element count must fit (``sc.i32`` for 32-bit indexing kernels).
+
+    Returns
+    -------
+    Type
+        The type, for ``FunctionBuilder.param``.
+
+    Examples
+    --------
+    >>> str(tensor(["n", 4], "float16", device="cuda", align=16))
+    'tensor[(n, 4), float16, device=cuda, align=16]'
+    """
+    parts = [_dims(shape), str(dtype)]
     if device is not None:
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = int(device)  # an IntEnum such as tvm_ffi.DLDeviceType.kDLCUDA
         parts.append(f"device={device}")
     if strides is not None:
         parts.append(f"strides={strides if isinstance(strides, str) else _dims(strides)}")
@@ -111,3 +145,27 @@ def tuple_(*elements: Tuple[str, Union[Type, str]], **named: Union[Type, str]) -
     items = list(elements) + list(named.items())
     return Type("tuple(" + ", ".join(f"{_name(n)}: {_type(t)}" for n, t in items) + ")")
 
+
+
+_SCALARS = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "ptr"}
+
+
+def _body_type(text: str) -> Optional[str]:
+    """The type a parameter of type ``text`` has in the body (docs/ir.md, Functions and
+    parameters), where it is a scalar, ``device`` or ``dtype``; None otherwise."""
+    if text in _SCALARS or text in ("device", "dtype"):
+        return text
+    if text in ("data_ptr", "stream"):
+        return "ptr"
+    if text.startswith("optional[") and text.endswith("]"):
+        return _body_type(text[len("optional[") : -1])
+    if text.startswith("const(") and text.endswith(")"):
+        value = text[len("const(") : -1]
+        if value in ("true", "false"):
+            return "bool"
+        if value == "none":
+            return None
+        if re.fullmatch(r"-?(0x[0-9a-fA-F]+|[0-9]+)", value):
+            return "i64"
+        return "f64"
+    return None

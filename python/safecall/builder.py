@@ -24,8 +24,10 @@ from typing import Any, Iterator, List, Optional, Sequence, Union
 from ._expr import (  # noqa: F401
     Expr,
     TensorRef,
+    _as,
     _Callee,
     _expr,
+    _pair,
     and_,
     cast,
     ceil_div,
@@ -49,6 +51,7 @@ from ._expr import (  # noqa: F401
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
     Type,
+    _body_type,
     _type,
     any_,
     bool_,
@@ -138,10 +141,14 @@ __all__ = [
 class Extern:
     """An ``extern fn`` declared in a module; pass it (or its name) to ``FunctionBuilder.call``."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "params", "ret")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, params: Sequence[str] = (), ret: Optional[str] = None):
         self.name = name
+        #: The parameter types (IR spellings), which Python numbers passed to them take.
+        self.params = tuple(params)
+        #: The return type, or None for ``void``.
+        self.ret = ret
 
 
 class _Block:
@@ -196,7 +203,7 @@ class FunctionBuilder:
         self._params.append(f"{_name(name)}: {text}")
         if text.startswith("tensor[") or text.startswith("optional[tensor["):
             return TensorRef(_name(name))
-        return Expr(_name(name))
+        return Expr(_name(name), _body_type(text))
 
     def tensor(self, name: str, shape: Sequence[Union[int, str]], dtype: str = "any", **attrs: Any) -> TensorRef:
         """``param(name, tensor(shape, dtype, **attrs))``."""
@@ -219,17 +226,21 @@ class FunctionBuilder:
 
     def let(self, name: str, value: Any, mut: bool = False) -> Expr:
         """``let [mut] name = value;``; returns the name as an expression."""
-        self._emit(f"let {'mut ' if mut else ''}{_name(name)} = {_expr(value)};")
-        return Expr(_name(name))
+        value = _as(value, None, f"let {name}")
+        self._emit(f"let {'mut ' if mut else ''}{_name(name)} = {value.text};")
+        return Expr(_name(name), value.ty)
 
     def assign(self, name: Union[str, Expr], value: Any) -> None:
         """``name = value;`` (a ``let mut`` binding)."""
         target = name.text if isinstance(name, Expr) else _name(name)
-        self._emit(f"{target} = {_expr(value)};")
+        ty = name.ty if isinstance(name, Expr) else None
+        self._emit(f"{target} = {_as(value, ty, f'the assignment to {target}').text};")
 
     def store(self, ty: Union[Type, str], p: Any, value: Any) -> None:
         """``store<T>(p, value);``."""
-        self._emit(f"store<{_type(ty)}>({_expr(p)}, {_expr(value)});")
+        t = _type(ty)
+        p, value = _as(p, "ptr", "store()'s pointer"), _as(value, t, f"store<{t}>'s value")
+        self._emit(f"store<{t}>({p.text}, {value.text});")
 
     def assert_(self, cond: Any, kind: str, *message: Any) -> None:
         """``assert cond else Kind(message...);``: str parts are text, other parts values."""
@@ -241,13 +252,21 @@ class FunctionBuilder:
                 parts.append(f"({part.text})")  # a string literal meant as a value
             else:
                 parts.append(_expr(part))
-        self._emit(f"assert {_expr(cond)} else {_name(kind)}({', '.join(parts)});")
+        cond = _as(cond, "bool", "assert's condition")
+        self._emit(f"assert {cond.text} else {_name(kind)}({', '.join(parts)});")
 
     def call(self, fn: Union[Extern, str], *args: Any, dest: Optional[str] = None) -> Optional[Expr]:
         """``[let dest =] call fn(args);`` of an extern C function."""
         name = fn.name if isinstance(fn, Extern) else fn
-        call = f"call {_name(name)}(" + ", ".join(_expr(a) for a in args) + ")"
-        return self._bind(call, dest)
+        params = fn.params if isinstance(fn, Extern) else ()
+        if params and len(args) != len(params):
+            raise TypeError(f"{name} takes {len(params)} arguments ({', '.join(params)}), got {len(args)}")
+        typed = [
+            _as(a, params[k] if params else None, f"argument #{k} of {name}")
+            for k, a in enumerate(args)
+        ]
+        call = f"call {_name(name)}(" + ", ".join(a.text for a in typed) + ")"
+        return self._bind(call, dest, fn.ret if isinstance(fn, Extern) else None)
 
     def call_packed(self, callee: Union[_Callee, Expr], *args: Any, dest: Optional[str] = None) -> Optional[Expr]:
         """``[let dest =] call_packed callee(args);``: ``global_``, ``import_``, ``direct`` or a
@@ -256,17 +275,19 @@ class FunctionBuilder:
         call = f"call_packed {head}(" + ", ".join(_expr(a) for a in args) + ")"
         return self._bind(call, dest)
 
-    def _bind(self, call: str, dest: Optional[str]) -> Optional[Expr]:
+    def _bind(self, call: str, dest: Optional[str], ty: Optional[str] = None) -> Optional[Expr]:
         if dest is None:
             self._emit(call + ";")
             return None
         self._emit(f"let {_name(dest)} = {call};")
-        return Expr(_name(dest))
+        return Expr(_name(dest), ty)
 
     def get_stream(self, name: str, device_type: Any, device_id: Any) -> Expr:
         """``let name = get_stream(device_type, device_id);`` (both ``i32``)."""
-        self._emit(f"let {_name(name)} = get_stream({_expr(device_type)}, {_expr(device_id)});")
-        return Expr(_name(name))
+        device_type = _as(device_type, "i32", "get_stream()'s device_type")
+        device_id = _as(device_id, "i32", "get_stream()'s device_id")
+        self._emit(f"let {_name(name)} = get_stream({device_type.text}, {device_id.text});")
+        return Expr(_name(name), "ptr")
 
     def launch(
         self,
@@ -305,12 +326,16 @@ class FunctionBuilder:
 
     def return_(self, value: Any = None) -> None:
         """``return;`` or ``return value;``."""
-        self._emit("return;" if value is None else f"return {_expr(value)};")
+        if value is None:
+            self._emit("return;")
+            return
+        ty = _body_type(self._ret) if self._ret is not None else None
+        self._emit(f"return {_as(value, ty, f'the return value of {self.name}').text};")
 
     @contextlib.contextmanager
     def if_(self, cond: Any) -> Iterator[None]:
         """``with f.if_(cond): ...``; an ``else_()`` block may follow at once."""
-        block = _Block(f"if {_expr(cond)}")
+        block = _Block(f"if {_as(cond, 'bool', 'the condition of if_').text}")
         self._stack[-1].items.append(block)
         self._stack.append(block)
         try:
@@ -337,14 +362,15 @@ class FunctionBuilder:
     @contextlib.contextmanager
     def for_range(self, name: str, start: Any, end: Any, step: int = 1) -> Iterator[Expr]:
         """``with f.for_range("i", 0, n) as i: ...``; ``step`` a non-zero constant."""
-        head = f"for {_name(name)} in {_expr(start)}..{_expr(end)}"
+        start, end, ty = _pair("for_range", start, end)
+        head = f"for {_name(name)} in {start.text}..{end.text}"
         if step != 1:
             head += f" step {int(step)}"
         block = _Block(head)
         self._stack[-1].items.append(block)
         self._stack.append(block)
         try:
-            yield Expr(_name(name))
+            yield Expr(_name(name), ty)
         finally:
             self._stack.pop()
 
@@ -402,7 +428,7 @@ class ModuleBuilder:
         if nonzero_is_raised:
             text += " nonzero_is_raised"
         self._externs.append(text + ";")
-        return Extern(name)
+        return Extern(name, [_type(p) for p in params], None if ret is None else _type(ret))
 
     def imported_module(self, label: str, kind: str, payload: bytes, imports: Sequence[str] = ()) -> None:
         """Embeds a module of ``kind`` loaded by ``ffi.Module.load_from_bytes.<kind>``."""
