@@ -171,15 +171,47 @@ fn test(extra: &[String]) -> Result<(), String> {
     let include = capture(Command::new(&config).arg("--includedir"))?;
     let libdir = capture(Command::new(&config).arg("--libdir"))?;
 
+    let log = skip_log();
+    // A fresh log: the summary lists this run's skips only.
+    let _ = std::fs::remove_file(&log);
     let mut cargo = cargo_workspace("test")?;
     cargo
         .args(extra)
         .env("SAFECALL_PYTHON", &python)
         .env("SAFECALL_TVM_FFI_INCLUDE", include)
         .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
-    run(&mut cargo)?;
+    let result = run(&mut cargo);
+    print_skips(&log);
+    result?;
     python_package::install(&python)?;
     python_package::pytest(&python, &[])
+}
+
+/// Where the Rust tests record their skips (`tests/common/skip.rs`: `CARGO_TARGET_TMPDIR`).
+fn skip_log() -> PathBuf {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    target.join("tmp").join("skips.log")
+}
+
+/// Prints the skips the Rust tests recorded, with their count: libtest reports a skipped test
+/// as passed and hides what it printed.
+fn print_skips(log: &Path) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    if lines.is_empty() {
+        eprintln!("xtask: no Rust test skipped");
+        return;
+    }
+    eprintln!(
+        "xtask: {} Rust test(s) SKIPPED (reported as passed by cargo test; {}):",
+        lines.len(),
+        log.display()
+    );
+    for line in lines {
+        eprintln!("  SKIPPED {line}");
+    }
 }
 
 /// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
