@@ -122,7 +122,7 @@ pub fn cc_shared(dir: &Dir, name: &str, sources: &[PathBuf], extra: &[&str]) -> 
 
 #[path = "../common/skip.rs"]
 mod skip;
-pub use skip::{in_ci, skip};
+pub use skip::skip;
 
 /// The real TVM-FFI headers (`SAFECALL_TVM_FFI_INCLUDE`, set by `cargo xtask test`), or
 /// `None` after printing why the test is skipped (a failure under `CI=true`).

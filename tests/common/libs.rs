@@ -18,8 +18,6 @@ pub fn backends() -> Vec<(Backend, &'static str)> {
     ]
 }
 
-pub use super::skip::skip;
-
 /// The directory of this process's build outputs; stale directories of earlier test
 /// processes are removed first.
 pub fn run_dir() -> &'static Path {

@@ -232,22 +232,6 @@ fn skip_summary(text: &str, log: &Path) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_skip_summary_counts_and_lists_every_skip() {
-        let log = Path::new("target/tmp/skips.log");
-        assert_eq!(skip_summary("", log), "xtask: no Rust test skipped\n");
-        assert_eq!(
-            skip_summary("a::t1: no llvm\nb::t2: no python\n", log),
-            "xtask: 2 Rust test(s) SKIPPED (cargo test reports them as passed; \
-             target/tmp/skips.log):\n  SKIPPED a::t1: no llvm\n  SKIPPED b::t2: no python\n"
-        );
-    }
-}
-
 /// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
 fn python(extra: &[String]) -> Result<(), String> {
     let python = venv()?;
@@ -267,4 +251,20 @@ fn lint() -> Result<(), String> {
     run(cargo_workspace("doc")?
         .arg("--no-deps")
         .env("RUSTDOCFLAGS", "-D warnings"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skip_summary_counts_and_lists_every_skip() {
+        let log = Path::new("target/tmp/skips.log");
+        assert_eq!(skip_summary("", log), "xtask: no Rust test skipped\n");
+        assert_eq!(
+            skip_summary("a::t1: no llvm\nb::t2: no python\n", log),
+            "xtask: 2 Rust test(s) SKIPPED (cargo test reports them as passed; \
+             target/tmp/skips.log):\n  SKIPPED a::t1: no llvm\n  SKIPPED b::t2: no python\n"
+        );
+    }
 }
