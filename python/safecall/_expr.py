@@ -286,8 +286,9 @@ def var(name: str, ty: Union[Type, str, None] = None) -> Expr:
 
 
 def string(text: str) -> Expr:
-    """A string literal (a ``call`` argument passes it as a NUL-terminated static ``ptr``)."""
-    return Expr(_string(text), "str")
+    """A string literal (a ``call`` argument passes it as a NUL-terminated static ``ptr``); its
+    type depends on where it is used, so the builder leaves it untyped."""
+    return Expr(_string(text))
 
 
 def _same_type_call(fn: str, a: Any, b: Any) -> Expr:

@@ -50,6 +50,8 @@ def test_statements_give_numbers_the_type_they_expect():
     f.assert_(rc == 0, "RuntimeError", "k failed: ", rc)
     with f.for_range("i", 0, x.ndim) as i:
         f.store(sc.i32, x.data, i)
+    puts = m.extern_fn("puts", [sc.ptr], sc.i32)
+    f.call(puts, sc.string("hi"))  # a string literal passes as a ptr
     f.return_(3)
     text = m.text()
     assert "let st = get_stream(2i32, 0i32);" in text
@@ -57,6 +59,7 @@ def test_statements_give_numbers_the_type_they_expect():
     assert "assert (rc == 0i32) else" in text
     assert "for i in 0i32..x.ndim {" in text
     assert "return 3u16;" in text
+    assert 'call puts("hi");' in text
     m.build()  # the IR verifier agrees with every type
 
 
