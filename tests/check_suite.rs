@@ -9,8 +9,9 @@ use std::process::Command;
 
 use common::aot::Library;
 use common::cases::{Suite, load_all, parse_module};
-use common::libs::{BuildError, backends, libraries, skip};
+use common::libs::{BuildError, backends, libraries};
 use common::runner::{Callee, Tally, run_cases};
+use common::skip::skip;
 
 /// The AOT run of one backend; false when the backend is not built in (skipped).
 fn run_aot(backend: safecall::Backend, name: &str, suites: &[Suite]) -> bool {

@@ -184,9 +184,9 @@ impl Workspace {
     }
 }
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
+#[path = "common/skip.rs"]
+mod skip;
+use skip::skip;
 
 /// Runs the console and python blocks of `doc` (a path from the repository root); returns how
 /// many commands and scripts ran.
@@ -204,15 +204,10 @@ fn check_doc(doc: &str) -> usize {
             _ => continue,
         };
         if uses_python && !ws.python {
-            assert!(
-                !in_ci(),
-                "{doc}:{}: SAFECALL_PYTHON must be set under CI=true",
+            skip(&format!(
+                "{doc}:{}: SAFECALL_PYTHON is not set (run `cargo xtask test`)",
                 block.line
-            );
-            eprintln!(
-                "SKIPPED {doc}:{}: SAFECALL_PYTHON is not set (run `cargo xtask test`)",
-                block.line
-            );
+            ));
             continue;
         }
         if block.lang == "python" {

@@ -8,7 +8,8 @@ mod hostile;
 
 use safecall::Backend;
 
-use common::libs::{backends, run_dir, skip};
+use common::libs::{backends, run_dir};
+use common::skip::skip;
 use hostile::{Compiled, Unavailable, kinds, run_kind};
 
 /// Calls per kind and path: enough to reach every generator branch, cheap enough for CI.

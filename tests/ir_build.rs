@@ -136,7 +136,7 @@ fn tensor_spec_defaults() {
     assert_eq!(spec.dtype, None);
     assert_eq!(spec.shape, vec![Dim::Var("n".into()), Dim::Const(4)]);
     assert_eq!(spec.strides, Strides::Compact);
-    assert_eq!(spec.device_type, None);
+    assert_eq!(spec.device_type, DeviceTypePolicy::Any);
     assert_eq!(spec.device_id, DeviceIdPolicy::Same);
     assert_eq!(spec.byte_offset, ByteOffsetPolicy::Zero);
     assert_eq!(spec.alignment, None);
@@ -162,7 +162,7 @@ fn tensor_spec_setters() {
         spec.strides,
         Strides::Exact(vec![Dim::Var("s0".into()), Dim::Var("s1".into())])
     );
-    assert_eq!(spec.device_type, Some(10));
+    assert_eq!(spec.device_type, DeviceTypePolicy::Code(10));
     assert_eq!(spec.device_id, DeviceIdPolicy::Var("dev".into()));
     assert_eq!(spec.byte_offset, ByteOffsetPolicy::Any);
     assert_eq!(spec.alignment, Some(64));
@@ -170,6 +170,12 @@ fn tensor_spec_setters() {
     assert_eq!(
         TensorSpecBuilder::new([1]).any_strides().build().strides,
         Strides::Any
+    );
+    let same = TensorSpecBuilder::new([1]).same_device_type().build();
+    assert_eq!(same.device_type, DeviceTypePolicy::Same);
+    assert_eq!(
+        safecall::ir::print::print_tensor_spec(&same),
+        "tensor[(1,), any, device=same]"
     );
     assert!(
         TensorSpecBuilder::new([1])

@@ -296,7 +296,12 @@ fn tensor_spec() -> impl Strategy<Value = TensorSpec> {
         prop::option::of(dtype()),
         prop::collection::vec(dim(), 0..3),
         strides,
-        prop::option::of(prop_oneof![any::<i32>(), 1i32..20]),
+        prop_oneof![
+            Just(DeviceTypePolicy::Any),
+            Just(DeviceTypePolicy::Same),
+            any::<i32>().prop_map(DeviceTypePolicy::Code),
+            (1i32..20).prop_map(DeviceTypePolicy::Code),
+        ],
         device_id,
         prop::sample::select(vec![ByteOffsetPolicy::Zero, ByteOffsetPolicy::Any]),
         prop::option::of(any::<u32>()),

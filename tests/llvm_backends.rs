@@ -87,9 +87,11 @@ fn symbol_facts(bytes: &[u8]) -> (BTreeMap<String, SymbolFacts>, Vec<String>) {
     (defined, undefined)
 }
 
-/// A scratch directory for this test binary.
+/// The scratch directory of this test binary, under `target/tmp` (never `/tmp`): its files
+/// are named after the module and backend, so a later run overwrites them instead of leaving
+/// more behind.
 fn scratch_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("safecall-llvm-backends-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("llvm-backends");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

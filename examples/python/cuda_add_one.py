@@ -1,5 +1,5 @@
-"""Launch a real CUDA kernel from a library safecall generated: no nvcc, no C compiler, no
-runtime library. The module embeds hand-written PTX (examples/ir/cuda_add_one.ptx) that the
+"""Launch a real CUDA kernel from a library safecall generated: no nvcc, no C source, no
+runtime library (the system ``cc`` links the ``.so``). The module embeds hand-written PTX (examples/ir/cuda_add_one.ptx) that the
 CUDA driver compiles for the GPU at hand; the host function checks its tensors and launches.
 
 Build the library anywhere (the GPU machine needs only the .so, PyTorch and tvm_ffi)::

@@ -5,7 +5,7 @@ The launcher checks three 2-D float32 tensors (``out`` compact, ``a`` and ``b`` 
 strides, so transposed and sliced views work), computes a grid and calls the kernel's launch
 function. Here the "kernel" is a Python function behind a ctypes pointer that does the work
 with numpy (a DSL would pass the address of its real launch function). Run it with a Python
-that has the package (``pip install ./python``, or ``cargo xtask python``) and numpy::
+that has the package and numpy (``pip install ./python numpy``, or ``cargo xtask python``)::
 
     python examples/python/jit_launcher.py
 

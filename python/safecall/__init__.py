@@ -1,5 +1,6 @@
-"""safecall in process: build host-function IR from Python, JIT it into ``tvm_ffi.Function``s,
-or build TVM-FFI libraries, with no C compiler.
+"""safecall in process: build host-function IR from Python, JIT it into ``tvm_ffi.Function``s
+(no C compiler), or build TVM-FFI objects and libraries (a ``.so`` is linked by the system
+``cc``).
 
 >>> import safecall
 >>> m = safecall.parse('module demo; fn twice(n: i64) -> i64 { return n * 2; }')
@@ -96,6 +97,23 @@ def _address(name: str, value: Any) -> int:
     return address
 
 
+def _documented(module: Module, name: str, fn: tvm_ffi.Function) -> tvm_ffi.Function:
+    """``fn``, still a plain ``tvm_ffi.Function``, with what ``help()`` and ``inspect`` read: its
+    signature and doc comment as ``__doc__``, ``__name__``, and ``__signature__`` (parameter
+    names; their IR types are in the first line of the doc)."""
+    import inspect
+
+    doc = module.doc(name)
+    fn.__doc__ = module.signature(name) + (f"\n\n{doc}" if doc else "")
+    fn.__name__ = name
+    fn.__qualname__ = name
+    names = json.loads(module.metadata_json(name)).get("arg_names", [])
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
+    )
+    return fn
+
+
 class JitModule(Mapping[str, tvm_ffi.Function]):
     """The functions of a JIT-compiled module, as ``tvm_ffi.Function``s (by name, or as
     attributes).
@@ -107,7 +125,9 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
     def __init__(self, module: Module, code: Any, addresses: Sequence[tuple]):
         self.module = module
         self._functions: Dict[str, tvm_ffi.Function] = {
-            name: tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=code)
+            name: _documented(
+                module, name, tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=code)
+            )
             for name, address in addresses
         }
 

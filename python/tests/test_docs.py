@@ -49,3 +49,90 @@ def test_doc_blocks_run(doc, tmp_path):
             [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True
         )
         assert result.returncode == 0, f"{doc.name}:{line}:\n{result.stdout}{result.stderr}"
+
+
+# ---- the builder reference of docs/python.md -------------------------------------------------
+
+
+def _reference():
+    """The "Builder reference" section of docs/python.md, split by its #### subsections."""
+    text = (ROOT / "docs" / "python.md").read_text()
+    start = text.index("### Builder reference")
+    end = text.index("\n### ", start + 1)
+    return text[start:end].split("\n#### ")
+
+
+def _rows(section):
+    """{first cell: whole row} of the section's tables of names ("| Name |" or "| Method |"
+    headers; the first cells in backticks)."""
+    import re
+
+    rows, listing = {}, False
+    for line in section.splitlines():
+        if not line.startswith("|"):
+            listing = False
+        elif line.startswith(("| Name |", "| Method |")):
+            listing = True
+        elif listing:
+            m = re.match(r"\| `([^`]+)` \|", line)
+            if m:
+                rows[m.group(1)] = line
+    return rows
+
+
+def test_the_builder_reference_names_exactly_the_public_names():
+    import safecall
+
+    names = set()
+    for section in _reference():
+        names.update(k for k in _rows(section) if not k.startswith("."))
+    assert names == set(safecall.__all__), (
+        f"missing: {sorted(set(safecall.__all__) - names)}; "
+        f"not public: {sorted(names - set(safecall.__all__))}"
+    )
+
+
+def _parameters(fn):
+    import inspect
+
+    return [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != "self"
+    ]
+
+
+def test_the_builder_reference_documents_every_parameter():
+    """Every parameter of every public function, constructor and method appears in its row."""
+    import inspect
+
+    import safecall
+
+    sections = _reference()
+    everything = {}
+    for section in sections:
+        everything.update(_rows(section))
+    missing = []
+    for name in safecall.__all__:
+        obj = getattr(safecall, name)
+        if inspect.isfunction(obj):
+            row = everything[name]
+            missing += [f"{name}({p})" for p in _parameters(obj) if p not in row]
+    headings = {
+        safecall.ModuleBuilder: "`ModuleBuilder`",
+        safecall.FunctionBuilder: "`FunctionBuilder`",
+        safecall.JitModule: "`JitModule`",
+        safecall.Expr: "Expressions",
+    }
+    for cls, heading in headings.items():
+        [section] = [s for s in sections if s.startswith(heading)]
+        rows = _rows(section)
+        for attr, member in vars(cls).items():
+            if attr.startswith("_") or not callable(member) or isinstance(member, property):
+                continue
+            row = rows.get(f".{attr}")
+            if row is None:
+                missing.append(f"{cls.__name__}.{attr} (no row)")
+                continue
+            missing += [f"{cls.__name__}.{attr}({p})" for p in _parameters(member) if p not in row]
+    assert not missing, f"docs/python.md's builder reference leaves out: {missing}"

@@ -210,14 +210,16 @@ def test_builder_names_that_are_reserved_words_are_quoted():
 def test_invalid_built_ir_points_into_the_builders_text():
     m = sc.ModuleBuilder("bad")
     f = m.function("f")
-    x = f.param("x", sc.i64)
+    f.param("x", sc.i64)
     f.returns(sc.i64)
-    f.return_(x + sc.lit(1, sc.i32))
+    f.let("one", sc.lit(1, sc.i32))
+    # by name, so the builder does not know the types and leaves the mismatch to the verifier
+    f.return_(sc.var("x") + sc.var("one"))
     with pytest.raises(safecall.IRError) as info:
         m.build()
     [d] = info.value.errors
     assert d.file == "<builder bad>"
-    assert d.line == 4
+    assert d.line == 5
     assert "operands of `+` have different types: i64 and i32" in str(info.value)
 
 
@@ -256,6 +258,25 @@ def test_signature_metadata_and_doc():
     assert jm.doc("add_one") == "y = x + 1, elementwise, over float32 tensors on the CPU."
     with pytest.raises(KeyError, match="no function `nope`"):
         m.signature("nope")
+
+
+def test_help_on_a_jit_function_shows_its_signature_and_doc():
+    import inspect
+    import pydoc
+
+    fn = safecall.jit(example("add_one"))["add_one"]
+    assert type(fn) is tvm_ffi.Function  # still the real thing, not a wrapper
+    sig = "add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])"
+    doc = "y = x + 1, elementwise, over float32 tensors on the CPU."
+    assert fn.__doc__ == f"{sig}\n\n{doc}"
+    assert fn.__name__ == "add_one"
+    assert str(inspect.signature(fn)) == "(x, y, /)"
+    text = pydoc.render_doc(fn, renderer=pydoc.plaintext)
+    assert sig in text and doc in text
+    # a function without a doc comment shows its signature
+    bare = safecall.jit("module m; fn f(n: i64) -> i64 { return n; }")["f"]
+    assert bare.__doc__ == "f(n: i64)"
+    assert bare(3) == 3
 
 
 def test_bad_options_are_clear_errors():

@@ -25,7 +25,7 @@ pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue,
 };
-pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, Dim, Strides, TensorSpec};
+pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
 
 /// A compilation unit: one object file, shared library or JIT module.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,7 +121,7 @@ impl Function {
     pub fn first_cuda_tensor(&self) -> Option<&str> {
         self.params.iter().find_map(|p| match &p.ty {
             ParamType::Tensor(spec)
-                if spec.device_type == Some(safecall_runtime::abi::device_type::CUDA) =>
+                if spec.device_type.code() == Some(safecall_runtime::abi::device_type::CUDA) =>
             {
                 Some(p.name.as_str())
             }

@@ -196,15 +196,17 @@ pub fn print_tensor_spec(spec: &TensorSpec) -> String {
         Some(d) => s.push_str(&syntax::dtype(d)),
         None => s.push_str("any"),
     }
-    if let Some(code) = spec.device_type {
-        match syntax::device_name(code) {
+    match spec.device_type {
+        DeviceTypePolicy::Any => {}
+        DeviceTypePolicy::Same => s.push_str(", device=same"),
+        DeviceTypePolicy::Code(code) => match syntax::device_name(code) {
             Some(n) => {
                 let _ = write!(s, ", device={n}");
             }
             None => {
                 let _ = write!(s, ", device={code}");
             }
-        }
+        },
     }
     match &spec.strides {
         Strides::Compact => {}

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::ir::{
-    ByteOffsetPolicy, ConstValue, DeviceIdPolicy, Dim, Function, IntType, ParamType, RetType,
-    ScalarType, Strides, TensorSpec,
+    ByteOffsetPolicy, ConstValue, DeviceIdPolicy, DeviceTypePolicy, Dim, Function, IntType,
+    ParamType, RetType, ScalarType, Strides, TensorSpec,
 };
 
 use super::raise::device_name;
@@ -67,9 +67,13 @@ pub fn tensor_text(spec: &TensorSpec) -> String {
         dims_text(&spec.shape),
         dtype_text(spec.dtype)
     );
-    if let Some(dev) = spec.device_type {
-        s.push_str(", ");
-        s.push_str(&device_type_text(dev));
+    match spec.device_type {
+        DeviceTypePolicy::Any => {}
+        DeviceTypePolicy::Same => s.push_str(", device=same"),
+        DeviceTypePolicy::Code(dev) => {
+            s.push_str(", ");
+            s.push_str(&device_type_text(dev));
+        }
     }
     match &spec.strides {
         Strides::Compact => {}

@@ -285,8 +285,9 @@ fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_cc {
-        assert!(!crate::support::in_ci(), "{cc} is required under CI=true");
-        eprintln!("SKIPPED: {cc} is not installed (Debian: gcc-aarch64-linux-gnu)");
+        crate::support::skip(&format!(
+            "{cc} is not installed (Debian: gcc-aarch64-linux-gnu)"
+        ));
         return;
     }
     let dir = Dir::new("build_cross_so");

@@ -18,17 +18,6 @@ pub fn backends() -> Vec<(Backend, &'static str)> {
     ]
 }
 
-/// Whether the tests run in CI, where every skip is a failure.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Skips (returns) with a printed reason outside CI; fails in CI.
-pub fn skip(reason: &str) {
-    assert!(!in_ci(), "CI=true, so this cannot be skipped: {reason}");
-    eprintln!("SKIPPED: {reason}");
-}
-
 /// The directory of this process's build outputs; stale directories of earlier test
 /// processes are removed first.
 pub fn run_dir() -> &'static Path {

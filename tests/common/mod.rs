@@ -10,4 +10,5 @@ pub mod contract;
 pub mod libs;
 pub mod metadata;
 pub mod runner;
+pub mod skip;
 pub mod tensor;

@@ -35,6 +35,15 @@ const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
 /// ~15 s with a warm network), but one the test needs: with `CI=true` it must run.
 const TRITON_REQUIREMENT: &str = "triton==3.9.0";
 const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest", TRITON_REQUIREMENT];
+/// The other TVM-FFI consumers `python/tests/test_consumers.py` runs safecall's outputs in
+/// (TVM's runtime and RPC server, which needs cloudpickle and psutil; orcjit), installed under
+/// `CI=true`; elsewhere their tests skip with the reason unless they are installed.
+const CONSUMER_REQUIREMENTS: &[&str] = &[
+    "apache-tvm==0.27.0",
+    "apache-tvm-ffi-orcjit==0.1.3",
+    "cloudpickle==3.1.3",
+    "psutil==7.2.2",
+];
 /// The LLVM major version the `llvm` feature is built against.
 const LLVM_MAJOR: u32 = 19;
 
@@ -99,7 +108,11 @@ fn venv() -> Result<PathBuf, String> {
     let dir = root.join(".venv");
     let python = dir.join("bin").join("python");
     let stamp = dir.join(".safecall-requirements");
-    let wanted = PYTHON_REQUIREMENTS.join("\n");
+    let mut requirements = PYTHON_REQUIREMENTS.to_vec();
+    if in_ci() {
+        requirements.extend_from_slice(CONSUMER_REQUIREMENTS);
+    }
+    let wanted = requirements.join("\n");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
         return Ok(python);
     }
@@ -108,7 +121,7 @@ fn venv() -> Result<PathBuf, String> {
         let base = env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
         run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     }
-    eprintln!("xtask: installing {}", PYTHON_REQUIREMENTS.join(" "));
+    eprintln!("xtask: installing {}", requirements.join(" "));
     run(Command::new(&python)
         .args([
             "-m",
@@ -117,7 +130,7 @@ fn venv() -> Result<PathBuf, String> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(PYTHON_REQUIREMENTS))?;
+        .args(&requirements))?;
     std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(python)
 }
@@ -176,15 +189,52 @@ fn test(extra: &[String]) -> Result<(), String> {
     let include = capture(Command::new(&config).arg("--includedir"))?;
     let libdir = capture(Command::new(&config).arg("--libdir"))?;
 
+    let log = skip_log();
+    // A fresh log: the summary lists this run's skips only.
+    let _ = std::fs::remove_file(&log);
     let mut cargo = cargo_workspace("test")?;
     cargo
         .args(extra)
         .env("SAFECALL_PYTHON", &python)
         .env("SAFECALL_TVM_FFI_INCLUDE", include)
         .env("SAFECALL_TVM_FFI_LIBDIR", libdir);
-    run(&mut cargo)?;
+    let result = run(&mut cargo);
+    print_skips(&log);
+    result?;
     python_package::install(&python)?;
     python_package::pytest(&python, &[])
+}
+
+/// Where the Rust tests record their skips (`tests/common/skip.rs`: `CARGO_TARGET_TMPDIR`).
+fn skip_log() -> PathBuf {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    target.join("tmp").join("skips.log")
+}
+
+/// Prints the skips the Rust tests recorded, with their count: libtest reports a skipped test
+/// as passed and hides what it printed.
+fn print_skips(log: &Path) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    eprint!("{}", skip_summary(&text, log));
+}
+
+/// The summary of a skip log (one `binary::test: reason` line per skip).
+fn skip_summary(text: &str, log: &Path) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    if lines.is_empty() {
+        return "xtask: no Rust test skipped\n".to_owned();
+    }
+    let mut out = format!(
+        "xtask: {} Rust test(s) SKIPPED (cargo test reports them as passed; {}):\n",
+        lines.len(),
+        log.display()
+    );
+    for line in lines {
+        out.push_str(&format!("  SKIPPED {line}\n"));
+    }
+    out
 }
 
 /// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
@@ -206,4 +256,20 @@ fn lint() -> Result<(), String> {
     run(cargo_workspace("doc")?
         .arg("--no-deps")
         .env("RUSTDOCFLAGS", "-D warnings"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skip_summary_counts_and_lists_every_skip() {
+        let log = Path::new("target/tmp/skips.log");
+        assert_eq!(skip_summary("", log), "xtask: no Rust test skipped\n");
+        assert_eq!(
+            skip_summary("a::t1: no llvm\nb::t2: no python\n", log),
+            "xtask: 2 Rust test(s) SKIPPED (cargo test reports them as passed; \
+             target/tmp/skips.log):\n  SKIPPED a::t1: no llvm\n  SKIPPED b::t2: no python\n"
+        );
+    }
 }

@@ -62,7 +62,8 @@ pub fn pytest(python: &Path, extra: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let mut cmd = Command::new(python);
     cmd.current_dir(&root)
-        .args(["-m", "pytest", "-q", "python/tests"])
+        // `-rs`: each skip with its reason in the summary.
+        .args(["-m", "pytest", "-q", "-rs", "python/tests"])
         .args(extra);
     if in_ci() {
         cmd.env("CI", "true");

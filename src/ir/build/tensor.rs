@@ -179,7 +179,14 @@ impl TensorSpecBuilder {
 
     /// Requires this DLPack device type (see `safecall_runtime::abi::device_type`).
     pub fn device(mut self, device_type: i32) -> Self {
-        self.spec.device_type = Some(device_type);
+        self.spec.device_type = DeviceTypePolicy::Code(device_type);
+        self
+    }
+
+    /// Requires the device type of the other tensors built with this (`device=same`): with
+    /// the default device-id policy, all such tensors are on one device.
+    pub fn same_device_type(mut self) -> Self {
+        self.spec.device_type = DeviceTypePolicy::Same;
         self
     }
 

@@ -14,8 +14,8 @@ pub struct TensorSpec {
     pub shape: Vec<Dim>,
     /// Stride requirements.
     pub strides: Strides,
-    /// Required DLPack device type code; `None` accepts any.
-    pub device_type: Option<i32>,
+    /// The device type accepted: any, a DLPack code, or the other tensors'.
+    pub device_type: DeviceTypePolicy,
     /// How the device id relates to the other tensors'.
     pub device_id: DeviceIdPolicy,
     /// Whether a non-zero `byte_offset` is accepted.
@@ -36,7 +36,7 @@ impl TensorSpec {
             dtype,
             shape,
             strides: Strides::Compact,
-            device_type: None,
+            device_type: DeviceTypePolicy::Any,
             device_id: DeviceIdPolicy::Same,
             byte_offset: ByteOffsetPolicy::Zero,
             alignment: None,
@@ -65,6 +65,34 @@ pub enum Strides {
     /// One entry per dimension, each a constant or a symbolic variable (NULL strides are read
     /// as the compact ones).
     Exact(Vec<Dim>),
+}
+
+/// The device type a tensor parameter accepts (`device=` in the text form).
+///
+/// The device *id* is a separate requirement ([`DeviceIdPolicy`], `device_id=`): with the
+/// default `device=any`, a CPU tensor and a CUDA tensor that both have device id 0 pass
+/// together. `device=same` on every tensor (with the default `device_id=same`) asks for one
+/// device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceTypePolicy {
+    /// Any device type (`device=any`, the default).
+    Any,
+    /// Exactly this DLPack device type code (`device=cuda`, `device=2`; see
+    /// `safecall_runtime::abi::device_type`).
+    Code(i32),
+    /// The device type of every other tensor with this policy (`device=same`): the first
+    /// present one binds it, the later ones must match.
+    Same,
+}
+
+impl DeviceTypePolicy {
+    /// The required code, for [`DeviceTypePolicy::Code`].
+    pub fn code(self) -> Option<i32> {
+        match self {
+            DeviceTypePolicy::Code(code) => Some(code),
+            DeviceTypePolicy::Any | DeviceTypePolicy::Same => None,
+        }
+    }
 }
 
 /// Device-id relation between tensor parameters.

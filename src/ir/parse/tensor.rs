@@ -173,12 +173,15 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// A device: a type code, `any` (`None`) or a device name.
-    fn device_type_value(&mut self) -> PResult<Option<i32>> {
+    /// A device: a type code, `any`, `same` or a device name.
+    fn device_type_value(&mut self) -> PResult<DeviceTypePolicy> {
+        if self.eat_kw("same") {
+            return Ok(DeviceTypePolicy::Same);
+        }
         Ok(match self.peek().clone() {
             Tok::Int { .. } | Tok::Punct("-") => {
                 let (v, s) = self.i64_literal("a device type code")?;
-                Some(i32::try_from(v).map_err(|_| {
+                DeviceTypePolicy::Code(i32::try_from(v).map_err(|_| {
                     ParseError::new(s, "device type code does not fit `i32`".to_owned(), vec![])
                 })?)
             }
@@ -187,7 +190,7 @@ impl Parser<'_> {
                 quoted: false,
             } if text == "any" => {
                 self.bump();
-                None
+                DeviceTypePolicy::Any
             }
             Tok::Ident {
                 text,
@@ -195,9 +198,10 @@ impl Parser<'_> {
             } if syntax::parse_device_name(&text).is_some() => {
                 self.bump();
                 syntax::parse_device_name(&text)
+                    .map_or(DeviceTypePolicy::Any, DeviceTypePolicy::Code)
             }
             _ => {
-                let mut names: Vec<&str> = vec!["any"];
+                let mut names: Vec<&str> = vec!["any", "same"];
                 names.extend(syntax::DEVICE_NAMES.iter().map(|(n, _)| *n));
                 let mut expected = ticks(&names);
                 expected.push("a device type code".to_owned());

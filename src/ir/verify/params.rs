@@ -112,7 +112,7 @@ impl<'m> FnVerifier<'_, 'm> {
                 format!("symbolic variable `{v}` is not an identifier"),
             );
         }
-        if let Some(code) = spec.device_type
+        if let Some(code) = spec.device_type.code()
             && code <= 0
         {
             self.param_err(

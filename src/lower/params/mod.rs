@@ -99,7 +99,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
         .iter()
         .filter_map(|(key, state)| match key {
             SymKey::Named(name) => Some((name, state, key)),
-            SymKey::SameDevice => None,
+            SymKey::SameDevice | SymKey::SameDeviceType => None,
         })
         .collect();
     named.sort_by(|a, b| a.0.cmp(b.0));

@@ -10,11 +10,13 @@ use crate::lower::context::FnCtx;
 use crate::lower::raise::{MsgPart, Tag};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
-/// What identifies a symbolic binding: a named variable, or "the common device id".
+/// What identifies a symbolic binding: a named variable, "the common device id" or "the
+/// common device type".
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum SymKey {
     Named(String),
     SameDevice,
+    SameDeviceType,
 }
 
 /// How far a symbolic variable is bound at the current point of the checks.
@@ -82,18 +84,22 @@ pub(super) fn bind_or_compare(
         if let Some(s) = skip {
             ok = fx.b.binary(BinOp::Or, ok, s);
         }
-        let same_device = *key == SymKey::SameDevice;
+        // The common device id and type name their tensors: `(the device id of x)`.
+        let common = match key {
+            SymKey::Named(_) => None,
+            SymKey::SameDevice => Some("device id"),
+            SymKey::SameDeviceType => Some("device type"),
+        };
         fx.check_arg(ok, VALUE_ERROR, |_| {
             // `(= n, bound by x.shape[0])`; for the common device id, `(the device id of x)`.
-            let source = if same_device {
-                match bound_by.strip_prefix(", bound by ") {
+            let source = match common {
+                Some(what) => match bound_by.strip_prefix(", bound by ") {
                     Some(binders) => {
-                        format!(" (the device id of {})", binders.replace(".device", ""))
+                        format!(" (the {what} of {})", binders.replace(".device", ""))
                     }
                     None => String::new(),
-                }
-            } else {
-                format!(" (= {shown}{bound_by})")
+                },
+                None => format!(" (= {shown}{bound_by})"),
             };
             vec![
                 MsgPart::text(format!("{prefix}{what} is ")),

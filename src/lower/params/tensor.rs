@@ -9,7 +9,9 @@ use safecall_runtime::abi::{
     DLTENSOR_SHAPE_OFFSET, DLTENSOR_STRIDES_OFFSET, ndim_dtype_bits,
 };
 
-use crate::ir::{ByteOffsetPolicy, DeviceIdPolicy, Dim, IntType, Strides, TensorSpec};
+use crate::ir::{
+    ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, IntType, Strides, TensorSpec,
+};
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 
 use crate::lower::context::{Binding, FnCtx, NoneGuard};
@@ -71,7 +73,7 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
     // Safety boundary: the DLTensor is read below (its argument's type and pointer are checked).
     fx.flush_checks();
     check_ndim_and_dtype(fx, &t);
-    check_device_type(fx, &t);
+    check_device_type(fx, &t, syms);
     // Safety boundary: `ndim` shape entries are read below.
     fx.flush_checks();
     let dims = check_shape(fx, &t, syms);
@@ -149,10 +151,12 @@ fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
     }
 }
 
-/// The device type.
-fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
-    let Some(device_type) = t.leaf.spec.device_type else {
-        return;
+/// The device type: any, a code, or the same as the other tensors with `device=same`.
+fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
+    let device_type = match t.leaf.spec.device_type {
+        DeviceTypePolicy::Any => return,
+        DeviceTypePolicy::Same => return check_same_device_type(fx, t, syms),
+        DeviceTypePolicy::Code(code) => code,
     };
     let (dl, prefix) = (t.dl, &t.prefix);
     let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DEVICE_TYPE_OFFSET);
@@ -166,6 +170,30 @@ fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
             MsgPart::text(format!(", expected a {want} tensor")),
         ]
     });
+}
+
+/// `device=same`: the first tensor with it that is present binds the device type, the later
+/// ones must match.
+fn check_same_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
+    let code32 = fx.b.load(Ty::I32, t.dl, DLTENSOR_DEVICE_TYPE_OFFSET);
+    let code = fx.b.resize(code32, Ty::I64, true);
+    let binder = if fx.explaining() {
+        format!("{}.device", t.leaf.name)
+    } else {
+        String::new()
+    };
+    bind_or_compare(
+        fx,
+        syms,
+        SymKey::SameDeviceType,
+        code,
+        t.guarded,
+        &t.prefix,
+        "device type",
+        "device type of the tensor arguments",
+        &binder,
+        None,
+    );
 }
 
 /// The shape: constant dims first, then symbolic ones (bound or compared). Returns the dims.

@@ -1,0 +1,85 @@
+"""The IR's text spellings the builder writes: names (quoted when not plain identifiers),
+string and byte literals, and constants."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_RESERVED = set(
+    "any assert call call_packed cast compact direct else extern false fn for free get_stream "
+    "global if import imported_module in inf inf_bf16 inf_f16 inf_f32 let load module mut nan "
+    "nan_bf16 nan_f16 nan_f32 none "
+    "return same step store system_lib_prefix true where zero".split()
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _escape(text: str, quote: str) -> str:
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == quote:
+            out.append("\\" + quote)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\0":
+            out.append("\\0")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _name(name: str) -> str:
+    """A name as the text format writes it: backticks unless it is a plain identifier."""
+    if not isinstance(name, str):
+        raise TypeError(f"a name must be a str, got {type(name).__name__}")
+    if _IDENT.match(name) and name not in _RESERVED:
+        return name
+    return "`" + _escape(name, "`") + "`"
+
+
+def _string(text: str) -> str:
+    return '"' + _escape(text, '"') + '"'
+
+
+def _bytes(data: bytes) -> str:
+    out = []
+    for b in data:
+        if 0x20 <= b < 0x7F and b not in (0x22, 0x5C):
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    return 'b"' + "".join(out) + '"'
+
+
+def _float(value: float, suffix: str = "") -> str:
+    if math.isnan(value):
+        return "nan" + ("_" + suffix if suffix else "")
+    if math.isinf(value):
+        return ("-" if value < 0 else "") + "inf" + ("_" + suffix if suffix else "")
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + suffix
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    raise TypeError(f"not a constant: {value!r}")
+
