@@ -8,8 +8,7 @@ use super::super::context::FnCtx;
 use super::super::raise::MsgPart;
 use super::cuda::{self, Entry};
 use super::operands::Int;
-use super::support::{call_entry, zeroed};
-use super::{cached_entry, driver_check};
+use super::support::{cached_entry, call_entry, driver_check, zeroed};
 
 /// What [`restore`] needs: the caller's context and whether it was switched away from.
 pub(super) struct Switch {

@@ -13,10 +13,9 @@ use super::args::lower_args;
 use super::config::launch_config;
 use super::context::{make_current, restore};
 use super::cuda::Entry;
-use super::driver_check;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
-use super::support::call_entry;
+use super::support::{call_entry, driver_check};
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {

@@ -9,8 +9,7 @@ use super::super::context::FnCtx;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry};
 use super::operands::{Operands, dims_parts};
-use super::support::{call_entry, zeroed};
-use super::{cached_entry, driver_check};
+use super::support::{cached_entry, call_entry, driver_check, zeroed};
 use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 
 /// The kernel a launch targets, for the driver calls of this file.

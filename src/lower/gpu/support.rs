@@ -2,13 +2,14 @@
 //! `init(void** out)` functions run once per process, driver calls and their error messages.
 
 use crate::lir::{
-    Callee, DataId, FuncId, IntCC, Linkage, Signature, SlotId, Symbol, Ty, Var,
+    BinOp, Callee, DataId, FuncId, IntCC, Linkage, Signature, SlotId, Symbol, Ty, Var,
     builder::FuncBuilder,
 };
 
+use super::super::context::FnCtx;
 use super::super::modctx::ModuleCtx;
 use super::super::raise::{MsgPart, PART_SIZE, Tag, emit_raise};
-use super::cuda::Entry;
+use super::cuda::{self, Entry};
 use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
 /// A writable, 8-byte aligned, zeroed data object of `bytes` bytes.
@@ -122,4 +123,34 @@ pub(super) fn describe_error(
         MsgPart::Value(Tag::CStr, texts[1]),
         MsgPart::text(")"),
     ]
+}
+
+/// Raises a RuntimeError (the text of `parts`, then the driver's description of `rc`) unless
+/// `rc` is `CUDA_SUCCESS`.
+pub(super) fn driver_check(
+    fx: &mut FnCtx<'_, '_>,
+    table: Var,
+    rc: Var,
+    parts: impl FnOnce() -> Vec<MsgPart>,
+) {
+    let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
+    fx.check(ok, RUNTIME_ERROR, |fx| {
+        let mut all = parts();
+        all.extend(describe_error(fx.m, &mut fx.b, table, rc));
+        all
+    });
+}
+
+/// The address of `ordinal`'s 8-byte entry in the per-device cache `cache`; ordinals past
+/// [`cuda::CACHED_DEVICES`] share a scratch entry that is reset to 0 (never a hit).
+pub(super) fn cached_entry(fx: &mut FnCtx<'_, '_>, cache: DataId, ordinal: Var) -> Var {
+    let base = fx.b.symbol_addr(Symbol::Data(cache));
+    let scratch_slot = fx.b.slot(8, 8);
+    let scratch = fx.b.stack_addr(scratch_slot, 0);
+    fx.b.store_imm(Ty::I64, scratch, 0, 0);
+    let offset = fx.b.binary_imm(BinOp::Imul, ordinal, 8);
+    let entry = fx.b.ptr_add(base, offset);
+    let cached =
+        fx.b.icmp_imm(IntCC::Ult, ordinal, i64::from(cuda::CACHED_DEVICES));
+    fx.b.select(cached, entry, scratch)
 }
