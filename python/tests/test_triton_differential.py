@@ -37,6 +37,10 @@ from triton_abi import TRITON_ABI
 os.environ["TRITON_LIBCUDA_PATH"] = str(ROOT / "target" / "triton-libcuda")
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+# `cargo xtask python --installed` runs the suite with no compiler on PATH (what safecall
+# itself needs); Triton's own launcher still needs one, and gets it here, for Triton only.
+if os.environ.get("SAFECALL_TEST_TRITON_CC"):
+    os.environ.setdefault("CC", os.environ["SAFECALL_TEST_TRITON_CC"])
 
 
 def _unavailable() -> str | None:

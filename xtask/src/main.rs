@@ -11,6 +11,8 @@
 //! `cargo xtask asan` runs the runtime's tests and a JIT smoke run under AddressSanitizer with
 //! leak detection (see `asan.rs`).
 //!
+//! `cargo xtask wheel` builds the binary wheel of the Python package (see `wheel.rs`).
+//!
 //! `cargo xtask modgraph DIR` prints the graph of references between the modules of a
 //! directory (`src/lower`) and fails if it has a cycle (see `modgraph.rs`).
 //!
@@ -27,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod python_package;
+mod wheel;
 
 /// The pinned peer: our outputs are judged by whether they work with this release.
 const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Some("python") => python(&args[1..]),
         Some("asan") => asan::asan(),
         Some("modgraph") => modgraph::modgraph(&args[1..]),
+        Some("wheel") => wheel::wheel(&args[1..]).map(|_| ()),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -64,8 +68,12 @@ fn main() -> ExitCode {
                  lint            no module cycles in src/lower, cargo fmt --check, clippy, rustdoc\n  \
                  venv            only create or update .venv\n  \
                  python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
+                 python --installed [ARGS]  the same against the release wheel in a fresh venv, \
+                 with no compiler on PATH\n  \
                  asan            runtime tests and a JIT smoke run under AddressSanitizer\n  \
-                 modgraph DIR    module graph of DIR (e.g. src/lower); fails on a cycle"
+                 modgraph DIR    module graph of DIR (e.g. src/lower); fails on a cycle\n  \
+                 wheel [ARGS]    the release wheel of the Python package in target/wheels \
+                 (ARGS go to maturin build)"
             );
             return ExitCode::from(2);
         }
@@ -102,16 +110,23 @@ fn run(cmd: &mut Command) -> Result<(), String> {
     }
 }
 
+/// What the test venvs install: the pinned peer, numpy, pytest and triton, and under `CI=true`
+/// the other TVM-FFI consumers.
+fn python_requirements() -> Vec<&'static str> {
+    let mut requirements = PYTHON_REQUIREMENTS.to_vec();
+    if in_ci() {
+        requirements.extend_from_slice(CONSUMER_REQUIREMENTS);
+    }
+    requirements
+}
+
 /// Creates `.venv` (once) and installs the pinned requirements; returns its python.
 fn venv() -> Result<PathBuf, String> {
     let root = workspace_root();
     let dir = root.join(".venv");
     let python = dir.join("bin").join("python");
     let stamp = dir.join(".safecall-requirements");
-    let mut requirements = PYTHON_REQUIREMENTS.to_vec();
-    if in_ci() {
-        requirements.extend_from_slice(CONSUMER_REQUIREMENTS);
-    }
+    let requirements = python_requirements();
     let wanted = requirements.join("\n");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
         return Ok(python);
@@ -239,6 +254,9 @@ fn skip_summary(text: &str, log: &Path) -> String {
 
 /// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
 fn python(extra: &[String]) -> Result<(), String> {
+    if extra.first().map(String::as_str) == Some("--installed") {
+        return wheel::test_installed(&extra[1..]);
+    }
     let python = venv()?;
     python_package::install(&python)?;
     python_package::pytest(&python, extra)

@@ -15,8 +15,8 @@ const MATURIN_REQUIREMENT: &str = "maturin==1.16.0";
 /// pytest's exit code when it collected no tests (a broken suite, never a pass).
 const PYTEST_NO_TESTS: i32 = 5;
 
-/// Builds the package into the venv of `python` (`maturin develop`, editable).
-pub fn install(python: &Path) -> Result<(), String> {
+/// The venv's maturin, installed (pinned) when missing.
+pub fn maturin(python: &Path) -> Result<std::path::PathBuf, String> {
     let maturin = python.with_file_name("maturin");
     if !maturin.exists() {
         eprintln!("xtask: installing {MATURIN_REQUIREMENT}");
@@ -30,6 +30,12 @@ pub fn install(python: &Path) -> Result<(), String> {
             ])
             .arg(MATURIN_REQUIREMENT))?;
     }
+    Ok(maturin)
+}
+
+/// Builds the package into the venv of `python` (`maturin develop`, editable).
+pub fn install(python: &Path) -> Result<(), String> {
+    let maturin = maturin(python)?;
     let root = workspace_root();
     let venv = python
         .parent()
@@ -59,8 +65,12 @@ pub fn install(python: &Path) -> Result<(), String> {
 
 /// Runs `python/tests` with pytest; `extra` goes to pytest. No collected tests is a failure.
 pub fn pytest(python: &Path, extra: &[String]) -> Result<(), String> {
+    pytest_with(Command::new(python), extra)
+}
+
+/// Runs `python/tests` with pytest through `cmd` (a Python with its environment).
+pub fn pytest_with(mut cmd: Command, extra: &[String]) -> Result<(), String> {
     let root = workspace_root();
-    let mut cmd = Command::new(python);
     cmd.current_dir(&root)
         // `-rs`: each skip with its reason in the summary.
         .args(["-m", "pytest", "-q", "-rs", "python/tests"])
