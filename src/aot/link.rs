@@ -161,6 +161,11 @@ fn link_in_process(object: &[u8], output: &Path, options: &LinkOptions) -> Resul
             .map(|name| name.to_string_lossy().into_owned()),
         ..Default::default()
     };
+    // Generated GPU launches call libc (to reach the CUDA driver at run time).
+    let libc = crate::lower::libc_names().map(str::to_owned);
+    settings
+        .as_needed
+        .push(("libc.so.6".to_owned(), libc.to_vec()));
     if let Some(dir) = &options.runtime_dir {
         settings.needed.push("libsafecall_runtime.so".to_owned());
         settings.runpath = Some(dir.display().to_string());

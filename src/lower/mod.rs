@@ -15,7 +15,7 @@ mod exports;
 mod expr;
 mod function;
 mod gpu;
-pub(crate) use gpu::libc_symbol;
+pub(crate) use gpu::{libc_names, libc_symbol};
 mod layout;
 mod modctx;
 mod options;

@@ -80,8 +80,10 @@ pub(super) struct Symbol {
     pub(super) place: Place,
     /// Defined, global or weak, default visibility: it goes into `.dynsym`.
     pub(super) exported: bool,
-    /// A weak binding (an import that may stay unresolved).
-    pub(super) weak: bool,
+    /// `STB_LOCAL`, `STB_GLOBAL` or `STB_WEAK`.
+    pub(super) binding: u8,
+    /// `st_other` (the visibility).
+    pub(super) other: u8,
     /// `STT_FUNC`, `STT_OBJECT`, ... as in the object.
     pub(super) kind: u8,
     /// `st_size`.
@@ -319,7 +321,8 @@ fn read_symbols(file: &Elf<'_>, placed: &[Option<(Out, u64)>]) -> Result<Vec<Sym
             name,
             place,
             exported,
-            weak: binding == elf::STB_WEAK,
+            binding,
+            other: raw.st_other(),
             kind,
             size: raw.st_size(endian),
         });
@@ -331,7 +334,8 @@ fn read_symbols(file: &Elf<'_>, placed: &[Option<(Out, u64)>]) -> Result<Vec<Sym
             name: String::new(),
             place: Place::Unplaced("the null symbol"),
             exported: false,
-            weak: false,
+            binding: elf::STB_LOCAL,
+            other: 0,
             kind: elf::STT_NOTYPE,
             size: 0,
         },

@@ -42,6 +42,9 @@ pub(crate) struct Settings {
     pub(crate) soname: Option<String>,
     /// `DT_NEEDED` entries (library names).
     pub(crate) needed: Vec<String>,
+    /// More `DT_NEEDED` entries, each only when the object imports one of its symbols (what
+    /// a linker's `--as-needed` does with `-lc`).
+    pub(crate) as_needed: Vec<(String, Vec<String>)>,
     /// `DT_RUNPATH`.
     pub(crate) runpath: Option<String>,
 }

@@ -1,6 +1,7 @@
 //! Resolving the object's relocations: which symbols need a GOT entry, a stub or a dynamic
 //! symbol (before layout), then the relocated bytes and the dynamic relocations (after).
 
+use cranelift_object::object::elf;
 use cranelift_object::object::write::elf::Rel;
 
 use super::input::{Input, Out, Place};
@@ -13,8 +14,11 @@ pub(super) struct Tables {
     pub(super) got: Vec<usize>,
     /// Imported functions called directly: each gets a stub, in stub order.
     pub(super) stubs: Vec<usize>,
-    /// Symbols in `.dynsym` after the null symbol: imports the library uses, then exports.
+    /// Symbols in `.dynsym` after the null symbol: imports the library uses, then exports
+    /// in the order of their `.gnu.hash` buckets.
     pub(super) dynsyms: Vec<usize>,
+    /// How many of `dynsyms` are imports.
+    pub(super) imports: usize,
     /// How many dynamic relocations the library has.
     pub(super) dynamic_relocs: usize,
 }
@@ -103,13 +107,20 @@ pub(super) fn tables(input: &Input) -> Result<Tables, String> {
         }
     }
     t.dynamic_relocs += t.got.len();
+    t.imports = imports.len();
     t.dynsyms = imports;
-    for (i, symbol) in input.symbols.iter().enumerate() {
-        if symbol.exported {
-            t.dynsyms.push(i);
-        }
-    }
+    let mut exports: Vec<usize> = (0..input.symbols.len())
+        .filter(|&i| input.symbols[i].exported)
+        .collect();
+    let buckets = gnu_hash_buckets(exports.len());
+    exports.sort_by_key(|&i| elf::gnu_hash(input.symbols[i].name.as_bytes()) % buckets);
+    t.dynsyms.extend(exports);
     Ok(t)
+}
+
+/// The number of `.gnu.hash` buckets for `exports` hashed symbols.
+pub(super) fn gnu_hash_buckets(exports: usize) -> u32 {
+    (exports as u32).max(1)
 }
 
 /// The name of an output section.

@@ -72,6 +72,25 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     let len = |out: Out| lens[out as usize];
     let align = |out: Out| aligns[out as usize];
 
+    // The static symbol table: named local symbols, then the global ones.
+    let listed = |s: &&super::input::Symbol| {
+        !s.name.is_empty()
+            && !matches!(s.place, Place::Unplaced(_))
+            && !matches!(s.kind, elf::STT_SECTION | elf::STT_FILE)
+    };
+    let mut symtab: Vec<usize> = (0..input.symbols.len())
+        .filter(|&i| listed(&&input.symbols[i]))
+        .collect();
+    symtab.sort_by_key(|&i| input.symbols[i].binding != elf::STB_LOCAL);
+    let num_local = 1 + symtab
+        .iter()
+        .filter(|&&i| input.symbols[i].binding == elf::STB_LOCAL)
+        .count() as u32;
+    let symtab_names: Vec<String> = symtab
+        .iter()
+        .map(|&i| input.symbols[i].name.clone())
+        .collect();
+
     let mut buffer = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut buffer);
 
@@ -84,9 +103,16 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
         .soname
         .as_ref()
         .map(|s| w.add_dynamic_string(s.as_bytes()));
+    let imported = &names[..tables.imports];
+    let as_needed = settings
+        .as_needed
+        .iter()
+        .filter(|(_, symbols)| symbols.iter().any(|s| imported.contains(s)))
+        .map(|(library, _)| library);
     let needed: Vec<_> = settings
         .needed
         .iter()
+        .chain(as_needed)
         .map(|s| w.add_dynamic_string(s.as_bytes()))
         .collect();
     let runpath = settings
@@ -97,7 +123,7 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
 
     // Section indices, in header order.
     w.reserve_null_section_index();
-    let hash_index = w.reserve_hash_section_index();
+    w.reserve_gnu_hash_section_index();
     let dynsym_index = w.reserve_dynsym_section_index();
     let dynstr_index = w.reserve_dynstr_section_index();
     let section = |w: &mut Writer<'_>, name: &'static [u8], present: bool| {
@@ -113,7 +139,32 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     let got_sec = section(&mut w, b".got", !tables.got.is_empty());
     let data_sec = section(&mut w, b".data", len(Out::Data) > 0);
     let bss_sec = section(&mut w, b".bss", len(Out::Bss) > 0);
+    w.reserve_symtab_section_index();
+    w.reserve_strtab_section_index();
     w.reserve_shstrtab_section_index();
+    let section_of = |out: Out| {
+        let sec = match out {
+            Out::Rodata => rodata_sec,
+            Out::EhFrame => eh_sec,
+            Out::Text => text_sec,
+            Out::InitArray => init_sec,
+            Out::Data => data_sec,
+            Out::Bss => bss_sec,
+        };
+        sec.map(|(_, index)| index)
+    };
+    let symtab_ids: Vec<_> = symtab_names
+        .iter()
+        .map(|n| w.add_string(n.as_bytes()))
+        .collect();
+    w.reserve_null_symbol_index();
+    for &s in &symtab {
+        let section = match input.symbols[s].place {
+            Place::Local(out, _) => section_of(out),
+            Place::Import | Place::Unplaced(_) => None,
+        };
+        w.reserve_symbol_index(section);
+    }
 
     // Dynamic symbols.
     w.reserve_null_dynamic_symbol_index();
@@ -130,8 +181,9 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     let program_headers = 6 + u32::from(fdes.is_some());
     w.reserve_file_header();
     w.reserve_program_headers(program_headers);
-    let hash_buckets = (names.len() as u32).max(1);
-    let hash_off = w.reserve_hash(hash_buckets, names.len() as u32 + 1) as u64;
+    let hashed = (names.len() - tables.imports) as u32;
+    let hash_buckets = resolve::gnu_hash_buckets(hashed as usize);
+    let hash_off = w.reserve_gnu_hash(1, hash_buckets, hashed) as u64;
     let dynsym_off = w.reserve_dynsym() as u64;
     let dynstr_off = w.reserve_dynstr() as u64;
     let rela_off = w.reserve_relocations(tables.dynamic_relocs, true) as u64;
@@ -170,6 +222,8 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     let bss_addr = data.addr(data.end).next_multiple_of(align(Out::Bss) as u64);
     let data_mem_end = bss_addr + len(Out::Bss);
 
+    w.reserve_symtab();
+    w.reserve_strtab();
     w.reserve_shstrtab();
     w.reserve_section_headers();
 
@@ -185,43 +239,34 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
         stubs: code.addr(stubs_off),
         got: data.addr(got_off),
     };
-    let section_of = |out: Out| {
-        let sec = match out {
-            Out::Rodata => rodata_sec,
-            Out::EhFrame => eh_sec,
-            Out::Text => text_sec,
-            Out::InitArray => init_sec,
-            Out::Data => data_sec,
-            Out::Bss => bss_sec,
+    let symbol = |s: usize, name| {
+        let symbol = &input.symbols[s];
+        let (section, value) = match symbol.place {
+            Place::Local(out, offset) => (section_of(out), addresses.out[out as usize] + offset),
+            Place::Import | Place::Unplaced(_) => (None, 0),
         };
-        sec.map(|(_, index)| index)
+        Sym {
+            name: Some(name),
+            section,
+            st_info: (symbol.binding << 4) | (symbol.kind & 0xf),
+            st_other: symbol.other,
+            st_shndx: elf::SHN_UNDEF,
+            st_value: value,
+            st_size: if section.is_some() { symbol.size } else { 0 },
+        }
     };
+    let symtab_syms: Vec<Sym> = symtab
+        .iter()
+        .zip(&symtab_ids)
+        .map(|(&s, &name)| symbol(s, name))
+        .collect();
     let dynsyms: Vec<Sym> = tables
         .dynsyms
         .iter()
         .zip(&name_ids)
-        .map(|(&s, &name)| {
-            let symbol = &input.symbols[s];
-            let binding = if symbol.weak {
-                elf::STB_WEAK
-            } else {
-                elf::STB_GLOBAL
-            };
-            let (section, value) = match symbol.place {
-                Place::Local(out, offset) => {
-                    (section_of(out), addresses.out[out as usize] + offset)
-                }
-                Place::Import | Place::Unplaced(_) => (None, 0),
-            };
-            Sym {
-                name: Some(name),
-                section,
-                st_info: (binding << 4) | (symbol.kind & 0xf),
-                st_other: elf::STV_DEFAULT,
-                st_shndx: elf::SHN_UNDEF,
-                st_value: value,
-                st_size: if section.is_some() { symbol.size } else { 0 },
-            }
+        .map(|(&s, &name)| Sym {
+            st_other: elf::STV_DEFAULT,
+            ..symbol(s, name)
         })
         .collect();
     let resolved = resolve::apply(input, &tables, &addresses)?;
@@ -306,8 +351,9 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
         });
     }
 
-    w.write_hash(hash_buckets, names.len() as u32 + 1, |i| {
-        (i > 0).then(|| elf::hash(names[i as usize - 1].as_bytes()))
+    let imports = tables.imports;
+    w.write_gnu_hash(1 + imports as u32, 6, 1, hash_buckets, hashed, |i| {
+        elf::gnu_hash(names[imports + i as usize].as_bytes())
     });
     w.write_null_dynamic_symbol();
     for sym in &dynsyms {
@@ -338,7 +384,7 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     let dynstr_len = w.dynstr_len() as u64;
     let relative = resolved.dynamic.iter().filter(|r| r.r_sym == 0).count() as u64;
     let mut entries = vec![
-        (elf::DT_HASH, read_only.addr(hash_off)),
+        (elf::DT_GNU_HASH, read_only.addr(hash_off)),
         (elf::DT_STRTAB, read_only.addr(dynstr_off)),
         (elf::DT_SYMTAB, read_only.addr(dynsym_off)),
         (elf::DT_STRSZ, dynstr_len),
@@ -373,10 +419,15 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     }
     blob(&mut w, got_off, &resolved.got);
     blob(&mut w, data_off, &resolved.contents[Out::Data as usize]);
+    w.write_null_symbol();
+    for sym in &symtab_syms {
+        w.write_symbol(sym);
+    }
+    w.write_strtab();
 
     w.write_shstrtab();
     w.write_null_section_header();
-    w.write_hash_section_header(read_only.addr(hash_off));
+    w.write_gnu_hash_section_header(read_only.addr(hash_off));
     w.write_dynsym_section_header(read_only.addr(dynsym_off), 1);
     w.write_dynstr_section_header(read_only.addr(dynstr_off));
     let header = |w: &mut Writer<'_>, sec: Option<(_, SectionIndex)>, h: SectionHeader| {
@@ -522,8 +573,10 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
             align(Out::Bss) as u64,
         ),
     );
+    w.write_symtab_section_header(num_local);
+    w.write_strtab_section_header();
     w.write_shstrtab_section_header();
-    let _ = (hash_index, dynstr_index);
+    let _ = dynstr_index;
     debug_assert_eq!(w.reserved_len(), w.len());
     drop(w);
     Ok(buffer)
