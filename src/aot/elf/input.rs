@@ -6,7 +6,7 @@
 use cranelift_object::object::elf;
 use cranelift_object::object::read::elf::{ElfFile64, FileHeader, SectionHeader, Sym};
 use cranelift_object::object::{
-    Endianness, Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags,
+    self, Endianness, Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags,
     RelocationTarget, SymbolIndex,
 };
 
@@ -112,6 +112,12 @@ impl Input {
 
 type Elf<'data> = ElfFile64<'data, Endianness, &'data [u8]>;
 
+/// The largest section alignment accepted (a page of 64 KiB).
+const MAX_ALIGN: u64 = 1 << 16;
+
+/// The largest section accepted (far above what a module of ours needs; a bound on memory).
+const MAX_SIZE: u64 = 1 << 30;
+
 /// Reads `bytes`, a relocatable ELF object for x86-64 or AArch64.
 pub(super) fn read(bytes: &[u8]) -> Result<Input, String> {
     let file = Elf::parse(bytes).map_err(|e| format!("the object is not a valid ELF file: {e}"))?;
@@ -145,9 +151,15 @@ pub(super) fn read(bytes: &[u8]) -> Result<Input, String> {
             continue;
         };
         let align = section.align().max(1);
-        if !align.is_power_of_two() {
+        if !align.is_power_of_two() || align > MAX_ALIGN {
             return Err(format!(
-                "section {name} has alignment {align}, not a power of two"
+                "section {name} has alignment {align}, not a power of two up to {MAX_ALIGN}"
+            ));
+        }
+        if section.size() > MAX_SIZE {
+            return Err(format!(
+                "section {name} is {} bytes, more than the {MAX_SIZE} a library of ours holds",
+                section.size()
             ));
         }
         let target = &mut contents[out as usize];
@@ -193,7 +205,15 @@ pub(super) fn read(bytes: &[u8]) -> Result<Input, String> {
             else {
                 continue;
             };
-            if offset + kind.width() > section.size() {
+            if out == Out::Bss {
+                return Err(format!(
+                    "section {name} has no bytes but a relocation at {offset:#x}"
+                ));
+            }
+            if offset
+                .checked_add(kind.width())
+                .is_none_or(|end| end > section.size())
+            {
                 return Err(format!(
                     "section {name}: relocation at {offset:#x} reaches past the section's end"
                 ));
@@ -305,7 +325,19 @@ fn read_symbols(file: &Elf<'_>, placed: &[Option<(Out, u64)>]) -> Result<Vec<Sym
                     .map_err(|e| format!("symbol `{name}`: {e}"))?
                     .map_or(usize::MAX, |s| s.0);
                 match placed.get(section).copied().flatten() {
-                    Some((out, base)) => Place::Local(out, base + raw.st_value(endian)),
+                    Some((out, base)) => {
+                        let value = raw.st_value(endian);
+                        let size = file
+                            .elf_section_table()
+                            .section(object::SectionIndex(section))
+                            .map_or(0, |h| h.sh_size(endian));
+                        if value > size {
+                            return Err(format!(
+                                "symbol `{name}` (value {value:#x}) lies outside its section"
+                            ));
+                        }
+                        Place::Local(out, base + value)
+                    }
                     None => Place::Unplaced("a section the library does not load"),
                 }
             }

@@ -33,6 +33,8 @@ mod eh_frame_hdr;
 mod input;
 mod relocs;
 mod resolve;
+#[cfg(test)]
+mod tests;
 mod write;
 
 /// What the library records besides the object's contents.

@@ -401,20 +401,20 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     entries.push((elf::DT_FLAGS, u64::from(elf::DF_BIND_NOW)));
     entries.push((elf::DT_FLAGS_1, u64::from(elf::DF_1_NOW)));
     for id in needed {
-        w.write_dynamic_string(elf::DT_NEEDED.into(), id)
+        w.write_dynamic_string(elf::DT_NEEDED, id)
             .map_err(|e| format!("writing .dynamic: {e}"))?;
     }
     if let Some(id) = soname {
-        w.write_dynamic_string(elf::DT_SONAME.into(), id)
+        w.write_dynamic_string(elf::DT_SONAME, id)
             .map_err(|e| format!("writing .dynamic: {e}"))?;
     }
     if let Some(id) = runpath {
-        w.write_dynamic_string(elf::DT_RUNPATH.into(), id)
+        w.write_dynamic_string(elf::DT_RUNPATH, id)
             .map_err(|e| format!("writing .dynamic: {e}"))?;
     }
     entries.push((elf::DT_NULL, 0));
     for (tag, value) in entries {
-        w.write_dynamic(tag.into(), value)
+        w.write_dynamic(tag, value)
             .map_err(|e| format!("writing .dynamic: {e}"))?;
     }
     blob(&mut w, got_off, &resolved.got);
