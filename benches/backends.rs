@@ -2,6 +2,8 @@
 //!
 //! - `compile/*`: `examples/ir/launcher.scir` to an object file (verify and lowering
 //!   included), with Cranelift and with LLVM at O0 and O2; and JIT compilation of the same.
+//! - `compile/shared_library/*`: the same module to a shared library on disk, linked by each
+//!   linker: in-process (the default) and `cc` (through an object file on disk).
 //! - `call/*`: the JIT-compiled `add_one` host function called through its raw safe-call
 //!   pointer with two 4-element float32 DLTensor arguments (all argument checks included).
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
@@ -57,6 +59,25 @@ fn compile(c: &mut Criterion) {
         group.bench_function(format!("object/{label}"), |b| {
             b.iter(|| safecall::compile_object(black_box(&module), &options).expect("compiles"))
         });
+        let dir = std::env::temp_dir().join(format!("safecall-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        for linker in safecall::aot::Linker::ALL {
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let output = dir.join(format!("launcher-{label}-{}.so", linker.keyword()));
+            group.bench_function(
+                format!("shared_library/{label}/{}", linker.keyword()),
+                |b| {
+                    b.iter(|| {
+                        safecall::build_shared_library(black_box(&module), &output, &options, &link)
+                            .expect("builds")
+                    })
+                },
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
         // Warm the per-process error helper before timing JIT compiles.
         drop(jit(&module, backend, level));
         group.bench_function(format!("jit/{label}"), |b| {
