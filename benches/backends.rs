@@ -3,7 +3,8 @@
 //! - `compile/*`: `examples/ir/launcher.scir` to an object file (verify and lowering
 //!   included), with Cranelift and with LLVM at O0 and O2; and JIT compilation of the same.
 //! - `compile/shared_library/*`: the same module to a shared library on disk, linked by each
-//!   linker: in-process (the default) and `cc` (through an object file on disk).
+//!   linker: in-process (the default) and `cc` (through an object file on disk); and
+//!   `compile/link/*`, linking alone from the object's bytes.
 //! - `call/*`: the JIT-compiled `add_one` host function called through its raw safe-call
 //!   pointer with two 4-element float32 DLTensor arguments (all argument checks included).
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
@@ -76,6 +77,21 @@ fn compile(c: &mut Criterion) {
                     })
                 },
             );
+        }
+        // Linking alone, from the object's bytes.
+        let object = safecall::compile_object(&module, &options).expect("compiles");
+        for linker in safecall::aot::Linker::ALL {
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let output = dir.join(format!("linked-{label}-{}.so", linker.keyword()));
+            group.bench_function(format!("link/{label}/{}", linker.keyword()), |b| {
+                b.iter(|| {
+                    safecall::aot::link_object_bytes(black_box(&object), &output, &link)
+                        .expect("links")
+                })
+            });
         }
         let _ = std::fs::remove_dir_all(&dir);
         // Warm the per-process error helper before timing JIT compiles.
