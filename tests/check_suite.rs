@@ -220,3 +220,63 @@ fn both_linkers_export_and_import_the_same_symbols() {
     }
     assert!(compared > 0, "no library compared");
 }
+
+std::thread_local! {
+    /// The backtrace [`safecall_unwind_probe`] took last, as text.
+    static BACKTRACE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Called by generated code (the library resolves it from this `-rdynamic` test binary):
+/// records a backtrace, which the unwinder can only take past the generated function's frame
+/// through the library's `.eh_frame`, found through `PT_GNU_EH_FRAME`.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_unwind_probe(x: i64) -> i64 {
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    BACKTRACE.with(|b| *b.borrow_mut() = trace);
+    x + 1
+}
+
+/// The frame below the generated code: the unwinder must reach it.
+#[inline(never)]
+fn call_through_library(f: &safecall_runtime::Function) -> i64 {
+    let out = f
+        .call(&[safecall_runtime::AnyView::from(41i64)])
+        .expect("the call succeeds");
+    std::hint::black_box(out.cast::<i64>().expect("an int"))
+}
+
+#[test]
+fn unwinders_walk_through_the_generated_code_of_every_delivery() {
+    let module = parse_module_text(
+        "module unwind;\nextern fn safecall_unwind_probe(i64) -> i64;\n\
+         fn f(x: i64) -> i64 { let r = call safecall_unwind_probe(x); return r; }\n",
+    );
+    let dir = common::libs::run_dir().join("unwind");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (backend, linker, name) in deliveries() {
+        let path = dir.join(format!("{name}.so"));
+        let options = safecall::Options {
+            backend,
+            ..Default::default()
+        };
+        let link = safecall::aot::LinkOptions {
+            linker,
+            ..Default::default()
+        };
+        safecall::build_shared_library(&module, &path, &options, &link)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let library =
+            safecall_runtime::Module::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let f = library.get_function("f").unwrap().expect("f is exported");
+        assert_eq!(call_through_library(&f), 42, "{name}");
+        let trace = BACKTRACE.with(|b| b.borrow().clone());
+        assert!(
+            trace.contains("call_through_library"),
+            "{name}: the backtrace stops in the generated code:\n{trace}"
+        );
+    }
+}
+
+fn parse_module_text(text: &str) -> safecall::ir::Module {
+    safecall::ir::parse(text).unwrap_or_else(|e| panic!("{e:?}"))
+}
