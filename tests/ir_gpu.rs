@@ -278,12 +278,7 @@ fn every_launch_setting_prints_parses_and_builds_the_same() {
     assert_eq!(parse(&shuffled).unwrap(), parsed);
 
     let mut m = ModuleBuilder::new("m");
-    m.device_binary(
-        "kernels",
-        BinaryFormat::Ptx,
-        b".entry k()".to_vec(),
-        ["k", "k2"],
-    );
+    m.device_binary("kernels", BinaryFormat::Ptx, b".entry k()".to_vec(), ["k", "k2"]);
     m.build_function("f", |f| {
         f.param("p", ParamType::Ptr);
         f.param("b", ParamType::Bool);

@@ -96,10 +96,7 @@ fn clusters_carry_policy_and_priority_and_large_ones_are_allowed_once_per_device
             "{how:?}"
         );
         assert_eq!(l["cluster"], json!([2, 1, 1]));
-        assert_eq!(
-            l["cluster_policy"], 1,
-            "CU_CLUSTER_SCHEDULING_POLICY_SPREAD"
-        );
+        assert_eq!(l["cluster_policy"], 1, "CU_CLUSTER_SCHEDULING_POLICY_SPREAD");
         assert_eq!(l["priority"], -3);
         call(&f, &[Arg::Int(8), Arg::Int(0)]).unwrap();
         assert_eq!(set_attributes(), [], "{how:?}: 8 blocks are portable");
@@ -125,11 +122,7 @@ fn a_preferred_cluster_is_a_multiple_of_the_cluster_on_a_new_enough_driver() {
         let f = built.function("preferred");
         call(&f, &[Arg::Int(2), Arg::Int(4)]).unwrap();
         let l = &fake().launches()[0];
-        assert_eq!(
-            ids(l),
-            [CLUSTER_DIMENSION, PREFERRED_CLUSTER_DIMENSION],
-            "{how:?}"
-        );
+        assert_eq!(ids(l), [CLUSTER_DIMENSION, PREFERRED_CLUSTER_DIMENSION], "{how:?}");
         assert_eq!(l["preferred_cluster"], json!([4, 1, 1]));
         assert_eq!(
             call_err(&f, &[Arg::Int(2), Arg::Int(3)]),

@@ -300,15 +300,17 @@ impl LaunchSetting {
             (K::Pdl, SettingValue::Expr(e)) => LaunchSetting::Pdl(e),
             (K::Cooperative, SettingValue::Expr(e)) => LaunchSetting::Cooperative(e),
             (K::Priority, SettingValue::Expr(e)) => LaunchSetting::Priority(e),
-            (K::ClusterPolicy, SettingValue::Keyword(w)) => match ClusterPolicy::from_keyword(&w) {
-                Some(p) => LaunchSetting::ClusterPolicy(p),
-                None => {
-                    return Err(format!(
-                        "unknown cluster policy `{w}`; expected one of {}",
-                        ClusterPolicy::KEYWORDS.join(", ")
-                    ));
+            (K::ClusterPolicy, SettingValue::Keyword(w)) => {
+                match ClusterPolicy::from_keyword(&w) {
+                    Some(p) => LaunchSetting::ClusterPolicy(p),
+                    None => {
+                        return Err(format!(
+                            "unknown cluster policy `{w}`; expected one of {}",
+                            ClusterPolicy::KEYWORDS.join(", ")
+                        ));
+                    }
                 }
-            },
+            }
             (kind, _) => {
                 let expected = match kind.shape() {
                     SettingShape::Dims => "dimensions `(x[, y[, z]])`".to_owned(),
@@ -387,10 +389,7 @@ impl LaunchSettings {
     /// Adds `setting` in its place; a second setting of the same kind is refused and
     /// returned.
     pub fn insert(&mut self, setting: LaunchSetting) -> Result<(), LaunchSetting> {
-        match self
-            .0
-            .binary_search_by_key(&setting.kind(), LaunchSetting::kind)
-        {
+        match self.0.binary_search_by_key(&setting.kind(), LaunchSetting::kind) {
             Ok(_) => Err(setting),
             Err(at) => {
                 self.0.insert(at, setting);
@@ -401,10 +400,7 @@ impl LaunchSettings {
 
     /// Sets `setting`, replacing one of the same kind (what builders do).
     pub fn replace(&mut self, setting: LaunchSetting) {
-        match self
-            .0
-            .binary_search_by_key(&setting.kind(), LaunchSetting::kind)
-        {
+        match self.0.binary_search_by_key(&setting.kind(), LaunchSetting::kind) {
             Ok(at) => self.0[at] = setting,
             Err(at) => self.0.insert(at, setting),
         }

@@ -280,14 +280,22 @@ impl FnVerifier<'_, '_> {
                 self.stmt_err(
                     path,
                     StmtFocus::Expr(vec![at + i.min(preferred.len() - 1)]),
-                    format!("preferred_cluster[{i}] is {p}, not a multiple of cluster[{i}] ({c})"),
+                    format!(
+                        "preferred_cluster[{i}] is {p}, not a multiple of cluster[{i}] ({c})"
+                    ),
                 );
             }
         }
     }
 
     /// Checks that `e` is of an integer type.
-    fn expect_integer(&mut self, path: &StmtPath, index: usize, e: &Expr, what: &str) {
+    fn expect_integer(
+        &mut self,
+        path: &StmtPath,
+        index: usize,
+        e: &Expr,
+        what: &str,
+    ) {
         match self.expr(path, index, e) {
             Some(Type::Scalar(ScalarType::Int(_))) | None => {}
             Some(t) => self.stmt_err(

@@ -59,7 +59,12 @@ pub(super) fn launch_config(fx: &mut FnCtx<'_, '_>, ops: &Operands) -> Var {
         }
     }
     fx.b.store(config, cuda::CONFIG_ATTRS, base);
-    fx.b.store_imm(Ty::I32, config, cuda::CONFIG_NUM_ATTRS, attrs.len() as i64);
+    fx.b.store_imm(
+        Ty::I32,
+        config,
+        cuda::CONFIG_NUM_ATTRS,
+        attrs.len() as i64,
+    );
     config
 }
 

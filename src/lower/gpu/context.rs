@@ -5,11 +5,11 @@
 use crate::lir::{BinOp, IntCC, Ty, Var};
 
 use super::super::context::FnCtx;
-use super::super::raise::MsgPart;
 use super::cuda::{self, Entry};
 use super::operands::Int;
 use super::support::{call_entry, zeroed};
 use super::{cached_entry, driver_check};
+use super::super::raise::MsgPart;
 
 /// What [`restore`] needs: the caller's context and whether it was switched away from.
 pub(super) struct Switch {

@@ -13,10 +13,10 @@ use super::args::lower_args;
 use super::config::launch_config;
 use super::context::{make_current, restore};
 use super::cuda::Entry;
-use super::driver_check;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::support::call_entry;
+use super::driver_check;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
@@ -77,12 +77,7 @@ fn load_kernel(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(Var, Var), LowerEr
 fn device_handle(fx: &mut FnCtx<'_, '_>, table: Var, ops: &Operands, prefix: &str) -> Var {
     let slot = fx.b.slot(8, 8);
     let dev_at = fx.b.stack_addr(slot, 0);
-    let rc = call_entry(
-        &mut fx.b,
-        table,
-        Entry::DeviceGet,
-        vec![dev_at, ops.ordinal],
-    );
+    let rc = call_entry(&mut fx.b, table, Entry::DeviceGet, vec![dev_at, ops.ordinal]);
     let device = ops.device;
     driver_check(fx, table, rc, || {
         vec![

@@ -96,8 +96,7 @@ pub(super) fn shared_memory(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, ops: &Operan
         "the kernel's static shared memory size",
     );
     let total = fx.b.binary(BinOp::Iadd, static_size, dynamic.var);
-    let over =
-        fx.b.icmp_imm(IntCC::Sgt, total, cuda::DEFAULT_SHARED_MEM_LIMIT);
+    let over = fx.b.icmp_imm(IntCC::Sgt, total, cuda::DEFAULT_SHARED_MEM_LIMIT);
     let opt_in = fx.b.new_block();
     let fits = fx.b.new_block();
     fx.b.branch(over, opt_in, fits);
@@ -177,14 +176,12 @@ pub(super) fn cluster_size(
     // every dim is small, so it cannot overflow then).
     let mut big = fx.b.iconst(Ty::I8, 0);
     for d in &cluster {
-        let over =
-            fx.b.icmp_imm(IntCC::Ugt, d.var, cuda::PORTABLE_CLUSTER_SIZE);
+        let over = fx.b.icmp_imm(IntCC::Ugt, d.var, cuda::PORTABLE_CLUSTER_SIZE);
         big = fx.b.binary(BinOp::Or, big, over);
     }
     let xy = fx.b.binary(BinOp::Imul, cluster[0].var, cluster[1].var);
     let blocks = fx.b.binary(BinOp::Imul, xy, cluster[2].var);
-    let over =
-        fx.b.icmp_imm(IntCC::Ugt, blocks, cuda::PORTABLE_CLUSTER_SIZE);
+    let over = fx.b.icmp_imm(IntCC::Ugt, blocks, cuda::PORTABLE_CLUSTER_SIZE);
     let big = fx.b.binary(BinOp::Or, big, over);
     let cache = kernel_cache(fx, t, "cuda_non_portable_cluster");
     let entry = cached_entry(fx, cache, ops.device.var);
@@ -195,8 +192,7 @@ pub(super) fn cluster_size(
     let done = fx.b.new_block();
     fx.b.branch(needed, set, done);
     fx.b.switch_to(set);
-    let attr =
-        fx.b.iconst(Ty::I32, cuda::NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
+    let attr = fx.b.iconst(Ty::I32, cuda::NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
     let one = fx.b.iconst(Ty::I32, 1);
     let rc = call_entry(
         &mut fx.b,
@@ -260,8 +256,7 @@ pub(super) fn driver_version(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, ops: &Opera
     fx.b.jump(check);
     fx.b.switch_to(check);
     let version = fx.b.load(Ty::I64, at, 0);
-    let new_enough =
-        fx.b.icmp_imm(IntCC::Sge, version, cuda::PREFERRED_CLUSTER_DRIVER);
+    let new_enough = fx.b.icmp_imm(IntCC::Sge, version, cuda::PREFERRED_CLUSTER_DRIVER);
     let prefix = t.prefix.to_owned();
     fx.check(new_enough, RUNTIME_ERROR, |_| {
         vec![
