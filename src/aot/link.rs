@@ -72,20 +72,32 @@ impl Default for LinkOptions {
 /// A failed link: the command line and what the linker printed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkError {
-    /// The command, as it could be typed in a shell.
+    /// The linker that failed.
+    pub linker: Linker,
+    /// The command, as it could be typed in a shell ([`Linker::Cc`]; for the in-process
+    /// linker, its name).
     pub command: String,
-    /// Exit status and the linker's output (or why it could not start).
+    /// Exit status and the linker's output (or why it could not start); for the in-process
+    /// linker, what in the object or the output it could not handle.
     pub output: String,
 }
 
 impl std::fmt::Display for LinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "linking failed: {}\n{}",
-            self.command,
-            self.output.trim_end()
-        )
+        match self.linker {
+            Linker::InProcess => write!(
+                f,
+                "linking failed ({}): {}",
+                self.command,
+                self.output.trim_end()
+            ),
+            Linker::Cc => write!(
+                f,
+                "linking failed: {}\n{}",
+                self.command,
+                self.output.trim_end()
+            ),
+        }
     }
 }
 
@@ -122,6 +134,7 @@ pub fn link_object_bytes(
             path.push(".o");
             let path = PathBuf::from(path);
             std::fs::write(&path, object).map_err(|e| LinkError {
+                linker: Linker::Cc,
                 command: format!("writing {}", path.display()),
                 output: e.to_string(),
             })?;
@@ -133,10 +146,11 @@ pub fn link_object_bytes(
 }
 
 /// The in-process linker's name in errors.
-const IN_PROCESS: &str = "safecall's in-process linker";
+const IN_PROCESS: &str = "the in-process linker";
 
 fn in_process_error(output: String) -> LinkError {
     LinkError {
+        linker: Linker::InProcess,
         command: IN_PROCESS.to_owned(),
         output,
     }
@@ -211,6 +225,7 @@ fn link_with_cc(object: &Path, output: &Path, options: &LinkOptions) -> Result<(
         .collect::<Vec<_>>()
         .join(" ");
     let out = cmd.output().map_err(|e| LinkError {
+        linker: Linker::Cc,
         command: command.clone(),
         output: format!("cannot run `{cc}`: {e}"),
     })?;
@@ -220,7 +235,11 @@ fn link_with_cc(object: &Path, output: &Path, options: &LinkOptions) -> Result<(
     let mut output = format!("{}\n", out.status);
     output.push_str(&String::from_utf8_lossy(&out.stderr));
     output.push_str(&String::from_utf8_lossy(&out.stdout));
-    Err(LinkError { command, output })
+    Err(LinkError {
+        linker: Linker::Cc,
+        command,
+        output,
+    })
 }
 
 fn shell_quote(s: &str) -> String {

@@ -60,6 +60,21 @@ fn so_output_links_without_a_c_compiler_on_path() {
 }
 
 #[test]
+fn an_in_process_link_failure_is_one_line_with_the_alternative() {
+    let dir = Dir::new("build_in_process_fail");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "missing/x.so"])
+        .expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: linking failed (the in-process linker): cannot write `missing/x.so`: No such \
+         file or directory (os error 2)\nhelp: `--linker cc` links with the system C compiler \
+         instead\n"
+    );
+}
+
+#[test]
 fn both_linkers_write_libraries_that_inspect_the_same() {
     let dir = Dir::new("build_linkers");
     let file = dir.copy("examples/ir/add_one.scir");
