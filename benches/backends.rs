@@ -2,6 +2,9 @@
 //!
 //! - `compile/*`: `examples/ir/launcher.scir` to an object file (verify and lowering
 //!   included), with Cranelift and with LLVM at O0 and O2; and JIT compilation of the same.
+//! - `compile/shared_library/*`: the same module to a shared library on disk, linked by each
+//!   linker: in-process (the default) and `cc` (through an object file on disk); and
+//!   `compile/link/*`, linking alone from the object's bytes.
 //! - `call/*`: the JIT-compiled `add_one` host function called through its raw safe-call
 //!   pointer with two 4-element float32 DLTensor arguments (all argument checks included).
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
@@ -57,6 +60,40 @@ fn compile(c: &mut Criterion) {
         group.bench_function(format!("object/{label}"), |b| {
             b.iter(|| safecall::compile_object(black_box(&module), &options).expect("compiles"))
         });
+        let dir = std::env::temp_dir().join(format!("safecall-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        for linker in safecall::aot::Linker::ALL {
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let output = dir.join(format!("launcher-{label}-{}.so", linker.keyword()));
+            group.bench_function(
+                format!("shared_library/{label}/{}", linker.keyword()),
+                |b| {
+                    b.iter(|| {
+                        safecall::build_shared_library(black_box(&module), &output, &options, &link)
+                            .expect("builds")
+                    })
+                },
+            );
+        }
+        // Linking alone, from the object's bytes.
+        let object = safecall::compile_object(&module, &options).expect("compiles");
+        for linker in safecall::aot::Linker::ALL {
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let output = dir.join(format!("linked-{label}-{}.so", linker.keyword()));
+            group.bench_function(format!("link/{label}/{}", linker.keyword()), |b| {
+                b.iter(|| {
+                    safecall::aot::link_object_bytes(black_box(&object), &output, &link)
+                        .expect("links")
+                })
+            });
+        }
+        let _ = std::fs::remove_dir_all(&dir);
         // Warm the per-process error helper before timing JIT compiles.
         drop(jit(&module, backend, level));
         group.bench_function(format!("jit/{label}"), |b| {
@@ -115,11 +152,14 @@ fn cpu_loop(c: &mut Criterion) {
         let f = loaded.f;
         let x: Vec<f32> = (0..N).map(|i| i as f32).collect();
         let mut y = vec![0.0f32; N];
+        // SAFETY: both buffers hold N floats.
+        unsafe { f(x.as_ptr(), y.as_mut_ptr(), N as i64) };
+        // Checked before timing: a filter that skips the row must not skip the check's input.
+        assert_eq!(y[N - 1], N as f32);
         group.bench_function(format!("add_one_1M/{label}"), |b| {
             // SAFETY: both buffers hold N floats.
             b.iter(|| unsafe { f(black_box(x.as_ptr()), y.as_mut_ptr(), N as i64) })
         });
-        assert_eq!(y[N - 1], N as f32);
     }
     group.finish();
 }

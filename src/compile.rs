@@ -124,8 +124,9 @@ pub fn compile_object(
     generator.object(&lower_verified(module, options)?)
 }
 
-/// Compiles a module and links it into the shared library `output` (an object file is written
-/// next to it as `<output>.o` and removed afterwards).
+/// Compiles a module and links it into the shared library `output`, in this process unless
+/// `link` chooses the C compiler (which links an object file written next to the output as
+/// `<output>.o`, removed afterwards).
 pub fn build_shared_library(
     module: &(impl ModuleInput + ?Sized),
     output: &Path,
@@ -133,18 +134,9 @@ pub fn build_shared_library(
     link: &LinkOptions,
 ) -> Result<(), Error> {
     let object = compile_object(module, options)?;
-    let mut object_path = output.as_os_str().to_owned();
-    object_path.push(".o");
-    let object_path = std::path::PathBuf::from(object_path);
-    std::fs::write(&object_path, object).map_err(|error| Error::Io {
-        path: object_path.clone(),
-        error,
-    })?;
     let mut link = link.clone();
     link.target = link.target.or(options.target());
-    let linked = crate::aot::link_shared_library(&object_path, output, &link);
-    let _ = std::fs::remove_file(&object_path);
-    Ok(linked?)
+    Ok(crate::aot::link_object_bytes(&object, output, &link)?)
 }
 
 /// An intermediate form of a module, as text.

@@ -1,7 +1,7 @@
 //! Cross-compilation for aarch64, tested under emulation. The shared check suite
 //! (`tests/checks/`) and the examples (`examples/ir/` and the IR of the example programs) are
-//! built for `aarch64-unknown-linux-gnu` by each backend, linked by `aarch64-linux-gnu-gcc`,
-//! and called under `qemu-aarch64` by C drivers (`tests/aarch64/`) linked against the real
+//! built for `aarch64-unknown-linux-gnu` by each backend, linked in-process and again by
+//! `aarch64-linux-gnu-gcc`, and called under `qemu-aarch64` by C drivers (`tests/aarch64/`) linked against the real
 //! aarch64 `libtvm_ffi.so` of the `apache-tvm-ffi` manylinux wheel. The drivers build every
 //! argument through the real C API (strings, shapes, arrays and lists, callbacks, Tensor
 //! objects and `DLTensor*`s) and print one line per outcome.
@@ -29,7 +29,7 @@ mod toolchain;
 use std::path::Path;
 
 use suite::differences;
-use toolchain::{backends, machines, work_dir};
+use toolchain::{deliveries, machines, row_name, work_dir};
 
 #[test]
 fn aarch64_libraries_pass_the_check_suite_under_qemu() {
@@ -45,36 +45,38 @@ fn aarch64_libraries_pass_the_check_suite_under_qemu() {
         std::fs::write(&driver_c, &source).unwrap();
         let driver = work.join("driver");
         machine.compile_driver(&driver_c, &driver);
-        for backend in backends() {
-            let dir = work.join(format!("{backend:?}").to_lowercase());
+        for (backend, linker) in deliveries() {
+            let row = row_name(backend, linker);
+            let dir = work.join(&row);
             std::fs::create_dir_all(&dir).unwrap();
             let options = arch.options(backend);
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
             for suite in &suites {
                 safecall::build_shared_library(
                     &cases::parse_module(&suite.module),
                     &dir.join(format!("{}.so", suite.module)),
                     &options,
-                    &Default::default(),
+                    &link,
                 )
                 .unwrap_or_else(|e| {
-                    panic!(
-                        "{backend:?}: building {} for {}: {e}",
-                        suite.module, arch.name
-                    )
+                    panic!("{row}: building {} for {}: {e}", suite.module, arch.name)
                 });
             }
             let out = machine.run_driver(&driver, &[&dir], &[]);
             let failures = differences(&out, &expected);
             assert!(
                 failures.is_empty(),
-                "{} [{backend:?}]: {} of {} lines differ:\n{}",
+                "{} [{row}]: {} of {} lines differ:\n{}",
                 arch.name,
                 failures.len(),
                 expected.len(),
                 failures.join("\n")
             );
             println!(
-                "{} [{backend:?}]: {} check-suite cases ({} calls, each through the symbol and \
+                "{} [{row}]: {} check-suite cases ({} calls, each through the symbol and \
                  through ffi.Function; {} tensor read-backs; metadata and doc of {} functions) \
                  as expected{} ({} modules)",
                 arch.name,
@@ -100,10 +102,15 @@ fn the_examples_run_under_qemu_as_on_x86_64() {
         let work = work_dir(&format!("{}-examples", arch.name));
         let driver = work.join("examples");
         machine.compile_driver(&Path::new(toolchain::C_DIR).join("examples.c"), &driver);
-        for backend in backends() {
-            let dir = work.join(format!("{backend:?}").to_lowercase());
+        for (backend, linker) in deliveries() {
+            let row = row_name(backend, linker);
+            let dir = work.join(&row);
             std::fs::create_dir_all(&dir).unwrap();
-            let built = examples::build_all(&dir, &arch.options(backend), arch);
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let built = examples::build_all(&dir, &arch.options(backend), &link, arch);
             // A CUDA driver that does not exist, so that the message of the CUDA example does
             // not depend on this machine.
             let out = machine.run_driver(
@@ -114,26 +121,26 @@ fn the_examples_run_under_qemu_as_on_x86_64() {
             let failures = differences(&out, &examples::expected());
             assert!(
                 failures.is_empty(),
-                "{} [{backend:?}] examples: {} lines differ:\n{}\n\nwhole output:\n{out}",
+                "{} [{row}] examples: {} lines differ:\n{}\n\nwhole output:\n{out}",
                 arch.name,
                 failures.len(),
                 failures.join("\n")
             );
             println!(
-                "{} [{backend:?}]: {built} example modules built, {} lines of example output \
+                "{} [{row}]: {built} example modules built, {} lines of example output \
                  as expected{}",
                 arch.name,
                 out.lines().count(),
                 arch.qemu.map_or(String::new(), |q| format!(" under {q}")),
             );
-            outputs.push((arch.name, backend, out));
+            outputs.push((arch.name, row, out));
         }
     }
     // Every machine and backend printed the same lines.
-    for (name, backend, out) in &outputs[1..] {
+    for (name, row, out) in &outputs[1..] {
         assert_eq!(
             out, &outputs[0].2,
-            "{name} [{backend:?}] and {} [{:?}] print different example output",
+            "{name} [{row}] and {} [{}] print different example output",
             outputs[0].0, outputs[0].1
         );
     }

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use safecall::aot::LinkOptions;
+use safecall::aot::{LinkOptions, Linker};
 use safecall_runtime::{Any, AnyView, Error, Function, Module, Shape, Tensor};
 
 /// The libraries of these tests, built once per test process.
@@ -39,6 +39,7 @@ fn libs() -> &'static Libs {
             &LinkOptions::default(),
         );
         let link = LinkOptions {
+            linker: Linker::Cc,
             extra: vec![
                 format!("-L{}", dir.display()),
                 "-lsc_helpers".into(),

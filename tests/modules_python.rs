@@ -9,7 +9,7 @@ mod support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use safecall::aot::LinkOptions;
+use safecall::aot::{LinkOptions, Linker};
 use safecall::lower::LowerOptions;
 
 #[test]
@@ -32,6 +32,7 @@ fn python_calls_imports_callbacks_and_system_lib() {
         &LinkOptions::default(),
     );
     let link = LinkOptions {
+        linker: Linker::Cc,
         extra: vec![
             format!("-L{}", dir.display()),
             "-lsc_helpers".into(),

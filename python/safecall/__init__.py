@@ -208,9 +208,13 @@ def build(
     link_args: Optional[Sequence[str]] = None,
     cc: Optional[str] = None,
     link_runtime: Union[str, os.PathLike, None] = None,
+    linker: Optional[str] = None,
 ) -> None:
     """Compiles a module to ``path``: an object file when it ends in ``.o``, else a shared
     library that ``tvm_ffi.load_module`` loads (the options of ``safecall build``: docs/cli.md).
+
+    The library is linked in-process (``linker="in-process"``, no C compiler needed), or by
+    the C compiler with ``linker="cc"`` (the default when ``cc`` or ``link_args`` is given).
     """
     _native.build(
         _module(module),
@@ -224,6 +228,7 @@ def build(
         list(link_args) if link_args is not None else None,
         cc,
         os.fspath(link_runtime) if link_runtime is not None else None,
+        linker,
     )
 
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use safecall::aot::LinkOptions;
+use safecall::aot::{LinkOptions, Linker};
 use safecall::backend::cranelift::CraneliftOptions;
 use safecall::backend::llvm::LlvmOptions;
 use safecall::jit::{JitOptions, SymbolAddress, SymbolBinding};
@@ -172,7 +172,7 @@ fn jit(
 #[pyfunction]
 #[pyo3(signature = (module, path, backend = "cranelift", opt = None, cpu = None,
     target_features = None, system_lib_prefix = None, main = None, link_args = None, cc = None,
-    link_runtime = None))]
+    link_runtime = None, linker = None))]
 #[allow(clippy::too_many_arguments)]
 fn build(
     py: Python<'_>,
@@ -187,6 +187,7 @@ fn build(
     link_args: Option<Vec<String>>,
     cc: Option<String>,
     link_runtime: Option<PathBuf>,
+    linker: Option<String>,
 ) -> PyResult<()> {
     let settings = codegen(backend, opt, cpu, target_features)?;
     let mut options = Options {
@@ -206,12 +207,34 @@ fn build(
         options.lower.main_alias = Some(main);
     }
     let object = path.extension().is_some_and(|e| e == "o");
-    if object && (link_args.is_some() || cc.is_some() || link_runtime.is_some()) {
+    if object && (link_args.is_some() || cc.is_some() || link_runtime.is_some() || linker.is_some())
+    {
         return Err(PyValueError::new_err(
-            "link_args, cc and link_runtime apply to shared libraries; an `.o` path is not linked",
+            "link_args, cc, link_runtime and linker apply to shared libraries; an `.o` path is \
+             not linked",
         ));
     }
+    let wants_cc = cc.is_some() || link_args.is_some();
+    let linker = match linker.as_deref().map(|l| (l, Linker::from_keyword(l))) {
+        None if wants_cc => Linker::Cc,
+        None => Linker::InProcess,
+        Some((_, Some(Linker::InProcess))) if wants_cc => {
+            return Err(PyValueError::new_err(
+                "linker='in-process' links without a C compiler: cc and link_args need \
+                 linker='cc'",
+            ));
+        }
+        Some((_, Some(linker))) => linker,
+        Some((name, None)) => {
+            let names: Vec<&str> = Linker::ALL.iter().map(|l| l.keyword()).collect();
+            return Err(PyValueError::new_err(format!(
+                "linker={name:?}: expected one of {}",
+                names.join(", ")
+            )));
+        }
+    };
     let link = LinkOptions {
+        linker,
         cc,
         runtime_dir: link_runtime,
         extra: link_args.unwrap_or_default(),

@@ -333,6 +333,43 @@ def test_build_a_library_tvm_ffi_loads(tmp_path, backend):
     assert y.tolist() == [1, 2, 3]
 
 
+@pytest.mark.parametrize("linker", ["in-process", "cc"])
+def test_both_linkers_build_a_library_tvm_ffi_loads(tmp_path, linker):
+    lib = tmp_path / f"{linker}.so"
+    safecall.build(example("add_one"), lib, linker=linker)
+    module = tvm_ffi.load_module(str(lib))
+    x = np.arange(3, dtype="float32")
+    y = np.zeros(3, dtype="float32")
+    module["add_one"](x, y)
+    assert y.tolist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="shape"):
+        module["add_one"](x, np.zeros(2, dtype="float32"))
+    assert module.get_function_metadata("add_one")["arg_names"] == ["x", "y"]
+
+
+def test_a_library_builds_without_a_c_compiler_on_path(tmp_path, monkeypatch):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("CC", raising=False)
+    lib = tmp_path / "add_one.so"
+    safecall.build(example("add_one"), lib)
+    x = np.arange(2, dtype="float32")
+    y = np.zeros(2, dtype="float32")
+    tvm_ffi.load_module(str(lib))["add_one"](x, y)
+    assert y.tolist() == [1, 2]
+    with pytest.raises(safecall.CompileError, match="cannot run `cc`"):
+        safecall.build(example("add_one"), tmp_path / "cc.so", linker="cc")
+
+
+def test_linker_options_that_contradict_are_value_errors(tmp_path):
+    lib = tmp_path / "x.so"
+    with pytest.raises(ValueError, match="expected one of in-process, cc"):
+        safecall.build(example("add_one"), lib, linker="gold")
+    with pytest.raises(ValueError, match="need linker='cc'"):
+        safecall.build(example("add_one"), lib, linker="in-process", link_args=["-lm"])
+
+
 def test_build_an_object_file(tmp_path):
     obj = tmp_path / "add_one.o"
     safecall.build(example("add_one"), obj)

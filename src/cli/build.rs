@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
-use safecall::aot::LinkOptions;
+use safecall::aot::{LinkOptions, Linker};
 use safecall::lower::LowerOptions;
 use safecall::{Backend, Emit, Options};
 
@@ -17,8 +17,9 @@ const RUNTIME_LIBRARY: &str = "libsafecall_runtime.so";
 
 /// Compile an IR file to a shared library (`.so`) or an object file (`.o`)
 ///
-/// The output's extension chooses what is written: `.so` is linked by the system C compiler
-/// (`cc -shared -Wl,-z,now -Wl,-z,text`) and can be loaded by Python's
+/// The output's extension chooses what is written: `.so` is linked in-process (no C compiler
+/// needed; `--linker cc` links with `cc -shared -Wl,-z,now -Wl,-z,text`) and can be loaded by
+/// Python's
 /// `tvm_ffi.load_module` or safecall-runtime; `.o` is for your own link step. Either way the
 /// TVM-FFI C API is left undefined, resolved at load time from whichever runtime the process
 /// has, unless `--link-runtime` links libsafecall_runtime.so.
@@ -69,12 +70,19 @@ pub struct BuildArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub link_runtime: Option<Option<PathBuf>>,
 
-    /// `.so` only: the C compiler driver that links (default: `$CC`, else `cc`; for another
-    /// `--target`, its GNU cross compiler such as `aarch64-linux-gnu-gcc`)
+    /// `.so` only: which linker writes the library: `in-process` (safecall's own ELF linker,
+    /// no C compiler needed; the default) or `cc` (the system C compiler driver, `cc -shared
+    /// -Wl,-z,now -Wl,-z,text`; the default when `--cc` or `--link-arg` is given)
+    #[arg(long, value_name = "LINKER", value_parser = parse_linker)]
+    pub linker: Option<Linker>,
+
+    /// `.so` only: the C compiler driver that links with `--linker cc` (default: `$CC`, else
+    /// `cc`; for another `--target`, its GNU cross compiler such as `aarch64-linux-gnu-gcc`)
     #[arg(long, value_name = "CC")]
     pub cc: Option<String>,
 
-    /// `.so` only: an extra argument of the link command, after the inputs (repeatable), e.g.
+    /// `.so` only, with `--linker cc`: an extra argument of the link command, after the inputs
+    /// (repeatable), e.g.
     /// `--link-arg=-L/opt/kernels --link-arg=-lkernels`
     #[arg(long = "link-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub link_args: Vec<String>,
@@ -242,6 +250,7 @@ fn link_options(args: &BuildArgs, output: Option<&Output>) -> Result<LinkOptions
     let mut link = LinkOptions::default();
     let link_flags = [
         ("--link-runtime", args.link_runtime.is_some()),
+        ("--linker", args.linker.is_some()),
         ("--cc", args.cc.is_some()),
         ("--link-arg", !args.link_args.is_empty()),
     ];
@@ -253,6 +262,19 @@ fn link_options(args: &BuildArgs, output: Option<&Output>) -> Result<LinkOptions
         }
         return Ok(link);
     }
+    let wants_cc = args.cc.is_some() || !args.link_args.is_empty();
+    link.linker = match args.linker {
+        Some(Linker::InProcess) if wants_cc => {
+            return Err(Failure::usage(
+                "--cc and --link-arg are options of the C compiler, but `--linker in-process` \
+                 links without one",
+            )
+            .help("drop `--linker in-process`, or the C compiler's options"));
+        }
+        Some(linker) => linker,
+        None if wants_cc => Linker::Cc,
+        None => Linker::InProcess,
+    };
     link.cc = args.cc.clone();
     link.extra = args.link_args.clone();
     if let Some(dir) = &args.link_runtime {
@@ -290,4 +312,15 @@ fn runtime_dir(dir: Option<&Path>) -> Result<PathBuf, Failure> {
         "build it with `cargo build -p safecall-runtime` (it lands in target/debug), and pass \
          `--link-runtime=DIR`",
     ))
+}
+
+/// Parses `--linker`.
+fn parse_linker(text: &str) -> Result<Linker, String> {
+    Linker::from_keyword(text).ok_or_else(|| {
+        let names: Vec<&str> = Linker::ALL.iter().map(|l| l.keyword()).collect();
+        format!(
+            "unknown linker `{text}`; expected one of: {}",
+            names.join(", ")
+        )
+    })
 }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use safecall::aot::Linker;
 use safecall::ir::verify::{Source, render_errors, render_warnings};
 use safecall::ir::{self, SourceMap};
 
@@ -116,9 +117,15 @@ impl IrFile {
                 names.join(", ")
             ))
             .help("load a library that defines them with `--preload LIB`"),
-            E::Link(e) => Failure::failed("linking failed")
-                .detail(format!("command: {}", e.command))
-                .detail(e.output),
+            E::Link(e) => match e.linker {
+                Linker::Cc => Failure::failed("linking failed")
+                    .detail(format!("command: {}", e.command))
+                    .detail(e.output),
+                Linker::InProcess => {
+                    Failure::failed(format!("linking failed ({}): {}", e.command, e.output))
+                        .help("`--linker cc` links with the system C compiler instead")
+                }
+            },
             E::Io { path, error } => io_failure("cannot write", &path, &error),
         }
     }

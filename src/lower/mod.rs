@@ -16,7 +16,7 @@ mod expr;
 mod function;
 mod gpu;
 mod half;
-pub(crate) use gpu::libc_symbol;
+pub(crate) use gpu::{libc_names, libc_symbol};
 mod layout;
 mod modctx;
 mod options;

@@ -62,7 +62,12 @@ fn modules() -> Vec<(String, Module)> {
 
 /// Builds every example module into `dir` with `options`, checking each library is for
 /// `arch`; returns how many were built.
-pub fn build_all(dir: &Path, options: &safecall::Options, arch: &Arch) -> usize {
+pub fn build_all(
+    dir: &Path,
+    options: &safecall::Options,
+    link: &safecall::aot::LinkOptions,
+    arch: &Arch,
+) -> usize {
     let want = match arch.name {
         "aarch64" => object::Architecture::Aarch64,
         _ => object::Architecture::X86_64,
@@ -70,7 +75,7 @@ pub fn build_all(dir: &Path, options: &safecall::Options, arch: &Arch) -> usize 
     let all = modules();
     for (name, module) in &all {
         let so = dir.join(format!("{name}.so"));
-        safecall::build_shared_library(module, &so, options, &Default::default())
+        safecall::build_shared_library(module, &so, options, link)
             .unwrap_or_else(|e| panic!("{:?} for {}: {name}: {e}", options.backend, arch.name));
         let bytes = std::fs::read(&so).unwrap();
         let file = object::File::parse(&*bytes).unwrap();

@@ -229,6 +229,25 @@ pub fn backends() -> Vec<safecall::Backend> {
     all
 }
 
+/// The rows of the runs: each backend built into this test binary, its libraries linked
+/// in-process (the default) and by the target's C compiler.
+pub fn deliveries() -> Vec<(safecall::Backend, safecall::aot::Linker)> {
+    use safecall::aot::Linker;
+    backends()
+        .into_iter()
+        .flat_map(|b| [(b, Linker::InProcess), (b, Linker::Cc)])
+        .collect()
+}
+
+/// A row's name in messages and directories: `cranelift`, `cranelift+cc`, ...
+pub fn row_name(backend: safecall::Backend, linker: safecall::aot::Linker) -> String {
+    let backend = format!("{backend:?}").to_lowercase();
+    match linker {
+        safecall::aot::Linker::InProcess => backend,
+        safecall::aot::Linker::Cc => format!("{backend}+cc"),
+    }
+}
+
 /// The machines to run: aarch64, and x86-64 as the reference when this host is one.
 pub fn machines() -> Option<Vec<Ready>> {
     let aarch64 = AARCH64.ready()?;

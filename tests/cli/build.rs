@@ -43,6 +43,159 @@ fn so_output_is_a_library_that_loads_and_runs() {
 }
 
 #[test]
+fn so_output_links_without_a_c_compiler_on_path() {
+    let dir = Dir::new("build_so_no_cc");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let empty = dir.path("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let path = [("PATH", empty.as_path())];
+    dir.safecall_with_env(&["build", &file, "-o", "add_one.so"], &path)
+        .expect(0);
+    check_add_one(&dir.path("add_one.so"));
+    // The C compiler, asked for, is missing: the error names it.
+    let out = dir
+        .safecall_with_env(&["build", &file, "-o", "cc.so", "--linker", "cc"], &path)
+        .expect(4);
+    assert!(out.stderr.contains("cannot run `cc`"), "{}", out.stderr);
+}
+
+#[test]
+fn an_in_process_link_failure_is_one_line_with_the_alternative() {
+    let dir = Dir::new("build_in_process_fail");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "missing/x.so"])
+        .expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: linking failed (the in-process linker): cannot write `missing/x.so`: No such \
+         file or directory (os error 2)\nhelp: `--linker cc` links with the system C compiler \
+         instead\n"
+    );
+}
+
+#[test]
+fn both_linkers_write_libraries_that_inspect_the_same() {
+    let dir = Dir::new("build_linkers");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let mut listings = Vec::new();
+    for (output, linker) in [("ours.so", "in-process"), ("cc.so", "cc")] {
+        dir.safecall(&["build", &file, "-o", output, "--linker", linker])
+            .expect(0);
+        check_add_one(&dir.path(output));
+        let out = dir.safecall(&["inspect", output]).expect(0);
+        listings.push(out.stdout.replacen(output, "LIB", 1));
+    }
+    assert_eq!(listings[0], listings[1]);
+}
+
+#[test]
+fn linker_options_that_cannot_apply_are_usage_errors() {
+    let dir = Dir::new("build_linker_usage");
+    let file = dir.copy("examples/ir/add_one.scir");
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--linker", "gold"])
+        .expect(2);
+    assert!(
+        out.stderr
+            .contains("unknown linker `gold`; expected one of: in-process, cc"),
+        "{}",
+        out.stderr
+    );
+    let out = dir
+        .safecall(&[
+            "build",
+            &file,
+            "-o",
+            "x.so",
+            "--linker",
+            "in-process",
+            "--link-arg=-lm",
+        ])
+        .expect(2);
+    assert!(
+        out.stderr
+            .contains("`--linker in-process` links without one"),
+        "{}",
+        out.stderr
+    );
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.o", "--linker", "cc"])
+        .expect(2);
+    assert!(out.stderr.contains("--linker applies to shared libraries"));
+}
+
+/// Every example module, exported and as a system library, for this machine and for the other
+/// target, linked in-process: `inspect` finds nothing wrong with any of them, and for this
+/// machine it says the same of them as of the libraries `cc` links (loading them where their
+/// imports resolve).
+#[test]
+fn every_example_links_in_process_into_a_library_inspect_accepts() {
+    let dir = Dir::new("build_in_process_examples");
+    let examples = crate::support::repo().join("examples/ir");
+    let mut files: Vec<_> = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "scir"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    let (other, _) = other_target();
+    let mut built = 0;
+    for path in &files {
+        let file = path.to_str().unwrap();
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        for (mode, extra) in [
+            ("exports", &[][..]),
+            ("syslib", &["--system-lib", "t_"][..]),
+        ] {
+            for target in ["host", other] {
+                let output = format!("{name}-{mode}-{target}.so");
+                let mut args = vec!["build", file, "-o", &output, "--target", target];
+                args.extend(extra);
+                dir.safecall(&args).expect(0);
+                let ours = dir.safecall(&["inspect", &output]).expect(0);
+                built += 1;
+                if target != "host" {
+                    continue;
+                }
+                let cc_output = format!("cc-{output}");
+                args[3] = &cc_output;
+                args.extend(["--linker", "cc"]);
+                dir.safecall(&args).expect(0);
+                let theirs = dir.safecall(&["inspect", &cc_output]).expect(0);
+                assert_eq!(
+                    without_unversioned_libc(&ours.stdout),
+                    theirs.stdout.replacen(&cc_output, &output, 1),
+                    "{output}"
+                );
+            }
+        }
+    }
+    println!("{built} libraries linked in-process and inspected");
+}
+
+/// `inspect`'s listing without the libc functions among "other symbols": the in-process
+/// linker records libc as needed but binds its functions (`dlopen`, ... of GPU launches)
+/// without a symbol version, where `cc` binds them to the version of the libc it linked with.
+fn without_unversioned_libc(listing: &str) -> String {
+    let libc = ["dlerror", "dlopen", "dlsym", "getenv"];
+    let mut out = String::new();
+    for line in listing.lines() {
+        if let Some(names) = line.strip_prefix("  other symbols: ") {
+            let rest: Vec<&str> = names.split(", ").filter(|n| !libc.contains(n)).collect();
+            if !rest.is_empty() {
+                out.push_str(&format!("  other symbols: {}\n", rest.join(", ")));
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
 fn o_output_is_a_relocatable_object_exporting_the_function() {
     let dir = Dir::new("build_o");
     let file = dir.copy("examples/ir/add_one.scir");
@@ -279,6 +432,15 @@ fn objects_for_another_target_have_its_architecture_with_both_backends() {
 #[test]
 fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_the_file() {
     let (triple, arch) = other_target();
+    let dir = Dir::new("build_cross_so");
+    let file = dir.copy("examples/ir/add_one.scir");
+    // The in-process linker needs no cross compiler.
+    dir.safecall(&["build", &file, "-o", "ours.so", "--target", triple])
+        .expect(0);
+    let bytes = std::fs::read(dir.path("ours.so")).unwrap();
+    let obj = object::File::parse(&*bytes).unwrap();
+    assert_eq!(obj.architecture(), arch);
+    assert_eq!(obj.kind(), ObjectKind::Dynamic);
     let cc = format!("{}-linux-gnu-gcc", arch_name(arch));
     let has_cc = std::process::Command::new(&cc)
         .arg("--version")
@@ -290,11 +452,11 @@ fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_
         ));
         return;
     }
-    let dir = Dir::new("build_cross_so");
-    let file = dir.copy("examples/ir/add_one.scir");
-    // No --cc: the target's cross compiler is the default.
-    dir.safecall(&["build", &file, "-o", "x.so", "--target", triple])
-        .expect(0);
+    // No --cc: the target's cross compiler is the default of `--linker cc`.
+    dir.safecall(&[
+        "build", &file, "-o", "x.so", "--target", triple, "--linker", "cc",
+    ])
+    .expect(0);
     let bytes = std::fs::read(dir.path("x.so")).unwrap();
     let obj = object::File::parse(&*bytes).unwrap();
     assert_eq!(obj.architecture(), arch);
@@ -319,6 +481,8 @@ fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_
             "y.so",
             "--target",
             triple,
+            "--linker",
+            "cc",
             "--cc",
             "no-such-cross-gcc",
         ])

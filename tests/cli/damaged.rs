@@ -185,8 +185,12 @@ fn damaged_code_that_crashes_when_loaded_is_reported_after_what_the_file_says() 
     assert_eq!(v["loaded"], false);
     assert_eq!(v["functions"][0]["name"], "add_one");
 
-    // `_init`, which the loader calls when it loads the library.
-    let mut bytes = original.clone();
+    // `_init` (from the C compiler's start files), which the loader calls when it loads the
+    // library.
+    let file = dir.copy("examples/ir/add_one.scir");
+    dir.safecall(&["build", &file, "-o", "cc.so", "--linker", "cc"])
+        .expect(0);
+    let mut bytes = std::fs::read(dir.path("cc.so")).expect("the built library");
     let (init, _) = section_range(&bytes, ".init");
     bytes[init..init + CRASH.len()].copy_from_slice(CRASH);
     let out = inspect(&dir, "init.so", &bytes, &[]).expect(4);

@@ -70,11 +70,17 @@ impl Dir {
 
     /// Runs `safecall ARGS` here.
     pub fn safecall(&self, args: &[&str]) -> Run {
+        self.safecall_with_env(args, &[])
+    }
+
+    /// Runs `safecall ARGS` here with the environment variables `env` set (`PATH`, say).
+    pub fn safecall_with_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Run {
         let out = Command::new(env!("CARGO_BIN_EXE_safecall"))
             .args(args)
             .current_dir(&self.0)
             .env_remove("COLUMNS")
             .env_remove("CC")
+            .envs(env.iter().copied())
             .output()
             .expect("run safecall");
         Run {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use safecall::Backend;
+use safecall::aot::{LinkOptions, Linker};
 
 use super::cases::{Suite, parse_module};
 
@@ -15,6 +16,19 @@ pub fn backends() -> Vec<(Backend, &'static str)> {
         (Backend::Cranelift, "cranelift"),
         #[cfg(feature = "llvm")]
         (Backend::Llvm, "llvm"),
+    ]
+}
+
+/// The shared-library rows of the AOT runners: each backend's libraries linked in-process
+/// (the default) and by the C compiler. A new backend or linker is one more line here.
+pub fn deliveries() -> Vec<(Backend, Linker, &'static str)> {
+    vec![
+        (Backend::Cranelift, Linker::InProcess, "cranelift"),
+        (Backend::Cranelift, Linker::Cc, "cranelift+cc"),
+        #[cfg(feature = "llvm")]
+        (Backend::Llvm, Linker::InProcess, "llvm"),
+        #[cfg(feature = "llvm")]
+        (Backend::Llvm, Linker::Cc, "llvm+cc"),
     ]
 }
 
@@ -53,9 +67,9 @@ pub enum BuildError {
 /// The directory of a backend's libraries, or why there is none.
 pub type Built = Arc<Result<PathBuf, BuildError>>;
 
-/// Builds every case module with `backend` into `<run_dir>/<name>/<module>.so`, once per
-/// process.
-pub fn libraries(backend: Backend, name: &str, suites: &[Suite]) -> Built {
+/// Builds every case module with `backend`, linked by `linker`, into
+/// `<run_dir>/<name>/<module>.so`, once per process.
+pub fn libraries(backend: Backend, linker: Linker, name: &str, suites: &[Suite]) -> Built {
     static BUILT: OnceLock<Mutex<HashMap<String, Built>>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
@@ -63,28 +77,33 @@ pub fn libraries(backend: Backend, name: &str, suites: &[Suite]) -> Built {
         .unwrap_or_else(|p| p.into_inner());
     built
         .entry(name.to_owned())
-        .or_insert_with(|| Arc::new(build_all(backend, name, suites)))
+        .or_insert_with(|| Arc::new(build_all(backend, linker, name, suites)))
         .clone()
 }
 
-fn build_all(backend: Backend, name: &str, suites: &[Suite]) -> Result<PathBuf, BuildError> {
+fn build_all(
+    backend: Backend,
+    linker: Linker,
+    name: &str,
+    suites: &[Suite],
+) -> Result<PathBuf, BuildError> {
     let dir = run_dir().join(name);
     std::fs::create_dir_all(&dir).expect("create the backend directory");
     let options = safecall::Options {
         backend,
         ..Default::default()
     };
+    let link = LinkOptions {
+        linker,
+        ..LinkOptions::default()
+    };
     for suite in suites {
         let module = parse_module(&suite.module);
         let output = dir.join(format!("{}.so", suite.module));
-        safecall::build_shared_library(&module, &output, &options, &Default::default()).map_err(
-            |e| match e {
-                e @ safecall::Error::BackendUnavailable(_) => {
-                    BuildError::Unavailable(e.to_string())
-                }
-                other => BuildError::Failed(format!("{}: {other}", suite.module)),
-            },
-        )?;
+        safecall::build_shared_library(&module, &output, &options, &link).map_err(|e| match e {
+            e @ safecall::Error::BackendUnavailable(_) => BuildError::Unavailable(e.to_string()),
+            other => BuildError::Failed(format!("{}: {other}", suite.module)),
+        })?;
     }
     Ok(dir)
 }

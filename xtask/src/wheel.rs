@@ -55,7 +55,13 @@ pub fn test_installed(extra: &[String]) -> Result<(), String> {
     let python = dir.join("bin").join("python");
     let started = Instant::now();
     run(Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
         .arg(&wheel)
         .args(python_requirements()))?;
     eprintln!(
@@ -72,9 +78,14 @@ pub fn test_installed(extra: &[String]) -> Result<(), String> {
     toolchain_free_bin(&path, &bin)?;
     let clean_path = std::env::join_paths([dir.join("bin"), bin])
         .map_err(|e| format!("cannot make PATH: {e}"))?;
-    eprintln!("xtask: PATH for the Python suite: {}", clean_path.to_string_lossy());
+    eprintln!(
+        "xtask: PATH for the Python suite: {}",
+        clean_path.to_string_lossy()
+    );
     let mut cmd = Command::new(&python);
-    cmd.env("PATH", &clean_path).env_remove("CC").env_remove("VIRTUAL_ENV");
+    cmd.env("PATH", &clean_path)
+        .env_remove("CC")
+        .env_remove("VIRTUAL_ENV");
     if let Some(cc) = compiler {
         cmd.env("SAFECALL_TEST_TRITON_CC", cc);
     }
@@ -119,10 +130,25 @@ mod tests {
 
     #[test]
     fn compilers_and_rust_tools_are_the_toolchain() {
-        for name in ["cc", "gcc-12", "x86_64-linux-gnu-gcc-12", "clang++-19", "cargo", "cpp"] {
+        for name in [
+            "cc",
+            "gcc-12",
+            "x86_64-linux-gnu-gcc-12",
+            "clang++-19",
+            "cargo",
+            "cpp",
+        ] {
             assert!(is_toolchain(name), "{name}");
         }
-        for name in ["as", "ld", "nm", "python3", "git", "x86_64-linux-gnu-ld", "ccache-swig"] {
+        for name in [
+            "as",
+            "ld",
+            "nm",
+            "python3",
+            "git",
+            "x86_64-linux-gnu-ld",
+            "ccache-swig",
+        ] {
             assert!(!is_toolchain(name), "{name}");
         }
     }
@@ -133,13 +159,17 @@ mod tests {
             "target/wheels/safecall-0.1.0-cp39-abi3-manylinux_2_28_x86_64.whl"
         )));
         assert!(!is_safecall_wheel(Path::new("target/wheels/numpy-2.0.whl")));
-        assert!(!is_safecall_wheel(Path::new("target/wheels/safecall-0.1.0.tar.gz")));
+        assert!(!is_safecall_wheel(Path::new(
+            "target/wheels/safecall-0.1.0.tar.gz"
+        )));
     }
 }
 
 /// C and C++ compiler drivers: a name with one of these as a `-`-separated part is a
 /// compiler (`gcc-12`, `x86_64-linux-gnu-gcc-12`, `clang++-19`).
-const COMPILERS: &[&str] = &["cc", "c++", "c89", "c99", "gcc", "g++", "clang", "clang++", "tcc"];
+const COMPILERS: &[&str] = &[
+    "cc", "c++", "c89", "c99", "gcc", "g++", "clang", "clang++", "tcc",
+];
 /// The Rust toolchain and the preprocessor, by exact name.
 const TOOLS: &[&str] = &["cargo", "rustc", "rustup", "maturin", "cpp"];
 

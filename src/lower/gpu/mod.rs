@@ -29,6 +29,12 @@ mod support;
 
 pub(crate) use launch::lower_launch;
 
+/// The names of the libc functions that launch code imports (a linker records libc as needed
+/// when the code imports one of them).
+pub(crate) fn libc_names() -> [&'static str; 4] {
+    cuda::Libc::ALL.map(cuda::Libc::name)
+}
+
 /// The address of a libc function that launch code imports (`dlopen`, `dlsym`, `dlerror`,
 /// `getenv`), for resolvers that do not search the process (the JIT).
 pub(crate) fn libc_symbol(name: &str) -> Option<*const u8> {
