@@ -49,6 +49,13 @@ def test_jit_launcher_example():
 _IMPORT_NAMES = {"apache-tvm-ffi": "tvm_ffi", "numpy": "numpy", "./python": "safecall"}
 
 
+def _import_name(requirement):
+    """The module a ``pip install`` argument provides (the package's wheel is a path)."""
+    if requirement.endswith(".whl") and "/safecall-" in requirement:
+        return "safecall"
+    return _IMPORT_NAMES[requirement]
+
+
 def _readme_installs():
     """Import names the README's ``pip install`` lines provide, with the package's own
     dependencies (python/pyproject.toml)."""
@@ -57,7 +64,7 @@ def _readme_installs():
     names = set()
     for line in (ROOT / "README.md").read_text().splitlines():
         if line.strip().startswith("pip install "):
-            names.update(_IMPORT_NAMES[w] for w in line.split()[2:])
+            names.update(_import_name(w) for w in line.split()[2:])
     deps = re.search(r"^dependencies = \[(.*)\]", (ROOT / "python" / "pyproject.toml").read_text(), re.M)
     for dep in re.findall(r'"([A-Za-z0-9_.-]+)', deps.group(1)):
         names.add(_IMPORT_NAMES[dep])

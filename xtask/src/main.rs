@@ -1,6 +1,7 @@
 //! Project tasks.
 //!
-//! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine:
+//! `cargo xtask test` is the one command that runs the whole test suite on a fresh machine
+//! (under `CI=true` the Python suite runs against the release wheel, see `wheel.rs`):
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
 //! peer the interop tests load our outputs into) and the pinned `triton` (whose own launcher
 //! the differential launch test compares with), points the tests at it, and runs
@@ -216,6 +217,11 @@ fn test(extra: &[String]) -> Result<(), String> {
     let result = run(&mut cargo);
     print_skips(&log);
     result?;
+    if in_ci() {
+        // What a Python user gets: the release wheel, installed with pip into a fresh venv,
+        // run with no compiler and no Rust toolchain on PATH (built once, never `develop`).
+        return wheel::test_installed(&[]);
+    }
     python_package::install(&python)?;
     python_package::pytest(&python, &[])
 }
