@@ -63,15 +63,7 @@ def test_launch_settings_and_errors():
 
 
 def test_jit_launches_through_the_driver_named_by_the_environment():
-    if not FAKE_PATH.exists():
-        reason = f"{FAKE_PATH} is missing (cargo test builds it)"
-        if os.environ.get("CI") in ("true", "1"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    os.environ["SAFECALL_LIBCUDA_PATH"] = str(FAKE_PATH)
-    fake = ctypes.CDLL(str(FAKE_PATH))
-    fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
-    fake.safecall_fake_cuda_reset()
+    fake = _fake_driver()
     m = sc.ModuleBuilder("launch_jit")
     m.device_binary("kernels", "ptx", PTX, ["add_one", "empty"])
     f = m.function("go")
@@ -79,10 +71,7 @@ def test_jit_launches_through_the_driver_named_by_the_environment():
     f.launch("kernels", "empty", grid=[4, 2], block=[32], device=d)
     jit = safecall.jit(m.build())
     jit.go(1)
-    n = fake.safecall_fake_cuda_log(None, 0)
-    buf = ctypes.create_string_buffer(n + 1)
-    fake.safecall_fake_cuda_log(buf, n + 1)
-    launches = [r for r in map(json.loads, buf.value.decode().splitlines()) if r["call"] == "cuLaunchKernelEx"]
+    launches = _launches(fake)
     assert [(l["kernel"], l["grid"], l["block"], l["ctx"]) for l in launches] == [("empty", [4, 2, 1], [32, 1, 1], "primary:1")]
     with pytest.raises(ValueError, match=r"go: launch of kernels.empty: device is -1"):
         jit.go(-1)

@@ -138,7 +138,14 @@ fn venv() -> Result<PathBuf, String> {
         run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     }
     eprintln!("xtask: installing {}", requirements.join(" "));
-    run(Command::new(&python)
+    pip_install(&python, &requirements)?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(python)
+}
+
+/// `python -m pip install --quiet ARGS` (requirements, or wheel paths).
+fn pip_install<S: AsRef<std::ffi::OsStr>>(python: &Path, args: &[S]) -> Result<(), String> {
+    run(Command::new(python)
         .args([
             "-m",
             "pip",
@@ -146,9 +153,7 @@ fn venv() -> Result<PathBuf, String> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(&requirements))?;
-    std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
-    Ok(python)
+        .args(args))
 }
 
 fn capture(cmd: &mut Command) -> Result<String, String> {

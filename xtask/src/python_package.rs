@@ -20,15 +20,7 @@ pub fn maturin(python: &Path) -> Result<std::path::PathBuf, String> {
     let maturin = python.with_file_name("maturin");
     if !maturin.exists() {
         eprintln!("xtask: installing {MATURIN_REQUIREMENT}");
-        run(Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .arg(MATURIN_REQUIREMENT))?;
+        crate::pip_install(python, &[MATURIN_REQUIREMENT])?;
     }
     Ok(maturin)
 }

@@ -54,16 +54,9 @@ pub fn test_installed(extra: &[String]) -> Result<(), String> {
     run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     let python = dir.join("bin").join("python");
     let started = Instant::now();
-    run(Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .arg(&wheel)
-        .args(python_requirements()))?;
+    let mut args = vec![wheel.clone().into_os_string()];
+    args.extend(python_requirements().into_iter().map(Into::into));
+    crate::pip_install(&python, &args)?;
     eprintln!(
         "xtask: installed {} and the test requirements into {} in {:.1} s",
         wheel.display(),

@@ -70,6 +70,30 @@ fn get_attribute(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, of: Of, attr: i64, what
     fx.b.resize(v, Ty::I64, true)
 }
 
+/// `cuKernelSetAttribute(attr, value, kernel, dev)`, raising a RuntimeError that starts with
+/// `what(prefix)` and ends with the driver's words when it fails.
+fn set_attribute(
+    fx: &mut FnCtx<'_, '_>,
+    t: &Target<'_>,
+    attr: i64,
+    value: Var,
+    what: impl FnOnce(&str) -> Vec<MsgPart>,
+) {
+    let attr = fx.b.iconst(Ty::I32, attr);
+    let rc = call_entry(
+        &mut fx.b,
+        t.table,
+        Entry::KernelSetAttribute,
+        vec![attr, value, t.kernel, t.dev],
+    );
+    let prefix = t.prefix.to_owned();
+    driver_check(fx, t.table, rc, || {
+        let mut parts = what(&prefix);
+        parts.push(MsgPart::text(": cuKernelSetAttribute returned "));
+        parts
+    });
+}
+
 /// Dynamic shared memory: a driver allows 48 KiB of static plus dynamic shared memory per
 /// block without an opt-in. The cache entry holds the most dynamic bytes known to launch
 /// as things are (0 at first); a request above it reads the kernel's static size, checks
@@ -133,25 +157,22 @@ pub(super) fn shared_memory(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, ops: &Operan
             MsgPart::text(" dynamic bytes)"),
         ]
     });
-    let attr = fx.b.iconst(Ty::I32, cuda::MAX_DYNAMIC_SHARED_SIZE_BYTES);
     let value = fx.b.resize(dynamic.var, Ty::I32, false);
-    let rc = call_entry(
-        &mut fx.b,
-        t.table,
-        Entry::KernelSetAttribute,
-        vec![attr, value, t.kernel, t.dev],
-    );
-    let prefix = t.prefix.to_owned();
     let device = ops.device;
-    driver_check(fx, t.table, rc, || {
-        vec![
-            MsgPart::text(format!("{prefix}: cannot allow ")),
-            MsgPart::Value(dynamic.tag, dynamic.var),
-            MsgPart::text(" bytes of dynamic shared memory on CUDA device "),
-            MsgPart::Value(device.tag, device.var),
-            MsgPart::text(": cuKernelSetAttribute returned "),
-        ]
-    });
+    set_attribute(
+        fx,
+        t,
+        cuda::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        value,
+        |prefix| {
+            vec![
+                MsgPart::text(format!("{prefix}: cannot allow ")),
+                MsgPart::Value(dynamic.tag, dynamic.var),
+                MsgPart::text(" bytes of dynamic shared memory on CUDA device "),
+                MsgPart::Value(device.tag, device.var),
+            ]
+        },
+    );
     fx.b.store(entry, 0, dynamic.var);
     fx.b.jump(done);
     fx.b.switch_to(done);
@@ -194,29 +215,25 @@ pub(super) fn cluster_size(
     let done = fx.b.new_block();
     fx.b.branch(needed, set, done);
     fx.b.switch_to(set);
-    let attr =
-        fx.b.iconst(Ty::I32, cuda::NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
     let one = fx.b.iconst(Ty::I32, 1);
-    let rc = call_entry(
-        &mut fx.b,
-        t.table,
-        Entry::KernelSetAttribute,
-        vec![attr, one, t.kernel, t.dev],
-    );
-    let prefix = t.prefix.to_owned();
     let device = ops.device;
-    driver_check(fx, t.table, rc, || {
-        let mut parts = vec![MsgPart::text(format!(
-            "{prefix}: cannot allow a non-portable cluster size "
-        ))];
-        parts.extend(dims_parts(&cluster));
-        parts.extend([
-            MsgPart::text(" on CUDA device "),
-            MsgPart::Value(device.tag, device.var),
-            MsgPart::text(": cuKernelSetAttribute returned "),
-        ]);
-        parts
-    });
+    set_attribute(
+        fx,
+        t,
+        cuda::NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+        one,
+        |prefix| {
+            let mut parts = vec![MsgPart::text(format!(
+                "{prefix}: cannot allow a non-portable cluster size "
+            ))];
+            parts.extend(dims_parts(&cluster));
+            parts.extend([
+                MsgPart::text(" on CUDA device "),
+                MsgPart::Value(device.tag, device.var),
+            ]);
+            parts
+        },
+    );
     fx.b.store_imm(Ty::I64, entry, 0, 1);
     fx.b.jump(done);
     fx.b.switch_to(done);
