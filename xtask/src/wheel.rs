@@ -117,6 +117,43 @@ fn newest_wheel(
         .ok_or_else(|| format!("maturin wrote no safecall wheel into {}", dir.display()))
 }
 
+/// C and C++ compiler drivers: a name with one of these as a `-`-separated part is a
+/// compiler (`gcc-12`, `x86_64-linux-gnu-gcc-12`, `clang++-19`).
+const COMPILERS: &[&str] = &[
+    "cc", "c++", "c89", "c99", "gcc", "g++", "clang", "clang++", "tcc",
+];
+/// The Rust toolchain and the preprocessor, by exact name.
+const TOOLS: &[&str] = &["cargo", "rustc", "rustup", "maturin", "cpp"];
+
+/// Whether `name` (an executable's file name) is a compiler or a Rust tool. Binutils (`as`,
+/// `ld`, `nm`) are neither: they stay, and the tests read symbols with `nm`.
+pub fn is_toolchain(name: &str) -> bool {
+    TOOLS.contains(&name) || name.split('-').any(|part| COMPILERS.contains(&part))
+}
+
+/// A directory of links to every executable on `path` except the toolchain's: a `PATH` for
+/// running the Python suite as a user without compilers would.
+pub fn toolchain_free_bin(path: &str, into: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(into);
+    std::fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
+    for dir in std::env::split_paths(path) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let Some(text) = name.to_str() else { continue };
+            let link = into.join(&name);
+            if is_toolchain(text) || link.exists() {
+                continue;
+            }
+            std::os::unix::fs::symlink(entry.path(), &link)
+                .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,41 +193,4 @@ mod tests {
             "target/wheels/safecall-0.1.0.tar.gz"
         )));
     }
-}
-
-/// C and C++ compiler drivers: a name with one of these as a `-`-separated part is a
-/// compiler (`gcc-12`, `x86_64-linux-gnu-gcc-12`, `clang++-19`).
-const COMPILERS: &[&str] = &[
-    "cc", "c++", "c89", "c99", "gcc", "g++", "clang", "clang++", "tcc",
-];
-/// The Rust toolchain and the preprocessor, by exact name.
-const TOOLS: &[&str] = &["cargo", "rustc", "rustup", "maturin", "cpp"];
-
-/// Whether `name` (an executable's file name) is a compiler or a Rust tool. Binutils (`as`,
-/// `ld`, `nm`) are neither: they stay, and the tests read symbols with `nm`.
-pub fn is_toolchain(name: &str) -> bool {
-    TOOLS.contains(&name) || name.split('-').any(|part| COMPILERS.contains(&part))
-}
-
-/// A directory of links to every executable on `path` except the toolchain's: a `PATH` for
-/// running the Python suite as a user without compilers would.
-pub fn toolchain_free_bin(path: &str, into: &Path) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(into);
-    std::fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
-    for dir in std::env::split_paths(path) {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let Some(text) = name.to_str() else { continue };
-            let link = into.join(&name);
-            if is_toolchain(text) || link.exists() {
-                continue;
-            }
-            std::os::unix::fs::symlink(entry.path(), &link)
-                .map_err(|e| format!("cannot link {}: {e}", link.display()))?;
-        }
-    }
-    Ok(())
 }
