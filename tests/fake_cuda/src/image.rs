@@ -75,7 +75,7 @@ pub(crate) unsafe fn read(image: *const c_char) -> Image {
     }
     let text = String::from_utf8_lossy(head).into_owned();
     let kernels = (!text.contains("FAKE_INVALID_IMAGE")).then(|| {
-        super::parse_entries(&text)
+        super::ptx::parse_entries(&text)
             .into_iter()
             .map(|e| ImageKernel {
                 name: e.name,

@@ -44,11 +44,13 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cudarc::driver::sys::{CUfunction_attribute_enum, CUlaunchAttributeID_enum, CUlaunchConfig};
+use cudarc::driver::sys::CUfunction_attribute_enum;
 use serde_json::{Value, json};
 
 mod image;
+mod launch;
 mod module_api;
+mod ptx;
 
 type CUresult = c_int;
 const SUCCESS: CUresult = 0;
@@ -170,64 +172,6 @@ fn context_device(ctx: usize) -> Option<c_int> {
     };
     let ordinal = (offset / 16) as c_int;
     (offset % 16 == 0 && ordinal < DEVICES && base + offset == ctx).then_some(ordinal)
-}
-
-/// A kernel declared in PTX text: its name, parameter sizes and static shared memory.
-#[derive(Debug, PartialEq)]
-struct Entry {
-    name: String,
-    params: Vec<usize>,
-    static_shared: u32,
-}
-
-/// Kernels declared in PTX text.
-fn parse_entries(text: &str) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(".entry") {
-        rest = &rest[at + ".entry".len()..];
-        let name: String = rest
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
-            .collect();
-        let params = match (rest.find('('), rest.find(')')) {
-            (Some(open), Some(close)) if open < close => rest[open + 1..close]
-                .split(',')
-                .filter_map(|p| {
-                    let words: Vec<&str> = p.split_whitespace().collect();
-                    let ty = words
-                        .iter()
-                        .find(|w| w.starts_with('.') && **w != ".param")?;
-                    let bits: usize = ty
-                        .trim_start_matches(|c: char| c == '.' || c.is_ascii_alphabetic())
-                        .parse()
-                        .ok()?;
-                    Some(bits / 8)
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let body = &rest[..rest.find(".entry").unwrap_or(rest.len())];
-        out.push(Entry {
-            name,
-            params,
-            static_shared: static_shared(body),
-        });
-    }
-    out
-}
-
-/// The bytes of the `.shared ... .b8 NAME[BYTES];` declarations in a kernel's text.
-fn static_shared(body: &str) -> u32 {
-    body.match_indices(".shared")
-        .filter_map(|(at, _)| {
-            let decl = &body[at..at + body[at..].find(';')?];
-            let open = decl.find('[')?;
-            let close = decl.find(']')?;
-            decl.get(open + 1..close)?.trim().parse::<u32>().ok()
-        })
-        .sum()
 }
 
 unsafe fn write<T>(out: *mut T, value: T) -> CUresult {
@@ -377,7 +321,7 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("cuKernelSetAttribute", cuKernelSetAttribute as *const ()),
     ("cuKernelGetAttribute", cuKernelGetAttribute as *const ()),
     ("cuDriverGetVersion", cuDriverGetVersion as *const ()),
-    ("cuLaunchKernelEx", cuLaunchKernelEx as *const ()),
+    ("cuLaunchKernelEx", launch::cuLaunchKernelEx as *const ()),
 ];
 
 fn error_text(code: CUresult) -> Option<(&'static CStr, &'static CStr)> {
@@ -675,214 +619,9 @@ pub extern "C" fn safecall_fake_cuda_set_driver_version(version: c_int) {
     THREAD.with(|t| t.borrow_mut().driver_version = version);
 }
 
-/// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLaunchKernelEx(
-    config: *const CUlaunchConfig,
-    f: usize,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    if config.is_null() {
-        return INVALID_VALUE;
-    }
-    if QUIET.load(Ordering::Relaxed) {
-        return SUCCESS;
-    }
-    // SAFETY: the caller passes a valid configuration.
-    let c = unsafe { &*config };
-    let ctx = THREAD.with(|t| t.borrow().current);
-    let kernel = registry(|r| {
-        let k = r.kernels.get(f.checked_sub(1)?)?;
-        Some((
-            k.name.clone(),
-            k.params.clone(),
-            (
-                k.shared_mem.clone(),
-                k.static_shared,
-                k.non_portable.clone(),
-            ),
-        ))
-    });
-    // SAFETY: `attrs` holds `numAttrs` attributes.
-    let attrs = unsafe { Attributes::read(c) };
-    let args: Vec<String> = match &kernel {
-        Some((_, sizes, _)) => sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &size)| {
-                // SAFETY: `params` holds one pointer per kernel parameter, each to `size` bytes.
-                let bytes =
-                    unsafe { std::slice::from_raw_parts((*params.add(i)).cast::<u8>(), size) };
-                bytes.iter().map(|b| format!("{b:02x}")).collect()
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let fields = json!({
-        "kernel": kernel.as_ref().map(|k| k.0.clone()),
-        "ctx": context_name(ctx),
-        "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
-        "block": [c.blockDimX, c.blockDimY, c.blockDimZ],
-        "attrs": attrs.ids,
-        "cluster": attrs.cluster,
-        "cluster_policy": attrs.cluster_policy,
-        "preferred_cluster": attrs.preferred_cluster,
-        "pdl": attrs.pdl,
-        "cooperative": attrs.cooperative,
-        "priority": attrs.priority,
-        "shared_mem": c.sharedMemBytes,
-        "stream": c.hStream as usize,
-        "args": args,
-        "extra": !extra.is_null(),
-    });
-    if let Some(code) = record("cuLaunchKernelEx", || fields) {
-        return code;
-    }
-    let Some((_, _, (opted_in, static_shared, non_portable))) = kernel else {
-        return INVALID_HANDLE;
-    };
-    let Some(ordinal) = context_device(ctx) else {
-        return INVALID_CONTEXT;
-    };
-    let dims = [
-        c.gridDimX,
-        c.gridDimY,
-        c.gridDimZ,
-        c.blockDimX,
-        c.blockDimY,
-        c.blockDimZ,
-    ];
-    if dims.contains(&0) {
-        return INVALID_VALUE;
-    }
-    let shared = c.sharedMemBytes.saturating_add(static_shared);
-    if shared > OPTIN_SHARED_MEM
-        || (shared > DEFAULT_SHARED_MEM
-            && opted_in.get(&ordinal).copied().unwrap_or(0) < c.sharedMemBytes)
-    {
-        return INVALID_VALUE;
-    }
-    if let Some([x, y, z]) = attrs.cluster_dims {
-        let blocks = u64::from(x) * u64::from(y) * u64::from(z);
-        let limit = if non_portable.contains(&ordinal) {
-            NON_PORTABLE_CLUSTER_MAX
-        } else {
-            PORTABLE_CLUSTER
-        };
-        if blocks == 0 || blocks > u64::from(limit) {
-            return INVALID_CLUSTER_SIZE;
-        }
-    }
-    if attrs.preferred_cluster_dims.is_some() {
-        let version = THREAD.with(|t| t.borrow().driver_version);
-        if version != 0 && version < 12080 {
-            return INVALID_VALUE;
-        }
-    }
-    if attrs.cooperative == json!(1) {
-        let blocks = u64::from(c.gridDimX) * u64::from(c.gridDimY) * u64::from(c.gridDimZ);
-        if blocks > u64::from(MULTIPROCESSORS * CO_RESIDENT_BLOCKS_PER_SM) {
-            return COOPERATIVE_LAUNCH_TOO_LARGE;
-        }
-    }
-    SUCCESS
-}
-
-/// The attributes of a launch configuration, as the launch record shows them.
-struct Attributes {
-    ids: Vec<u32>,
-    cluster: Value,
-    cluster_dims: Option<[u32; 3]>,
-    cluster_policy: Value,
-    preferred_cluster: Value,
-    preferred_cluster_dims: Option<[u32; 3]>,
-    pdl: Value,
-    cooperative: Value,
-    priority: Value,
-}
-
-impl Attributes {
-    /// # Safety
-    /// `c.attrs` holds `c.numAttrs` attributes.
-    unsafe fn read(c: &CUlaunchConfig) -> Self {
-        use CUlaunchAttributeID_enum as Id;
-        let mut out = Attributes {
-            ids: Vec::new(),
-            cluster: Value::Null,
-            cluster_dims: None,
-            cluster_policy: Value::Null,
-            preferred_cluster: Value::Null,
-            preferred_cluster_dims: None,
-            pdl: Value::Null,
-            cooperative: Value::Null,
-            priority: Value::Null,
-        };
-        for i in 0..c.numAttrs as usize {
-            // SAFETY: `attrs` holds `numAttrs` attributes (the caller's promise).
-            let a = unsafe { &*c.attrs.add(i) };
-            out.ids.push(a.id as u32);
-            // SAFETY: each arm reads the union member its attribute id selects.
-            unsafe {
-                match a.id {
-                    Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
-                        let d = a.value.clusterDim;
-                        out.cluster = json!([d.x, d.y, d.z]);
-                        out.cluster_dims = Some([d.x, d.y, d.z]);
-                    }
-                    Id::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION => {
-                        let d = a.value.preferredClusterDim;
-                        out.preferred_cluster = json!([d.x, d.y, d.z]);
-                        out.preferred_cluster_dims = Some([d.x, d.y, d.z]);
-                    }
-                    Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE => {
-                        out.cluster_policy =
-                            json!(a.value.clusterSchedulingPolicyPreference as u32);
-                    }
-                    Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION => {
-                        out.pdl = json!(a.value.programmaticStreamSerializationAllowed);
-                    }
-                    Id::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {
-                        out.cooperative = json!(a.value.cooperative);
-                    }
-                    Id::CU_LAUNCH_ATTRIBUTE_PRIORITY => out.priority = json!(a.value.priority),
-                    _ => {}
-                }
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ptx_entries_give_names_and_parameter_sizes() {
-        let ptx = ".visible .entry add_one(\n .param .u64 x,\n .param .u32 n, .param .f16 h)\n{}\n\
-                   .visible .entry empty()\n{ ret; }";
-        let entries: Vec<(String, Vec<usize>)> = parse_entries(ptx)
-            .into_iter()
-            .map(|e| (e.name, e.params))
-            .collect();
-        assert_eq!(
-            entries,
-            vec![
-                ("add_one".to_owned(), vec![8, 4, 2]),
-                ("empty".to_owned(), vec![])
-            ]
-        );
-    }
-
-    #[test]
-    fn ptx_shared_declarations_give_static_shared_memory() {
-        let ptx = ".visible .entry a(.param .u64 x)\n{\n.shared .align 16 .b8 buf[1024];\n\
-                   .shared .align 4 .b8 more[24];\nret;\n}\n.visible .entry b()\n{ ret; }";
-        let entries = parse_entries(ptx);
-        assert_eq!(entries[0].static_shared, 1048);
-        assert_eq!(entries[1].static_shared, 0);
-    }
 
     #[test]
     fn contexts_know_their_device() {
