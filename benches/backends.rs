@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use safecall::Backend;
+use safecall::backend::cranelift::CraneliftOptions;
 use safecall::backend::llvm::LlvmOptions;
 use safecall::jit::{JitModule, JitOptions};
 
@@ -51,10 +52,19 @@ fn jit(module: &safecall::ir::Module, backend: Backend, opt_level: u8) -> JitMod
 fn compile(c: &mut Criterion) {
     let module = support::example("launcher");
     let mut group = c.benchmark_group("compile");
-    for (label, backend, level) in configurations(&[0, 2]) {
+    // Cranelift at its fast-compile settings (the JIT's) too: what AOT output costs when it
+    // is built for compile time rather than code quality.
+    let mut rows = configurations(&[0, 2]);
+    rows.insert(1, ("cranelift_fast".to_owned(), Backend::Cranelift, 0));
+    for (label, backend, level) in rows {
         let options = safecall::Options {
             backend,
             llvm: LlvmOptions::with_opt_level(level),
+            cranelift: if label == "cranelift_fast" {
+                CraneliftOptions::fast_compile()
+            } else {
+                CraneliftOptions::default()
+            },
             ..safecall::Options::default()
         };
         group.bench_function(format!("object/{label}"), |b| {
