@@ -35,7 +35,11 @@ fn with_launch(stmt: &str) -> String {
 
 /// Asserts the diagnostics of `text` hold `message` and point at `line:column`.
 fn assert_error(text: &str, message: &str, at: &str) {
-    let rendered = diagnose(text);
+    assert_rendered(&diagnose(text), message, at);
+}
+
+/// Asserts rendered diagnostics hold `message` and point at `line:column`.
+fn assert_rendered(rendered: &str, message: &str, at: &str) {
     assert!(
         rendered.contains(message),
         "expected {message:?} in:\n{rendered}"
@@ -397,15 +401,7 @@ fn check_fixture(text: &str) -> Result<String, String> {
 
 /// Asserts that `text` fails to verify with `message` at `at`.
 fn assert_fixture_error(text: &str, message: &str, at: &str) {
-    let rendered = check_fixture(text).expect_err("accepted");
-    assert!(
-        rendered.contains(message),
-        "expected {message:?} in:\n{rendered}"
-    );
-    assert!(
-        rendered.contains(&format!("--> input.scir:{at}\n")),
-        "expected position {at} in:\n{rendered}"
-    );
+    assert_rendered(&check_fixture(text).expect_err("accepted"), message, at);
 }
 
 #[test]

@@ -420,6 +420,19 @@ impl LaunchSettings {
         self.0.iter()
     }
 
+    /// Where the expressions of the setting of `kind` start in [`Launch::exprs`] order (the
+    /// source map's), when it is given.
+    pub fn expr_offset(&self, kind: LaunchSettingKind) -> Option<usize> {
+        let mut at = 0;
+        for s in &self.0 {
+            if s.kind() == kind {
+                return Some(at);
+            }
+            at += s.exprs().len();
+        }
+        None
+    }
+
     /// The dimensions of a [`SettingShape::Dims`] setting; empty when not given.
     pub fn dims(&self, kind: LaunchSettingKind) -> &[Expr] {
         self.get(kind).map(LaunchSetting::exprs).unwrap_or_default()

@@ -243,12 +243,7 @@ impl FnVerifier<'_, '_> {
     /// cluster that has a cluster and is a multiple of it in each dimension (as the driver
     /// requires).
     fn cluster_constants(&mut self, path: &StmtPath, l: &Launch) {
-        let mut offset = 0;
-        let mut starts = HashMap::new();
-        for s in l.settings.iter() {
-            starts.insert(s.kind(), offset);
-            offset += s.exprs().len();
-        }
+        let start = |kind| l.settings.expr_offset(kind).unwrap_or_default();
         let cluster = l.cluster();
         for (kind, dims) in [
             (LaunchSettingKind::Cluster, cluster),
@@ -258,7 +253,7 @@ impl FnVerifier<'_, '_> {
                 if let Some(v) = int_literal(e).filter(|v| *v < 1) {
                     self.stmt_err(
                         path,
-                        StmtFocus::Expr(vec![starts[&kind] + i]),
+                        StmtFocus::Expr(vec![start(kind) + i]),
                         format!("{}[{i}] is {v}; it must be at least 1", kind.keyword()),
                     );
                 }
@@ -268,7 +263,7 @@ impl FnVerifier<'_, '_> {
         if preferred.is_empty() {
             return;
         }
-        let at = starts[&LaunchSettingKind::PreferredCluster];
+        let at = start(LaunchSettingKind::PreferredCluster);
         if cluster.is_empty() {
             self.stmt_err(
                 path,

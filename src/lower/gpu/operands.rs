@@ -332,13 +332,14 @@ fn lower_flag(fx: &mut FnCtx<'_, '_>, e: Option<&Expr>, what: &str) -> Result<Fl
 /// `priority=`, an `i32`.
 fn lower_priority(fx: &mut FnCtx<'_, '_>, e: &Expr, prefix: &str) -> Result<Var, LowerError> {
     let priority = lower_int(fx, e, "priority")?;
-    let low = fx.b.icmp_imm(IntCC::Sge, priority.var, i64::from(i32::MIN));
-    let high = fx.b.icmp_imm(IntCC::Sle, priority.var, i64::from(i32::MAX));
-    let mut ok = fx.b.binary(BinOp::And, low, high);
-    if priority.tag == Tag::U64 {
-        // A u64 above i64::MAX reads as negative: it is out of range too.
-        ok = fx.b.icmp_imm(IntCC::Ule, priority.var, i64::from(i32::MAX));
-    }
+    let ok = if priority.tag == Tag::U64 {
+        // Unsigned (a u64 above i64::MAX reads as negative): only the upper bound.
+        fx.b.icmp_imm(IntCC::Ule, priority.var, i64::from(i32::MAX))
+    } else {
+        let low = fx.b.icmp_imm(IntCC::Sge, priority.var, i64::from(i32::MIN));
+        let high = fx.b.icmp_imm(IntCC::Sle, priority.var, i64::from(i32::MAX));
+        fx.b.binary(BinOp::And, low, high)
+    };
     let p = prefix.to_owned();
     fx.check(ok, VALUE_ERROR, |_| {
         vec![

@@ -175,25 +175,9 @@ fn check_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
 /// `device=same`: the first tensor with it that is present binds the device type, the later
 /// ones must match.
 fn check_same_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
-    let code32 = fx.b.load(Ty::I32, t.dl, DLTENSOR_DEVICE_TYPE_OFFSET);
-    let code = fx.b.resize(code32, Ty::I64, true);
-    let binder = if fx.explaining() {
-        format!("{}.device", t.leaf.name)
-    } else {
-        String::new()
-    };
-    bind_or_compare(
-        fx,
-        syms,
-        SymKey::SameDeviceType,
-        code,
-        t.guarded,
-        &t.prefix,
-        "device type",
-        "device type of the tensor arguments",
-        &binder,
-        None,
-    );
+    let shown = "device type of the tensor arguments";
+    let field = (DLTENSOR_DEVICE_TYPE_OFFSET, "device type");
+    bind_device_field(fx, t, syms, SymKey::SameDeviceType, field, shown);
 }
 
 /// The shape: constant dims first, then symbolic ones (bound or compared). Returns the dims.
@@ -396,24 +380,29 @@ fn check_device_id(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) {
         ),
         DeviceIdPolicy::Var(name) => (SymKey::Named(name.clone()), name.clone()),
     };
-    let id32 = fx.b.load(Ty::I32, t.dl, DLTENSOR_DEVICE_ID_OFFSET);
-    let id = fx.b.resize(id32, Ty::I64, true);
+    let field = (DLTENSOR_DEVICE_ID_OFFSET, "device id");
+    bind_device_field(fx, t, syms, key, field, &shown);
+}
+
+/// Binds or compares `key` with a 32-bit field of the tensor's `DLDevice` (its offset and
+/// name), `shown` naming the binding in messages.
+fn bind_device_field(
+    fx: &mut FnCtx<'_, '_>,
+    t: &Checked<'_>,
+    syms: &mut Syms,
+    key: SymKey,
+    (offset, what): (usize, &str),
+    shown: &str,
+) {
+    let value32 = fx.b.load(Ty::I32, t.dl, offset);
+    let value = fx.b.resize(value32, Ty::I64, true);
     let binder = if fx.explaining() {
         format!("{}.device", t.leaf.name)
     } else {
         String::new()
     };
     bind_or_compare(
-        fx,
-        syms,
-        key,
-        id,
-        t.guarded,
-        &t.prefix,
-        "device id",
-        &shown,
-        &binder,
-        None,
+        fx, syms, key, value, t.guarded, &t.prefix, what, shown, &binder, None,
     );
 }
 
