@@ -131,10 +131,34 @@ fn builds_modules_with_imports_and_packed_calls() {
 }
 
 #[test]
+fn any_rank_spec_prints_and_verifies() {
+    let spec = TensorSpecBuilder::any_rank()
+        .dtype_name("float16")
+        .device(2)
+        .build();
+    assert_eq!((spec.shape.rank(), spec.shape.dims()), (None, &[][..]));
+    assert_eq!(
+        safecall::ir::print::print_tensor_spec(&spec),
+        "tensor[any, float16, device=cuda, strides=any]"
+    );
+    let mut m = ModuleBuilder::new("m");
+    let mut f = FunctionBuilder::new("rank");
+    f.param("x", spec);
+    f.returns(RetType::Scalar(ScalarType::Int(IntType::I32)));
+    f.ret(TensorRef::new("x").ndim());
+    m.function(f.finish());
+    let module = m.build();
+    safecall::ir::verify::verify(&module).expect("an any-rank tensor with any strides verifies");
+}
+
+#[test]
 fn tensor_spec_defaults() {
     let spec = TensorSpecBuilder::new([Dim::from("n"), Dim::from(4)]).build();
     assert_eq!(spec.dtype, None);
-    assert_eq!(spec.shape, vec![Dim::Var("n".into()), Dim::Const(4)]);
+    assert_eq!(
+        spec.shape,
+        TensorShape::Dims(vec![Dim::Var("n".into()), Dim::Const(4)])
+    );
     assert_eq!(spec.strides, Strides::Compact);
     assert_eq!(spec.device_type, DeviceTypePolicy::Any);
     assert_eq!(spec.device_id, DeviceIdPolicy::Same);

@@ -641,3 +641,33 @@ error_case!(
     "symbolic variable `sx` (bound by x.strides[0]) is bound only by optional parameters",
     "module m;\nfn f(x: optional[tensor[(n,), float32, strides=(sx,)]], y: tensor[(n,), float32]) -> i64 {\n    return n * sx;\n}\n"
 );
+
+// ---- tensors of any rank ----------------------------------------------------------------
+
+error_case!(
+    any_rank_needs_any_strides,
+    Verify,
+    "a tensor of any rank cannot require compact strides (the default); write `strides=any`",
+    "module m;\nfn f(x: tensor[any, float16, device=cuda]) {\n}\n"
+);
+
+error_case!(
+    any_rank_has_no_index_limit,
+    Verify,
+    "a tensor of any rank cannot have an element-count limit (`index=`)",
+    "module m;\nfn f(x: tensor[any, float16, strides=any, index=i32]) {\n}\n"
+);
+
+error_case!(
+    any_rank_dims_cannot_be_indexed,
+    Verify,
+    "tensor `x` has any rank (`tensor[any, ...]`), so its dimensions cannot be indexed",
+    "module m;\nfn f(x: tensor[any, float16, strides=any]) -> i64 {\n    return x.shape[0];\n}\n"
+);
+
+error_case!(
+    tensor_shape_is_dims_or_any,
+    Parse,
+    "`tensor[any, dtype, ...]` for any rank",
+    "module m;\nfn f(x: tensor[n, float16]) {\n}\n"
+);

@@ -294,7 +294,10 @@ fn tensor_spec() -> impl Strategy<Value = TensorSpec> {
     ];
     (
         prop::option::of(dtype()),
-        prop::collection::vec(dim(), 0..3),
+        prop_oneof![
+            4 => prop::collection::vec(dim(), 0..3).prop_map(TensorShape::Dims),
+            1 => Just(TensorShape::AnyRank),
+        ],
         strides,
         prop_oneof![
             Just(DeviceTypePolicy::Any),

@@ -67,7 +67,7 @@ def _dims(dims: Sequence[Union[int, str]]) -> str:
 
 
 def tensor(
-    shape: Sequence[Union[int, str]],
+    shape: Union[Sequence[Union[int, str]], str],
     dtype: Any = "any",
     *,
     device: Union[str, int, None] = None,
@@ -81,9 +81,10 @@ def tensor(
 
     Parameters
     ----------
-    shape : sequence of int or str
+    shape : sequence of int or str, or "any"
         One entry per dimension: a constant, or the name of a symbolic variable (an ``i64``
-        bound by its first occurrence, e.g. ``"n"``).
+        bound by its first occurrence, e.g. ``"n"``). ``"any"``: any rank and extents (the
+        strides then default to ``"any"``, the only strides such a tensor may have).
     dtype : str or tvm_ffi.dtype, default "any"
         The element type (``"float32"``, ``"bfloat16"``, ...), or ``"any"``.
     device : str or int, optional
@@ -113,8 +114,17 @@ def tensor(
     --------
     >>> str(tensor(["n", 4], "float16", device="cuda", align=16))
     'tensor[(n, 4), float16, device=cuda, align=16]'
+    >>> str(tensor("any", "float16", device="cuda"))
+    'tensor[any, float16, device=cuda, strides=any]'
     """
-    parts = [_dims(shape), str(dtype)]
+    if isinstance(shape, str):
+        if shape != "any":
+            raise ValueError(f"a tensor's shape is a sequence of dims or 'any', not {shape!r}")
+        if strides is None:
+            strides = "any"
+        parts = ["any", str(dtype)]
+    else:
+        parts = [_dims(shape), str(dtype)]
     if device is not None:
         if isinstance(device, int) and not isinstance(device, bool):
             device = int(device)  # an IntEnum such as tvm_ffi.DLDeviceType.kDLCUDA

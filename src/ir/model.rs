@@ -25,7 +25,9 @@ pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue,
 };
-pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
+pub use tensor::{
+    ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorShape, TensorSpec,
+};
 
 /// A compilation unit: one object file, shared library or JIT module.
 #[derive(Clone, Debug, PartialEq)]

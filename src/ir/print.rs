@@ -191,7 +191,10 @@ fn print_dims(dims: &[Dim]) -> String {
 
 /// Prints a tensor type: `tensor[(n, 4), float32, device=cuda, ...]` (defaults omitted).
 pub fn print_tensor_spec(spec: &TensorSpec) -> String {
-    let mut s = format!("tensor[{}, ", print_dims(&spec.shape));
+    let mut s = match &spec.shape {
+        TensorShape::Dims(dims) => format!("tensor[{}, ", print_dims(dims)),
+        TensorShape::AnyRank => "tensor[any, ".to_owned(),
+    };
     match spec.dtype {
         Some(d) => s.push_str(&syntax::dtype(d)),
         None => s.push_str("any"),

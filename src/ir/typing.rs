@@ -58,6 +58,13 @@ pub trait Scope {
         let _ = name;
         None
     }
+
+    /// Whether `name` is a tensor of any rank (`tensor[any, ...]`), whose dims the body
+    /// cannot index.
+    fn tensor_any_rank(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
 }
 
 impl<F: Fn(&str) -> Option<Type>> Scope for F {
@@ -331,6 +338,19 @@ fn type_of(
             if t != Type::Tensor {
                 return Err(invalid(format!(
                     "`{tensor}` is not a tensor parameter (it is {t})"
+                )));
+            }
+            if let TensorField::Shape(i) | TensorField::Stride(i) = field
+                && scope.tensor_any_rank(tensor)
+            {
+                let part = if matches!(field, TensorField::Shape(_)) {
+                    "shape"
+                } else {
+                    "strides"
+                };
+                return Err(invalid(format!(
+                    "`{tensor}.{part}[{i}]`: tensor `{tensor}` has any rank (`tensor[any, ...]`), \
+                     so its dimensions cannot be indexed (`{tensor}.ndim` is its rank)"
                 )));
             }
             if let (TensorField::Shape(i) | TensorField::Stride(i), Some(ndim)) =

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::ir::{
     ByteOffsetPolicy, ConstValue, DeviceIdPolicy, DeviceTypePolicy, Dim, Function, IntType,
-    ParamType, RetType, ScalarType, Strides, TensorSpec,
+    ParamType, RetType, ScalarType, Strides, TensorShape, TensorSpec,
 };
 
 use super::raise::device_name;
@@ -62,11 +62,11 @@ pub fn device_type_text(code: i32) -> String {
 
 /// `Tensor[(n,), float32]`, with the device type and stride form when they are constrained.
 pub fn tensor_text(spec: &TensorSpec) -> String {
-    let mut s = format!(
-        "Tensor[{}, {}",
-        dims_text(&spec.shape),
-        dtype_text(spec.dtype)
-    );
+    let shape = match &spec.shape {
+        TensorShape::Dims(dims) => dims_text(dims),
+        TensorShape::AnyRank => "any".to_owned(),
+    };
+    let mut s = format!("Tensor[{shape}, {}", dtype_text(spec.dtype));
     match spec.device_type {
         DeviceTypePolicy::Any => {}
         DeviceTypePolicy::Same => s.push_str(", device=same"),

@@ -143,6 +143,15 @@ impl TensorSpecBuilder {
         }
     }
 
+    /// A spec of any rank (`tensor[any, ...]`), with any strides (the only strides a tensor
+    /// of any rank may have).
+    pub fn any_rank() -> Self {
+        let mut spec = TensorSpec::new(None, vec![]);
+        spec.shape = TensorShape::AnyRank;
+        spec.strides = Strides::Any;
+        TensorSpecBuilder { spec }
+    }
+
     /// Requires this dtype.
     pub fn dtype(mut self, dtype: DLDataType) -> Self {
         self.spec.dtype = Some(dtype);

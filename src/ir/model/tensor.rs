@@ -10,8 +10,8 @@ use super::IntType;
 pub struct TensorSpec {
     /// Element type; `None` accepts any.
     pub dtype: Option<DLDataType>,
-    /// One entry per dimension (so `ndim == shape.len()`).
-    pub shape: Vec<Dim>,
+    /// The dimensions, or any rank.
+    pub shape: TensorShape,
     /// Stride requirements.
     pub strides: Strides,
     /// The device type accepted: any, a DLPack code, or the other tensors'.
@@ -34,13 +34,41 @@ impl TensorSpec {
     pub fn new(dtype: Option<DLDataType>, shape: Vec<Dim>) -> TensorSpec {
         TensorSpec {
             dtype,
-            shape,
+            shape: TensorShape::Dims(shape),
             strides: Strides::Compact,
             device_type: DeviceTypePolicy::Any,
             device_id: DeviceIdPolicy::Same,
             byte_offset: ByteOffsetPolicy::Zero,
             alignment: None,
             index_type: None,
+        }
+    }
+}
+
+/// The shape requirement of a tensor parameter (`(d0, d1, ...)` or `any` in the text form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensorShape {
+    /// One entry per dimension (so `ndim` is their count).
+    Dims(Vec<Dim>),
+    /// Any number of dimensions of any extents (`tensor[any, ...]`): only `x.ndim`, not
+    /// `x.shape[i]`, is known to the body, and the strides must be `any`.
+    AnyRank,
+}
+
+impl TensorShape {
+    /// The declared dimensions (none for [`TensorShape::AnyRank`]).
+    pub fn dims(&self) -> &[Dim] {
+        match self {
+            TensorShape::Dims(dims) => dims,
+            TensorShape::AnyRank => &[],
+        }
+    }
+
+    /// The number of dimensions, when fixed.
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            TensorShape::Dims(dims) => Some(dims.len()),
+            TensorShape::AnyRank => None,
         }
     }
 }

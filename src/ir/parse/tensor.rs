@@ -35,24 +35,13 @@ impl Parser<'_> {
 
     pub(super) fn tensor_spec(&mut self) -> PResult<(TensorSpec, TensorSpans)> {
         self.expect_punct("[")?;
-        if !self.is_punct("(") {
-            return Err(self
-                .unexpected(vec!["the shape `(...)`".to_owned()])
-                .with_note(
-                    "a tensor type is written `tensor[(dims...), dtype, key=value...]`".to_owned(),
-                ));
-        }
-        let (shape, dim_spans, shape_span) = self.dims()?;
-        let mut spans = TensorSpans {
-            shape: shape_span,
-            dims: dim_spans,
-            ..Default::default()
-        };
+        let (shape, mut spans) = self.tensor_shape()?;
         self.expect_punct(",")?;
         let dtype_start = self.span();
         let dtype = self.dtype()?;
         spans.dtype = dtype_start.to(Span::new(self.prev_end(), self.prev_end()));
-        let mut spec = TensorSpec::new(dtype, shape);
+        let mut spec = TensorSpec::new(dtype, vec![]);
+        spec.shape = shape;
         const KEYS: &[&str] = &[
             "device",
             "strides",
@@ -99,6 +88,37 @@ impl Parser<'_> {
         }
         self.bump();
         Ok((spec, spans))
+    }
+
+    /// A tensor type's shape: `(dims...)` or `any`; the spans start with its own.
+    fn tensor_shape(&mut self) -> PResult<(TensorShape, TensorSpans)> {
+        let start = self.span();
+        if self.eat_kw("any") {
+            let shape = start.to(Span::new(self.prev_end(), self.prev_end()));
+            return Ok((
+                TensorShape::AnyRank,
+                TensorSpans {
+                    shape,
+                    ..Default::default()
+                },
+            ));
+        }
+        if !self.is_punct("(") {
+            return Err(self
+                .unexpected(vec!["the shape `(...)`".to_owned(), "`any`".to_owned()])
+                .with_note(
+                    "a tensor type is written `tensor[(dims...), dtype, key=value...]` \
+                     (`tensor[any, dtype, ...]` for any rank)"
+                        .to_owned(),
+                ));
+        }
+        let (dims, dim_spans, shape) = self.dims()?;
+        let spans = TensorSpans {
+            shape,
+            dims: dim_spans,
+            ..Default::default()
+        };
+        Ok((TensorShape::Dims(dims), spans))
     }
 
     /// The value of tensor attribute `attr` (after its `=`), stored into `spec`.

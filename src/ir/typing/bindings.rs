@@ -90,8 +90,8 @@ pub fn param_bindings(f: &Function) -> Vec<Binding<'_>> {
                 ParamType::Tuple(elems) => walk(elems, &path, opt, out, syms),
                 ParamType::Tensor(spec) => {
                     let mut occurrences: Vec<(&str, SymSource)> =
-                        Vec::with_capacity(2 * spec.shape.len() + 1);
-                    for (d, dim) in spec.shape.iter().enumerate() {
+                        Vec::with_capacity(2 * spec.shape.dims().len() + 1);
+                    for (d, dim) in spec.shape.dims().iter().enumerate() {
                         if let Dim::Var(v) = dim {
                             occurrences.push((v, SymSource::Shape(d)));
                         }
@@ -146,7 +146,8 @@ pub struct FunctionScope {
 struct ScopeEntry {
     ty: Type,
     nullable: bool,
-    ndim: Option<usize>,
+    /// For a tensor, its number of dimensions when fixed.
+    ndim: Option<Option<usize>>,
 }
 
 impl FunctionScope {
@@ -167,7 +168,7 @@ impl FunctionScope {
                         inner = i;
                     }
                     let ndim = match inner {
-                        ParamType::Tensor(spec) => Some(spec.shape.len()),
+                        ParamType::Tensor(spec) => Some(spec.shape.rank()),
                         _ => None,
                     };
                     (param_nullable(ty), ndim)
@@ -217,7 +218,11 @@ impl Scope for FunctionScope {
     }
 
     fn tensor_ndim(&self, name: &str) -> Option<usize> {
-        self.names.get(name).and_then(|e| e.ndim)
+        self.names.get(name).and_then(|e| e.ndim.flatten())
+    }
+
+    fn tensor_any_rank(&self, name: &str) -> bool {
+        self.names.get(name).is_some_and(|e| e.ndim == Some(None))
     }
 }
 

@@ -60,7 +60,10 @@ impl<'m> FnVerifier<'_, 'm> {
                 );
             }
         }
-        for (i, d) in spec.shape.iter().enumerate() {
+        if spec.shape == TensorShape::AnyRank {
+            self.any_rank_spec(spec, path);
+        }
+        for (i, d) in spec.shape.dims().iter().enumerate() {
             match d {
                 Dim::Const(c) if *c < 0 => {
                     self.param_err(
@@ -80,14 +83,16 @@ impl<'m> FnVerifier<'_, 'm> {
             }
         }
         if let Strides::Exact(strides) = &spec.strides {
-            if strides.len() != spec.shape.len() {
+            if let Some(rank) = spec.shape.rank()
+                && strides.len() != rank
+            {
                 self.param_err(
                     path,
                     ParamPart::Attr(TensorAttr::Strides),
                     format!(
                         "the stride list has {} but the tensor has {}",
                         plural(strides.len(), "entry", "entries"),
-                        plural(spec.shape.len(), "dimension", "dimensions")
+                        plural(rank, "dimension", "dimensions")
                     ),
                 );
             }
@@ -128,6 +133,30 @@ impl<'m> FnVerifier<'_, 'm> {
                 path,
                 ParamPart::Attr(TensorAttr::Align),
                 format!("alignment {a} is not a power of two"),
+            );
+        }
+    }
+
+    /// What a tensor of any rank cannot ask for: strides other than `any` (compact and
+    /// explicit strides need the dims) and an element-count limit.
+    fn any_rank_spec(&mut self, spec: &TensorSpec, path: &[usize]) {
+        let strides = match &spec.strides {
+            Strides::Any => None,
+            Strides::Compact => Some("compact strides (the default)"),
+            Strides::Exact(_) => Some("an explicit stride list"),
+        };
+        if let Some(what) = strides {
+            self.param_err(
+                path,
+                ParamPart::Attr(TensorAttr::Strides),
+                format!("a tensor of any rank cannot require {what}; write `strides=any`"),
+            );
+        }
+        if spec.index_type.is_some() {
+            self.param_err(
+                path,
+                ParamPart::Attr(TensorAttr::Index),
+                "a tensor of any rank cannot have an element-count limit (`index=`)".into(),
             );
         }
     }

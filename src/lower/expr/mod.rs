@@ -5,7 +5,7 @@
 use safecall_runtime::abi::{
     ANY_TYPE_INDEX_OFFSET, DLTENSOR_BYTE_OFFSET_OFFSET, DLTENSOR_DATA_OFFSET,
     DLTENSOR_DEVICE_ID_OFFSET, DLTENSOR_DEVICE_TYPE_OFFSET, DLTENSOR_DTYPE_OFFSET,
-    DLTENSOR_SHAPE_OFFSET, type_index as ti,
+    DLTENSOR_NDIM_OFFSET, DLTENSOR_SHAPE_OFFSET, type_index as ti,
 };
 
 use crate::ir::{self, BinOp, Expr, ScalarType, Strides, TensorField, UnOp, typing};
@@ -272,7 +272,8 @@ fn lower_field(
     };
     fx.check_present(&t.guard);
     let dl = t.dl;
-    let ndim = t.spec.shape.len();
+    // A tensor of any rank has no dims to index (the verifier refuses `shape[i]` there).
+    let ndim = t.spec.shape.dims().len();
     let dims = |fx: &mut FnCtx<'_, '_>| -> Vec<Var> {
         match &t.shape {
             Some(dims) => dims.clone(),
@@ -313,7 +314,10 @@ fn lower_field(
             };
             strides[k]
         }
-        TensorField::NDim => fx.b.iconst(Ty::I32, ndim as i64),
+        TensorField::NDim => match t.spec.shape.rank() {
+            Some(rank) => fx.b.iconst(Ty::I32, rank as i64),
+            None => fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET),
+        },
         TensorField::DType => fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET),
         // `device_type` and `device_id` together, packed.
         TensorField::Device => fx.b.load(Ty::I64, dl, DLTENSOR_DEVICE_TYPE_OFFSET),

@@ -10,7 +10,8 @@ use safecall_runtime::abi::{
 };
 
 use crate::ir::{
-    ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, IntType, Strides, TensorSpec,
+    ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, IntType, Strides, TensorShape,
+    TensorSpec,
 };
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 
@@ -79,7 +80,10 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
     let dims = check_shape(fx, &t, syms);
 
     // Zero-element tensors pass the stride, alignment and data checks whatever their fields.
-    let has_zero = any_zero(fx, &dims);
+    let has_zero = match leaf.spec.shape {
+        TensorShape::Dims(_) => any_zero(fx, &dims),
+        TensorShape::AnyRank => any_zero_of_any_rank(fx, t.dl),
+    };
     let nonempty = {
         let one = fx.b.iconst(Ty::I8, 1);
         fx.b.binary(BinOp::Xor, has_zero, one)
@@ -113,7 +117,10 @@ pub(super) fn check_tensor(fx: &mut FnCtx<'_, '_>, leaf: &TensorLeaf, syms: &mut
 /// comparison check both (the explain function checks them one by one).
 fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
     let (spec, dl, prefix) = (&t.leaf.spec, t.dl, &t.prefix);
-    let ndim = spec.shape.len();
+    let Some(ndim) = spec.shape.rank() else {
+        check_ndim_not_negative(fx, t);
+        return check_dtype(fx, t);
+    };
     let fused_dtype = spec
         .dtype
         .filter(|_| fx.fast_path() && cfg!(target_endian = "little"));
@@ -134,7 +141,26 @@ fn check_ndim_and_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
         ]
     });
 
-    // dtype (a TypeError: the element type is part of the argument's type)
+    check_dtype(fx, t);
+}
+
+/// A tensor of any rank: `ndim` is not negative (the loops over its dims trust it).
+fn check_ndim_not_negative(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
+    let prefix = &t.prefix;
+    let actual_ndim = fx.b.load(Ty::I32, t.dl, DLTENSOR_NDIM_OFFSET);
+    let ok = fx.b.icmp_imm(IntCC::Sge, actual_ndim, 0);
+    fx.check_arg(ok, VALUE_ERROR, |_| {
+        vec![
+            MsgPart::text(format!("{prefix}ndim is ")),
+            MsgPart::Value(Tag::I64, actual_ndim),
+            MsgPart::text(", expected 0 or more"),
+        ]
+    });
+}
+
+/// The dtype (a TypeError: the element type is part of the argument's type).
+fn check_dtype(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) {
+    let (spec, dl, prefix) = (&t.leaf.spec, t.dl, &t.prefix);
     if let Some(dtype) = spec.dtype {
         let packed = i64::from(dtype.to_bits());
         let actual = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
@@ -184,10 +210,10 @@ fn check_same_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Sy
 fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<Var> {
     let (spec, prefix) = (&t.leaf.spec, &t.prefix);
     let shape_ptr = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_SHAPE_OFFSET);
-    let dims: Vec<Var> = (0..spec.shape.len())
+    let dims: Vec<Var> = (0..spec.shape.dims().len())
         .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
         .collect();
-    for (k, dim) in spec.shape.iter().enumerate() {
+    for (k, dim) in spec.shape.dims().iter().enumerate() {
         if let Dim::Const(c) = dim {
             let ok = fx.b.icmp_imm(IntCC::Eq, dims[k], *c);
             let actual = dims[k];
@@ -200,7 +226,7 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<
             });
         }
     }
-    for (k, dim) in spec.shape.iter().enumerate() {
+    for (k, dim) in spec.shape.dims().iter().enumerate() {
         if let Dim::Var(name) = dim {
             bind_dim_var(fx, t, syms, ("shape", k), name, dims[k], None);
         }
@@ -452,6 +478,37 @@ fn check_element_count(
         parts.push(MsgPart::text(if dims.len() == 1 { ",)" } else { ")" }));
         parts
     });
+}
+
+/// `I8` 1 when any of the `ndim` dims of a tensor of any rank is 0 (a loop over its shape;
+/// `ndim` was checked not to be negative).
+fn any_zero_of_any_rank(fx: &mut FnCtx<'_, '_>, dl: Var) -> Var {
+    // Safety boundary: `ndim` shape entries are read below.
+    fx.flush_checks();
+    let ndim32 = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
+    let ndim = fx.b.resize(ndim32, Ty::I64, true);
+    let shape_ptr = fx.b.load(Ty::Ptr, dl, DLTENSOR_SHAPE_OFFSET);
+    let found = fx.b.mutable_var(Ty::I8);
+    fx.b.assign_iconst(found, 0);
+    let k = fx.b.mutable_var(Ty::I64);
+    fx.b.assign_iconst(k, 0);
+    let (head, body, exit) = (fx.b.new_block(), fx.b.new_block(), fx.b.new_block());
+    fx.b.jump(head);
+    fx.b.switch_to(head);
+    let more = fx.b.icmp(IntCC::Slt, k, ndim);
+    fx.b.branch(more, body, exit);
+    fx.b.switch_to(body);
+    let byte = fx.b.binary_imm(BinOp::Imul, k, 8);
+    let entry = fx.b.ptr_add(shape_ptr, byte);
+    let dim = fx.b.load(Ty::I64, entry, 0);
+    let zero = fx.b.icmp_imm(IntCC::Eq, dim, 0);
+    let either = fx.b.binary(BinOp::Or, found, zero);
+    fx.b.assign(found, either);
+    let next = fx.b.binary_imm(BinOp::Iadd, k, 1);
+    fx.b.assign(k, next);
+    fx.b.jump(head);
+    fx.b.switch_to(exit);
+    found
 }
 
 /// `I8` 1 when any dim is 0.
