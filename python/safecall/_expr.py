@@ -166,6 +166,9 @@ class Expr:
     __rmul__ = lambda s, o: s._bin("*", o, True)  # noqa: E731
     __truediv__ = lambda s, o: s._bin("/", o)  # noqa: E731
     __rtruediv__ = lambda s, o: s._bin("/", o, True)  # noqa: E731
+    # ``a // b`` is ``floordiv(a, b)`` (Python's floor division), so ``triton.cdiv`` works.
+    __floordiv__ = lambda s, o: floordiv(s, o)  # noqa: E731
+    __rfloordiv__ = lambda s, o: floordiv(o, s)  # noqa: E731
     __mod__ = lambda s, o: s._bin("%", o)  # noqa: E731
     __rmod__ = lambda s, o: s._bin("%", o, True)  # noqa: E731
     __and__ = lambda s, o: s._bin("&", o)  # noqa: E731

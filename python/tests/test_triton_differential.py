@@ -6,13 +6,15 @@ driver double (tests/fake_cuda): once by Triton 3.9's own launcher (``CompiledKe
 which Triton builds from its ``driver.c`` with the system C compiler on first use, so this
 test needs ``cc``/``gcc`` at run time, and which binds to the double through
 ``TRITON_LIBCUDA_PATH``), once by a safecall function built from the same cubin and metadata
-(triton_abi.py). The two ``cuLaunchKernelEx`` records (context, grid, block, cluster, dynamic
+(``safecall.triton.function``, with its default checks). The two ``cuLaunchKernelEx`` records (context, grid, block, cluster, dynamic
 shared memory, stream, launch attributes, and every kernel argument's bytes, cut by the
 parameter sizes the double reads from the cubin's ``EIATTR_KPARAM_INFO`` records) must be
-equal, and both must match what the ABI table predicts.
+equal, and both must match what the ABI table (``safecall.triton.TRITON_ABI``) predicts.
+Pointer arguments are CUDA tensors with fake addresses (a DLPack producer with a
+``data_ptr()``), so both launchers get the same objects.
 
-Cases whose safecall side needs a launch setting or a scalar type the IR does not have yet run
-their Triton side (which must launch and record) and then xfail, naming what is missing.
+Cases whose safecall side is knowingly refused (scratch memory until the allocation issue
+lands) run their Triton side (which must launch and record) and then xfail on the refusal.
 
 Outside CI the test skips with its reason when triton 3.9.0, a C compiler or the double is
 missing; with ``CI=true`` each of these is a failure (``cargo xtask test`` installs triton).
@@ -29,9 +31,13 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 import fake_cuda
-import triton_abi
+import safecall.triton as sct
 from conftest import ROOT
-from triton_abi import TRITON_ABI
+from safecall.triton import TRITON_ABI
+from triton_fakes import CudaTensor, cuda_tensors, expected_args, expected_launch, scratch_requests
+
+#: The Triton release the test venv pins (``xtask``).
+TRITON_VERSION = "3.9.0"
 
 # Before triton is imported: the driver Triton's launcher links, and its caches, under target/.
 os.environ["TRITON_LIBCUDA_PATH"] = str(ROOT / "target" / "triton-libcuda")
@@ -47,9 +53,9 @@ def _unavailable() -> str | None:
     try:
         import triton
     except ImportError:
-        return f"triton is not installed (pip install triton=={triton_abi.TRITON_VERSION})"
-    if triton.__version__ != triton_abi.TRITON_VERSION:
-        return f"triton {triton.__version__} is installed; these facts are for {triton_abi.TRITON_VERSION}"
+        return f"triton is not installed (pip install triton=={TRITON_VERSION})"
+    if triton.__version__ != TRITON_VERSION:
+        return f"triton {triton.__version__} is installed; these facts are for {TRITON_VERSION}"
     if not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")):
         return "Triton's launcher needs a C compiler (gcc, clang or $CC) at run time"
     return fake_cuda.missing_reason()
@@ -144,7 +150,8 @@ def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """A kernel compiled one way and launched with one list of arguments."""
+    """A kernel compiled one way and launched with one list of arguments (pointers as ints:
+    the test passes CUDA tensors at those addresses)."""
 
     kernel: Any
     signature: Tuple[Tuple[str, str], ...]
@@ -152,6 +159,8 @@ class Case:
     args: Tuple[Any, ...]
     grid: Tuple[int, int, int]
     options: Tuple[Tuple[str, Any], ...] = ()
+    #: Arguments Triton specialized as divisible by 16 (``tt.divisibility``).
+    divisible: Tuple[int, ...] = ()
 
 
 COPY_SIG = (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr"))
@@ -212,6 +221,9 @@ CASES: Dict[str, Case] = {
         (4, 2, 1),
         (("num_warps", 8), ("num_stages", 3)),
     ),
+    "divisibility 16 (aligned pointers, n % 16 == 0)": Case(
+        copy, COPY_SIG, (("BLOCK", 128),), (0x7F00_0000_1000, 0x7F00_0000_2000, 1024, 128), (8, 1, 1), (), (0, 1, 2)
+    ),
     "PDL": Case(pdl_copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (8, 1, 1), (("launch_pdl", True),)),
     "cooperative grid": Case(
         copy, COPY_SIG, (("BLOCK", 128),), COPY_ARGS, (8, 1, 1), (("launch_cooperative_grid", True),)
@@ -255,7 +267,8 @@ class ScratchAllocator:
 @functools.lru_cache(maxsize=None)
 def compiled(case_name: str) -> Any:
     case = CASES[case_name]
-    src = ASTSource(case.kernel, signature=dict(case.signature), constexprs=dict(case.constants))
+    attrs = {(i,): [list(TRITON_ABI["divisibility"])] for i in case.divisible}
+    src = ASTSource(case.kernel, signature=dict(case.signature), constexprs=dict(case.constants), attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(case.options))
 
 
@@ -298,6 +311,10 @@ KNOWN_DISAGREEMENTS = {
         "tvm_ffi passes a Python int of 2^63 or more as an ffi.BigInt object, which a u64 "
         "parameter does not accept (Triton's launcher takes it with PyLong_AsUnsignedLongLong)",
     ),
+    "global scratch (device-side TMA descriptors)": (
+        sct.UnsupportedKernelError,
+        f"safecall.triton refuses kernels that need {sct.NEEDS_ALLOCATION}",
+    ),
 }
 
 
@@ -314,29 +331,30 @@ def _case_params() -> List[Any]:
 
 @pytest.mark.parametrize("case_name", _case_params())
 def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
+    import tvm_ffi
+
     case = CASES[case_name]
     kernel = compiled(case_name)
+    signature = dict(case.signature)
+    args = cuda_tensors(signature, case.args)
 
     fake.safecall_fake_cuda_reset()
     ALLOCATOR.requests.clear()
-    triton_abi.triton_launch(kernel, case.grid, case.args, STREAM)
+    kernel[case.grid](*args, stream=STREAM)
     [theirs] = fake_cuda.launches(fake)
-    predicted = triton_abi.expected_launch(kernel, case.grid)
+    predicted = expected_launch(kernel, case.grid)
     assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
-    scratch = triton_abi.scratch_requests(kernel, case.grid)
+    scratch = scratch_requests(kernel, case.grid)
     assert ALLOCATOR.requests == [(size, align, STREAM) for size, align in scratch.values()]
     addresses = {name: SCRATCH_ADDRESS for name in scratch}
-    packed = triton_abi.expected_args(dict(case.signature), case.args, addresses)
+    packed = expected_args(signature, case.args, addresses)
     assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
-    missing = triton_abi.missing_features(kernel, dict(case.signature))
-    if missing is not None:
-        pytest.xfail(missing)
-
-    launcher = triton_abi.safecall_launcher(kernel, dict(case.signature), dict(case.constants))
+    launch = sct.function(kernel)
     fake.safecall_fake_cuda_reset()
-    triton_abi.safecall_launch(launcher, case.grid, case.args, STREAM)
+    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):
+        launch(case.grid, *args)
     [ours] = fake_cuda.launches(fake)
     assert ours == theirs, describe(theirs, ours)
 
@@ -350,9 +368,12 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     assert compiled("num_ctas=2 (cluster + SPREAD)").metadata.num_ctas == 2
     assert compiled("PDL").metadata.launch_pdl
     assert compiled("cooperative grid").metadata.launch_cooperative_grid
+    divisible = sct.from_compiled(compiled("divisibility 16 (aligned pointers, n % 16 == 0)")).divisible
+    assert divisible == {"x_ptr", "y_ptr", "n"}
     for name in CASES:
         md = compiled(name).metadata
         scratch = name == "global scratch (device-side TMA descriptors)"
+        assert compiled(name).metadata.triton_version == TRITON_VERSION
         assert (md.global_scratch_size > 0, md.profile_scratch_size) == (scratch, 0), name
 
 

@@ -1,0 +1,584 @@
+"""Triton kernels as TVM-FFI functions, with no C compiler: ``safecall.triton``.
+
+A compiled Triton kernel (a ``triton.compiler.CompiledKernel``, or its cubin and ``.json``
+metadata on disk) becomes a host function in the IR that checks its arguments and launches the
+cubin exactly as Triton's own launcher does; :func:`function` JIT-compiles it into a
+``tvm_ffi.Function`` in about a millisecond, :func:`build` links several into a ``.so`` that
+loads with only ``import tvm_ffi``. Triton itself is imported only to read a kernel (and not
+even then: a kernel is read by duck typing, ``.asm``, ``.metadata`` and ``.src``).
+
+>>> import safecall.triton as sct
+>>> sct.SUPPORTED_TRITON
+'3.9'
+
+Every Triton ABI fact lives in :data:`TRITON_ABI`; docs/triton.md says what is checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import builder as ir
+
+#: The Triton minor release whose launch ABI is below (tested: 3.9.0); kernels compiled by
+#: any other version are refused.
+SUPPORTED_TRITON = "3.9"
+
+#: Triton 3.9's launch ABI, read from its wheel (``triton/backends/nvidia/driver.c``:
+#: ``_launch``, ``launchKernel``, the ``extract*`` functions; ``driver.py``: ``ty_to_cpp``,
+#: ``CudaLauncher``) and checked against Triton's own launcher by
+#: python/tests/test_triton_differential.py. Keys:
+#:
+#: - ``scalars``: a signature's scalar type -> (the IR type that packs the same bytes, the
+#:   ``struct`` format of Triton's packing). ``fp16`` rounds to nearest even; Triton's
+#:   ``bf16`` is the upper half of the float32 (it *truncates*, the IR rounds).
+#: - ``pointer_prefix``, ``pointer_format``: pointer types are ``*DTYPE``, 8-byte addresses.
+#: - ``pointee_dtypes``: a pointer's element type -> the DLPack dtype its tensor must have.
+#: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
+#:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
+#: - ``divisibility``: the attribute (``tt.divisibility``) and value Triton specializes
+#:   pointers (aligned) and integers (divisible) on.
+#: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
+#:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
+#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align``.
+#: - ``tensor_descriptor_prefix``: host tensor descriptors (TMA), passed as a 128-byte
+#:   ``CUtensorMap`` then the shape (i32s) and strides (i64s).
+#: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
+#: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
+#: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
+#: - ``non_portable_cluster_at``: ``num_ctas`` for which Triton opts in to clusters above 8
+#:   blocks (the IR's launch does this itself for any cluster over 8 blocks).
+#: - ``shared_opt_in_above``: dynamic shared memory is ``shared``; above this the kernel is
+#:   opted in (the IR's launch does this itself).
+#: - ``flags``: metadata flags -> the launch setting each becomes.
+#: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
+TRITON_ABI: Dict[str, Any] = {
+    "scalars": {
+        "i1": (ir.bool_, "<?"),
+        "u1": (ir.bool_, "<B"),
+        "i8": (ir.i8, "<b"),
+        "i16": (ir.i16, "<h"),
+        "i32": (ir.i32, "<i"),
+        "i64": (ir.i64, "<q"),
+        "u8": (ir.u8, "<B"),
+        "u16": (ir.u16, "<H"),
+        "u32": (ir.u32, "<I"),
+        "u64": (ir.u64, "<Q"),
+        "fp16": (ir.f16, "<e"),
+        "bf16": (ir.bf16, "bf16: upper half of <f"),
+        "fp32": (ir.f32, "<f"),
+        "fp64": (ir.f64, "<d"),
+    },
+    "pointer_prefix": "*",
+    "pointer_format": "<Q",
+    "pointee_dtypes": {
+        "i1": "bool",
+        "i8": "int8",
+        "i16": "int16",
+        "i32": "int32",
+        "i64": "int64",
+        "u8": "uint8",
+        "u16": "uint16",
+        "u32": "uint32",
+        "u64": "uint64",
+        "fp16": "float16",
+        "bf16": "bfloat16",
+        "fp32": "float32",
+        "fp64": "float64",
+        "fp8e4nv": "float8_e4m3fn",
+        "fp8e5": "float8_e5m2",
+        "fp8e4b8": "float8_e4m3fnuz",
+        "fp8e5b16": "float8_e5m2fnuz",
+    },
+    "constexpr": "constexpr",
+    "divisibility": ("tt.divisibility", 16),
+    "trailing_pointers": ("global_scratch", "profile_scratch"),
+    "tensor_descriptor_prefix": "tensordesc",
+    "threads_per_warp": 32,
+    "grid_x_times_num_ctas": True,
+    "cluster_when_num_ctas_above_1": "spread",
+    "non_portable_cluster_at": 16,
+    "shared_opt_in_above": 48 * 1024,
+    "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
+    "launches_only_nonempty_grids": True,
+}
+
+#: What a kernel needs that safecall does not do yet, and the issue that brings it.
+NEEDS_ALLOCATION = "per-launch scratch memory (needs the IR's allocation statement, `let p = empty(...)`)"
+NEEDS_TMA = "host tensor descriptors (needs the TMA launch argument, `LaunchArg::TensorMap`)"
+
+
+class UnsupportedKernelError(NotImplementedError):
+    """A kernel (or an option) this adapter cannot launch safely: the message names the Triton
+    argument or metadata field and what is supported."""
+
+
+class TritonVersionError(UnsupportedKernelError):
+    """The kernel was compiled by a Triton release other than :data:`SUPPORTED_TRITON`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """What the adapter reads from a compiled Triton kernel.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's entry name in the cubin (``metadata.name``).
+    cubin : bytes
+        The cubin.
+    metadata : dict
+        Triton's metadata (the ``.json`` next to the cubin in Triton's cache).
+    signature : dict
+        Parameter name -> Triton type (``"*fp16"``, ``"i32"``, ``"constexpr"``, ...), in order.
+    constants : dict
+        Constexpr parameter name -> the value the kernel was compiled with.
+    divisible : frozenset of str
+        Parameters Triton specialized as divisible by 16 (pointers: aligned to 16 bytes).
+    """
+
+    name: str
+    cubin: bytes
+    metadata: Dict[str, Any]
+    signature: Dict[str, str]
+    constants: Dict[str, Any]
+    divisible: FrozenSet[str]
+
+
+def check_version(version: Optional[str]) -> None:
+    """Refuses a Triton version other than :data:`SUPPORTED_TRITON` (``3.9.x``).
+
+    Raises
+    ------
+    TritonVersionError
+        The version is missing or not 3.9.x.
+    """
+    if not isinstance(version, str) or version.split(".")[:2] != SUPPORTED_TRITON.split("."):
+        raise TritonVersionError(
+            f"kernel compiled by Triton {version}: safecall.triton supports Triton "
+            f"{SUPPORTED_TRITON}.x only (its launch ABI is the one tested)"
+        )
+
+
+def _metadata_dict(md: Any) -> Dict[str, Any]:
+    if isinstance(md, Mapping):
+        return dict(md)
+    if hasattr(md, "_asdict"):
+        return dict(md._asdict())
+    return dict(vars(md))
+
+
+def _by_name(signature: Mapping[str, str], keyed: Mapping[Any, Any]) -> Dict[str, Any]:
+    """Triton keys constants and attributes by argument path (``(4,)``); names them."""
+    names = list(signature)
+    out = {}
+    for key, value in keyed.items():
+        if isinstance(key, str):
+            out[key] = value
+        elif isinstance(key, tuple) and len(key) == 1 and 0 <= key[0] < len(names):
+            out[names[key[0]]] = value
+        else:
+            raise UnsupportedKernelError(
+                f"argument path {key!r}: tuple arguments are not supported (only flat signatures)"
+            )
+    return out
+
+
+def _divisible_from_attrs(signature: Mapping[str, str], attrs: Mapping[Any, Any]) -> FrozenSet[str]:
+    attr, value = TRITON_ABI["divisibility"]
+    named = _by_name(signature, attrs)
+    return frozenset(n for n, items in named.items() if [attr, value] in [list(i) for i in items])
+
+
+def from_compiled(kernel: Any) -> Kernel:
+    """Reads a compiled kernel: a ``triton.compiler.CompiledKernel`` (what ``triton.compile``
+    returns, or a ``@triton.jit`` function's cache holds), by duck typing.
+
+    Parameters
+    ----------
+    kernel : CompiledKernel
+        Anything with ``.asm["cubin"]``, ``.metadata`` and ``.src`` (``signature``,
+        ``constants``, ``attrs``).
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    TritonVersionError
+        It was compiled by another Triton than 3.9.
+    UnsupportedKernelError
+        It is not a CUDA kernel, or has tuple arguments.
+    """
+    md = _metadata_dict(kernel.metadata)
+    check_version(md.get("triton_version"))
+    target = md.get("target")
+    backend = getattr(target, "backend", None) or (target or {}).get("backend")
+    if backend != "cuda":
+        raise UnsupportedKernelError(f"kernel `{md.get('name')}`: backend {backend!r}, only 'cuda' is supported")
+    src = kernel.src
+    signature = dict(src.signature)
+    return Kernel(
+        name=md["name"],
+        cubin=bytes(kernel.asm["cubin"]),
+        metadata=md,
+        signature=signature,
+        constants=_by_name(signature, getattr(src, "constants", {}) or {}),
+        divisible=_divisible_from_attrs(signature, getattr(src, "attrs", {}) or {}),
+    )
+
+
+def load(
+    json_path: Union[str, os.PathLike],
+    *,
+    signature: Mapping[str, str],
+    constants: Optional[Mapping[str, Any]] = None,
+    divisible: Optional[Sequence[str]] = None,
+) -> Kernel:
+    """Reads a kernel from Triton's cache files: ``NAME.json`` (the metadata) and the
+    ``NAME.cubin`` beside it. Triton's metadata does not hold the signature: give it as Triton
+    was given it.
+
+    Parameters
+    ----------
+    json_path : path
+        The metadata file.
+    signature : mapping of str to str
+        Parameter name -> Triton type, in order (``"constexpr"`` for constexprs).
+    constants : mapping, optional
+        Constexpr name -> value.
+    divisible : sequence of str, optional
+        The parameters Triton specialized as divisible by 16. By default they are read from
+        the ``NAME.ttir`` beside the metadata (its ``tt.divisibility`` attributes).
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    TritonVersionError
+        The metadata names another Triton than 3.9.
+    FileNotFoundError
+        The cubin (or, with no ``divisible``, the ``.ttir``) is missing.
+    """
+    path = pathlib.Path(json_path)
+    md = json.loads(path.read_text())
+    check_version(md.get("triton_version"))
+    if md.get("target", {}).get("backend") != "cuda":
+        raise UnsupportedKernelError(f"{path}: backend {md.get('target')!r}, only 'cuda' is supported")
+    if divisible is None:
+        divisible = _divisible_from_ttir(path.with_suffix(".ttir").read_text(), md["name"])
+    return Kernel(
+        name=md["name"],
+        cubin=path.with_suffix(".cubin").read_bytes(),
+        metadata=md,
+        signature=dict(signature),
+        constants=dict(constants or {}),
+        divisible=frozenset(divisible),
+    )
+
+
+def _divisible_from_ttir(text: str, name: str) -> List[str]:
+    """The parameters of ``tt.func public @name(%a: T {tt.divisibility = 16 : i32} ...)`` that
+    carry Triton's divisibility attribute."""
+    import re
+
+    attr, value = TRITON_ABI["divisibility"]
+    head = re.search(r"tt\.func public @" + re.escape(name) + r"\((.*)\) attributes", text)
+    if head is None:
+        raise UnsupportedKernelError(f"no `tt.func public @{name}` in the .ttir")
+    params = re.findall(r"%([A-Za-z_][A-Za-z0-9_]*): [^%]*?(\{[^}]*\})?\s*loc\(", head.group(1))
+    wanted = f"{attr} = {value} : i32"
+    return [p for p, attrs in params if wanted in (attrs or "")]
+
+
+# ---- building the host function -----------------------------------------------------------
+
+GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
+
+
+def _pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
+    if not check_dtypes:
+        return "any"
+    elem = ty[len(TRITON_ABI["pointer_prefix"]) :]
+    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
+    if dtype is None:
+        raise UnsupportedKernelError(
+            f"kernel `{kernel.name}`: argument '{arg}' points to `{elem}`, which has no DLPack "
+            f"dtype; supported: {', '.join(TRITON_ABI['pointee_dtypes'])} (or check_dtypes=False)"
+        )
+    return dtype
+
+
+def _refuse_unsupported(kernel: Kernel) -> None:
+    md = kernel.metadata
+    for name in TRITON_ABI["trailing_pointers"]:
+        if md.get(f"{name}_size", 0):
+            raise UnsupportedKernelError(
+                f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program: "
+                f"{NEEDS_ALLOCATION} is not supported yet"
+            )
+    for arg, ty in kernel.signature.items():
+        if ty.startswith(TRITON_ABI["tensor_descriptor_prefix"]) or md.get("tensordesc_meta"):
+            raise UnsupportedKernelError(
+                f"kernel `{kernel.name}`: argument '{arg}' ({ty}): {NEEDS_TMA} is not supported yet"
+            )
+        if ty.startswith("(") or ty.startswith("["):
+            raise UnsupportedKernelError(f"kernel `{kernel.name}`: argument '{arg}' ({ty}): tuple arguments are not supported")
+        if not ty.startswith(TRITON_ABI["pointer_prefix"]) and ty != TRITON_ABI["constexpr"]:
+            if ty not in TRITON_ABI["scalars"]:
+                raise UnsupportedKernelError(
+                    f"kernel `{kernel.name}`: argument '{arg}' has type `{ty}`; supported: pointers "
+                    f"(*DTYPE), constexpr and {', '.join(TRITON_ABI['scalars'])}"
+                )
+
+
+def _grid_exprs(grid: GridSpec, f: ir.FunctionBuilder, meta: Dict[str, Any], taken: Sequence[str]) -> List[Any]:
+    """The grid's 1 to 3 entries as ``i64`` expressions: a tuple parameter first (``grid`` an
+    int, its length), or computed from the arguments (a callable of Triton's ``META`` dict, or
+    expressions)."""
+    axes = [f"grid_{a}" for a in "xyz"]
+    if isinstance(grid, int) and not isinstance(grid, bool):
+        if not 1 <= grid <= 3:
+            raise ValueError(f"grid={grid}: a grid tuple has 1 to 3 entries")
+        clash = [n for n in ["grid"] + axes[:grid] if n in taken]
+        if clash:
+            raise UnsupportedKernelError(f"the kernel has an argument named {clash[0]!r}, which the grid parameter uses")
+        f.param("grid", ir.tuple_(*[(a, ir.i64) for a in axes[:grid]]))
+        return [ir.var(a, ir.i64) for a in axes[:grid]]
+    exprs = grid(meta) if callable(grid) else grid
+    if isinstance(exprs, (int, str, ir.Expr)):
+        exprs = (exprs,)
+    exprs = list(exprs)
+    if not 1 <= len(exprs) <= 3:
+        raise ValueError(f"the grid has {len(exprs)} entries, expected 1 to 3")
+    out = []
+    for e in exprs:
+        if isinstance(e, bool) or not isinstance(e, (int, str, ir.Expr)):
+            raise TypeError(f"a grid entry is an int, IR text or an expression, not {e!r}")
+        out.append(ir.lit(e, ir.i64) if isinstance(e, int) else ir.cast(ir.i64, ir.Expr(e) if isinstance(e, str) else e))
+    return out
+
+
+def add_function(
+    module: ir.ModuleBuilder,
+    kernel: Any,
+    name: Optional[str] = None,
+    *,
+    grid: GridSpec = 3,
+    check_dtypes: bool = True,
+    check_divisibility: bool = True,
+    constexpr_params: bool = True,
+) -> ir.FunctionBuilder:
+    """Adds a host function launching ``kernel`` (and its cubin) to ``module``.
+
+    The function takes the grid first when ``grid`` is an int, then the kernel's arguments in
+    Triton's order, as ``CompiledKernel[grid](*args)`` does; it launches on the environment
+    stream of the tensors' device. Options are described in :func:`function`.
+
+    Returns
+    -------
+    FunctionBuilder
+        The function (already added to ``module``).
+    """
+    k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
+    _refuse_unsupported(k)
+    md = k.metadata
+    fname = name or k.name
+    binary = f"{fname}_cubin"
+    module.device_binary(binary, "cubin", k.cubin, [k.name])
+    f = module.function(fname, doc=f"Launches the Triton {md.get('triton_version')} kernel `{k.name}` as Triton's launcher does.")
+    meta: Dict[str, Any] = {}
+    params: List[Tuple[str, str]] = []
+    for arg, ty in k.signature.items():
+        if ty == TRITON_ABI["constexpr"]:
+            meta[arg] = k.constants.get(arg)
+        else:
+            params.append((arg, ty))
+    grid_exprs = _grid_exprs(grid, f, meta, list(k.signature))
+    args: List[Any] = []
+    has_tensor = False
+    for arg, ty in k.signature.items():
+        if ty == TRITON_ABI["constexpr"]:
+            if constexpr_params:
+                value = k.constants.get(arg)
+                if value is not None and not isinstance(value, (bool, int, float)):
+                    raise UnsupportedKernelError(
+                        f"kernel `{k.name}`: constexpr '{arg}' = {value!r} cannot be checked at call "
+                        f"time (const() takes int, bool, float and None); build with constexpr_params=False"
+                    )
+                f.param(arg, ir.const(value))
+            continue
+        divisible = check_divisibility and arg in k.divisible
+        if ty.startswith(TRITON_ABI["pointer_prefix"]):
+            has_tensor = True
+            spec = ir.tensor(
+                "any",
+                _pointee(k, arg, ty, check_dtypes),
+                device="cuda",
+                byte_offset="any",
+                align=TRITON_ABI["divisibility"][1] if divisible else None,
+            )
+            t = f.param(arg, spec)
+            meta[arg] = t
+            # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
+            args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
+        else:
+            value = f.param(arg, TRITON_ABI["scalars"][ty][0])
+            meta[arg] = value
+            args.append(value)
+            if divisible and ty not in ("i1", "u1") and not ty.startswith("fp") and ty != "bf16":
+                f.divisible(arg, TRITON_ABI["divisibility"][1])
+    null = ir.cast(ir.ptr, ir.lit(0, ir.u64))
+    args += [null for _ in TRITON_ABI["trailing_pointers"]]
+    _launch(f, binary, k, grid_exprs, args, has_tensor)
+    return f
+
+
+def _launch(f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], has_tensor: bool) -> None:
+    md = k.metadata
+    num_ctas = int(md.get("num_ctas", 1))
+    settings: Dict[str, Any] = {}
+    if num_ctas > 1:
+        settings["cluster"] = [num_ctas, 1, 1]
+        settings["cluster_policy"] = TRITON_ABI["cluster_when_num_ctas_above_1"]
+    if md.get("shared"):
+        settings["shared_mem"] = int(md["shared"])
+    for flag, setting in TRITON_ABI["flags"].items():
+        if md.get(flag):
+            settings[setting] = True
+    if not has_tensor:
+        settings["device"] = 0
+    block = TRITON_ABI["threads_per_warp"] * int(md["num_warps"])
+    zero = ir.lit(0, ir.i64)
+    # Triton's launcher reads the grid as C ints (and multiplies x by num_ctas).
+    for axis, g in zip("xyz", grid):
+        limit = (2**31 - 1) // (num_ctas if axis == "x" else 1)
+        f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError",
+                  f"grid {axis} is ", g, f", expected 0 to {limit}" + (f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""))
+    if num_ctas > 1 and TRITON_ABI["grid_x_times_num_ctas"]:
+        grid = [grid[0] * ir.lit(num_ctas, ir.i64)] + list(grid[1:])
+    nonempty = zero < grid[0]
+    for g in grid[1:]:
+        nonempty = ir.and_(nonempty, zero < g)
+    with f.if_(nonempty if TRITON_ABI["launches_only_nonempty_grids"] else ir.lit(True)):
+        f.launch(binary, k.name, *args, grid=grid, block=[block], **settings)
+
+
+def module(
+    kernels: Union[Mapping[str, Any], Sequence[Any]],
+    name: str = "triton_kernels",
+    **options: Any,
+) -> ir.ModuleBuilder:
+    """A module with one host function per kernel (``{function_name: kernel}``, or a list
+    named after the kernels); ``options`` as for :func:`function`.
+
+    Returns
+    -------
+    ModuleBuilder
+    """
+    m = ir.ModuleBuilder(name)
+    items = kernels.items() if isinstance(kernels, Mapping) else [(None, k) for k in kernels]
+    for fname, k in items:
+        add_function(m, k, fname, **options)
+    return m
+
+
+def function(
+    kernel: Any,
+    *,
+    grid: GridSpec = 3,
+    name: Optional[str] = None,
+    check_dtypes: bool = True,
+    check_divisibility: bool = True,
+    constexpr_params: bool = True,
+    backend: str = "cranelift",
+) -> Any:
+    """A ``tvm_ffi.Function`` that checks its arguments and launches ``kernel`` as Triton does.
+
+    Parameters
+    ----------
+    kernel : CompiledKernel or Kernel
+        A compiled Triton kernel (``triton.compile(...)``, a ``@triton.jit`` function's cache
+        entry), or :func:`load`'s result.
+    grid : int, sequence or callable, default 3
+        An int ``n`` (1 to 3): the caller passes the grid first, a tuple of ``n`` ints. Or the
+        grid computed from the arguments, then not passed: a callable taking Triton's ``META``
+        dict (argument name -> IR expression, constexpr name -> its value) and returning 1 to
+        3 expressions (``lambda META: (triton.cdiv(META["n"], META["BLOCK"]),)``), or the
+        expressions themselves (IR text such as ``"ceil_div(n, 128)"``).
+    name : str, optional
+        The function's name (default: the kernel's).
+    check_dtypes : bool, default True
+        A pointer ``*fp16`` takes a CUDA tensor of dtype float16 (any shape and strides, on the
+        launch device); False accepts any dtype.
+    check_divisibility : bool, default True
+        Check what Triton assumed when it compiled: pointers it specialized as divisible by 16
+        are 16-byte aligned, integers divisible by 16 are (``where n % 16 == 0``).
+    constexpr_params : bool, default True
+        The constexprs are parameters (as ``CompiledKernel[grid]`` takes them), each checked
+        to be the compiled value (``const(V)``); False leaves them out.
+    backend : str, default "cranelift"
+        The JIT backend (``safecall.jit``).
+
+    Returns
+    -------
+    tvm_ffi.Function
+
+    Raises
+    ------
+    UnsupportedKernelError
+        The kernel needs scratch memory or tensor descriptors, has an argument type without a
+        DLPack dtype, or a constexpr ``const()`` cannot check; TritonVersionError for Triton
+        other than 3.9.
+
+    Examples
+    --------
+    >>> launch = function(compiled, grid=1)          # doctest: +SKIP
+    >>> launch((n // 128,), x, y, n, 128)             # doctest: +SKIP
+    """
+    from . import jit
+
+    k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
+    fname = name or k.name
+    m = module(
+        {fname: k},
+        name=f"triton_{fname}",
+        grid=grid,
+        check_dtypes=check_dtypes,
+        check_divisibility=check_divisibility,
+        constexpr_params=constexpr_params,
+    )
+    return jit(m, backend=backend)[fname]
+
+
+def build(
+    kernels: Union[Mapping[str, Any], Sequence[Any]],
+    path: Union[str, os.PathLike],
+    *,
+    name: str = "triton_kernels",
+    **options: Any,
+) -> None:
+    """Builds a shared library of host functions, one per kernel, with their cubins inside:
+    it loads with ``tvm_ffi.load_module(path)`` alone (no triton, no safecall, no compiler).
+
+    Parameters
+    ----------
+    kernels : mapping of str to kernel, or sequence of kernels
+        ``{function_name: kernel}``, or kernels named after themselves.
+    path : path
+        The ``.so`` to write (linked in-process).
+    name : str
+        The module's name.
+    **options
+        As for :func:`function` (``grid``, ``check_dtypes``, ...).
+    """
+    from . import build as build_module
+
+    build_module(module(kernels, name, **options), path)

@@ -1,0 +1,101 @@
+"""What the Triton tests share: CUDA tensors at fake addresses that both launchers take, and
+the launch the ABI table (``safecall.triton.TRITON_ABI``) predicts for a compiled kernel.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from dlpack import RawTensor  # tests/python: the check suite's DLPack producer
+
+from safecall.triton import TRITON_ABI
+
+#: DLPack (code, bits, lanes) of the dtypes the tests' pointers point to.
+DLPACK_DTYPES = {
+    "float16": (2, 16, 1),
+    "bfloat16": (4, 16, 1),
+    "float32": (2, 32, 1),
+    "float64": (2, 64, 1),
+    "int32": (0, 32, 1),
+    "int64": (0, 64, 1),
+    "uint8": (1, 8, 1),
+}
+
+
+class CudaTensor(RawTensor):
+    """A CUDA tensor at a fake address (the double never touches memory): a DLPack producer
+    for tvm_ffi, with the ``data_ptr()`` (first element: data + byte_offset) Triton reads."""
+
+    def __init__(
+        self,
+        address: int,
+        dtype: str = "float32",
+        shape: Sequence[int] = (1024,),
+        *,
+        strides: Any = None,
+        byte_offset: int = 0,
+        device_id: int = 0,
+        device_type: int = 2,
+    ) -> None:
+        super().__init__(address, (device_type, device_id), DLPACK_DTYPES[dtype], shape, strides, byte_offset)
+
+    def data_ptr(self) -> int:
+        return (self.data or 0) + self.byte_offset
+
+
+def cuda_tensors(signature: Mapping[str, str], args: Sequence[Any]) -> List[Any]:
+    """``args`` with each int passed to a pointer parameter replaced by a CUDA tensor of the
+    pointee's dtype at that address."""
+    out = []
+    for ty, value in zip(signature.values(), args):
+        if ty.startswith(TRITON_ABI["pointer_prefix"]) and isinstance(value, int):
+            dtype = TRITON_ABI["pointee_dtypes"][ty[1:]]
+            out.append(CudaTensor(value, dtype))
+        else:
+            out.append(value)
+    return out
+
+
+def scratch_requests(kernel: Any, grid: Sequence[int]) -> Dict[str, Tuple[int, int]]:
+    """The allocation (bytes, alignment) Triton makes per launch for each trailing pointer
+    whose size is not 0."""
+    md = kernel.metadata
+    programs = grid[0] * grid[1] * grid[2] * md.num_ctas
+    return {
+        name: (programs * getattr(md, f"{name}_size"), getattr(md, f"{name}_align"))
+        for name in TRITON_ABI["trailing_pointers"]
+        if getattr(md, f"{name}_size")
+    }
+
+
+def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
+    """The launch configuration the table predicts for ``kernel`` (a ``CompiledKernel``)."""
+    md = kernel.metadata
+    num_ctas = md.num_ctas
+    cluster = [num_ctas, 1, 1] if num_ctas > 1 else None
+    return {
+        "kernel": md.name,
+        "grid": [grid[0] * num_ctas, grid[1], grid[2]],
+        "block": [TRITON_ABI["threads_per_warp"] * md.num_warps, 1, 1],
+        "cluster": cluster,
+        "shared_mem": md.shared,
+    }
+
+
+def packed(triton_type: str, value: Any) -> bytes:
+    """The bytes Triton's launcher passes for one non-constexpr argument."""
+    if triton_type.startswith(TRITON_ABI["pointer_prefix"]):
+        return struct.pack(TRITON_ABI["pointer_format"], value or 0)
+    fmt = TRITON_ABI["scalars"][triton_type][1]
+    if fmt.startswith("bf16"):
+        return struct.pack("<f", value)[2:]
+    return struct.pack(fmt, value)
+
+
+def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[str]:
+    """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
+    records them), then the trailing pointers (``scratch``: the addresses allocated; NULL for
+    the others)."""
+    out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
+    return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
