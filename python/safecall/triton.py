@@ -339,19 +339,24 @@ def _refuse_unsupported(kernel: Kernel) -> None:
                 )
 
 
-def _grid_exprs(grid: GridSpec, f: ir.FunctionBuilder, meta: Dict[str, Any], taken: Sequence[str]) -> List[Any]:
-    """The grid's 1 to 3 entries as ``i64`` expressions: a tuple parameter first (``grid`` an
-    int, its length), or computed from the arguments (a callable of Triton's ``META`` dict, or
-    expressions)."""
+def _grid_param(grid: GridSpec, f: ir.FunctionBuilder, taken: Sequence[str]) -> Optional[List[Any]]:
+    """With ``grid`` an int (its length), the grid tuple parameter (first) and its entries as
+    ``i64`` expressions; otherwise None (the grid is computed, :func:`_grid_exprs`)."""
+    if not isinstance(grid, int) or isinstance(grid, bool):
+        return None
     axes = [f"grid_{a}" for a in "xyz"]
-    if isinstance(grid, int) and not isinstance(grid, bool):
-        if not 1 <= grid <= 3:
-            raise ValueError(f"grid={grid}: a grid tuple has 1 to 3 entries")
-        clash = [n for n in ["grid"] + axes[:grid] if n in taken]
-        if clash:
-            raise UnsupportedKernelError(f"the kernel has an argument named {clash[0]!r}, which the grid parameter uses")
-        f.param("grid", ir.tuple_(*[(a, ir.i64) for a in axes[:grid]]))
-        return [ir.var(a, ir.i64) for a in axes[:grid]]
+    if not 1 <= grid <= 3:
+        raise ValueError(f"grid={grid}: a grid tuple has 1 to 3 entries")
+    clash = [n for n in ["grid"] + axes[:grid] if n in taken]
+    if clash:
+        raise UnsupportedKernelError(f"the kernel has an argument named {clash[0]!r}, which the grid parameter uses")
+    f.param("grid", ir.tuple_(*[(a, ir.i64) for a in axes[:grid]]))
+    return [ir.var(a, ir.i64) for a in axes[:grid]]
+
+
+def _grid_exprs(grid: GridSpec, meta: Dict[str, Any]) -> List[Any]:
+    """A computed grid's 1 to 3 entries as ``i64`` expressions: a callable of Triton's ``META``
+    dict, or the expressions (IR text, ``Expr``s, ints)."""
     exprs = grid(meta) if callable(grid) else grid
     if isinstance(exprs, (int, str, ir.Expr)):
         exprs = (exprs,)
@@ -401,7 +406,7 @@ def add_function(
             meta[arg] = k.constants.get(arg)
         else:
             params.append((arg, ty))
-    grid_exprs = _grid_exprs(grid, f, meta, list(k.signature))
+    grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
     has_tensor = False
     for arg, ty in k.signature.items():
@@ -435,13 +440,18 @@ def add_function(
             args.append(value)
             if divisible and ty not in ("i1", "u1") and not ty.startswith("fp") and ty != "bf16":
                 f.divisible(arg, TRITON_ABI["divisibility"][1])
+    if grid_exprs is None:
+        grid_exprs = _grid_exprs(grid, meta)
     null = ir.cast(ir.ptr, ir.lit(0, ir.u64))
     args += [null for _ in TRITON_ABI["trailing_pointers"]]
-    _launch(f, binary, k, grid_exprs, args, has_tensor)
+    passed = isinstance(grid, int) and not isinstance(grid, bool)
+    _launch(f, binary, k, grid_exprs, args, has_tensor, passed)
     return f
 
 
-def _launch(f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], has_tensor: bool) -> None:
+def _launch(
+    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], has_tensor: bool, passed: bool
+) -> None:
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
@@ -460,8 +470,9 @@ def _launch(f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args
     # Triton's launcher reads the grid as C ints (and multiplies x by num_ctas).
     for axis, g in zip("xyz", grid):
         limit = (2**31 - 1) // (num_ctas if axis == "x" else 1)
-        f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError",
-                  f"grid {axis} is ", g, f", expected 0 to {limit}" + (f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""))
+        what = f"{f.name}: argument 'grid' (#0): {axis}" if passed else f"{f.name}: the grid's {axis}"
+        why = f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""
+        f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError", f"{what} is ", g, f", expected 0 to {limit}{why}")
     if num_ctas > 1 and TRITON_ABI["grid_x_times_num_ctas"]:
         grid = [grid[0] * ir.lit(num_ctas, ir.i64)] + list(grid[1:])
     nonempty = zero < grid[0]

@@ -1,0 +1,330 @@
+"""``safecall.triton``: what it checks (each rejected call and its message, naming the Triton
+argument), its options, the grid forms, kernels read from Triton's cache files, the kernels it
+refuses, and a ``.so`` of several kernels that loads with only ``tvm_ffi``.
+
+Kernels are compiled for sm_90 on this machine (no GPU, no torch); launches go to the CUDA
+driver double (tests/fake_cuda). Triton's own launcher is not needed here (no C compiler):
+test_triton_differential.py compares the two launchers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fake_cuda
+from conftest import ROOT
+
+os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+_REASON = None
+try:
+    import triton
+except ImportError:
+    _REASON = "triton is not installed (pip install triton==3.9.0)"
+else:
+    if not triton.__version__.startswith("3.9."):
+        _REASON = f"triton {triton.__version__} is installed; safecall.triton supports 3.9"
+_REASON = _REASON or fake_cuda.missing_reason()
+if _REASON is not None:
+    if fake_cuda.in_ci():
+        raise RuntimeError(f"CI=true: {_REASON}")
+    pytest.skip(_REASON, allow_module_level=True)
+
+import triton.language as tl  # noqa: E402
+import tvm_ffi  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+import safecall.triton as sct  # noqa: E402
+from triton_fakes import CudaTensor  # noqa: E402
+
+X, Y = 0x7F00_0000_1000, 0x7F00_0000_2000
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, alpha * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def fill(y_ptr, n, value, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, value, mask=offs < n)
+
+
+@triton.jit
+def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd.store([tl.program_id(0) * BM, 0], xd.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
+def host_desc_copy(x_desc, y_desc, BM: tl.constexpr):
+    y_desc.store([tl.program_id(0) * BM, 0], x_desc.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
+def typed_fill(y_ptr, n, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.zeros([BLOCK], DTYPE), mask=offs < n)
+
+
+SCALE_SIG = {"x_ptr": "*fp16", "y_ptr": "*fp16", "n": "i32", "alpha": "fp32", "BLOCK": "constexpr"}
+DIVISIBLE = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (2,): [["tt.divisibility", 16]]}
+
+
+def _compile(fn, signature, constexprs, attrs=None):
+    src = ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs or {})
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32))
+
+
+@functools.lru_cache(maxsize=None)
+def scale_kernel():
+    """``scale`` with x_ptr, y_ptr aligned and n divisible by 16, as Triton's JIT specializes
+    them for 16-aligned tensors and a multiple of 16."""
+    return _compile(scale, SCALE_SIG, {"BLOCK": 256}, DIVISIBLE)
+
+
+@functools.lru_cache(maxsize=None)
+def fill_kernel():
+    return _compile(fill, {"y_ptr": "*fp32", "n": "i64", "value": "fp32", "BLOCK": "constexpr"}, {"BLOCK": 128})
+
+
+@pytest.fixture(scope="module")
+def fake():
+    return fake_cuda.load()
+
+
+@pytest.fixture(scope="module")
+def launch():
+    return sct.function(scale_kernel(), grid=1)
+
+
+def fp16(address=X, **kw):
+    return CudaTensor(address, "float16", **kw)
+
+
+def good_args():
+    return [(4,), fp16(X, shape=(32, 32)), fp16(Y, shape=(1024,)), 1024, 0.5, 256]
+
+
+def test_a_checked_call_launches(fake, launch):
+    fake.safecall_fake_cuda_reset()
+    launch(*good_args())
+    [record] = fake_cuda.launches(fake)
+    assert (record["kernel"], record["grid"], record["block"]) == ("scale", [4, 1, 1], [128, 1, 1])
+    assert record["args"][0] == (X).to_bytes(8, "little").hex()
+    assert record["args"][2] == (1024).to_bytes(4, "little").hex()
+
+
+def test_pointers_pass_the_first_element_like_data_ptr(fake, launch):
+    """Triton passes ``tensor.data_ptr()``: a DLPack tensor with a byte offset passes
+    ``data + byte_offset``, strided and 0-d tensors are fine."""
+    fake.safecall_fake_cuda_reset()
+    x = fp16(X, shape=(4, 8), strides=(1, 4), byte_offset=64)
+    launch((1,), x, fp16(Y, shape=()), 16, 1.0, 256)
+    [record] = fake_cuda.launches(fake)
+    assert record["args"][0] == (X + 64).to_bytes(8, "little").hex()
+    assert record["args"][0] == x.data_ptr().to_bytes(8, "little").hex()
+
+
+#: Each rejected call: (what is wrong, arguments, exception, message's first line).
+REJECTED = [
+    ("dtype", lambda a: a.__setitem__(1, CudaTensor(X, "float32")), TypeError,
+     "scale: argument 'x_ptr' (#1): dtype is float32, expected float16"),
+    ("CPU tensor", lambda a: a.__setitem__(2, CudaTensor(Y, "float16", device_type=1)), ValueError,
+     "scale: argument 'y_ptr' (#2): device is cpu:0, expected a cuda tensor"),
+    ("other device", lambda a: a.__setitem__(2, fp16(Y, device_id=1)), ValueError,
+     "scale: argument 'y_ptr' (#2): device id is 1, expected 0 (the device id of x_ptr)"),
+    ("misaligned pointer", lambda a: a.__setitem__(1, fp16(X + 2)), ValueError,
+     f"scale: argument 'x_ptr' (#1): data pointer + byte_offset {hex(X + 2)} is not aligned to 16 bytes"),
+    ("misaligned by byte_offset", lambda a: a.__setitem__(1, fp16(X, byte_offset=8)), ValueError,
+     f"scale: argument 'x_ptr' (#1): data pointer + byte_offset {hex(X + 8)} is not aligned to 16 bytes"),
+    ("NULL data with elements", lambda a: a.__setitem__(1, CudaTensor(None, "float16")), ValueError,
+     "scale: argument 'x_ptr' (#1): data pointer is NULL but the tensor has elements"),
+    ("a raw address", lambda a: a.__setitem__(1, X), TypeError,
+     "scale: argument 'x_ptr' (#1): expected Tensor, got int"),
+    ("None pointer", lambda a: a.__setitem__(1, None), TypeError,
+     "scale: argument 'x_ptr' (#1): expected Tensor, got None"),
+    ("not divisible", lambda a: a.__setitem__(3, 1000), ValueError,
+     "scale: argument 'n' (#3): 1000 is not a multiple of 16"),
+    ("i32 out of range", lambda a: a.__setitem__(3, 2**31), ValueError,
+     "scale: argument 'n' (#3): 2147483648 is out of range for i32 [-2147483648, 2147483647]"),
+    ("float for an int", lambda a: a.__setitem__(3, 16.0), TypeError,
+     "scale: argument 'n' (#3): expected int, got float"),
+    ("constexpr", lambda a: a.__setitem__(5, 128), ValueError,
+     "scale: argument 'BLOCK' (#5): expected the constant 256, got 128"),
+    ("grid length", lambda a: a.__setitem__(0, (4, 1)), ValueError,
+     "scale: argument 'grid' (#0): expected 1 element, got 2"),
+    ("negative grid", lambda a: a.__setitem__(0, (-1,)), ValueError,
+     "scale: argument 'grid' (#0): x is -1, expected 0 to 2147483647"),
+    ("grid above a C int", lambda a: a.__setitem__(0, (2**31,)), ValueError,
+     "scale: argument 'grid' (#0): x is 2147483648, expected 0 to 2147483647"),
+]
+
+
+@pytest.mark.parametrize("change, kind, message", [r[1:] for r in REJECTED], ids=[r[0] for r in REJECTED])
+def test_rejected_calls_name_the_triton_argument(fake, launch, change, kind, message):
+    args = good_args()
+    change(args)
+    fake.safecall_fake_cuda_reset()
+    with pytest.raises(kind) as info:
+        launch(*args)
+    assert str(info.value).splitlines()[0].startswith(message), str(info.value)
+    assert fake_cuda.launches(fake) == [], "a rejected call launched"
+
+
+def test_argument_count_message(launch):
+    with pytest.raises(TypeError, match=r"expects 6 arguments, but 5 were given|6 arguments"):
+        launch(*good_args()[:-1])
+
+
+def test_options_relax_the_checks(fake):
+    relaxed = sct.function(scale_kernel(), grid=1, check_dtypes=False, check_divisibility=False, constexpr_params=False)
+    assert "BLOCK" not in relaxed.__doc__.splitlines()[0]
+    fake.safecall_fake_cuda_reset()
+    relaxed((1,), CudaTensor(X + 2, "float32"), fp16(Y), 1000, 2.0)
+    [record] = fake_cuda.launches(fake)
+    assert record["args"][0] == (X + 2).to_bytes(8, "little").hex()
+    assert record["args"][2] == (1000).to_bytes(4, "little").hex()
+
+
+def test_a_computed_grid_is_not_passed(fake):
+    by_meta = sct.function(scale_kernel(), grid=lambda META: (triton.cdiv(META["n"], META["BLOCK"]),))
+    by_text = sct.function(scale_kernel(), grid=["ceil_div(cast<i64>(n), 256)", 2])
+    fake.safecall_fake_cuda_reset()
+    by_meta(fp16(), fp16(Y), 1040, 0.5, 256)
+    by_text(fp16(), fp16(Y), 1040, 0.5, 256)
+    by_meta(fp16(), fp16(Y), 0, 0.5, 256)  # an empty grid launches nothing, as in Triton
+    assert [r["grid"] for r in fake_cuda.launches(fake)] == [[5, 1, 1], [5, 2, 1]]
+
+
+def test_a_computed_grid_is_checked(fake):
+    wide = sct.function(scale_kernel(), grid=lambda META: (META["n"] * 64,))
+    with pytest.raises(ValueError, match=r"scale: the grid's x is -1024, expected 0 to 2147483647"):
+        wide(fp16(), fp16(Y), -16, 1.0, 256)
+
+
+def test_kernels_from_tritons_cache_files(fake, launch):
+    """The cubin and ``.json`` metadata Triton writes (the ``.ttir`` beside them gives the
+    divisibility) make the same function as the compiled kernel."""
+    files = scale_kernel().metadata_group
+    json_path = next(p for name, p in files.items() if name.endswith(".json") and not name.startswith("__grp__"))
+    k = sct.load(json_path, signature=SCALE_SIG, constants={"BLOCK": 256})
+    compiled = sct.from_compiled(scale_kernel())
+    fields = lambda k: (k.name, k.cubin, k.signature, k.constants, k.divisible)  # noqa: E731
+    assert fields(k) == fields(compiled)
+    assert k.divisible == {"x_ptr", "y_ptr", "n"}
+    from_disk = sct.function(k, grid=1)
+    fake.safecall_fake_cuda_reset()
+    from_disk(*good_args())
+    launch(*good_args())
+    ours, reference = fake_cuda.launches(fake)
+    assert ours == reference
+    with pytest.raises(ValueError, match="not a multiple of 16"):
+        from_disk((4,), fp16(), fp16(Y), 1000, 0.5, 256)
+
+
+def test_other_triton_versions_are_refused(tmp_path):
+    files = scale_kernel().metadata_group
+    json_path = next(p for name, p in files.items() if name.endswith(".json") and not name.startswith("__grp__"))
+    md = json.loads(open(json_path).read())
+    md["triton_version"] = "3.8.0"
+    (tmp_path / "scale.json").write_text(json.dumps(md))
+    with pytest.raises(sct.TritonVersionError, match=r"kernel compiled by Triton 3\.8\.0: safecall\.triton supports Triton 3\.9\.x only"):
+        sct.load(tmp_path / "scale.json", signature=SCALE_SIG)
+
+
+def test_kernels_needing_scratch_memory_are_refused():
+    k = _compile(desc_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"},
+                 {"BM": 64, "BN": 64})
+    with pytest.raises(sct.UnsupportedKernelError, match=r"kernel `desc_copy` needs \d+ bytes of global_scratch per program: per-launch scratch memory \(needs the IR's allocation statement"):
+        sct.function(k)
+
+
+def test_host_tensor_descriptors_are_refused():
+    k = _compile(host_desc_copy, {"x_desc": "tensordesc<fp32[64, 64]>", "y_desc": "tensordesc<fp32[64, 64]>", "BM": "constexpr"},
+                 {"BM": 64})
+    with pytest.raises(sct.UnsupportedKernelError, match=r"argument 'x_desc' \(tensordesc<fp32\[64, 64\]>\): host tensor descriptors \(needs the TMA launch argument"):
+        sct.function(k)
+
+
+def test_constexprs_const_cannot_check_are_refused():
+    k = _compile(typed_fill, {"y_ptr": "*fp16", "n": "i32", "DTYPE": "constexpr", "BLOCK": "constexpr"},
+                 {"DTYPE": tl.float16, "BLOCK": 64})
+    with pytest.raises(sct.UnsupportedKernelError, match=r"constexpr 'DTYPE' = .* cannot be checked at call time"):
+        sct.function(k)
+    assert sct.function(k, grid=1, constexpr_params=False) is not None
+
+
+#: A process with no triton and no safecall: loads the library with tvm_ffi alone, launches
+#: both kernels on the double and prints the launch records.
+AOT_SCRIPT = textwrap.dedent(
+    """
+    import ctypes, importlib.abc, json, sys
+
+    class Blocker(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("triton", "safecall"):
+                raise ImportError(f"{name} is blocked in this process")
+            return None
+
+    sys.meta_path.insert(0, Blocker())
+    import tvm_ffi
+    from dlpack import RawTensor
+
+    fake = ctypes.CDLL(sys.argv[2])
+    fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
+    fake.safecall_fake_cuda_log.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib = tvm_ffi.load_module(sys.argv[1])
+    x = RawTensor(0x7F0000001000, (2, 0), (2, 16, 1), [1024], None, 0)
+    y = RawTensor(0x7F0000002000, (2, 0), (2, 16, 1), [1024], None, 0)
+    z = RawTensor(0x7F0000003000, (2, 0), (2, 32, 1), [1024], None, 0)
+    lib["scale"]((4,), x, y, 1024, 0.5, 256)
+    lib["fill"]((8,), z, 1000, 3.0, 128)
+    try:
+        lib["scale"]((4,), x, y, 1000, 0.5, 256)
+    except ValueError as e:
+        print("error:", str(e).splitlines()[0])
+    n = fake.safecall_fake_cuda_log(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(buf, n + 1)
+    records = [json.loads(l) for l in buf.value.decode().splitlines()]
+    print(json.dumps([r for r in records if r["call"] == "cuLaunchKernelEx"]))
+    print("triton" in sys.modules, "safecall" in sys.modules)
+    """
+)
+
+
+def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
+    lib = tmp_path / "triton_kernels.so"
+    sct.build({"scale": scale_kernel(), "fill": fill_kernel()}, lib, grid=1)
+    script = tmp_path / "run.py"
+    script.write_text(AOT_SCRIPT)
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(ROOT / "tests" / "python"))
+    out = subprocess.run(
+        [sys.executable, str(script), str(lib), str(fake_cuda.PATH)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    error, records, modules = out.stdout.strip().splitlines()
+    assert error == "error: scale: argument 'n' (#3): 1000 is not a multiple of 16"
+    assert modules == "False False"
+    scale_rec, fill_rec = json.loads(records)
+    assert (scale_rec["kernel"], scale_rec["grid"]) == ("scale", [4, 1, 1])
+    assert (fill_rec["kernel"], fill_rec["grid"], fill_rec["args"][1]) == ("fill", [8, 1, 1], (1000).to_bytes(8, "little").hex())
+    # The same launch as the JIT-compiled function's.
+    fake.safecall_fake_cuda_reset()
+    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), 0):
+        sct.function(scale_kernel(), grid=1)((4,), fp16(shape=(1024,)), fp16(Y, shape=(1024,)), 1024, 0.5, 256)
+    assert fake_cuda.launches(fake) == [scale_rec]
