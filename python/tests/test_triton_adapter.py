@@ -24,20 +24,11 @@ from conftest import ROOT
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-_REASON = None
-try:
-    import triton
-except ImportError:
-    _REASON = "triton is not installed (pip install triton==3.9.0)"
-else:
-    if not triton.__version__.startswith("3.9."):
-        _REASON = f"triton {triton.__version__} is installed; safecall.triton supports 3.9"
-_REASON = _REASON or fake_cuda.missing_reason()
-if _REASON is not None:
-    if fake_cuda.in_ci():
-        raise RuntimeError(f"CI=true: {_REASON}")
-    pytest.skip(_REASON, allow_module_level=True)
+from triton_fakes import skip_unless_triton  # noqa: E402
 
+skip_unless_triton()
+
+import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 import tvm_ffi  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402

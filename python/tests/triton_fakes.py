@@ -5,11 +5,34 @@ the launch the ABI table (``safecall.triton.TRITON_ABI``) predicts for a compile
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dlpack import RawTensor  # tests/python: the check suite's DLPack producer
 
-from safecall.triton import TRITON_ABI
+import fake_cuda
+from safecall.triton import SUPPORTED_TRITON, TRITON_ABI
+
+
+def triton_unavailable() -> Optional[str]:
+    """Why the Triton tests cannot run here (no triton 3.9, no driver double), or None."""
+    try:
+        import triton
+    except ImportError:
+        return f"triton is not installed (pip install triton=={SUPPORTED_TRITON}.0)"
+    if not triton.__version__.startswith(SUPPORTED_TRITON + "."):
+        return f"triton {triton.__version__} is installed; safecall.triton supports {SUPPORTED_TRITON}"
+    return fake_cuda.missing_reason()
+
+
+def skip_unless_triton() -> None:
+    """Skips the calling test module when :func:`triton_unavailable` says why (fails in CI)."""
+    import pytest
+
+    reason = triton_unavailable()
+    if reason is not None:
+        if fake_cuda.in_ci():
+            raise RuntimeError(f"CI=true: {reason}")
+        pytest.skip(reason, allow_module_level=True)
 
 #: DLPack (code, bits, lanes) of the dtypes the tests' pointers point to.
 DLPACK_DTYPES = {
