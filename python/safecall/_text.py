@@ -3,6 +3,7 @@ string and byte literals, and constants."""
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from typing import Any
@@ -52,13 +53,10 @@ def _string(text: str) -> str:
 
 
 def _bytes(data: bytes) -> str:
-    out = []
-    for b in data:
-        if 0x20 <= b < 0x7F and b not in (0x22, 0x5C):
-            out.append(chr(b))
-        else:
-            out.append(f"\\x{b:02x}")
-    return 'b"' + "".join(out) + '"'
+    """A byte-string literal: ``codecs.escape_encode`` spells printable ASCII as itself and the
+    rest as ``\\xNN``, ``\\n``, ``\\t``, ``\\r``, ``\\\\`` and ``\\'`` (all escapes the lexer reads);
+    only ``"`` needs escaping on top. It runs in C: a cubin of kilobytes takes microseconds."""
+    return 'b"' + codecs.escape_encode(bytes(data))[0].decode("ascii").replace('"', '\\"') + '"'
 
 
 def _float(value: float, suffix: str = "") -> str:
