@@ -157,7 +157,12 @@ def check_version(version: Optional[str]) -> None:
     TritonVersionError
         The version is missing or not 3.9.x.
     """
-    if not isinstance(version, str) or version.split(".")[:2] != SUPPORTED_TRITON.split("."):
+    if not isinstance(version, str):
+        raise TritonVersionError(
+            f"the kernel's metadata names no `triton_version`: safecall.triton supports kernels "
+            f"compiled by Triton {SUPPORTED_TRITON}.x only"
+        )
+    if version.split(".")[:2] != SUPPORTED_TRITON.split("."):
         raise TritonVersionError(
             f"kernel compiled by Triton {version}: safecall.triton supports Triton "
             f"{SUPPORTED_TRITON}.x only (its launch ABI is the one tested)"
@@ -385,7 +390,18 @@ def add_function(
 
     The function takes the grid first when ``grid`` is an int, then the kernel's arguments in
     Triton's order, as ``CompiledKernel[grid](*args)`` does; it launches on the environment
-    stream of the tensors' device. Options are described in :func:`function`.
+    stream of the tensors' device (device 0 for a kernel without pointer arguments).
+
+    Parameters
+    ----------
+    module : ModuleBuilder
+        The module to add the function and the kernel's cubin (``<name>_cubin``) to.
+    kernel : CompiledKernel or Kernel
+        The kernel (see :func:`function`).
+    name : str, optional
+        The function's name (default: the kernel's).
+    grid, check_dtypes, check_divisibility, constexpr_params
+        As for :func:`function`.
 
     Returns
     -------
@@ -487,8 +503,16 @@ def module(
     name: str = "triton_kernels",
     **options: Any,
 ) -> ir.ModuleBuilder:
-    """A module with one host function per kernel (``{function_name: kernel}``, or a list
-    named after the kernels); ``options`` as for :func:`function`.
+    """A module with one host function per kernel.
+
+    Parameters
+    ----------
+    kernels : mapping of str to kernel, or sequence of kernels
+        ``{function_name: kernel}``, or kernels named after themselves.
+    name : str
+        The module's name.
+    **options
+        As for :func:`add_function` (``grid``, ``check_dtypes``, ...).
 
     Returns
     -------

@@ -235,6 +235,10 @@ def test_other_triton_versions_are_refused(tmp_path):
     (tmp_path / "scale.json").write_text(json.dumps(md))
     with pytest.raises(sct.TritonVersionError, match=r"kernel compiled by Triton 3\.8\.0: safecall\.triton supports Triton 3\.9\.x only"):
         sct.load(tmp_path / "scale.json", signature=SCALE_SIG)
+    del md["triton_version"]
+    (tmp_path / "scale.json").write_text(json.dumps(md))
+    with pytest.raises(sct.TritonVersionError, match=r"the kernel's metadata names no `triton_version`"):
+        sct.load(tmp_path / "scale.json", signature=SCALE_SIG)
 
 
 def test_kernels_needing_scratch_memory_are_refused():
