@@ -396,3 +396,23 @@ def test_build_with_main_system_lib_and_link_args(tmp_path):
         safecall.build(example("add_one"), lib, main="nope")
     with pytest.raises(safecall.CompileError, match="link"):
         safecall.build(example("add_one"), lib, link_args=["-lsafecall_pytest_no_such_library"])
+
+
+def test_the_builder_makes_tensors_of_any_rank():
+    """``tensor("any", ...)``: any rank and strides; ``x.ndim`` is read at call time and a
+    zero extent anywhere exempts the data pointer."""
+    import numpy as np
+
+    m = sc.ModuleBuilder("ranks")
+    f = m.function("rank")
+    x = f.param("x", sc.tensor("any", "float32", align=16))
+    f.returns(sc.i32)
+    f.return_(x.ndim)
+    assert "fn rank(x: tensor[any, float32, strides=any, align=16]) -> i32 {" in m.text()
+    rank = sc.jit(m)["rank"]
+    assert [rank(np.zeros(s, dtype="float32")) for s in [(), (3,), (2, 3, 4), (1, 1, 1, 1, 2)]] == [0, 1, 3, 5]
+    assert rank(np.zeros((4, 6), dtype="float32").T) == 2
+    with pytest.raises(TypeError, match=r"rank: argument 'x' \(#0\): dtype is float64, expected float32"):
+        rank(np.zeros(3))
+    with pytest.raises(ValueError, match="a sequence of dims or 'any'"):
+        sc.tensor("n", "float32")
