@@ -17,7 +17,13 @@ _RESERVED = set(
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+# Characters `_escape` spells differently (the quotes are checked apart).
+_PLAIN = re.compile(r"[^\\\n\t\r\0\x01-\x1f\x7f]*\Z")
+
+
 def _escape(text: str, quote: str) -> str:
+    if quote not in text and _PLAIN.match(text):
+        return text  # the common case, without a loop over the characters
     out = []
     for ch in text:
         if ch == "\\":
