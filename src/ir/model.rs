@@ -20,10 +20,15 @@
 mod float;
 mod gpu;
 mod tensor;
+mod tensormap;
 pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue,
+};
+pub use tensormap::{
+    Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
+    limits as tensormap_limits,
 };
 pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
 

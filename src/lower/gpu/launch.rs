@@ -1,5 +1,6 @@
 //! The `launch` statement, step by step as docs/ir.md lists them: operands checked, kernel
-//! arguments stored, the driver and the kernel loaded once, what the kernel must be allowed
+//! arguments stored (descriptor inputs checked), the driver and the kernel loaded once, TMA
+//! descriptors taken from the cache or encoded, what the kernel must be allowed
 //! on the device, a context of the device current, the launch, the caller's context back.
 
 use crate::ir::Launch;
@@ -21,10 +22,11 @@ use super::support::{call_entry, driver_check};
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
     let prefix = format!("{}: launch of {}.{}", fx.func.name, l.binary, l.kernel);
     let ops = lower_operands(fx, l, &prefix)?;
-    let params_slot = lower_args(fx, &l.args)?;
+    let args = lower_args(fx, &l.args, &prefix)?;
     fx.flush_checks();
 
     let (table, kernel) = load_kernel(fx, l)?;
+    args.build_maps(fx, table);
     let dev = device_handle(fx, table, &ops, &prefix);
     let target = Target {
         table,
@@ -40,7 +42,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
 
     let switch = make_current(fx, table, dev, ops.device, &prefix);
     let config = launch_config(fx, &ops);
-    let params = fx.b.stack_addr(params_slot, 0);
+    let params = fx.b.stack_addr(args.params_slot, 0);
     let null = fx.b.iconst(Ty::Ptr, 0);
     let rc = call_entry(
         &mut fx.b,

@@ -26,6 +26,7 @@ mod launch;
 mod operands;
 mod opt_in;
 mod support;
+mod tensormap;
 
 pub(crate) use launch::lower_launch;
 
