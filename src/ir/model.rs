@@ -26,11 +26,11 @@ pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue,
 };
+pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
 pub use tensormap::{
     Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
     limits as tensormap_limits,
 };
-pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
 
 /// A compilation unit: one object file, shared library or JIT module.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,8 +1,6 @@
 //! Building [`Launch`] statements.
 
-use super::super::model::{
-    ClusterPolicy, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettings,
-};
+use super::super::model::{ClusterPolicy, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettings};
 
 /// Builds a [`Launch`]: `launch BINARY.KERNEL[grid=.., block=.., ...](args);`.
 ///

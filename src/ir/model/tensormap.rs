@@ -96,7 +96,8 @@ impl TensorMapArg {
 
     /// The element type: the override, else the TMA type of the tensor's `dtype`.
     pub fn element_type(&self, dtype: Option<DLDataType>) -> Option<TensorMapDtype> {
-        self.dtype.or_else(|| dtype.and_then(TensorMapDtype::of_dtype))
+        self.dtype
+            .or_else(|| dtype.and_then(TensorMapDtype::of_dtype))
     }
 }
 
@@ -184,9 +185,10 @@ impl Swizzle {
             Swizzle::None => None,
             Swizzle::B32 => Some(32),
             Swizzle::B64 => Some(64),
-            Swizzle::B128 | Swizzle::B128Atom32 | Swizzle::B128Atom32Flip8 | Swizzle::B128Atom64 => {
-                Some(128)
-            }
+            Swizzle::B128
+            | Swizzle::B128Atom32
+            | Swizzle::B128Atom32Flip8
+            | Swizzle::B128Atom64 => Some(128),
         }
     }
 }

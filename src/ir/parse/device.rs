@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::super::lexer::Tok;
 use super::super::model::{
-    BinaryFormat, DeviceBinary, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind, LaunchSettings,
-    SettingShape, SettingValue, Stmt,
+    BinaryFormat, DeviceBinary, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind,
+    LaunchSettings, SettingShape, SettingValue, Stmt,
 };
 use super::super::source_map::{DeviceBinarySpans, ExprSpans, Span, StmtSpans};
 use super::{PResult, ParseError, Parser, ticks};

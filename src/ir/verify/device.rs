@@ -146,7 +146,13 @@ impl FnVerifier<'_, '_> {
     }
 
     /// Value argument `k` (expression `index`): a scalar or a pointer.
-    fn value_arg(&mut self, path: &StmtPath, index: usize, k: usize, e: &Expr) -> Option<ScalarType> {
+    fn value_arg(
+        &mut self,
+        path: &StmtPath,
+        index: usize,
+        k: usize,
+        e: &Expr,
+    ) -> Option<ScalarType> {
         match self.expr(path, index, e) {
             Some(Type::Scalar(s)) => Some(s),
             None => None,

@@ -293,7 +293,8 @@ mod tests {
     fn compatibility_rules() {
         let i32_ = ScalarType::Int(IntType::I32);
         let f32_ = ScalarType::Float(FloatType::F32);
-        let [i32_, f32_, ptr, bool_] = [i32_, f32_, ScalarType::Ptr, ScalarType::Bool].map(ArgType::Scalar);
+        let [i32_, f32_, ptr, bool_] =
+            [i32_, f32_, ScalarType::Ptr, ScalarType::Bool].map(ArgType::Scalar);
         assert_eq!(mismatch(&ptx(PtxType::U64), ptr), None);
         assert_eq!(mismatch(&ptx(PtxType::B64), ptr), None);
         assert!(mismatch(&ptx(PtxType::S64), ptr).is_some());

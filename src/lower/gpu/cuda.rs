@@ -251,9 +251,9 @@ impl Entry {
             Entry::LibraryGetKernel => &[Ptr, Ptr, Ptr],
             Entry::KernelSetAttribute => &[I32, I32, Ptr, I32],
             Entry::LaunchKernelEx => &[Ptr, Ptr, Ptr, Ptr],
-            Entry::TensorMapEncodeTiled => &[
-                Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32,
-            ],
+            Entry::TensorMapEncodeTiled => {
+                &[Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32]
+            }
         };
         Signature::new(params.to_vec(), Some(I32))
     }

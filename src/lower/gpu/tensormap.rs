@@ -11,9 +11,7 @@
 //! counter picks, if its lock is free. Entries are never released: a descriptor holds
 //! addressing, not contents, so it is valid as long as the key is the same.
 
-use crate::ir::{
-    Expr, TensorField, TensorMapArg, TensorMapDtype, tensormap_limits as limits,
-};
+use crate::ir::{Expr, TensorField, TensorMapArg, TensorMapDtype, tensormap_limits as limits};
 use crate::lir::{BinOp, ConvOp, DataId, IntCC, Symbol, Ty, Var};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
@@ -101,7 +99,10 @@ pub(super) fn prepare<'a>(
     k: usize,
     prefix: &str,
 ) -> Result<Prepared<'a>, LowerError> {
-    let what = format!("{prefix}: kernel argument {k} (tensormap of '{}')", t.tensor);
+    let what = format!(
+        "{prefix}: kernel argument {k} (tensormap of '{}')",
+        t.tensor
+    );
     let spec = match fx.func.param_named(&t.tensor).map(|p| &p.ty) {
         Some(crate::ir::ParamType::Tensor(spec)) => spec.clone(),
         _ => {
@@ -147,7 +148,10 @@ pub(super) fn prepare<'a>(
             vec![
                 MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
                 MsgPart::Value(Tag::I64, d),
-                MsgPart::text(format!("; a TMA dimension must be 1 to {}", limits::MAX_DIM)),
+                MsgPart::text(format!(
+                    "; a TMA dimension must be 1 to {}",
+                    limits::MAX_DIM
+                )),
             ],
         );
         dims.push(d);
@@ -489,7 +493,8 @@ fn workaround(fx: &mut FnCtx<'_, '_>, table: Var, p: &Prepared<'_>, out: Var) {
     });
     let version = fx.b.load(Ty::I32, at, 0);
     let version = fx.b.resize(version, Ty::I64, true);
-    let old = fx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
+    let old =
+        fx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
     let mut last = fx.b.iconst(Ty::I64, 0);
     let size = fx.b.iconst(Ty::I64, i64::from(p.elem.size()));
     for (j, &d) in p.dims.iter().enumerate() {
@@ -498,11 +503,13 @@ fn workaround(fx: &mut FnCtx<'_, '_>, table: Var, p: &Prepared<'_>, out: Var) {
         let bytes = fx.b.binary(BinOp::Imul, extent, stride);
         last = fx.b.binary(BinOp::Iadd, last, bytes);
     }
-    let small = fx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
+    let small =
+        fx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
     let apply = fx.b.binary(BinOp::And, old, small);
     let word_at = 8 * cuda::TMA_WORKAROUND_WORD;
     let word = fx.b.load(Ty::I64, out, word_at);
-    let cleared = fx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
+    let cleared =
+        fx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
     let new = fx.b.select(apply, cleared, word);
     fx.b.store(out, word_at, new);
 }
