@@ -203,7 +203,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
             prop::collection::vec(expr(), 0..4),
             prop::collection::vec(expr(), 0..4),
             prop::collection::vec(launch_setting(), 0..6),
-            prop::collection::vec(expr(), 0..3),
+            prop::collection::vec(launch_arg(), 0..3),
         )
             .prop_map(|(binary, kernel, grid, block, optional, args)| {
                 let mut settings = LaunchSettings::new();
@@ -601,6 +601,39 @@ proptest! {
 }
 
 /// Any optional launch setting, of every kind and shape.
+fn launch_arg() -> impl Strategy<Value = LaunchArg> {
+    let dims = || prop::collection::vec(expr(), 0..4);
+    let options = (
+        prop::sample::select(Interleave::ALL.to_vec()),
+        prop::sample::select(Swizzle::ALL.to_vec()),
+        prop::sample::select(L2Promotion::ALL.to_vec()),
+        prop::sample::select(OobFill::ALL.to_vec()),
+        prop::option::of(prop::sample::select(TensorMapDtype::ALL.to_vec())),
+    );
+    prop_oneof![
+        expr().prop_map(LaunchArg::Value),
+        (name(), dims(), dims(), options).prop_map(
+            |(
+                tensor,
+                box_dims,
+                element_strides,
+                (interleave, swizzle, l2_promotion, oob_fill, dtype),
+            )| {
+                LaunchArg::TensorMap(Box::new(TensorMapArg {
+                    tensor,
+                    box_dims,
+                    element_strides,
+                    interleave,
+                    swizzle,
+                    l2_promotion,
+                    oob_fill,
+                    dtype,
+                }))
+            }
+        ),
+    ]
+}
+
 fn launch_setting() -> impl Strategy<Value = LaunchSetting> {
     let dims = || prop::collection::vec(expr(), 0..4);
     prop_oneof![
