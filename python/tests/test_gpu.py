@@ -197,7 +197,7 @@ def test_tensormap_from_the_builder_encodes_once_and_passes_the_descriptor():
     assert len(launches) == 2 and launches[0]["args"] == launches[1]["args"]
     words = [int.from_bytes(bytes.fromhex(launches[0]["args"][0])[8 * i : 8 * i + 8], "little") for i in range(16)]
     assert words[0] == a.ctypes.data and words[2:4] == [64, 128]
-    assert launches[0]["arg_align"][:2] == [128, 128]
+    assert [e["map_align"] for e in encodes] == [0, 0], "128-byte aligned storage"
     with pytest.raises(ValueError, match=r"copy: launch of kernels.copy: kernel argument 0 \(tensormap of 'src'\): the global address 0x[0-9a-f]+ \(data \+ byte_offset\) is not aligned to 16 bytes"):
         jit.copy(_aligned_halves((128, 64), 2), b)
     with pytest.raises(safecall.IRError, match="unknown swizzle `b100`"):

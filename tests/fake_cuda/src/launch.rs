@@ -58,14 +58,6 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
             .collect(),
         None => Vec::new(),
     };
-    // The largest power of two (at most 128) that divides each argument's address.
-    let arg_align: Vec<usize> = match &kernel {
-        Some((_, sizes, _)) => (0..sizes.len())
-            // SAFETY: as above, one pointer per parameter.
-            .map(|i| 1usize << (unsafe { *params.add(i) } as usize).trailing_zeros().min(7))
-            .collect(),
-        None => Vec::new(),
-    };
     let fields = json!({
         "kernel": kernel.as_ref().map(|k| k.0.clone()),
         "ctx": context_name(ctx),
@@ -81,7 +73,6 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         "shared_mem": c.sharedMemBytes,
         "stream": c.hStream as usize,
         "args": args,
-        "arg_align": arg_align,
         "extra": !extra.is_null(),
     });
     if let Some(code) = record("cuLaunchKernelEx", || fields) {
