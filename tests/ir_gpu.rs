@@ -726,9 +726,8 @@ fn a_tensormap_needs_a_128_byte_parameter() {
         "kernel argument 0 of `c` is ptr (8 bytes), but the kernel's parameter is b8[128] align 64 (128 bytes)",
         "10:39",
     );
-    let text = format!(
-        "module m;\n\ndevice_binary tma {{\n    format ptx;\n    data b\".entry c(.param .u64 p, .param .u32 n)\";\n    kernels [c];\n}}\n\nfn f(a: tensor[(m, k), float16, device=cuda]) {{\n    launch tma.c[grid=(1), block=(1)](tensormap(a, box=(8, 8)), 1u32);\n}}\n"
-    );
+    let text = "module m;\n\ndevice_binary tma {\n    format ptx;\n    data b\".entry c(.param .u64 p, .param .u32 n)\";\n    kernels [c];\n}\n\nfn f(a: tensor[(m, k), float16, device=cuda]) {\n    launch tma.c[grid=(1), block=(1)](tensormap(a, box=(8, 8)), 1u32);\n}\n"
+        .to_owned();
     assert_error(
         &text,
         "kernel argument 0 of `c` is tensormap (128 bytes), but the kernel's parameter is u64 (8 bytes)",
