@@ -132,6 +132,46 @@ def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
+def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
+    # Host-side TMA descriptors: each a CUtensorMap built by the launcher, then shape and strides.
+    pid = tl.program_id(0)
+    y_desc.store([pid * BM, 0], x_desc.load([pid * BM, 0]))
+
+
+class DeviceArray:
+    """A numpy array standing in for a CUDA tensor: ``data_ptr()`` and ``dtype`` for Triton's
+    ``TensorDescriptor``, DLPack for safecall (the double never reads the memory)."""
+
+    def __init__(self, shape: Tuple[int, ...], dtype: str) -> None:
+        import numpy as np
+
+        count = int(np.prod(shape))
+        buf = np.zeros(count + 64, dtype=dtype)
+        start = (-buf.ctypes.data % 128) // buf.itemsize  # 128-byte aligned data
+        self.array = buf[start : start + count].reshape(shape)
+        self.dtype = self.array.dtype
+        self.shape = list(shape)
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    def stride(self) -> List[int]:
+        return [s // self.array.itemsize for s in self.array.strides]
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.array.__dlpack_device__()
+
+
+def _descriptor(shape: Tuple[int, ...], dtype: str, block: List[int]) -> Any:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor.from_tensor(DeviceArray(shape, dtype), block)
+
+
+@triton.jit
 def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -227,6 +267,19 @@ CASES: Dict[str, Case] = {
         (0x7F00_0000_1000, 0x7F00_0000_2000, 1000, 0.333251953125, -1.5, 128),
         (8, 1, 1),
     ),
+    "host TensorDescriptor (TMA)": Case(
+        host_desc_copy,
+        (
+            ("x_desc", "tensordesc<fp16[64, 64]>"),
+            ("y_desc", "tensordesc<fp16[64, 64]>"),
+            ("M", "i32"),
+            ("BM", "constexpr"),
+            ("BN", "constexpr"),
+        ),
+        (("BM", 64), ("BN", 64)),
+        (_descriptor((256, 64), "float16", [64, 64]), _descriptor((256, 64), "float16", [64, 64]), 256, 64, 64),
+        (4, 1, 1),
+    ),
     "global scratch (device-side TMA descriptors)": Case(
         desc_copy,
         (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("M", "i32"), ("N", "i32"), ("BM", "constexpr"), ("BN", "constexpr")),
@@ -321,13 +374,19 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     ALLOCATOR.requests.clear()
     triton_abi.triton_launch(kernel, case.grid, case.args, STREAM)
     [theirs] = fake_cuda.launches(fake)
+    their_encodes = _encodes(fake)
+    descriptors = sum(triton_abi.is_descriptor(t) for t in dict(case.signature).values())
+    assert len(their_encodes) == descriptors, "Triton encodes each descriptor once per launch"
     predicted = triton_abi.expected_launch(kernel, case.grid)
     assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
     scratch = triton_abi.scratch_requests(kernel, case.grid)
     assert ALLOCATOR.requests == [(size, align, STREAM) for size, align in scratch.values()]
     addresses = {name: SCRATCH_ADDRESS for name in scratch}
     packed = triton_abi.expected_args(dict(case.signature), case.args, addresses)
-    assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
+    # A descriptor's bytes are the driver's (None in the table's prediction).
+    assert len(theirs["args"]) == len(packed) and all(
+        p is None or p == a for a, p in zip(theirs["args"], packed)
+    ), "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
     missing = triton_abi.missing_features(kernel, dict(case.signature))
@@ -339,6 +398,13 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     triton_abi.safecall_launch(launcher, case.grid, case.args, STREAM)
     [ours] = fake_cuda.launches(fake)
     assert ours == theirs, describe(theirs, ours)
+    assert _encodes(fake) == their_encodes, "the descriptors are encoded differently"
+
+
+def _encodes(fake: Any) -> List[Dict[str, Any]]:
+    """The ``cuTensorMapEncodeTiled`` records, without where the map was stored."""
+    calls = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    return [{k: v for k, v in r.items() if k != "map_align"} for r in calls]
 
 
 def test_the_cases_cover_what_the_issues_ask(fake):
@@ -350,6 +416,7 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     assert compiled("num_ctas=2 (cluster + SPREAD)").metadata.num_ctas == 2
     assert compiled("PDL").metadata.launch_pdl
     assert compiled("cooperative grid").metadata.launch_cooperative_grid
+    assert len(compiled("host TensorDescriptor (TMA)").metadata.tensordesc_meta) == 2
     for name in CASES:
         md = compiled(name).metadata
         scratch = name == "global scratch (device-side TMA descriptors)"

@@ -47,6 +47,13 @@ TRITON_VERSION = "3.9.0"
 #:   many bytes the kernel is opted in (Triton: to the device's maximum minus static).
 #: - ``flags``: metadata flags -> the launch setting each becomes.
 #: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
+#: - ``tensordesc``: a host ``TensorDescriptor`` argument (signature ``tensordesc<DTYPE[..]>``)
+#:   becomes the 128-byte ``CUtensorMap`` (``make_tensordesc_arg`` and ``fillTMADescriptorTiled``:
+#:   ``cuTensorMapEncodeTiled`` of ``base.data_ptr()``, the shape and strides reversed, the box
+#:   of the metadata's ``block_size``, element strides 1, no interleave, the metadata's
+#:   ``swizzle``, L2 promotion 128B, NaN fill when ``padding == "nan"``, then bit 21 cleared on
+#:   drivers up to 13010 for tensors under 128 KiB) followed by the shape as ``i32``s and the
+#:   strides (elements) as ``i64``s.
 TRITON_ABI: Dict[str, Any] = {
     "scalars": {
         "i1": (sc.bool_, "<?"),
@@ -75,6 +82,14 @@ TRITON_ABI: Dict[str, Any] = {
     "shared_opt_in_above": 48 * 1024,
     "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
     "launches_only_nonempty_grids": True,
+    "tensordesc": {
+        "prefix": "tensordesc",
+        "swizzle": {0: "none", 1: "b32", 2: "b64", 3: "b128"},
+        "l2_promotion": "b128",
+        "dtypes": {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "i8": "int8", "u8": "uint8"},
+        "shape": (sc.i32, "<i"),
+        "strides": (sc.i64, "<q"),
+    },
 }
 
 #: What the safecall side of a case needs that the IR does not have yet.
@@ -108,6 +123,26 @@ def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
     }
 
 
+def is_descriptor(triton_type: str) -> bool:
+    """Whether a signature type is a host tensor descriptor."""
+    return triton_type.startswith(TRITON_ABI["tensordesc"]["prefix"])
+
+
+def descriptor_argument(f: Any, name: str, triton_type: str, meta: Mapping[str, Any]) -> List[Any]:
+    """The kernel arguments of descriptor parameter ``name`` (``tensordesc<fp16[64, 64]>``):
+    a tensor parameter of ``f`` (any strides), its ``tensormap`` built as Triton's launcher
+    builds it from ``meta`` (the kernel's ``tensordesc_meta`` entry), its shape as ``i32``s and
+    its strides as ``i64``s."""
+    table = TRITON_ABI["tensordesc"]
+    element, dims = triton_type[len(table["prefix"]) + 1 : -1].split("[")
+    rank = len(dims.rstrip("]").split(","))
+    x = f.tensor(name, [f"{name}_{i}" for i in range(rank)], table["dtypes"][element], strides="any")
+    tmap = sc.tensormap(
+        x, box=list(meta["block_size"]), swizzle=table["swizzle"][meta["swizzle"]], l2_promotion=table["l2_promotion"]
+    )
+    return [tmap, *(sc.cast(table["shape"][0], x.shape[i]) for i in range(rank)), *(x.strides[i] for i in range(rank))]
+
+
 def packed(triton_type: str, value: Any) -> bytes:
     """The bytes Triton's launcher passes for one non-constexpr argument."""
     if triton_type.startswith(TRITON_ABI["pointer_prefix"]):
@@ -122,7 +157,16 @@ def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Ma
     """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
     records them), then the trailing pointers (``scratch``: the addresses allocated; NULL for
     the others)."""
-    out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
+    out: List[Any] = []
+    for ty, value in zip(signature.values(), args):
+        if is_descriptor(ty):
+            # The map's bytes are the driver's (None here); then shape and strides.
+            table = TRITON_ABI["tensordesc"]
+            out.append(None)
+            out += [struct.pack(table["shape"][1], d).hex() for d in value.shape]
+            out += [struct.pack(table["strides"][1], s).hex() for s in value.strides]
+        elif ty != TRITON_ABI["constexpr"]:
+            out.append(packed(ty, value).hex())
     return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
 
 
@@ -152,7 +196,11 @@ def missing_features(kernel: Any, signature: Mapping[str, str]) -> Optional[str]
         wanted.append("cluster_policy")
     lacking = [f"`{s}=`" for s in wanted if s not in launch]
     for ty in signature.values():
-        if ty != TRITON_ABI["constexpr"] and not ty.startswith(TRITON_ABI["pointer_prefix"]):
+        if is_descriptor(ty) and not hasattr(sc, "tensormap"):
+            lacking.append("`tensormap(...)` launch arguments")
+        elif is_descriptor(ty):
+            continue
+        elif ty != TRITON_ABI["constexpr"] and not ty.startswith(TRITON_ABI["pointer_prefix"]):
             spelled = TRITON_ABI["scalars"][ty][0]
             if isinstance(spelled, str) and not hasattr(sc, spelled):
                 lacking.append(f"the `{spelled}` type")
@@ -173,9 +221,12 @@ def safecall_launcher(kernel: Any, signature: Mapping[str, str], constants: Mapp
     gx, gy, gz = (f.param(n, sc.i32) for n in ("grid_x", "grid_y", "grid_z"))
     stream = f.param("stream", sc.stream)
     args = []
+    descriptors = iter(getattr(md, "tensordesc_meta", None) or ())
     for name, ty in signature.items():
         if ty == TRITON_ABI["constexpr"]:
             f.param(name, sc.const(constants[name]))
+        elif is_descriptor(ty):
+            args += descriptor_argument(f, name, ty, next(descriptors))
         else:
             args.append(f.param(name, ir_type(ty)))
     null = sc.cast(sc.ptr, sc.lit(0, sc.u64))
@@ -204,5 +255,6 @@ def triton_launch(kernel: Any, grid: Sequence[int], args: Sequence[Any], stream:
 
 
 def safecall_launch(launcher: Any, grid: Sequence[int], args: Sequence[Any], stream: int) -> None:
-    """The safecall function's launch with the same arguments."""
-    launcher(*grid, stream, *args)
+    """The safecall function's launch with the same arguments (a tensor descriptor's base
+    tensor for the descriptor)."""
+    launcher(*grid, stream, *(a.base if hasattr(a, "block_shape") else a for a in args))

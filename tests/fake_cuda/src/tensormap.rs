@@ -10,7 +10,7 @@
 //! - 7-10: the strides in bytes of dims 1..;
 //! - 11-13: the box extents, two per word (low half first);
 //! - 14: the element strides, 8 bits each;
-//! - 15: the sequence number of this encode call in the process (1, 2, ...).
+//! - 15: 0 (so that two encodes of the same inputs give the same bytes, whoever calls).
 //!
 //! The double checks the driver's rules too (rank 1..5, address aligned to 16 bytes, strides
 //! multiples of 16, box 1..256, element strides 1..8) and returns `CUDA_ERROR_INVALID_VALUE`
@@ -64,7 +64,7 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
     l2_promotion: c_int,
     oob_fill: c_int,
 ) -> CUresult {
-    let sequence = ENCODES.fetch_add(1, Ordering::Relaxed) + 1;
+    ENCODES.fetch_add(1, Ordering::Relaxed);
     let n = rank.min(5) as usize;
     // SAFETY: the driver's contract: arrays of `rank` (strides `rank - 1`) entries.
     let (dims, strides, boxes, es) = unsafe {
@@ -75,21 +75,22 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
             read(element_strides, n),
         )
     };
-    let fields = json!({
-        "dtype": dtype,
-        "rank": rank,
-        "address": address as usize,
-        "dims": dims,
-        "strides": strides,
-        "box": boxes,
-        "element_strides": es,
-        "interleave": interleave,
-        "swizzle": swizzle,
-        "l2_promotion": l2_promotion,
-        "oob_fill": oob_fill,
-        "map_align": (map as usize) & 127,
-    });
-    if let Some(code) = record("cuTensorMapEncodeTiled", || fields) {
+    if let Some(code) = record("cuTensorMapEncodeTiled", || {
+        json!({
+            "dtype": dtype,
+            "rank": rank,
+            "address": address as usize,
+            "dims": dims,
+            "strides": strides,
+            "box": boxes,
+            "element_strides": es,
+            "interleave": interleave,
+            "swizzle": swizzle,
+            "l2_promotion": l2_promotion,
+            "oob_fill": oob_fill,
+            "map_align": (map as usize) & 127,
+        })
+    }) {
         return code;
     }
     let valid = (1..=5).contains(&rank)
@@ -123,7 +124,6 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
     for (j, e) in es.iter().enumerate() {
         words[14] |= u64::from(*e & 0xff) << (8 * j);
     }
-    words[15] = sequence;
     // SAFETY: `map` points at a 64-byte aligned, writable CUtensorMap (checked non-NULL and
     // aligned above).
     unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), map, 16) };
