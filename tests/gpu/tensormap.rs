@@ -295,3 +295,84 @@ fn bit_21_is_cleared_for_small_tensors_on_drivers_up_to_13010() {
         assert!(!bit(13000, [1024, 32], 0x50_0000), "{how:?}");
     });
 }
+
+#[test]
+fn a_failure_after_a_hit_releases_the_entry_and_restores_the_context() {
+    each(|how, built| {
+        let f = built.function("copy2d");
+        let (mut sa, mut ta, mut sb) = ([128i64, 64], [64i64, 1], [128i64, 64]);
+        let a = tensor(0x10_0000, F16, &mut sa, Some(&mut ta));
+        let b = tensor(0x20_0000, F16, &mut sb, None);
+        let encodes_of = |b: &DLTensor| {
+            fake().reset();
+            call(&f, &[Arg::Tensor(&a), Arg::Tensor(b)]).unwrap();
+            encodes().len()
+        };
+        assert_eq!(encodes_of(&b), 2, "{how:?}");
+        // `a` hits (its entry locked for the launch), then `b` fails its rule.
+        let mut sb2 = [128i64, 64];
+        let misaligned = tensor(0x20_0008, F16, &mut sb2, None);
+        fake().reset();
+        assert_eq!(
+            call_err(&f, &[Arg::Tensor(&a), Arg::Tensor(&misaligned)]),
+            "ValueError: copy2d: launch of tma.copy: kernel argument 1 (tensormap of 'b'): the \
+             global address 0x200008 (data + byte_offset) is not aligned to 16 bytes, as TMA \
+             requires",
+            "{how:?}"
+        );
+        assert_eq!(fake().current(), "none", "{how:?}: the context is restored");
+        assert_eq!(encodes_of(&b), 0, "{how:?}: a's entry was released");
+        // The encoder fails for `b` after `a` hit.
+        let mut sb3 = [128i64, 64];
+        let other = tensor(0x30_0000, F16, &mut sb3, None);
+        fake().reset();
+        fake().fail("cuTensorMapEncodeTiled", 1);
+        assert!(
+            call_err(&f, &[Arg::Tensor(&a), Arg::Tensor(&other)])
+                .starts_with("RuntimeError: copy2d: launch of tma.copy: kernel argument 1"),
+            "{how:?}"
+        );
+        assert_eq!(fake().current(), "none", "{how:?}");
+        assert_eq!(encodes_of(&b), 0, "{how:?}");
+        // The launch fails with both entries held: both are released.
+        fake().reset();
+        fake().fail("cuLaunchKernelEx", 719);
+        assert!(call_err(&f, &[Arg::Tensor(&a), Arg::Tensor(&b)]).starts_with("RuntimeError"));
+        assert_eq!(encodes_of(&b), 0, "{how:?}");
+    });
+}
+
+#[test]
+fn concurrent_launches_get_the_descriptors_of_their_own_tensors() {
+    let m = tma_module();
+    for how in support::deliveries() {
+        let built = support::build(&m, how);
+        let f = built.function("dynbox");
+        std::thread::scope(|s| {
+            for thread in 0..4usize {
+                let f = &f;
+                s.spawn(move || {
+                    fake().reset();
+                    for i in 0..200usize {
+                        // Six keys shared by all threads, more than a site's four entries.
+                        let address = 0x100_0000 + 0x1_0000 * ((i + thread) % 6);
+                        let (mut s, mut t) = ([64i64, 32], [32i64, 1]);
+                        let a = tensor(address, F32, &mut s, Some(&mut t));
+                        call(
+                            f,
+                            &[Arg::Tensor(&a), Arg::Int(16), Arg::Int(8), Arg::Int(1)],
+                        )
+                        .unwrap();
+                        let l = fake().launches().pop().unwrap();
+                        for arg in 0..2 {
+                            let w = words(&l["args"][arg]);
+                            assert_eq!(w[0], address as u64, "{how:?}: thread {thread}, call {i}");
+                            assert_eq!(&w[2..4], [32, 64], "{how:?}");
+                        }
+                        fake().reset();
+                    }
+                });
+            }
+        });
+    }
+}

@@ -8,27 +8,45 @@ use crate::lir::{SlotId, Var};
 use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr};
 use super::super::options::LowerError;
+use super::context::Switch;
 use super::tensormap::{self, Prepared};
 
-/// The lowered arguments: the pointer array, and the descriptors still to fill in once the
-/// driver is loaded ([`LoweredArgs::build_maps`]).
+/// The lowered arguments: the pointer array, and the descriptors still to take from their
+/// caches or encode once the context is current ([`LoweredArgs::build_maps`]).
 pub(super) struct LoweredArgs<'a> {
     /// The `kernelParams` array.
     pub params_slot: SlotId,
-    maps: Vec<(Prepared<'a>, Var)>,
+    /// Each descriptor: its argument index, its inputs, its stack storage.
+    maps: Vec<(usize, Prepared<'a>, Var)>,
 }
 
 impl LoweredArgs<'_> {
-    /// Fills each descriptor's storage (from the cache or the driver's encoder).
-    pub(super) fn build_maps(&self, fx: &mut FnCtx<'_, '_>, table: Var) {
-        for (p, out) in &self.maps {
-            tensormap::build(fx, table, p, *out);
+    /// Points each descriptor's parameter at its cached copy (whose lock stays held) or at
+    /// its stack storage, encoded; a failure undoes the context `switch` and the locks taken.
+    /// Returns the held locks, for [`tensormap::release`] after the launch.
+    pub(super) fn build_maps(
+        &self,
+        fx: &mut FnCtx<'_, '_>,
+        table: Var,
+        switch: &Switch,
+    ) -> Vec<Var> {
+        let mut cleanup = tensormap::Cleanup {
+            table,
+            switch,
+            held: Vec::new(),
+        };
+        for (k, p, out) in &self.maps {
+            let (map, held) = tensormap::build(fx, p, *out, &cleanup);
+            let params = fx.b.stack_addr(self.params_slot, 0);
+            fx.b.store(params, k * 8, map);
+            cleanup.held.push(held);
         }
+        cleanup.held
     }
 }
 
-/// Lowers and stores the value arguments, reads and checks the descriptors' inputs, and
-/// fills the pointer array.
+/// Lowers and stores the value arguments and reads the descriptors' inputs; fills the pointer
+/// array's entries of the values.
 pub(super) fn lower_args<'a>(
     fx: &mut FnCtx<'_, '_>,
     args: &'a [LaunchArg],
@@ -42,7 +60,7 @@ pub(super) fn lower_args<'a>(
             LaunchArg::TensorMap(t) => {
                 let p = tensormap::prepare(fx, t, k, prefix)?;
                 let out = tensormap::storage(fx);
-                maps.push((p, out));
+                maps.push((k, p, out));
             }
         }
     }
@@ -56,20 +74,19 @@ pub(super) fn lower_args<'a>(
     }
     let values_slot = fx.b.slot(size.max(8), 8);
     let params_slot = fx.b.slot((args.len().max(1) * 8) as u32, 8);
-    let mut map_storage = maps.iter().map(|(_, out)| *out);
     let mut value_iter = values.iter().zip(&offsets);
     for (k, arg) in args.iter().enumerate() {
-        let p = match arg {
+        match arg {
             LaunchArg::Value(_) => {
                 let (&v, &at) = value_iter.next().expect("one per value argument");
                 let p = fx.b.stack_addr(values_slot, at);
                 fx.b.store(p, 0, v);
-                p
+                let params = fx.b.stack_addr(params_slot, 0);
+                fx.b.store(params, k * 8, p);
             }
-            LaunchArg::TensorMap(_) => map_storage.next().expect("one per descriptor"),
-        };
-        let params = fx.b.stack_addr(params_slot, 0);
-        fx.b.store(params, k * 8, p);
+            // Pointed at by `build_maps`.
+            LaunchArg::TensorMap(_) => {}
+        }
     }
     Ok(LoweredArgs { params_slot, maps })
 }

@@ -1,7 +1,8 @@
 //! The `launch` statement, step by step as docs/ir.md lists them: operands checked, kernel
-//! arguments stored (descriptor inputs checked), the driver and the kernel loaded once, TMA
-//! descriptors taken from the cache or encoded, what the kernel must be allowed
-//! on the device, a context of the device current, the launch, the caller's context back.
+//! arguments stored (descriptor inputs read), the driver and the kernel loaded once, what the
+//! kernel must be allowed on the device, a context of the device current, TMA descriptors
+//! taken from their caches or checked and encoded, the launch, the descriptors' cache entries
+//! released, the caller's context back.
 
 use crate::ir::Launch;
 use crate::lir::{Ty, Var};
@@ -17,6 +18,7 @@ use super::cuda::Entry;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::support::{call_entry, driver_check};
+use super::tensormap;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
@@ -26,7 +28,6 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     fx.flush_checks();
 
     let (table, kernel) = load_kernel(fx, l)?;
-    args.build_maps(fx, table);
     let dev = device_handle(fx, table, &ops, &prefix);
     let target = Target {
         table,
@@ -42,6 +43,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
 
     let switch = make_current(fx, table, dev, ops.device, &prefix);
     let config = launch_config(fx, &ops);
+    let held = args.build_maps(fx, table, &switch);
     let params = fx.b.stack_addr(args.params_slot, 0);
     let null = fx.b.iconst(Ty::Ptr, 0);
     let rc = call_entry(
@@ -50,6 +52,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
         Entry::LaunchKernelEx,
         vec![config, kernel, params, null],
     );
+    tensormap::release(fx, &held);
     restore(fx, table, &switch);
     driver_check(fx, table, rc, || launch_failed(&prefix, &ops));
     Ok(())
