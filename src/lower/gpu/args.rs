@@ -10,6 +10,7 @@ use super::super::expr::{Val, lower_expr};
 use super::super::options::LowerError;
 use super::context::Switch;
 use super::tensormap::{self, Prepared};
+use super::tensormap_cache::{self, Cleanup};
 
 /// The lowered arguments: the pointer array, and the descriptors still to take from their
 /// caches or encode once the context is current ([`LoweredArgs::build_maps`]).
@@ -23,20 +24,20 @@ pub(super) struct LoweredArgs<'a> {
 impl LoweredArgs<'_> {
     /// Points each descriptor's parameter at its cached copy (whose lock stays held) or at
     /// its stack storage, encoded; a failure undoes the context `switch` and the locks taken.
-    /// Returns the held locks, for [`tensormap::release`] after the launch.
+    /// Returns the held locks, for [`tensormap_cache::release`] after the launch.
     pub(super) fn build_maps(
         &self,
         fx: &mut FnCtx<'_, '_>,
         table: Var,
         switch: &Switch,
     ) -> Vec<Var> {
-        let mut cleanup = tensormap::Cleanup {
+        let mut cleanup = Cleanup {
             table,
             switch,
             held: Vec::new(),
         };
         for (k, p, out) in &self.maps {
-            let (map, held) = tensormap::build(fx, p, *out, &cleanup);
+            let (map, held) = tensormap_cache::build(fx, p, *out, &cleanup);
             let params = fx.b.stack_addr(self.params_slot, 0);
             fx.b.store(params, k * 8, map);
             cleanup.held.push(held);

@@ -18,7 +18,7 @@ use super::cuda::Entry;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::support::{call_entry, driver_check};
-use super::tensormap;
+use super::tensormap_cache;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
@@ -52,7 +52,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
         Entry::LaunchKernelEx,
         vec![config, kernel, params, null],
     );
-    tensormap::release(fx, &held);
+    tensormap_cache::release(fx, &held);
     restore(fx, table, &switch);
     driver_check(fx, table, rc, || launch_failed(&prefix, &ops));
     Ok(())

@@ -27,6 +27,7 @@ mod operands;
 mod opt_in;
 mod support;
 mod tensormap;
+mod tensormap_cache;
 
 pub(crate) use launch::lower_launch;
 

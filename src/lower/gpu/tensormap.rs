@@ -1,21 +1,12 @@
 //! `tensormap(..)` launch arguments (docs/ir.md, "TMA descriptors"): the encoder's inputs read
-//! from the tensor ([`prepare`]), then the descriptor taken from the launch site's cache or,
-//! after checking every rule of `cuTensorMapEncodeTiled`, encoded by the driver into 128-byte
-//! aligned storage ([`build`]).
-//!
-//! The cache is module data, [`SLOTS`] entries per launch argument. Each entry is the 128
-//! descriptor bytes, a lock word, a valid word and the key (every encoder input that is not a
-//! constant of the site). A thread takes an entry's lock with one compare-and-swap and never
-//! waits: a locked entry counts as a miss. On a hit the launch passes the entry's descriptor
-//! and holds the lock until `cuLaunchKernelEx` has copied the parameters ([`release`]); a
-//! miss checks and encodes on the stack, then stores key and descriptor into the entry a
-//! round-robin counter picks, if its lock is free. Entries are never freed: a descriptor
-//! holds addressing, not contents, so it is valid as long as the key is the same.
+//! from the tensor ([`prepare`]), every rule of `cuTensorMapEncodeTiled` checked
+//! ([`check_rules`]) and the driver's encoder called ([`encode`]) on a miss of the launch
+//! site's cache (`tensormap_cache`).
 
 use crate::ir::{
     Expr, Strides, TensorField, TensorMapArg, TensorMapDtype, tensormap_limits as limits,
 };
-use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};
+use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 
 use super::super::context::{Binding, FnCtx};
@@ -23,25 +14,9 @@ use super::super::expr::{Val, lower_expr, lower_tensor_field};
 use super::super::layout::{compact_strides, effective_strides};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
-use super::context::{Switch, restore};
 use super::cuda::{self, Entry};
 use super::support::{call_entry, describe_error};
-
-/// Cache entries per launch argument.
-pub(crate) const SLOTS: i64 = 4;
-/// Bytes of the descriptor.
-const MAP: usize = limits::MAP_SIZE as usize;
-/// An entry: the descriptor first (entries are multiples of 128 bytes and the cache is
-/// 128-byte aligned, so the descriptor is too), then the lock word, the valid word and the key.
-const MAP_AT: usize = 0;
-/// Offset of the lock word in an entry.
-const LOCK_AT: usize = MAP;
-/// Offset of the valid word.
-const VALID_AT: usize = LOCK_AT + 8;
-/// Offset of the key.
-const KEY_AT: usize = VALID_AT + 8;
-/// Alignment of descriptor storage.
-const MAP_ALIGN: usize = limits::MAP_ALIGN as usize;
+use super::tensormap_cache::Cleanup;
 
 /// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
 /// the key of inputs that passed).
@@ -64,7 +39,7 @@ pub(super) struct Prepared<'a> {
     element_strides: Vec<Var>,
     /// The cache key: address, dims, strides, then each box extent and element stride that
     /// is not a constant.
-    key: Vec<Var>,
+    pub key: Vec<Var>,
 }
 
 /// A field of the tensor as a machine value.
@@ -194,7 +169,7 @@ pub(super) fn prepare<'a>(
 
 /// Every rule of `cuTensorMapEncodeTiled` that constants did not decide, each a ValueError
 /// naming the argument, the rule and the values (run before encoding).
-fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cleanup<'_>) {
+pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cleanup<'_>) {
     let t = p.arg;
     let what = p.what.as_str();
     let rank = p.dims.len();
@@ -377,180 +352,9 @@ pub(super) fn storage(fx: &mut FnCtx<'_, '_>) -> Var {
     fx.b.convert(ConvOp::IntToPtr, aligned, Ty::Ptr)
 }
 
-/// What a launch must undo when a descriptor fails after its context was made current: the
-/// caller's context, and the cache entries earlier descriptors of the launch hold.
-pub(super) struct Cleanup<'s> {
-    /// The driver table.
-    pub table: Var,
-    /// The context switch to undo.
-    pub switch: &'s Switch,
-    /// The entries held so far (their locks' `I64` addresses, 0 for none).
-    pub held: Vec<Var>,
-}
-
-impl Cleanup<'_> {
-    /// Emits the undoing, on a failure path.
-    fn emit(&self, fx: &mut FnCtx<'_, '_>) {
-        release(fx, &self.held);
-        restore(fx, self.table, self.switch);
-    }
-}
-
-/// Releases the cache entries `held` (the `I64` addresses of their locks, 0 for none).
-pub(super) fn release(fx: &mut FnCtx<'_, '_>, held: &[Var]) {
-    for &h in held {
-        let some = fx.b.icmp_imm(IntCC::Ne, h, 0);
-        let unlock = fx.b.new_block();
-        let done = fx.b.new_block();
-        fx.b.branch(some, unlock, done);
-        fx.b.switch_to(unlock);
-        let lock = fx.b.convert(ConvOp::IntToPtr, h, Ty::Ptr);
-        let (one, zero) = (fx.b.iconst(Ty::I64, 1), fx.b.iconst(Ty::I64, 0));
-        fx.b.atomic_cas(lock, one, zero);
-        fx.b.jump(done);
-        fx.b.switch_to(done);
-    }
-}
-
-/// The descriptor of `p` for the launch: a cache entry's, whose lock stays held until
-/// [`release`] (after `cuLaunchKernelEx`, which copies the parameters), or, on a miss, checked
-/// and encoded into `out` (128-byte aligned stack storage) and then cached. Returns the
-/// descriptor's address and the held entry (an `I64`, 0 when none).
-pub(super) fn build(
-    fx: &mut FnCtx<'_, '_>,
-    p: &Prepared<'_>,
-    out: Var,
-    cleanup: &Cleanup<'_>,
-) -> (Var, Var) {
-    let n = p.key.len();
-    let entry_size = (KEY_AT + 8 * n).next_multiple_of(MAP_ALIGN);
-    let cache = cache_data(fx, SLOTS as usize * entry_size + 8);
-    let base = fx.b.symbol_addr(Symbol::Data(cache));
-    let zero = fx.b.iconst(Ty::I64, 0);
-    let one = fx.b.iconst(Ty::I64, 1);
-    let map = fx.b.mutable_var(Ty::Ptr);
-    fx.b.assign(map, out);
-    let held = fx.b.mutable_var(Ty::I64);
-    fx.b.assign_iconst(held, 0);
-
-    let i = fx.b.mutable_var(Ty::I64);
-    fx.b.assign_iconst(i, 0);
-    let head = fx.b.new_block();
-    let body = fx.b.new_block();
-    let locked = fx.b.new_block();
-    let hit = fx.b.new_block();
-    let unlock = fx.b.new_block();
-    let next = fx.b.new_block();
-    let miss = fx.b.new_cold_block();
-    let done = fx.b.new_block();
-    fx.b.jump(head);
-
-    fx.b.switch_to(head);
-    let more = fx.b.icmp_imm(IntCC::Slt, i, SLOTS);
-    fx.b.branch(more, body, miss);
-
-    fx.b.switch_to(body);
-    let offset = fx.b.binary_imm(BinOp::Imul, i, entry_size as i64);
-    let entry = fx.b.ptr_add(base, offset);
-    let lock = fx.b.ptr_add_imm(entry, LOCK_AT as i64);
-    let was = fx.b.atomic_cas(lock, zero, one);
-    let free = fx.b.icmp_imm(IntCC::Eq, was, 0);
-    fx.b.branch(free, locked, next);
-
-    fx.b.switch_to(locked);
-    // valid ^ 1 | key[0] ^ stored[0] | ...: zero exactly on a hit.
-    let valid = fx.b.load(Ty::I64, entry, VALID_AT);
-    let mut diff = fx.b.binary_imm(BinOp::Xor, valid, 1);
-    for (j, &k) in p.key.iter().enumerate() {
-        let stored = fx.b.load(Ty::I64, entry, KEY_AT + 8 * j);
-        let x = fx.b.binary(BinOp::Xor, stored, k);
-        diff = fx.b.binary(BinOp::Or, diff, x);
-    }
-    let same = fx.b.icmp_imm(IntCC::Eq, diff, 0);
-    fx.b.branch(same, hit, unlock);
-
-    fx.b.switch_to(hit);
-    let lock_int = fx.b.convert(ConvOp::PtrToInt, lock, Ty::I64);
-    fx.b.assign(held, lock_int);
-    let in_cache = fx.b.ptr_add_imm(entry, MAP_AT as i64);
-    fx.b.assign(map, in_cache);
-    fx.b.jump(done);
-
-    fx.b.switch_to(unlock);
-    fx.b.atomic_cas(lock, one, zero);
-    fx.b.jump(next);
-
-    fx.b.switch_to(next);
-    let i1 = fx.b.binary_imm(BinOp::Iadd, i, 1);
-    fx.b.assign(i, i1);
-    fx.b.jump(head);
-
-    fx.b.switch_to(miss);
-    check_rules(fx, p, cleanup);
-    encode(fx, p, out, cleanup);
-    insert(fx, cache, p, out, entry_size);
-    fx.b.jump(done);
-
-    fx.b.switch_to(done);
-    (map, held)
-}
-
-/// A writable, zeroed cache of `bytes` bytes, aligned as a descriptor's storage.
-fn cache_data(fx: &mut FnCtx<'_, '_>, bytes: usize) -> DataId {
-    let name = fx.m.local_name("tensormap_cache");
-    fx.m.add_data(crate::lir::Data {
-        name,
-        linkage: Linkage::Local,
-        writable: true,
-        align: limits::MAP_ALIGN,
-        contents: vec![0; bytes],
-        relocs: Vec::new(),
-        section: None,
-    })
-}
-
-/// Copies the 128 descriptor bytes at `from` to `to`.
-fn copy_map(fx: &mut FnCtx<'_, '_>, from: Var, to: Var, to_at: usize) {
-    for w in 0..MAP / 8 {
-        let v = fx.b.load(Ty::I64, from, 8 * w);
-        fx.b.store(to, to_at + 8 * w, v);
-    }
-}
-
-/// Stores key and descriptor into the entry the round-robin counter (the cache's last word)
-/// picks, when its lock is free.
-fn insert(fx: &mut FnCtx<'_, '_>, cache: DataId, p: &Prepared<'_>, out: Var, entry_size: usize) {
-    let base = fx.b.symbol_addr(Symbol::Data(cache));
-    let counter = fx.b.ptr_add_imm(base, SLOTS * entry_size as i64);
-    let zero = fx.b.iconst(Ty::I64, 0);
-    let one = fx.b.iconst(Ty::I64, 1);
-    // A compare-and-swap of 0 with 0 reads the counter atomically.
-    let turn = fx.b.atomic_cas(counter, zero, zero);
-    let after = fx.b.binary_imm(BinOp::Iadd, turn, 1);
-    fx.b.atomic_cas(counter, turn, after);
-    let victim = fx.b.binary_imm(BinOp::And, turn, SLOTS - 1);
-    let offset = fx.b.binary_imm(BinOp::Imul, victim, entry_size as i64);
-    let entry = fx.b.ptr_add(base, offset);
-    let lock = fx.b.ptr_add_imm(entry, LOCK_AT as i64);
-    let was = fx.b.atomic_cas(lock, zero, one);
-    let free = fx.b.icmp_imm(IntCC::Eq, was, 0);
-    let fill = fx.b.new_block();
-    let skip = fx.b.new_block();
-    fx.b.branch(free, fill, skip);
-    fx.b.switch_to(fill);
-    for (j, &k) in p.key.iter().enumerate() {
-        fx.b.store(entry, KEY_AT + 8 * j, k);
-    }
-    copy_map(fx, out, entry, MAP_AT);
-    fx.b.store_imm(Ty::I64, entry, VALID_AT, 1);
-    fx.b.atomic_cas(lock, one, zero);
-    fx.b.jump(skip);
-    fx.b.switch_to(skip);
-}
-
 /// Calls `cuTensorMapEncodeTiled` into `out`, then applies the driver workaround
 /// ([`workaround`]).
-fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
+pub(super) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
     let table = cleanup.table;
     let rank = p.dims.len();
     // dims (5 x u64), strides (5 x u64), box (5 x u32), element strides (5 x u32).
