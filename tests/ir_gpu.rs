@@ -699,6 +699,12 @@ fn tensormap_rules_decided_by_constants_are_verifier_errors() {
         "",
     );
     err(
+        "",
+        "tensormap(a, box=(8, 128), dtype=u4x16_align16)",
+        &format!("{prefix}dtype=u4x16_align16 is not supported yet"),
+        "",
+    );
+    err(
         ", p: ptr",
         "tensormap(p, box=(8))",
         "kernel argument 0 (tensormap of `p`): `p` is a ptr, not a tensor parameter",

@@ -286,6 +286,17 @@ impl TensorMapDtype {
         }
     }
 
+    /// Whether it is one of the packed 4- and 6-bit types, whose dims the driver counts in
+    /// packed values and whose rules differ (32-byte alignment, a 128-value inner box).
+    pub fn is_packed(self) -> bool {
+        matches!(
+            self,
+            TensorMapDtype::U4x16Align8
+                | TensorMapDtype::U4x16Align16
+                | TensorMapDtype::U6x16Align16
+        )
+    }
+
     /// Whether it is a float type (only those take `oob_fill=nan`).
     pub fn is_float(self) -> bool {
         matches!(

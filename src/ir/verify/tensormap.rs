@@ -153,6 +153,18 @@ impl FnVerifier<'_, '_> {
                 ),
             );
         }
+        if let Some(elem) = elem.filter(|e| e.is_packed()) {
+            err(
+                self,
+                None,
+                format!(
+                    "dtype={} is not supported yet: the driver counts the dims of the packed \
+                     4- and 6-bit types in packed values, which the tensor's shape does not give",
+                    elem.keyword()
+                ),
+            );
+            return false;
+        }
         if let Some(elem) = elem {
             if t.oob_fill == OobFill::Nan && !elem.is_float() {
                 err(
