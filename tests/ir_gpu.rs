@@ -599,7 +599,7 @@ fn tensormap_parse_errors_name_the_option() {
         parse(&text).unwrap_err().render("input.scir", &text)
     };
     let e = parse_err("launch tma.c[grid=(1), block=(1)](tensormap(a, swizzle=b128), 1u32);");
-    assert!(e.contains("`tensormap(a, ...)` needs `box=(...)`"), "{e}");
+    assert!(e.contains("`tensormap(a, ...)` needs `box=`"), "{e}");
     let e = parse_err(
         "launch tma.c[grid=(1), block=(1)](tensormap(a, box=(8, 8), swizzle=b100), 1u32);",
     );
@@ -665,7 +665,7 @@ fn tensormap_rules_decided_by_constants_are_verifier_errors() {
     err(
         "",
         "tensormap(a, box=(64))",
-        &format!("{prefix}box has 1 entries; `a` has 2 dimensions"),
+        &format!("{prefix}box has 1 entries; `a` (rank 2) needs 2"),
         "",
     );
     err(
@@ -738,5 +738,86 @@ fn a_tensormap_needs_a_128_byte_parameter() {
         &text,
         "kernel argument 0 of `c` is tensormap (128 bytes), but the kernel's parameter is u64 (8 bytes)",
         "10:57",
+    );
+}
+
+#[test]
+fn tensormap_im2col_prints_parses_builds_and_verifies() {
+    let params = ", x: tensor[(n, h, w, c), float16, device=cuda], cpp: i32";
+    let stmt = "launch tma.c[grid=(1), block=(1)](tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=cpp, swizzle=b128), 1u32);";
+    let text = with_tma(params, stmt);
+    let module = parse(&text).unwrap();
+    let printed = print::print(&module);
+    assert!(printed.contains(stmt), "{printed}");
+    assert_eq!(parse(&printed).unwrap(), module);
+    verify(&module).expect("valid");
+    let built = tensormap_im2col(
+        "x",
+        [int(-1), int(-1)],
+        [int(1), int(1)],
+        int(64),
+        var("cpp"),
+    )
+    .swizzle(safecall::ir::Swizzle::B128);
+    let ir::Stmt::Launch(parsed) = &module.functions[0].body[0] else {
+        panic!("a launch")
+    };
+    assert_eq!(parsed.args[0], ir::LaunchArg::TensorMap(Box::new(built)));
+
+    let err = |params: &str, arg: &str, message: &str| {
+        let stmt = format!("launch tma.c[grid=(1), block=(1)]({arg}, 1u32);");
+        let rendered = diagnose(&with_tma(params, &stmt));
+        assert!(
+            rendered.contains(message),
+            "expected {message:?} in:\n{rendered}"
+        );
+    };
+    let x = ", x: tensor[(n, h, w, c), float16, device=cuda]";
+    let prefix = "kernel argument 0 (tensormap of `x`): ";
+    err(
+        "",
+        "tensormap_im2col(a, lower=(0), upper=(0), channels=8, pixels=8)",
+        "kernel argument 0 (tensormap of `a`): rank is 2; it must be 3 to 5 for im2col",
+    );
+    err(
+        x,
+        "tensormap_im2col(x, lower=(-200, 0), upper=(0, 0), channels=8, pixels=8)",
+        &format!("{prefix}lower[0] is -200; it must be -128 to 127"),
+    );
+    err(
+        x,
+        "tensormap_im2col(x, lower=(0, 0), upper=(0, 0), channels=300, pixels=8)",
+        &format!("{prefix}channels is 300; it must be 1 to 256"),
+    );
+    err(
+        x,
+        "tensormap_im2col(x, lower=(0, 0), upper=(0, 0), channels=8, pixels=2000)",
+        &format!("{prefix}pixels is 2000; it must be 1 to 1024"),
+    );
+    err(
+        x,
+        "tensormap_im2col(x, lower=(0), upper=(0, 0), channels=8, pixels=8)",
+        &format!("{prefix}lower has 1 entries; `x` (rank 4) needs 2"),
+    );
+    err(
+        x,
+        "tensormap_im2col(x, lower=(0, 0), upper=(0, 0), channels=128, pixels=8, swizzle=b64)",
+        &format!("{prefix}the inner box is 256 bytes; swizzle=b64 allows at most 64"),
+    );
+    let e = diagnose(&with_tma(
+        x,
+        "launch tma.c[grid=(1), block=(1)](tensormap_im2col(x, box=(1, 1, 1, 8)), 1u32);",
+    ));
+    assert!(
+        e.contains("`tensormap_im2col` takes `lower`, `upper`, `channels`, `pixels`, not `box`"),
+        "{e}"
+    );
+    let e = diagnose(&with_tma(
+        x,
+        "launch tma.c[grid=(1), block=(1)](tensormap_im2col(x, lower=(0, 0), upper=(0, 0), channels=8), 1u32);",
+    ));
+    assert!(
+        e.contains("`tensormap_im2col(x, ...)` needs `pixels=`"),
+        "{e}"
     );
 }

@@ -601,6 +601,21 @@ proptest! {
 }
 
 /// Any optional launch setting, of every kind and shape.
+fn layout() -> impl Strategy<Value = TensorMapLayout> {
+    let dims = || prop::collection::vec(expr(), 0..4);
+    prop_oneof![
+        dims().prop_map(|box_dims| TensorMapLayout::Tiled { box_dims }),
+        (dims(), dims(), expr(), expr()).prop_map(|(lower, upper, channels, pixels)| {
+            TensorMapLayout::Im2col {
+                lower,
+                upper,
+                channels,
+                pixels,
+            }
+        }),
+    ]
+}
+
 fn launch_arg() -> impl Strategy<Value = LaunchArg> {
     let dims = || prop::collection::vec(expr(), 0..4);
     let options = (
@@ -612,16 +627,16 @@ fn launch_arg() -> impl Strategy<Value = LaunchArg> {
     );
     prop_oneof![
         expr().prop_map(LaunchArg::Value),
-        (name(), dims(), dims(), options).prop_map(
+        (name(), layout(), dims(), options).prop_map(
             |(
                 tensor,
-                box_dims,
+                layout,
                 element_strides,
                 (interleave, swizzle, l2_promotion, oob_fill, dtype),
             )| {
                 LaunchArg::TensorMap(Box::new(TensorMapArg {
                     tensor,
-                    box_dims,
+                    layout,
                     element_strides,
                     interleave,
                     swizzle,

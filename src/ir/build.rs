@@ -56,7 +56,7 @@ pub use expr::*;
 pub use function::{FunctionBuilder, ModuleBuilder};
 pub use launch::LaunchBuilder;
 pub use tensor::{TensorRef, TensorSpecBuilder, dtype};
-pub use tensormap::tensormap;
+pub use tensormap::{tensormap, tensormap_im2col};
 
 /// `bool`.
 pub const BOOL: ScalarType = ScalarType::Bool;

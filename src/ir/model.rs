@@ -29,7 +29,7 @@ pub use gpu::{
 pub use tensor::{ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorSpec};
 pub use tensormap::{
     Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
-    limits as tensormap_limits,
+    TensorMapLayout, limits as tensormap_limits,
 };
 
 /// A compilation unit: one object file, shared library or JIT module.

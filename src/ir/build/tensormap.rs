@@ -1,7 +1,7 @@
 //! Building `tensormap(..)` launch arguments.
 
 use super::super::model::{
-    Expr, Interleave, L2Promotion, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
+    Expr, Interleave, L2Promotion, OobFill, Swizzle, TensorMapArg, TensorMapDtype, TensorMapLayout,
 };
 
 /// A TMA descriptor argument of tensor parameter `tensor` with box `box_dims` (outermost
@@ -21,6 +21,34 @@ pub fn tensormap<E: Into<Expr>>(
     box_dims: impl IntoIterator<Item = E>,
 ) -> TensorMapArg {
     TensorMapArg::new(tensor, box_dims.into_iter().map(Into::into).collect())
+}
+
+/// An im2col descriptor argument (`cuTensorMapEncodeIm2col`) of tensor parameter `tensor` (rank
+/// 3 to 5: N, the spatial dims, C) with the pixel box's corner offsets (one per spatial dim,
+/// outermost first), channels per pixel and pixels per column.
+///
+/// ```
+/// use safecall::ir::build::*;
+///
+/// let map = tensormap_im2col("x", [int(-1), int(-1)], [int(1), int(1)], int(64), int(128));
+/// assert_eq!(map.exprs().count(), 6);
+/// ```
+pub fn tensormap_im2col<E: Into<Expr>>(
+    tensor: &str,
+    lower: impl IntoIterator<Item = E>,
+    upper: impl IntoIterator<Item = E>,
+    channels: impl Into<Expr>,
+    pixels: impl Into<Expr>,
+) -> TensorMapArg {
+    TensorMapArg::with_layout(
+        tensor,
+        TensorMapLayout::Im2col {
+            lower: lower.into_iter().map(Into::into).collect(),
+            upper: upper.into_iter().map(Into::into).collect(),
+            channels: channels.into(),
+            pixels: pixels.into(),
+        },
+    )
 }
 
 impl TensorMapArg {

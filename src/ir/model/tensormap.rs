@@ -30,7 +30,7 @@ impl LaunchArg {
     pub fn expr_count(&self) -> usize {
         match self {
             LaunchArg::Value(_) => 1,
-            LaunchArg::TensorMap(t) => t.box_dims.len() + t.element_strides.len(),
+            LaunchArg::TensorMap(t) => t.exprs().count(),
         }
     }
 }
@@ -48,7 +48,9 @@ impl From<TensorMapArg> for LaunchArg {
 }
 
 /// `tensormap(TENSOR, box=(..)[, element_strides=(..)][, interleave=..][, swizzle=..]
-/// [, l2_promotion=..][, oob_fill=..][, dtype=..])`: the arguments of `cuTensorMapEncodeTiled`.
+/// [, l2_promotion=..][, oob_fill=..][, dtype=..])`: the arguments of `cuTensorMapEncodeTiled`;
+/// `tensormap_im2col(TENSOR, lower=(..), upper=(..), channels=C, pixels=P[, ...])` those of
+/// `cuTensorMapEncodeIm2col` ([`TensorMapLayout`]).
 ///
 /// Dimensions are written in the tensor's own order, outermost first (as the tensor's shape
 /// is); the lowering reverses them into the driver's innermost-first order. The address,
@@ -57,8 +59,8 @@ impl From<TensorMapArg> for LaunchArg {
 pub struct TensorMapArg {
     /// The tensor parameter the descriptor addresses.
     pub tensor: String,
-    /// The box (tile) extent per dimension, outermost first: one integer per dimension.
-    pub box_dims: Vec<Expr>,
+    /// What the descriptor loads: tiles, or im2col columns.
+    pub layout: TensorMapLayout,
     /// The traversal stride per dimension, outermost first; empty means all 1.
     pub element_strides: Vec<Expr>,
     /// `interleave=`.
@@ -74,12 +76,99 @@ pub struct TensorMapArg {
     pub dtype: Option<TensorMapDtype>,
 }
 
+/// What a descriptor loads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorMapLayout {
+    /// `box=(..)`: tiles of the box extent per dimension, outermost first, one integer per
+    /// dimension (`cuTensorMapEncodeTiled`).
+    Tiled {
+        /// The box extents.
+        box_dims: Vec<Expr>,
+    },
+    /// `lower=(..), upper=(..), channels=C, pixels=P`: im2col columns of a tensor of rank 3
+    /// to 5 (N, spatial dims, C) (`cuTensorMapEncodeIm2col`).
+    Im2col {
+        /// The pixel box's lower corner offsets, one per spatial dimension, outermost first.
+        lower: Vec<Expr>,
+        /// The pixel box's upper corner offsets, likewise.
+        upper: Vec<Expr>,
+        /// Channels per pixel, an integer.
+        channels: Expr,
+        /// Pixels per column, an integer.
+        pixels: Expr,
+    },
+}
+
+impl TensorMapLayout {
+    /// The keyword of the argument (`tensormap` or `tensormap_im2col`).
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            TensorMapLayout::Tiled { .. } => "tensormap",
+            TensorMapLayout::Im2col { .. } => "tensormap_im2col",
+        }
+    }
+
+    /// The name and range (the driver's rules) of each expression, in [`Self::exprs`] order,
+    /// for a tensor of `rank` dimensions: box extents 1 to 256; corner offsets by rank
+    /// ([`limits::CORNER_RANGE`]), channels 1 to 256, pixels 1 to 1024.
+    pub fn ranges(&self, rank: usize) -> Vec<(String, i64, i64)> {
+        match self {
+            TensorMapLayout::Tiled { box_dims } => (0..box_dims.len())
+                .map(|i| (format!("box[{i}]"), 1, limits::MAX_BOX))
+                .collect(),
+            TensorMapLayout::Im2col { lower, upper, .. } => {
+                let at = rank.clamp(limits::MIN_RANK_IM2COL, limits::MAX_RANK);
+                let (lo, hi) = limits::CORNER_RANGE[at - limits::MIN_RANK_IM2COL];
+                (0..lower.len())
+                    .map(|i| (format!("lower[{i}]"), lo, hi))
+                    .chain((0..upper.len()).map(|i| (format!("upper[{i}]"), lo, hi)))
+                    .chain([
+                        ("channels".to_owned(), 1, limits::MAX_CHANNELS),
+                        ("pixels".to_owned(), 1, limits::MAX_PIXELS),
+                    ])
+                    .collect()
+            }
+        }
+    }
+
+    /// The expression that gives the inner box (the innermost box extent, or the channels per
+    /// pixel), by [`Self::exprs`] index, and whether its bytes must be a multiple of 16 (tiled
+    /// only); `None` for an empty box.
+    pub fn inner(&self) -> Option<(usize, bool)> {
+        match self {
+            TensorMapLayout::Tiled { box_dims } => box_dims.len().checked_sub(1).map(|i| (i, true)),
+            TensorMapLayout::Im2col { lower, upper, .. } => {
+                Some((lower.len() + upper.len(), false))
+            }
+        }
+    }
+
+    /// Its expressions, in source-map order.
+    pub fn exprs(&self) -> Box<dyn Iterator<Item = &Expr> + '_> {
+        match self {
+            TensorMapLayout::Tiled { box_dims } => Box::new(box_dims.iter()),
+            TensorMapLayout::Im2col {
+                lower,
+                upper,
+                channels,
+                pixels,
+            } => Box::new(lower.iter().chain(upper).chain([channels, pixels])),
+        }
+    }
+}
+
 impl TensorMapArg {
-    /// A descriptor of `tensor` with `box_dims` and the driver's zero value of every option.
+    /// A tiled descriptor of `tensor` with `box_dims` and the driver's zero value of every
+    /// option.
     pub fn new(tensor: &str, box_dims: Vec<Expr>) -> TensorMapArg {
+        TensorMapArg::with_layout(tensor, TensorMapLayout::Tiled { box_dims })
+    }
+
+    /// A descriptor of `tensor` with `layout` and the driver's zero value of every option.
+    pub fn with_layout(tensor: &str, layout: TensorMapLayout) -> TensorMapArg {
         TensorMapArg {
             tensor: tensor.to_owned(),
-            box_dims,
+            layout,
             element_strides: Vec::new(),
             interleave: Interleave::None,
             swizzle: Swizzle::None,
@@ -89,9 +178,9 @@ impl TensorMapArg {
         }
     }
 
-    /// Its expressions, in source-map order: the box, then the element strides.
+    /// Its expressions, in source-map order: the layout's, then the element strides.
     pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
-        self.box_dims.iter().chain(&self.element_strides)
+        self.layout.exprs().chain(&self.element_strides)
     }
 
     /// The element type: the override, else the TMA type of the tensor's `dtype`.
@@ -344,6 +433,14 @@ pub mod limits {
     pub const MIN_RANK_INTERLEAVED: usize = 3;
     /// Largest box extent.
     pub const MAX_BOX: i64 = 256;
+    /// Largest channels per pixel (im2col).
+    pub const MAX_CHANNELS: i64 = 256;
+    /// Largest pixels per column (im2col).
+    pub const MAX_PIXELS: i64 = 1024;
+    /// The range of im2col corner offsets, by tensor rank 3, 4, 5.
+    pub const CORNER_RANGE: [(i64, i64); 3] = [(-32768, 32767), (-128, 127), (-16, 15)];
+    /// Fewest dimensions of an im2col tensor.
+    pub const MIN_RANK_IM2COL: usize = 3;
     /// Largest element stride.
     pub const MAX_ELEMENT_STRIDE: i64 = 8;
     /// Largest dimension (2^32).

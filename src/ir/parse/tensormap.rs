@@ -1,17 +1,21 @@
-//! Parsing of launch arguments: an expression, or `tensormap(TENSOR, box=(..), ...)`.
+//! Parsing of launch arguments: an expression, `tensormap(TENSOR, box=(..), ...)` or
+//! `tensormap_im2col(TENSOR, lower=(..), upper=(..), channels=C, pixels=P, ...)`.
 
 use super::super::model::{
     Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
+    TensorMapLayout,
 };
 use super::super::source_map::ExprSpans;
 use super::{PResult, ParseError, Parser, ticks};
 
-/// The keyword that starts a descriptor argument.
-pub(crate) const TENSORMAP: &str = "tensormap";
-
-/// The option keys of `tensormap(..)`, in the order the printer writes them.
+/// The option keys of `tensormap(..)` and `tensormap_im2col(..)`, in the order the printer
+/// writes them (the layout's first).
 const KEYS: &[&str] = &[
     "box",
+    "lower",
+    "upper",
+    "channels",
+    "pixels",
     "element_strides",
     "interleave",
     "swizzle",
@@ -23,17 +27,38 @@ const KEYS: &[&str] = &[
 impl Parser<'_> {
     /// One launch argument and the spans of its expressions ([`LaunchArg::exprs`] order).
     pub(super) fn launch_arg(&mut self) -> PResult<(LaunchArg, Vec<ExprSpans>)> {
-        if !(self.is_kw(TENSORMAP) && self.is_punct_at(1, "(")) {
+        let tiled = TensorMapLayout::Tiled {
+            box_dims: Vec::new(),
+        };
+        let zero = || Expr::Int {
+            value: 0,
+            ty: crate::ir::IntType::I64,
+        };
+        let im2col = TensorMapLayout::Im2col {
+            lower: Vec::new(),
+            upper: Vec::new(),
+            channels: zero(),
+            pixels: zero(),
+        };
+        let Some(layout) = [tiled, im2col]
+            .into_iter()
+            .find(|l| self.is_kw(l.keyword()) && self.is_punct_at(1, "("))
+        else {
             let (e, s) = self.expr()?;
             return Ok((LaunchArg::Value(e), vec![s]));
-        }
+        };
+        let keyword = layout.keyword();
         let start = self.span();
         self.bump();
         self.expect_punct("(")?;
         let (tensor, _) = self.name("the tensor parameter the descriptor addresses")?;
-        let mut t = TensorMapArg::new(&tensor, Vec::new());
-        let mut box_spans = None;
-        let mut stride_spans = Vec::new();
+        let mut t = TensorMapArg::with_layout(&tensor, layout);
+        // Spans by key, for the layout's expressions in source-map order.
+        let mut spans: Vec<(&str, Vec<ExprSpans>)> = Vec::new();
+        let layout_keys: &[&str] = match t.layout {
+            TensorMapLayout::Tiled { .. } => &["box"],
+            TensorMapLayout::Im2col { .. } => &["lower", "upper", "channels", "pixels"],
+        };
         let mut seen: Vec<String> = Vec::new();
         while self.eat_punct(",") {
             if self.is_punct(")") {
@@ -61,24 +86,56 @@ impl Parser<'_> {
                     })?
                 }};
             }
-            match key.as_str() {
-                "box" | "element_strides" => {
-                    self.expect_punct("(")?;
-                    let (items, s): (Vec<Expr>, Vec<ExprSpans>) =
-                        self.list(")", |p| p.expr())?.into_iter().unzip();
-                    if key == "box" {
-                        t.box_dims = items;
-                        box_spans = Some(s);
-                    } else {
-                        t.element_strides = items;
-                        stride_spans = s;
-                    }
+            let misplaced = ["box", "lower", "upper", "channels", "pixels"].contains(&key.as_str())
+                && !layout_keys.contains(&key.as_str());
+            if misplaced {
+                return Err(ParseError::new(
+                    key_span,
+                    format!(
+                        "`{keyword}` takes {}, not `{key}`",
+                        ticks(layout_keys).join(", ")
+                    ),
+                    ticks(layout_keys),
+                ));
+            }
+            match (key.as_str(), &mut t.layout) {
+                ("box", TensorMapLayout::Tiled { box_dims }) => {
+                    let (items, s) = self.expr_dims()?;
+                    *box_dims = items;
+                    spans.push(("box", s));
                 }
-                "interleave" => t.interleave = keyword!(Interleave),
-                "swizzle" => t.swizzle = keyword!(Swizzle),
-                "l2_promotion" => t.l2_promotion = keyword!(L2Promotion),
-                "oob_fill" => t.oob_fill = keyword!(OobFill),
-                "dtype" => t.dtype = Some(keyword!(TensorMapDtype)),
+                ("lower" | "upper", TensorMapLayout::Im2col { lower, upper, .. }) => {
+                    let (items, s) = self.expr_dims()?;
+                    *(if key == "lower" { lower } else { upper }) = items;
+                    spans.push((if key == "lower" { "lower" } else { "upper" }, s));
+                }
+                (
+                    "channels" | "pixels",
+                    TensorMapLayout::Im2col {
+                        channels, pixels, ..
+                    },
+                ) => {
+                    let (e, s) = self.expr()?;
+                    *(if key == "channels" { channels } else { pixels }) = e;
+                    spans.push((
+                        if key == "channels" {
+                            "channels"
+                        } else {
+                            "pixels"
+                        },
+                        vec![s],
+                    ));
+                }
+                ("element_strides", _) => {
+                    let (items, s) = self.expr_dims()?;
+                    t.element_strides = items;
+                    spans.push(("element_strides", s));
+                }
+                ("interleave", _) => t.interleave = keyword!(Interleave),
+                ("swizzle", _) => t.swizzle = keyword!(Swizzle),
+                ("l2_promotion", _) => t.l2_promotion = keyword!(L2Promotion),
+                ("oob_fill", _) => t.oob_fill = keyword!(OobFill),
+                ("dtype", _) => t.dtype = Some(keyword!(TensorMapDtype)),
                 _ => {
                     return Err(ParseError::new(
                         key_span,
@@ -93,16 +150,25 @@ impl Parser<'_> {
             seen.push(key);
         }
         let close = self.expect_punct(")")?;
-        let Some(box_spans) = box_spans else {
+        if let Some(missing) = layout_keys.iter().find(|k| !seen.iter().any(|s| s == *k)) {
             return Err(ParseError::new(
                 start.to(close),
-                format!("`{TENSORMAP}({tensor}, ...)` needs `box=(...)`, one extent per dimension"),
+                format!("`{keyword}({tensor}, ...)` needs `{missing}=`"),
                 vec![],
             ));
-        };
-        Ok((
-            LaunchArg::TensorMap(Box::new(t)),
-            box_spans.into_iter().chain(stride_spans).collect(),
-        ))
+        }
+        let mut ordered = Vec::new();
+        for key in layout_keys.iter().chain(&["element_strides"]) {
+            if let Some((_, s)) = spans.iter_mut().find(|(k, _)| k == key) {
+                ordered.append(s);
+            }
+        }
+        Ok((LaunchArg::TensorMap(Box::new(t)), ordered))
+    }
+
+    /// `(e, ...)`: integer dimensions and their spans.
+    fn expr_dims(&mut self) -> PResult<(Vec<Expr>, Vec<ExprSpans>)> {
+        self.expect_punct("(")?;
+        Ok(self.list(")", |p| p.expr())?.into_iter().unzip())
     }
 }

@@ -2,7 +2,7 @@
 //! the options that differ from the driver's zero value.
 
 use super::super::model::{
-    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg,
+    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapLayout,
 };
 use super::super::syntax::name;
 use super::print_expr;
@@ -24,7 +24,22 @@ fn dims(d: &[Expr]) -> String {
 }
 
 fn print_tensormap(t: &TensorMapArg) -> String {
-    let mut s = format!("tensormap({}, box={}", name(&t.tensor), dims(&t.box_dims));
+    let mut s = format!("{}({}", t.layout.keyword(), name(&t.tensor));
+    match &t.layout {
+        TensorMapLayout::Tiled { box_dims } => s.push_str(&format!(", box={}", dims(box_dims))),
+        TensorMapLayout::Im2col {
+            lower,
+            upper,
+            channels,
+            pixels,
+        } => s.push_str(&format!(
+            ", lower={}, upper={}, channels={}, pixels={}",
+            dims(lower),
+            dims(upper),
+            print_expr(channels),
+            print_expr(pixels)
+        )),
+    }
     let mut opt = |key: &str, value: String| {
         s.push_str(&format!(", {key}={value}"));
     };

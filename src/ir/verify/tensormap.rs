@@ -3,8 +3,8 @@
 //! that constants decide (the rest is checked at call time, docs/ir.md "TMA descriptors").
 
 use super::super::model::{
-    Expr, Interleave, OobFill, ParamType, ScalarType, TensorMapArg, TensorMapDtype, Type,
-    tensormap_limits as limits,
+    Expr, Interleave, OobFill, ParamType, ScalarType, TensorMapArg, TensorMapDtype,
+    TensorMapLayout, Type, tensormap_limits as limits,
 };
 use super::super::source_map::StmtPath;
 use super::super::syntax;
@@ -54,32 +54,44 @@ impl FnVerifier<'_, '_> {
             let focus = at.map_or(StmtFocus::Whole, |i| StmtFocus::Expr(vec![i]));
             this.stmt_err(path, focus, format!("{what}: {message}"));
         };
-        let min_rank = if t.interleave == Interleave::None {
-            1
-        } else {
-            limits::MIN_RANK_INTERLEAVED
+        let (min_rank, why) = match (&t.layout, t.interleave) {
+            (TensorMapLayout::Im2col { .. }, _) => (limits::MIN_RANK_IM2COL, " for im2col"),
+            (TensorMapLayout::Tiled { .. }, Interleave::None) => (1, ""),
+            (TensorMapLayout::Tiled { .. }, Interleave::B16 | Interleave::B32) => {
+                (limits::MIN_RANK_INTERLEAVED, " with interleave")
+            }
         };
         if rank < min_rank || rank > limits::MAX_RANK {
             err(
                 self,
                 None,
                 format!(
-                    "rank is {rank}; it must be {min_rank} to {}{}",
-                    limits::MAX_RANK,
-                    if min_rank > 1 { " with interleave" } else { "" }
+                    "rank is {rank}; it must be {min_rank} to {}{why}",
+                    limits::MAX_RANK
                 ),
             );
         }
-        if t.box_dims.len() != rank {
-            err(
-                self,
-                None,
-                format!(
-                    "box has {} entries; `{}` has {rank} dimensions",
-                    t.box_dims.len(),
-                    t.tensor
-                ),
-            );
+        let counts: Vec<(&str, usize, usize)> = match &t.layout {
+            TensorMapLayout::Tiled { box_dims } => vec![("box", box_dims.len(), rank)],
+            TensorMapLayout::Im2col { lower, upper, .. } => {
+                let spatial = rank.saturating_sub(2);
+                vec![
+                    ("lower", lower.len(), spatial),
+                    ("upper", upper.len(), spatial),
+                ]
+            }
+        };
+        for (key, found, wanted) in counts {
+            if found != wanted {
+                err(
+                    self,
+                    None,
+                    format!(
+                        "{key} has {found} entries; `{}` (rank {rank}) needs {wanted}",
+                        t.tensor
+                    ),
+                );
+            }
         }
         if !t.element_strides.is_empty() && t.element_strides.len() != rank {
             err(
@@ -121,16 +133,14 @@ impl FnVerifier<'_, '_> {
                 None
             }
         };
-        for (i, e) in t.box_dims.iter().enumerate() {
-            if let Some(v) = literal(e).filter(|v| !(1..=limits::MAX_BOX).contains(v)) {
-                err(
-                    self,
-                    Some(index + i),
-                    format!("box[{i}] is {v}; it must be 1 to {}", limits::MAX_BOX),
-                );
+        let ranges = t.layout.ranges(rank);
+        for (i, (e, (name, lo, hi))) in t.layout.exprs().zip(&ranges).enumerate() {
+            if let Some(v) = literal(e).filter(|v| !(*lo..=*hi).contains(v)) {
+                let message = format!("{name} is {v}; it must be {lo} to {hi}");
+                err(self, Some(index + i), message);
             }
         }
-        let strides_at = index + t.box_dims.len();
+        let strides_at = index + t.layout.exprs().count();
         for (i, e) in t.element_strides.iter().enumerate() {
             if let Some(v) = literal(e).filter(|v| !(1..=limits::MAX_ELEMENT_STRIDE).contains(v)) {
                 err(
@@ -176,11 +186,15 @@ impl FnVerifier<'_, '_> {
                     ),
                 );
             }
-            let inner = t.box_dims.last().and_then(literal);
+            // The inner box: the innermost box extent, or an im2col pixel's channels.
+            let (at, multiple) = t.layout.inner().unwrap_or_default();
+            let inner = t.layout.exprs().nth(at);
+            let at = index + at;
+            let inner = inner.and_then(literal);
             if let Some(inner) = inner.filter(|_| t.interleave == Interleave::None) {
                 let bytes = inner * i64::from(elem.size());
-                let at = Some(index + t.box_dims.len() - 1);
-                if bytes % limits::BOX_INNER_MULTIPLE != 0 {
+                let at = Some(at);
+                if multiple && bytes % limits::BOX_INNER_MULTIPLE != 0 {
                     err(
                         self,
                         at,

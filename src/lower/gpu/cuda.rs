@@ -187,11 +187,16 @@ pub enum Entry {
     /// void* address, const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*
     /// box, const cuuint32_t* element_strides, interleave, swizzle, l2_promotion, oob_fill)`
     TensorMapEncodeTiled,
+    /// `CUresult cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t rank,
+    /// void* address, const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+    /// const int* upper, cuuint32_t channels, cuuint32_t pixels, const cuuint32_t*
+    /// element_strides, interleave, swizzle, l2_promotion, oob_fill)`
+    TensorMapEncodeIm2col,
 }
 
 impl Entry {
     /// Every entry, in table order.
-    pub const ALL: [Entry; 17] = [
+    pub const ALL: [Entry; 18] = [
         Entry::GetErrorName,
         Entry::GetErrorString,
         Entry::Init,
@@ -209,6 +214,7 @@ impl Entry {
         Entry::DriverGetVersion,
         Entry::LaunchKernelEx,
         Entry::TensorMapEncodeTiled,
+        Entry::TensorMapEncodeIm2col,
     ];
 
     /// The name `cuGetProcAddress_v2` resolves (the base name, without a version suffix).
@@ -231,6 +237,7 @@ impl Entry {
             Entry::DriverGetVersion => "cuDriverGetVersion",
             Entry::LaunchKernelEx => "cuLaunchKernelEx",
             Entry::TensorMapEncodeTiled => "cuTensorMapEncodeTiled",
+            Entry::TensorMapEncodeIm2col => "cuTensorMapEncodeIm2col",
         }
     }
 
@@ -254,6 +261,9 @@ impl Entry {
             Entry::TensorMapEncodeTiled => {
                 &[Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32]
             }
+            Entry::TensorMapEncodeIm2col => &[
+                Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32, I32,
+            ],
         };
         Signature::new(params.to_vec(), Some(I32))
     }

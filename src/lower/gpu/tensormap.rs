@@ -4,7 +4,8 @@
 //! site's cache (`tensormap_cache`).
 
 use crate::ir::{
-    Expr, Strides, TensorField, TensorMapArg, TensorMapDtype, tensormap_limits as limits,
+    Expr, Strides, TensorField, TensorMapArg, TensorMapDtype, TensorMapLayout,
+    tensormap_limits as limits,
 };
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
@@ -33,11 +34,11 @@ pub(super) struct Prepared<'a> {
     dims: Vec<Var>,
     /// Strides in bytes of dims 1.. innermost first (`I64`).
     strides: Vec<Var>,
-    /// Box extents, innermost first (`I64`).
-    boxes: Vec<Var>,
+    /// The layout's values (`I64`), in [`TensorMapLayout::exprs`] order (outermost first).
+    layout: Vec<Var>,
     /// Element strides, innermost first (`I64`).
     element_strides: Vec<Var>,
-    /// The cache key: address, dims, strides, then each box extent and element stride that
+    /// The cache key: address, dims, strides, then each layout value and element stride that
     /// is not a constant.
     pub key: Vec<Var>,
 }
@@ -130,13 +131,13 @@ pub(super) fn prepare<'a>(
     let mut key = vec![addr_int];
     key.extend(&dims);
     key.extend(&strides);
-    let mut boxes = Vec::with_capacity(rank);
-    for e in t.box_dims.iter().rev() {
+    let mut layout = Vec::new();
+    for e in t.layout.exprs() {
         let v = int_i64(fx, e)?;
         if !matches!(e, Expr::Int { .. }) {
             key.push(v);
         }
-        boxes.push(v);
+        layout.push(v);
     }
     let mut element_strides = Vec::with_capacity(rank);
     for i in (0..rank).rev() {
@@ -161,7 +162,7 @@ pub(super) fn prepare<'a>(
         elem_strides,
         dims,
         strides,
-        boxes,
+        layout,
         element_strides,
         key,
     })
@@ -249,25 +250,27 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             ],
         );
     }
-    for (j, (e, &v)) in t.box_dims.iter().rev().zip(&p.boxes).enumerate().rev() {
+    let ranges = t.layout.ranges(rank);
+    let inner = t.layout.inner();
+    for (k, (e, &v)) in t.layout.exprs().zip(&p.layout).enumerate() {
         if matches!(e, Expr::Int { .. }) {
             continue;
         }
-        let i = rank - 1 - j;
-        let ok = in_range(fx, v, 1, limits::MAX_BOX);
+        let (name, lo, hi) = &ranges[k];
+        let ok = in_range(fx, v, *lo, *hi);
         rule(
             fx,
             cleanup,
             ok,
             what,
             vec![
-                MsgPart::text(format!("box[{i}] is ")),
+                MsgPart::text(format!("{name} is ")),
                 MsgPart::Value(Tag::I64, v),
-                MsgPart::text(format!("; it must be 1 to {}", limits::MAX_BOX)),
+                MsgPart::text(format!("; it must be {lo} to {hi}")),
             ],
         );
-        if j == 0 {
-            inner_box_rules(fx, cleanup, t, what, v, size);
+        if let Some((_, multiple)) = inner.filter(|(at, _)| *at == k) {
+            inner_box_rules(fx, cleanup, t, what, v, size, multiple);
         }
     }
     for (j, &v) in p.element_strides.iter().enumerate().rev() {
@@ -293,8 +296,8 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
     }
 }
 
-/// The rules on a run-time inner box extent `v`: its bytes a multiple of 16 (without
-/// interleave) and within the swizzle span.
+/// The rules on a run-time inner box `v` (elements): without interleave, its bytes a multiple
+/// of 16 (when `multiple`: tiled only) and within the swizzle span.
 fn inner_box_rules(
     fx: &mut FnCtx<'_, '_>,
     cleanup: &Cleanup<'_>,
@@ -302,26 +305,29 @@ fn inner_box_rules(
     what: &str,
     v: Var,
     size: i64,
+    multiple: bool,
 ) {
     if t.interleave != crate::ir::Interleave::None {
         return;
     }
     let bytes = fx.b.binary_imm(BinOp::Imul, v, size);
-    let ok = multiple_of(fx, bytes, limits::BOX_INNER_MULTIPLE);
-    rule(
-        fx,
-        cleanup,
-        ok,
-        what,
-        vec![
-            MsgPart::text("the inner box is "),
-            MsgPart::Value(Tag::I64, bytes),
-            MsgPart::text(format!(
-                " bytes; it must be a multiple of {}",
-                limits::BOX_INNER_MULTIPLE
-            )),
-        ],
-    );
+    if multiple {
+        let ok = multiple_of(fx, bytes, limits::BOX_INNER_MULTIPLE);
+        rule(
+            fx,
+            cleanup,
+            ok,
+            what,
+            vec![
+                MsgPart::text("the inner box is "),
+                MsgPart::Value(Tag::I64, bytes),
+                MsgPart::text(format!(
+                    " bytes; it must be a multiple of {}",
+                    limits::BOX_INNER_MULTIPLE
+                )),
+            ],
+        );
+    }
     if let Some(span) = t.swizzle.span() {
         let ok = fx.b.icmp_imm(IntCC::Sle, bytes, i64::from(span));
         rule(
@@ -356,49 +362,73 @@ pub(super) fn storage(fx: &mut FnCtx<'_, '_>) -> Var {
 /// ([`workaround`]).
 pub(super) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
     let table = cleanup.table;
+    let t = p.arg;
     let rank = p.dims.len();
-    // dims (5 x u64), strides (5 x u64), box (5 x u32), element strides (5 x u32).
-    let arrays = fx.b.slot(2 * 40 + 2 * 20, 8);
+    // dims (5 x u64), strides (5 x u64), then 4 arrays of 5 x 32 bits: the box or the lower
+    // corner, the upper corner, the element strides.
+    let arrays = fx.b.slot(80 + 3 * 20, 8);
     let dims_at = fx.b.stack_addr(arrays, 0);
     let strides_at = fx.b.stack_addr(arrays, 40);
-    let box_at = fx.b.stack_addr(arrays, 80);
-    let es_at = fx.b.stack_addr(arrays, 100);
+    let first_at = fx.b.stack_addr(arrays, 80);
+    let second_at = fx.b.stack_addr(arrays, 100);
+    let es_at = fx.b.stack_addr(arrays, 120);
     for (j, &d) in p.dims.iter().enumerate() {
         fx.b.store(dims_at, 8 * j, d);
     }
     for (j, &s) in p.strides.iter().enumerate() {
         fx.b.store(strides_at, 8 * j, s);
     }
-    for (j, (&b, &e)) in p.boxes.iter().zip(&p.element_strides).enumerate() {
-        let b = fx.b.resize(b, Ty::I32, false);
-        fx.b.store(box_at, 4 * j, b);
-        let e = fx.b.resize(e, Ty::I32, false);
-        fx.b.store(es_at, 4 * j, e);
-    }
-    let t = p.arg;
+    // 32-bit arrays, innermost first.
+    let store32 = |fx: &mut FnCtx<'_, '_>, at: Var, values: &[Var]| {
+        for (j, &v) in values.iter().rev().enumerate() {
+            let v = fx.b.resize(v, Ty::I32, false);
+            fx.b.store(at, 4 * j, v);
+        }
+    };
+    let mut es = p.element_strides.clone();
+    es.reverse();
+    store32(fx, es_at, &es);
     let i32c = |fx: &mut FnCtx<'_, '_>, v: u32| fx.b.iconst(Ty::I32, i64::from(v));
-    let args = vec![
+    let mut args = vec![
         out,
         i32c(fx, p.elem.cuda_value()),
         i32c(fx, rank as u32),
         p.addr,
         dims_at,
         strides_at,
-        box_at,
-        es_at,
+    ];
+    let entry = match &t.layout {
+        TensorMapLayout::Tiled { .. } => {
+            store32(fx, first_at, &p.layout);
+            args.extend([first_at, es_at]);
+            Entry::TensorMapEncodeTiled
+        }
+        TensorMapLayout::Im2col { lower, .. } => {
+            let spatial = lower.len();
+            store32(fx, first_at, &p.layout[..spatial]);
+            store32(fx, second_at, &p.layout[spatial..2 * spatial]);
+            let channels = fx.b.resize(p.layout[2 * spatial], Ty::I32, false);
+            let pixels = fx.b.resize(p.layout[2 * spatial + 1], Ty::I32, false);
+            args.extend([first_at, second_at, channels, pixels, es_at]);
+            Entry::TensorMapEncodeIm2col
+        }
+    };
+    args.extend([
         i32c(fx, t.interleave.cuda_value()),
         i32c(fx, t.swizzle.cuda_value()),
         i32c(fx, t.l2_promotion.cuda_value()),
         i32c(fx, t.oob_fill.cuda_value()),
-    ];
-    let rc = call_entry(&mut fx.b, table, Entry::TensorMapEncodeTiled, args);
+    ]);
+    let rc = call_entry(&mut fx.b, table, entry, args);
     driver_ok(
         fx,
         rc,
         cleanup,
-        format!("{}: cuTensorMapEncodeTiled returned ", p.what),
+        format!("{}: {} returned ", p.what, entry.name()),
     );
-    workaround(fx, p, out, cleanup);
+    if entry == Entry::TensorMapEncodeTiled {
+        workaround(fx, p, out, cleanup);
+    }
 }
 
 /// Continues when `rc` is `CUDA_SUCCESS`; otherwise undoes `cleanup` and raises a RuntimeError:

@@ -19,7 +19,7 @@
 //!   (`safecall_fake_cuda_set_driver_version` sets what `cuDriverGetVersion` reports on
 //!   the calling thread, 13000 by default).
 //!
-//! `cuTensorMapEncodeTiled` records its arguments and writes a descriptor that encodes them
+//! `cuTensorMapEncodeTiled` and `cuTensorMapEncodeIm2col` record their arguments and writes a descriptor that encodes them
 //! (`tensormap.rs` gives the layout); `safecall_fake_cuda_tensormap_encodes` counts its calls.
 //!
 //! Launch records carry every launch attribute: `attrs` lists their ids in order, and
@@ -329,6 +329,10 @@ const ENTRIES: &[(&str, *const ())] = &[
     (
         "cuTensorMapEncodeTiled",
         tensormap::cuTensorMapEncodeTiled as *const (),
+    ),
+    (
+        "cuTensorMapEncodeIm2col",
+        tensormap::cuTensorMapEncodeIm2col as *const (),
     ),
 ];
 
