@@ -376,3 +376,58 @@ fn concurrent_launches_get_the_descriptors_of_their_own_tensors() {
         });
     }
 }
+
+#[test]
+fn im2col_descriptors_are_encoded_checked_and_cached() {
+    each(|how, built| {
+        let f = built.function("im2col");
+        let mut shape = [2i64, 16, 16, 64];
+        let x = tensor(0x60_0000, F16, &mut shape, None);
+        let run = |pixels: i64| {
+            fake().reset();
+            call(&f, &[Arg::Tensor(&x), Arg::Int(pixels)]).unwrap();
+            fake()
+                .log()
+                .into_iter()
+                .filter(|r| r["call"] == "cuTensorMapEncodeIm2col")
+                .count()
+        };
+        assert_eq!(run(128), 1, "{how:?}");
+        let e = fake()
+            .log()
+            .into_iter()
+            .find(|r| r["call"] == "cuTensorMapEncodeIm2col")
+            .unwrap();
+        assert_eq!(
+            (&e["dims"], &e["strides"], &e["lower"], &e["upper"]),
+            (
+                &json!([64, 16, 16, 2]),
+                &json!([128, 2048, 32768]),
+                &json!([-2, -1]),
+                &json!([0, 1])
+            ),
+            "{how:?}: innermost first"
+        );
+        assert_eq!(
+            (&e["channels"], &e["pixels"], &e["swizzle"]),
+            (&json!(64), &json!(128), &json!(3))
+        );
+        let w = words(&fake().launches()[0]["args"][0]);
+        assert_eq!(w[1] >> 20 & 1, 1, "{how:?}: an im2col descriptor");
+        assert_eq!(
+            w[1] >> 21 & 1,
+            1,
+            "{how:?}: no bit-21 workaround for im2col"
+        );
+        assert_eq!(w[13], 64 | 128 << 32, "{how:?}");
+        assert_eq!(run(128), 0, "{how:?}: cached");
+        assert_eq!(run(256), 1, "{how:?}: pixels are part of the key");
+        fake().reset();
+        assert_eq!(
+            call_err(&f, &[Arg::Tensor(&x), Arg::Int(2000)]),
+            "ValueError: im2col: launch of tma.conv: kernel argument 0 (tensormap of 'x'): \
+             pixels is 2000; it must be 1 to 1024",
+            "{how:?}"
+        );
+    });
+}
