@@ -1,5 +1,5 @@
-"""``tensormap(x, box=(..), ...)``: a TMA descriptor argument of ``FunctionBuilder.launch``
-(docs/ir.md, "TMA descriptors")."""
+"""``tensormap(x, box=(..), ...)`` and ``tensormap_im2col(x, ...)``: TMA descriptor arguments of
+``FunctionBuilder.launch`` (docs/ir.md, "TMA descriptors")."""
 
 from __future__ import annotations
 
@@ -37,6 +37,30 @@ def _word(key: str, value: OptionLike) -> Optional[str]:
         raise TypeError(f"tensormap {key}= takes a keyword or a byte count, not {value!r}")
     # Byte counts are the IR's `bN` keywords (`swizzle=128` is `swizzle=b128`).
     return f"b{value}" if isinstance(value, int) else value
+
+
+def _options(
+    element_strides: Optional[Sequence[Any]],
+    interleave: OptionLike,
+    swizzle: OptionLike,
+    l2_promotion: OptionLike,
+    oob_fill: Optional[str],
+    dtype: Optional[str],
+) -> list:
+    parts = []
+    if element_strides is not None:
+        parts.append(f"element_strides={_dims(element_strides)}")
+    for key, value in (
+        ("interleave", interleave),
+        ("swizzle", swizzle),
+        ("l2_promotion", l2_promotion),
+        ("oob_fill", oob_fill),
+        ("dtype", dtype),
+    ):
+        word = _word(key, value)
+        if word is not None:
+            parts.append(f"{key}={word}")
+    return parts
 
 
 def tensormap(
@@ -90,16 +114,65 @@ def tensormap(
     if not isinstance(tensor, TensorRef):
         raise TypeError(f"tensormap takes a tensor parameter, not {tensor!r}")
     parts = [tensor.text, f"box={_dims(box)}"]
-    if element_strides is not None:
-        parts.append(f"element_strides={_dims(element_strides)}")
-    for key, value in (
-        ("interleave", interleave),
-        ("swizzle", swizzle),
-        ("l2_promotion", l2_promotion),
-        ("oob_fill", oob_fill),
-        ("dtype", dtype),
-    ):
-        word = _word(key, value)
-        if word is not None:
-            parts.append(f"{key}={word}")
+    parts += _options(element_strides, interleave, swizzle, l2_promotion, oob_fill, dtype)
     return TensorMap(f"tensormap({', '.join(parts)})")
+
+
+def tensormap_im2col(
+    tensor: TensorRef,
+    *,
+    lower: Sequence[Any],
+    upper: Sequence[Any],
+    channels: Any,
+    pixels: Any,
+    element_strides: Optional[Sequence[Any]] = None,
+    interleave: OptionLike = None,
+    swizzle: OptionLike = None,
+    l2_promotion: OptionLike = None,
+    oob_fill: Optional[str] = None,
+    dtype: Optional[str] = None,
+) -> TensorMap:
+    """An im2col TMA descriptor of a tensor parameter of rank 3 to 5 (N, spatial dims, C),
+    built with ``cuTensorMapEncodeIm2col``.
+
+    Parameters
+    ----------
+    tensor : TensorRef
+        The tensor parameter.
+    lower, upper : sequence of int or Expr
+        The pixel box's corner offsets, one per spatial dimension, outermost first.
+    channels, pixels : int or Expr
+        Channels per pixel and pixels per column.
+    element_strides, interleave, swizzle, l2_promotion, oob_fill, dtype
+        As for :func:`tensormap`.
+
+    Returns
+    -------
+    TensorMap
+        The argument.
+
+    Raises
+    ------
+    TypeError
+        When ``tensor`` is not a tensor parameter or an option is neither a keyword nor an int.
+
+    Examples
+    --------
+    >>> import safecall as sc
+    >>> m = sc.ModuleBuilder("conv")
+    >>> f = m.function("conv")
+    >>> x = f.param("x", sc.tensor(["n", "h", "w", "c"], "float16", device="cuda"))
+    >>> sc.tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=128).text
+    'tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=128)'
+    """
+    if not isinstance(tensor, TensorRef):
+        raise TypeError(f"tensormap_im2col takes a tensor parameter, not {tensor!r}")
+    parts = [
+        tensor.text,
+        f"lower={_dims(lower)}",
+        f"upper={_dims(upper)}",
+        f"channels={_expr(channels)}",
+        f"pixels={_expr(pixels)}",
+    ]
+    parts += _options(element_strides, interleave, swizzle, l2_promotion, oob_fill, dtype)
+    return TensorMap(f"tensormap_im2col({', '.join(parts)})")

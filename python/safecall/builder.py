@@ -48,7 +48,7 @@ from ._expr import (  # noqa: F401
     string,
     var,
 )
-from ._tensormap import TensorMap, tensormap  # noqa: F401
+from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
     Type,
@@ -141,6 +141,7 @@ __all__ = [
     "import_",
     "direct",
     "tensormap",
+    "tensormap_im2col",
     "TensorMap",
 ]
 

@@ -209,3 +209,36 @@ def test_tensormap_from_the_builder_encodes_once_and_passes_the_descriptor():
         g.build()
     with pytest.raises(TypeError, match="tensormap takes a tensor parameter"):
         sc.tensormap(sc.var("n"), box=(8,))
+
+
+def test_tensormap_im2col_from_the_builder():
+    m = sc.ModuleBuilder("conv")
+    m.device_binary("kernels", "ptx", b".visible .entry conv(.param .align 64 .b8 x[128], .param .u32 n) { ret; }\n", ["conv"])
+    f = m.function("conv")
+    x = f.tensor("x", ["n", "h", "w", "c"], "float16")
+    p = f.param("p", sc.i32)
+    f.launch(
+        "kernels",
+        "conv",
+        sc.tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=p, swizzle=128),
+        sc.cast(sc.u32, sc.var("n")),
+        grid=1,
+        block=128,
+        device=0,
+    )
+    assert "tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=p, swizzle=b128)" in m.text()
+    fake = _fake_driver()
+    jit = safecall.jit(m.build())
+    import numpy as np
+
+    buf = np.zeros(2 * 8 * 8 * 64 + 64, dtype=np.float16)
+    start = (-buf.ctypes.data % 16) // 2
+    a = buf[start : start + 2 * 8 * 8 * 64].reshape(2, 8, 8, 64)
+    jit.conv(a, 32)
+    n = fake.safecall_fake_cuda_log(None, 0)
+    text = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(text, n + 1)
+    [e] = [r for r in map(json.loads, text.value.decode().splitlines()) if r["call"] == "cuTensorMapEncodeIm2col"]
+    assert (e["dims"], e["lower"], e["upper"], e["channels"], e["pixels"]) == ([64, 8, 8, 2], [-1, -1], [1, 1], 64, 32)
+    with pytest.raises(ValueError, match=r"pixels is 0; it must be 1 to 1024"):
+        jit.conv(a, 0)
