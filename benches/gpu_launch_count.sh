@@ -66,3 +66,28 @@ for backend in cranelift llvm; do
             'BEGIN { printf "%s %s: the launch adds %.1f instructions to the checks\n", b, f, l - c }'
     done
 done
+# TMA: two descriptors taken from the launch sites' caches (benches/ir/gpu_tma.scir) against the
+# same launch passing the tensors' data pointers (target: at most 1.3x).
+cc -O2 -I"$include" benches/c/tma_loop.c -o "$out/tma_loop" -ldl \
+    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
+count_tma() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$out/tma_loop" "$out/tma_$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+if "$cli" check benches/ir/gpu_tma.scir >/dev/null 2>&1; then
+    for backend in cranelift llvm; do
+        if ! "$cli" build --backend "$backend" benches/ir/gpu_tma.scir -o "$out/tma_$backend.so" >/dev/null 2>&1; then
+            continue
+        fi
+        declare -A tma=()
+        for f in tma_plain tma_two; do
+            base=$(count_tma "$backend" "$f" 0)
+            total=$(count_tma "$backend" "$f" "$n")
+            tma[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+            echo "$backend $f: ${tma[$f]} instructions per call"
+        done
+        awk -v a="${tma[tma_two]}" -v p="${tma[tma_plain]}" -v b="$backend" \
+            'BEGIN { printf "%s tma_two / tma_plain: %.3f\n", b, a / p }'
+    done
+fi

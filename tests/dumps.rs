@@ -86,6 +86,11 @@ fn cuda_launch_settings() {
 }
 
 #[test]
+fn cuda_tma_copy() {
+    dumps("cuda_tma_copy");
+}
+
+#[test]
 fn launcher() {
     dumps("launcher");
 }

@@ -7,6 +7,8 @@
 mod settings;
 #[path = "gpu/support.rs"]
 mod support;
+#[path = "gpu/tensormap.rs"]
+mod tensormap;
 
 use serde_json::json;
 use support::{
@@ -36,7 +38,7 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
         // Once per module: the driver's entry points, cuInit, the image and its kernels.
         assert_eq!(
             first.iter().filter(|c| *c == "cuGetProcAddress_v2").count(),
-            16,
+            18,
             "{how:?}: {first:?}"
         );
         for once in ["cuInit", "cuLibraryLoadData", "cuDevicePrimaryCtxRetain"] {

@@ -103,3 +103,9 @@ fn cuda_launch_settings() {
     let m = check("cuda_launch_settings");
     assert_eq!(m.functions.len(), 2);
 }
+
+#[test]
+fn cuda_tma_copy() {
+    let m = check("cuda_tma_copy");
+    assert_eq!(m.functions.len(), 1);
+}

@@ -203,7 +203,7 @@ fn stmt() -> impl Strategy<Value = Stmt> {
             prop::collection::vec(expr(), 0..4),
             prop::collection::vec(expr(), 0..4),
             prop::collection::vec(launch_setting(), 0..6),
-            prop::collection::vec(expr(), 0..3),
+            prop::collection::vec(launch_arg(), 0..3),
         )
             .prop_map(|(binary, kernel, grid, block, optional, args)| {
                 let mut settings = LaunchSettings::new();
@@ -604,6 +604,54 @@ proptest! {
 }
 
 /// Any optional launch setting, of every kind and shape.
+fn layout() -> impl Strategy<Value = TensorMapLayout> {
+    let dims = || prop::collection::vec(expr(), 0..4);
+    prop_oneof![
+        dims().prop_map(|box_dims| TensorMapLayout::Tiled { box_dims }),
+        (dims(), dims(), expr(), expr()).prop_map(|(lower, upper, channels, pixels)| {
+            TensorMapLayout::Im2col {
+                lower,
+                upper,
+                channels,
+                pixels,
+            }
+        }),
+    ]
+}
+
+fn launch_arg() -> impl Strategy<Value = LaunchArg> {
+    let dims = || prop::collection::vec(expr(), 0..4);
+    let options = (
+        prop::sample::select(Interleave::ALL.to_vec()),
+        prop::sample::select(Swizzle::ALL.to_vec()),
+        prop::sample::select(L2Promotion::ALL.to_vec()),
+        prop::sample::select(OobFill::ALL.to_vec()),
+        prop::option::of(prop::sample::select(TensorMapDtype::ALL.to_vec())),
+    );
+    prop_oneof![
+        expr().prop_map(LaunchArg::Value),
+        (name(), layout(), dims(), options).prop_map(
+            |(
+                tensor,
+                layout,
+                element_strides,
+                (interleave, swizzle, l2_promotion, oob_fill, dtype),
+            )| {
+                LaunchArg::TensorMap(Box::new(TensorMapArg {
+                    tensor,
+                    layout,
+                    element_strides,
+                    interleave,
+                    swizzle,
+                    l2_promotion,
+                    oob_fill,
+                    dtype,
+                }))
+            }
+        ),
+    ]
+}
+
 fn launch_setting() -> impl Strategy<Value = LaunchSetting> {
     let dims = || prop::collection::vec(expr(), 0..4);
     prop_oneof![

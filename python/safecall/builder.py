@@ -48,6 +48,7 @@ from ._expr import (  # noqa: F401
     string,
     var,
 )
+from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
     Type,
@@ -139,6 +140,9 @@ __all__ = [
     "global_",
     "import_",
     "direct",
+    "tensormap",
+    "tensormap_im2col",
+    "TensorMap",
 ]
 
 # ---- statements and functions ---------------------------------------------------------------
@@ -320,7 +324,7 @@ class FunctionBuilder:
         are bools (Python ``True``/``False`` or ``bool`` expressions decided at call time);
         ``cluster_policy`` is ``"default"``, ``"spread"`` or ``"load_balancing"``;
         ``priority`` is an integer. The arguments are scalars and pointers (a tensor's
-        ``.data``), passed by value."""
+        ``.data``), passed by value, and TMA descriptors (``tensormap(x, box=...)``)."""
 
         def dims(values: Any) -> str:
             if isinstance(values, (int, Expr)):
@@ -349,7 +353,7 @@ class FunctionBuilder:
             settings.append(f"priority={_expr(priority)}")
         self._emit(
             f"launch {_name(binary)}.{_name(kernel)}[{', '.join(settings)}]("
-            + ", ".join(_expr(a) for a in args)
+            + ", ".join(a.text if isinstance(a, TensorMap) else _expr(a) for a in args)
             + ");"
         )
 

@@ -140,3 +140,105 @@ def test_production_launch_settings_from_the_builder():
     bad.function("f").launch("kernels", "empty", grid=1, block=1, device=0, pdl=1)
     with pytest.raises(safecall.IRError, match="pdl must be bool, found i64"):
         bad.build()
+
+
+TMA_PTX = (
+    b".visible .entry copy(.param .align 64 .b8 src[128], .param .align 64 .b8 dst[128], .param .u32 m) { ret; }\n"
+)
+
+
+def _aligned_halves(shape, offset_bytes=0):
+    """A float16 array of `shape` whose data is 16-byte aligned plus `offset_bytes`."""
+    import numpy as np
+
+    count = int(np.prod(shape))
+    buf = np.zeros(count + 64, dtype=np.float16)
+    start = (-buf.ctypes.data % 16 + offset_bytes) // 2
+    return buf[start : start + count].reshape(shape)
+
+
+def test_tensormap_from_the_builder_encodes_once_and_passes_the_descriptor():
+    m = sc.ModuleBuilder("tma")
+    m.device_binary("kernels", "ptx", TMA_PTX, ["copy"])
+    f = m.function("copy")
+    src = f.tensor("src", ["m", "n"], "float16", strides="any")
+    dst = f.tensor("dst", ["m", "n"], "float16")
+    assert sc.tensormap(src, box=(64, 64), swizzle=128, l2_promotion=128).text == (
+        "tensormap(src, box=(64, 64), swizzle=b128, l2_promotion=b128)"
+    )
+    f.launch(
+        "kernels",
+        "copy",
+        sc.tensormap(src, box=(64, 64), swizzle=128, l2_promotion=128),
+        sc.tensormap(dst, box=[32, sc.lit(64, sc.i32)], element_strides=(1, 2), oob_fill="nan"),
+        sc.cast(sc.u32, sc.var("m")),
+        grid=[1],
+        block=[128],
+        device=0,
+    )
+    assert "tensormap(dst, box=(32, 64i32), element_strides=(1, 2), oob_fill=nan)" in m.text()
+    fake = _fake_driver()
+    jit = safecall.jit(m.build())
+    a, b = _aligned_halves((128, 64)), _aligned_halves((128, 64))
+    jit.copy(a, b)
+    jit.copy(a, b)
+    n = fake.safecall_fake_cuda_log(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(buf, n + 1)
+    records = [json.loads(line) for line in buf.value.decode().splitlines()]
+    encodes = [r for r in records if r["call"] == "cuTensorMapEncodeTiled"]
+    # Two descriptors encoded on the first call; the second call hits the cache.
+    assert [(e["address"], e["dims"], e["strides"], e["box"], e["element_strides"]) for e in encodes] == [
+        (a.ctypes.data, [64, 128], [128], [64, 64], [1, 1]),
+        (b.ctypes.data, [64, 128], [128], [64, 32], [2, 1]),
+    ]
+    assert [(e["swizzle"], e["l2_promotion"], e["oob_fill"], e["dtype"]) for e in encodes] == [(3, 2, 0, 6), (0, 0, 1, 6)]
+    launches = _launches(fake)
+    assert len(launches) == 2 and launches[0]["args"] == launches[1]["args"]
+    words = [int.from_bytes(bytes.fromhex(launches[0]["args"][0])[8 * i : 8 * i + 8], "little") for i in range(16)]
+    assert words[0] == a.ctypes.data and words[2:4] == [64, 128]
+    assert [e["map_align"] for e in encodes] == [0, 0], "128-byte aligned storage"
+    with pytest.raises(ValueError, match=r"copy: launch of kernels.copy: kernel argument 0 \(tensormap of 'src'\): the global address 0x[0-9a-f]+ \(data \+ byte_offset\) is not aligned to 16 bytes"):
+        jit.copy(_aligned_halves((128, 64), 2), b)
+    with pytest.raises(safecall.IRError, match="unknown swizzle `b100`"):
+        g = sc.ModuleBuilder("bad")
+        g.device_binary("kernels", "ptx", TMA_PTX, ["copy"])
+        h = g.function("copy")
+        x = h.tensor("x", ["m", "n"], "float16")
+        h.launch("kernels", "copy", sc.tensormap(x, box=(8, 8), swizzle=100), sc.tensormap(x, box=(8, 8)), 1, grid=1, block=1, device=0)
+        g.build()
+    with pytest.raises(TypeError, match="tensormap takes a tensor parameter"):
+        sc.tensormap(sc.var("n"), box=(8,))
+
+
+def test_tensormap_im2col_from_the_builder():
+    m = sc.ModuleBuilder("conv")
+    m.device_binary("kernels", "ptx", b".visible .entry conv(.param .align 64 .b8 x[128], .param .u32 n) { ret; }\n", ["conv"])
+    f = m.function("conv")
+    x = f.tensor("x", ["n", "h", "w", "c"], "float16")
+    p = f.param("p", sc.i32)
+    f.launch(
+        "kernels",
+        "conv",
+        sc.tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=p, swizzle=128),
+        sc.cast(sc.u32, sc.var("n")),
+        grid=1,
+        block=128,
+        device=0,
+    )
+    assert "tensormap_im2col(x, lower=(-1, -1), upper=(1, 1), channels=64, pixels=p, swizzle=b128)" in m.text()
+    fake = _fake_driver()
+    jit = safecall.jit(m.build())
+    import numpy as np
+
+    buf = np.zeros(2 * 8 * 8 * 64 + 64, dtype=np.float16)
+    start = (-buf.ctypes.data % 16) // 2
+    a = buf[start : start + 2 * 8 * 8 * 64].reshape(2, 8, 8, 64)
+    jit.conv(a, 32)
+    n = fake.safecall_fake_cuda_log(None, 0)
+    text = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(text, n + 1)
+    [e] = [r for r in map(json.loads, text.value.decode().splitlines()) if r["call"] == "cuTensorMapEncodeIm2col"]
+    assert (e["dims"], e["lower"], e["upper"], e["channels"], e["pixels"]) == ([64, 8, 8, 2], [-1, -1], [1, 1], 64, 32)
+    with pytest.raises(ValueError, match=r"pixels is 0; it must be 1 to 1024"):
+        jit.conv(a, 0)

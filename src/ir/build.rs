@@ -49,12 +49,14 @@ mod expr;
 mod function;
 mod launch;
 mod tensor;
+mod tensormap;
 
 pub use block::BlockBuilder;
 pub use expr::*;
 pub use function::{FunctionBuilder, ModuleBuilder};
 pub use launch::LaunchBuilder;
 pub use tensor::{TensorRef, TensorSpecBuilder, dtype};
+pub use tensormap::{tensormap, tensormap_im2col};
 
 /// `bool`.
 pub const BOOL: ScalarType = ScalarType::Bool;

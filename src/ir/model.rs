@@ -20,6 +20,7 @@
 mod float;
 mod gpu;
 mod tensor;
+mod tensormap;
 pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
@@ -27,6 +28,10 @@ pub use gpu::{
 };
 pub use tensor::{
     ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorShape, TensorSpec,
+};
+pub use tensormap::{
+    Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
+    TensorMapLayout, limits as tensormap_limits,
 };
 
 /// A compilation unit: one object file, shared library or JIT module.

@@ -27,6 +27,7 @@ mod literals;
 mod params;
 mod stmt;
 mod tensor;
+mod tensormap;
 mod tokens;
 
 /// A syntax error.

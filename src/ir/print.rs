@@ -21,6 +21,7 @@ use super::model::*;
 use super::syntax::{self, name};
 
 mod device;
+mod tensormap;
 pub use device::print_device_binary;
 use device::print_launch;
 

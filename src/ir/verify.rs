@@ -55,6 +55,7 @@ mod module;
 mod params;
 mod scope;
 mod stmt;
+mod tensormap;
 
 pub use device::DeviceBinaryPart;
 pub use error::{

@@ -337,6 +337,19 @@ impl FuncBuilder {
         });
     }
 
+    /// An atomic compare-and-swap of the `I64` at `addr` (see [`Inst::AtomicCas`]); returns
+    /// the value found.
+    pub fn atomic_cas(&mut self, addr: Var, expected: Var, replacement: Var) -> Var {
+        let dst = self.var(Ty::I64);
+        self.push(Inst::AtomicCas {
+            dst,
+            addr,
+            expected,
+            replacement,
+        });
+        dst
+    }
+
     /// A store of an integer constant of type `ty`.
     pub fn store_imm(&mut self, ty: Ty, addr: Var, offset: usize, value: i64) {
         let v = self.iconst(ty, value);

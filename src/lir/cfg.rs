@@ -48,7 +48,8 @@ impl Inst {
             | Inst::Load { dst, .. }
             | Inst::StackAddr { dst, .. }
             | Inst::PtrAdd { dst, .. }
-            | Inst::SymbolAddr { dst, .. } => Some(*dst),
+            | Inst::SymbolAddr { dst, .. }
+            | Inst::AtomicCas { dst, .. } => Some(*dst),
             Inst::Call { dst, .. } => *dst,
             Inst::Store { .. } | Inst::Source(_) => None,
         }
@@ -77,6 +78,16 @@ impl Inst {
             Inst::Store { addr, value, .. } => {
                 f(*addr);
                 f(*value);
+            }
+            Inst::AtomicCas {
+                addr,
+                expected,
+                replacement,
+                ..
+            } => {
+                f(*addr);
+                f(*expected);
+                f(*replacement);
             }
             Inst::Call { callee, args, .. } => {
                 if let Callee::Indirect(target, _) = callee {

@@ -221,6 +221,16 @@ fn write_inst(f: &mut fmt::Formatter<'_>, m: &Module, func: &Function, inst: &In
                 value.0
             )
         }
+        Inst::AtomicCas {
+            dst,
+            addr,
+            expected,
+            replacement,
+        } => writeln!(
+            f,
+            "    v{} = atomic_cas.i64 v{}, v{}, v{}",
+            dst.0, addr.0, expected.0, replacement.0
+        ),
         Inst::PtrAdd { dst, ptr, offset } => {
             writeln!(f, "    v{} = ptr_add v{}, v{}", dst.0, ptr.0, offset.0)
         }

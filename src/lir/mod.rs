@@ -463,6 +463,19 @@ pub enum Inst {
         /// Arguments.
         args: Vec<Var>,
     },
+    /// `dst = *addr; if dst == expected { *addr = replacement }`, atomically and sequentially
+    /// consistent (`I64` operands and result, `addr` 8-byte aligned). Loads and stores are not
+    /// moved across it.
+    AtomicCas {
+        /// Receives the value found at `addr`.
+        dst: Var,
+        /// Address (`Ptr`).
+        addr: Var,
+        /// The value compared with.
+        expected: Var,
+        /// The value stored when equal.
+        replacement: Var,
+    },
     /// The following instructions implement source item `index` of [`Function::sources`].
     Source(u32),
 }

@@ -270,6 +270,17 @@ impl<'a> FuncVerifier<'a> {
                 self.ty(value)?;
                 self.expect(addr, "a pointer", |t| t == Ty::Ptr)?;
             }
+            Inst::AtomicCas {
+                dst,
+                addr,
+                expected,
+                replacement,
+            } => {
+                self.expect(addr, "a pointer", |t| t == Ty::Ptr)?;
+                for v in [dst, expected, replacement] {
+                    self.expect(v, "an i64", |t| t == Ty::I64)?;
+                }
+            }
             Inst::PtrAdd { dst, ptr, offset } => {
                 self.expect(dst, "a pointer", |t| t == Ty::Ptr)?;
                 self.expect(ptr, "a pointer", |t| t == Ty::Ptr)?;

@@ -251,6 +251,19 @@ impl FnGen<'_> {
                 }
                 self.store(*dst, RAX);
             }
+            Inst::AtomicCas {
+                dst,
+                addr,
+                expected,
+                replacement,
+            } => {
+                // `lock cmpxchg [rcx], rdx` compares with and leaves the old value in rax.
+                self.load(RCX, *addr, Widen::Zero);
+                self.load_bits(RDX, *replacement);
+                self.load_bits(RAX, *expected);
+                emit!(self.a, lock_cmpxchgq_mr(mem(RCX, 0), RDX, RAX));
+                self.store(*dst, RAX);
+            }
             Inst::StackAddr { dst, slot, offset } => {
                 let off = self.frame.slot_offset[slot.0 as usize] + offset;
                 emit!(self.a, leaq_rm(RAX, mem(RBP, off)));

@@ -382,6 +382,17 @@ impl<M: Module> Translator<'_, '_, M> {
                 let (p, x) = (self.get(*addr), self.get(*value));
                 self.b.ins().store(MemFlagsData::new(), x, p, *offset);
             }
+            Inst::AtomicCas {
+                dst,
+                addr,
+                expected,
+                replacement,
+            } => {
+                let p = self.get(*addr);
+                let (e, x) = (self.get(*expected), self.get(*replacement));
+                let v = self.b.ins().atomic_cas(MemFlagsData::trusted(), p, e, x);
+                self.def(*dst, v);
+            }
             Inst::SymbolAddr { dst, symbol } => {
                 let v = match symbol {
                     Symbol::Data(id) => {

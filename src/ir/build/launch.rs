@@ -1,6 +1,6 @@
 //! Building [`Launch`] statements.
 
-use super::super::model::{ClusterPolicy, Expr, Launch, LaunchSetting, LaunchSettings};
+use super::super::model::{ClusterPolicy, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettings};
 
 /// Builds a [`Launch`]: `launch BINARY.KERNEL[grid=.., block=.., ...](args);`.
 ///
@@ -104,9 +104,15 @@ impl LaunchBuilder {
         self.setting(LaunchSetting::Priority(priority.into()))
     }
 
-    /// The kernel's arguments (scalars and pointers, passed by value).
+    /// The kernel's arguments (scalars and pointers, passed by value), replacing earlier ones.
     pub fn args<E: Into<Expr>>(mut self, args: impl IntoIterator<Item = E>) -> Self {
-        self.launch.args = collect(args);
+        self.launch.args = collect(args).into_iter().map(LaunchArg::Value).collect();
+        self
+    }
+
+    /// Appends one argument: a value, or a descriptor from [`tensormap`](super::tensormap).
+    pub fn arg(mut self, arg: impl Into<LaunchArg>) -> Self {
+        self.launch.args.push(arg.into());
         self
     }
 

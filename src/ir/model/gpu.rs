@@ -1,6 +1,6 @@
 //! The GPU items of the model: device binaries and kernel launches.
 
-use super::Expr;
+use super::{Expr, LaunchArg};
 
 /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,7 +50,7 @@ pub struct DeviceBinary {
 ///
 /// Its expressions, in the order [`Launch::exprs`] lists them (the order of
 /// [`source_map`](crate::ir::source_map) paths): each setting's in [`LaunchSettingKind::ALL`]
-/// order, then the kernel's arguments.
+/// order, then the kernel's arguments' ([`LaunchArg::exprs`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Launch {
     /// The [`DeviceBinary`] holding the kernel.
@@ -59,10 +59,9 @@ pub struct Launch {
     pub kernel: String,
     /// The launch configuration: `grid` and `block` (required) and the optional settings.
     pub settings: LaunchSettings,
-    /// The kernel's parameters, passed by value: scalars of any IR scalar type and pointers.
-    /// (Host-built structures such as TMA descriptors are a planned extension: a new
-    /// argument kind here, passed by address like the scalars.)
-    pub args: Vec<Expr>,
+    /// The kernel's parameters, passed by value: scalars of any IR scalar type and pointers,
+    /// and TMA descriptors ([`LaunchArg::TensorMap`]).
+    pub args: Vec<LaunchArg>,
 }
 
 impl Launch {
@@ -71,7 +70,7 @@ impl Launch {
         self.settings
             .iter()
             .flat_map(LaunchSetting::exprs)
-            .chain(&self.args)
+            .chain(self.args.iter().flat_map(LaunchArg::exprs))
     }
 
     /// Grid dimensions in blocks (empty when `grid` is missing, which the verifier rejects).

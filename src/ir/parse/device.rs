@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::super::lexer::Tok;
 use super::super::model::{
-    BinaryFormat, DeviceBinary, Expr, Launch, LaunchSetting, LaunchSettingKind, LaunchSettings,
-    SettingShape, SettingValue, Stmt,
+    BinaryFormat, DeviceBinary, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind,
+    LaunchSettings, SettingShape, SettingValue, Stmt,
 };
 use super::super::source_map::{DeviceBinarySpans, ExprSpans, Span, StmtSpans};
 use super::{PResult, ParseError, Parser, ticks};
@@ -210,13 +210,13 @@ impl Parser<'_> {
             }
         }
         self.expect_punct("(")?;
-        let (args, arg_spans): (Vec<Expr>, Vec<ExprSpans>) =
-            self.list(")", |p| p.expr())?.into_iter().unzip();
+        let (args, arg_spans): (Vec<LaunchArg>, Vec<Vec<ExprSpans>>) =
+            self.list(")", |p| p.launch_arg())?.into_iter().unzip();
         setting_spans.sort_by_key(|(kind, _)| *kind);
         spans.exprs = setting_spans
             .into_iter()
             .flat_map(|(_, s)| s)
-            .chain(arg_spans)
+            .chain(arg_spans.into_iter().flatten())
             .collect();
         Ok(Stmt::Launch(Box::new(Launch {
             binary,

@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use super::super::model::{DeviceBinary, Launch, SettingValue};
 use super::super::syntax::{self, name};
-use super::{print_args, print_expr};
+use super::print_expr;
+use super::tensormap::print_launch_args;
 
 /// Prints a `device_binary` item (several lines, ending with a newline); the image is
 /// printed as a byte string (a `file` path given in the source has been read by the parser).
@@ -40,6 +41,6 @@ pub(super) fn print_launch(l: &Launch) -> String {
         name(&l.binary),
         name(&l.kernel),
         config.join(", "),
-        print_args(&l.args)
+        print_launch_args(&l.args)
     )
 }

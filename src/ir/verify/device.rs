@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 
 use super::super::model::{
-    BinaryFormat, Expr, Launch, LaunchSetting, LaunchSettingKind, ScalarType, Type,
+    BinaryFormat, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind, ScalarType, Type,
 };
 use super::super::source_map::StmtPath;
 use super::super::syntax::is_identifier;
+use super::kernel_params::ArgType;
 use super::{FnVerifier, Location, StmtFocus, Verifier};
 
 /// A part of a `device_binary` item.
@@ -130,28 +131,43 @@ impl FnVerifier<'_, '_> {
                 ),
             );
         }
-        let first_arg = index;
         let mut arg_types = Vec::with_capacity(l.args.len());
-        for (k, e) in l.args.iter().enumerate() {
-            let scalar = match self.expr(path, index, e) {
-                Some(Type::Scalar(s)) => Some(s),
-                None => None,
-                Some(t) => {
-                    self.stmt_err(
-                        path,
-                        StmtFocus::Expr(vec![index]),
-                        format!(
-                            "kernel argument {k} must be a scalar or a pointer, found {t} \
-                             (pass a tensor's `.data`)"
-                        ),
-                    );
-                    None
-                }
+        for (k, arg) in l.args.iter().enumerate() {
+            let ty = match arg {
+                LaunchArg::Value(e) => self.value_arg(path, index, k, e).map(ArgType::Scalar),
+                LaunchArg::TensorMap(t) => self
+                    .tensormap_arg(path, index, k, t)
+                    .then_some(ArgType::TensorMap),
             };
-            arg_types.push(scalar);
-            index += 1;
+            arg_types.push((index, ty));
+            index += arg.expr_count();
         }
-        self.kernel_args(path, l, first_arg, &arg_types);
+        self.kernel_args(path, l, &arg_types);
+    }
+
+    /// Value argument `k` (expression `index`): a scalar or a pointer.
+    fn value_arg(
+        &mut self,
+        path: &StmtPath,
+        index: usize,
+        k: usize,
+        e: &Expr,
+    ) -> Option<ScalarType> {
+        match self.expr(path, index, e) {
+            Some(Type::Scalar(s)) => Some(s),
+            None => None,
+            Some(t) => {
+                self.stmt_err(
+                    path,
+                    StmtFocus::Expr(vec![index]),
+                    format!(
+                        "kernel argument {k} must be a scalar or a pointer, found {t} \
+                         (pass a tensor's `.data`)"
+                    ),
+                );
+                None
+            }
+        }
     }
 
     /// The device binary and kernel a launch names exist.

@@ -7,7 +7,9 @@
 //! parameter's size, at most as aligned as the argument, and (PTX only, which gives types) of a
 //! kind the type takes.
 
-use super::super::model::{BinaryFormat, DeviceBinary, FloatType, Launch, ScalarType};
+use super::super::model::{
+    BinaryFormat, DeviceBinary, FloatType, Launch, ScalarType, tensormap_limits as limits,
+};
 use super::super::source_map::StmtPath;
 use super::{DeviceBinaryPart, FnVerifier, Location, StmtFocus, Verifier, VerifyWarning};
 use crate::gpu_binary::{
@@ -29,16 +31,43 @@ enum ArgKind {
     Int,
     Float(FloatType),
     Ptr,
+    /// A TMA descriptor: 128 opaque bytes.
+    Bytes,
 }
 
-/// The layout of an argument of type `t`: the one place that maps IR scalar types to what a
-/// kernel receives (a new argument kind, such as a TMA descriptor, adds its arm here).
-fn arg_layout(t: ScalarType) -> ArgLayout {
+/// The type of a verified launch argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ArgType {
+    /// A scalar or pointer.
+    Scalar(ScalarType),
+    /// A `tensormap(..)` descriptor.
+    TensorMap,
+}
+
+impl std::fmt::Display for ArgType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgType::Scalar(s) => write!(f, "{s}"),
+            ArgType::TensorMap => write!(f, "tensormap"),
+        }
+    }
+}
+
+/// The layout of an argument of type `t`: the one place that maps IR argument types to what
+/// a kernel receives.
+fn arg_layout(t: ArgType) -> ArgLayout {
     let (size, kind) = match t {
-        ScalarType::Bool => (1, ArgKind::Bool),
-        ScalarType::Int(i) => (i.bits() / 8, ArgKind::Int),
-        ScalarType::Float(f) => (float_type(f).size(), ArgKind::Float(f)),
-        ScalarType::Ptr => (8, ArgKind::Ptr),
+        ArgType::Scalar(ScalarType::Bool) => (1, ArgKind::Bool),
+        ArgType::Scalar(ScalarType::Int(i)) => (i.bits() / 8, ArgKind::Int),
+        ArgType::Scalar(ScalarType::Float(f)) => (float_type(f).size(), ArgKind::Float(f)),
+        ArgType::Scalar(ScalarType::Ptr) => (8, ArgKind::Ptr),
+        ArgType::TensorMap => {
+            return ArgLayout {
+                size: limits::MAP_SIZE,
+                align: limits::MAP_ALIGN,
+                kind: ArgKind::Bytes,
+            };
+        }
     };
     ArgLayout {
         size,
@@ -65,6 +94,7 @@ fn takes(ty: PtxType, kind: ArgKind) -> bool {
         ArgKind::Bool | ArgKind::Int => ty.class() != PtxClass::Float,
         ArgKind::Float(f) => ty == float_type(f) || ty.class() == PtxClass::Bits,
         ArgKind::Ptr => matches!(ty, PtxType::U64 | PtxType::B64),
+        ArgKind::Bytes => false,
     }
 }
 
@@ -85,7 +115,7 @@ fn what_it_takes(ty: PtxType) -> String {
 }
 
 /// Why argument `arg` does not fit parameter `p`, if it does not.
-fn mismatch(p: &KernelParam, arg: ScalarType) -> Option<String> {
+fn mismatch(p: &KernelParam, arg: ArgType) -> Option<String> {
     let a = arg_layout(arg);
     if p.size != a.size {
         return Some(format!(
@@ -105,6 +135,10 @@ fn mismatch(p: &KernelParam, arg: ScalarType) -> Option<String> {
     }
     match count {
         Some(_) if ty.class() == PtxClass::Bits => None,
+        None if a.kind == ArgKind::Bytes => Some(format!(
+            "is a tensormap, but the kernel's parameter is {p}; a descriptor is `.param .align \
+             64 .b8 NAME[128]`"
+        )),
         Some(_) => Some(format!(
             "is {arg}, but the kernel's parameter is {p}, an array of {}",
             ty.keyword()
@@ -190,14 +224,13 @@ impl Verifier<'_> {
 }
 
 impl FnVerifier<'_, '_> {
-    /// Checks the arguments of launch `l` (typed `args`, the first at expression `first`)
-    /// against the kernel's parameters, when its binary gives them.
+    /// Checks the arguments of launch `l` (each with the index of its first expression and
+    /// its type) against the kernel's parameters, when its binary gives them.
     pub(super) fn kernel_args(
         &mut self,
         path: &StmtPath,
         l: &Launch,
-        first: usize,
-        args: &[Option<ScalarType>],
+        typed: &[(usize, Option<ArgType>)],
     ) {
         let binaries = &self.v.m.device_binaries;
         let Some(index) = binaries.iter().position(|b| b.name == l.binary) else {
@@ -210,7 +243,7 @@ impl FnVerifier<'_, '_> {
             return;
         };
         // An argument of a type the verifier already rejected is not checked again.
-        let Some(args) = args.iter().copied().collect::<Option<Vec<ScalarType>>>() else {
+        let Some(args) = typed.iter().map(|a| a.1).collect::<Option<Vec<ArgType>>>() else {
             return;
         };
         if params.len() != args.len() {
@@ -235,7 +268,7 @@ impl FnVerifier<'_, '_> {
             .collect();
         for (k, why) in found {
             let message = format!("kernel argument {k} of `{}` {why}", l.kernel);
-            self.stmt_err(path, StmtFocus::Expr(vec![first + k]), message);
+            self.stmt_err(path, StmtFocus::Expr(vec![typed[k].0]), message);
         }
     }
 }
@@ -260,9 +293,11 @@ mod tests {
     fn compatibility_rules() {
         let i32_ = ScalarType::Int(IntType::I32);
         let f32_ = ScalarType::Float(FloatType::F32);
-        assert_eq!(mismatch(&ptx(PtxType::U64), ScalarType::Ptr), None);
-        assert_eq!(mismatch(&ptx(PtxType::B64), ScalarType::Ptr), None);
-        assert!(mismatch(&ptx(PtxType::S64), ScalarType::Ptr).is_some());
+        let [i32_, f32_, ptr, bool_] =
+            [i32_, f32_, ScalarType::Ptr, ScalarType::Bool].map(ArgType::Scalar);
+        assert_eq!(mismatch(&ptx(PtxType::U64), ptr), None);
+        assert_eq!(mismatch(&ptx(PtxType::B64), ptr), None);
+        assert!(mismatch(&ptx(PtxType::S64), ptr).is_some());
         assert!(
             mismatch(&ptx(PtxType::U64), i32_)
                 .unwrap()
@@ -277,7 +312,7 @@ mod tests {
         );
         assert!(mismatch(&ptx(PtxType::U32), f32_).is_some());
         assert!(mismatch(&ptx(PtxType::F16x2), f32_).is_some());
-        assert_eq!(mismatch(&ptx(PtxType::U8), ScalarType::Bool), None);
+        assert_eq!(mismatch(&ptx(PtxType::U8), bool_), None);
         let bytes = |count, align| KernelParam {
             size: count,
             decl: ParamDecl::Ptx {
@@ -286,9 +321,9 @@ mod tests {
                 align,
             },
         };
-        assert_eq!(mismatch(&bytes(8, 8), ScalarType::Ptr), None);
+        assert_eq!(mismatch(&bytes(8, 8), ptr), None);
         assert!(
-            mismatch(&bytes(8, 16), ScalarType::Ptr)
+            mismatch(&bytes(8, 16), ptr)
                 .unwrap()
                 .contains("aligned to 16")
         );
@@ -297,6 +332,14 @@ mod tests {
             decl: ParamDecl::Cubin { offset: 0 },
         };
         assert_eq!(mismatch(&cubin, f32_), None);
-        assert!(mismatch(&cubin, ScalarType::Ptr).is_some());
+        assert!(mismatch(&cubin, ptr).is_some());
+        assert_eq!(mismatch(&bytes(128, 64), ArgType::TensorMap), None);
+        assert!(mismatch(&bytes(64, 64), ArgType::TensorMap).is_some());
+        assert!(mismatch(&ptx(PtxType::U64), ArgType::TensorMap).is_some());
+        let cubin_map = KernelParam {
+            size: 128,
+            decl: ParamDecl::Cubin { offset: 0 },
+        };
+        assert_eq!(mismatch(&cubin_map, ArgType::TensorMap), None);
     }
 }

@@ -1,23 +1,67 @@
-//! The kernel's arguments: each value in its own aligned place on the stack, and the
+//! The kernel's arguments: each value in its own aligned place on the stack, each TMA
+//! descriptor in 128-byte aligned stack storage ([`tensormap`](super::tensormap)), and the
 //! `kernelParams` array of pointers to them that `cuLaunchKernelEx` takes.
 
-use crate::ir::Expr;
+use crate::ir::{Expr, LaunchArg};
 use crate::lir::{SlotId, Var};
 
 use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr};
 use super::super::options::LowerError;
+use super::context::Switch;
+use super::tensormap::{self, Prepared};
+use super::tensormap_cache::{self, Cleanup};
 
-/// Lowers the arguments and stores them; returns the slot of the pointer array.
-pub(super) fn lower_args(fx: &mut FnCtx<'_, '_>, args: &[Expr]) -> Result<SlotId, LowerError> {
+/// The lowered arguments: the pointer array, and the descriptors still to take from their
+/// caches or encode once the context is current ([`LoweredArgs::build_maps`]).
+pub(super) struct LoweredArgs<'a> {
+    /// The `kernelParams` array.
+    pub params_slot: SlotId,
+    /// Each descriptor: its argument index, its inputs, its stack storage.
+    maps: Vec<(usize, Prepared<'a>, Var)>,
+}
+
+impl LoweredArgs<'_> {
+    /// Points each descriptor's parameter at its cached copy (whose lock stays held) or at
+    /// its stack storage, encoded; a failure undoes the context `switch` and the locks taken.
+    /// Returns the held locks, for [`tensormap_cache::release`] after the launch.
+    pub(super) fn build_maps(
+        &self,
+        fx: &mut FnCtx<'_, '_>,
+        table: Var,
+        switch: &Switch,
+    ) -> Vec<Var> {
+        let mut cleanup = Cleanup {
+            table,
+            switch,
+            held: Vec::new(),
+        };
+        for (k, p, out) in &self.maps {
+            let (map, held) = tensormap_cache::build(fx, p, *out, &cleanup);
+            let params = fx.b.stack_addr(self.params_slot, 0);
+            fx.b.store(params, k * 8, map);
+            cleanup.held.push(held);
+        }
+        cleanup.held
+    }
+}
+
+/// Lowers and stores the value arguments and reads the descriptors' inputs; fills the pointer
+/// array's entries of the values.
+pub(super) fn lower_args<'a>(
+    fx: &mut FnCtx<'_, '_>,
+    args: &'a [LaunchArg],
+    prefix: &str,
+) -> Result<LoweredArgs<'a>, LowerError> {
     let mut values: Vec<Var> = Vec::new();
-    for (k, e) in args.iter().enumerate() {
-        match lower_expr(fx, e)? {
-            Val::Scalar(v, _) => values.push(v),
-            other => {
-                return Err(LowerError::internal(format!(
-                    "kernel argument {k} is not a scalar: {other:?}"
-                )));
+    let mut maps = Vec::new();
+    for (k, arg) in args.iter().enumerate() {
+        match arg {
+            LaunchArg::Value(e) => values.push(lower_value(fx, k, e)?),
+            LaunchArg::TensorMap(t) => {
+                let p = tensormap::prepare(fx, t, k, prefix)?;
+                let out = tensormap::storage(fx);
+                maps.push((k, p, out));
             }
         }
     }
@@ -30,12 +74,30 @@ pub(super) fn lower_args(fx: &mut FnCtx<'_, '_>, args: &[Expr]) -> Result<SlotId
         size += bytes;
     }
     let values_slot = fx.b.slot(size.max(8), 8);
-    let params_slot = fx.b.slot((values.len().max(1) * 8) as u32, 8);
-    for (k, (&v, &at)) in values.iter().zip(&offsets).enumerate() {
-        let p = fx.b.stack_addr(values_slot, at);
-        fx.b.store(p, 0, v);
-        let params = fx.b.stack_addr(params_slot, 0);
-        fx.b.store(params, k * 8, p);
+    let params_slot = fx.b.slot((args.len().max(1) * 8) as u32, 8);
+    let mut value_iter = values.iter().zip(&offsets);
+    for (k, arg) in args.iter().enumerate() {
+        match arg {
+            LaunchArg::Value(_) => {
+                let (&v, &at) = value_iter.next().expect("one per value argument");
+                let p = fx.b.stack_addr(values_slot, at);
+                fx.b.store(p, 0, v);
+                let params = fx.b.stack_addr(params_slot, 0);
+                fx.b.store(params, k * 8, p);
+            }
+            // Pointed at by `build_maps`.
+            LaunchArg::TensorMap(_) => {}
+        }
     }
-    Ok(params_slot)
+    Ok(LoweredArgs { params_slot, maps })
+}
+
+/// A value argument's machine value.
+fn lower_value(fx: &mut FnCtx<'_, '_>, k: usize, e: &Expr) -> Result<Var, LowerError> {
+    match lower_expr(fx, e)? {
+        Val::Scalar(v, _) => Ok(v),
+        other => Err(LowerError::internal(format!(
+            "kernel argument {k} is not a scalar: {other:?}"
+        ))),
+    }
 }

@@ -137,6 +137,16 @@ pub const ATTR_CLUSTER_DIM: [usize; 3] = [
     offset_of!(CUlaunchAttribute, value) + offset_of!(ClusterDim, z),
 ];
 
+/// The driver workaround Triton applies after encoding a tiled descriptor (following a CUTLASS
+/// change): with a driver of at most this version ...
+pub const TMA_WORKAROUND_MAX_DRIVER: i64 = 13010;
+/// ... and a tensor spanning fewer bytes than this ...
+pub const TMA_WORKAROUND_SPAN: i64 = 128 * 1024;
+/// ... this bit of the descriptor's 64-bit word [`TMA_WORKAROUND_WORD`] is cleared.
+pub const TMA_WORKAROUND_BIT: u32 = 21;
+/// The word the workaround edits.
+pub const TMA_WORKAROUND_WORD: usize = 1;
+
 /// A driver entry point generated code calls, resolved once per module into a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
@@ -173,11 +183,20 @@ pub enum Entry {
     DriverGetVersion,
     /// `CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void** params, void** extra)`
     LaunchKernelEx,
+    /// `CUresult cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t rank,
+    /// void* address, const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t*
+    /// box, const cuuint32_t* element_strides, interleave, swizzle, l2_promotion, oob_fill)`
+    TensorMapEncodeTiled,
+    /// `CUresult cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t rank,
+    /// void* address, const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+    /// const int* upper, cuuint32_t channels, cuuint32_t pixels, const cuuint32_t*
+    /// element_strides, interleave, swizzle, l2_promotion, oob_fill)`
+    TensorMapEncodeIm2col,
 }
 
 impl Entry {
     /// Every entry, in table order.
-    pub const ALL: [Entry; 16] = [
+    pub const ALL: [Entry; 18] = [
         Entry::GetErrorName,
         Entry::GetErrorString,
         Entry::Init,
@@ -194,6 +213,8 @@ impl Entry {
         Entry::DeviceGetAttribute,
         Entry::DriverGetVersion,
         Entry::LaunchKernelEx,
+        Entry::TensorMapEncodeTiled,
+        Entry::TensorMapEncodeIm2col,
     ];
 
     /// The name `cuGetProcAddress_v2` resolves (the base name, without a version suffix).
@@ -215,6 +236,8 @@ impl Entry {
             Entry::DeviceGetAttribute => "cuDeviceGetAttribute",
             Entry::DriverGetVersion => "cuDriverGetVersion",
             Entry::LaunchKernelEx => "cuLaunchKernelEx",
+            Entry::TensorMapEncodeTiled => "cuTensorMapEncodeTiled",
+            Entry::TensorMapEncodeIm2col => "cuTensorMapEncodeIm2col",
         }
     }
 
@@ -235,6 +258,12 @@ impl Entry {
             Entry::LibraryGetKernel => &[Ptr, Ptr, Ptr],
             Entry::KernelSetAttribute => &[I32, I32, Ptr, I32],
             Entry::LaunchKernelEx => &[Ptr, Ptr, Ptr, Ptr],
+            Entry::TensorMapEncodeTiled => {
+                &[Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32]
+            }
+            Entry::TensorMapEncodeIm2col => &[
+                Ptr, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, Ptr, I32, I32, I32, I32,
+            ],
         };
         Signature::new(params.to_vec(), Some(I32))
     }

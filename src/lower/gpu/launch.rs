@@ -1,6 +1,8 @@
 //! The `launch` statement, step by step as docs/ir.md lists them: operands checked, kernel
-//! arguments stored, the driver and the kernel loaded once, what the kernel must be allowed
-//! on the device, a context of the device current, the launch, the caller's context back.
+//! arguments stored (descriptor inputs read), the driver and the kernel loaded once, what the
+//! kernel must be allowed on the device, a context of the device current, TMA descriptors
+//! taken from their caches or checked and encoded, the launch, the descriptors' cache entries
+//! released, the caller's context back.
 
 use crate::ir::Launch;
 use crate::lir::{Ty, Var};
@@ -16,12 +18,13 @@ use super::cuda::Entry;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::support::{call_entry, driver_check};
+use super::tensormap_cache;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
     let prefix = format!("{}: launch of {}.{}", fx.func.name, l.binary, l.kernel);
     let ops = lower_operands(fx, l, &prefix)?;
-    let params_slot = lower_args(fx, &l.args)?;
+    let args = lower_args(fx, &l.args, &prefix)?;
     fx.flush_checks();
 
     let (table, kernel) = load_kernel(fx, l)?;
@@ -40,7 +43,8 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
 
     let switch = make_current(fx, table, dev, ops.device, &prefix);
     let config = launch_config(fx, &ops);
-    let params = fx.b.stack_addr(params_slot, 0);
+    let held = args.build_maps(fx, table, &switch);
+    let params = fx.b.stack_addr(args.params_slot, 0);
     let null = fx.b.iconst(Ty::Ptr, 0);
     let rc = call_entry(
         &mut fx.b,
@@ -48,6 +52,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
         Entry::LaunchKernelEx,
         vec![config, kernel, params, null],
     );
+    tensormap_cache::release(fx, &held);
     restore(fx, table, &switch);
     driver_check(fx, table, rc, || launch_failed(&prefix, &ops));
     Ok(())

@@ -26,6 +26,8 @@ mod launch;
 mod operands;
 mod opt_in;
 mod support;
+mod tensormap;
+mod tensormap_cache;
 
 pub(crate) use launch::lower_launch;
 

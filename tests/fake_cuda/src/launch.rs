@@ -1,5 +1,6 @@
 //! `cuLaunchKernelEx`: the launch record (configuration, every launch attribute, each
-//! argument's bytes) and the checks a real driver makes before it launches.
+//! argument's bytes) and the checks a real driver makes before it launches (and one it does
+//! not: 128-byte parameters, TMA descriptors, from 64-byte aligned storage).
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -78,9 +79,17 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
     if let Some(code) = record("cuLaunchKernelEx", || fields) {
         return code;
     }
-    let Some((_, _, (opted_in, static_shared, non_portable))) = kernel else {
+    let Some((_, sizes, (opted_in, static_shared, non_portable))) = kernel else {
         return INVALID_HANDLE;
     };
+    // Stricter than a driver (which copies parameters from anywhere): a 128-byte parameter (a
+    // TMA descriptor) must come from 64-byte aligned storage, as Triton and CUTLASS keep it.
+    for (i, &size) in sizes.iter().enumerate() {
+        // SAFETY: `params` holds one pointer per kernel parameter.
+        if size == 128 && !(unsafe { *params.add(i) } as usize).is_multiple_of(64) {
+            return INVALID_VALUE;
+        }
+    }
     let Some(ordinal) = context_device(ctx) else {
         return INVALID_CONTEXT;
     };

@@ -19,6 +19,9 @@
 //!   (`safecall_fake_cuda_set_driver_version` sets what `cuDriverGetVersion` reports on
 //!   the calling thread, 13000 by default).
 //!
+//! `cuTensorMapEncodeTiled` and `cuTensorMapEncodeIm2col` record their arguments and writes a descriptor that encodes them
+//! (`tensormap.rs` gives the layout); `safecall_fake_cuda_tensormap_encodes` counts its calls.
+//!
 //! Launch records carry every launch attribute: `attrs` lists their ids in order, and
 //! `cluster`, `cluster_policy`, `preferred_cluster`, `pdl`, `cooperative` and `priority`
 //! their values (null when absent).
@@ -51,6 +54,7 @@ mod image;
 mod launch;
 mod module_api;
 mod ptx;
+mod tensormap;
 
 type CUresult = c_int;
 const SUCCESS: CUresult = 0;
@@ -322,6 +326,14 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("cuKernelGetAttribute", cuKernelGetAttribute as *const ()),
     ("cuDriverGetVersion", cuDriverGetVersion as *const ()),
     ("cuLaunchKernelEx", launch::cuLaunchKernelEx as *const ()),
+    (
+        "cuTensorMapEncodeTiled",
+        tensormap::cuTensorMapEncodeTiled as *const (),
+    ),
+    (
+        "cuTensorMapEncodeIm2col",
+        tensormap::cuTensorMapEncodeIm2col as *const (),
+    ),
 ];
 
 fn error_text(code: CUresult) -> Option<(&'static CStr, &'static CStr)> {

@@ -1,5 +1,5 @@
 //! PTX text as the double reads it: each `.entry NAME(.param .TYPE p, ...)` gives a kernel and
-//! its parameter sizes, and the `.shared ... [BYTES];` declarations in its body its static
+//! its parameter sizes (arrays `.param .align A .b8 p[N]` too), and the `.shared ... [BYTES];` declarations in its body its static
 //! shared memory.
 
 /// A kernel declared in PTX text: its name, parameter sizes and static shared memory.
@@ -28,12 +28,17 @@ pub(crate) fn parse_entries(text: &str) -> Vec<Entry> {
                     let words: Vec<&str> = p.split_whitespace().collect();
                     let ty = words
                         .iter()
-                        .find(|w| w.starts_with('.') && **w != ".param")?;
+                        .find(|w| w.starts_with('.') && !matches!(**w, ".param" | ".align"))?;
                     let bits: usize = ty
                         .trim_start_matches(|c: char| c == '.' || c.is_ascii_alphabetic())
                         .parse()
                         .ok()?;
-                    Some(bits / 8)
+                    // An array parameter (`.param .align 64 .b8 map[128]`) has `count` items.
+                    let count = match words.last().and_then(|w| w.split_once('[')) {
+                        Some((_, n)) => n.trim_end_matches(']').parse().ok()?,
+                        None => 1,
+                    };
+                    Some(bits / 8 * count)
                 })
                 .collect(),
             _ => Vec::new(),

@@ -134,6 +134,20 @@ impl<'ctx> FunctionTranslator<'_, '_, 'ctx> {
                 let store = self.b.build_store(p, x)?;
                 set_alignment(Some(store), 1)?;
             }
+            Inst::AtomicCas {
+                dst,
+                addr,
+                expected,
+                replacement,
+            } => {
+                let p = self.address(*addr, 0)?;
+                let (e, x) = (self.get_int(*expected)?, self.get_int(*replacement)?);
+                let seq = inkwell::AtomicOrdering::SequentiallyConsistent;
+                let pair = self.b.build_cmpxchg(p, e, x, seq, seq)?;
+                let name = self.value_name(*dst);
+                let old = self.b.build_extract_value(pair, 0, &name)?;
+                self.def(*dst, old)?;
+            }
             Inst::StackAddr { dst, slot, offset } => {
                 let base = self.slots[slot.0 as usize];
                 let p = self.offset_ptr(base, *offset)?;

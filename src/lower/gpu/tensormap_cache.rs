@@ -1,0 +1,204 @@
+//! The cache of `tensormap(..)` descriptors of a launch site (docs/ir.md, "TMA descriptors").
+//!
+//! The cache is module data, [`SLOTS`] entries per launch argument. Each entry is the 128
+//! descriptor bytes, a lock word, a valid word and the key (every encoder input that is not a
+//! constant of the site). A thread takes an entry's lock with one compare-and-swap and never
+//! waits: a locked entry counts as a miss. On a hit the launch passes the entry's descriptor
+//! and holds the lock until `cuLaunchKernelEx` has copied the parameters ([`release`]); a
+//! miss checks and encodes on the stack, then stores key and descriptor into the entry a
+//! round-robin counter picks, if its lock is free. Entries are never freed: a descriptor
+//! holds addressing, not contents, so it is valid as long as the key is the same.
+
+use crate::ir::tensormap_limits as limits;
+use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};
+
+use super::super::context::FnCtx;
+use super::context::{Switch, restore};
+use super::tensormap::{Prepared, check_rules, encode};
+
+/// Cache entries per launch argument.
+pub(super) const SLOTS: i64 = 4;
+/// Bytes of the descriptor.
+const MAP: usize = limits::MAP_SIZE as usize;
+/// An entry: the descriptor first (entries are multiples of 128 bytes and the cache is
+/// 128-byte aligned, so the descriptor is too), then the lock word, the valid word and the key.
+const MAP_AT: usize = 0;
+/// Offset of the lock word in an entry.
+const LOCK_AT: usize = MAP;
+/// Offset of the valid word.
+const VALID_AT: usize = LOCK_AT + 8;
+/// Offset of the key.
+const KEY_AT: usize = VALID_AT + 8;
+/// Alignment of descriptor storage.
+const MAP_ALIGN: usize = limits::MAP_ALIGN as usize;
+
+/// What a launch must undo when a descriptor fails after its context was made current: the
+/// caller's context, and the cache entries earlier descriptors of the launch hold.
+pub(super) struct Cleanup<'s> {
+    /// The driver table.
+    pub table: Var,
+    /// The context switch to undo.
+    pub switch: &'s Switch,
+    /// The entries held so far (their locks' `I64` addresses, 0 for none).
+    pub held: Vec<Var>,
+}
+
+impl Cleanup<'_> {
+    /// Emits the undoing, on a failure path.
+    pub(super) fn emit(&self, fx: &mut FnCtx<'_, '_>) {
+        release(fx, &self.held);
+        restore(fx, self.table, self.switch);
+    }
+}
+
+/// Releases the cache entries `held` (the `I64` addresses of their locks, 0 for none).
+pub(super) fn release(fx: &mut FnCtx<'_, '_>, held: &[Var]) {
+    for &h in held {
+        let some = fx.b.icmp_imm(IntCC::Ne, h, 0);
+        let unlock = fx.b.new_block();
+        let done = fx.b.new_block();
+        fx.b.branch(some, unlock, done);
+        fx.b.switch_to(unlock);
+        let lock = fx.b.convert(ConvOp::IntToPtr, h, Ty::Ptr);
+        let (one, zero) = (fx.b.iconst(Ty::I64, 1), fx.b.iconst(Ty::I64, 0));
+        fx.b.atomic_cas(lock, one, zero);
+        fx.b.jump(done);
+        fx.b.switch_to(done);
+    }
+}
+
+/// The descriptor of `p` for the launch: a cache entry's, whose lock stays held until
+/// [`release`] (after `cuLaunchKernelEx`, which copies the parameters), or, on a miss, checked
+/// and encoded into `out` (128-byte aligned stack storage) and then cached. Returns the
+/// descriptor's address and the held entry (an `I64`, 0 when none).
+pub(super) fn build(
+    fx: &mut FnCtx<'_, '_>,
+    p: &Prepared<'_>,
+    out: Var,
+    cleanup: &Cleanup<'_>,
+) -> (Var, Var) {
+    let n = p.key.len();
+    let entry_size = (KEY_AT + 8 * n).next_multiple_of(MAP_ALIGN);
+    let cache = cache_data(fx, SLOTS as usize * entry_size + 8);
+    let base = fx.b.symbol_addr(Symbol::Data(cache));
+    let zero = fx.b.iconst(Ty::I64, 0);
+    let one = fx.b.iconst(Ty::I64, 1);
+    let map = fx.b.mutable_var(Ty::Ptr);
+    fx.b.assign(map, out);
+    let held = fx.b.mutable_var(Ty::I64);
+    fx.b.assign_iconst(held, 0);
+
+    let i = fx.b.mutable_var(Ty::I64);
+    fx.b.assign_iconst(i, 0);
+    let head = fx.b.new_block();
+    let body = fx.b.new_block();
+    let locked = fx.b.new_block();
+    let hit = fx.b.new_block();
+    let unlock = fx.b.new_block();
+    let next = fx.b.new_block();
+    let miss = fx.b.new_cold_block();
+    let done = fx.b.new_block();
+    fx.b.jump(head);
+
+    fx.b.switch_to(head);
+    let more = fx.b.icmp_imm(IntCC::Slt, i, SLOTS);
+    fx.b.branch(more, body, miss);
+
+    fx.b.switch_to(body);
+    let offset = fx.b.binary_imm(BinOp::Imul, i, entry_size as i64);
+    let entry = fx.b.ptr_add(base, offset);
+    let lock = fx.b.ptr_add_imm(entry, LOCK_AT as i64);
+    let was = fx.b.atomic_cas(lock, zero, one);
+    let free = fx.b.icmp_imm(IntCC::Eq, was, 0);
+    fx.b.branch(free, locked, next);
+
+    fx.b.switch_to(locked);
+    // valid ^ 1 | key[0] ^ stored[0] | ...: zero exactly on a hit.
+    let valid = fx.b.load(Ty::I64, entry, VALID_AT);
+    let mut diff = fx.b.binary_imm(BinOp::Xor, valid, 1);
+    for (j, &k) in p.key.iter().enumerate() {
+        let stored = fx.b.load(Ty::I64, entry, KEY_AT + 8 * j);
+        let x = fx.b.binary(BinOp::Xor, stored, k);
+        diff = fx.b.binary(BinOp::Or, diff, x);
+    }
+    let same = fx.b.icmp_imm(IntCC::Eq, diff, 0);
+    fx.b.branch(same, hit, unlock);
+
+    fx.b.switch_to(hit);
+    let lock_int = fx.b.convert(ConvOp::PtrToInt, lock, Ty::I64);
+    fx.b.assign(held, lock_int);
+    let in_cache = fx.b.ptr_add_imm(entry, MAP_AT as i64);
+    fx.b.assign(map, in_cache);
+    fx.b.jump(done);
+
+    fx.b.switch_to(unlock);
+    fx.b.atomic_cas(lock, one, zero);
+    fx.b.jump(next);
+
+    fx.b.switch_to(next);
+    let i1 = fx.b.binary_imm(BinOp::Iadd, i, 1);
+    fx.b.assign(i, i1);
+    fx.b.jump(head);
+
+    fx.b.switch_to(miss);
+    check_rules(fx, p, cleanup);
+    encode(fx, p, out, cleanup);
+    insert(fx, cache, p, out, entry_size);
+    fx.b.jump(done);
+
+    fx.b.switch_to(done);
+    (map, held)
+}
+
+/// A writable, zeroed cache of `bytes` bytes, aligned as a descriptor's storage.
+fn cache_data(fx: &mut FnCtx<'_, '_>, bytes: usize) -> DataId {
+    let name = fx.m.local_name("tensormap_cache");
+    fx.m.add_data(crate::lir::Data {
+        name,
+        linkage: Linkage::Local,
+        writable: true,
+        align: limits::MAP_ALIGN,
+        contents: vec![0; bytes],
+        relocs: Vec::new(),
+        section: None,
+    })
+}
+
+/// Copies the 128 descriptor bytes at `from` to `to`.
+fn copy_map(fx: &mut FnCtx<'_, '_>, from: Var, to: Var, to_at: usize) {
+    for w in 0..MAP / 8 {
+        let v = fx.b.load(Ty::I64, from, 8 * w);
+        fx.b.store(to, to_at + 8 * w, v);
+    }
+}
+
+/// Stores key and descriptor into the entry the round-robin counter (the cache's last word)
+/// picks, when its lock is free.
+fn insert(fx: &mut FnCtx<'_, '_>, cache: DataId, p: &Prepared<'_>, out: Var, entry_size: usize) {
+    let base = fx.b.symbol_addr(Symbol::Data(cache));
+    let counter = fx.b.ptr_add_imm(base, SLOTS * entry_size as i64);
+    let zero = fx.b.iconst(Ty::I64, 0);
+    let one = fx.b.iconst(Ty::I64, 1);
+    // A compare-and-swap of 0 with 0 reads the counter atomically.
+    let turn = fx.b.atomic_cas(counter, zero, zero);
+    let after = fx.b.binary_imm(BinOp::Iadd, turn, 1);
+    fx.b.atomic_cas(counter, turn, after);
+    let victim = fx.b.binary_imm(BinOp::And, turn, SLOTS - 1);
+    let offset = fx.b.binary_imm(BinOp::Imul, victim, entry_size as i64);
+    let entry = fx.b.ptr_add(base, offset);
+    let lock = fx.b.ptr_add_imm(entry, LOCK_AT as i64);
+    let was = fx.b.atomic_cas(lock, zero, one);
+    let free = fx.b.icmp_imm(IntCC::Eq, was, 0);
+    let fill = fx.b.new_block();
+    let skip = fx.b.new_block();
+    fx.b.branch(free, fill, skip);
+    fx.b.switch_to(fill);
+    for (j, &k) in p.key.iter().enumerate() {
+        fx.b.store(entry, KEY_AT + 8 * j, k);
+    }
+    copy_map(fx, out, entry, MAP_AT);
+    fx.b.store_imm(Ty::I64, entry, VALID_AT, 1);
+    fx.b.atomic_cas(lock, one, zero);
+    fx.b.jump(skip);
+    fx.b.switch_to(skip);
+}
