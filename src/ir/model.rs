@@ -17,9 +17,11 @@
 //! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
 //!   parser reports positions through a separate source map.
 
+mod alloc;
 mod float;
 mod gpu;
 mod tensor;
+pub use alloc::{Alloc, AllocDevice};
 pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
@@ -300,7 +302,8 @@ pub enum RetType {
     /// A string (created through `TVMFFIStringFromByteArray`, or a string argument).
     Str,
     /// A tensor argument, passed through (the object with an extra reference, or the same
-    /// DLTensor pointer that was passed).
+    /// DLTensor pointer that was passed), or a tensor allocated by [`Stmt::Alloc`] (ownership
+    /// moves to the caller).
     Tensor,
     /// Any value (e.g. the result of a packed call, moved out).
     Any,
@@ -323,7 +326,7 @@ pub enum Type {
     Shape,
     /// A Function parameter.
     Func,
-    /// A tensor parameter.
+    /// A tensor parameter, or a tensor allocated by [`Stmt::Alloc`].
     Tensor,
     /// A dynamically typed value (Any parameter, packed call result, tuple parameter).
     Any,
@@ -419,6 +422,8 @@ pub enum Stmt {
     },
     /// Launch a kernel of a [`DeviceBinary`] through the CUDA driver.
     Launch(Box<Launch>),
+    /// `let dest = empty(...)`: allocate a tensor through the environment allocator.
+    Alloc(Box<Alloc>),
     /// Return a value matching the function's return type (`None` for `RetType::None`).
     Return(Option<Expr>),
 }

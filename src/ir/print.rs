@@ -20,8 +20,10 @@ use std::fmt::{self, Write as _};
 use super::model::*;
 use super::syntax::{self, name};
 
+mod alloc;
 mod device;
 pub use device::print_device_binary;
+use alloc::print_alloc;
 use device::print_launch;
 
 /// Signatures longer than this print one parameter per line.
@@ -442,6 +444,7 @@ pub fn print_stmt_head(stmt: &Stmt) -> String {
             print_expr(device_id)
         ),
         Stmt::Launch(l) => print_launch(l),
+        Stmt::Alloc(a) => print_alloc(a),
         Stmt::Return(None) => "return;".to_owned(),
         Stmt::Return(Some(e)) => format!("return {};", print_expr(e)),
     }

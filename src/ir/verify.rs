@@ -46,6 +46,7 @@ use crate::gpu_binary::KernelTables;
 use params::param_display_name;
 use scope::collect_binders;
 
+mod alloc;
 mod calls;
 mod device;
 mod error;

@@ -15,7 +15,7 @@ use super::layout::scalar_lir_type;
 use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::scalar_name;
-use super::{calls, gpu};
+use super::{alloc, calls, gpu};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// Lowers a block of statements in a new scope.
@@ -162,6 +162,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerErr
             );
         }
         Stmt::Launch(launch) => gpu::lower_launch(fx, launch)?,
+        Stmt::Alloc(a) => alloc::lower_alloc(fx, a)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
     }
     Ok(())
@@ -342,6 +343,18 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
                     .expect("returns");
             fx.fail_on_nonzero(rc);
+        }
+        Val::Tensor(TensorBinding {
+            any, owned: true, ..
+        }) => {
+            // An allocated tensor moves to the caller: its slot no longer releases it.
+            copy_any(fx, result, any);
+            fx.b.store_imm(
+                Ty::I32,
+                any,
+                ANY_TYPE_INDEX_OFFSET,
+                i64::from(ti::NONE),
+            );
         }
         Val::Tensor(TensorBinding { any, .. }) => {
             // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with

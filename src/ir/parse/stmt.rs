@@ -130,6 +130,18 @@ impl Parser<'_> {
                 vec![],
             ));
         }
+        if self.at_alloc() {
+            if mutable {
+                return Err(ParseError::new(
+                    self.span(),
+                    "an allocation binds an immutable name; drop `mut`".to_owned(),
+                    vec![],
+                ));
+            }
+            let s = self.alloc(name, spans)?;
+            self.end_stmt()?;
+            return Ok(s);
+        }
         let s = match special {
             Some("call") => self.call_extern(Some(name), spans)?,
             Some("call_packed") => self.call_packed(Some(name), spans)?,

@@ -64,6 +64,7 @@ impl<'m> FnVerifier<'_, 'm> {
                 self.call_packed(path, dest.as_deref(), callee, args)
             }
             Stmt::Launch(launch) => self.launch(path, launch),
+            Stmt::Alloc(alloc) => self.alloc(path, alloc),
             Stmt::GetStream {
                 dest,
                 device_type,
@@ -282,7 +283,7 @@ impl<'m> FnVerifier<'_, 'm> {
                     if t != want {
                         let hint = match ret {
                             RetType::Tensor => {
-                                " (a tensor return passes a tensor parameter through)"
+                                " (a tensor return is a tensor parameter or an `empty` tensor)"
                             }
                             RetType::Str => {
                                 " (a str return is a string literal or a str parameter)"

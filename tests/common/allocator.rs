@@ -1,0 +1,117 @@
+//! A recording environment allocator for tests: CPU tensors from the runtime's CPU allocator,
+//! each allocation's size and each free counted per thread, so a test can assert that every
+//! allocation a host function made was freed exactly once (on error paths too). A failing
+//! mode raises the allocator's own error, as an out-of-memory allocator would.
+
+use std::cell::RefCell;
+use std::ffi::{CString, c_char, c_void};
+
+use safecall_runtime::abi::{DLManagedTensorVersioned, DLPackManagedTensorAllocator, DLTensor};
+
+/// What the allocator of this thread recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Bytes of each allocation, in order.
+    pub sizes: Vec<u64>,
+    /// Data addresses of the allocations not yet freed.
+    pub live: Vec<usize>,
+    /// Frees so far.
+    pub frees: usize,
+    /// A free of an address that was not live (a double free).
+    pub bad_frees: usize,
+}
+
+thread_local! {
+    static RECORD: RefCell<Record> = RefCell::default();
+    static FAIL: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// This thread's record so far.
+pub fn record() -> Record {
+    RECORD.with_borrow(|r| r.clone())
+}
+
+/// Installs the recording allocator for this thread (not globally), clearing the record;
+/// returns the previous allocator.
+pub fn install() -> DLPackManagedTensorAllocator {
+    RECORD.with_borrow_mut(|r| *r = Record::default());
+    FAIL.with_borrow_mut(|f| *f = None);
+    set(Some(recording_allocator))
+}
+
+/// Sets this thread's allocator (not the global one); returns the previous one.
+pub fn set(allocator: DLPackManagedTensorAllocator) -> DLPackManagedTensorAllocator {
+    let mut previous: DLPackManagedTensorAllocator = None;
+    // SAFETY: a valid allocator (or None) and a writable out slot.
+    let rc = unsafe {
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(allocator, 0, &mut previous)
+    };
+    assert_eq!(rc, 0);
+    previous
+}
+
+/// From now on the allocator raises `RuntimeError: message` instead of allocating.
+pub fn fail_with(message: &str) {
+    FAIL.with_borrow_mut(|f| *f = Some(message.to_owned()));
+}
+
+unsafe extern "C" fn recording_deleter(this: *mut DLManagedTensorVersioned) {
+    // SAFETY: `this` came from `recording_allocator`, which stored the CPU allocator's
+    // deleter in `manager_ctx` (that deleter does not read `manager_ctx`).
+    unsafe {
+        let data = (*this).dl_tensor.data as usize;
+        RECORD.with_borrow_mut(|r| match r.live.iter().position(|&d| d == data) {
+            Some(i) => {
+                r.live.swap_remove(i);
+                r.frees += 1;
+            }
+            None => r.bad_frees += 1,
+        });
+        let original: unsafe extern "C" fn(*mut DLManagedTensorVersioned) =
+            std::mem::transmute((*this).manager_ctx);
+        original(this);
+    }
+}
+
+/// The recording allocator (a `DLPackManagedTensorAllocator`).
+///
+/// # Safety
+/// Called by the runtime with a valid prototype, out slot and error callback.
+pub unsafe extern "C" fn recording_allocator(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>,
+) -> i32 {
+    if let Some(message) = FAIL.with_borrow(|f| f.clone()) {
+        let kind = CString::new("RuntimeError").unwrap();
+        let text = CString::new(message).unwrap();
+        if let Some(set_error) = set_error {
+            // SAFETY: the runtime's callback takes NUL-terminated strings.
+            unsafe { set_error(error_ctx, kind.as_ptr(), text.as_ptr()) };
+        }
+        return -1;
+    }
+    // SAFETY: forwarded from our caller.
+    let rc = unsafe {
+        safecall_runtime::tensor::cpu_allocator(prototype, out, error_ctx, set_error)
+    };
+    if rc != 0 {
+        return rc;
+    }
+    // SAFETY: the CPU allocator returned a valid managed tensor.
+    unsafe {
+        let m = &mut **out;
+        let t = &m.dl_tensor;
+        let numel: i64 = (0..t.ndim as usize).map(|k| *t.shape.add(k)).product();
+        let bytes = numel as u64 * (u64::from(t.dtype.bits) * u64::from(t.dtype.lanes)).div_ceil(8);
+        let data = t.data as usize;
+        RECORD.with_borrow_mut(|r| {
+            r.sizes.push(bytes);
+            r.live.push(data);
+        });
+        m.manager_ctx = m.deleter.map_or(std::ptr::null_mut(), |d| d as *mut c_void);
+        m.deleter = Some(recording_deleter);
+    }
+    0
+}
