@@ -22,8 +22,8 @@ use super::syntax::{self, name};
 
 mod alloc;
 mod device;
-pub use device::print_device_binary;
 use alloc::print_alloc;
+pub use device::print_device_binary;
 use device::print_launch;
 
 /// Signatures longer than this print one parameter per line.

@@ -8,12 +8,12 @@ use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 use safecall_runtime::abi::{
     ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, DLTENSOR_BYTE_OFFSET_OFFSET, DLTENSOR_DATA_OFFSET,
     DLTENSOR_DEVICE_TYPE_OFFSET, DLTENSOR_DTYPE_OFFSET, DLTENSOR_NDIM_OFFSET,
-    DLTENSOR_SHAPE_OFFSET, DLTENSOR_SIZE, DLTENSOR_STRIDES_OFFSET,
-    TENSOR_OBJECT_DLTENSOR_OFFSET, type_index,
+    DLTENSOR_SHAPE_OFFSET, DLTENSOR_SIZE, DLTENSOR_STRIDES_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET,
+    type_index,
 };
 
-use crate::ir::{Alloc, AllocDevice, Dim, TensorSpec};
 use crate::ir::syntax;
+use crate::ir::{Alloc, AllocDevice, Dim, TensorSpec};
 use crate::lir::{BinOp, Callee, IntCC, Ty, Var};
 
 use super::capi::CApi;
@@ -41,10 +41,9 @@ pub(crate) fn lower_alloc(fx: &mut FnCtx<'_, '_>, a: &Alloc) -> Result<(), Lower
     fx.release_any(any);
     let out = fx.b.ptr_add_imm(any, ANY_VALUE_OFFSET as i64);
     let alloc = fx.m.capi(CApi::EnvTensorAlloc);
-    let rc = fx
-        .b
-        .call(Callee::Import(alloc), Some(Ty::I32), vec![proto, out])
-        .expect("returns");
+    let rc =
+        fx.b.call(Callee::Import(alloc), Some(Ty::I32), vec![proto, out])
+            .expect("returns");
     // The allocator's own error (out of memory, ...) is already raised: pass it through.
     fx.fail_on_nonzero(rc);
     fx.b.store_imm(
@@ -131,9 +130,7 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var]) {
         let ok = fx.b.icmp_imm(IntCC::Sge, d, 0);
         fx.check(ok, VALUE_ERROR, |fx| {
             let mut parts = describe(fx, a, dims, None);
-            parts.push(MsgPart::Text(format!(
-                ": dimension {k} is negative"
-            )));
+            parts.push(MsgPart::Text(format!(": dimension {k} is negative")));
             parts
         });
     }
@@ -178,8 +175,7 @@ fn prototype(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var], device: Var, dtype
     }
     fx.b.store_imm(Ty::Ptr, p, DLTENSOR_DATA_OFFSET, 0);
     fx.b.store(p, DLTENSOR_DEVICE_TYPE_OFFSET, device);
-    fx.b
-        .store_imm(Ty::I32, p, DLTENSOR_NDIM_OFFSET, a.shape.len() as i64);
+    fx.b.store_imm(Ty::I32, p, DLTENSOR_NDIM_OFFSET, a.shape.len() as i64);
     fx.b.store(p, DLTENSOR_DTYPE_OFFSET, dtype);
     fx.b.store(p, DLTENSOR_SHAPE_OFFSET, shape);
     fx.b.store_imm(Ty::Ptr, p, DLTENSOR_STRIDES_OFFSET, 0);
@@ -190,10 +186,9 @@ fn prototype(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var], device: Var, dtype
 /// A RuntimeError naming the tensor and what to do when no allocator is installed.
 fn require_allocator(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var], device: Var, _dtype: Var) {
     let get = fx.m.capi(CApi::EnvGetDLPackManagedTensorAllocator);
-    let allocator = fx
-        .b
-        .call(Callee::Import(get), Some(Ty::Ptr), vec![])
-        .expect("returns");
+    let allocator =
+        fx.b.call(Callee::Import(get), Some(Ty::Ptr), vec![])
+            .expect("returns");
     let present = fx.b.icmp_imm(IntCC::Ne, allocator, 0);
     fx.check(present, RUNTIME_ERROR, |fx| {
         let mut parts = describe(fx, a, dims, Some(device));
@@ -210,14 +205,7 @@ fn require_allocator(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var], device: Va
 /// The allocator must return what was asked: same ndim, dtype, device and dims, a zero
 /// `byte_offset`, and data unless the tensor is empty. A RuntimeError otherwise (the tensor is
 /// released by the exit).
-fn check_result(
-    fx: &mut FnCtx<'_, '_>,
-    a: &Alloc,
-    dims: &[Var],
-    device: Var,
-    dtype: Var,
-    dl: Var,
-) {
+fn check_result(fx: &mut FnCtx<'_, '_>, a: &Alloc, dims: &[Var], device: Var, dtype: Var, dl: Var) {
     let ndim = fx.b.load(Ty::I32, dl, DLTENSOR_NDIM_OFFSET);
     let mut ok = fx.b.icmp_imm(IntCC::Eq, ndim, a.shape.len() as i64);
     let got_dtype = fx.b.load(Ty::I32, dl, DLTENSOR_DTYPE_OFFSET);
@@ -259,4 +247,3 @@ fn check_result(
     fx.fail(RUNTIME_ERROR, parts);
     fx.b.switch_to(good);
 }
-

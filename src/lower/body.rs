@@ -349,12 +349,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
         }) => {
             // An allocated tensor moves to the caller: its slot no longer releases it.
             copy_any(fx, result, any);
-            fx.b.store_imm(
-                Ty::I32,
-                any,
-                ANY_TYPE_INDEX_OFFSET,
-                i64::from(ti::NONE),
-            );
+            fx.b.store_imm(Ty::I32, any, ANY_TYPE_INDEX_OFFSET, i64::from(ti::NONE));
         }
         Val::Tensor(TensorBinding { any, .. }) => {
             // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with

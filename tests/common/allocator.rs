@@ -44,7 +44,11 @@ pub fn set(allocator: DLPackManagedTensorAllocator) -> DLPackManagedTensorAlloca
     let mut previous: DLPackManagedTensorAllocator = None;
     // SAFETY: a valid allocator (or None) and a writable out slot.
     let rc = unsafe {
-        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(allocator, 0, &mut previous)
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(
+            allocator,
+            0,
+            &mut previous,
+        )
     };
     assert_eq!(rc, 0);
     previous
@@ -93,9 +97,8 @@ pub unsafe extern "C" fn recording_allocator(
         return -1;
     }
     // SAFETY: forwarded from our caller.
-    let rc = unsafe {
-        safecall_runtime::tensor::cpu_allocator(prototype, out, error_ctx, set_error)
-    };
+    let rc =
+        unsafe { safecall_runtime::tensor::cpu_allocator(prototype, out, error_ctx, set_error) };
     if rc != 0 {
         return rc;
     }

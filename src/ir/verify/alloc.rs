@@ -13,7 +13,13 @@ impl FnVerifier<'_, '_> {
         let i32_t = Type::Scalar(ScalarType::Int(IntType::I32));
         let mut index = 0;
         for (k, dim) in a.shape.iter().enumerate() {
-            self.expect_type(path, index, dim, &i64_t, &format!("dimension {k} of `empty`"));
+            self.expect_type(
+                path,
+                index,
+                dim,
+                &i64_t,
+                &format!("dimension {k} of `empty`"),
+            );
             index += 1;
         }
         match &a.device {
