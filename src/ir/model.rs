@@ -307,6 +307,9 @@ pub enum RetType {
     Tensor,
     /// Any value (e.g. the result of a packed call, moved out).
     Any,
+    /// Several values, returned as one `ffi.Array` (`-> (tensor, tensor)`, written
+    /// `return (a, b);`); no element is `None` or itself a tuple.
+    Tuple(Vec<RetType>),
 }
 
 /// Types of values in expressions.
@@ -426,6 +429,9 @@ pub enum Stmt {
     Alloc(Box<Alloc>),
     /// Return a value matching the function's return type (`None` for `RetType::None`).
     Return(Option<Expr>),
+    /// `return (a, b, ...);`: the values of a [`RetType::Tuple`] function, one per element, in
+    /// a new `ffi.Array`.
+    ReturnTuple(Vec<Expr>),
 }
 
 /// A part of an assertion message.

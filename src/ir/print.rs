@@ -247,6 +247,10 @@ pub fn print_ret_type(t: &RetType) -> String {
         RetType::Str => "str".to_owned(),
         RetType::Tensor => "tensor".to_owned(),
         RetType::Any => "any".to_owned(),
+        RetType::Tuple(items) => {
+            let items: Vec<String> = items.iter().map(print_ret_type).collect();
+            format!("({})", items.join(", "))
+        }
     }
 }
 
@@ -447,6 +451,11 @@ pub fn print_stmt_head(stmt: &Stmt) -> String {
         Stmt::Alloc(a) => print_alloc(a),
         Stmt::Return(None) => "return;".to_owned(),
         Stmt::Return(Some(e)) => format!("return {};", print_expr(e)),
+        Stmt::ReturnTuple(values) => {
+            let values: Vec<String> = values.iter().map(print_expr).collect();
+            let comma = if values.len() == 1 { "," } else { "" };
+            format!("return ({}{comma});", values.join(", "))
+        }
     }
 }
 

@@ -165,6 +165,7 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
         Stmt::Launch(launch) => launch.exprs().collect(),
         Stmt::Alloc(alloc) => alloc.exprs().collect(),
         Stmt::Return(value) => value.iter().collect(),
+        Stmt::ReturnTuple(values) => values.iter().collect(),
     }
 }
 

@@ -54,6 +54,7 @@ mod expr;
 mod kernel_params;
 mod module;
 mod params;
+mod returns;
 mod scope;
 mod stmt;
 
@@ -376,6 +377,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
         self.params(&self.f.params, &[]);
         self.bindings();
         self.constraints();
+        self.ret_type();
         let returns = self.block(&self.f.body, &StmtPath::default(), Block::Body);
         if self.f.ret != RetType::None && !returns {
             let ret = self.f.ret.to_string();

@@ -164,6 +164,7 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerErr
         Stmt::Launch(launch) => gpu::lower_launch(fx, launch)?,
         Stmt::Alloc(a) => alloc::lower_alloc(fx, a)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
+        Stmt::ReturnTuple(values) => lower_return_tuple(fx, values)?,
     }
     Ok(())
 }
@@ -298,6 +299,19 @@ fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> 
             MsgPart::Value(Tag::TypeIndex, index)
         }
     })
+}
+
+/// The global function that makes the `ffi.Array` of a tuple return.
+const ARRAY_CONSTRUCTOR: &str = "ffi.Array";
+
+/// `return (a, b, ...);`: a new `ffi.Array` of the values (`ffi.Array(a, b, ...)`, which takes
+/// its own references), moved into `result`.
+fn lower_return_tuple(fx: &mut FnCtx<'_, '_>, values: &[Expr]) -> Result<(), LowerError> {
+    let callee = crate::ir::Callee::Global(ARRAY_CONSTRUCTOR.to_owned());
+    let array = calls::packed_call(fx, &callee, values)?;
+    copy_any(fx, fx.result, array);
+    fx.return_ok();
+    Ok(())
 }
 
 fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), LowerError> {
