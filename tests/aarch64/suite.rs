@@ -327,7 +327,10 @@ fn render_new_tensor(body: &Value) -> String {
         let dev = tensor::parse_device(body["device"].as_str().unwrap_or("cpu:0"));
         (dev.device_type, dev.device_id)
     };
-    let shape: Vec<String> = int_list(&body["shape"]).iter().map(i64::to_string).collect();
+    let shape: Vec<String> = int_list(&body["shape"])
+        .iter()
+        .map(i64::to_string)
+        .collect();
     let mut s = format!(
         "new_tensor shape [{}] dtype {}/{}/{} device {dt}:{id}",
         shape.join(", "),
@@ -341,9 +344,9 @@ fn render_new_tensor(body: &Value) -> String {
             (2, 32 | 64) | (0, 8 | 16 | 32 | 64) | (1, 8) | (6, 8)
         );
     if readable {
-        let values = body["values"]
-            .as_array()
-            .unwrap_or_else(|| panic!("new_tensor {body}: give `values` (the C driver prints them)"));
+        let values = body["values"].as_array().unwrap_or_else(|| {
+            panic!("new_tensor {body}: give `values` (the C driver prints them)")
+        });
         let values: Vec<String> = values
             .iter()
             .map(|v| format!("{}", v.as_f64().expect("a number")))
@@ -433,7 +436,11 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                     block.push_str("\n    allocations();");
                     expected.push((label.clone(), Want::Line("allocations: ok".to_owned())));
                 }
-                writeln!(c, "{block}\n    use_allocator(0, NULL);\n    finish(&c); }}").unwrap();
+                writeln!(
+                    c,
+                    "{block}\n    use_allocator(0, NULL);\n    finish(&c); }}"
+                )
+                .unwrap();
             }
         }
         // Metadata and docs as the runtime reads them from the loaded module.

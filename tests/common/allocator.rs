@@ -77,7 +77,59 @@ unsafe extern "C" fn recording_deleter(this: *mut DLManagedTensorVersioned) {
     }
 }
 
-/// The recording allocator (a `DLPackManagedTensorAllocator`).
+/// A tensor of the fake device allocator: data at a made-up address (never dereferenced).
+#[repr(C)]
+struct FakeManaged {
+    managed: DLManagedTensorVersioned,
+    shape: Vec<i64>,
+}
+
+/// The next made-up device address (1 MiB apart, per thread).
+fn fake_address() -> usize {
+    thread_local! {
+        static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0xd000_0000) };
+    }
+    NEXT.with(|n| {
+        let a = n.get();
+        n.set(a + 0x10_0000);
+        a
+    })
+}
+
+unsafe extern "C" fn fake_deleter(this: *mut DLManagedTensorVersioned) {
+    // SAFETY: `this` is the first field of a boxed FakeManaged made by `fake_device`.
+    let boxed = unsafe { Box::from_raw(this.cast::<FakeManaged>()) };
+    drop(boxed);
+}
+
+/// A device (non-CPU) tensor with a made-up data address, as the fake CUDA tests need.
+///
+/// # Safety
+/// A valid prototype.
+unsafe fn fake_device(prototype: &DLTensor) -> *mut DLManagedTensorVersioned {
+    // SAFETY: the prototype's shape has ndim entries.
+    let shape: Vec<i64> = (0..prototype.ndim as usize)
+        .map(|k| unsafe { *prototype.shape.add(k) })
+        .collect();
+    let mut boxed = Box::new(FakeManaged {
+        managed: DLManagedTensorVersioned {
+            version: safecall_runtime::abi::DLPackVersion { major: 1, minor: 0 },
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(fake_deleter),
+            flags: 0,
+            dl_tensor: *prototype,
+        },
+        shape,
+    });
+    boxed.managed.dl_tensor.data = fake_address() as *mut c_void;
+    boxed.managed.dl_tensor.shape = boxed.shape.as_mut_ptr();
+    boxed.managed.dl_tensor.strides = std::ptr::null_mut();
+    boxed.managed.dl_tensor.byte_offset = 0;
+    Box::into_raw(boxed).cast()
+}
+
+/// The recording allocator (a `DLPackManagedTensorAllocator`): CPU tensors from the runtime's
+/// CPU allocator; tensors on other devices at made-up addresses (a fake device allocator).
 ///
 /// # Safety
 /// Called by the runtime with a valid prototype, out slot and error callback.
@@ -96,11 +148,18 @@ pub unsafe extern "C" fn recording_allocator(
         }
         return -1;
     }
-    // SAFETY: forwarded from our caller.
-    let rc =
-        unsafe { safecall_runtime::tensor::cpu_allocator(prototype, out, error_ctx, set_error) };
-    if rc != 0 {
-        return rc;
+    // SAFETY: the caller passes a valid prototype.
+    if unsafe { (*prototype).device.device_type } != safecall_runtime::abi::device_type::CPU {
+        // SAFETY: as above; `out` is writable.
+        unsafe { out.write(fake_device(&*prototype)) };
+    } else {
+        // SAFETY: forwarded from our caller.
+        let rc = unsafe {
+            safecall_runtime::tensor::cpu_allocator(prototype, out, error_ctx, set_error)
+        };
+        if rc != 0 {
+            return rc;
+        }
     }
     // SAFETY: the CPU allocator returned a valid managed tensor.
     unsafe {
