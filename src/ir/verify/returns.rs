@@ -96,30 +96,30 @@ impl FnVerifier<'_, '_> {
     /// its element's type.
     pub(super) fn return_tuple(&mut self, path: &StmtPath, values: &[Expr]) {
         let ret = &self.f.ret;
-        match ret {
-            RetType::Tuple(items) if items.len() == values.len() => {
-                for (i, (e, item)) in values.iter().zip(items).enumerate() {
-                    self.returned_value(path, i, e, item);
-                }
+        if let RetType::Tuple(items) = ret
+            && items.len() == values.len()
+        {
+            for (i, (e, item)) in values.iter().zip(items).enumerate() {
+                self.returned_value(path, i, e, item);
             }
-            _ => {
-                let found = match ret {
-                    RetType::Tuple(items) => format!("{} values", items.len()),
-                    _ => "not a tuple".to_owned(),
-                };
-                self.stmt_err(
-                    path,
-                    StmtFocus::Whole,
-                    format!(
-                        "return type mismatch: `{}` returns {ret} ({found}), but this `return` has {} values",
-                        self.f.name,
-                        values.len()
-                    ),
-                );
-                for (i, e) in values.iter().enumerate() {
-                    self.expr(path, i, e);
-                }
-            }
+            return;
+        }
+        let found = if let RetType::Tuple(items) = ret {
+            format!("{} values", items.len())
+        } else {
+            "not a tuple".to_owned()
+        };
+        self.stmt_err(
+            path,
+            StmtFocus::Whole,
+            format!(
+                "return type mismatch: `{}` returns {ret} ({found}), but this `return` has {} values",
+                self.f.name,
+                values.len()
+            ),
+        );
+        for (i, e) in values.iter().enumerate() {
+            self.expr(path, i, e);
         }
     }
 }
