@@ -373,8 +373,9 @@ static void render(const Call* c, const TVMFFIAny* v) {
     case kTVMFFIDLTensorPtr:
       path = passed_path(c, v);
       if (path) printf("arg %s", path);
-      else if (v->type_index == kTVMFFITensor) render_new_tensor((const DLTensor*)((const char*)v->v_obj + sizeof(TVMFFIObject)));
-      else fputs("dltensor", stdout);
+      else if (c && v->type_index == kTVMFFITensor)  /* a check-suite call: one it allocated */
+        render_new_tensor((const DLTensor*)((const char*)v->v_obj + sizeof(TVMFFIObject)));
+      else fputs(v->type_index == kTVMFFITensor ? "tensor" : "dltensor", stdout);
       return;
     default: printf("type %d", v->type_index);
   }
