@@ -2,6 +2,7 @@
 //! (`ObjectModule` for objects in `object.rs`, `JITModule` for in-process code in `jit.rs`).
 
 mod annotate;
+mod cold;
 mod jit;
 mod object;
 mod text;
@@ -22,6 +23,7 @@ use crate::Error;
 use crate::backend::{CodeGenerator, JitOutput, JitRequest};
 use crate::lir::{self, Linkage, Symbol};
 use crate::target::Target;
+pub use cold::ColdFunctions;
 use text::{clif_text_for, disasm_text};
 pub(crate) use translate::Declared;
 
@@ -130,6 +132,9 @@ pub struct CraneliftOptions {
     /// [`Target`] gets its architecture's baseline features (AOT only: the JIT refuses a
     /// foreign target).
     pub target: Option<Target>,
+    /// Objects only: the compiler of the functions that run only when a call fails (the
+    /// baseline compiler by default on x86-64; see [`ColdFunctions`]).
+    pub cold: ColdFunctions,
 }
 
 impl Default for CraneliftOptions {
@@ -139,6 +144,7 @@ impl Default for CraneliftOptions {
             verify: false,
             regalloc: Regalloc::Backtracking,
             target: None,
+            cold: ColdFunctions::default(),
         }
     }
 }
@@ -152,6 +158,7 @@ impl CraneliftOptions {
             verify: false,
             regalloc: Regalloc::SinglePass,
             target: None,
+            cold: ColdFunctions::default(),
         }
     }
 }
@@ -355,6 +362,18 @@ pub(crate) fn define_functions<M: Module>(
     module: &lir::Module,
     declared: &Declared,
     clif_dump: Option<&mut String>,
+    on_compiled: impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
+) -> Result<(), CraneliftError> {
+    define_functions_where(m, module, declared, clif_dump, |_| true, on_compiled)
+}
+
+/// [`define_functions`] for the functions `selected` accepts (by index in the module).
+pub(crate) fn define_functions_where<M: Module>(
+    m: &mut M,
+    module: &lir::Module,
+    declared: &Declared,
+    clif_dump: Option<&mut String>,
+    selected: impl Fn(usize) -> bool,
     mut on_compiled: impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
 ) -> Result<(), CraneliftError> {
     with_contexts(m, |m, ctx, fb_ctx| {
@@ -365,6 +384,7 @@ pub(crate) fn define_functions<M: Module>(
             clif_dump,
             ctx,
             fb_ctx,
+            &selected,
             &mut on_compiled,
         )
     })
@@ -400,10 +420,14 @@ fn define_functions_in<M: Module>(
     mut clif_dump: Option<&mut String>,
     ctx: &mut Context,
     fb_ctx: &mut FunctionBuilderContext,
+    selected: &impl Fn(usize) -> bool,
     on_compiled: &mut impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
 ) -> Result<(), CraneliftError> {
     let names = text::symbol_names(module, declared);
     for (i, func) in module.functions.iter().enumerate() {
+        if !selected(i) {
+            continue;
+        }
         let id = declared.functions[i];
         ctx.clear();
         let markers =
