@@ -1,4 +1,5 @@
-//! `examples/ir/launcher.scir` (or the example named by the second argument) from IR text to a
+//! `examples/ir/launcher.scir` (or the example named by the second argument; Cranelift settings
+//! may follow, see `main`) from IR text to a
 //! shared library on disk with the default settings and the in-process linker, N times (the
 //! first argument; 0 builds it once outside the count). `benches/compile_instruction_count.sh
 //! aot` runs it under callgrind. Run by `cargo bench --bench aot_build_loop`, it builds 200
@@ -19,7 +20,20 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("read the example");
     let dir = support::scratch_dir("aot_build_loop");
     let output = dir.join(format!("{name}.so"));
-    let options = safecall::Options::default();
+    // Optional Cranelift settings: the third argument an optimization level (`none`, `speed`),
+    // the fourth a register allocator (`backtracking`, `single_pass`), the fifth the compiler
+    // of the error paths (`baseline`, `cranelift`).
+    let mut options = safecall::Options::default();
+    let setting = |i: usize| std::env::args().nth(i).filter(|a| a != "default");
+    if let Some(level) = setting(3) {
+        options.cranelift.opt_level = level.parse().expect("a Cranelift optimization level");
+    }
+    if let Some(regalloc) = setting(4) {
+        options.cranelift.regalloc = regalloc.parse().expect("a Cranelift register allocator");
+    }
+    if let Some(cold) = setting(5) {
+        options.cranelift.cold = cold.parse().expect("`baseline` or `cranelift`");
+    }
     let link = safecall::aot::LinkOptions::default();
     let build = || {
         let (module, _) = safecall::ir::parse::parse_in_dir(&text, path.parent()).expect("parses");
@@ -36,6 +50,10 @@ fn main() {
     if count.is_none() {
         println!("{name} IR text -> .so (in-process linker): {whole:?} (mean of {n})");
         stages(&text, &path, &output, &options, &link, n);
+    }
+    // `AOT_BUILD_LOOP_OUT=PATH` keeps the library built (to count its instructions per call).
+    if let Some(keep) = std::env::var_os("AOT_BUILD_LOOP_OUT") {
+        std::fs::copy(&output, keep).expect("copy the library");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -143,3 +143,6 @@ pub(crate) fn define_baseline_function<M: Module>(
         len: code.code.len() as u32,
     }))
 }
+
+#[cfg(test)]
+mod tests;

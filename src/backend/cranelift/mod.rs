@@ -4,7 +4,7 @@
 mod annotate;
 mod cold;
 mod jit;
-mod object;
+pub(crate) mod object;
 mod text;
 pub(crate) mod translate;
 mod unwind;
