@@ -387,11 +387,9 @@ pub(crate) fn define_functions_where<M: Module>(
     with_contexts(m, |m, ctx, fb_ctx| {
         define_functions_in(
             m,
-            module,
-            declared,
+            (module, declared),
             clif_dump,
-            ctx,
-            fb_ctx,
+            (ctx, fb_ctx),
             &selected,
             &mut on_compiled,
         )
@@ -423,11 +421,9 @@ fn with_contexts<M: Module, R>(
 
 fn define_functions_in<M: Module>(
     m: &mut M,
-    module: &lir::Module,
-    declared: &Declared,
+    (module, declared): (&lir::Module, &Declared),
     mut clif_dump: Option<&mut String>,
-    ctx: &mut Context,
-    fb_ctx: &mut FunctionBuilderContext,
+    (ctx, fb_ctx): (&mut Context, &mut FunctionBuilderContext),
     selected: &impl Fn(usize) -> bool,
     on_compiled: &mut impl FnMut(Compiled<'_>) -> Result<(), CraneliftError>,
 ) -> Result<(), CraneliftError> {
