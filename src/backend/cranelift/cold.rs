@@ -16,7 +16,8 @@ use crate::lir::{self, FuncId, Symbol};
 use crate::target::{Arch, Target};
 
 /// Which code generator compiles the functions of an object file that run only when a call
-/// fails (the CLI's `--cold`).
+/// fails ([`CraneliftOptions::cold`](super::CraneliftOptions::cold); the CLI and Python always
+/// use the default).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ColdFunctions {
     /// The baseline compiler (the default): one pass, several times faster to compile; the code
