@@ -28,6 +28,7 @@ mod opt_in;
 mod support;
 mod tensormap;
 mod tensormap_cache;
+mod tensormap_cleanup;
 
 pub(crate) use launch::lower_launch;
 

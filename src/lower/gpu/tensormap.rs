@@ -17,7 +17,7 @@ use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry};
 use super::support::{call_entry, describe_error};
-use super::tensormap_cache::Cleanup;
+use super::tensormap_cleanup::Cleanup;
 
 /// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
 /// the key of inputs that passed).

@@ -13,8 +13,9 @@ use crate::ir::tensormap_limits as limits;
 use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};
 
 use super::super::context::FnCtx;
-use super::context::{Switch, restore};
 use super::tensormap::{Prepared, check_rules, encode};
+use super::tensormap_cleanup::Cleanup;
+pub(super) use super::tensormap_cleanup::release;
 
 /// Cache entries per launch argument.
 pub(super) const SLOTS: i64 = 4;
@@ -31,41 +32,6 @@ const VALID_AT: usize = LOCK_AT + 8;
 const KEY_AT: usize = VALID_AT + 8;
 /// Alignment of descriptor storage.
 const MAP_ALIGN: usize = limits::MAP_ALIGN as usize;
-
-/// What a launch must undo when a descriptor fails after its context was made current: the
-/// caller's context, and the cache entries earlier descriptors of the launch hold.
-pub(super) struct Cleanup<'s> {
-    /// The driver table.
-    pub table: Var,
-    /// The context switch to undo.
-    pub switch: &'s Switch,
-    /// The entries held so far (their locks' `I64` addresses, 0 for none).
-    pub held: Vec<Var>,
-}
-
-impl Cleanup<'_> {
-    /// Emits the undoing, on a failure path.
-    pub(super) fn emit(&self, fx: &mut FnCtx<'_, '_>) {
-        release(fx, &self.held);
-        restore(fx, self.table, self.switch);
-    }
-}
-
-/// Releases the cache entries `held` (the `I64` addresses of their locks, 0 for none).
-pub(super) fn release(fx: &mut FnCtx<'_, '_>, held: &[Var]) {
-    for &h in held {
-        let some = fx.b.icmp_imm(IntCC::Ne, h, 0);
-        let unlock = fx.b.new_block();
-        let done = fx.b.new_block();
-        fx.b.branch(some, unlock, done);
-        fx.b.switch_to(unlock);
-        let lock = fx.b.convert(ConvOp::IntToPtr, h, Ty::Ptr);
-        let (one, zero) = (fx.b.iconst(Ty::I64, 1), fx.b.iconst(Ty::I64, 0));
-        fx.b.atomic_cas(lock, one, zero);
-        fx.b.jump(done);
-        fx.b.switch_to(done);
-    }
-}
 
 /// The descriptor of `p` for the launch: a cache entry's, whose lock stays held until
 /// [`release`] (after `cuLaunchKernelEx`, which copies the parameters), or, on a miss, checked
