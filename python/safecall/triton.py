@@ -45,8 +45,16 @@ SUPPORTED_TRITON = "3.9"
 #: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
 #:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
 #:   num_ctas * <name>_size`` bytes aligned to ``<name>_align``.
-#: - ``tensor_descriptor_prefix``: host tensor descriptors (TMA), passed as a 128-byte
-#:   ``CUtensorMap`` then the shape (i32s) and strides (i64s).
+#: - ``tensor_descriptor``: a host ``TensorDescriptor`` argument (``tensordesc<fp16[64, 64]>``,
+#:   one ``tensordesc_meta`` entry each, in order; ``make_tensordesc_arg`` and
+#:   ``fillTMADescriptorTiled``) becomes a 128-byte ``CUtensorMap`` (``cuTensorMapEncodeTiled``
+#:   of ``base.data_ptr()``, the shape and byte strides, the box ``block_size``, element strides
+#:   1, no interleave, the entry's ``swizzle``, L2 promotion 128B, zero fill for the default
+#:   ``padding="zero"``; bit 21 cleared on drivers up to 13010 for tensors under 128 KiB, which
+#:   the IR's ``tensormap`` does too) followed by the shape as ``i32``s and the strides
+#:   (elements) as ``i64``s. ``elem_type`` is the device-side ``CUtensorMapDataType``, mapped
+#:   to the host's by ``device_to_host_element_type``; ``element_types`` lists the host enum's
+#:   values in order as the IR's ``tensormap(dtype=...)`` words.
 #: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
 #: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
 #: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
@@ -97,7 +105,19 @@ TRITON_ABI: Dict[str, Any] = {
     "constexpr": "constexpr",
     "divisibility": ("tt.divisibility", 16),
     "trailing_pointers": ("global_scratch", "profile_scratch"),
-    "tensor_descriptor_prefix": "tensordesc",
+    "tensor_descriptor": {
+        "prefix": "tensordesc",
+        "im2col_prefix": "tensordesc_im2col",
+        "swizzle": {0: "none", 1: "b32", 2: "b64", 3: "b128"},
+        "element_types": (
+            "u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16",
+            "f32_ftz", "tf32", "tf32_ftz", "u4x16_align8", "u4x16_align16", "u6x16_align16",
+        ),
+        "device_to_host_element_type": {8: 10, 9: 8, 10: 9},
+        "l2_promotion": "b128",
+        "shape": (ir.i32, "<i"),
+        "strides": (ir.i64, "<q"),
+    },
     "threads_per_warp": 32,
     "grid_x_times_num_ctas": True,
     "cluster_when_num_ctas_above_1": "spread",
@@ -109,7 +129,6 @@ TRITON_ABI: Dict[str, Any] = {
 
 #: What a kernel needs that safecall does not do yet, and the issue that brings it.
 NEEDS_ALLOCATION = "per-launch scratch memory (needs the IR's allocation statement, `let p = empty(...)`)"
-NEEDS_TMA = "host tensor descriptors (needs the TMA launch argument, `LaunchArg::TensorMap`)"
 
 
 class UnsupportedKernelError(NotImplementedError):
@@ -329,11 +348,19 @@ def _refuse_unsupported(kernel: Kernel) -> None:
                 f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program: "
                 f"{NEEDS_ALLOCATION} is not supported yet"
             )
+    descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])]
+    entries = md.get("tensordesc_meta") or []
+    if descriptors and len(entries) != len(descriptors):
+        raise UnsupportedKernelError(
+            f"kernel `{kernel.name}`: {len(descriptors)} tensor descriptor arguments but {len(entries)} "
+            f"`tensordesc_meta` entries; only descriptors Triton lowers to host TMA descriptors (sm_90 and "
+            f"later) are supported"
+        )
+    for arg, entry in zip(descriptors, entries):
+        _descriptor_type(kernel, arg, kernel.signature[arg], entry)
     for arg, ty in kernel.signature.items():
-        if ty.startswith(TRITON_ABI["tensor_descriptor_prefix"]) or md.get("tensordesc_meta"):
-            raise UnsupportedKernelError(
-                f"kernel `{kernel.name}`: argument '{arg}' ({ty}): {NEEDS_TMA} is not supported yet"
-            )
+        if arg in descriptors:
+            continue
         if ty.startswith("(") or ty.startswith("["):
             raise UnsupportedKernelError(f"kernel `{kernel.name}`: argument '{arg}' ({ty}): tuple arguments are not supported")
         if not ty.startswith(TRITON_ABI["pointer_prefix"]) and ty != TRITON_ABI["constexpr"]:
@@ -342,6 +369,61 @@ def _refuse_unsupported(kernel: Kernel) -> None:
                     f"kernel `{kernel.name}`: argument '{arg}' has type `{ty}`; supported: pointers "
                     f"(*DTYPE), constexpr and {', '.join(TRITON_ABI['scalars'])}"
                 )
+
+
+def _descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[str, int, str]:
+    """A host tensor descriptor's (DLPack dtype, rank, the IR's ``tensormap`` dtype word), from
+    its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry; refuses the
+    kinds the adapter does not build."""
+    import re
+
+    table = TRITON_ABI["tensor_descriptor"]
+    what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
+    match = re.fullmatch(re.escape(table["prefix"]) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+    if ty.startswith(table["im2col_prefix"]) or entry.get("is_im2col"):
+        raise UnsupportedKernelError(f"{what}: im2col tensor descriptors are not supported (tiled ones are)")
+    if match is None:
+        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table['prefix']}<DTYPE[BLOCK, ...]>`")
+    if entry.get("fp4_padded"):
+        raise UnsupportedKernelError(f"{what}: padded fp4 descriptors are not supported")
+    element, rank = match.group(1), len(match.group(2).split(","))
+    if len(entry["block_size"]) != rank:
+        raise UnsupportedKernelError(f"{what}: block_size {entry['block_size']} does not have rank {rank}")
+    code = table["device_to_host_element_type"].get(entry["elem_type"], entry["elem_type"])
+    if entry["swizzle"] not in table["swizzle"] or not 0 <= code < len(table["element_types"]):
+        raise UnsupportedKernelError(f"{what}: unknown swizzle {entry['swizzle']} or element type {entry['elem_type']}")
+    return _pointee(kernel, arg, TRITON_ABI["pointer_prefix"] + element, True), rank, table["element_types"][code]
+
+
+def _descriptor_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[Any, List[Any]]:
+    """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
+    and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it,
+    the shape as ``i32``s (checked to fit) and the strides as ``i64``s."""
+    table = TRITON_ABI["tensor_descriptor"]
+    dtype, rank, element = _descriptor_type(k, arg, ty, entry)
+    dims = [f"{arg}_dim{i}" for i in range(rank)]
+    clash = [d for d in dims if d in k.signature]
+    if clash:
+        raise UnsupportedKernelError(f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'")
+    t = f.param(arg, ir.tensor(dims, dtype, device="cuda", strides="any", byte_offset="any"))
+    tmap = ir.tensormap(
+        t,
+        box=list(entry["block_size"]),
+        swizzle=table["swizzle"][entry["swizzle"]],
+        l2_promotion=table["l2_promotion"],
+        dtype=element,
+    )
+    shape_ty = table["shape"][0]
+    limit = 2**31 - 1
+    for i in range(rank):
+        f.assert_(
+            t.shape[i] <= ir.lit(limit, ir.i64),
+            "ValueError",
+            f"{f.name}: argument '{arg}': shape[{i}] is ",
+            t.shape[i],
+            f"; Triton passes a descriptor's shape as i32 (at most {limit})",
+        )
+    return t, [tmap, *(ir.cast(shape_ty, t.shape[i]) for i in range(rank)), *(t.strides[i] for i in range(rank))]
 
 
 def _grid_param(grid: GridSpec, f: ir.FunctionBuilder, taken: Sequence[str]) -> Optional[List[Any]]:
@@ -425,6 +507,7 @@ def add_function(
     grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
     has_tensor = False
+    descriptors = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
         if ty == TRITON_ABI["constexpr"]:
             if constexpr_params:
@@ -437,7 +520,11 @@ def add_function(
                 f.param(arg, ir.const(value))
             continue
         divisible = check_divisibility and arg in k.divisible
-        if ty.startswith(TRITON_ABI["pointer_prefix"]):
+        if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
+            has_tensor = True
+            meta[arg], passed_args = _descriptor_argument(f, k, arg, ty, next(descriptors))
+            args += passed_args
+        elif ty.startswith(TRITON_ABI["pointer_prefix"]):
             has_tensor = True
             spec = ir.tensor(
                 "any",

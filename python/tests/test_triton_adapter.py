@@ -9,6 +9,7 @@ test_triton_differential.py compares the two launchers.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -248,11 +249,84 @@ def test_kernels_needing_scratch_memory_are_refused():
         sct.function(k)
 
 
-def test_host_tensor_descriptors_are_refused():
-    k = _compile(host_desc_copy, {"x_desc": "tensordesc<fp32[64, 64]>", "y_desc": "tensordesc<fp32[64, 64]>", "BM": "constexpr"},
-                 {"BM": 64})
-    with pytest.raises(sct.UnsupportedKernelError, match=r"argument 'x_desc' \(tensordesc<fp32\[64, 64\]>\): host tensor descriptors \(needs the TMA launch argument"):
-        sct.function(k)
+@functools.lru_cache(maxsize=None)
+def host_desc_kernel():
+    return _compile(host_desc_copy, {"x_desc": "tensordesc<fp32[64, 32]>", "y_desc": "tensordesc<fp32[64, 32]>", "BM": "constexpr"},
+                    {"BM": 64})
+
+
+D_X, D_Y = 0x7F00_0010_0000, 0x7F00_0020_0000
+
+
+def fp32_2d(address, shape=(256, 32), **kw):
+    return CudaTensor(address, "float32", shape, **kw)
+
+
+def test_host_tensor_descriptors_take_tensors(fake):
+    """A ``tensordesc<fp32[64, 32]>`` parameter takes the CUDA tensor Triton's
+    ``TensorDescriptor.from_tensor`` would wrap; the kernel gets the encoded map, the shape
+    (i32s) and the strides (i64s)."""
+    launch = sct.function(host_desc_kernel(), grid=1)
+    assert launch.__doc__.startswith(
+        "host_desc_copy(grid: Tuple[grid_x: i64], "
+        "x_desc: Tensor[(x_desc_dim0, x_desc_dim1), float32, cuda, strided, byte_offset=any], "
+        "y_desc: Tensor[(y_desc_dim0, y_desc_dim1), float32, cuda, strided, byte_offset=any], BM: Literal[64])"
+    )
+    fake.safecall_fake_cuda_reset()
+    launch((4,), fp32_2d(D_X, strides=(64, 1)), fp32_2d(D_Y), 64)
+    [record] = fake_cuda.launches(fake)
+    assert len(record["args"]) == 2 * (1 + 2 + 2) + 2
+    assert record["args"][1:5] == ["00010000", "20000000", (64).to_bytes(8, "little").hex(), (1).to_bytes(8, "little").hex()]
+    assert record["args"][6:10] == ["00010000", "20000000", (32).to_bytes(8, "little").hex(), (1).to_bytes(8, "little").hex()]
+    encodes = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    assert len(encodes) == 2
+
+
+#: Each rejected descriptor call: (what is wrong, x_desc's tensor, exception, message's end).
+REJECTED_DESCRIPTORS = [
+    ("misaligned", fp32_2d(D_X, byte_offset=8), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): the global address 0x7f0000100008 (data + byte_offset) is not aligned to 16 bytes, as TMA requires"),
+    ("innermost stride", fp32_2d(D_X, strides=(64, 2)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.strides[1] is 2; TMA needs the innermost dimension contiguous (stride 1)"),
+    ("stride bytes", fp32_2d(D_X, strides=(33, 1)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.strides[0] is 33 elements = 132 bytes; a TMA stride must be a multiple of 16 bytes and below 2^40"),
+    ("empty", fp32_2d(D_X, shape=(0, 32)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.shape[0] is 0; a TMA dimension must be 1 to 4294967296"),
+    ("dtype", CudaTensor(D_X, "float16", (256, 32)), TypeError,
+     "host_desc_copy: argument 'x_desc' (#1): dtype is float16, expected float32"),
+    ("rank", fp32_2d(D_X, shape=(256,)), ValueError, "host_desc_copy: argument 'x_desc' (#1): ndim is 1, expected 2"),
+    ("CPU tensor", fp32_2d(D_X, device_type=1), ValueError,
+     "host_desc_copy: argument 'x_desc' (#1): device is cpu:0, expected a cuda tensor"),
+    ("shape beyond i32", fp32_2d(D_X, shape=(2**31, 32)), ValueError,
+     "host_desc_copy: argument 'x_desc': shape[0] is 2147483648; Triton passes a descriptor's shape as i32 (at most 2147483647)"),
+]
+
+
+@pytest.mark.parametrize("what,x,exc,message", REJECTED_DESCRIPTORS, ids=[r[0] for r in REJECTED_DESCRIPTORS])
+def test_rejected_descriptor_calls(fake, what, x, exc, message):
+    launch = sct.function(host_desc_kernel(), grid=1)
+    fake.safecall_fake_cuda_reset()
+    with pytest.raises(exc) as e:
+        launch((4,), x, fp32_2d(D_Y), 64)
+    assert str(e.value).splitlines()[0].endswith(message)
+    assert fake_cuda.launches(fake) == []
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"is_im2col": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): im2col tensor descriptors are not supported"),
+        ({"fp4_padded": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): padded fp4 descriptors are not supported"),
+        (None, r"2 tensor descriptor arguments but 0 `tensordesc_meta` entries"),
+    ],
+    ids=["im2col", "fp4 padded", "no tensordesc_meta"],
+)
+def test_descriptor_kinds_the_adapter_does_not_build_are_refused(change, message):
+    k = sct.from_compiled(host_desc_kernel())
+    entries = [dict(e, **change) for e in k.metadata["tensordesc_meta"]] if change else []
+    changed = dataclasses.replace(k, metadata=dict(k.metadata, tensordesc_meta=entries))
+    with pytest.raises(sct.UnsupportedKernelError, match=message):
+        sct.function(changed)
 
 
 def test_constexprs_const_cannot_check_are_refused():

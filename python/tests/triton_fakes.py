@@ -67,6 +67,47 @@ class CudaTensor(RawTensor):
         return (self.data or 0) + self.byte_offset
 
 
+class DescriptorBase:
+    """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
+    (``data_ptr()``, ``dtype.itemsize``, ``shape``, ``stride()``) and tvm_ffi converts (DLPack):
+    what a ``torch.Tensor`` is to both."""
+
+    def __init__(self, address: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None) -> None:
+        import math
+        import types
+
+        self.tensor = CudaTensor(address, dtype, shape, strides=strides)
+        code, bits, _ = DLPACK_DTYPES[dtype]
+        # What Triton reads of a torch dtype (DLPack code 2 is float, 4 bfloat).
+        self.dtype = types.SimpleNamespace(itemsize=bits // 8, is_floating_point=code in (2, 4))
+        self.shape = list(shape)
+        compact = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+        self.strides = list(strides) if strides is not None else compact
+
+    def data_ptr(self) -> int:
+        return self.tensor.data_ptr()
+
+    def stride(self) -> List[int]:
+        return list(self.strides)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.tensor.__dlpack_device__()
+
+
+def is_descriptor(triton_type: str) -> bool:
+    """Whether a signature type is a host tensor descriptor (``tensordesc<...>``)."""
+    return triton_type.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])
+
+
+def safecall_args(args: Sequence[Any]) -> List[Any]:
+    """The arguments of safecall's function for Triton's ``args``: a ``TensorDescriptor``'s
+    base tensor in its place (the function builds the descriptor itself)."""
+    return [a.base if hasattr(a, "block_shape") else a for a in args]
+
+
 def cuda_tensors(signature: Mapping[str, str], args: Sequence[Any]) -> List[Any]:
     """``args`` with each int passed to a pointer parameter replaced by a CUDA tensor of the
     pointee's dtype at that address."""
@@ -116,9 +157,18 @@ def packed(triton_type: str, value: Any) -> bytes:
     return struct.pack(fmt, value)
 
 
-def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[str]:
+def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[Optional[str]]:
     """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
-    records them), then the trailing pointers (``scratch``: the addresses allocated; NULL for
+    records them; None for a descriptor's ``CUtensorMap``, whose bytes the driver writes), then the trailing pointers (``scratch``: the addresses allocated; NULL for
     the others)."""
-    out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
+    out: List[Optional[str]] = []
+    table = TRITON_ABI["tensor_descriptor"]
+    for ty, value in zip(signature.values(), args):
+        if is_descriptor(ty):
+            # The map's bytes are the driver's (None: not predicted), then shape and strides.
+            out.append(None)
+            out += [struct.pack(table["shape"][1], d).hex() for d in value.shape]
+            out += [struct.pack(table["strides"][1], d).hex() for d in value.strides]
+        elif ty != TRITON_ABI["constexpr"]:
+            out.append(packed(ty, value).hex())
     return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
