@@ -5,6 +5,10 @@
 //! - `compile/shared_library/*`: the same module to a shared library on disk, linked by each
 //!   linker: in-process (the default) and `cc` (through an object file on disk); and
 //!   `compile/link/*`, linking alone from the object's bytes.
+//! - `ir_text_to_so/*`: `examples/ir/launcher.scir` from its IR text (parsing included) to a
+//!   shared library on disk with the default settings, linked in-process (the default) and by
+//!   `cc`, side by side: the ratio of the two is read from one run; and the same with every
+//!   function compiled by Cranelift (`launcher_all_cranelift/*`, the error paths included).
 //! - `call/*`: the JIT-compiled `add_one` host function called through its raw safe-call
 //!   pointer with two 4-element float32 DLTensor arguments (all argument checks included).
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
@@ -19,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use safecall::Backend;
-use safecall::backend::cranelift::CraneliftOptions;
+use safecall::backend::cranelift::{ColdFunctions, CraneliftOptions};
 use safecall::backend::llvm::LlvmOptions;
 use safecall::jit::{JitModule, JitOptions};
 
@@ -113,6 +117,46 @@ fn compile(c: &mut Criterion) {
     group.finish();
 }
 
+/// `examples/ir/launcher.scir`, IR text to `.so` on disk, default settings, by each linker.
+fn ir_text_to_so(c: &mut Criterion) {
+    let path = support::root().join("examples/ir/launcher.scir");
+    let text = std::fs::read_to_string(&path).expect("read the example");
+    let dir = support::scratch_dir("ir_text_to_so");
+    let mut group = c.benchmark_group("ir_text_to_so");
+    // The default settings, then every function by Cranelift (the default before the baseline
+    // compiler took the error paths: "today's path" of issue 30).
+    let all_cranelift = safecall::Options {
+        cranelift: CraneliftOptions {
+            cold: ColdFunctions::Cranelift,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    for (label, options) in [
+        ("launcher", safecall::Options::default()),
+        ("launcher_all_cranelift", all_cranelift),
+    ] {
+        for linker in safecall::aot::Linker::ALL {
+            let link = safecall::aot::LinkOptions {
+                linker,
+                ..Default::default()
+            };
+            let output = dir.join(format!("{label}-{}.so", linker.keyword()));
+            group.bench_function(format!("{label}/{}", linker.keyword()), |b| {
+                b.iter(|| {
+                    let (module, _) =
+                        safecall::ir::parse::parse_in_dir(black_box(&text), path.parent())
+                            .expect("parses");
+                    safecall::build_shared_library(&module, &output, &options, &link)
+                        .expect("builds")
+                })
+            });
+        }
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn call(c: &mut Criterion) {
     let module = support::example("add_one");
     let mut group = c.benchmark_group("call");
@@ -184,6 +228,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = compile, call, cpu_loop
+    targets = ir_text_to_so, compile, call, cpu_loop
 }
 criterion_main!(benches);

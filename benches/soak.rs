@@ -13,7 +13,14 @@
 //! `examples/ir/launcher.scir` MODULES times (default 20,000), printing the resident memory
 //! after 1, 2, 10 and 100 compiles and then every 1,000.
 //!
-//! Plain `cargo bench` runs both with their defaults.
+//! `cargo bench --features llvm --bench soak -- alloc [CALLS]`: CALLS (default 1,000,000)
+//! calls of `soak_alloc` (two allocations through the environment allocator, the runtime's
+//! CPU allocator; half the calls raise after allocating, the other half return a tensor that
+//! is dropped at once), on the JIT and on a loaded shared library, printing the resident memory
+//! after 1, 1,000, 10,000, 100,000 calls and then every 100,000: it stays flat after warm-up
+//! when every allocation is released exactly once.
+//!
+//! Plain `cargo bench` runs all three with their defaults.
 
 mod support;
 
@@ -277,6 +284,74 @@ fn memory(modules: u64) {
     );
 }
 
+/// `soak -- alloc`: the allocating function called `calls` times through `entry`.
+fn alloc_path(label: &str, entry: TVMFFISafeCallType, calls: u64) -> bool {
+    let mut failures = 0u64;
+    let start = Instant::now();
+    println!("# soak alloc [{label}]\ncalls,rss_kib");
+    for k in 0..calls {
+        let arg = Any::from(k as i64);
+        let raw = [*arg.as_raw()];
+        let mut result = TVMFFIAny::NONE;
+        // SAFETY: a safe-call entry; the argument is a POD int.
+        let rc = unsafe { entry(std::ptr::null_mut(), raw.as_ptr(), 1, &mut result) };
+        match (rc, k % 2) {
+            (0, 0) if result.type_index == ti::TENSOR => {
+                // SAFETY: on success the callee wrote an owned value; dropped here.
+                drop(unsafe { Any::from_raw_owned_unchecked(result) });
+            }
+            (-1, 1) => {
+                let e = Error::take_raised().expect("an error is raised");
+                if e.kind() != "ValueError" {
+                    failures += 1;
+                }
+            }
+            _ => failures += 1,
+        }
+        let n = k + 1;
+        if n % 100_000 == 0 || matches!(n, 1 | 1000 | 10_000) {
+            println!("{n},{}", rss_kib());
+        }
+    }
+    println!(
+        "# {calls} calls in {:.1} s, {failures} failures",
+        start.elapsed().as_secs_f64()
+    );
+    failures == 0
+}
+
+fn alloc(calls: u64) -> bool {
+    // SAFETY: installs a valid allocator on this thread.
+    let rc = unsafe {
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(
+            Some(safecall_runtime::tensor::cpu_allocator),
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0);
+    let module = safecall::ir::parse::parse(SOURCE).expect("soak.scir parses");
+    // SAFETY: the benchmark's IR dereferences only the memory it allocates.
+    let jit = unsafe { safecall::jit::compile(&module, &JitOptions::default()) }
+        .expect("JIT-compile soak");
+    let mut ok = alloc_path(
+        "jit",
+        jit.safe_call("soak_alloc").expect("soak_alloc"),
+        calls,
+    );
+    let dir = support::scratch_dir("soak-alloc");
+    let path = dir.join("soak.so");
+    safecall::build_shared_library(&module, &path, &Default::default(), &Default::default())
+        .expect("build soak.so");
+    // SAFETY: a library safecall generated.
+    let lib = unsafe { libloading::Library::new(&path) }.expect("load soak.so");
+    // SAFETY: exported `__tvm_ffi_*` symbols are safe-call functions.
+    let entry = *unsafe { lib.get::<TVMFFISafeCallType>(b"__tvm_ffi_soak_alloc") }.expect("symbol");
+    ok &= alloc_path("so", entry, calls);
+    let _ = std::fs::remove_dir_all(&dir);
+    ok
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -292,12 +367,13 @@ fn main() {
             memory(num(1, 20_000));
             true
         }
+        Some("alloc") => alloc(num(1, 1_000_000)),
         None => {
             let ok = calls(8, 1_000_000);
             memory(20_000);
-            ok
+            ok & alloc(1_000_000)
         }
-        Some(other) => panic!("unknown soak {other:?}: `calls` or `memory`"),
+        Some(other) => panic!("unknown soak {other:?}: `calls`, `memory` or `alloc`"),
     };
     if !ok {
         std::process::exit(1);

@@ -109,3 +109,64 @@ fn cuda_tma_copy() {
     let m = check("cuda_tma_copy");
     assert_eq!(m.functions.len(), 1);
 }
+
+#[test]
+fn cuda_alloc() {
+    let m = check("cuda_alloc");
+    assert_eq!(m.functions[0].ret, safecall::ir::RetType::Tensor);
+}
+
+/// The CPU example runs for real: JIT-compiled, called with the runtime's CPU allocator
+/// installed on this thread, its two outputs read back.
+#[test]
+fn cpu_alloc() {
+    use safecall_runtime::{Any, Tensor};
+    let m = check("cpu_alloc");
+    // SAFETY: the example's IR dereferences only the tensor it checks.
+    let jit = unsafe { safecall::jit::compile(&m, &Default::default()) }.unwrap();
+    let x = Tensor::cpu::<f32>(&[4]).unwrap();
+    // SAFETY: a fresh tensor owned by this test.
+    unsafe { x.as_mut_slice::<f32>() }
+        .unwrap()
+        .copy_from_slice(&[1.0, -2.0, 5.0, 3.0]);
+    // SAFETY: installs a valid allocator on this thread.
+    let rc = unsafe {
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(
+            Some(safecall_runtime::tensor::cpu_allocator),
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0);
+    let arg = Any::from(x);
+    let out = jit.function("scan").unwrap().call(&[arg.view()]).unwrap();
+    assert_eq!(out.type_index(), safecall_runtime::abi::type_index::ARRAY);
+    // SAFETY: an ffi.Array carries a TVMFFISeqCell after the object header; the views live
+    // while `out` holds the array.
+    let (sums, maxima) = unsafe {
+        let cell = &*out
+            .object_ptr()
+            .add(1)
+            .cast::<safecall_runtime::abi::TVMFFISeqCell>();
+        assert_eq!(cell.size, 2);
+        let data = cell.data.cast::<safecall_runtime::abi::TVMFFIAny>();
+        (
+            safecall_runtime::AnyView::from_raw(*data)
+                .cast::<Tensor>()
+                .unwrap(),
+            safecall_runtime::AnyView::from_raw(*data.add(1))
+                .cast::<Tensor>()
+                .unwrap(),
+        )
+    };
+    assert_eq!(sums.as_slice::<f32>().unwrap(), [1.0, -1.0, 4.0, 7.0]);
+    assert_eq!(maxima.as_slice::<f32>().unwrap(), [1.0, 1.0, 5.0, 5.0]);
+    // SAFETY: clears this thread's allocator.
+    unsafe {
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(
+            None,
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+}

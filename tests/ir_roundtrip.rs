@@ -222,6 +222,25 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                 }))
             }),
         prop::option::of(expr()).prop_map(Stmt::Return),
+        prop::collection::vec(expr(), 1..4).prop_map(Stmt::ReturnTuple),
+        (
+            name(),
+            prop::collection::vec(expr(), 0..4),
+            dtype(),
+            prop_oneof![
+                expr().prop_map(AllocDevice::Value),
+                (expr(), expr()).prop_map(|(device_type, device_id)| AllocDevice::Parts {
+                    device_type,
+                    device_id
+                }),
+            ],
+        )
+            .prop_map(|(dest, shape, dtype, device)| Stmt::Alloc(Box::new(Alloc {
+                dest,
+                shape,
+                dtype,
+                device
+            }))),
     ];
     simple.prop_recursive(2, 12, 3, |inner| {
         prop_oneof![
@@ -373,7 +392,7 @@ fn param_type() -> impl Strategy<Value = ParamType> {
 }
 
 fn ret_type() -> impl Strategy<Value = RetType> {
-    prop_oneof![
+    let single = prop_oneof![
         Just(RetType::None),
         scalar_type().prop_map(RetType::Scalar),
         Just(RetType::Device),
@@ -381,7 +400,11 @@ fn ret_type() -> impl Strategy<Value = RetType> {
         Just(RetType::Str),
         Just(RetType::Tensor),
         Just(RetType::Any),
-    ]
+    ];
+    // Tuples of any return types (the parser reads what the verifier would refuse too).
+    single.prop_recursive(1, 4, 3, |inner| {
+        prop::collection::vec(inner, 0..3).prop_map(RetType::Tuple)
+    })
 }
 
 fn function() -> impl Strategy<Value = Function> {

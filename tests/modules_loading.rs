@@ -76,6 +76,56 @@ fn library_stays_loaded_while_a_function_lives_and_unloads_after() {
     assert!(!is_loaded(&lib), "unpinned and dropped");
 }
 
+/// The in-process linker writes a library as a new file: a process that loaded the old one
+/// keeps running its code, the path holds the new one, and no temporary file is left behind.
+#[test]
+fn a_library_built_over_a_loaded_one_leaves_the_loaded_code_intact() {
+    let dir = support::out_dir("rewrite");
+    let build = |value: i64| {
+        let ir = support::parse(
+            "rewrite",
+            &format!("module rewrite;\nfn answer() -> i64 {{ return {value}; }}\n"),
+        );
+        support::build_so(
+            &dir,
+            "sc_rewrite",
+            &ir,
+            Default::default(),
+            &LinkOptions::default(),
+        )
+    };
+    let answer = |module: &Module| {
+        let f = module.get_function("answer").unwrap().unwrap();
+        f.call(&[]).unwrap().cast::<i64>().unwrap()
+    };
+    let lib = build(1);
+    let first = Module::load(&lib).unwrap();
+    assert_eq!(answer(&first), 1);
+    assert_eq!(build(2), lib);
+    assert_eq!(
+        answer(&first),
+        1,
+        "the loaded library's code changed under it"
+    );
+    // A copy, so that the loader does not hand back the image already loaded from this path.
+    let copy = dir.join("libsc_rewrite_copy.so");
+    std::fs::copy(&lib, &copy).unwrap();
+    assert_eq!(
+        answer(&Module::load(&copy).unwrap()),
+        2,
+        "the path holds the new library"
+    );
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        files.len(),
+        2,
+        "no temporary file is left behind: {files:?}"
+    );
+}
+
 /// A C library (no TVM-FFI headers needed) exposing its `__tvm_ffi__library_ctx` and a
 /// context symbol through safe calls, with an optional `__tvm_ffi__library_bin`.
 fn c_library(dir: &Path, name: &str, blob: Option<&[u8]>) -> PathBuf {

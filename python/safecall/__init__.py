@@ -29,6 +29,7 @@ from .builder import *  # noqa: F401,F403  (the IR builder)
 from .builder import ModuleBuilder
 from .builder import __all__ as _builder_all
 from . import builder as ir  # noqa: F401  (safecall.ir.ModuleBuilder, ...)
+from .allocator import use_cpu_allocator
 
 __all__ = [
     "parse",
@@ -42,6 +43,7 @@ __all__ = [
     "Diagnostic",
     "HAS_LLVM",
  "metadata",
+    "use_cpu_allocator",
 ] + list(_builder_all)
 
 #: Whether this build of the package has the LLVM backend.

@@ -224,10 +224,15 @@ class FunctionBuilder:
         self._where.append(f"{_name(name)} % {int(divisor)} == 0")
         return self
 
-    def returns(self, ty: Union[Type, str]) -> "FunctionBuilder":
+    def returns(self, ty: Union[Type, str, Sequence[Union[Type, str]]]) -> "FunctionBuilder":
         """The return type: ``none`` (default), a scalar, ``device``, ``dtype``, ``str_``,
-        ``"tensor"`` or ``any_``."""
-        self._ret = _type(ty)
+        ``"tensor"`` or ``any_``; a tuple or list of them returns several values as one
+        ``ffi.Array`` (``-> (tensor, i64)``, returned with ``return_((a, n))``)."""
+        if isinstance(ty, (tuple, list)):
+            items = [_type(t) for t in ty]
+            self._ret = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        else:
+            self._ret = _type(ty)
         return self
 
     # -- statements --
@@ -357,10 +362,38 @@ class FunctionBuilder:
             + ");"
         )
 
+    def empty(self, name: str, shape: Sequence[Any], dtype: Any, device: Any) -> TensorRef:
+        """``let name = empty((d0, ...), dtype, device);``: a compact tensor from the caller's
+        environment allocator (docs/ir.md, Allocating tensors). ``shape`` holds ``i64``
+        expressions or ints; ``dtype`` is a dtype string or ``tvm_ffi.dtype``; ``device`` is a
+        ``device`` expression (``x.device``) or a pair ``(device_type, device_id)`` of ``i32``
+        expressions or ints (``(1, 0)`` is ``cpu:0``). Returns the new tensor."""
+        dims = [_as(d, "i64", f"dimension {k} of empty()").text for k, d in enumerate(shape)]
+        dims_text = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+        if isinstance(device, (tuple, list)):
+            if len(device) != 2:
+                raise ValueError(
+                    f"empty()'s device is a device expression or (device_type, device_id), got {device!r}"
+                )
+            t = _as(device[0], "i32", "empty()'s device type")
+            i = _as(device[1], "i32", "empty()'s device id")
+            device_text = f"device({t.text}, {i.text})"
+        else:
+            device_text = _as(device, "device", "empty()'s device").text
+        if str(dtype) == "any":
+            raise ValueError("empty() needs a concrete dtype, not 'any'")
+        self._emit(f"let {_name(name)} = empty({dims_text}, {dtype}, {device_text});")
+        return TensorRef(_name(name))
+
     def return_(self, value: Any = None) -> None:
-        """``return;`` or ``return value;``."""
+        """``return;``, ``return value;``, or ``return (a, b, ...);`` for a tuple or list
+        ``value`` (a function whose ``returns`` is a tuple of types)."""
         if value is None:
             self._emit("return;")
+            return
+        if isinstance(value, (tuple, list)):
+            items = [_expr(v) for v in value]
+            self._emit("return (" + ", ".join(items) + ("," if len(items) == 1 else "") + ");")
             return
         ty = _body_type(self._ret) if self._ret is not None else None
         self._emit(f"return {_as(value, ty, f'the return value of {self.name}').text};")

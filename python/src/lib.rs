@@ -302,5 +302,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compile::register(m)?;
     bench::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
+    // The address of a `DLPackManagedTensorAllocator` for CPU tensors (zero-filled, 64-byte
+    // aligned, compact): it calls no TVM-FFI function (errors go through the callback it is
+    // given), so installing it in libtvm_ffi keeps one runtime in the process.
+    m.add(
+        "CPU_ALLOCATOR",
+        safecall_runtime::tensor::cpu_allocator as *const () as usize,
+    )?;
     Ok(())
 }

@@ -10,6 +10,7 @@ import tvm_ffi
 import safecall
 from cases import CHECKS, has_top_level_tensor, runs_on_python, suites
 from conftest import ROOT, backends
+import allocator
 from values import Args, callback, check_after, check_value
 
 BUILTIN_KINDS = {
@@ -68,16 +69,17 @@ def test_case(backend, suite, case, mode):
         kind = case["raises"]["kind"]
         message = args.expand(case["raises"]["message"])
         expected = getattr(builtins, kind) if kind in BUILTIN_KINDS else RuntimeError
-        with pytest.raises(Exception) as info:
+        with pytest.raises(Exception) as info, allocator.for_case(case):
             function(*args.values)
         exc = info.value
         assert type(exc) is expected, f"raised {type(exc).__name__}: {exc}"
         text = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         assert text == message
     else:
-        got = function(*args.values)
-        check_value(case["returns"], got, args)
-        del got
+        with allocator.for_case(case):
+            got = function(*args.values)
+            check_value(case["returns"], got, args)
+            del got
         check_after(case.get("after", []), args)
 
 

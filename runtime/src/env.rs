@@ -68,7 +68,8 @@ fn allocator_from_ptr(p: *mut c_void) -> DLPackManagedTensorAllocator {
 }
 
 /// Sets this thread's allocator (and the process-wide one when `global`); returns the
-/// thread's previous allocator.
+/// thread's previous allocator (not the process's: libtvm_ffi 0.1.15.post2 reports NULL on a
+/// thread that set none, even with a process-wide one installed).
 pub fn set_allocator(
     allocator: DLPackManagedTensorAllocator,
     global: bool,

@@ -402,8 +402,9 @@ unsafe extern "C" fn cpu_deleter(this: *mut DLManagedTensorVersioned) {
 }
 
 /// A `DLPackManagedTensorAllocator` for CPU tensors: zero-filled, 64-byte aligned data,
-/// compact layout (NULL strides). `TVMFFIEnvTensorAlloc` falls back to it when no allocator
-/// is set, so generated code can return tensors without a framework.
+/// compact layout (NULL strides). `Tensor::empty` falls back to it when no allocator is set;
+/// `TVMFFIEnvTensorAlloc` does not (as in libtvm_ffi): install it with
+/// `TVMFFIEnvSetDLPackManagedTensorAllocator(cpu_allocator, ...)`.
 ///
 /// # Safety
 /// Callable from C with a valid prototype and output slot.
@@ -504,14 +505,40 @@ pub unsafe fn from_allocated(
     Ok(unsafe { wrap_managed(managed) })
 }
 
-/// `TVMFFIEnvTensorAlloc`: allocates with the thread's (else the process's) DLPack allocator,
-/// falling back to [`cpu_allocator`] when none is set. Returns the allocator's code unchanged
-/// when it fails (it has raised the error, or not, as it chose).
+/// The message of `TVMFFIEnvTensorAlloc` when no allocator is installed (libtvm_ffi's).
+pub const NO_ALLOCATOR_MESSAGE: &str = "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because TVMFFIEnvSetDLPackManagedTensorAllocator has not been called.";
+
+/// `TVMFFIEnvTensorAlloc`: allocates with the thread's (else the process's) DLPack allocator;
+/// with none installed, raises a RuntimeError as libtvm_ffi does. Returns the allocator's code
+/// unchanged when it fails (its error already raised through the callback).
 ///
 /// # Safety
-/// `prototype` must be a valid DLTensor prototype (dtype, ndim, shape, device); `out` writable.
+/// `prototype` must be a valid prototype; `out` writable.
 pub unsafe fn env_alloc_raw(prototype: *mut DLTensor, out: *mut *mut TVMFFIObject) -> c_int {
-    let allocator = crate::env::get_allocator().unwrap_or(cpu_allocator);
+    match crate::env::get_allocator() {
+        // SAFETY: guaranteed by the caller.
+        Some(allocator) => unsafe { alloc_with(allocator, prototype, out) },
+        None => {
+            Error::new(RUNTIME_ERROR, NO_ALLOCATOR_MESSAGE).set_raised();
+            -1
+        }
+    }
+}
+
+/// Allocates with `allocator` and wraps the result in a Tensor object.
+///
+/// # Safety
+/// As [`env_alloc_raw`]; `allocator` follows the DLPack allocator contract.
+unsafe fn alloc_with(
+    allocator: unsafe extern "C" fn(
+        *mut DLTensor,
+        *mut *mut DLManagedTensorVersioned,
+        *mut c_void,
+        Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>,
+    ) -> c_int,
+    prototype: *mut DLTensor,
+    out: *mut *mut TVMFFIObject,
+) -> c_int {
     let mut managed: *mut DLManagedTensorVersioned = ptr::null_mut();
     // SAFETY: the allocator follows the DLPack allocator contract.
     let ret = unsafe {
@@ -536,6 +563,21 @@ pub unsafe fn env_alloc_raw(prototype: *mut DLTensor, out: *mut *mut TVMFFIObjec
             error.set_raised();
             -1
         }
+    }
+}
+
+/// A new tensor from the installed allocator, or from [`cpu_allocator`] when none is
+/// installed (the Rust API's convenience; the C API raises then).
+///
+/// # Safety
+/// As [`env_alloc_raw`].
+pub unsafe fn alloc_or_cpu(prototype: *mut DLTensor) -> Result<*mut TVMFFIObject, Error> {
+    let allocator = crate::env::get_allocator().unwrap_or(cpu_allocator);
+    let mut out = ptr::null_mut();
+    // SAFETY: guaranteed by the caller.
+    match unsafe { alloc_with(allocator, prototype, &mut out) } {
+        0 => Ok(out),
+        code => Err(Error::take_raised_after_failure(code)),
     }
 }
 

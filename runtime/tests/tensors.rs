@@ -232,3 +232,50 @@ fn the_default_allocator_raises_a_runtime_error_for_a_device_it_cannot_serve() {
         "the default CPU allocator cannot allocate on device type 2"
     );
 }
+
+#[test]
+fn env_tensor_alloc_raises_without_an_allocator_and_uses_the_cpu_one_once_installed() {
+    use safecall_runtime::capi::{TVMFFIEnvSetDLPackManagedTensorAllocator, TVMFFIEnvTensorAlloc};
+    let mut shape = [4i64];
+    let mut prototype = float32_vector(device_type::CPU, shape.as_mut_ptr());
+    let mut out: *mut core::ffi::c_void = core::ptr::null_mut();
+    // This thread has no allocator (no test installs one globally).
+    // SAFETY: a valid prototype and out slot.
+    let rc = unsafe { TVMFFIEnvTensorAlloc(&mut prototype, &mut out) };
+    assert_eq!(rc, -1);
+    assert!(out.is_null());
+    let err = safecall_runtime::Error::take_raised().expect("an error is raised");
+    assert_eq!(err.kind(), "RuntimeError");
+    assert_eq!(
+        err.message(),
+        safecall_runtime::tensor::NO_ALLOCATOR_MESSAGE
+    );
+    // The CPU allocator, installed on request (this thread only).
+    let mut previous = None;
+    // SAFETY: a valid allocator and out slot.
+    let rc = unsafe {
+        TVMFFIEnvSetDLPackManagedTensorAllocator(
+            Some(safecall_runtime::tensor::cpu_allocator),
+            0,
+            &mut previous,
+        )
+    };
+    assert_eq!(rc, 0);
+    assert!(previous.is_none());
+    // SAFETY: as above.
+    let rc = unsafe { TVMFFIEnvTensorAlloc(&mut prototype, &mut out) };
+    assert_eq!(rc, 0);
+    // SAFETY: a fresh Tensor object with one reference, taken over here.
+    let any = unsafe {
+        Any::from_raw_owned_unchecked(safecall_runtime::abi::TVMFFIAny {
+            type_index: safecall_runtime::abi::type_index::TENSOR,
+            small_str_len: 0,
+            value: safecall_runtime::abi::TVMFFIValue { v_obj: out.cast() },
+        })
+    };
+    let t = any.view().cast::<Tensor>().unwrap();
+    assert_eq!(t.shape(), &[4]);
+    assert!(t.is_aligned(safecall_runtime::tensor::CPU_DATA_ALIGNMENT));
+    // SAFETY: clears this thread's allocator again.
+    unsafe { TVMFFIEnvSetDLPackManagedTensorAllocator(None, 0, core::ptr::null_mut()) };
+}

@@ -44,6 +44,7 @@
 
 use super::model::*;
 
+mod alloc;
 mod block;
 mod expr;
 mod function;

@@ -17,10 +17,12 @@
 //! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
 //!   parser reports positions through a separate source map.
 
+mod alloc;
 mod float;
 mod gpu;
 mod tensor;
 mod tensormap;
+pub use alloc::{Alloc, AllocDevice};
 pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
@@ -307,10 +309,14 @@ pub enum RetType {
     /// A string (created through `TVMFFIStringFromByteArray`, or a string argument).
     Str,
     /// A tensor argument, passed through (the object with an extra reference, or the same
-    /// DLTensor pointer that was passed).
+    /// DLTensor pointer that was passed), or a tensor allocated by [`Stmt::Alloc`] (ownership
+    /// moves to the caller).
     Tensor,
     /// Any value (e.g. the result of a packed call, moved out).
     Any,
+    /// Several values, returned as one `ffi.Array` (`-> (tensor, tensor)`, written
+    /// `return (a, b);`); no element is `None` or itself a tuple.
+    Tuple(Vec<RetType>),
 }
 
 /// Types of values in expressions.
@@ -330,7 +336,7 @@ pub enum Type {
     Shape,
     /// A Function parameter.
     Func,
-    /// A tensor parameter.
+    /// A tensor parameter, or a tensor allocated by [`Stmt::Alloc`].
     Tensor,
     /// A dynamically typed value (Any parameter, packed call result, tuple parameter).
     Any,
@@ -426,8 +432,13 @@ pub enum Stmt {
     },
     /// Launch a kernel of a [`DeviceBinary`] through the CUDA driver.
     Launch(Box<Launch>),
+    /// `let dest = empty(...)`: allocate a tensor through the environment allocator.
+    Alloc(Box<Alloc>),
     /// Return a value matching the function's return type (`None` for `RetType::None`).
     Return(Option<Expr>),
+    /// `return (a, b, ...);`: the values of a [`RetType::Tuple`] function, one per element, in
+    /// a new `ffi.Array`.
+    ReturnTuple(Vec<Expr>),
 }
 
 /// A part of an assertion message.

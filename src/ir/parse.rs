@@ -20,6 +20,7 @@ use super::lexer::{Token, lex};
 use super::model::*;
 use super::source_map::*;
 
+mod alloc;
 mod device;
 mod expr;
 mod items;

@@ -20,8 +20,10 @@ use std::fmt::{self, Write as _};
 use super::model::*;
 use super::syntax::{self, name};
 
+mod alloc;
 mod device;
 mod tensormap;
+use alloc::print_alloc;
 pub use device::print_device_binary;
 use device::print_launch;
 
@@ -249,6 +251,10 @@ pub fn print_ret_type(t: &RetType) -> String {
         RetType::Str => "str".to_owned(),
         RetType::Tensor => "tensor".to_owned(),
         RetType::Any => "any".to_owned(),
+        RetType::Tuple(items) => {
+            let items: Vec<String> = items.iter().map(print_ret_type).collect();
+            format!("({})", items.join(", "))
+        }
     }
 }
 
@@ -446,8 +452,14 @@ pub fn print_stmt_head(stmt: &Stmt) -> String {
             print_expr(device_id)
         ),
         Stmt::Launch(l) => print_launch(l),
+        Stmt::Alloc(a) => print_alloc(a),
         Stmt::Return(None) => "return;".to_owned(),
         Stmt::Return(Some(e)) => format!("return {};", print_expr(e)),
+        Stmt::ReturnTuple(values) => {
+            let values: Vec<String> = values.iter().map(print_expr).collect();
+            let comma = if values.len() == 1 { "," } else { "" };
+            format!("return ({}{comma});", values.join(", "))
+        }
     }
 }
 

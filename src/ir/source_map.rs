@@ -163,7 +163,9 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
             ..
         } => vec![device_type, device_id],
         Stmt::Launch(launch) => launch.exprs().collect(),
+        Stmt::Alloc(alloc) => alloc.exprs().collect(),
         Stmt::Return(value) => value.iter().collect(),
+        Stmt::ReturnTuple(values) => values.iter().collect(),
     }
 }
 

@@ -46,6 +46,7 @@ use crate::gpu_binary::KernelTables;
 use params::param_display_name;
 use scope::collect_binders;
 
+mod alloc;
 mod calls;
 mod device;
 mod error;
@@ -53,6 +54,7 @@ mod expr;
 mod kernel_params;
 mod module;
 mod params;
+mod returns;
 mod scope;
 mod stmt;
 mod tensormap;
@@ -376,6 +378,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
         self.params(&self.f.params, &[]);
         self.bindings();
         self.constraints();
+        self.ret_type();
         let returns = self.block(&self.f.body, &StmtPath::default(), Block::Body);
         if self.f.ret != RetType::None && !returns {
             let ret = self.f.ret.to_string();

@@ -27,6 +27,7 @@
 pub mod builder;
 pub mod cfg;
 pub mod display;
+pub mod success_path;
 pub mod verify;
 
 pub use verify::{LirError, verify};

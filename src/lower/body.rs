@@ -15,7 +15,7 @@ use super::layout::scalar_lir_type;
 use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::scalar_name;
-use super::{calls, gpu};
+use super::{alloc, calls, gpu};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// Lowers a block of statements in a new scope.
@@ -162,7 +162,9 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerErr
             );
         }
         Stmt::Launch(launch) => gpu::lower_launch(fx, launch)?,
+        Stmt::Alloc(a) => alloc::lower_alloc(fx, a)?,
         Stmt::Return(value) => lower_return(fx, value.as_ref())?,
+        Stmt::ReturnTuple(values) => lower_return_tuple(fx, values)?,
     }
     Ok(())
 }
@@ -299,6 +301,19 @@ fn message_value(fx: &mut FnCtx<'_, '_>, v: Val) -> Result<MsgPart, LowerError> 
     })
 }
 
+/// The global function that makes the `ffi.Array` of a tuple return.
+const ARRAY_CONSTRUCTOR: &str = "ffi.Array";
+
+/// `return (a, b, ...);`: a new `ffi.Array` of the values (`ffi.Array(a, b, ...)`, which takes
+/// its own references), moved into `result`.
+fn lower_return_tuple(fx: &mut FnCtx<'_, '_>, values: &[Expr]) -> Result<(), LowerError> {
+    let callee = crate::ir::Callee::Global(ARRAY_CONSTRUCTOR.to_owned());
+    let array = calls::packed_call(fx, &callee, values)?;
+    copy_any(fx, fx.result, array);
+    fx.return_ok();
+    Ok(())
+}
+
 fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), LowerError> {
     let result = fx.result;
     let Some(value) = value else {
@@ -342,6 +357,13 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
                 fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
                     .expect("returns");
             fx.fail_on_nonzero(rc);
+        }
+        Val::Tensor(TensorBinding {
+            any, owned: true, ..
+        }) => {
+            // An allocated tensor moves to the caller: its slot no longer releases it.
+            copy_any(fx, result, any);
+            fx.b.store_imm(Ty::I32, any, ANY_TYPE_INDEX_OFFSET, i64::from(ti::NONE));
         }
         Val::Tensor(TensorBinding { any, .. }) => {
             // A DLTensor* argument goes back as the same borrowed pointer; a Tensor object with

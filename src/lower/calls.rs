@@ -120,6 +120,34 @@ pub(crate) fn lower_packed_call(
     callee: &Callee,
     args: &[Expr],
 ) -> Result<(), LowerError> {
+    let result = packed_call(fx, callee, args)?;
+    match dest {
+        Some(name) => {
+            let slot = fx.owned_slot();
+            let d = fx.b.stack_addr(slot, 0);
+            // The call site may run again (a loop): drop the previous result first.
+            fx.release_any(d);
+            copy_any(fx, d, result);
+            fx.bind(
+                name,
+                Binding::Ref {
+                    any: d,
+                    guard: None,
+                },
+            );
+        }
+        None => fx.release_any(result),
+    }
+    Ok(())
+}
+
+/// Makes a packed call and returns the address of its result, a `TVMFFIAny` the caller now
+/// owns (on failure the error exit is taken).
+pub(crate) fn packed_call(
+    fx: &mut FnCtx<'_, '_>,
+    callee: &Callee,
+    args: &[Expr],
+) -> Result<lir::Var, LowerError> {
     let n = args.len();
     let args_slot = fx.b.slot((n.max(1) * ANY_SIZE) as u32, 8);
     for (k, arg) in args.iter().enumerate() {
@@ -176,25 +204,7 @@ pub(crate) fn lower_packed_call(
     }
     .expect("safe calls return an int");
     fx.fail_on_nonzero(rc);
-
-    match dest {
-        Some(name) => {
-            let slot = fx.owned_slot();
-            let d = fx.b.stack_addr(slot, 0);
-            // The call site may run again (a loop): drop the previous result first.
-            fx.release_any(d);
-            copy_any(fx, d, result);
-            fx.bind(
-                name,
-                Binding::Ref {
-                    any: d,
-                    guard: None,
-                },
-            );
-        }
-        None => fx.release_any(result),
-    }
-    Ok(())
+    Ok(result)
 }
 
 fn call_function_object(

@@ -26,6 +26,10 @@ pub enum CApi {
     EnvModLookupFromImports,
     /// `TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id)`
     EnvGetStream,
+    /// `DLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocator()`
+    EnvGetDLPackManagedTensorAllocator,
+    /// `int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out)`
+    EnvTensorAlloc,
     /// `int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out)`
     StringFromByteArray,
     /// `int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* view, TVMFFIAny* out)`
@@ -48,6 +52,10 @@ impl CApi {
             CApi::HandleInitOnce => c_api::HANDLE_INIT_ONCE,
             CApi::EnvModLookupFromImports => c_api::ENV_MOD_LOOKUP_FROM_IMPORTS,
             CApi::EnvGetStream => c_api::ENV_GET_STREAM,
+            CApi::EnvGetDLPackManagedTensorAllocator => {
+                c_api::ENV_GET_DLPACK_MANAGED_TENSOR_ALLOCATOR
+            }
+            CApi::EnvTensorAlloc => c_api::ENV_TENSOR_ALLOC,
             CApi::StringFromByteArray => c_api::STRING_FROM_BYTE_ARRAY,
             CApi::AnyViewToOwnedAny => c_api::ANY_VIEW_TO_OWNED_ANY,
             CApi::GetTypeInfo => c_api::GET_TYPE_INFO,
@@ -65,11 +73,13 @@ impl CApi {
             CApi::FunctionGetGlobal
             | CApi::HandleInitOnce
             | CApi::StringFromByteArray
+            | CApi::EnvTensorAlloc
             | CApi::AnyViewToOwnedAny
             | CApi::EnvModRegisterSystemLibSymbol => (&[Ptr, Ptr], Some(I32)),
             CApi::EnvModLookupFromImports => (&[Ptr, Ptr, Ptr], Some(I32)),
             CApi::EnvGetStream => (&[I32, I32], Some(Ptr)),
             CApi::GetTypeInfo => (&[I32], Some(Ptr)),
+            CApi::EnvGetDLPackManagedTensorAllocator => (&[], Some(Ptr)),
         };
         Signature::new(params.to_vec(), ret)
     }

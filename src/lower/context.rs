@@ -65,6 +65,9 @@ pub(crate) struct TensorBinding {
     pub shape: Option<Vec<Var>>,
     /// Set when the tensor is optional (or inside an optional tuple).
     pub guard: Option<NoneGuard>,
+    /// Whether the function owns it (an allocation, held in an owned slot at `any`): a
+    /// `return` moves it to the caller.
+    pub owned: bool,
 }
 
 /// How argument checks behave.

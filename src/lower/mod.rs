@@ -6,6 +6,7 @@
 //! path raising through one cold, shared helper (`raise`) and releasing owned references.
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).
 
+mod alloc;
 mod blob;
 mod body;
 mod calls;

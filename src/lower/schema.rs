@@ -222,6 +222,9 @@ pub fn return_schema(r: &RetType) -> Value {
         RetType::Str => ty("ffi.String"),
         RetType::Tensor => ty("ffi.Tensor"),
         RetType::Any => ty("Any"),
+        RetType::Tuple(items) => {
+            json!({ "type": "tuple", "args": items.iter().map(return_schema).collect::<Vec<_>>() })
+        }
     }
 }
 

@@ -298,6 +298,26 @@ static const char* passed_path(const Call* c, const TVMFFIAny* v) {
   return NULL;
 }
 
+static double element(const DLTensor* t, int64_t offset);
+static int readable(DLDataType d);
+
+/* A tensor the function allocated: `new_tensor shape [..] dtype C/B/L device T:I`, then
+ * `values [..]` (compact, in order) when the driver reads its element type. */
+static void render_new_tensor(const DLTensor* t) {
+  int64_t numel = 1;
+  fputs("new_tensor shape [", stdout);
+  for (int k = 0; k < t->ndim; ++k) {
+    printf(k ? ", %lld" : "%lld", (long long)t->shape[k]);
+    numel *= t->shape[k];
+  }
+  printf("] dtype %u/%u/%u device %d:%d", t->dtype.code, t->dtype.bits, t->dtype.lanes,
+         t->device.device_type, t->device.device_id);
+  if (!readable(t->dtype)) return;
+  fputs(" values [", stdout);
+  for (int64_t i = 0; i < numel; ++i) printf(i ? ", %g" : "%g", element(t, i));
+  putchar(']');
+}
+
 /* Prints a value in the form tests/aarch64/cases.rs renders the expected one. */
 static void render(const Call* c, const TVMFFIAny* v) {
   const char* path;
@@ -353,6 +373,8 @@ static void render(const Call* c, const TVMFFIAny* v) {
     case kTVMFFIDLTensorPtr:
       path = passed_path(c, v);
       if (path) printf("arg %s", path);
+      else if (c && v->type_index == kTVMFFITensor)  /* a check-suite call: one it allocated */
+        render_new_tensor((const DLTensor*)((const char*)v->v_obj + sizeof(TVMFFIObject)));
       else fputs(v->type_index == kTVMFFITensor ? "tensor" : "dltensor", stdout);
       return;
     default: printf("type %d", v->type_index);
@@ -443,6 +465,16 @@ static void call_entry(Call* c, TVMFFISafeCallType entry, const TVMFFIAny* args,
 
 /* Reads element values back (in logical row-major order) and prints `after PATH: ok`, or
  * what they are when they differ from `want` (`n` values). */
+static int readable(DLDataType d) {
+  if (d.lanes != 1) return 0;
+  switch (d.code * 1000 + d.bits) {
+    case kDLFloat * 1000 + 32: case kDLFloat * 1000 + 64: case kDLInt * 1000 + 8:
+    case kDLInt * 1000 + 16: case kDLInt * 1000 + 32: case kDLInt * 1000 + 64:
+    case kDLUInt * 1000 + 8: case kDLBool * 1000 + 8: return 1;
+    default: return 0;
+  }
+}
+
 static double element(const DLTensor* t, int64_t offset) {
   const unsigned char* p =
       (const unsigned char*)t->data + t->byte_offset + offset * ((t->dtype.bits + 7) / 8);
@@ -493,6 +525,56 @@ static void after(const Call* c, const char* path, int64_t n, const double* want
   }
   for (int64_t i = 0; i < count; ++i) printf(i ? " %g" : "%g", got[i]);
   putchar('\n');
+}
+
+/* --- the environment allocator --------------------------------------------------------- */
+
+/* A recording CPU allocator (calloc'ed data) or one that fails with a message, installed on
+ * this thread per case; `allocations` prints whether every allocation was freed. */
+static const char* alloc_failure;
+static int alloc_made, alloc_freed;
+
+static void recording_deleter(DLManagedTensorVersioned* m) {
+  alloc_freed++;
+  free(m->dl_tensor.data);
+  free(m->dl_tensor.shape);
+  free(m);
+}
+
+static int recording_allocator(DLTensor* prototype, DLManagedTensorVersioned** out,
+                               void* error_ctx,
+                               void (*set_error)(void*, const char*, const char*)) {
+  if (alloc_failure) {
+    set_error(error_ctx, "RuntimeError", alloc_failure);
+    return -1;
+  }
+  int64_t numel = 1;
+  for (int k = 0; k < prototype->ndim; ++k) numel *= prototype->shape[k];
+  size_t bytes = (size_t)numel * ((prototype->dtype.bits * prototype->dtype.lanes + 7) / 8);
+  DLManagedTensorVersioned* m = calloc(1, sizeof *m);
+  m->version.major = 1;
+  m->deleter = recording_deleter;
+  m->dl_tensor = *prototype;
+  m->dl_tensor.data = calloc(1, bytes ? bytes : 1);
+  m->dl_tensor.shape = malloc(sizeof(int64_t) * (size_t)(prototype->ndim ? prototype->ndim : 1));
+  for (int k = 0; k < prototype->ndim; ++k) m->dl_tensor.shape[k] = prototype->shape[k];
+  m->dl_tensor.strides = NULL;
+  m->dl_tensor.byte_offset = 0;
+  alloc_made++;
+  *out = m;
+  return 0;
+}
+
+/* mode 0: no allocator; 1: the recording one; 2: one that fails with `failure`. */
+static void use_allocator(int mode, const char* failure) {
+  alloc_failure = mode == 2 ? failure : NULL;
+  alloc_made = alloc_freed = 0;
+  TVMFFIEnvSetDLPackManagedTensorAllocator(mode ? recording_allocator : NULL, 0, NULL);
+}
+
+static void allocations(void) {
+  if (alloc_made == alloc_freed) puts("allocations: ok");
+  else printf("allocations: %d made, %d freed\n", alloc_made, alloc_freed);
 }
 
 /* Gives back every reference and block the call's arguments held. */

@@ -314,8 +314,46 @@ fn render(v: &Value) -> String {
         ),
         "func" => "func".to_owned(),
         "arg" => format!("arg {}", path_text(&arg_path(body, "returns"))),
+        "new_tensor" => render_new_tensor(body),
         other => panic!("unknown expected-value descriptor `{other}`"),
     }
+}
+
+/// How the driver prints a tensor the function allocated (`render_new_tensor` in
+/// ffi_driver.h): its values when the driver reads its element type (the case must give them).
+fn render_new_tensor(body: &Value) -> String {
+    let d = tensor::parse_dtype(body["dtype"].as_str().unwrap_or("float32"));
+    let (dt, id) = {
+        let dev = tensor::parse_device(body["device"].as_str().unwrap_or("cpu:0"));
+        (dev.device_type, dev.device_id)
+    };
+    let shape: Vec<String> = int_list(&body["shape"])
+        .iter()
+        .map(i64::to_string)
+        .collect();
+    let mut s = format!(
+        "new_tensor shape [{}] dtype {}/{}/{} device {dt}:{id}",
+        shape.join(", "),
+        d.code,
+        d.bits,
+        d.lanes
+    );
+    let readable = d.lanes == 1
+        && matches!(
+            (d.code, d.bits),
+            (2, 32 | 64) | (0, 8 | 16 | 32 | 64) | (1, 8) | (6, 8)
+        );
+    if readable {
+        let values = body["values"].as_array().unwrap_or_else(|| {
+            panic!("new_tensor {body}: give `values` (the C driver prints them)")
+        });
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| format!("{}", v.as_f64().expect("a number")))
+            .collect();
+        write!(s, " values [{}]", values.join(", ")).unwrap();
+    }
+    s
 }
 
 /// The C driver making every Rust-runner case of `suites` (a top-level tensor once per
@@ -353,6 +391,18 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                 let n = case.args.len();
                 let mut block = format!("  {{ Call c; TVMFFIAny args[{}];", n.max(1));
                 block.push_str(" memset(&c, 0, sizeof c);");
+                match &case.allocator {
+                    None => block.push_str(" use_allocator(0, NULL);"),
+                    Some(Value::String(s)) if s == "cpu" => {
+                        block.push_str(" use_allocator(1, NULL);")
+                    }
+                    Some(other) => write!(
+                        block,
+                        " use_allocator(2, {});",
+                        c_string(other["fails"].as_str().expect("a failure message"))
+                    )
+                    .unwrap(),
+                }
                 for (i, a) in case.args.iter().enumerate() {
                     write!(block, "\n    args[{i}] = {};", c_value(a, &[i], as_object)).unwrap();
                 }
@@ -382,7 +432,15 @@ pub fn driver(suites: &[Suite]) -> (String, Vec<(String, Want)>, Counts) {
                         counts.read_backs += 1;
                     }
                 }
-                writeln!(c, "{block}\n    finish(&c); }}").unwrap();
+                if case.allocator.is_some() {
+                    block.push_str("\n    allocations();");
+                    expected.push((label.clone(), Want::Line("allocations: ok".to_owned())));
+                }
+                writeln!(
+                    c,
+                    "{block}\n    use_allocator(0, NULL);\n    finish(&c); }}"
+                )
+                .unwrap();
             }
         }
         // Metadata and docs as the runtime reads them from the loaded module.

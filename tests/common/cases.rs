@@ -39,6 +39,10 @@ pub struct Case {
     pub only: Option<Vec<String>>,
     /// Tensor passing modes of the Rust runners (`object`, `dltensor_ptr`); both by default.
     pub tensor_modes: Vec<String>,
+    /// The environment allocator installed for the call: `"cpu"` (recording: every
+    /// allocation must be freed exactly once once the result is dropped) or
+    /// `{"fails": "message"}`; none when absent.
+    pub allocator: Option<Value>,
 }
 
 /// The expected outcome of a call.
@@ -132,6 +136,7 @@ fn parse_case(v: &Value, at: &str) -> Case {
         "after",
         "only",
         "tensor_modes",
+        "allocator",
         "note",
     ];
     if let Some(obj) = v.as_object() {
@@ -148,6 +153,7 @@ fn parse_case(v: &Value, at: &str) -> Case {
         expect,
         after,
         only: v.get("only").map(|o| strings(o, "only", &at)),
+        allocator: v.get("allocator").cloned(),
         tensor_modes: v
             .get("tensor_modes")
             .map(|o| strings(o, "tensor_modes", &at))

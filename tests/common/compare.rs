@@ -109,6 +109,45 @@ fn check_raw(expected: &Value, got: &TVMFFIAny, args: &Args) -> Result<(), Strin
                 }
             }
         }
+        // A tensor the function allocated: its shape, dtype, device and contents.
+        "new_tensor" => {
+            let Ok(t) = view.cast::<safecall_runtime::Tensor>() else {
+                return mismatch();
+            };
+            let dtype = parse_dtype(body["dtype"].as_str().unwrap_or("float32"));
+            let device = parse_device(body["device"].as_str().unwrap_or("cpu:0"));
+            let shape = int_list(&body["shape"]);
+            if t.shape() != shape.as_slice() || t.dtype() != dtype || t.device() != device {
+                return Err(format!(
+                    "expected {expected}, got a tensor of shape {:?}, dtype {:?}, device {:?}",
+                    t.shape(),
+                    t.dtype(),
+                    t.device()
+                ));
+            }
+            if let Some(want) = body.get("values") {
+                let elem = (usize::from(dtype.bits) * usize::from(dtype.lanes)).div_ceil(8);
+                let got: Vec<Option<f64>> = (0..t.numel() as usize)
+                    .map(|k| {
+                        // SAFETY: a compact CPU tensor of numel elements.
+                        super::tensor::read_element(
+                            unsafe { t.data_ptr().cast::<u8>().add(k * elem) },
+                            dtype,
+                        )
+                    })
+                    .collect();
+                let want: Vec<Option<f64>> = want
+                    .as_array()
+                    .expect("values is a list")
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect();
+                if got != want {
+                    return Err(format!("expected {expected}, got values {got:?}"));
+                }
+            }
+            true
+        }
         other => panic!("unknown expected-value descriptor `{other}`"),
     };
     if ok { Ok(()) } else { mismatch() }

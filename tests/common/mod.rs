@@ -1,6 +1,7 @@
 //! Shared helpers of the check suite (`tests/check_suite.rs`): the case format, arguments
 //! built from descriptors, result comparison, and the delivery paths under test.
 
+pub mod allocator;
 pub mod aot;
 pub mod args;
 pub mod array;

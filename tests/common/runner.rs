@@ -58,10 +58,15 @@ pub struct Callee {
 fn call_once(callee: &Callee, case: &Case, mode: TensorMode) -> Result<(), String> {
     let args = Args::build(&case.args, mode);
     let counts = args.strong_counts();
-    super::contract::check_raw_call(callee.entry, &args)
-        .map_err(|e| format!("safe-call contract: {e}"))?;
+    install_allocator(case);
+    let raw = super::contract::check_raw_call(callee.entry, &args)
+        .map_err(|e| format!("safe-call contract: {e}"));
+    let raw = raw.and_then(|()| allocations_freed(case));
+    install_allocator(case);
     let outcome = callee.function.call(&args.views());
     let checked = check_outcome(case, &args, outcome);
+    let checked = raw.and(checked).and_then(|()| allocations_freed(case));
+    super::allocator::set(None);
     // The call (and its result, now dropped) took no reference it did not give back.
     let after = args.strong_counts();
     if after != counts {
@@ -70,6 +75,45 @@ fn call_once(callee: &Callee, case: &Case, mode: TensorMode) -> Result<(), Strin
         ));
     }
     checked
+}
+
+/// Installs the case's allocator on this thread (none when it has none).
+fn install_allocator(case: &Case) {
+    match &case.allocator {
+        None => {
+            super::allocator::set(None);
+        }
+        Some(Value::String(s)) if s == "cpu" => {
+            super::allocator::install();
+        }
+        Some(other) => {
+            let message = other["fails"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}: unknown allocator {other}", case.name));
+            super::allocator::install();
+            super::allocator::fail_with(message);
+        }
+    }
+}
+
+/// With a recording allocator: every allocation of the call was freed exactly once.
+fn allocations_freed(case: &Case) -> Result<(), String> {
+    if case.allocator.is_none() {
+        return Ok(());
+    }
+    let r = super::allocator::record();
+    if r.live.is_empty() && r.bad_frees == 0 && r.frees == r.sizes.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "allocations not freed exactly once: {} allocated ({:?} bytes), {} freed, {} still live, {} double frees",
+            r.sizes.len(),
+            r.sizes,
+            r.frees,
+            r.live.len(),
+            r.bad_frees
+        ))
+    }
 }
 
 fn check_outcome(

@@ -216,7 +216,7 @@ fn write_element(p: *mut u8, dtype: DLDataType, value: f64) {
     }
 }
 
-fn read_element(p: *const u8, dtype: DLDataType) -> Option<f64> {
+pub fn read_element(p: *const u8, dtype: DLDataType) -> Option<f64> {
     // SAFETY: `p` points at an element of the buffer.
     unsafe {
         Some(match (dtype.code, dtype.bits, dtype.lanes) {

@@ -198,6 +198,12 @@ fn check_obs(obs: &Obs, got: &Any, arg: Option<&Arg>) -> Result<(), String> {
                     .cast::<safecall_runtime::Shape>()
                     .is_ok_and(|s| s.as_slice() == dims.as_slice())
         }
+        Obs::NewTensor(shape) => {
+            raw.type_index == ti::TENSOR
+                && got
+                    .cast::<safecall_runtime::Tensor>()
+                    .is_ok_and(|t| t.shape() == shape.as_slice())
+        }
         Obs::Same => {
             let arg = arg.expect("an argument");
             raw.type_index == arg.raw.type_index
@@ -308,11 +314,22 @@ pub fn run_kind(compiled: &Compiled, kind: &str, calls: u64, seed: u64) -> Count
     let mut rng = Rng::new(seed);
     let data = DataPtrs::new();
     let mut counts = Counts::default();
+    // Functions that allocate get the recording CPU allocator (this thread only).
+    crate::common::allocator::install();
     for _ in 0..calls {
         let descs = model::generate(kind, &mut rng, &data);
         let expect = model::expect(kind, &descs, &data);
         let args: Vec<Arg> = descs.iter().cloned().map(Arg::build).collect();
-        if let Err(e) = call_checked(entry, &args, &expect, &mut counts)
+        let checked = call_checked(entry, &args, &expect, &mut counts).and_then(|()| {
+            // Every allocation of the call was freed exactly once (the result is dropped).
+            let r = crate::common::allocator::record();
+            if r.live.is_empty() && r.bad_frees == 0 && r.frees == r.sizes.len() {
+                Ok(())
+            } else {
+                Err(format!("allocations not freed exactly once: {r:?}"))
+            }
+        });
+        if let Err(e) = checked
             && counts.failures.len() < 20
         {
             let shown: Vec<String> = args
@@ -334,6 +351,7 @@ pub fn run_kind(compiled: &Compiled, kind: &str, calls: u64, seed: u64) -> Count
             ));
         }
     }
+    crate::common::allocator::set(None);
     counts
 }
 

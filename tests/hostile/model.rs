@@ -24,6 +24,8 @@ pub enum Obs {
     Shape(Vec<i64>),
     /// The argument itself (same type index and value).
     Same,
+    /// A tensor the function allocated, of this shape.
+    NewTensor(Vec<i64>),
 }
 
 /// What a call must do.
@@ -35,7 +37,7 @@ pub enum Expect {
 }
 
 /// The parameter kinds, one function each in `hostile.scir`.
-pub const KINDS: [&str; 37] = [
+pub const KINDS: [&str; 38] = [
     "i8",
     "i16",
     "i32",
@@ -73,6 +75,7 @@ pub const KINDS: [&str; 37] = [
     "tensor_scalar",
     "tensor_anything",
     "tensor_optional",
+    "alloc",
 ];
 
 fn int_range(kind: &str) -> Option<(i64, i64)> {
@@ -164,6 +167,12 @@ fn near(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Desc {
         };
     }
     match kind {
+        // Small sizes mostly (each is allocated), and the edges of the shape checks.
+        "alloc" => match rng.below(8) {
+            0 => Desc::Int(*rng.pick(&[-1, i64::MIN, i64::MAX, i64::MAX / 8 + 1, 1 << 62])),
+            1 => Desc::Bool(rng.below(2) == 1),
+            _ => Desc::Int(rng.below(40) as i64 - 4),
+        },
         "bool" => match rng.below(3) {
             0 => Desc::Bool(rng.below(2) == 1),
             _ => Desc::Int(values::int(rng)),
@@ -357,6 +366,7 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
     }
     let a = &args[args.len() - 1];
     match kind {
+        "alloc" => expect_alloc(a),
         "bool" => match as_int(a) {
             Some(v) => Expect::Returns(Obs::Bool(v != 0)),
             None => reject("not a bool"),
@@ -453,6 +463,27 @@ fn expect_const(args: &[Desc]) -> Expect {
     } else {
         reject("a constant differs")
     }
+}
+
+/// `h_alloc(n)`: (n, 2) float32 and (n,) int8 CPU tensors, a raise after allocating both when
+/// `n % 3 == 1`, else the first tensor; sizes over 2^24 are refused before allocating.
+fn expect_alloc(a: &Desc) -> Expect {
+    let Some(n) = as_int(a) else {
+        return reject("not an int");
+    };
+    if n < 0 {
+        return reject("a negative dimension");
+    }
+    if n > i64::MAX / 8 {
+        return reject("more bytes than fit in int64");
+    }
+    if n > 1 << 24 {
+        return reject("refused by the harness function before allocating");
+    }
+    if n % 3 == 1 {
+        return reject("the function raises after allocating");
+    }
+    Expect::Returns(Obs::NewTensor(vec![n, 2]))
 }
 
 fn expect_tuple(a: &Desc) -> Expect {

@@ -9,6 +9,7 @@ import tvm_ffi
 
 from cases import has_top_level_tensor, libraries, runs_on_python, suites
 from conftest import COUNTS
+import allocator
 from values import Args, callback, check_after, check_value
 
 # Error kinds Python raises as the builtin exception of the same name; others are
@@ -74,16 +75,17 @@ def test_case(backend, library, case, mode):
         kind = case["raises"]["kind"]
         message = args.expand(case["raises"]["message"])
         expected = getattr(builtins, kind) if kind in BUILTIN_KINDS else RuntimeError
-        with pytest.raises(Exception) as info:
+        with pytest.raises(Exception) as info, allocator.for_case(case):
             function(*args.values)
         exc = info.value
         assert type(exc) is expected, f"raised {type(exc).__name__}: {exc}"
         text = exc.args[0] if isinstance(exc, KeyError) else str(exc)
         assert text == message
     else:
-        got = function(*args.values)
-        check_value(case["returns"], got, args)
-        del got
+        with allocator.for_case(case):
+            got = function(*args.values)
+            check_value(case["returns"], got, args)
+            del got
         check_after(case.get("after", []), args)
     COUNTS[("calls", backend)] += 1
     if mode == "direct":

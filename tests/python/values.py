@@ -357,6 +357,17 @@ def check_value(expected, got, args):
             check_value(w, g, args)
     elif key == "func":
         assert isinstance(got, tvm_ffi.Function), f"expected a Function, got {got!r}"
+    elif key == "new_tensor":
+        assert isinstance(got, tvm_ffi.Tensor), f"expected a new tensor, got {got!r}"
+        assert tuple(got.shape) == tuple(body["shape"]), f"expected {body}, got shape {got.shape}"
+        assert str(got.dtype) == body.get("dtype", "float32"), f"expected {body}, got {got.dtype}"
+        dt, index = parse_device(body.get("device", "cpu:0"))
+        assert (got.device.dlpack_device_type(), got.device.index) == (dt, index)
+        if "values" in body:
+            got_values = [float(v) for v in np.from_dlpack(got).reshape(-1)]
+            assert got_values == [float(v) for v in body["values"]], (
+                f"expected values {body['values']}, got {got_values}"
+            )
     elif key == "arg":
         path = tuple(int(p) for p in str(body).split("."))
         passed = args.tensors[path]

@@ -41,6 +41,11 @@ pub mod c_api {
     pub const ENV_MOD_LOOKUP_FROM_IMPORTS: &str = "TVMFFIEnvModLookupFromImports";
     /// `TVMFFIEnvGetStream`.
     pub const ENV_GET_STREAM: &str = "TVMFFIEnvGetStream";
+    /// `TVMFFIEnvGetDLPackManagedTensorAllocator`.
+    pub const ENV_GET_DLPACK_MANAGED_TENSOR_ALLOCATOR: &str =
+        "TVMFFIEnvGetDLPackManagedTensorAllocator";
+    /// `TVMFFIEnvTensorAlloc`.
+    pub const ENV_TENSOR_ALLOC: &str = "TVMFFIEnvTensorAlloc";
     /// `TVMFFIStringFromByteArray`.
     pub const STRING_FROM_BYTE_ARRAY: &str = "TVMFFIStringFromByteArray";
     /// `TVMFFIAnyViewToOwnedAny`.
@@ -63,6 +68,8 @@ pub mod c_api {
         HANDLE_INIT_ONCE,
         ENV_MOD_LOOKUP_FROM_IMPORTS,
         ENV_GET_STREAM,
+        ENV_GET_DLPACK_MANAGED_TENSOR_ALLOCATOR,
+        ENV_TENSOR_ALLOC,
         STRING_FROM_BYTE_ARRAY,
         ANY_VIEW_TO_OWNED_ANY,
         GET_TYPE_INFO,

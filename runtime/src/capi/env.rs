@@ -37,7 +37,8 @@ pub extern "C" fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFI
 }
 
 /// `TVMFFIEnvSetDLPackManagedTensorAllocator`: sets the thread's allocator (and the
-/// process's when asked); reports the thread's previous one.
+/// process's when asked); reports the thread's previous one (NULL on a thread that set
+/// none, as libtvm_ffi 0.1.15.post2 does).
 ///
 /// # Safety
 /// `opt_out_original_allocator` must be NULL or writable.

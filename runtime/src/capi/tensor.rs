@@ -106,9 +106,8 @@ pub unsafe extern "C" fn TVMFFITensorCreateUnsafeView(
     })
 }
 
-/// `TVMFFIEnvTensorAlloc`: the thread's (else the process's) DLPack allocator, or this
-/// runtime's default CPU allocator when none is set (the real runtime raises a RuntimeError
-/// then). An allocator's non-zero code is returned unchanged.
+/// `TVMFFIEnvTensorAlloc`: the thread's (else the process's) DLPack allocator; a RuntimeError
+/// when none is set, as in libtvm_ffi. An allocator's non-zero code is returned unchanged.
 ///
 /// # Safety
 /// `prototype` must be a valid prototype (dtype, ndim, shape, device); `out` writable.

@@ -75,6 +75,15 @@ fn text_or_none(text: Option<String>) -> Any {
 type Builtin = fn(&[AnyView<'_>]) -> Result<Any, Error>;
 
 const BUILTINS: &[(&str, Builtin)] = &[
+    // Not a module function, but the constructor generated code calls to return several
+    // values (`-> (tensor, tensor)`), as libtvm_ffi registers it.
+    ("ffi.Array", |args| {
+        let items = args
+            .iter()
+            .map(|a| Any::from_view(*a))
+            .collect::<Result<Vec<Any>, Error>>()?;
+        Ok(crate::rust_api::Array::new(items).into())
+    }),
     ("ffi.ModuleLoadFromFile", |args| {
         let args = arity("ffi.ModuleLoadFromFile", args, 1, 1)?;
         let path: std::string::String = args[0].cast()?;

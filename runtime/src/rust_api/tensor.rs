@@ -47,9 +47,9 @@ elements! {
 }
 
 impl Tensor {
-    /// A new tensor from the environment allocator (`TVMFFIEnvTensorAlloc`): the thread's or
-    /// process's DLPack allocator if one is set, else the default CPU allocator (zero-filled,
-    /// 64-byte aligned, compact).
+    /// A new tensor from the environment allocator: the thread's or process's DLPack
+    /// allocator if one is set, else the default CPU allocator (zero-filled, 64-byte aligned,
+    /// compact). Unlike `TVMFFIEnvTensorAlloc`, which raises when none is set.
     pub fn empty(shape: &[i64], dtype: DLDataType, device: DLDevice) -> Result<Tensor, Error> {
         let mut prototype = DLTensor {
             data: core::ptr::null_mut(),
@@ -62,7 +62,7 @@ impl Tensor {
             byte_offset: 0,
         };
         // SAFETY: the prototype describes `shape`, alive for the call.
-        let obj = unsafe { crate::tensor::env_alloc(&mut prototype) }?;
+        let obj = unsafe { crate::tensor::alloc_or_cpu(&mut prototype) }?;
         // SAFETY: a fresh object comes with one strong reference we take over.
         Ok(Tensor(
             unsafe { ObjectRef::from_raw_owned(obj) }.expect("allocated"),

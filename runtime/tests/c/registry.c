@@ -237,5 +237,32 @@ int main(void) {
   printf("column2 size=%d begin=%d\n", column2->size, column2->begin_index);
   print_any("column2[Object]", &column2->data[kTVMFFIObject]);
   TVMFFIObjectDecRef(fn);
+
+  /* The array constructor that generated code calls to return several values. */
+  TVMFFIByteArray array_name = ba("ffi.Array");
+  TVMFFIObjectHandle array_fn = NULL;
+  report("get ffi.Array", TVMFFIFunctionGetGlobal(&array_name, &array_fn));
+  TVMFFIAny items[2], array;
+  items[0].type_index = kTVMFFIInt;
+  items[0].zero_padding = 0;
+  items[0].v_int64 = 7;
+  TVMFFIByteArray item_text = ba("a string object long enough");
+  TVMFFIStringFromByteArray(&item_text, &items[1]);
+  array.type_index = kTVMFFINone;
+  array.zero_padding = 0;
+  array.v_int64 = 0;
+  report("call ffi.Array", TVMFFIFunctionCall(array_fn, items, 2, &array));
+  printf("array type index=%d string refcount=%u\n", array.type_index,
+         strong_count(items[1].v_obj));
+  {
+    const TVMFFISeqCell* cell = (const TVMFFISeqCell*)((const char*)array.v_obj + sizeof(TVMFFIObject));
+    printf("array size=%lld\n", (long long)cell->size);
+    print_any("array[0]", (const TVMFFIAny*)cell->data);
+    print_any("array[1]", (const TVMFFIAny*)cell->data + 1);
+  }
+  release_any(&array);
+  printf("string refcount after the array=%u\n", strong_count(items[1].v_obj));
+  release_any(&items[1]);
+  TVMFFIObjectDecRef(array_fn);
   return 0;
 }

@@ -115,6 +115,19 @@ static int other_allocator(DLTensor* prototype, DLManagedTensorVersioned** out, 
   return 5;
 }
 
+/* On a thread with no allocator of its own: what setting one reports as the previous one
+ * (the global allocator counts), and an allocation after clearing it again. */
+static void* thread_sets_allocator(void* arg) {
+  (void)arg;
+  DLPackManagedTensorAllocator previous = (DLPackManagedTensorAllocator)1;
+  report("thread sets other", TVMFFIEnvSetDLPackManagedTensorAllocator(other_allocator, 0, &previous));
+  printf("thread previous is c_allocator=%d null=%d\n", previous == c_allocator, previous == NULL);
+  report("thread clears", TVMFFIEnvSetDLPackManagedTensorAllocator(NULL, 0, &previous));
+  printf("thread previous is other=%d now c_allocator=%d\n", previous == other_allocator,
+         TVMFFIEnvGetDLPackManagedTensorAllocator() == c_allocator);
+  return NULL;
+}
+
 static void* thread_allocator_view(void* arg) {
   (void)arg;
   printf("other thread sees c_allocator=%d null=%d\n",
@@ -273,6 +286,20 @@ int main(void) {
 
   /* The environment allocator. */
   printf("allocator initially null=%d\n", TVMFFIEnvGetDLPackManagedTensorAllocator() == NULL);
+  {
+    int64_t none_shape[1] = {3};
+    DLTensor none_proto;
+    memset(&none_proto, 0, sizeof(none_proto));
+    none_proto.device.device_type = kDLCPU;
+    none_proto.ndim = 1;
+    none_proto.shape = none_shape;
+    none_proto.dtype.code = kDLFloat;
+    none_proto.dtype.bits = 32;
+    none_proto.dtype.lanes = 1;
+    TVMFFIObjectHandle none_out = NULL;
+    report("env alloc without an allocator", TVMFFIEnvTensorAlloc(&none_proto, &none_out));
+    printf("out untouched=%d\n", none_out == NULL);
+  }
   DLPackManagedTensorAllocator previous = (DLPackManagedTensorAllocator)1;
   report("set allocator", TVMFFIEnvSetDLPackManagedTensorAllocator(c_allocator, 0, &previous));
   printf("previous null=%d current is c_allocator=%d\n", previous == NULL,
@@ -319,5 +346,14 @@ int main(void) {
   report("clear thread-local", TVMFFIEnvSetDLPackManagedTensorAllocator(NULL, 0, &previous));
   printf("previous is c_allocator=%d falls back to global=%d\n", previous == c_allocator,
          TVMFFIEnvGetDLPackManagedTensorAllocator() == c_allocator);
+  pthread_create(&thread, NULL, thread_sets_allocator, NULL);
+  pthread_join(thread, NULL);
+  report("set none globally", TVMFFIEnvSetDLPackManagedTensorAllocator(NULL, 1, &previous));
+  printf("previous is c_allocator=%d now null=%d\n", previous == c_allocator,
+         TVMFFIEnvGetDLPackManagedTensorAllocator() == NULL);
+  prototype.ndim = 1;
+  allocated = NULL;
+  report("env alloc after clearing", TVMFFIEnvTensorAlloc(&prototype, &allocated));
+  printf("out untouched=%d\n", allocated == NULL);
   return 0;
 }

@@ -7,7 +7,7 @@
 use cranelift_assembler_x64::GprMem;
 
 use super::asm::{emit, mem, reg::*};
-use super::isel::{FnGen, Widen};
+use super::isel::{Addressing, FnGen, Widen};
 use super::{Reloc, RelocKind};
 use crate::lir::{Callee, Ext, Ty, Var};
 
@@ -111,11 +111,21 @@ impl FnGen<'_> {
             }
         }
         match callee {
-            Callee::Import(id) => {
-                let address = self.imports[id.0 as usize];
-                self.a.mov_abs(R11, address);
-                emit!(self.a, callq_m(GprMem::Gpr(R11)));
-            }
+            Callee::Import(id) => match self.addressing {
+                Addressing::Absolute { imports } => {
+                    self.a.mov_abs(R11, imports[id.0 as usize]);
+                    emit!(self.a, callq_m(GprMem::Gpr(R11)));
+                }
+                Addressing::Relocatable => {
+                    // `call import@PLT`
+                    emit!(self.a, plain callq_d(0));
+                    let at = self.a.pos() - 4;
+                    self.relocs.push(Reloc {
+                        at,
+                        kind: RelocKind::CallImport(*id),
+                    });
+                }
+            },
             Callee::Func(id) => {
                 emit!(self.a, plain callq_d(0));
                 let at = self.a.pos() - 4;

@@ -26,6 +26,20 @@ pub enum Operand {
     Rm(GprMem<u8, u8>),
 }
 
+/// How compiled code reaches imports and the module's own symbols.
+#[derive(Clone, Copy)]
+pub enum Addressing<'a> {
+    /// In-process code: imports at these addresses (`imports[i]` for import `i`), symbols by
+    /// 64-bit absolute addresses patched in when the code is placed.
+    Absolute {
+        /// Address of each import.
+        imports: &'a [u64],
+    },
+    /// Position-independent code for an object file, addressed as Cranelift's own PIC code is:
+    /// imports called through the PLT, symbol addresses loaded from the GOT.
+    Relocatable,
+}
+
 /// The compiler of one function.
 pub struct FnGen<'a> {
     /// The code buffer.
@@ -34,8 +48,8 @@ pub struct FnGen<'a> {
     pub f: &'a Function,
     /// The module.
     pub module: &'a lir::Module,
-    /// Addresses of the module's imports.
-    pub imports: &'a [u64],
+    /// How imports and symbols are addressed.
+    pub addressing: Addressing<'a>,
     /// The frame.
     pub frame: Frame,
     /// Relocations of the module.
@@ -270,10 +284,23 @@ impl FnGen<'_> {
                 self.store(*dst, RAX);
             }
             Inst::SymbolAddr { dst, symbol } => {
-                let at = self.a.mov_abs(RAX, 0);
-                let kind = match symbol {
-                    Symbol::Data(d) => RelocKind::AbsData(*d),
-                    Symbol::Func(f) => RelocKind::AbsFunc(*f),
+                let (at, kind) = match self.addressing {
+                    Addressing::Absolute { .. } => {
+                        let at = self.a.mov_abs(RAX, 0);
+                        let kind = match symbol {
+                            Symbol::Data(d) => RelocKind::AbsData(*d),
+                            Symbol::Func(f) => RelocKind::AbsFunc(*f),
+                        };
+                        (at, kind)
+                    }
+                    Addressing::Relocatable => {
+                        // `mov rax, [rip + symbol@GOTPCREL]`
+                        let rip = Amode::RipRelative {
+                            target: cranelift_assembler_x64::DeferredTarget::None,
+                        };
+                        emit!(self.a, movq_rm(RAX, rip));
+                        (self.a.pos() - 4, RelocKind::GotAddress(*symbol))
+                    }
                 };
                 self.relocs.push(Reloc { at, kind });
                 self.store(*dst, RAX);

@@ -111,6 +111,13 @@ impl Image {
                     let a = data_address(d) as u64;
                     self.code[at..at + 8].copy_from_slice(&a.to_le_bytes());
                 }
+                RelocKind::CallImport(_) | RelocKind::GotAddress(_) => {
+                    return Err(BaselineError(
+                        "relocatable code (PLT or GOT relocations) cannot be placed in memory \
+                         by the JIT"
+                            .to_owned(),
+                    ));
+                }
             }
         }
         let mut switches = Vec::with_capacity(self.stubs.len());

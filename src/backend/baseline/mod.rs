@@ -21,13 +21,15 @@ mod float;
 mod frame;
 mod isel;
 mod link;
+mod relocatable;
 #[cfg(test)]
 mod tests;
 
-use crate::lir::{self, DataId, FuncId, Inst, Terminator};
+use crate::lir::{self, DataId, FuncId, ImportId, Inst, Symbol, Terminator};
 use asm::{Asm, Label};
 use frame::Frame;
-use isel::FnGen;
+use isel::{Addressing, FnGen};
+pub(crate) use relocatable::{FRAME_SETUP, FrameStep, compile_relocatable};
 
 backend_error!(
     /// A function the baseline compiler cannot compile (today: stack slots aligned beyond 16
@@ -45,6 +47,10 @@ pub enum RelocKind {
     AbsFunc(FuncId),
     /// 64-bit absolute address of a data object.
     AbsData(DataId),
+    /// `rel32` of a call to an import through the PLT (relocatable code only).
+    CallImport(ImportId),
+    /// `rel32` of the GOT entry holding a symbol's address (relocatable code only).
+    GotAddress(Symbol),
 }
 
 /// A place in the code to patch once addresses are known.
@@ -115,23 +121,13 @@ pub fn compile(
             a.align(16);
         }
         func_offsets.push(a.pos());
-        let frame = Frame::new(func, |inst| match inst {
-            Inst::Call { callee, .. } => {
-                frame::stack_words(module.callee_sig(callee).params.iter().copied())
-            }
-            _ => 0,
-        })
-        .map_err(|e| BaselineError(e.0))?;
-        let mut g = FnGen {
-            a: &mut a,
-            f: func,
+        compile_function(
+            &mut a,
             module,
-            imports,
-            frame,
-            relocs: &mut relocs,
-            blocks: Vec::new(),
-        };
-        g.function();
+            func,
+            Addressing::Absolute { imports },
+            &mut relocs,
+        )?;
     }
     Ok(Image {
         code: a.buf.0,
@@ -139,6 +135,35 @@ pub fn compile(
         relocs,
         stubs,
     })
+}
+
+/// Appends the code of `func`, a function of `module`, to `a`, and its relocations (at
+/// positions in `a`) to `relocs`.
+fn compile_function(
+    a: &mut Asm,
+    module: &lir::Module,
+    func: &lir::Function,
+    addressing: Addressing<'_>,
+    relocs: &mut Vec<Reloc>,
+) -> Result<(), BaselineError> {
+    let frame = Frame::new(func, |inst| match inst {
+        Inst::Call { callee, .. } => {
+            frame::stack_words(module.callee_sig(callee).params.iter().copied())
+        }
+        _ => 0,
+    })
+    .map_err(|e| BaselineError(e.0))?;
+    let mut g = FnGen {
+        a,
+        f: func,
+        module,
+        addressing,
+        frame,
+        relocs,
+        blocks: Vec::new(),
+    };
+    g.function();
+    Ok(())
 }
 
 impl FnGen<'_> {

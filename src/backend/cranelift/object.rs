@@ -25,21 +25,43 @@ pub(crate) fn object(
     let mut m = ObjectModule::new(builder);
     let declared = super::declare(&mut m, module)?;
     super::define_data(&mut m, module, &declared)?;
-    let mut unwind_infos = Vec::new();
-    super::define_functions(&mut m, module, &declared, None, |c| {
-        let code = c
-            .ctx
-            .compiled_code()
-            .expect("defined functions are compiled");
-        if let Some(info) = code.create_unwind_info(&*isa).map_err(|e| err(&e))? {
-            unwind_infos.push((c.id, info));
+    // The functions that run only when a call fails, by the baseline compiler where the
+    // settings ask for it; Cranelift compiles the rest (and any function the baseline refuses).
+    let mut by_baseline = super::cold::baseline_selection(module, options.cold, options.target);
+    let mut baseline_defined = Vec::new();
+    for (i, selected) in by_baseline.iter_mut().enumerate() {
+        if *selected {
+            match super::cold::define_baseline_function(&mut m, module, &declared, i)? {
+                Some(defined) => baseline_defined.push(defined),
+                None => *selected = false,
+            }
         }
-        Ok(())
-    })?;
+    }
+    let mut unwind_infos = Vec::new();
+    super::define_functions_where(
+        &mut m,
+        module,
+        &declared,
+        None,
+        |i| !by_baseline[i],
+        |c| {
+            let code = c
+                .ctx
+                .compiled_code()
+                .expect("defined functions are compiled");
+            if let Some(info) = code.create_unwind_info(&*isa).map_err(|e| err(&e))? {
+                unwind_infos.push((c.id, info));
+            }
+            Ok(())
+        },
+    )?;
     let mut product = m.finish();
     let mut eh_frame = super::unwind::EhFrameBuilder::new();
     for (id, info) in unwind_infos {
         eh_frame.add(&*isa, product.function_symbol(id), info);
+    }
+    for f in baseline_defined {
+        eh_frame.add_frame_pointer_function(&*isa, product.function_symbol(f.id), f.len);
     }
     eh_frame.finish(&mut product.object).map_err(|e| err(&e))?;
     for (alias, target) in &module.aliases {

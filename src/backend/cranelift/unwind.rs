@@ -5,6 +5,7 @@
 //! `-z text`). This writer uses `DW_EH_PE_pcrel | DW_EH_PE_sdata4` and turns every symbol
 //! reference into a 32-bit pc-relative relocation, so the section needs no load-time fixups.
 
+use crate::backend::baseline::{FRAME_SETUP, FrameStep};
 use cranelift_codegen::gimli::{
     self, RunTimeEndian,
     write::{Address, EhFrame, EndianVec, FrameTable, Writer},
@@ -87,27 +88,61 @@ impl EhFrameBuilder {
         let UnwindInfo::SystemV(info) = info else {
             return;
         };
-        let cie = match self.cie {
-            Some(c) => c,
-            None => {
-                let Some(mut cie) = isa.create_systemv_cie() else {
-                    return;
-                };
-                cie.fde_address_encoding = pcrel_sdata4();
-                let id = self.table.add_cie(cie);
-                self.cie = Some(id);
-                id
-            }
+        let Some(cie) = self.cie(isa) else {
+            return;
         };
+        let address = self.address_of(symbol);
+        self.table.add_fde(cie, info.to_fde(address));
+    }
+
+    /// Adds the FDE of an x86-64 function of `len` bytes compiled by the baseline compiler,
+    /// whose frame is set up by `push rbp; mov rbp, rsp` ([`FRAME_SETUP`]).
+    pub fn add_frame_pointer_function(&mut self, isa: &dyn TargetIsa, symbol: SymbolId, len: u32) {
+        use gimli::write::{CallFrameInstruction, FrameDescriptionEntry};
+        let Some(cie) = self.cie(isa) else {
+            return;
+        };
+        let mut fde = FrameDescriptionEntry::new(self.address_of(symbol), len);
+        for (offset, step) in FRAME_SETUP {
+            match step {
+                FrameStep::PushedFramePointer => {
+                    fde.add_instruction(offset, CallFrameInstruction::CfaOffset(16));
+                    fde.add_instruction(
+                        offset,
+                        CallFrameInstruction::Offset(gimli::X86_64::RBP, -16),
+                    );
+                }
+                FrameStep::FramePointerIsCfaBase => {
+                    fde.add_instruction(
+                        offset,
+                        CallFrameInstruction::CfaRegister(gimli::X86_64::RBP),
+                    );
+                }
+            }
+        }
+        self.table.add_fde(cie, fde);
+    }
+
+    /// The CIE of `isa`, added on first use (`None` when the ISA has no System V unwind info).
+    fn cie(&mut self, isa: &dyn TargetIsa) -> Option<gimli::write::CieId> {
+        if let Some(c) = self.cie {
+            return Some(c);
+        }
+        let mut cie = isa.create_systemv_cie()?;
+        cie.fde_address_encoding = pcrel_sdata4();
+        let id = self.table.add_cie(cie);
+        self.cie = Some(id);
+        Some(id)
+    }
+
+    /// The FDE address of `symbol` (its index among the unwound functions).
+    fn address_of(&mut self, symbol: SymbolId) -> Address {
         let index = self.symbols.len();
         self.symbols.push(symbol);
-        self.table.add_fde(
-            cie,
-            info.to_fde(Address::Symbol {
-                symbol: index,
-                addend: 0,
-            }),
-        );
+        Address::Symbol {
+            symbol: index,
+            addend: 0,
+        }
     }
 
     /// Appends `.eh_frame` (and its relocations) to `object`. Nothing when no FDE was added.

@@ -253,6 +253,11 @@ impl BlockBuilder {
         self.push(Stmt::Return(Some(value.into())))
     }
 
+    /// `return (a, b, ...);` (for functions returning a tuple).
+    pub fn ret_tuple(&mut self, values: impl IntoIterator<Item = Expr>) -> &mut Self {
+        self.push(Stmt::ReturnTuple(values.into_iter().collect()))
+    }
+
     /// `return;` (for functions returning none).
     pub fn ret_none(&mut self) -> &mut Self {
         self.push(Stmt::Return(None))

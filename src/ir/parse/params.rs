@@ -209,6 +209,13 @@ impl Parser<'_> {
 
     pub(super) fn ret_type(&mut self) -> PResult<(RetType, Span)> {
         let span = self.span();
+        if self.eat_punct("(") {
+            let items = self.list(")", |p| Ok(p.ret_type()?.0))?;
+            return Ok((
+                RetType::Tuple(items),
+                span.to(Span::new(self.prev_end(), self.prev_end())),
+            ));
+        }
         let (w, _) = self.word(RET_TYPES)?;
         let t = match w.as_str() {
             "none" => RetType::None,

@@ -85,6 +85,14 @@ impl Parser<'_> {
             self.end_stmt()?;
             s
         } else if self.eat_kw("return") {
+            if let Some(values) = self.return_tuple(&mut spans)? {
+                self.end_stmt()?;
+                map.insert(path.clone(), {
+                    spans.span = start.to(Span::new(self.prev_end(), self.prev_end()));
+                    spans
+                });
+                return Ok(Stmt::ReturnTuple(values));
+            }
             let value = if self.is_punct(";") {
                 None
             } else {
@@ -113,6 +121,31 @@ impl Parser<'_> {
         Ok(stmt)
     }
 
+    /// After `return`: `(a, b, ...)` (a comma after the first value makes a tuple, so `(a,)`
+    /// is one value and `(a)` a parenthesized expression); `None`, with nothing consumed, when
+    /// this is not a tuple.
+    fn return_tuple(&mut self, spans: &mut StmtSpans) -> PResult<Option<Vec<Expr>>> {
+        if !self.is_punct("(") {
+            return Ok(None);
+        }
+        let mark = self.pos;
+        self.bump();
+        let Ok(first) = self.expr() else {
+            self.pos = mark;
+            return Ok(None);
+        };
+        if !self.is_punct(",") {
+            self.pos = mark;
+            return Ok(None);
+        }
+        self.bump();
+        let rest = self.list(")", |p| p.expr())?;
+        let (values, exprs): (Vec<Expr>, Vec<ExprSpans>) =
+            std::iter::once(first).chain(rest).unzip();
+        spans.exprs = exprs;
+        Ok(Some(values))
+    }
+
     /// After `let`: `let [mut] NAME = EXPR;`, or a call or `get_stream` that binds its result.
     fn let_stmt(&mut self, spans: &mut StmtSpans) -> PResult<Stmt> {
         let mutable = self.eat_kw("mut");
@@ -129,6 +162,18 @@ impl Parser<'_> {
                 format!("the result of `{kw}` binds an immutable name; drop `mut`"),
                 vec![],
             ));
+        }
+        if self.at_alloc() {
+            if mutable {
+                return Err(ParseError::new(
+                    self.span(),
+                    "an allocation binds an immutable name; drop `mut`".to_owned(),
+                    vec![],
+                ));
+            }
+            let s = self.alloc(name, spans)?;
+            self.end_stmt()?;
+            return Ok(s);
         }
         let s = match special {
             Some("call") => self.call_extern(Some(name), spans)?,

@@ -202,6 +202,19 @@ impl FunctionScope {
         );
     }
 
+    /// Adds (or replaces) a tensor bound by a statement ([`Stmt::Alloc`]) with `ndim`
+    /// dimensions.
+    pub fn bind_tensor(&mut self, name: &str, ndim: usize) {
+        self.names.insert(
+            name.to_owned(),
+            ScopeEntry {
+                ty: Type::Tensor,
+                nullable: false,
+                ndim: Some(Some(ndim)),
+            },
+        );
+    }
+
     /// Removes a name (when leaving the block that bound it).
     pub fn unbind(&mut self, name: &str) {
         self.names.remove(name);
@@ -259,6 +272,7 @@ pub fn stmt_binding<'s>(
         }
         Stmt::CallPacked { dest: Some(d), .. } => Some((d, Ok(Type::Any))),
         Stmt::GetStream { dest, .. } => Some((dest, Ok(Type::Scalar(ScalarType::Ptr)))),
+        Stmt::Alloc(alloc) => Some((&alloc.dest, Ok(Type::Tensor))),
         _ => None,
     }
 }

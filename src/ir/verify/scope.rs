@@ -100,6 +100,7 @@ pub(super) fn collect_binders(
             Stmt::For { var, .. } => Some(var),
             Stmt::CallExtern { dest, .. } | Stmt::CallPacked { dest, .. } => dest.as_ref(),
             Stmt::GetStream { dest, .. } => Some(dest),
+            Stmt::Alloc(alloc) => Some(&alloc.dest),
             _ => None,
         };
         if let Some(n) = name {

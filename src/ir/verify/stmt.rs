@@ -64,6 +64,7 @@ impl<'m> FnVerifier<'_, 'm> {
                 self.call_packed(path, dest.as_deref(), callee, args)
             }
             Stmt::Launch(launch) => self.launch(path, launch),
+            Stmt::Alloc(alloc) => self.alloc(path, alloc),
             Stmt::GetStream {
                 dest,
                 device_type,
@@ -71,6 +72,10 @@ impl<'m> FnVerifier<'_, 'm> {
             } => self.get_stream(path, dest, device_type, device_id),
             Stmt::Return(value) => {
                 self.return_stmt(path, value.as_ref());
+                return true;
+            }
+            Stmt::ReturnTuple(values) => {
+                self.return_tuple(path, values);
                 return true;
             }
         }
@@ -245,64 +250,5 @@ impl<'m> FnVerifier<'_, 'm> {
         self.expect_type(path, 0, device_type, &i32_t, "the device type");
         self.expect_type(path, 1, device_id, &i32_t, "the device id");
         self.declare(path, dest, Some(Type::Scalar(ScalarType::Ptr)), false);
-    }
-
-    /// `return [VALUE];`: matches the function's return type.
-    fn return_stmt(&mut self, path: &StmtPath, value: Option<&Expr>) {
-        let ret = &self.f.ret;
-        match value {
-            None if *ret != RetType::None => self.stmt_err(
-                path,
-                StmtFocus::Whole,
-                format!(
-                    "return type mismatch: `{}` returns {ret}, but this `return` has no value",
-                    self.f.name
-                ),
-            ),
-            None => {}
-            Some(_) if *ret == RetType::None => self.stmt_err(
-                path,
-                StmtFocus::Expr(vec![0]),
-                format!(
-                    "return type mismatch: `{}` returns none, but this `return` has a value",
-                    self.f.name
-                ),
-            ),
-            Some(e) => {
-                if let Some(t) = self.expr(path, 0, e) {
-                    let want = match ret {
-                        RetType::Scalar(s) => Type::Scalar(*s),
-                        RetType::Device => Type::Device,
-                        RetType::DType => Type::DType,
-                        RetType::Str => Type::Str,
-                        RetType::Tensor => Type::Tensor,
-                        RetType::Any => Type::Any,
-                        RetType::None => unreachable!(),
-                    };
-                    if t != want {
-                        let hint = match ret {
-                            RetType::Tensor => {
-                                " (a tensor return passes a tensor parameter through)"
-                            }
-                            RetType::Str => {
-                                " (a str return is a string literal or a str parameter)"
-                            }
-                            RetType::Any => {
-                                " (an any return is an any parameter, tuple or packed call result)"
-                            }
-                            _ => "",
-                        };
-                        self.stmt_err(
-                            path,
-                            StmtFocus::Expr(vec![0]),
-                            format!(
-                                "return type mismatch: `{}` returns {ret}, found {t}{hint}",
-                                self.f.name
-                            ),
-                        );
-                    }
-                }
-            }
-        }
     }
 }

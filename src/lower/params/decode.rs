@@ -355,6 +355,7 @@ fn decode_tensor(
         spec,
         shape: None,
         guard,
+        owned: false,
     })
 }
 

@@ -33,6 +33,18 @@ fn relay(f: func, k: i64, s: str) -> any {
 fn echo(s: str) -> str {
     return s;
 }
+
+/// Allocates an (n, 4) output and a scratch tensor per loop iteration, raises after
+/// allocating when fail is true, else returns the output and n.
+fn make(n: i64, fail: bool) -> (tensor, i64) {
+    let y = empty((n, 4), float32, device(1i32, 0i32));
+    for i in 0..3 {
+        let scratch = empty((n + i,), int8, y.device);
+        store<i8>(scratch.data, 1i8);
+    }
+    assert !fail else RuntimeError("failing after allocating ", y.shape[0]);
+    return (y, n);
+}
 "#;
 
 /// Returns its first argument, raising for odd ones.
@@ -69,8 +81,32 @@ fn raw_call(entry: TVMFFISafeCallType, args: &[Any]) -> Result<Any, Error> {
     }
 }
 
+/// Installs the runtime's CPU allocator on this thread (generated code allocates with it).
+fn install_cpu_allocator() {
+    // SAFETY: a valid allocator; no out slot.
+    let rc = unsafe {
+        safecall_runtime::capi::TVMFFIEnvSetDLPackManagedTensorAllocator(
+            Some(safecall_runtime::tensor::cpu_allocator),
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0);
+}
+
 /// One round of calls: good and bad, raw and through `Function::call`.
 fn calls(m: &jit::JitModule, round: u64) {
+    install_cpu_allocator();
+    let make = m.safe_call("make").expect("make");
+    let n = 1 + (round % 5) as i64;
+    let got = raw_call(make, &[Any::from(n), Any::from(false)]).expect("make");
+    assert_eq!(got.as_raw().type_index, ti::ARRAY);
+    drop(got);
+    let err = raw_call(make, &[Any::from(n), Any::from(true)]).unwrap_err();
+    assert_eq!(err.message(), format!("failing after allocating {n}"));
+    let err = raw_call(make, &[Any::from(-n), Any::from(false)]).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+
     let x = Tensor::cpu::<f32>(&[3]).expect("tensor");
     let long = Tensor::cpu::<f32>(&[9]).expect("tensor");
     let sum = m.safe_call("sum").expect("sum");
