@@ -16,157 +16,29 @@ Every Triton ABI fact lives in :data:`TRITON_ABI`; docs/triton.md says what is c
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import pathlib
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import builder as ir
+from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
+from ._triton_args import descriptor_argument, descriptor_type, pointee, scratch_pointers
 
-#: The Triton minor release whose launch ABI is below (tested: 3.9.0); kernels compiled by
-#: any other version are refused.
-SUPPORTED_TRITON = "3.9"
-
-#: Triton 3.9's launch ABI, read from its wheel (``triton/backends/nvidia/driver.c``:
-#: ``_launch``, ``launchKernel``, the ``extract*`` functions; ``driver.py``: ``ty_to_cpp``,
-#: ``CudaLauncher``) and checked against Triton's own launcher by
-#: python/tests/test_triton_differential.py. Keys:
-#:
-#: - ``scalars``: a signature's scalar type -> (the IR type that packs the same bytes, the
-#:   ``struct`` format of Triton's packing). ``fp16`` rounds to nearest even; Triton's
-#:   ``bf16`` is the upper half of the float32 (it *truncates*, the IR rounds).
-#: - ``pointer_prefix``, ``pointer_format``: pointer types are ``*DTYPE``, 8-byte addresses.
-#: - ``pointee_dtypes``: a pointer's element type -> the DLPack dtype its tensor must have.
-#: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
-#:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
-#: - ``divisibility``: the attribute (``tt.divisibility``) and value Triton specializes
-#:   pointers (aligned) and integers (divisible) on.
-#: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
-#:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
-#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align``.
-#: - ``tensor_descriptor``: a host ``TensorDescriptor`` argument (``tensordesc<fp16[64, 64]>``,
-#:   one ``tensordesc_meta`` entry each, in order; ``make_tensordesc_arg`` and
-#:   ``fillTMADescriptorTiled``) becomes a 128-byte ``CUtensorMap`` (``cuTensorMapEncodeTiled``
-#:   of ``base.data_ptr()``, the shape and byte strides, the box ``block_size``, element strides
-#:   1, no interleave, the entry's ``swizzle``, L2 promotion 128B, zero fill for the default
-#:   ``padding="zero"``; bit 21 cleared on drivers up to 13010 for tensors under 128 KiB, which
-#:   the IR's ``tensormap`` does too) followed by the shape as ``i32``s and the strides
-#:   (elements) as ``i64``s. ``elem_type`` is the device-side ``CUtensorMapDataType``, mapped
-#:   to the host's by ``device_to_host_element_type``; ``element_types`` lists the host enum's
-#:   values in order as the IR's ``tensormap(dtype=...)`` words.
-#: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
-#: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
-#: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
-#: - ``non_portable_cluster_at``: ``num_ctas`` for which Triton opts in to clusters above 8
-#:   blocks (the IR's launch does this itself for any cluster over 8 blocks).
-#: - ``shared_opt_in_above``: dynamic shared memory is ``shared``; above this the kernel is
-#:   opted in (the IR's launch does this itself).
-#: - ``flags``: metadata flags -> the launch setting each becomes.
-#: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
-TRITON_ABI: Dict[str, Any] = {
-    "scalars": {
-        "i1": (ir.bool_, "<?"),
-        "u1": (ir.bool_, "<B"),
-        "i8": (ir.i8, "<b"),
-        "i16": (ir.i16, "<h"),
-        "i32": (ir.i32, "<i"),
-        "i64": (ir.i64, "<q"),
-        "u8": (ir.u8, "<B"),
-        "u16": (ir.u16, "<H"),
-        "u32": (ir.u32, "<I"),
-        "u64": (ir.u64, "<Q"),
-        "fp16": (ir.f16, "<e"),
-        "bf16": (ir.bf16, "bf16: upper half of <f"),
-        "fp32": (ir.f32, "<f"),
-        "fp64": (ir.f64, "<d"),
-    },
-    "pointer_prefix": "*",
-    "pointer_format": "<Q",
-    "pointee_dtypes": {
-        "i1": "bool",
-        "i8": "int8",
-        "i16": "int16",
-        "i32": "int32",
-        "i64": "int64",
-        "u8": "uint8",
-        "u16": "uint16",
-        "u32": "uint32",
-        "u64": "uint64",
-        "fp16": "float16",
-        "bf16": "bfloat16",
-        "fp32": "float32",
-        "fp64": "float64",
-        "fp8e4nv": "float8_e4m3fn",
-        "fp8e5": "float8_e5m2",
-        "fp8e4b8": "float8_e4m3fnuz",
-        "fp8e5b16": "float8_e5m2fnuz",
-    },
-    "constexpr": "constexpr",
-    "divisibility": ("tt.divisibility", 16),
-    "trailing_pointers": ("global_scratch", "profile_scratch"),
-    "tensor_descriptor": {
-        "prefix": "tensordesc",
-        "im2col_prefix": "tensordesc_im2col",
-        "swizzle": {0: "none", 1: "b32", 2: "b64", 3: "b128"},
-        "element_types": (
-            "u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16",
-            "f32_ftz", "tf32", "tf32_ftz", "u4x16_align8", "u4x16_align16", "u6x16_align16",
-        ),
-        "device_to_host_element_type": {8: 10, 9: 8, 10: 9},
-        "l2_promotion": "b128",
-        "shape": (ir.i32, "<i"),
-        "strides": (ir.i64, "<q"),
-    },
-    "threads_per_warp": 32,
-    "grid_x_times_num_ctas": True,
-    "cluster_when_num_ctas_above_1": "spread",
-    "non_portable_cluster_at": 16,
-    "shared_opt_in_above": 48 * 1024,
-    "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
-    "launches_only_nonempty_grids": True,
-}
-
-#: What a kernel needs that safecall does not do yet, and the issue that brings it.
-NEEDS_ALLOCATION = "per-launch scratch memory (needs the IR's allocation statement, `let p = empty(...)`)"
-
-
-class UnsupportedKernelError(NotImplementedError):
-    """A kernel (or an option) this adapter cannot launch safely: the message names the Triton
-    argument or metadata field and what is supported."""
-
-
-class TritonVersionError(UnsupportedKernelError):
-    """The kernel was compiled by a Triton release other than :data:`SUPPORTED_TRITON`."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Kernel:
-    """What the adapter reads from a compiled Triton kernel.
-
-    Attributes
-    ----------
-    name : str
-        The kernel's entry name in the cubin (``metadata.name``).
-    cubin : bytes
-        The cubin.
-    metadata : dict
-        Triton's metadata (the ``.json`` next to the cubin in Triton's cache).
-    signature : dict
-        Parameter name -> Triton type (``"*fp16"``, ``"i32"``, ``"constexpr"``, ...), in order.
-    constants : dict
-        Constexpr parameter name -> the value the kernel was compiled with.
-    divisible : frozenset of str
-        Parameters Triton specialized as divisible by 16 (pointers: aligned to 16 bytes).
-    """
-
-    name: str
-    cubin: bytes
-    metadata: Dict[str, Any]
-    signature: Dict[str, str]
-    constants: Dict[str, Any]
-    divisible: FrozenSet[str]
-
+__all__ = [
+    "SUPPORTED_TRITON",
+    "TRITON_ABI",
+    "Kernel",
+    "TritonVersionError",
+    "UnsupportedKernelError",
+    "add_function",
+    "build",
+    "check_version",
+    "from_compiled",
+    "function",
+    "load",
+    "module",
+]
 
 def check_version(version: Optional[str]) -> None:
     """Refuses a Triton version other than :data:`SUPPORTED_TRITON` (``3.9.x``).
@@ -327,27 +199,8 @@ def _divisible_from_ttir(text: str, name: str) -> List[str]:
 GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 
-def _pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
-    if not check_dtypes:
-        return "any"
-    elem = ty[len(TRITON_ABI["pointer_prefix"]) :]
-    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
-    if dtype is None:
-        raise UnsupportedKernelError(
-            f"kernel `{kernel.name}`: argument '{arg}' points to `{elem}`, which has no DLPack "
-            f"dtype; supported: {', '.join(TRITON_ABI['pointee_dtypes'])} (or check_dtypes=False)"
-        )
-    return dtype
-
-
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
-    for name in TRITON_ABI["trailing_pointers"]:
-        if md.get(f"{name}_size", 0):
-            raise UnsupportedKernelError(
-                f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program: "
-                f"{NEEDS_ALLOCATION} is not supported yet"
-            )
     descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])]
     entries = md.get("tensordesc_meta") or []
     if descriptors and len(entries) != len(descriptors):
@@ -357,7 +210,7 @@ def _refuse_unsupported(kernel: Kernel) -> None:
             f"later) are supported"
         )
     for arg, entry in zip(descriptors, entries):
-        _descriptor_type(kernel, arg, kernel.signature[arg], entry)
+        descriptor_type(kernel, arg, kernel.signature[arg], entry)
     for arg, ty in kernel.signature.items():
         if arg in descriptors:
             continue
@@ -369,61 +222,6 @@ def _refuse_unsupported(kernel: Kernel) -> None:
                     f"kernel `{kernel.name}`: argument '{arg}' has type `{ty}`; supported: pointers "
                     f"(*DTYPE), constexpr and {', '.join(TRITON_ABI['scalars'])}"
                 )
-
-
-def _descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[str, int, str]:
-    """A host tensor descriptor's (DLPack dtype, rank, the IR's ``tensormap`` dtype word), from
-    its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry; refuses the
-    kinds the adapter does not build."""
-    import re
-
-    table = TRITON_ABI["tensor_descriptor"]
-    what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
-    match = re.fullmatch(re.escape(table["prefix"]) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
-    if ty.startswith(table["im2col_prefix"]) or entry.get("is_im2col"):
-        raise UnsupportedKernelError(f"{what}: im2col tensor descriptors are not supported (tiled ones are)")
-    if match is None:
-        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table['prefix']}<DTYPE[BLOCK, ...]>`")
-    if entry.get("fp4_padded"):
-        raise UnsupportedKernelError(f"{what}: padded fp4 descriptors are not supported")
-    element, rank = match.group(1), len(match.group(2).split(","))
-    if len(entry["block_size"]) != rank:
-        raise UnsupportedKernelError(f"{what}: block_size {entry['block_size']} does not have rank {rank}")
-    code = table["device_to_host_element_type"].get(entry["elem_type"], entry["elem_type"])
-    if entry["swizzle"] not in table["swizzle"] or not 0 <= code < len(table["element_types"]):
-        raise UnsupportedKernelError(f"{what}: unknown swizzle {entry['swizzle']} or element type {entry['elem_type']}")
-    return _pointee(kernel, arg, TRITON_ABI["pointer_prefix"] + element, True), rank, table["element_types"][code]
-
-
-def _descriptor_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[Any, List[Any]]:
-    """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
-    and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it,
-    the shape as ``i32``s (checked to fit) and the strides as ``i64``s."""
-    table = TRITON_ABI["tensor_descriptor"]
-    dtype, rank, element = _descriptor_type(k, arg, ty, entry)
-    dims = [f"{arg}_dim{i}" for i in range(rank)]
-    clash = [d for d in dims if d in k.signature]
-    if clash:
-        raise UnsupportedKernelError(f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'")
-    t = f.param(arg, ir.tensor(dims, dtype, device="cuda", strides="any", byte_offset="any"))
-    tmap = ir.tensormap(
-        t,
-        box=list(entry["block_size"]),
-        swizzle=table["swizzle"][entry["swizzle"]],
-        l2_promotion=table["l2_promotion"],
-        dtype=element,
-    )
-    shape_ty = table["shape"][0]
-    limit = 2**31 - 1
-    for i in range(rank):
-        f.assert_(
-            t.shape[i] <= ir.lit(limit, ir.i64),
-            "ValueError",
-            f"{f.name}: argument '{arg}': shape[{i}] is ",
-            t.shape[i],
-            f"; Triton passes a descriptor's shape as i32 (at most {limit})",
-        )
-    return t, [tmap, *(ir.cast(shape_ty, t.shape[i]) for i in range(rank)), *(t.strides[i] for i in range(rank))]
 
 
 def _grid_param(grid: GridSpec, f: ir.FunctionBuilder, taken: Sequence[str]) -> Optional[List[Any]]:
@@ -506,7 +304,7 @@ def add_function(
             params.append((arg, ty))
     grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
-    has_tensor = False
+    first_tensor: Optional[Any] = None
     descriptors = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
         if ty == TRITON_ABI["constexpr"]:
@@ -521,20 +319,20 @@ def add_function(
             continue
         divisible = check_divisibility and arg in k.divisible
         if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
-            has_tensor = True
-            meta[arg], passed_args = _descriptor_argument(f, k, arg, ty, next(descriptors))
+            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, next(descriptors))
+            first_tensor = meta[arg] if first_tensor is None else first_tensor
             args += passed_args
         elif ty.startswith(TRITON_ABI["pointer_prefix"]):
-            has_tensor = True
             spec = ir.tensor(
                 "any",
-                _pointee(k, arg, ty, check_dtypes),
+                pointee(k, arg, ty, check_dtypes),
                 device="cuda",
                 byte_offset="any",
                 align=TRITON_ABI["divisibility"][1] if divisible else None,
             )
             t = f.param(arg, spec)
             meta[arg] = t
+            first_tensor = t if first_tensor is None else first_tensor
             # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
             args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
         else:
@@ -545,16 +343,17 @@ def add_function(
                 f.divisible(arg, TRITON_ABI["divisibility"][1])
     if grid_exprs is None:
         grid_exprs = _grid_exprs(grid, meta)
-    null = ir.cast(ir.ptr, ir.lit(0, ir.u64))
-    args += [null for _ in TRITON_ABI["trailing_pointers"]]
     passed = isinstance(grid, int) and not isinstance(grid, bool)
-    _launch(f, binary, k, grid_exprs, args, has_tensor, passed)
+    _launch(f, binary, k, grid_exprs, args, first_tensor, passed)
     return f
 
 
 def _launch(
-    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], has_tensor: bool, passed: bool
+    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], tensor: Optional[Any], passed: bool
 ) -> None:
+    """The launch Triton's launcher makes: grid checks, then (for a nonempty grid) the scratch
+    memory and the launch on the device of ``tensor`` (the first tensor argument; device 0
+    without one)."""
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
@@ -566,7 +365,7 @@ def _launch(
     for flag, setting in TRITON_ABI["flags"].items():
         if md.get(flag):
             settings[setting] = True
-    if not has_tensor:
+    if tensor is None:
         settings["device"] = 0
     block = TRITON_ABI["threads_per_warp"] * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
@@ -576,13 +375,16 @@ def _launch(
         what = f"{f.name}: argument 'grid' (#0): {axis}" if passed else f"{f.name}: the grid's {axis}"
         why = f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""
         f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError", f"{what} is ", g, f", expected 0 to {limit}{why}")
+    programs = list(grid)
     if num_ctas > 1 and TRITON_ABI["grid_x_times_num_ctas"]:
         grid = [grid[0] * ir.lit(num_ctas, ir.i64)] + list(grid[1:])
     nonempty = zero < grid[0]
     for g in grid[1:]:
         nonempty = ir.and_(nonempty, zero < g)
     with f.if_(nonempty if TRITON_ABI["launches_only_nonempty_grids"] else ir.lit(True)):
-        f.launch(binary, k.name, *args, grid=grid, block=[block], **settings)
+        device = tensor.device if tensor is not None else (2, 0)
+        scratch = scratch_pointers(f, k, programs, device)
+        f.launch(binary, k.name, *args, *scratch, grid=grid, block=[block], **settings)
 
 
 def module(
@@ -656,9 +458,9 @@ def function(
     Raises
     ------
     UnsupportedKernelError
-        The kernel needs scratch memory or tensor descriptors, has an argument type without a
-        DLPack dtype, or a constexpr ``const()`` cannot check; TritonVersionError for Triton
-        other than 3.9.
+        The kernel has im2col or padded-fp4 tensor descriptors, tuple arguments, an argument
+        type without a DLPack dtype, or a constexpr ``const()`` cannot check;
+        TritonVersionError for Triton other than 3.9.
 
     Examples
     --------

@@ -1,6 +1,7 @@
 """``safecall.triton``: what it checks (each rejected call and its message, naming the Triton
-argument), its options, the grid forms, kernels read from Triton's cache files, the kernels it
-refuses, and a ``.so`` of several kernels that loads with only ``tvm_ffi``.
+argument), its options, the grid forms, kernels read from Triton's cache files, host tensor
+descriptors, scratch memory from the environment allocator, the kernels it refuses, and a
+``.so`` of several kernels that loads with only ``tvm_ffi``.
 
 Kernels are compiled for sm_90 on this machine (no GPU, no torch); launches go to the CUDA
 driver double (tests/fake_cuda). Triton's own launcher is not needed here (no C compiler):
@@ -36,7 +37,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import safecall.triton as sct  # noqa: E402
-from triton_fakes import CudaTensor  # noqa: E402
+from triton_fakes import CudaTensor, FakeAddressAllocator  # noqa: E402
 
 X, Y = 0x7F00_0000_1000, 0x7F00_0000_2000
 
@@ -242,11 +243,68 @@ def test_other_triton_versions_are_refused(tmp_path):
         sct.load(tmp_path / "scale.json", signature=SCALE_SIG)
 
 
-def test_kernels_needing_scratch_memory_are_refused():
-    k = _compile(desc_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"},
-                 {"BM": 64, "BN": 64})
-    with pytest.raises(sct.UnsupportedKernelError, match=r"kernel `desc_copy` needs \d+ bytes of global_scratch per program: per-launch scratch memory \(needs the IR's allocation statement"):
-        sct.function(k)
+@functools.lru_cache(maxsize=None)
+def scratch_kernel():
+    """A kernel with device-side TMA descriptors, which live in its global scratch memory."""
+    return _compile(desc_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"},
+                    {"BM": 64, "BN": 64})
+
+
+SCRATCH = 0x7F00_5C00_0000
+
+
+def scratch_call(launch, grid):
+    launch(grid, CudaTensor(X, "float32"), CudaTensor(Y, "float32"), 256, 64, 64, 64)
+
+
+def test_global_scratch_comes_from_the_environment_allocator(fake):
+    """Per launch, ``grid_x * grid_y * grid_z * num_ctas * global_scratch_size`` bytes on the
+    launch device, passed as the first trailing pointer and released after the launch; an
+    empty grid allocates nothing (and launches nothing)."""
+    md = scratch_kernel().metadata
+    assert md.global_scratch_size > 0 and md.profile_scratch_size == 0
+    launch = sct.function(scratch_kernel())
+    fake.safecall_fake_cuda_reset()
+    with FakeAddressAllocator(SCRATCH) as env:
+        scratch_call(launch, (4, 2, 3))
+        scratch_call(launch, (4, 0, 1))
+    [record] = fake_cuda.launches(fake)
+    assert record["args"][-2:] == [SCRATCH.to_bytes(8, "little").hex(), "00" * 8]
+    assert env.requests == [([4 * 2 * 3 * md.num_ctas * md.global_scratch_size], (1, 8, 1), (2, 0))]
+    assert env.frees == 1
+
+
+def test_scratch_without_an_allocator_is_a_runtime_error(fake):
+    launch = sct.function(scratch_kernel(), grid=1)
+    fake.safecall_fake_cuda_reset()
+    with pytest.raises(RuntimeError) as e:
+        scratch_call(launch, (4,))
+    assert str(e.value).startswith(
+        "desc_copy: cannot allocate `global_scratch` with shape (1024,), uint8 on cuda:0: no tensor allocator is "
+        "installed (TVMFFIEnvGetDLPackManagedTensorAllocator() is NULL)."
+    )
+    assert fake_cuda.launches(fake) == []
+
+
+def test_misaligned_scratch_and_a_grid_beyond_int64_are_refused(fake):
+    md = scratch_kernel().metadata
+    launch = sct.function(scratch_kernel())
+    fake.safecall_fake_cuda_reset()
+    with FakeAddressAllocator(SCRATCH + 64) as env, pytest.raises(RuntimeError) as e:
+        scratch_call(launch, (1, 1, 1))
+    assert str(e.value).splitlines()[0] == (
+        f"desc_copy: the environment allocator returned global_scratch at {SCRATCH + 64}, not aligned to "
+        f"{md.global_scratch_align} bytes as the kernel requires"
+    )
+    assert env.frees == 1
+    big = 2**31 - 1
+    with FakeAddressAllocator(SCRATCH) as env, pytest.raises(ValueError) as e:
+        scratch_call(launch, (big, big, big))
+    assert str(e.value).splitlines()[0] == (
+        f"desc_copy: the grid's global_scratch (grid_x * grid_y * grid_z * num_ctas * {md.global_scratch_size} "
+        "bytes) does not fit in int64"
+    )
+    assert env.requests == [] and fake_cuda.launches(fake) == []
 
 
 @functools.lru_cache(maxsize=None)

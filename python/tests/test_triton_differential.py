@@ -13,8 +13,9 @@ equal, and both must match what the ABI table (``safecall.triton.TRITON_ABI``) p
 Pointer arguments are CUDA tensors with fake addresses (a DLPack producer with a
 ``data_ptr()``), so both launchers get the same objects.
 
-Cases whose safecall side is knowingly refused (scratch memory until the allocation issue
-lands) run their Triton side (which must launch and record) and then xfail on the refusal.
+Triton takes a kernel's global scratch memory from ``triton.set_allocator``'s allocator, safecall
+from the TVM-FFI environment allocator: the test installs one of each, both handing out the
+same fake address, and checks both were asked for the same bytes.
 
 Outside CI the test skips with its reason when triton 3.9.0, a C compiler or the double is
 missing; with ``CI=true`` each of these is a failure (``cargo xtask test`` installs triton).
@@ -36,6 +37,7 @@ from conftest import ROOT
 from safecall.triton import TRITON_ABI
 from triton_fakes import (
     DescriptorBase,
+    FakeAddressAllocator,
     cuda_tensors,
     expected_args,
     expected_launch,
@@ -373,10 +375,6 @@ KNOWN_DISAGREEMENTS = {
         "tvm_ffi passes a Python int of 2^63 or more as an ffi.BigInt object, which a u64 "
         "parameter does not accept (Triton's launcher takes it with PyLong_AsUnsignedLongLong)",
     ),
-    "global scratch (device-side TMA descriptors)": (
-        sct.UnsupportedKernelError,
-        f"safecall.triton refuses kernels that need {sct.NEEDS_ALLOCATION}",
-    ),
 }
 
 
@@ -421,11 +419,15 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
 
     launch = sct.function(kernel)
     fake.safecall_fake_cuda_reset()
-    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):
+    # Safecall's scratch comes from the TVM-FFI environment allocator (PyTorch's under torch).
+    with FakeAddressAllocator(SCRATCH_ADDRESS) as env, tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):
         launch(case.grid, *safecall_args(args))
     [ours] = fake_cuda.launches(fake)
     assert ours == theirs, describe(theirs, ours)
     assert _encodes(fake) == their_encodes, "the descriptors are encoded differently"
+    # The same requests as Triton's: bytes of uint8 on the launch device, each freed once.
+    assert env.requests == [([size], (1, 8, 1), (2, 0)) for size, _ in scratch.values()]
+    assert env.frees == len(scratch)
 
 
 def _encodes(fake: Any) -> List[Dict[str, Any]]:
