@@ -28,7 +28,10 @@ SUPPORTED_TRITON = "3.9"
 #:   pointers (aligned) and integers (divisible) on.
 #: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
 #:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
-#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align``.
+#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align`` (``CudaLauncher.__call__``:
+#:   from ``triton.set_allocator``'s allocator, called as ``allocator(size, align, stream)``,
+#:   even for an empty grid; the host function asks the environment allocator, for nonempty
+#:   grids only).
 #: - ``tensor_descriptor``: a host ``TensorDescriptor`` argument (``tensordesc<fp16[64, 64]>``,
 #:   one ``tensordesc_meta`` entry each, in order; ``make_tensordesc_arg`` and
 #:   ``fillTMADescriptorTiled``) becomes a 128-byte ``CUtensorMap`` (``cuTensorMapEncodeTiled``

@@ -12,6 +12,7 @@ from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 
 
 def pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
+    """The DLPack dtype a pointer ``*DTYPE`` argument's tensor must have (``"any"`` unchecked)."""
     if not check_dtypes:
         return "any"
     elem = ty[len(TRITON_ABI["pointer_prefix"]) :]
@@ -42,11 +43,15 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
         raise UnsupportedKernelError(f"{what}: block_size {entry['block_size']} does not have rank {rank}")
     code = table["device_to_host_element_type"].get(entry["elem_type"], entry["elem_type"])
     if entry["swizzle"] not in table["swizzle"] or not 0 <= code < len(table["element_types"]):
-        raise UnsupportedKernelError(f"{what}: unknown swizzle {entry['swizzle']} or element type {entry['elem_type']}")
+        raise UnsupportedKernelError(
+            f"{what}: unknown swizzle {entry['swizzle']} or element type {entry['elem_type']}"
+        )
     return pointee(kernel, arg, TRITON_ABI["pointer_prefix"] + element, True), rank, table["element_types"][code]
 
 
-def descriptor_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[Any, List[Any]]:
+def descriptor_argument(
+    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]
+) -> Tuple[Any, List[Any]]:
     """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
     and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it,
     the shape as ``i32``s (checked to fit) and the strides as ``i64``s."""
@@ -55,7 +60,9 @@ def descriptor_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, ent
     dims = [f"{arg}_dim{i}" for i in range(rank)]
     clash = [d for d in dims if d in k.signature]
     if clash:
-        raise UnsupportedKernelError(f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'")
+        raise UnsupportedKernelError(
+            f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
+        )
     t = f.param(arg, ir.tensor(dims, dtype, device="cuda", strides="any", byte_offset="any"))
     tmap = ir.tensormap(
         t,
@@ -74,7 +81,8 @@ def descriptor_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, ent
             t.shape[i],
             f"; Triton passes a descriptor's shape as i32 (at most {limit})",
         )
-    return t, [tmap, *(ir.cast(shape_ty, t.shape[i]) for i in range(rank)), *(t.strides[i] for i in range(rank))]
+    shape = [ir.cast(shape_ty, t.shape[i]) for i in range(rank)]
+    return t, [tmap, *shape, *(t.strides[i] for i in range(rank))]
 
 
 def scratch_pointers(f: ir.FunctionBuilder, k: Kernel, grid: Sequence[Any], device: Any) -> List[Any]:

@@ -201,7 +201,8 @@ GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
-    descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])]
+    prefix = TRITON_ABI["tensor_descriptor"]["prefix"]
+    descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(prefix)]
     entries = md.get("tensordesc_meta") or []
     if descriptors and len(entries) != len(descriptors):
         raise UnsupportedKernelError(
