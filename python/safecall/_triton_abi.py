@@ -41,7 +41,10 @@ SUPPORTED_TRITON = "3.9"
 #:   the IR's ``tensormap`` does too) followed by the shape as ``i32``s and the strides
 #:   (elements) as ``i64``s. ``elem_type`` is the device-side ``CUtensorMapDataType``, mapped
 #:   to the host's by ``device_to_host_element_type``; ``element_types`` lists the host enum's
-#:   values in order as the IR's ``tensormap(dtype=...)`` words.
+#:   values in order as the IR's ``tensormap(dtype=...)`` words. ``fields``: the
+#:   ``TensorDescriptor`` fields the launcher reads besides base, shape and strides:
+#:   ``padding`` -> the IR's ``oob_fill`` (``"nan"``: ``OOB_FILL_NAN_REQUEST_ZERO_FMA``) and
+#:   ``round_f32_to_tf32``, which makes the element type ``tf32_element_type``.
 #: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
 #: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
 #: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
@@ -102,6 +105,8 @@ TRITON_ABI: Dict[str, Any] = {
         ),
         "device_to_host_element_type": {8: 10, 9: 8, 10: 9},
         "l2_promotion": "b128",
+        "fields": {"padding": {"zero": "none", "nan": "nan"}, "round_f32_to_tf32": (False, True)},
+        "tf32_element_type": "tf32",
         "shape": (ir.i32, "<i"),
         "strides": (ir.i64, "<q"),
     },

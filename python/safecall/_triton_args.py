@@ -5,7 +5,7 @@ builds them (the facts in :data:`safecall._triton_abi.TRITON_ABI`)."""
 from __future__ import annotations
 
 import re
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from . import builder as ir
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
@@ -49,14 +49,42 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
     return pointee(kernel, arg, TRITON_ABI["pointer_prefix"] + element, True), rank, table["element_types"][code]
 
 
+def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """The ``descriptors=`` option checked: descriptor arguments of ``k`` -> the
+    ``TensorDescriptor`` fields their tensors cannot say (``padding``, ``round_f32_to_tf32``)."""
+    table = TRITON_ABI["tensor_descriptor"]
+    out: Dict[str, Dict[str, Any]] = {}
+    for arg, fields in options.items():
+        ty = k.signature.get(arg, "")
+        if not ty.startswith(table["prefix"]):
+            raise ValueError(f"descriptors={{{arg!r}: ...}}: kernel `{k.name}` has no tensor descriptor argument {arg!r}")
+        unknown = sorted(set(fields) - set(table["fields"]))
+        if unknown:
+            raise ValueError(
+                f"descriptors[{arg!r}]: unknown field {unknown[0]!r}; supported: {', '.join(table['fields'])}"
+            )
+        padding = fields.get("padding", "zero")
+        if padding not in table["fields"]["padding"]:
+            raise ValueError(f"descriptors[{arg!r}]: padding={padding!r}, expected 'zero' or 'nan'")
+        out[arg] = {"padding": padding, "round_f32_to_tf32": bool(fields.get("round_f32_to_tf32", False))}
+    return out
+
+
 def descriptor_argument(
-    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]
+    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], fields: Mapping[str, Any]
 ) -> Tuple[Any, List[Any]]:
     """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
-    and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it,
-    the shape as ``i32``s (checked to fit) and the strides as ``i64``s."""
+    and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it
+    (with the ``TensorDescriptor`` ``fields`` of :func:`check_descriptor_options`), the shape
+    as ``i32``s (checked to fit) and the strides as ``i64``s."""
     table = TRITON_ABI["tensor_descriptor"]
     dtype, rank, element = descriptor_type(k, arg, ty, entry)
+    if fields.get("round_f32_to_tf32"):
+        if dtype != "float32":
+            raise ValueError(f"descriptors[{arg!r}]: round_f32_to_tf32 needs a float32 descriptor, not {ty}")
+        element = table["tf32_element_type"]
+    if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
+        raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
     dims = [f"{arg}_dim{i}" for i in range(rank)]
     clash = [d for d in dims if d in k.signature]
     if clash:
@@ -69,6 +97,7 @@ def descriptor_argument(
         box=list(entry["block_size"]),
         swizzle=table["swizzle"][entry["swizzle"]],
         l2_promotion=table["l2_promotion"],
+        oob_fill=table["fields"]["padding"][fields.get("padding", "zero")],
         dtype=element,
     )
     shape_ty = table["shape"][0]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from . import builder as ir
 from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
-from ._triton_args import descriptor_argument, descriptor_type, pointee, scratch_pointers
+from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
 
 __all__ = [
     "SUPPORTED_TRITON",
@@ -266,6 +266,7 @@ def add_function(
     check_dtypes: bool = True,
     check_divisibility: bool = True,
     constexpr_params: bool = True,
+    descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> ir.FunctionBuilder:
     """Adds a host function launching ``kernel`` (and its cubin) to ``module``.
 
@@ -281,7 +282,7 @@ def add_function(
         The kernel (see :func:`function`).
     name : str, optional
         The function's name (default: the kernel's).
-    grid, check_dtypes, check_divisibility, constexpr_params
+    grid, check_dtypes, check_divisibility, constexpr_params, descriptors
         As for :func:`function`.
 
     Returns
@@ -291,6 +292,7 @@ def add_function(
     """
     k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
     _refuse_unsupported(k)
+    descriptor_options = check_descriptor_options(k, descriptors or {})
     md = k.metadata
     fname = name or k.name
     binary = f"{fname}_cubin"
@@ -306,7 +308,7 @@ def add_function(
     grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
     first_tensor: Optional[Any] = None
-    descriptors = iter(md.get("tensordesc_meta") or [])
+    entries = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
         if ty == TRITON_ABI["constexpr"]:
             if constexpr_params:
@@ -320,7 +322,8 @@ def add_function(
             continue
         divisible = check_divisibility and arg in k.divisible
         if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
-            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, next(descriptors))
+            entry = next(entries)
+            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}))
             first_tensor = meta[arg] if first_tensor is None else first_tensor
             args += passed_args
         elif ty.startswith(TRITON_ABI["pointer_prefix"]):
@@ -423,6 +426,7 @@ def function(
     check_dtypes: bool = True,
     check_divisibility: bool = True,
     constexpr_params: bool = True,
+    descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
     backend: str = "cranelift",
 ) -> Any:
     """A ``tvm_ffi.Function`` that checks its arguments and launches ``kernel`` as Triton does.
@@ -449,6 +453,10 @@ def function(
     constexpr_params : bool, default True
         The constexprs are parameters (as ``CompiledKernel[grid]`` takes them), each checked
         to be the compiled value (``const(V)``); False leaves them out.
+    descriptors : mapping, optional
+        Per host tensor descriptor argument, the fields of Triton's ``TensorDescriptor`` that
+        its tensor cannot say: ``{"x_desc": {"padding": "nan", "round_f32_to_tf32": True}}``
+        (defaults ``"zero"`` and False, as in Triton).
     backend : str, default "cranelift"
         The JIT backend (``safecall.jit``).
 
@@ -479,6 +487,7 @@ def function(
         check_dtypes=check_dtypes,
         check_divisibility=check_divisibility,
         constexpr_params=constexpr_params,
+        descriptors=descriptors,
     )
     return jit(m, backend=backend)[fname]
 

@@ -370,6 +370,41 @@ def test_rejected_descriptor_calls(fake, what, x, exc, message):
     assert fake_cuda.launches(fake) == []
 
 
+def test_descriptor_fields_the_tensor_cannot_say(fake):
+    """``descriptors=`` gives a descriptor Triton's ``padding="nan"`` (NaN fill) and
+    ``round_f32_to_tf32`` (element type tf32)."""
+    launch = sct.function(host_desc_kernel(), grid=1, descriptors={"x_desc": {"padding": "nan", "round_f32_to_tf32": True}})
+    fake.safecall_fake_cuda_reset()
+    launch((4,), fp32_2d(D_X), fp32_2d(D_Y), 64)
+    x, y = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    assert (x["dtype"], x["oob_fill"]) == (11, 1)  # CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, NAN_REQUEST_ZERO_FMA
+    assert (y["dtype"], y["oob_fill"]) == (7, 0)  # FLOAT32, no fill
+
+
+@pytest.mark.parametrize(
+    "descriptors,message",
+    [
+        ({"M": {}}, "descriptors={'M': ...}: kernel `host_desc_copy` has no tensor descriptor argument 'M'"),
+        ({"x_desc": {"pad": "nan"}}, "descriptors['x_desc']: unknown field 'pad'; supported: padding, round_f32_to_tf32"),
+        ({"x_desc": {"padding": "inf"}}, "descriptors['x_desc']: padding='inf', expected 'zero' or 'nan'"),
+    ],
+    ids=["not a descriptor", "unknown field", "padding"],
+)
+def test_descriptor_fields_are_checked(descriptors, message):
+    with pytest.raises(ValueError) as e:
+        sct.function(host_desc_kernel(), descriptors=descriptors)
+    assert str(e.value) == message
+
+
+def test_descriptor_fields_need_their_dtypes():
+    k = _compile(host_desc_copy, {"x_desc": "tensordesc<i8[64, 32]>", "y_desc": "tensordesc<i8[64, 32]>", "BM": "constexpr"},
+                 {"BM": 64})
+    with pytest.raises(ValueError, match=r"^descriptors\['x_desc'\]: round_f32_to_tf32 needs a float32 descriptor, not tensordesc<i8\[64, 32\]>$"):
+        sct.function(k, descriptors={"x_desc": {"round_f32_to_tf32": True}})
+    with pytest.raises(ValueError, match=r"^descriptors\['y_desc'\]: padding='nan' needs a floating-point descriptor, not tensordesc<i8\[64, 32\]>$"):
+        sct.function(k, descriptors={"y_desc": {"padding": "nan"}})
+
+
 @pytest.mark.parametrize(
     "change,message",
     [

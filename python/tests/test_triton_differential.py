@@ -38,6 +38,7 @@ from safecall.triton import TRITON_ABI
 from triton_fakes import (
     DescriptorBase,
     FakeAddressAllocator,
+    descriptor_fields,
     cuda_tensors,
     expected_args,
     expected_launch,
@@ -156,11 +157,16 @@ def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
 
 
 def _descriptor(
-    address: int, shape: Tuple[int, ...], dtype: str, block: List[int], strides: Optional[List[int]] = None
+    address: int,
+    shape: Tuple[int, ...],
+    dtype: str,
+    block: List[int],
+    strides: Optional[List[int]] = None,
+    **fields: Any,
 ) -> Any:
     """Triton's ``TensorDescriptor`` of a CUDA tensor at a fake address (compact strides unless
-    given)."""
-    return TensorDescriptor.from_tensor(DescriptorBase(address, dtype, shape, strides), block)
+    given; ``fields``: ``padding``, ``round_f32_to_tf32``)."""
+    return TensorDescriptor.from_tensor(DescriptorBase(address, dtype, shape, strides), block, **fields)
 
 
 @triton.jit
@@ -303,6 +309,25 @@ CASES: Dict[str, Case] = {
         ),
         (4, 1, 1),
     ),
+    "host TensorDescriptor, padding='nan' and round_f32_to_tf32": Case(
+        host_desc_copy,
+        (
+            ("x_desc", "tensordesc<fp32[32, 32]>"),
+            ("y_desc", "tensordesc<fp32[32, 32]>"),
+            ("M", "i32"),
+            ("BM", "constexpr"),
+            ("BN", "constexpr"),
+        ),
+        (("BM", 32), ("BN", 32)),
+        (
+            _descriptor(0x7F00_0010_0000, (128, 32), "float32", [32, 32], padding="nan", round_f32_to_tf32=True),
+            _descriptor(0x7F00_0020_0000, (128, 32), "float32", [32, 32], padding="nan"),
+            128,
+            32,
+            32,
+        ),
+        (4, 1, 1),
+    ),
     "global scratch (device-side TMA descriptors)": Case(
         desc_copy,
         (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("M", "i32"), ("N", "i32"), ("BM", "constexpr"), ("BN", "constexpr")),
@@ -417,7 +442,7 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     ), "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
-    launch = sct.function(kernel)
+    launch = sct.function(kernel, descriptors=descriptor_fields(signature, case.args))
     fake.safecall_fake_cuda_reset()
     # Safecall's scratch comes from the TVM-FFI environment allocator (PyTorch's under torch).
     with FakeAddressAllocator(SCRATCH_ADDRESS) as env, tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):

@@ -67,6 +67,19 @@ class CudaTensor(RawTensor):
         return (self.data or 0) + self.byte_offset
 
 
+class ElementType:
+    """What Triton reads of a torch dtype: ``itemsize``, ``is_floating_point`` and its name
+    (``str``, canonicalized by ``triton._utils.canonicalize_dtype``)."""
+
+    def __init__(self, name: str) -> None:
+        code, bits, _ = DLPACK_DTYPES[name]
+        self.name, self.itemsize = name, bits // 8
+        self.is_floating_point = code in (2, 4)  # DLPack float, bfloat
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class DescriptorBase:
     """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
     (``data_ptr()``, ``dtype.itemsize``, ``shape``, ``stride()``) and tvm_ffi converts (DLPack):
@@ -74,12 +87,9 @@ class DescriptorBase:
 
     def __init__(self, address: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None) -> None:
         import math
-        import types
 
         self.tensor = CudaTensor(address, dtype, shape, strides=strides)
-        code, bits, _ = DLPACK_DTYPES[dtype]
-        # What Triton reads of a torch dtype (DLPack code 2 is float, 4 bfloat).
-        self.dtype = types.SimpleNamespace(itemsize=bits // 8, is_floating_point=code in (2, 4))
+        self.dtype = ElementType(dtype)
         self.shape = list(shape)
         compact = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
         self.strides = list(strides) if strides is not None else compact
@@ -100,6 +110,16 @@ class DescriptorBase:
 def is_descriptor(triton_type: str) -> bool:
     """Whether a signature type is a host tensor descriptor (``tensordesc<...>``)."""
     return triton_type.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])
+
+
+def descriptor_fields(signature: Mapping[str, str], args: Sequence[Any]) -> Dict[str, Dict[str, Any]]:
+    """``safecall.triton.function``'s ``descriptors=`` for Triton's ``args``: each
+    ``TensorDescriptor``'s fields that its base tensor cannot say."""
+    return {
+        name: {"padding": a.padding, "round_f32_to_tf32": a.round_f32_to_tf32}
+        for name, a in zip(signature, args)
+        if is_descriptor(signature[name])
+    }
 
 
 def safecall_args(args: Sequence[Any]) -> List[Any]:
