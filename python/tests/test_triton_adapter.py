@@ -455,6 +455,9 @@ AOT_SCRIPT = textwrap.dedent(
     z = RawTensor(0x7F0000003000, (2, 0), (2, 32, 1), [1024], None, 0)
     lib["scale"]((4,), x, y, 1024, 0.5, 256)
     lib["fill"]((8,), z, 1000, 3.0, 128)
+    a = RawTensor(0x7F0000100000, (2, 0), (2, 32, 1), [256, 32], None, 0)
+    b = RawTensor(0x7F0000200000, (2, 0), (2, 32, 1), [256, 32], None, 0)
+    lib["tile"]((4,), a, b, 64)
     try:
         lib["scale"]((4,), x, y, 1000, 0.5, 256)
     except ValueError as e:
@@ -470,8 +473,10 @@ AOT_SCRIPT = textwrap.dedent(
 
 
 def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
+    """Three kernels (one with host tensor descriptors) in a ``.so`` that a process without
+    triton or safecall loads and launches, each launch as the JIT-compiled function's."""
     lib = tmp_path / "triton_kernels.so"
-    sct.build({"scale": scale_kernel(), "fill": fill_kernel()}, lib, grid=1)
+    sct.build({"scale": scale_kernel(), "fill": fill_kernel(), "tile": host_desc_kernel()}, lib, grid=1)
     script = tmp_path / "run.py"
     script.write_text(AOT_SCRIPT)
     env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(ROOT / "tests" / "python"))
@@ -482,7 +487,7 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     error, records, modules = out.stdout.strip().splitlines()
     assert error == "error: scale: argument 'n' (#3): 1000 is not a multiple of 16"
     assert modules == "False False"
-    scale_rec, fill_rec = json.loads(records)
+    scale_rec, fill_rec, tile_rec = json.loads(records)
     assert (scale_rec["kernel"], scale_rec["grid"]) == ("scale", [4, 1, 1])
     assert (fill_rec["kernel"], fill_rec["grid"], fill_rec["args"][1]) == ("fill", [8, 1, 1], (1000).to_bytes(8, "little").hex())
     # The same launch as the JIT-compiled function's.
@@ -490,3 +495,8 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), 0):
         sct.function(scale_kernel(), grid=1)((4,), fp16(shape=(1024,)), fp16(Y, shape=(1024,)), 1024, 0.5, 256)
     assert fake_cuda.launches(fake) == [scale_rec]
+    # A kernel with host tensor descriptors: the same descriptors' bytes too.
+    fake.safecall_fake_cuda_reset()
+    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), 0):
+        sct.function(host_desc_kernel(), grid=1)((4,), fp32_2d(D_X), fp32_2d(D_Y), 64)
+    assert fake_cuda.launches(fake) == [tile_rec]
