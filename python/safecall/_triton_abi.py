@@ -32,6 +32,9 @@ SUPPORTED_TRITON = "3.9"
 #:   from ``triton.set_allocator``'s allocator, called as ``allocator(size, align, stream)``,
 #:   even for an empty grid; the host function asks the environment allocator, for nonempty
 #:   grids only).
+#: - ``zeroed_scratch``: the trailing pointers Triton zeroes when no allocator was set
+#:   (``allocate_default_profile_scratch``: ``torch.zeros``, for proton's instrumentation);
+#:   the IR's ``empty`` does not zero, so such kernels are refused.
 #: - ``tensor_descriptor``: a host ``TensorDescriptor`` argument (``tensordesc<fp16[64, 64]>``,
 #:   one ``tensordesc_meta`` entry each, in order; ``make_tensordesc_arg`` and
 #:   ``fillTMADescriptorTiled``) becomes a 128-byte ``CUtensorMap`` (``cuTensorMapEncodeTiled``
@@ -95,6 +98,7 @@ TRITON_ABI: Dict[str, Any] = {
     "constexpr": "constexpr",
     "divisibility": ("tt.divisibility", 16),
     "trailing_pointers": ("global_scratch", "profile_scratch"),
+    "zeroed_scratch": ("profile_scratch",),
     "tensor_descriptor": {
         "prefix": "tensordesc",
         "im2col_prefix": "tensordesc_im2col",

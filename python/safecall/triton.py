@@ -201,6 +201,13 @@ GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
+    for name in TRITON_ABI["zeroed_scratch"]:
+        if md.get(f"{name}_size"):
+            raise UnsupportedKernelError(
+                f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program, which "
+                f"Triton zeroes (proton instrumentation); safecall.triton allocates scratch uninitialized, "
+                f"so it does not launch such kernels"
+            )
     prefix = TRITON_ABI["tensor_descriptor"]["prefix"]
     descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(prefix)]
     entries = md.get("tensordesc_meta") or []

@@ -274,6 +274,13 @@ def test_global_scratch_comes_from_the_environment_allocator(fake):
     assert env.frees == 1
 
 
+def test_kernels_needing_zeroed_profile_scratch_are_refused():
+    k = sct.from_compiled(scale_kernel())
+    profiled = dataclasses.replace(k, metadata=dict(k.metadata, profile_scratch_size=64, profile_scratch_align=8))
+    with pytest.raises(sct.UnsupportedKernelError, match=r"^kernel `scale` needs 64 bytes of profile_scratch per program, which Triton zeroes"):
+        sct.function(profiled)
+
+
 def test_scratch_without_an_allocator_is_a_runtime_error(fake):
     launch = sct.function(scratch_kernel(), grid=1)
     fake.safecall_fake_cuda_reset()
