@@ -2,8 +2,10 @@
 side in one process against the CUDA driver double (tests/fake_cuda) in benchmark mode:
 Triton 3.9's own launcher (``CompiledKernel[grid](x_desc, y_desc, ...)`` with
 ``TensorDescriptor`` arguments: two ``cuTensorMapEncodeTiled`` calls per launch) against the
-safecall launcher of the same cubin that the differential test checks
-(python/tests/triton_abi.py: descriptors from the launch site's cache).
+``safecall.triton.function`` of the same compiled kernel, which takes the two tensors and
+builds their descriptors itself (cached per launch site, so no encode once warm), with all its
+checks. The differential test (python/tests/test_triton_differential.py) shows the two launch
+the same bytes.
 
 Needs the test venv (``cargo xtask venv``: triton 3.9.0, numpy), the package built into it
 (``cargo xtask python`` or ``maturin develop``) and the double (``cargo test --test
@@ -22,6 +24,7 @@ import sys
 import timeit
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "python"))
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 
 import fake_cuda  # noqa: E402  (python/tests: the double's path and helpers)
@@ -30,7 +33,6 @@ os.environ["TRITON_LIBCUDA_PATH"] = str(ROOT / "target" / "triton-libcuda")
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-import numpy as np  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 import tvm_ffi  # noqa: E402
@@ -38,7 +40,8 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
-import triton_abi  # noqa: E402
+import safecall.triton as sct  # noqa: E402
+from triton_fakes import DescriptorBase  # noqa: E402  (python/tests: CUDA tensors at fake addresses)
 
 ROUNDS = 7
 PER_ROUND = 2000
@@ -48,24 +51,6 @@ PER_ROUND = 2000
 def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
     pid = tl.program_id(0)
     y_desc.store([pid * BM, 0], x_desc.load([pid * BM, 0]))
-
-
-class DeviceArray:
-    """A numpy array standing in for a CUDA tensor (the double never reads memory)."""
-
-    def __init__(self, shape, dtype):
-        count = int(np.prod(shape))
-        buf = np.zeros(count + 64, dtype=dtype)
-        start = (-buf.ctypes.data % 128) // buf.itemsize
-        self.array = buf[start : start + count].reshape(shape)
-        self.dtype = self.array.dtype
-        self.shape = list(shape)
-
-    def data_ptr(self):
-        return self.array.ctypes.data
-
-    def stride(self):
-        return [s // self.array.itemsize for s in self.array.strides]
 
 
 def per_launch_us(fn):
@@ -91,18 +76,19 @@ def main():
     constants = {"BM": 64, "BN": 64}
     src = ASTSource(host_desc_copy, signature=signature, constexprs=constants)
     kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32))
-    x, y = DeviceArray((256, 64), "float16"), DeviceArray((256, 64), "float16")
+    x = DescriptorBase(0x7F00_0010_0000, "float16", (256, 64))
+    y = DescriptorBase(0x7F00_0020_0000, "float16", (256, 64))
     xd, yd = TensorDescriptor.from_tensor(x, [64, 64]), TensorDescriptor.from_tensor(y, [64, 64])
-    launcher = triton_abi.safecall_launcher(kernel, signature, constants)
+    launcher = sct.function(kernel)
     # tvm_ffi tensors made once, as a caller holding torch tensors passes them.
-    xt, yt = tvm_ffi.from_dlpack(x.array), tvm_ffi.from_dlpack(y.array)
+    xt, yt = tvm_ffi.from_dlpack(x), tvm_ffi.from_dlpack(y)
     grid = (4, 1, 1)
 
     def triton_launch():
         kernel[grid](xd, yd, 256, 64, 64, stream=0)
 
     def safecall_launch():
-        launcher(4, 1, 1, 0, xt, yt, 256, 64, 64)
+        launcher(grid, xt, yt, 256, 64, 64)
 
     # Warm up (Triton builds its launcher; safecall loads the binary), then quiet the double.
     triton_launch()
@@ -120,7 +106,7 @@ def main():
     launches = ROUNDS * PER_ROUND
     print(f"triton {triton.__version__} CompiledKernel[grid](2 TensorDescriptors): {t_triton:.2f} us per launch, "
           f"{triton_encodes / launches:.1f} encodes per launch")
-    print(f"safecall launcher (cached descriptors):             {t_safecall:.2f} us per launch, "
+    print(f"safecall.triton.function (cached descriptors):      {t_safecall:.2f} us per launch, "
           f"{safecall_encodes / launches:.1f} encodes per launch")
     print(f"ratio triton / safecall: {t_triton / t_safecall:.1f}x")
 

@@ -16,138 +16,29 @@ Every Triton ABI fact lives in :data:`TRITON_ABI`; docs/triton.md says what is c
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import pathlib
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import builder as ir
+from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
+from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
 
-#: The Triton minor release whose launch ABI is below (tested: 3.9.0); kernels compiled by
-#: any other version are refused.
-SUPPORTED_TRITON = "3.9"
-
-#: Triton 3.9's launch ABI, read from its wheel (``triton/backends/nvidia/driver.c``:
-#: ``_launch``, ``launchKernel``, the ``extract*`` functions; ``driver.py``: ``ty_to_cpp``,
-#: ``CudaLauncher``) and checked against Triton's own launcher by
-#: python/tests/test_triton_differential.py. Keys:
-#:
-#: - ``scalars``: a signature's scalar type -> (the IR type that packs the same bytes, the
-#:   ``struct`` format of Triton's packing). ``fp16`` rounds to nearest even; Triton's
-#:   ``bf16`` is the upper half of the float32 (it *truncates*, the IR rounds).
-#: - ``pointer_prefix``, ``pointer_format``: pointer types are ``*DTYPE``, 8-byte addresses.
-#: - ``pointee_dtypes``: a pointer's element type -> the DLPack dtype its tensor must have.
-#: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
-#:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
-#: - ``divisibility``: the attribute (``tt.divisibility``) and value Triton specializes
-#:   pointers (aligned) and integers (divisible) on.
-#: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
-#:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
-#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align``.
-#: - ``tensor_descriptor_prefix``: host tensor descriptors (TMA), passed as a 128-byte
-#:   ``CUtensorMap`` then the shape (i32s) and strides (i64s).
-#: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
-#: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
-#: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
-#: - ``non_portable_cluster_at``: ``num_ctas`` for which Triton opts in to clusters above 8
-#:   blocks (the IR's launch does this itself for any cluster over 8 blocks).
-#: - ``shared_opt_in_above``: dynamic shared memory is ``shared``; above this the kernel is
-#:   opted in (the IR's launch does this itself).
-#: - ``flags``: metadata flags -> the launch setting each becomes.
-#: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
-TRITON_ABI: Dict[str, Any] = {
-    "scalars": {
-        "i1": (ir.bool_, "<?"),
-        "u1": (ir.bool_, "<B"),
-        "i8": (ir.i8, "<b"),
-        "i16": (ir.i16, "<h"),
-        "i32": (ir.i32, "<i"),
-        "i64": (ir.i64, "<q"),
-        "u8": (ir.u8, "<B"),
-        "u16": (ir.u16, "<H"),
-        "u32": (ir.u32, "<I"),
-        "u64": (ir.u64, "<Q"),
-        "fp16": (ir.f16, "<e"),
-        "bf16": (ir.bf16, "bf16: upper half of <f"),
-        "fp32": (ir.f32, "<f"),
-        "fp64": (ir.f64, "<d"),
-    },
-    "pointer_prefix": "*",
-    "pointer_format": "<Q",
-    "pointee_dtypes": {
-        "i1": "bool",
-        "i8": "int8",
-        "i16": "int16",
-        "i32": "int32",
-        "i64": "int64",
-        "u8": "uint8",
-        "u16": "uint16",
-        "u32": "uint32",
-        "u64": "uint64",
-        "fp16": "float16",
-        "bf16": "bfloat16",
-        "fp32": "float32",
-        "fp64": "float64",
-        "fp8e4nv": "float8_e4m3fn",
-        "fp8e5": "float8_e5m2",
-        "fp8e4b8": "float8_e4m3fnuz",
-        "fp8e5b16": "float8_e5m2fnuz",
-    },
-    "constexpr": "constexpr",
-    "divisibility": ("tt.divisibility", 16),
-    "trailing_pointers": ("global_scratch", "profile_scratch"),
-    "tensor_descriptor_prefix": "tensordesc",
-    "threads_per_warp": 32,
-    "grid_x_times_num_ctas": True,
-    "cluster_when_num_ctas_above_1": "spread",
-    "non_portable_cluster_at": 16,
-    "shared_opt_in_above": 48 * 1024,
-    "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
-    "launches_only_nonempty_grids": True,
-}
-
-#: What a kernel needs that safecall does not do yet, and the issue that brings it.
-NEEDS_ALLOCATION = "per-launch scratch memory (needs the IR's allocation statement, `let p = empty(...)`)"
-NEEDS_TMA = "host tensor descriptors (needs the TMA launch argument, `LaunchArg::TensorMap`)"
-
-
-class UnsupportedKernelError(NotImplementedError):
-    """A kernel (or an option) this adapter cannot launch safely: the message names the Triton
-    argument or metadata field and what is supported."""
-
-
-class TritonVersionError(UnsupportedKernelError):
-    """The kernel was compiled by a Triton release other than :data:`SUPPORTED_TRITON`."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Kernel:
-    """What the adapter reads from a compiled Triton kernel.
-
-    Attributes
-    ----------
-    name : str
-        The kernel's entry name in the cubin (``metadata.name``).
-    cubin : bytes
-        The cubin.
-    metadata : dict
-        Triton's metadata (the ``.json`` next to the cubin in Triton's cache).
-    signature : dict
-        Parameter name -> Triton type (``"*fp16"``, ``"i32"``, ``"constexpr"``, ...), in order.
-    constants : dict
-        Constexpr parameter name -> the value the kernel was compiled with.
-    divisible : frozenset of str
-        Parameters Triton specialized as divisible by 16 (pointers: aligned to 16 bytes).
-    """
-
-    name: str
-    cubin: bytes
-    metadata: Dict[str, Any]
-    signature: Dict[str, str]
-    constants: Dict[str, Any]
-    divisible: FrozenSet[str]
-
+__all__ = [
+    "SUPPORTED_TRITON",
+    "TRITON_ABI",
+    "Kernel",
+    "TritonVersionError",
+    "UnsupportedKernelError",
+    "add_function",
+    "build",
+    "check_version",
+    "from_compiled",
+    "function",
+    "load",
+    "module",
+]
 
 def check_version(version: Optional[str]) -> None:
     """Refuses a Triton version other than :data:`SUPPORTED_TRITON` (``3.9.x``).
@@ -308,32 +199,29 @@ def _divisible_from_ttir(text: str, name: str) -> List[str]:
 GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 
-def _pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
-    if not check_dtypes:
-        return "any"
-    elem = ty[len(TRITON_ABI["pointer_prefix"]) :]
-    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
-    if dtype is None:
-        raise UnsupportedKernelError(
-            f"kernel `{kernel.name}`: argument '{arg}' points to `{elem}`, which has no DLPack "
-            f"dtype; supported: {', '.join(TRITON_ABI['pointee_dtypes'])} (or check_dtypes=False)"
-        )
-    return dtype
-
-
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
-    for name in TRITON_ABI["trailing_pointers"]:
-        if md.get(f"{name}_size", 0):
+    for name in TRITON_ABI["zeroed_scratch"]:
+        if md.get(f"{name}_size"):
             raise UnsupportedKernelError(
-                f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program: "
-                f"{NEEDS_ALLOCATION} is not supported yet"
+                f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program, which "
+                f"Triton zeroes (proton instrumentation); safecall.triton allocates scratch uninitialized, "
+                f"so it does not launch such kernels"
             )
+    prefix = TRITON_ABI["tensor_descriptor"]["prefix"]
+    descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(prefix)]
+    entries = md.get("tensordesc_meta") or []
+    if descriptors and len(entries) != len(descriptors):
+        raise UnsupportedKernelError(
+            f"kernel `{kernel.name}`: {len(descriptors)} tensor descriptor arguments but {len(entries)} "
+            f"`tensordesc_meta` entries; only descriptors Triton lowers to host TMA descriptors (sm_90 and "
+            f"later) are supported"
+        )
+    for arg, entry in zip(descriptors, entries):
+        descriptor_type(kernel, arg, kernel.signature[arg], entry)
     for arg, ty in kernel.signature.items():
-        if ty.startswith(TRITON_ABI["tensor_descriptor_prefix"]) or md.get("tensordesc_meta"):
-            raise UnsupportedKernelError(
-                f"kernel `{kernel.name}`: argument '{arg}' ({ty}): {NEEDS_TMA} is not supported yet"
-            )
+        if arg in descriptors:
+            continue
         if ty.startswith("(") or ty.startswith("["):
             raise UnsupportedKernelError(f"kernel `{kernel.name}`: argument '{arg}' ({ty}): tuple arguments are not supported")
         if not ty.startswith(TRITON_ABI["pointer_prefix"]) and ty != TRITON_ABI["constexpr"]:
@@ -385,6 +273,7 @@ def add_function(
     check_dtypes: bool = True,
     check_divisibility: bool = True,
     constexpr_params: bool = True,
+    descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> ir.FunctionBuilder:
     """Adds a host function launching ``kernel`` (and its cubin) to ``module``.
 
@@ -400,7 +289,7 @@ def add_function(
         The kernel (see :func:`function`).
     name : str, optional
         The function's name (default: the kernel's).
-    grid, check_dtypes, check_divisibility, constexpr_params
+    grid, check_dtypes, check_divisibility, constexpr_params, descriptors
         As for :func:`function`.
 
     Returns
@@ -410,6 +299,7 @@ def add_function(
     """
     k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
     _refuse_unsupported(k)
+    descriptor_options = check_descriptor_options(k, descriptors or {})
     md = k.metadata
     fname = name or k.name
     binary = f"{fname}_cubin"
@@ -424,7 +314,8 @@ def add_function(
             params.append((arg, ty))
     grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
-    has_tensor = False
+    first_tensor: Optional[Any] = None
+    entries = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
         if ty == TRITON_ABI["constexpr"]:
             if constexpr_params:
@@ -437,17 +328,22 @@ def add_function(
                 f.param(arg, ir.const(value))
             continue
         divisible = check_divisibility and arg in k.divisible
-        if ty.startswith(TRITON_ABI["pointer_prefix"]):
-            has_tensor = True
+        if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
+            entry = next(entries)
+            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}))
+            first_tensor = meta[arg] if first_tensor is None else first_tensor
+            args += passed_args
+        elif ty.startswith(TRITON_ABI["pointer_prefix"]):
             spec = ir.tensor(
                 "any",
-                _pointee(k, arg, ty, check_dtypes),
+                pointee(k, arg, ty, check_dtypes),
                 device="cuda",
                 byte_offset="any",
                 align=TRITON_ABI["divisibility"][1] if divisible else None,
             )
             t = f.param(arg, spec)
             meta[arg] = t
+            first_tensor = t if first_tensor is None else first_tensor
             # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
             args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
         else:
@@ -458,16 +354,17 @@ def add_function(
                 f.divisible(arg, TRITON_ABI["divisibility"][1])
     if grid_exprs is None:
         grid_exprs = _grid_exprs(grid, meta)
-    null = ir.cast(ir.ptr, ir.lit(0, ir.u64))
-    args += [null for _ in TRITON_ABI["trailing_pointers"]]
     passed = isinstance(grid, int) and not isinstance(grid, bool)
-    _launch(f, binary, k, grid_exprs, args, has_tensor, passed)
+    _launch(f, binary, k, grid_exprs, args, first_tensor, passed)
     return f
 
 
 def _launch(
-    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], has_tensor: bool, passed: bool
+    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], tensor: Optional[Any], passed: bool
 ) -> None:
+    """The launch Triton's launcher makes: grid checks, then (for a nonempty grid) the scratch
+    memory and the launch on the device of ``tensor`` (the first tensor argument; device 0
+    without one)."""
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
@@ -479,7 +376,7 @@ def _launch(
     for flag, setting in TRITON_ABI["flags"].items():
         if md.get(flag):
             settings[setting] = True
-    if not has_tensor:
+    if tensor is None:
         settings["device"] = 0
     block = TRITON_ABI["threads_per_warp"] * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
@@ -489,13 +386,16 @@ def _launch(
         what = f"{f.name}: argument 'grid' (#0): {axis}" if passed else f"{f.name}: the grid's {axis}"
         why = f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""
         f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError", f"{what} is ", g, f", expected 0 to {limit}{why}")
+    programs = list(grid)
     if num_ctas > 1 and TRITON_ABI["grid_x_times_num_ctas"]:
         grid = [grid[0] * ir.lit(num_ctas, ir.i64)] + list(grid[1:])
     nonempty = zero < grid[0]
     for g in grid[1:]:
         nonempty = ir.and_(nonempty, zero < g)
     with f.if_(nonempty if TRITON_ABI["launches_only_nonempty_grids"] else ir.lit(True)):
-        f.launch(binary, k.name, *args, grid=grid, block=[block], **settings)
+        device = tensor.device if tensor is not None else (2, 0)
+        scratch = scratch_pointers(f, k, programs, device)
+        f.launch(binary, k.name, *args, *scratch, grid=grid, block=[block], **settings)
 
 
 def module(
@@ -533,6 +433,7 @@ def function(
     check_dtypes: bool = True,
     check_divisibility: bool = True,
     constexpr_params: bool = True,
+    descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
     backend: str = "cranelift",
 ) -> Any:
     """A ``tvm_ffi.Function`` that checks its arguments and launches ``kernel`` as Triton does.
@@ -559,6 +460,10 @@ def function(
     constexpr_params : bool, default True
         The constexprs are parameters (as ``CompiledKernel[grid]`` takes them), each checked
         to be the compiled value (``const(V)``); False leaves them out.
+    descriptors : mapping, optional
+        Per host tensor descriptor argument, the fields of Triton's ``TensorDescriptor`` that
+        its tensor cannot say: ``{"x_desc": {"padding": "nan", "round_f32_to_tf32": True}}``
+        (defaults ``"zero"`` and False, as in Triton).
     backend : str, default "cranelift"
         The JIT backend (``safecall.jit``).
 
@@ -569,9 +474,9 @@ def function(
     Raises
     ------
     UnsupportedKernelError
-        The kernel needs scratch memory or tensor descriptors, has an argument type without a
-        DLPack dtype, or a constexpr ``const()`` cannot check; TritonVersionError for Triton
-        other than 3.9.
+        The kernel has im2col or padded-fp4 tensor descriptors, tuple arguments, an argument
+        type without a DLPack dtype, or a constexpr ``const()`` cannot check;
+        TritonVersionError for Triton other than 3.9.
 
     Examples
     --------
@@ -589,6 +494,7 @@ def function(
         check_dtypes=check_dtypes,
         check_divisibility=check_divisibility,
         constexpr_params=constexpr_params,
+        descriptors=descriptors,
     )
     return jit(m, backend=backend)[fname]
 

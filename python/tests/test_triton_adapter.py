@@ -1,6 +1,7 @@
 """``safecall.triton``: what it checks (each rejected call and its message, naming the Triton
-argument), its options, the grid forms, kernels read from Triton's cache files, the kernels it
-refuses, and a ``.so`` of several kernels that loads with only ``tvm_ffi``.
+argument), its options, the grid forms, kernels read from Triton's cache files, host tensor
+descriptors, scratch memory from the environment allocator, the kernels it refuses, and a
+``.so`` of several kernels that loads with only ``tvm_ffi``.
 
 Kernels are compiled for sm_90 on this machine (no GPU, no torch); launches go to the CUDA
 driver double (tests/fake_cuda). Triton's own launcher is not needed here (no C compiler):
@@ -9,6 +10,7 @@ test_triton_differential.py compares the two launchers.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -35,7 +37,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import safecall.triton as sct  # noqa: E402
-from triton_fakes import CudaTensor  # noqa: E402
+from triton_fakes import CudaTensor, FakeAddressAllocator  # noqa: E402
 
 X, Y = 0x7F00_0000_1000, 0x7F00_0000_2000
 
@@ -241,18 +243,190 @@ def test_other_triton_versions_are_refused(tmp_path):
         sct.load(tmp_path / "scale.json", signature=SCALE_SIG)
 
 
-def test_kernels_needing_scratch_memory_are_refused():
-    k = _compile(desc_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"},
-                 {"BM": 64, "BN": 64})
-    with pytest.raises(sct.UnsupportedKernelError, match=r"kernel `desc_copy` needs \d+ bytes of global_scratch per program: per-launch scratch memory \(needs the IR's allocation statement"):
-        sct.function(k)
+@functools.lru_cache(maxsize=None)
+def scratch_kernel():
+    """A kernel with device-side TMA descriptors, which live in its global scratch memory."""
+    return _compile(desc_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"},
+                    {"BM": 64, "BN": 64})
 
 
-def test_host_tensor_descriptors_are_refused():
-    k = _compile(host_desc_copy, {"x_desc": "tensordesc<fp32[64, 64]>", "y_desc": "tensordesc<fp32[64, 64]>", "BM": "constexpr"},
+SCRATCH = 0x7F00_5C00_0000
+
+
+def scratch_call(launch, grid):
+    launch(grid, CudaTensor(X, "float32"), CudaTensor(Y, "float32"), 256, 64, 64, 64)
+
+
+def test_global_scratch_comes_from_the_environment_allocator(fake):
+    """Per launch, ``grid_x * grid_y * grid_z * num_ctas * global_scratch_size`` bytes on the
+    launch device, passed as the first trailing pointer and released after the launch; an
+    empty grid allocates nothing (and launches nothing)."""
+    md = scratch_kernel().metadata
+    assert md.global_scratch_size > 0 and md.profile_scratch_size == 0
+    launch = sct.function(scratch_kernel())
+    fake.safecall_fake_cuda_reset()
+    with FakeAddressAllocator(SCRATCH) as env:
+        scratch_call(launch, (4, 2, 3))
+        scratch_call(launch, (4, 0, 1))
+    [record] = fake_cuda.launches(fake)
+    assert record["args"][-2:] == [SCRATCH.to_bytes(8, "little").hex(), "00" * 8]
+    assert env.requests == [([4 * 2 * 3 * md.num_ctas * md.global_scratch_size], (1, 8, 1), (2, 0))]
+    assert env.frees == 1
+
+
+def test_kernels_needing_zeroed_profile_scratch_are_refused():
+    k = sct.from_compiled(scale_kernel())
+    profiled = dataclasses.replace(k, metadata=dict(k.metadata, profile_scratch_size=64, profile_scratch_align=8))
+    with pytest.raises(sct.UnsupportedKernelError, match=r"^kernel `scale` needs 64 bytes of profile_scratch per program, which Triton zeroes"):
+        sct.function(profiled)
+
+
+def test_scratch_without_an_allocator_is_a_runtime_error(fake):
+    launch = sct.function(scratch_kernel(), grid=1)
+    fake.safecall_fake_cuda_reset()
+    with pytest.raises(RuntimeError) as e:
+        scratch_call(launch, (4,))
+    assert str(e.value).startswith(
+        "desc_copy: cannot allocate `global_scratch` with shape (1024,), uint8 on cuda:0: no tensor allocator is "
+        "installed (TVMFFIEnvGetDLPackManagedTensorAllocator() is NULL)."
+    )
+    assert fake_cuda.launches(fake) == []
+
+
+def test_misaligned_scratch_and_a_grid_beyond_int64_are_refused(fake):
+    md = scratch_kernel().metadata
+    launch = sct.function(scratch_kernel())
+    fake.safecall_fake_cuda_reset()
+    with FakeAddressAllocator(SCRATCH + 64) as env, pytest.raises(RuntimeError) as e:
+        scratch_call(launch, (1, 1, 1))
+    assert str(e.value).splitlines()[0] == (
+        f"desc_copy: the environment allocator returned global_scratch at {SCRATCH + 64}, not aligned to "
+        f"{md.global_scratch_align} bytes as the kernel requires"
+    )
+    assert env.frees == 1
+    big = 2**31 - 1
+    with FakeAddressAllocator(SCRATCH) as env, pytest.raises(ValueError) as e:
+        scratch_call(launch, (big, big, big))
+    assert str(e.value).splitlines()[0] == (
+        f"desc_copy: the grid's global_scratch (grid_x * grid_y * grid_z * num_ctas * {md.global_scratch_size} "
+        "bytes) does not fit in int64"
+    )
+    assert env.requests == [] and fake_cuda.launches(fake) == []
+
+
+@functools.lru_cache(maxsize=None)
+def host_desc_kernel():
+    return _compile(host_desc_copy, {"x_desc": "tensordesc<fp32[64, 32]>", "y_desc": "tensordesc<fp32[64, 32]>", "BM": "constexpr"},
+                    {"BM": 64})
+
+
+D_X, D_Y = 0x7F00_0010_0000, 0x7F00_0020_0000
+
+
+def fp32_2d(address, shape=(256, 32), **kw):
+    return CudaTensor(address, "float32", shape, **kw)
+
+
+def test_host_tensor_descriptors_take_tensors(fake):
+    """A ``tensordesc<fp32[64, 32]>`` parameter takes the CUDA tensor Triton's
+    ``TensorDescriptor.from_tensor`` would wrap; the kernel gets the encoded map, the shape
+    (i32s) and the strides (i64s)."""
+    launch = sct.function(host_desc_kernel(), grid=1)
+    assert launch.__doc__.startswith(
+        "host_desc_copy(grid: Tuple[grid_x: i64], "
+        "x_desc: Tensor[(x_desc_dim0, x_desc_dim1), float32, cuda, strided, byte_offset=any], "
+        "y_desc: Tensor[(y_desc_dim0, y_desc_dim1), float32, cuda, strided, byte_offset=any], BM: Literal[64])"
+    )
+    fake.safecall_fake_cuda_reset()
+    launch((4,), fp32_2d(D_X, strides=(64, 1)), fp32_2d(D_Y), 64)
+    [record] = fake_cuda.launches(fake)
+    assert len(record["args"]) == 2 * (1 + 2 + 2) + 2
+    assert record["args"][1:5] == ["00010000", "20000000", (64).to_bytes(8, "little").hex(), (1).to_bytes(8, "little").hex()]
+    assert record["args"][6:10] == ["00010000", "20000000", (32).to_bytes(8, "little").hex(), (1).to_bytes(8, "little").hex()]
+    encodes = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    assert len(encodes) == 2
+
+
+#: Each rejected descriptor call: (what is wrong, x_desc's tensor, exception, message's end).
+REJECTED_DESCRIPTORS = [
+    ("misaligned", fp32_2d(D_X, byte_offset=8), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): the global address 0x7f0000100008 (data + byte_offset) is not aligned to 16 bytes, as TMA requires"),
+    ("innermost stride", fp32_2d(D_X, strides=(64, 2)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.strides[1] is 2; TMA needs the innermost dimension contiguous (stride 1)"),
+    ("stride bytes", fp32_2d(D_X, strides=(33, 1)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.strides[0] is 33 elements = 132 bytes; a TMA stride must be a multiple of 16 bytes and below 2^40"),
+    ("empty", fp32_2d(D_X, shape=(0, 32)), ValueError,
+     "kernel argument 0 (tensormap of 'x_desc'): x_desc.shape[0] is 0; a TMA dimension must be 1 to 4294967296"),
+    ("dtype", CudaTensor(D_X, "float16", (256, 32)), TypeError,
+     "host_desc_copy: argument 'x_desc' (#1): dtype is float16, expected float32"),
+    ("rank", fp32_2d(D_X, shape=(256,)), ValueError, "host_desc_copy: argument 'x_desc' (#1): ndim is 1, expected 2"),
+    ("CPU tensor", fp32_2d(D_X, device_type=1), ValueError,
+     "host_desc_copy: argument 'x_desc' (#1): device is cpu:0, expected a cuda tensor"),
+    ("shape beyond i32", fp32_2d(D_X, shape=(2**31, 32)), ValueError,
+     "host_desc_copy: argument 'x_desc': shape[0] is 2147483648; Triton passes a descriptor's shape as i32 (at most 2147483647)"),
+]
+
+
+@pytest.mark.parametrize("what,x,exc,message", REJECTED_DESCRIPTORS, ids=[r[0] for r in REJECTED_DESCRIPTORS])
+def test_rejected_descriptor_calls(fake, what, x, exc, message):
+    launch = sct.function(host_desc_kernel(), grid=1)
+    fake.safecall_fake_cuda_reset()
+    with pytest.raises(exc) as e:
+        launch((4,), x, fp32_2d(D_Y), 64)
+    assert str(e.value).splitlines()[0].endswith(message)
+    assert fake_cuda.launches(fake) == []
+
+
+def test_descriptor_fields_the_tensor_cannot_say(fake):
+    """``descriptors=`` gives a descriptor Triton's ``padding="nan"`` (NaN fill) and
+    ``round_f32_to_tf32`` (element type tf32)."""
+    launch = sct.function(host_desc_kernel(), grid=1, descriptors={"x_desc": {"padding": "nan", "round_f32_to_tf32": True}})
+    fake.safecall_fake_cuda_reset()
+    launch((4,), fp32_2d(D_X), fp32_2d(D_Y), 64)
+    x, y = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    assert (x["dtype"], x["oob_fill"]) == (11, 1)  # CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, NAN_REQUEST_ZERO_FMA
+    assert (y["dtype"], y["oob_fill"]) == (7, 0)  # FLOAT32, no fill
+
+
+@pytest.mark.parametrize(
+    "descriptors,message",
+    [
+        ({"M": {}}, "descriptors={'M': ...}: kernel `host_desc_copy` has no tensor descriptor argument 'M'"),
+        ({"x_desc": {"pad": "nan"}}, "descriptors['x_desc']: unknown field 'pad'; supported: padding, round_f32_to_tf32"),
+        ({"x_desc": {"padding": "inf"}}, "descriptors['x_desc']: padding='inf', expected 'zero' or 'nan'"),
+    ],
+    ids=["not a descriptor", "unknown field", "padding"],
+)
+def test_descriptor_fields_are_checked(descriptors, message):
+    with pytest.raises(ValueError) as e:
+        sct.function(host_desc_kernel(), descriptors=descriptors)
+    assert str(e.value) == message
+
+
+def test_descriptor_fields_need_their_dtypes():
+    k = _compile(host_desc_copy, {"x_desc": "tensordesc<i8[64, 32]>", "y_desc": "tensordesc<i8[64, 32]>", "BM": "constexpr"},
                  {"BM": 64})
-    with pytest.raises(sct.UnsupportedKernelError, match=r"argument 'x_desc' \(tensordesc<fp32\[64, 64\]>\): host tensor descriptors \(needs the TMA launch argument"):
-        sct.function(k)
+    with pytest.raises(ValueError, match=r"^descriptors\['x_desc'\]: round_f32_to_tf32 needs a float32 descriptor, not tensordesc<i8\[64, 32\]>$"):
+        sct.function(k, descriptors={"x_desc": {"round_f32_to_tf32": True}})
+    with pytest.raises(ValueError, match=r"^descriptors\['y_desc'\]: padding='nan' needs a floating-point descriptor, not tensordesc<i8\[64, 32\]>$"):
+        sct.function(k, descriptors={"y_desc": {"padding": "nan"}})
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"is_im2col": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): im2col tensor descriptors are not supported"),
+        ({"fp4_padded": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): padded fp4 descriptors are not supported"),
+        (None, r"2 tensor descriptor arguments but 0 `tensordesc_meta` entries"),
+    ],
+    ids=["im2col", "fp4 padded", "no tensordesc_meta"],
+)
+def test_descriptor_kinds_the_adapter_does_not_build_are_refused(change, message):
+    k = sct.from_compiled(host_desc_kernel())
+    entries = [dict(e, **change) for e in k.metadata["tensordesc_meta"]] if change else []
+    changed = dataclasses.replace(k, metadata=dict(k.metadata, tensordesc_meta=entries))
+    with pytest.raises(sct.UnsupportedKernelError, match=message):
+        sct.function(changed)
 
 
 def test_constexprs_const_cannot_check_are_refused():
@@ -288,6 +462,9 @@ AOT_SCRIPT = textwrap.dedent(
     z = RawTensor(0x7F0000003000, (2, 0), (2, 32, 1), [1024], None, 0)
     lib["scale"]((4,), x, y, 1024, 0.5, 256)
     lib["fill"]((8,), z, 1000, 3.0, 128)
+    a = RawTensor(0x7F0000100000, (2, 0), (2, 32, 1), [256, 32], None, 0)
+    b = RawTensor(0x7F0000200000, (2, 0), (2, 32, 1), [256, 32], None, 0)
+    lib["tile"]((4,), a, b, 64)
     try:
         lib["scale"]((4,), x, y, 1000, 0.5, 256)
     except ValueError as e:
@@ -303,8 +480,10 @@ AOT_SCRIPT = textwrap.dedent(
 
 
 def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
+    """Three kernels (one with host tensor descriptors) in a ``.so`` that a process without
+    triton or safecall loads and launches, each launch as the JIT-compiled function's."""
     lib = tmp_path / "triton_kernels.so"
-    sct.build({"scale": scale_kernel(), "fill": fill_kernel()}, lib, grid=1)
+    sct.build({"scale": scale_kernel(), "fill": fill_kernel(), "tile": host_desc_kernel()}, lib, grid=1)
     script = tmp_path / "run.py"
     script.write_text(AOT_SCRIPT)
     env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(ROOT / "tests" / "python"))
@@ -315,7 +494,7 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     error, records, modules = out.stdout.strip().splitlines()
     assert error == "error: scale: argument 'n' (#3): 1000 is not a multiple of 16"
     assert modules == "False False"
-    scale_rec, fill_rec = json.loads(records)
+    scale_rec, fill_rec, tile_rec = json.loads(records)
     assert (scale_rec["kernel"], scale_rec["grid"]) == ("scale", [4, 1, 1])
     assert (fill_rec["kernel"], fill_rec["grid"], fill_rec["args"][1]) == ("fill", [8, 1, 1], (1000).to_bytes(8, "little").hex())
     # The same launch as the JIT-compiled function's.
@@ -323,3 +502,8 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), 0):
         sct.function(scale_kernel(), grid=1)((4,), fp16(shape=(1024,)), fp16(Y, shape=(1024,)), 1024, 0.5, 256)
     assert fake_cuda.launches(fake) == [scale_rec]
+    # A kernel with host tensor descriptors: the same descriptors' bytes too.
+    fake.safecall_fake_cuda_reset()
+    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), 0):
+        sct.function(host_desc_kernel(), grid=1)((4,), fp32_2d(D_X), fp32_2d(D_Y), 64)
+    assert fake_cuda.launches(fake) == [tile_rec]

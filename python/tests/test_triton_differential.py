@@ -13,8 +13,9 @@ equal, and both must match what the ABI table (``safecall.triton.TRITON_ABI``) p
 Pointer arguments are CUDA tensors with fake addresses (a DLPack producer with a
 ``data_ptr()``), so both launchers get the same objects.
 
-Cases whose safecall side is knowingly refused (scratch memory until the allocation issue
-lands) run their Triton side (which must launch and record) and then xfail on the refusal.
+Triton takes a kernel's global scratch memory from ``triton.set_allocator``'s allocator, safecall
+from the TVM-FFI environment allocator: the test installs one of each, both handing out the
+same fake address, and checks both were asked for the same bytes.
 
 Outside CI the test skips with its reason when triton 3.9.0, a C compiler or the double is
 missing; with ``CI=true`` each of these is a failure (``cargo xtask test`` installs triton).
@@ -26,7 +27,7 @@ import dataclasses
 import functools
 import os
 import shutil
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -34,7 +35,17 @@ import fake_cuda
 import safecall.triton as sct
 from conftest import ROOT
 from safecall.triton import TRITON_ABI
-from triton_fakes import CudaTensor, cuda_tensors, expected_args, expected_launch, scratch_requests
+from triton_fakes import (
+    DescriptorBase,
+    FakeAddressAllocator,
+    descriptor_fields,
+    cuda_tensors,
+    expected_args,
+    expected_launch,
+    is_descriptor,
+    safecall_args,
+    scratch_requests,
+)
 
 #: The Triton release the test venv pins (``xtask``).
 TRITON_VERSION = "3.9.0"
@@ -72,6 +83,7 @@ import triton.language as tl  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait  # noqa: E402
+from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 #: The stream both launchers are given.
 STREAM = 0x5000
@@ -135,6 +147,26 @@ def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
     yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
     yd.store([tl.program_id(0) * BM, 0], xd.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
+def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
+    # Host-side TMA descriptors: each a CUtensorMap built by the launcher, then shape and strides.
+    pid = tl.program_id(0)
+    y_desc.store([pid * BM, 0], x_desc.load([pid * BM, 0]))
+
+
+def _descriptor(
+    address: int,
+    shape: Tuple[int, ...],
+    dtype: str,
+    block: List[int],
+    strides: Optional[List[int]] = None,
+    **fields: Any,
+) -> Any:
+    """Triton's ``TensorDescriptor`` of a CUDA tensor at a fake address (compact strides unless
+    given; ``fields``: ``padding``, ``round_f32_to_tf32``)."""
+    return TensorDescriptor.from_tensor(DescriptorBase(address, dtype, shape, strides), block, **fields)
 
 
 @triton.jit
@@ -239,6 +271,63 @@ CASES: Dict[str, Case] = {
         (0x7F00_0000_1000, 0x7F00_0000_2000, 1000, 0.333251953125, -1.5, 128),
         (8, 1, 1),
     ),
+    "host TensorDescriptor (TMA)": Case(
+        host_desc_copy,
+        (
+            ("x_desc", "tensordesc<fp16[64, 64]>"),
+            ("y_desc", "tensordesc<fp16[64, 64]>"),
+            ("M", "i32"),
+            ("BM", "constexpr"),
+            ("BN", "constexpr"),
+        ),
+        (("BM", 64), ("BN", 64)),
+        (
+            _descriptor(0x7F00_0010_0000, (256, 64), "float16", [64, 64]),
+            _descriptor(0x7F00_0020_0000, (256, 64), "float16", [64, 64]),
+            256,
+            64,
+            64,
+        ),
+        (4, 1, 1),
+    ),
+    "host TensorDescriptor of a strided bf16 view": Case(
+        host_desc_copy,
+        (
+            ("x_desc", "tensordesc<bf16[32, 16]>"),
+            ("y_desc", "tensordesc<bf16[32, 16]>"),
+            ("M", "i32"),
+            ("BM", "constexpr"),
+            ("BN", "constexpr"),
+        ),
+        (("BM", 32), ("BN", 16)),
+        (
+            _descriptor(0x7F00_0010_0040, (100, 48), "bfloat16", [32, 16], [64, 1]),
+            _descriptor(0x7F00_0020_0000, (100, 48), "bfloat16", [32, 16]),
+            100,
+            32,
+            16,
+        ),
+        (4, 1, 1),
+    ),
+    "host TensorDescriptor, padding='nan' and round_f32_to_tf32": Case(
+        host_desc_copy,
+        (
+            ("x_desc", "tensordesc<fp32[32, 32]>"),
+            ("y_desc", "tensordesc<fp32[32, 32]>"),
+            ("M", "i32"),
+            ("BM", "constexpr"),
+            ("BN", "constexpr"),
+        ),
+        (("BM", 32), ("BN", 32)),
+        (
+            _descriptor(0x7F00_0010_0000, (128, 32), "float32", [32, 32], padding="nan", round_f32_to_tf32=True),
+            _descriptor(0x7F00_0020_0000, (128, 32), "float32", [32, 32], padding="nan"),
+            128,
+            32,
+            32,
+        ),
+        (4, 1, 1),
+    ),
     "global scratch (device-side TMA descriptors)": Case(
         desc_copy,
         (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("M", "i32"), ("N", "i32"), ("BM", "constexpr"), ("BN", "constexpr")),
@@ -311,10 +400,6 @@ KNOWN_DISAGREEMENTS = {
         "tvm_ffi passes a Python int of 2^63 or more as an ffi.BigInt object, which a u64 "
         "parameter does not accept (Triton's launcher takes it with PyLong_AsUnsignedLongLong)",
     ),
-    "global scratch (device-side TMA descriptors)": (
-        sct.UnsupportedKernelError,
-        f"safecall.triton refuses kernels that need {sct.NEEDS_ALLOCATION}",
-    ),
 }
 
 
@@ -342,21 +427,38 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     ALLOCATOR.requests.clear()
     kernel[case.grid](*args, stream=STREAM)
     [theirs] = fake_cuda.launches(fake)
+    their_encodes = _encodes(fake)
+    descriptors = sum(is_descriptor(t) for t in signature.values())
+    assert len(their_encodes) == descriptors, "Triton encodes each descriptor once per launch"
     predicted = expected_launch(kernel, case.grid)
     assert {k: theirs[k] for k in predicted} == predicted, "the ABI table is wrong about Triton"
     scratch = scratch_requests(kernel, case.grid)
     assert ALLOCATOR.requests == [(size, align, STREAM) for size, align in scratch.values()]
     addresses = {name: SCRATCH_ADDRESS for name in scratch}
     packed = expected_args(signature, case.args, addresses)
-    assert theirs["args"] == packed, "the ABI table packs arguments unlike Triton"
+    # A descriptor's bytes are the driver's (None in the table's prediction).
+    assert len(theirs["args"]) == len(packed) and all(
+        p is None or p == a for a, p in zip(theirs["args"], packed)
+    ), "the ABI table packs arguments unlike Triton"
     assert theirs["stream"] == STREAM and theirs["ctx"] == "primary:0"
 
-    launch = sct.function(kernel)
+    launch = sct.function(kernel, descriptors=descriptor_fields(signature, case.args))
     fake.safecall_fake_cuda_reset()
-    with tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):
-        launch(case.grid, *args)
+    # Safecall's scratch comes from the TVM-FFI environment allocator (PyTorch's under torch).
+    with FakeAddressAllocator(SCRATCH_ADDRESS) as env, tvm_ffi.use_raw_stream(tvm_ffi.device("cuda", 0), STREAM):
+        launch(case.grid, *safecall_args(args))
     [ours] = fake_cuda.launches(fake)
     assert ours == theirs, describe(theirs, ours)
+    assert _encodes(fake) == their_encodes, "the descriptors are encoded differently"
+    # The same requests as Triton's: bytes of uint8 on the launch device, each freed once.
+    assert env.requests == [([size], (1, 8, 1), (2, 0)) for size, _ in scratch.values()]
+    assert env.frees == len(scratch)
+
+
+def _encodes(fake: Any) -> List[Dict[str, Any]]:
+    """The ``cuTensorMapEncodeTiled`` records, without where the map was stored."""
+    calls = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeTiled"]
+    return [{k: v for k, v in r.items() if k != "map_align"} for r in calls]
 
 
 def test_the_cases_cover_what_the_issues_ask(fake):
@@ -368,6 +470,7 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     assert compiled("num_ctas=2 (cluster + SPREAD)").metadata.num_ctas == 2
     assert compiled("PDL").metadata.launch_pdl
     assert compiled("cooperative grid").metadata.launch_cooperative_grid
+    assert len(compiled("host TensorDescriptor (TMA)").metadata.tensordesc_meta) == 2
     divisible = sct.from_compiled(compiled("divisibility 16 (aligned pointers, n % 16 == 0)")).divisible
     assert divisible == {"x_ptr", "y_ptr", "n"}
     for name in CASES:

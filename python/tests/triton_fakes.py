@@ -67,6 +67,67 @@ class CudaTensor(RawTensor):
         return (self.data or 0) + self.byte_offset
 
 
+class ElementType:
+    """What Triton reads of a torch dtype: ``itemsize``, ``is_floating_point`` and its name
+    (``str``, canonicalized by ``triton._utils.canonicalize_dtype``)."""
+
+    def __init__(self, name: str) -> None:
+        code, bits, _ = DLPACK_DTYPES[name]
+        self.name, self.itemsize = name, bits // 8
+        self.is_floating_point = code in (2, 4)  # DLPack float, bfloat
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DescriptorBase:
+    """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
+    (``data_ptr()``, ``dtype.itemsize``, ``shape``, ``stride()``) and tvm_ffi converts (DLPack):
+    what a ``torch.Tensor`` is to both."""
+
+    def __init__(self, address: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None) -> None:
+        import math
+
+        self.tensor = CudaTensor(address, dtype, shape, strides=strides)
+        self.dtype = ElementType(dtype)
+        self.shape = list(shape)
+        compact = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+        self.strides = list(strides) if strides is not None else compact
+
+    def data_ptr(self) -> int:
+        return self.tensor.data_ptr()
+
+    def stride(self) -> List[int]:
+        return list(self.strides)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.tensor.__dlpack_device__()
+
+
+def is_descriptor(triton_type: str) -> bool:
+    """Whether a signature type is a host tensor descriptor (``tensordesc<...>``)."""
+    return triton_type.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])
+
+
+def descriptor_fields(signature: Mapping[str, str], args: Sequence[Any]) -> Dict[str, Dict[str, Any]]:
+    """``safecall.triton.function``'s ``descriptors=`` for Triton's ``args``: each
+    ``TensorDescriptor``'s fields that its base tensor cannot say."""
+    return {
+        name: {"padding": a.padding, "round_f32_to_tf32": a.round_f32_to_tf32}
+        for name, a in zip(signature, args)
+        if is_descriptor(signature[name])
+    }
+
+
+def safecall_args(args: Sequence[Any]) -> List[Any]:
+    """The arguments of safecall's function for Triton's ``args``: a ``TensorDescriptor``'s
+    base tensor in its place (the function builds the descriptor itself)."""
+    return [a.base if hasattr(a, "block_shape") else a for a in args]
+
+
 def cuda_tensors(signature: Mapping[str, str], args: Sequence[Any]) -> List[Any]:
     """``args`` with each int passed to a pointer parameter replaced by a CUDA tensor of the
     pointee's dtype at that address."""
@@ -116,9 +177,66 @@ def packed(triton_type: str, value: Any) -> bytes:
     return struct.pack(fmt, value)
 
 
-def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[str]:
+def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Mapping[str, int]) -> List[Optional[str]]:
     """Each kernel argument's bytes as the table says Triton packs them (hex, as the double
-    records them), then the trailing pointers (``scratch``: the addresses allocated; NULL for
+    records them; None for a descriptor's ``CUtensorMap``, whose bytes the driver writes), then the trailing pointers (``scratch``: the addresses allocated; NULL for
     the others)."""
-    out = [packed(ty, value).hex() for ty, value in zip(signature.values(), args) if ty != TRITON_ABI["constexpr"]]
+    out: List[Optional[str]] = []
+    table = TRITON_ABI["tensor_descriptor"]
+    for ty, value in zip(signature.values(), args):
+        if is_descriptor(ty):
+            # The map's bytes are the driver's (None: not predicted), then shape and strides.
+            out.append(None)
+            out += [struct.pack(table["shape"][1], d).hex() for d in value.shape]
+            out += [struct.pack(table["strides"][1], d).hex() for d in value.strides]
+        elif ty != TRITON_ABI["constexpr"]:
+            out.append(packed(ty, value).hex())
     return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
+
+
+class FakeAddressAllocator:
+    """A TVM-FFI environment allocator (what PyTorch's is to tvm_ffi) that hands out ``address``
+    without memory behind it (the double never touches memory), recording each request
+    (shape, DLPack dtype, device) and each free. ``with allocator:`` installs it on this thread."""
+
+    def __init__(self, address: int) -> None:
+        import allocator as dl  # tests/python: the DLPack structs and the installer
+
+        self.address = address
+        self.requests: List[Tuple[List[int], Tuple[int, int, int], Tuple[int, int]]] = []
+        self.frees = 0
+        self._dl = dl
+        self._live: Dict[int, Any] = {}
+        self._delete = dl._DELETER(self._free)
+        self._allocate = dl._ALLOCATOR(self._alloc)
+
+    def _free(self, managed: Any) -> None:
+        import ctypes
+
+        self._live.pop(ctypes.cast(managed, ctypes.c_void_p).value, None)
+        self.frees += 1
+
+    def _alloc(self, prototype: Any, out: Any, error_ctx: Any, set_error: Any) -> int:
+        import ctypes
+
+        dl, p = self._dl, prototype.contents
+        shape = [p.shape[k] for k in range(p.ndim)]
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        m = dl.DLManagedTensorVersioned()
+        m.major, m.minor, m.deleter = 1, 0, self._delete
+        m.dl_tensor.data = self.address
+        m.dl_tensor.device = dl.DLDevice(p.device.device_type, p.device.device_id)
+        m.dl_tensor.ndim = p.ndim
+        m.dl_tensor.dtype = dl.DLDataType(p.dtype.code, p.dtype.bits, p.dtype.lanes)
+        m.dl_tensor.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+        self._live[ctypes.addressof(m)] = (m, dims)
+        self.requests.append((shape, (p.dtype.code, p.dtype.bits, p.dtype.lanes), (p.device.device_type, p.device.device_id)))
+        out[0] = ctypes.pointer(m)
+        return 0
+
+    def __enter__(self) -> "FakeAddressAllocator":
+        self._dl._set(self._allocate)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._dl._set(None)

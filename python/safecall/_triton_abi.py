@@ -1,0 +1,160 @@
+"""Triton 3.9's launch ABI in one table (:data:`TRITON_ABI`), the adapter's errors and what it
+reads from a compiled kernel (:class:`Kernel`); ``safecall.triton`` re-exports them."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, FrozenSet
+
+from . import builder as ir
+
+#: The Triton minor release whose launch ABI is below (tested: 3.9.0); kernels compiled by
+#: any other version are refused.
+SUPPORTED_TRITON = "3.9"
+
+#: Triton 3.9's launch ABI, read from its wheel (``triton/backends/nvidia/driver.c``:
+#: ``_launch``, ``launchKernel``, the ``extract*`` functions; ``driver.py``: ``ty_to_cpp``,
+#: ``CudaLauncher``) and checked against Triton's own launcher by
+#: python/tests/test_triton_differential.py. Keys:
+#:
+#: - ``scalars``: a signature's scalar type -> (the IR type that packs the same bytes, the
+#:   ``struct`` format of Triton's packing). ``fp16`` rounds to nearest even; Triton's
+#:   ``bf16`` is the upper half of the float32 (it *truncates*, the IR rounds).
+#: - ``pointer_prefix``, ``pointer_format``: pointer types are ``*DTYPE``, 8-byte addresses.
+#: - ``pointee_dtypes``: a pointer's element type -> the DLPack dtype its tensor must have.
+#: - ``constexpr``: the signature's word for a parameter the kernel was specialized on (also
+#:   ``None`` and the integer ``1`` when Triton specializes them); it is not passed.
+#: - ``divisibility``: the attribute (``tt.divisibility``) and value Triton specializes
+#:   pointers (aligned) and integers (divisible) on.
+#: - ``trailing_pointers``: two pointers after the user's parameters, NULL when the metadata's
+#:   ``<name>_size`` is 0; otherwise each launch allocates ``grid_x * grid_y * grid_z *
+#:   num_ctas * <name>_size`` bytes aligned to ``<name>_align`` (``CudaLauncher.__call__``:
+#:   from ``triton.set_allocator``'s allocator, called as ``allocator(size, align, stream)``,
+#:   even for an empty grid; the host function asks the environment allocator, for nonempty
+#:   grids only).
+#: - ``zeroed_scratch``: the trailing pointers Triton zeroes when no allocator was set
+#:   (``allocate_default_profile_scratch``: ``torch.zeros``, for proton's instrumentation);
+#:   the IR's ``empty`` does not zero, so such kernels are refused.
+#: - ``tensor_descriptor``: a host ``TensorDescriptor`` argument (``tensordesc<fp16[64, 64]>``,
+#:   one ``tensordesc_meta`` entry each, in order; ``make_tensordesc_arg`` and
+#:   ``fillTMADescriptorTiled``) becomes a 128-byte ``CUtensorMap`` (``cuTensorMapEncodeTiled``
+#:   of ``base.data_ptr()``, the shape and byte strides, the box ``block_size``, element strides
+#:   1, no interleave, the entry's ``swizzle``, L2 promotion 128B, zero fill for the default
+#:   ``padding="zero"``; bit 21 cleared on drivers up to 13010 for tensors under 128 KiB, which
+#:   the IR's ``tensormap`` does too) followed by the shape as ``i32``s and the strides
+#:   (elements) as ``i64``s. ``elem_type`` is the device-side ``CUtensorMapDataType``, mapped
+#:   to the host's by ``device_to_host_element_type``; ``element_types`` lists the host enum's
+#:   values in order as the IR's ``tensormap(dtype=...)`` words. ``fields``: the
+#:   ``TensorDescriptor`` fields the launcher reads besides base, shape and strides:
+#:   ``padding`` -> the IR's ``oob_fill`` (``"nan"``: ``OOB_FILL_NAN_REQUEST_ZERO_FMA``) and
+#:   ``round_f32_to_tf32``, which makes the element type ``tf32_element_type``.
+#: - ``threads_per_warp``: block = (threads_per_warp * num_warps, 1, 1).
+#: - ``grid_x_times_num_ctas``: the grid's x is multiplied by ``num_ctas``.
+#: - ``cluster_when_num_ctas_above_1``: cluster (num_ctas, 1, 1) and this scheduling policy.
+#: - ``non_portable_cluster_at``: ``num_ctas`` for which Triton opts in to clusters above 8
+#:   blocks (the IR's launch does this itself for any cluster over 8 blocks).
+#: - ``shared_opt_in_above``: dynamic shared memory is ``shared``; above this the kernel is
+#:   opted in (the IR's launch does this itself).
+#: - ``flags``: metadata flags -> the launch setting each becomes.
+#: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
+TRITON_ABI: Dict[str, Any] = {
+    "scalars": {
+        "i1": (ir.bool_, "<?"),
+        "u1": (ir.bool_, "<B"),
+        "i8": (ir.i8, "<b"),
+        "i16": (ir.i16, "<h"),
+        "i32": (ir.i32, "<i"),
+        "i64": (ir.i64, "<q"),
+        "u8": (ir.u8, "<B"),
+        "u16": (ir.u16, "<H"),
+        "u32": (ir.u32, "<I"),
+        "u64": (ir.u64, "<Q"),
+        "fp16": (ir.f16, "<e"),
+        "bf16": (ir.bf16, "bf16: upper half of <f"),
+        "fp32": (ir.f32, "<f"),
+        "fp64": (ir.f64, "<d"),
+    },
+    "pointer_prefix": "*",
+    "pointer_format": "<Q",
+    "pointee_dtypes": {
+        "i1": "bool",
+        "i8": "int8",
+        "i16": "int16",
+        "i32": "int32",
+        "i64": "int64",
+        "u8": "uint8",
+        "u16": "uint16",
+        "u32": "uint32",
+        "u64": "uint64",
+        "fp16": "float16",
+        "bf16": "bfloat16",
+        "fp32": "float32",
+        "fp64": "float64",
+        "fp8e4nv": "float8_e4m3fn",
+        "fp8e5": "float8_e5m2",
+        "fp8e4b8": "float8_e4m3fnuz",
+        "fp8e5b16": "float8_e5m2fnuz",
+    },
+    "constexpr": "constexpr",
+    "divisibility": ("tt.divisibility", 16),
+    "trailing_pointers": ("global_scratch", "profile_scratch"),
+    "zeroed_scratch": ("profile_scratch",),
+    "tensor_descriptor": {
+        "prefix": "tensordesc",
+        "im2col_prefix": "tensordesc_im2col",
+        "swizzle": {0: "none", 1: "b32", 2: "b64", 3: "b128"},
+        "element_types": (
+            "u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16",
+            "f32_ftz", "tf32", "tf32_ftz", "u4x16_align8", "u4x16_align16", "u6x16_align16",
+        ),
+        "device_to_host_element_type": {8: 10, 9: 8, 10: 9},
+        "l2_promotion": "b128",
+        "fields": {"padding": {"zero": "none", "nan": "nan"}, "round_f32_to_tf32": (False, True)},
+        "tf32_element_type": "tf32",
+        "shape": (ir.i32, "<i"),
+        "strides": (ir.i64, "<q"),
+    },
+    "threads_per_warp": 32,
+    "grid_x_times_num_ctas": True,
+    "cluster_when_num_ctas_above_1": "spread",
+    "non_portable_cluster_at": 16,
+    "shared_opt_in_above": 48 * 1024,
+    "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
+    "launches_only_nonempty_grids": True,
+}
+
+class UnsupportedKernelError(NotImplementedError):
+    """A kernel (or an option) this adapter cannot launch safely: the message names the Triton
+    argument or metadata field and what is supported."""
+
+
+class TritonVersionError(UnsupportedKernelError):
+    """The kernel was compiled by a Triton release other than :data:`SUPPORTED_TRITON`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """What the adapter reads from a compiled Triton kernel.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's entry name in the cubin (``metadata.name``).
+    cubin : bytes
+        The cubin.
+    metadata : dict
+        Triton's metadata (the ``.json`` next to the cubin in Triton's cache).
+    signature : dict
+        Parameter name -> Triton type (``"*fp16"``, ``"i32"``, ``"constexpr"``, ...), in order.
+    constants : dict
+        Constexpr parameter name -> the value the kernel was compiled with.
+    divisible : frozenset of str
+        Parameters Triton specialized as divisible by 16 (pointers: aligned to 16 bytes).
+    """
+
+    name: str
+    cubin: bytes
+    metadata: Dict[str, Any]
+    signature: Dict[str, str]
+    constants: Dict[str, Any]
+    divisible: FrozenSet[str]
