@@ -17,7 +17,7 @@ fn length(x: tensor[(n,), float32, device=cpu]) -> i64 {
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 # The types and expressions live in modules of their own; the builder re-exports them, so
 # ``safecall.ir`` (this module) names everything a module is built from.
@@ -462,6 +462,26 @@ class FunctionBuilder:
         return "\n".join(out)
 
 
+class _DeviceBinary:
+    """A ``device_binary`` item: its name, format, bytes and kernel names (spelled)."""
+
+    def __init__(self, name: str, format: str, data: bytes, kernels: List[str]):
+        self.name, self.format, self.data, self.kernels = name, format, data, kernels
+
+    def text(self, files: Optional[Dict[str, bytes]]) -> str:
+        """The item; with ``files`` a dict, its bytes go there under a path the text names."""
+        if files is None:
+            data = f"data {_bytes(self.data)};"
+        else:
+            path = f"<device_binary {self.name}>"
+            files[path] = self.data
+            data = f"file {_string(path)};"
+        return (
+            f"device_binary {_name(self.name)} {{\n    format {self.format};\n    {data}\n"
+            f"    kernels [{', '.join(self.kernels)}];\n}}"
+        )
+
+
 class ModuleBuilder:
     """Builds a module: externs, imported modules, device binaries, imports, functions. ``build()`` verifies it
     and returns a ``safecall.Module``."""
@@ -471,7 +491,7 @@ class ModuleBuilder:
         self._prefix: Optional[str] = None
         self._externs: List[str] = []
         self._imported: List[str] = []
-        self._binaries: List[str] = []
+        self._binaries: List[_DeviceBinary] = []
         self._imports: List[str] = []
         self._functions: List[FunctionBuilder] = []
 
@@ -509,14 +529,7 @@ class ModuleBuilder:
         ``kernels`` (entry names) ``FunctionBuilder.launch`` launches through the CUDA driver."""
         if format not in ("cubin", "fatbin", "ptx"):
             raise ValueError(f"device binary format must be 'cubin', 'fatbin' or 'ptx', not {format!r}")
-        lines = [
-            f"device_binary {_name(name)} {{",
-            f"    format {format};",
-            f"    data {_bytes(bytes(data))};",
-            "    kernels [" + ", ".join(_name(k) for k in kernels) + "];",
-            "}",
-        ]
-        self._binaries.append("\n".join(lines))
+        self._binaries.append(_DeviceBinary(name, format, bytes(data), [_name(k) for k in kernels]))
 
     def import_(self, label: str) -> None:
         """The library itself imports the imported module ``label``."""
@@ -535,18 +548,28 @@ class ModuleBuilder:
 
     def text(self) -> str:
         """The module in the IR's text format."""
+        return self._text(None)
+
+    def _text(self, files: Optional[Dict[str, bytes]]) -> str:
+        """The text; with ``files`` a dict, each device binary is a ``file`` path that the
+        dict maps to its bytes (see :meth:`build`), not an inline byte string."""
         parts = [f"module {_name(self.name)};"]
         if self._prefix is not None:
             parts.append(f"system_lib_prefix {_string(self._prefix)};")
         parts.extend(self._externs)
         parts.extend(self._imported)
-        parts.extend(self._binaries)
+        parts.extend(b.text(files) for b in self._binaries)
         parts.extend(self._imports)
         parts.extend(f.text() for f in self._functions)
         return "\n\n".join(parts) + "\n"
 
     def build(self) -> Any:
-        """Parses and verifies the module (``IRError`` when invalid)."""
+        """Parses and verifies the module (``IRError`` when invalid).
+
+        The device binaries go to the parser as bytes, beside the text (``safecall.parse``'s
+        ``files``), not spelled as byte strings in it: a cubin of 100 KB is not escaped here
+        and read back there. The module is the one ``parse(self.text())`` gives."""
         from . import parse
 
-        return parse(self.text(), f"<builder {self.name}>")
+        files: Dict[str, bytes] = {}
+        return parse(self._text(files), f"<builder {self.name}>", files=files)

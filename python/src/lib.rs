@@ -8,9 +8,11 @@
 //! The extension exports `PyInit__native` only (build.rs): safecall-runtime is linked in for
 //! its Rust API, but its C API never becomes a second TVM-FFI runtime in the process.
 
+use std::collections::HashMap;
+
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 
 use safecall::ir::verify::{Source, VerifyError, render_errors};
 use safecall::ir::{self, SourceMap};
@@ -225,15 +227,28 @@ fn verify_diagnostics(
 /// Parses and verifies IR text; invalid IR raises `IRError`.
 ///
 /// Valid text is parsed without a source map (the common case, and the cheaper parse); only
-/// invalid text is parsed again with one, to point the diagnostics into it.
+/// invalid text is parsed again with one, to point the diagnostics into it. `files` serves
+/// `file "..."` paths of device binaries from memory (path -> bytes), before the disk: the
+/// builder passes its binaries so, instead of as escaped byte-string literals.
 #[pyfunction]
-#[pyo3(signature = (text, file = "<string>"))]
-fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
+#[pyo3(signature = (text, file = "<string>", files = None))]
+fn parse(
+    py: Python<'_>,
+    text: String,
+    file: &str,
+    files: Option<HashMap<String, Bound<'_, PyBytes>>>,
+) -> PyResult<Module> {
     // `file "..."` paths of device binaries are read next to the IR file when `file` names
     // one, else from the current directory.
     let path = std::path::Path::new(file);
     let dir = if path.is_file() { path.parent() } else { None };
-    if let Ok((module, _)) = ir::parse::parse_in_dir(&text, dir)
+    // `bytes` read as one slice (a `Vec<u8>` parameter would extract it element by element).
+    let files: HashMap<String, Vec<u8>> = files
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(path, data)| (path, data.as_bytes().to_vec()))
+        .collect();
+    if let Ok((module, _)) = ir::parse::parse_with_files(&text, dir, &files)
         && let Ok(verified) = ir::VerifiedModule::new(module)
     {
         return Ok(Module {
@@ -242,7 +257,7 @@ fn parse(py: Python<'_>, text: String, file: &str) -> PyResult<Module> {
             file: file.to_owned(),
         });
     }
-    let (module, map) = match ir::parse::parse_in_dir(&text, dir) {
+    let (module, map) = match ir::parse::parse_with_files(&text, dir, &files) {
         Ok(parsed) => parsed,
         Err(e) => {
             let rendered = e.render(file, &text);

@@ -12,6 +12,7 @@
 //! assert_eq!(safecall::ir::print::print(&module), text);
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
@@ -107,6 +108,27 @@ pub fn parse_with_source_map(text: &str) -> Result<(Module, SourceMap), ParseErr
 /// Parses a module read from a file in `dir`, so that `file "..."` paths of device binaries
 /// are read relative to it (`None`: the current directory); returns the spans of its parts.
 pub fn parse_in_dir(text: &str, dir: Option<&Path>) -> Result<(Module, SourceMap), ParseError> {
+    parse_with_files(text, dir, &HashMap::new())
+}
+
+/// As [`parse_in_dir`], with files given in memory: a `file "PATH"` whose `PATH` is a key of
+/// `files` takes its bytes from there, without reading the disk. A caller that holds a device
+/// binary (the Python builder) passes it so, instead of spelling it as an escaped `b"..."`
+/// literal that the lexer reads back byte by byte; the module is the same either way, and
+/// prints with its bytes inline (`data b"..."`).
+///
+/// ```
+/// use std::collections::HashMap;
+/// let text = "module m;\n\ndevice_binary k { format ptx; file \"k.ptx\"; kernels [k]; }\n";
+/// let files = HashMap::from([("k.ptx".to_owned(), b".entry k() { ret; }".to_vec())]);
+/// let (module, _) = safecall::ir::parse::parse_with_files(text, None, &files).unwrap();
+/// assert_eq!(module.device_binaries[0].data, files["k.ptx"]);
+/// ```
+pub fn parse_with_files(
+    text: &str,
+    dir: Option<&Path>,
+    files: &HashMap<String, Vec<u8>>,
+) -> Result<(Module, SourceMap), ParseError> {
     let toks = lex(text)?;
     let mut p = Parser {
         text,
@@ -114,6 +136,7 @@ pub fn parse_in_dir(text: &str, dir: Option<&Path>) -> Result<(Module, SourceMap
         pos: 0,
         depth: 0,
         dir,
+        files: Some(files),
     };
     p.module()
 }
@@ -127,6 +150,7 @@ pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
         pos: 0,
         depth: 0,
         dir: None,
+        files: None,
     };
     let (e, _) = p.expr()?;
     p.expect_eof()?;
@@ -210,6 +234,8 @@ struct Parser<'a> {
     depth: usize,
     /// Where `file "..."` paths are read from (`None`: the current directory).
     dir: Option<&'a Path>,
+    /// `file "..."` paths served from memory before the disk ([`parse_with_files`]).
+    files: Option<&'a HashMap<String, Vec<u8>>>,
 }
 
 /// Deepest nesting the parser accepts (it recurses; this keeps it off the end of the stack).

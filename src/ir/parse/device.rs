@@ -114,8 +114,12 @@ impl Parser<'_> {
         ))
     }
 
-    /// Reads the image named by a `file` path (relative to the IR file's directory).
+    /// Reads the image named by a `file` path: given in memory, or read relative to the IR
+    /// file's directory.
     fn read_binary_file(&self, path: &str, span: Span) -> PResult<Vec<u8>> {
+        if let Some(data) = self.files.and_then(|files| files.get(path)) {
+            return Ok(data.clone());
+        }
         let full: PathBuf = match self.dir {
             Some(dir) => dir.join(path),
             None => PathBuf::from(path),
