@@ -37,6 +37,30 @@ def test_the_builder_makes_the_cuda_example():
     assert safecall.emit(build_cuda_add_one().build(), "ir") == text
 
 
+def test_build_hands_device_binaries_over_as_bytes():
+    """`ModuleBuilder.build` gives the parser the binary's bytes beside the text (parse's
+    `files`); the module equals the one parsed from `text()`, where they are an escaped `b"..."`."""
+    every_byte = bytes(range(256)) + b'"\\"' + PTX
+    m = sc.ModuleBuilder("m")
+    m.device_binary("k", "cubin", every_byte, ["add_one"])
+    assert 'data b"' in m.text()
+    built = m.build()
+    assert "file " in built.source and 'data b"' not in built.source
+    assert safecall.emit(built, "ir") == safecall.emit(safecall.parse(m.text()), "ir")
+    text = 'module m;\n\ndevice_binary k {\n    format ptx;\n    file "in memory.ptx";\n    kernels [add_one];\n}\n'
+    given = safecall.parse(text, files={"in memory.ptx": PTX})
+    assert safecall.emit(given, "ir") == safecall.emit(build_cuda_add_one_binary_only(), "ir")
+    # A path `files` does not hold is read from the disk, as without it.
+    with pytest.raises(safecall.IRError, match="cannot read device binary file `in memory.ptx`"):
+        safecall.parse(text, files={"other.ptx": PTX})
+
+
+def build_cuda_add_one_binary_only():
+    m = sc.ModuleBuilder("m")
+    m.device_binary("k", "ptx", PTX, ["add_one"])
+    return safecall.parse(m.text())
+
+
 def test_launch_settings_and_errors():
     m = sc.ModuleBuilder("m")
     m.device_binary("k", "cubin", b"\x7fELF", ["g"])
