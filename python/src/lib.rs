@@ -242,11 +242,12 @@ fn parse(
     // one, else from the current directory.
     let path = std::path::Path::new(file);
     let dir = if path.is_file() { path.parent() } else { None };
-    // `bytes` read as one slice (a `Vec<u8>` parameter would extract it element by element).
-    let files: HashMap<String, Vec<u8>> = files
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(path, data)| (path, data.as_bytes().to_vec()))
+    // The `bytes` objects' own memory, borrowed (a `Vec<u8>` parameter would extract each
+    // element): the parser copies each binary once, into the module.
+    let given = files.unwrap_or_default();
+    let files: HashMap<String, &[u8]> = given
+        .iter()
+        .map(|(path, data)| (path.clone(), data.as_bytes()))
         .collect();
     if let Ok((module, _)) = ir::parse::parse_with_files(&text, dir, &files)
         && let Ok(verified) = ir::VerifiedModule::new(module)

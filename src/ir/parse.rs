@@ -120,14 +120,15 @@ pub fn parse_in_dir(text: &str, dir: Option<&Path>) -> Result<(Module, SourceMap
 /// ```
 /// use std::collections::HashMap;
 /// let text = "module m;\n\ndevice_binary k { format ptx; file \"k.ptx\"; kernels [k]; }\n";
-/// let files = HashMap::from([("k.ptx".to_owned(), b".entry k() { ret; }".to_vec())]);
+/// let ptx: &[u8] = b".entry k() { ret; }";
+/// let files = HashMap::from([("k.ptx".to_owned(), ptx)]);
 /// let (module, _) = safecall::ir::parse::parse_with_files(text, None, &files).unwrap();
-/// assert_eq!(module.device_binaries[0].data, files["k.ptx"]);
+/// assert_eq!(module.device_binaries[0].data, ptx);
 /// ```
 pub fn parse_with_files(
     text: &str,
     dir: Option<&Path>,
-    files: &HashMap<String, Vec<u8>>,
+    files: &HashMap<String, &[u8]>,
 ) -> Result<(Module, SourceMap), ParseError> {
     let toks = lex(text)?;
     let mut p = Parser {
@@ -235,7 +236,7 @@ struct Parser<'a> {
     /// Where `file "..."` paths are read from (`None`: the current directory).
     dir: Option<&'a Path>,
     /// `file "..."` paths served from memory before the disk ([`parse_with_files`]).
-    files: Option<&'a HashMap<String, Vec<u8>>>,
+    files: Option<&'a HashMap<String, &'a [u8]>>,
 }
 
 /// Deepest nesting the parser accepts (it recurses; this keeps it off the end of the stack).

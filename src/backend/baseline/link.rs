@@ -136,6 +136,14 @@ impl Image {
         unsafe { write(code_base, &self.code) };
         for (d, &(writable, at)) in module.data.iter().zip(&layout.place) {
             let base = if writable { writable_base } else { code_base };
+            if d.relocs.is_empty() {
+                // Most bytes (a device binary of 100 KB, strings) have no pointers to patch:
+                // they go in place without a copy.
+                // SAFETY: the layout reserved `contents.len()` bytes at `base + at` in a fresh
+                // writable allocation.
+                unsafe { write(base + at, &d.contents) };
+                continue;
+            }
             let mut contents = d.contents.clone();
             for r in &d.relocs {
                 let target = match r.symbol {

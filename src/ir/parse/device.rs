@@ -118,7 +118,7 @@ impl Parser<'_> {
     /// file's directory.
     fn read_binary_file(&self, path: &str, span: Span) -> PResult<Vec<u8>> {
         if let Some(data) = self.files.and_then(|files| files.get(path)) {
-            return Ok(data.clone());
+            return Ok(data.to_vec());
         }
         let full: PathBuf = match self.dir {
             Some(dir) => dir.join(path),
