@@ -4,7 +4,11 @@ CUDA driver double (tests/fake_cuda; no GPU needed, figures are host time only):
 1. compiled kernel -> something that launches it: ``safecall.triton.function`` (IR built in
    Python, JIT-compiled) against Triton's ``CudaLauncher`` construction, warm (its C helper
    module already built) and cold (the C helper module, ``driver.c``, compiled with the system
-   C compiler into an empty cache, as on a fresh machine or container);
+   C compiler into an empty cache, as on a fresh machine or container), for two kernels
+   compiled for sm_90: ``copy`` (a 6 KB cubin) and a pipelined ``matmul`` (``num_warps=8``,
+   ``num_stages=3``: a 134 KB cubin, as real kernels have), each with the steps of
+   ``function`` timed apart (reading the kernel, building the IR, parsing and verifying it,
+   lowering and JIT-compiling it, wrapping it);
 2. host time per launch from Python, steady state: ``launch(grid, x, y, n, BLOCK)`` with
    ``tvm_ffi.Tensor`` arguments against ``CompiledKernel[grid](x, y, n, BLOCK, stream=0)`` with
    objects that have ``data_ptr()`` (what Triton reads from a ``torch.Tensor``) and with plain
@@ -15,6 +19,8 @@ Run it from the repository root with a release build of the package and the doub
     cargo test --test gpu_launch --no-run          # builds target/debug/deps/libsafecall_fake_cuda.so
     cd python && maturin develop --release && cd ..
     .venv/bin/python benches/triton_adapter.py
+
+docs/triton.md ("Measured") has the figures of the last run, with the machine's load.
 
 Targets (issue 29): (1) at most 1 ms and at least 20x faster than Triton's cold launcher
 creation; (2) at least 5x less host time per launch than ``CompiledKernel[grid](...)``.
