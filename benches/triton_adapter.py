@@ -79,7 +79,7 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
     b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
     acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
+    for k in range(tl.cdiv(K, BK)):
         x = tl.load(a, mask=rk[None, :] < K - k * BK, other=0.0)
         y = tl.load(b, mask=rk[:, None] < K - k * BK, other=0.0)
         acc = tl.dot(x, y, acc)
@@ -91,10 +91,10 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
 
 def compile_matmul():
     signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
-    signature.update({name: "i32" for name in "M N K sam sak sbk sbn scm scn".split()})
+    signature.update({name: "i32" for name in ["M", "N", "K", "sam", "sak", "sbk", "sbn", "scm", "scn"]})
     signature.update({"BM": "constexpr", "BN": "constexpr", "BK": "constexpr"})
     src = ASTSource(matmul, signature=signature, constexprs={"BM": 128, "BN": 256, "BK": 64})
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=8, num_stages=3))
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
 
 
 def breakdown(label: str, kernel, grid: int) -> None:
