@@ -840,6 +840,13 @@ fn tensormap_packed_rules_decided_by_constants_are_verifier_errors() {
         ),
         "",
     );
+    // An im2col descriptor's inner box is its channels per pixel.
+    err(
+        "h, w, c",
+        "tensormap_im2col(a, lower=(0, 0), upper=(0, 0), channels=64, pixels=32, dtype=u4x16_align16)",
+        &format!("{prefix}channels is 64; dtype=u4x16_align16 needs exactly 128"),
+        "64,",
+    );
     // The tensor is a container of bytes.
     let text = with_tma(
         "",

@@ -356,8 +356,9 @@ keyword_enum! {
 }
 
 impl TensorMapDtype {
-    /// Bytes per element the driver counts in box and stride rules (the packed types count
-    /// one byte per 16-element group's share as the driver does: 1).
+    /// Bytes per element of the tensor, which turn its strides into the driver's byte strides:
+    /// 1 for the packed types, whose tensor is a container of bytes ([`Self::packing`]; the
+    /// inner-box rules use [`Self::box_bits`]).
     pub fn size(self) -> u32 {
         match self {
             TensorMapDtype::U8
@@ -375,8 +376,9 @@ impl TensorMapDtype {
         }
     }
 
-    /// Whether it is one of the packed 4- and 6-bit types, whose dims the driver counts in
-    /// packed values and whose rules differ (32-byte alignment, a 128-value inner box).
+    /// Whether it is one of the packed 4- and 6-bit types, whose innermost dim the driver
+    /// counts in values ([`Self::packing`]) and whose rules differ (docs/ir.md, "Packed
+    /// element types").
     pub fn is_packed(self) -> bool {
         matches!(
             self,
