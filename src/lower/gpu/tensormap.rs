@@ -358,30 +358,33 @@ fn inner_box_rules(
     if t.interleave != crate::ir::Interleave::None {
         return;
     }
-    // Bits, then the words of the message: bytes for whole-byte types, as before.
-    let per = i64::from(elem.box_bits());
-    let bits = fx.b.binary_imm(BinOp::Imul, v, per);
+    // Whole-byte types measure the inner box in bytes, `u4x16_align8` in bits.
     let packed = elem.is_packed();
-    let shown = |fx: &mut FnCtx<'_, '_>, limit: String| {
+    let (per, unit_bits) = if packed {
+        (i64::from(elem.box_bits()), 1)
+    } else {
+        (i64::from(elem.size()), 8)
+    };
+    let amount = fx.b.binary_imm(BinOp::Imul, v, per);
+    let shown = |limit: String| {
         if packed {
             vec![
                 MsgPart::text("the inner box is "),
                 MsgPart::Value(Tag::I64, v),
                 MsgPart::text(format!(" x {per} bits = ")),
-                MsgPart::Value(Tag::I64, bits),
+                MsgPart::Value(Tag::I64, amount),
                 MsgPart::text(format!(" bits; {limit}")),
             ]
         } else {
-            let bytes = fx.b.binary_imm(BinOp::Ushr, bits, 3);
             vec![
                 MsgPart::text("the inner box is "),
-                MsgPart::Value(Tag::I64, bytes),
+                MsgPart::Value(Tag::I64, amount),
                 MsgPart::text(format!(" bytes; {limit}")),
             ]
         }
     };
     if multiple {
-        let ok = multiple_of(fx, bits, 8 * limits::BOX_INNER_MULTIPLE);
+        let ok = multiple_of(fx, amount, 8 * limits::BOX_INNER_MULTIPLE / unit_bits);
         let limit = if packed {
             format!(
                 "it must be a multiple of {} bytes ({} bits)",
@@ -391,11 +394,11 @@ fn inner_box_rules(
         } else {
             format!("it must be a multiple of {}", limits::BOX_INNER_MULTIPLE)
         };
-        let parts = shown(fx, limit);
-        rule(fx, cleanup, ok, what, parts);
+        rule(fx, cleanup, ok, what, shown(limit));
     }
     if let Some(span) = t.swizzle.span() {
-        let ok = fx.b.icmp_imm(IntCC::Sle, bits, 8 * i64::from(span));
+        let ok =
+            fx.b.icmp_imm(IntCC::Sle, amount, 8 * i64::from(span) / unit_bits);
         let limit = if packed {
             format!(
                 "swizzle={} allows at most {span} bytes ({} bits)",
@@ -405,8 +408,7 @@ fn inner_box_rules(
         } else {
             format!("swizzle={} allows at most {span}", t.swizzle.keyword())
         };
-        let parts = shown(fx, limit);
-        rule(fx, cleanup, ok, what, parts);
+        rule(fx, cleanup, ok, what, shown(limit));
     }
 }
 
