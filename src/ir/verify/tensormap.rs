@@ -296,7 +296,7 @@ impl FnVerifier<'_, '_> {
         let Some(inner) = t.layout.exprs().nth(at).and_then(literal) else {
             return;
         };
-        let name = &t.layout.ranges(dims_rank(spec))[at].0;
+        let name = &t.layout.ranges(spec.shape.rank().unwrap_or(0))[at].0;
         let at = Some(index + at);
         if elem.is_align16() {
             if inner != limits::PACKED_INNER_BOX {
@@ -332,11 +332,6 @@ impl FnVerifier<'_, '_> {
             err(self, at, message);
         }
     }
-}
-
-/// The rank of a tensor spec (0 for any rank, which the caller has refused).
-fn dims_rank(spec: &TensorSpec) -> usize {
-    spec.shape.rank().unwrap_or(0)
 }
 
 /// The value of an integer literal.
