@@ -699,12 +699,6 @@ fn tensormap_rules_decided_by_constants_are_verifier_errors() {
         "",
     );
     err(
-        "",
-        "tensormap(a, box=(8, 128), dtype=u4x16_align16)",
-        &format!("{prefix}dtype=u4x16_align16 is not supported yet"),
-        "",
-    );
-    err(
         ", p: ptr",
         "tensormap(p, box=(8))",
         "kernel argument 0 (tensormap of `p`): `p` is a ptr, not a tensor parameter",
@@ -727,6 +721,141 @@ fn tensormap_rules_decided_by_constants_are_verifier_errors() {
         "tensormap(a, box=(bm, 64))",
         "kernel argument 0 (tensormap of `a`): box and element strides are integers, found f32",
         "bm",
+    );
+}
+
+/// A launch of `tma.c` with a descriptor argument `arg` over `a: tensor[(m, SHAPE), uint8]`.
+fn with_bytes(shape: &str, arg: &str) -> String {
+    with_tma(
+        "",
+        &format!("launch tma.c[grid=(1), block=(1)]({arg}, 1u32);"),
+    )
+    .replace("(m, k), float16", &format!("(m, {shape}), uint8"))
+}
+
+#[test]
+fn tensormap_packed_dtypes_verify_over_byte_tensors() {
+    for arg in [
+        "tensormap(a, box=(8, 64), dtype=u4x16_align8)",
+        "tensormap(a, box=(8, 256), swizzle=b128, dtype=u4x16_align8)",
+        "tensormap(a, box=(8, 128), dtype=u4x16_align16)",
+        "tensormap(a, box=(8, 128), swizzle=b128_atom32, dtype=u4x16_align16)",
+        "tensormap(a, box=(8, 128), swizzle=b128, dtype=u6x16_align16)",
+        "tensormap(a, box=(8, 128), swizzle=b128_atom64, dtype=u6x16_align16)",
+    ] {
+        let text = with_bytes("k", arg);
+        let module = parse(&text).unwrap();
+        verify(&module).unwrap_or_else(|e| panic!("{arg}: {e:?}"));
+    }
+    let text = with_bytes("192", "tensormap(a, box=(8, 128), dtype=u6x16_align16)");
+    verify(&parse(&text).unwrap()).unwrap();
+}
+
+#[test]
+fn tensormap_packed_rules_decided_by_constants_are_verifier_errors() {
+    let err = |shape: &str, arg: &str, message: &str, at: &str| {
+        let text = with_bytes(shape, arg);
+        let line = text.lines().nth(9).unwrap();
+        let column = match at {
+            "" => 5,
+            needle => {
+                let open = line.find('(').unwrap();
+                1 + open + line[open..].find(needle).unwrap()
+            }
+        };
+        assert_error(&text, message, &format!("10:{column}"));
+    };
+    let prefix = "kernel argument 0 (tensormap of `a`): ";
+    err(
+        "k",
+        "tensormap(a, box=(8, 64), dtype=u4x16_align16)",
+        &format!("{prefix}box[1] is 64; dtype=u4x16_align16 needs exactly 128"),
+        "64)",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 16), dtype=u4x16_align8)",
+        &format!(
+            "{prefix}the inner box is 16 x 4 bits = 64 bits; it must be a multiple of 16 bytes (128 bits)"
+        ),
+        "16)",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 128), swizzle=b32, dtype=u4x16_align8)",
+        &format!(
+            "{prefix}the inner box is 128 x 4 bits = 512 bits; swizzle=b32 allows at most 32 bytes (256 bits)"
+        ),
+        "128",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 128), swizzle=b64, dtype=u4x16_align16)",
+        &format!(
+            "{prefix}dtype=u4x16_align16 allows swizzle=none, b128, b128_atom32, found swizzle=b64"
+        ),
+        "",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 128), swizzle=b128_atom64, dtype=u4x16_align16)",
+        &format!(
+            "{prefix}dtype=u4x16_align16 allows swizzle=none, b128, b128_atom32, found swizzle=b128_atom64"
+        ),
+        "",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 128), swizzle=b128_atom32_flip8, dtype=u6x16_align16)",
+        &format!(
+            "{prefix}dtype=u6x16_align16 allows swizzle=none, b128, b128_atom32, b128_atom64, found swizzle=b128_atom32_flip8"
+        ),
+        "",
+    );
+    err(
+        "k, 4",
+        "tensormap(a, box=(8, 128, 8), interleave=b16, dtype=u6x16_align16)",
+        &format!("{prefix}dtype=u6x16_align16 needs interleave=none, found interleave=b16"),
+        "",
+    );
+    err(
+        "k",
+        "tensormap(a, box=(8, 64), oob_fill=nan, dtype=u4x16_align8)",
+        &format!("{prefix}oob_fill=nan needs a float element type, found u4x16_align8"),
+        "",
+    );
+    err(
+        "100",
+        "tensormap(a, box=(8, 128), dtype=u4x16_align16)",
+        &format!(
+            "{prefix}`a`'s innermost extent is 100 bytes; dtype=u4x16_align16 needs a multiple of 64 bytes (128 values)"
+        ),
+        "",
+    );
+    err(
+        "64",
+        "tensormap(a, box=(8, 128), dtype=u6x16_align16)",
+        &format!(
+            "{prefix}`a`'s innermost extent is 64 bytes; dtype=u6x16_align16 needs a multiple of 96 bytes (128 values)"
+        ),
+        "",
+    );
+    // An im2col descriptor's inner box is its channels per pixel.
+    err(
+        "h, w, c",
+        "tensormap_im2col(a, lower=(0, 0), upper=(0, 0), channels=64, pixels=32, dtype=u4x16_align16)",
+        &format!("{prefix}channels is 64; dtype=u4x16_align16 needs exactly 128"),
+        "64,",
+    );
+    // The tensor is a container of bytes.
+    let text = with_tma(
+        "",
+        "launch tma.c[grid=(1), block=(1)](tensormap(a, box=(8, 64), dtype=u4x16_align8), 1u32);",
+    );
+    assert_error(
+        &text,
+        "kernel argument 0 (tensormap of `a`): dtype=u4x16_align8 reads `a` as packed bytes, so its dtype must be a 1-byte type (uint8, int8 or a float8 type), found float16",
+        "10:5",
     );
 }
 

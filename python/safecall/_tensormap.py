@@ -90,7 +90,9 @@ def tensormap(
     oob_fill : str, optional
         ``"none"`` or ``"nan"``.
     dtype : str, optional
-        The descriptor's element type when the tensor's dtype cannot say it (``"tf32"``).
+        The descriptor's element type when the tensor's dtype cannot say it (``"tf32"``; the
+        packed ``"u4x16_align8"``, ``"u4x16_align16"``, ``"u6x16_align16"`` over a tensor of
+        bytes, whose innermost extent counts bytes: docs/ir.md, "Packed element types").
 
     Returns
     -------

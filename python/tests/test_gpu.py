@@ -266,3 +266,43 @@ def test_tensormap_im2col_from_the_builder():
     assert (e["dims"], e["lower"], e["upper"], e["channels"], e["pixels"]) == ([64, 8, 8, 2], [-1, -1], [1, 1], 64, 32)
     with pytest.raises(ValueError, match=r"pixels is 0; it must be 1 to 1024"):
         jit.conv(a, 0)
+
+
+def test_tensormap_packed_dtypes_from_the_builder_count_values():
+    import numpy as np
+
+    m = sc.ModuleBuilder("fp4")
+    m.device_binary("kernels", "ptx", TMA_PTX, ["copy"])
+    f = m.function("copy")
+    src = f.tensor("src", ["m", "k"], "uint8")
+    dst = f.tensor("dst", ["p", "q"], "uint8")
+    f.launch(
+        "kernels",
+        "copy",
+        sc.tensormap(src, box=(8, 128), swizzle=128, dtype="u4x16_align16"),
+        sc.tensormap(dst, box=(8, 64), dtype="u4x16_align8"),
+        sc.cast(sc.u32, sc.var("m")),
+        grid=1,
+        block=32,
+        device=0,
+    )
+    assert "tensormap(src, box=(8, 128), swizzle=b128, dtype=u4x16_align16)" in m.text()
+    fake = _fake_driver()
+    jit = safecall.jit(m.build())
+    buf = np.zeros(16 * 64 + 64, dtype=np.uint8)
+    start = -buf.ctypes.data % 32
+    a = buf[start : start + 16 * 64].reshape(16, 64)
+    jit.copy(a, a)
+    n = fake.safecall_fake_cuda_log(None, 0)
+    text = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(text, n + 1)
+    records = [json.loads(line) for line in text.value.decode().splitlines()]
+    encodes = [r for r in records if r["call"] == "cuTensorMapEncodeTiled"]
+    # 64 bytes a row are 128 4-bit values; strides stay in bytes.
+    assert [(e["dtype"], e["dims"], e["strides"], e["box"]) for e in encodes] == [
+        (14, [128, 16], [64], [128, 8]),
+        (13, [128, 16], [64], [64, 8]),
+    ]
+    b = buf[start + 16 : start + 16 + 15 * 64].reshape(15, 64)
+    with pytest.raises(ValueError, match=r"the global address 0x[0-9a-f]+ \(data \+ byte_offset\) is not aligned to 32 bytes, as TMA requires for dtype=u4x16_align16"):
+        jit.copy(b, a)

@@ -431,3 +431,194 @@ fn im2col_descriptors_are_encoded_checked_and_cached() {
         );
     });
 }
+
+const U8: (u8, u8) = (1, 8);
+const I8: (u8, u8) = (0, 8);
+
+#[test]
+fn packed_dtypes_encode_the_innermost_extent_in_values() {
+    each(|how, built| {
+        let f = built.function("packed4");
+        // a: 16 rows of 64 bytes (128 4-bit values); b: 16 rows of 128 bytes (256 values).
+        let (mut sa, mut ta, mut sb, mut tb) = ([16i64, 64], [64i64, 1], [16i64, 128], [128i64, 1]);
+        let a = tensor(0x10_0000, U8, &mut sa, Some(&mut ta));
+        let b = tensor(0x20_0000, U8, &mut sb, Some(&mut tb));
+        call(&f, &[Arg::Tensor(&a), Arg::Tensor(&b), Arg::Int(64)]).unwrap();
+        let e = encodes();
+        assert_eq!(e.len(), 2, "{how:?}");
+        // 16U4_ALIGN8B is 13, 16U4_ALIGN16B 14; strides stay in bytes.
+        assert_eq!(
+            (
+                &e[0]["dtype"],
+                &e[0]["dims"],
+                &e[0]["strides"],
+                &e[0]["box"]
+            ),
+            (&json!(13), &json!([128, 16]), &json!([64]), &json!([64, 8])),
+            "{how:?}"
+        );
+        assert_eq!(
+            (
+                &e[1]["dtype"],
+                &e[1]["dims"],
+                &e[1]["strides"],
+                &e[1]["box"]
+            ),
+            (
+                &json!(14),
+                &json!([256, 16]),
+                &json!([128]),
+                &json!([128, 8])
+            ),
+            "{how:?}"
+        );
+        let w = words(&fake().launches()[0]["args"][1]);
+        assert_eq!(&w[2..4], [256, 16], "{how:?}: the values reach the kernel");
+        // The same call again is a cache hit.
+        call(&f, &[Arg::Tensor(&a), Arg::Tensor(&b), Arg::Int(64)]).unwrap();
+        assert_eq!(encodes().len(), 2, "{how:?}");
+
+        fake().reset();
+        let f = built.function("packed6");
+        // 16 rows of 192 bytes: 256 6-bit values (16 values in each 12 bytes).
+        let (mut s, mut t) = ([16i64, 192], [192i64, 1]);
+        let x = tensor(0x30_0000, I8, &mut s, Some(&mut t));
+        call(&f, &[Arg::Tensor(&x), Arg::Int(128)]).unwrap();
+        let e = encodes();
+        assert_eq!(e.len(), 2, "{how:?}");
+        for r in &e {
+            assert_eq!(
+                (&r["dtype"], &r["dims"], &r["strides"], &r["box"]),
+                (
+                    &json!(15),
+                    &json!([256, 16]),
+                    &json!([192]),
+                    &json!([128, 8])
+                ),
+                "{how:?}"
+            );
+        }
+        assert_eq!((&e[0]["swizzle"], &e[1]["swizzle"]), (&json!(0), &json!(4)));
+    });
+}
+
+#[test]
+fn packed_dtype_rules_are_checked_before_the_driver_is_called() {
+    each(|how, built| {
+        let f = built.function("packed4");
+        let pre = "ValueError: packed4: launch of tma.copy: kernel argument";
+        let check = |a: &DLTensor, b: &DLTensor, bk: i64, expected: &str| {
+            fake().reset();
+            let got = call_err(&f, &[Arg::Tensor(a), Arg::Tensor(b), Arg::Int(bk)]);
+            assert_eq!(got, format!("{pre} {expected}"), "{how:?}");
+            // No descriptor of the failing argument was encoded (argument 0's may have been, or
+            // been found in its cache, when argument 1's rules fail).
+            let e: Vec<Value> = encodes().iter().map(|r| r["dtype"].clone()).collect();
+            let failing = if expected.starts_with("1 ") { 14 } else { 13 };
+            assert!(!e.contains(&json!(failing)), "{how:?}: {expected}: {e:?}");
+            assert!(
+                expected.starts_with("1 ") || e.is_empty(),
+                "{how:?}: {expected}"
+            );
+            assert!(fake().launches().is_empty(), "{how:?}: {expected}");
+        };
+        let (mut sa, mut ta, mut sb, mut tb) = ([16i64, 64], [64i64, 1], [16i64, 128], [128i64, 1]);
+        let a = tensor(0x10_0000, U8, &mut sa, Some(&mut ta));
+        let b = tensor(0x20_0000, U8, &mut sb, Some(&mut tb));
+        check(
+            &a,
+            &b,
+            16,
+            "0 (tensormap of 'a'): the inner box is 16 x 4 bits = 64 bits; it must be a multiple of 16 bytes (128 bits)",
+        );
+        check(
+            &a,
+            &b,
+            256,
+            "0 (tensormap of 'a'): the inner box is 256 x 4 bits = 1024 bits; swizzle=b64 allows at most 64 bytes (512 bits)",
+        );
+        let (mut s0, mut t0) = ([16i64, 0], [64i64, 1]);
+        check(
+            &tensor(0x10_0000, U8, &mut s0, Some(&mut t0)),
+            &b,
+            64,
+            "0 (tensormap of 'a'): a.shape[1] is 0 bytes = 0 values of dtype=u4x16_align8; a TMA dimension must be 1 to 4294967296",
+        );
+        let (mut s1, mut t1) = ([16i64, (1 << 31) + 16], [1i64 << 32, 1]);
+        check(
+            &tensor(0x10_0000, U8, &mut s1, Some(&mut t1)),
+            &b,
+            64,
+            "0 (tensormap of 'a'): a.shape[1] is 2147483664 bytes = 4294967328 values of dtype=u4x16_align8; a TMA dimension must be 1 to 4294967296",
+        );
+        check(
+            &a,
+            &tensor(0x20_0010, U8, &mut sb, Some(&mut tb)),
+            64,
+            "1 (tensormap of 'b'): the global address 0x200010 (data + byte_offset) is not aligned to 32 bytes, as TMA requires for dtype=u4x16_align16",
+        );
+        let (mut s2, mut t2) = ([16i64, 128], [144i64, 1]);
+        check(
+            &a,
+            &tensor(0x20_0000, U8, &mut s2, Some(&mut t2)),
+            64,
+            "1 (tensormap of 'b'): b.strides[0] is 144 elements = 144 bytes; a TMA stride must be a multiple of 32 bytes and below 2^40 for dtype=u4x16_align16",
+        );
+        let (mut s3, mut t3) = ([16i64, 96], [128i64, 1]);
+        check(
+            &a,
+            &tensor(0x20_0000, U8, &mut s3, Some(&mut t3)),
+            64,
+            "1 (tensormap of 'b'): b.shape[1] is 96 bytes; dtype=u4x16_align16 needs a multiple of 64 bytes (128 values)",
+        );
+
+        let f = built.function("packed6");
+        let check6 = |x: &DLTensor, bk: i64, expected: &str| {
+            fake().reset();
+            let got = call_err(&f, &[Arg::Tensor(x), Arg::Int(bk)]);
+            assert_eq!(
+                got,
+                format!(
+                    "ValueError: packed6: launch of tma.copy: kernel argument 0 (tensormap of 'a'): {expected}"
+                ),
+                "{how:?}"
+            );
+            assert!(encodes().is_empty(), "{how:?}: {expected}");
+        };
+        let (mut s, mut t) = ([16i64, 192], [192i64, 1]);
+        let x = tensor(0x30_0000, I8, &mut s, Some(&mut t));
+        check6(
+            &x,
+            64,
+            "box[1] is 64; dtype=u6x16_align16 needs exactly 128",
+        );
+        let (mut s4, mut t4) = ([16i64, 128], [128i64, 1]);
+        check6(
+            &tensor(0x30_0000, I8, &mut s4, Some(&mut t4)),
+            128,
+            "a.shape[1] is 128 bytes; dtype=u6x16_align16 needs a multiple of 96 bytes (128 values)",
+        );
+    });
+}
+
+#[test]
+fn the_workaround_measures_a_packed_tensor_in_bytes() {
+    each(|how, built| {
+        let f = built.function("packed4");
+        let bit = |rows: i64, address: usize| -> bool {
+            fake().reset();
+            fake().set_driver_version(13000);
+            let (mut sa, mut ta) = ([rows, 64], [64i64, 1]);
+            let (mut sb, mut tb) = ([16i64, 128], [128i64, 1]);
+            let a = tensor(address, U8, &mut sa, Some(&mut ta));
+            let b = tensor(0x20_0000, U8, &mut sb, Some(&mut tb));
+            call(&f, &[Arg::Tensor(&a), Arg::Tensor(&b), Arg::Int(64)]).unwrap();
+            fake().set_driver_version(0);
+            words(&fake().launches()[0]["args"][0])[1] >> 21 & 1 == 1
+        };
+        // 2047 rows of 64 bytes span 131008 bytes: below 128 KiB, cleared (counted in 4-bit
+        // values, 1 + 2046 * 64 + 127 = 131072, it would be kept); 2048 rows span 131072: kept.
+        assert!(!bit(2047, 0x40_0000), "{how:?}");
+        assert!(bit(2048, 0x50_0000), "{how:?}");
+    });
+}

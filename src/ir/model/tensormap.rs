@@ -356,8 +356,9 @@ keyword_enum! {
 }
 
 impl TensorMapDtype {
-    /// Bytes per element the driver counts in box and stride rules (the packed types count
-    /// one byte per 16-element group's share as the driver does: 1).
+    /// Bytes per element of the tensor, which turn its strides into the driver's byte strides:
+    /// 1 for the packed types, whose tensor is a container of bytes ([`Self::packing`]; the
+    /// inner-box rules use [`Self::box_bits`]).
     pub fn size(self) -> u32 {
         match self {
             TensorMapDtype::U8
@@ -375,8 +376,9 @@ impl TensorMapDtype {
         }
     }
 
-    /// Whether it is one of the packed 4- and 6-bit types, whose dims the driver counts in
-    /// packed values and whose rules differ (32-byte alignment, a 128-value inner box).
+    /// Whether it is one of the packed 4- and 6-bit types, whose innermost dim the driver
+    /// counts in values ([`Self::packing`]) and whose rules differ (docs/ir.md, "Packed
+    /// element types").
     pub fn is_packed(self) -> bool {
         matches!(
             self,
@@ -384,6 +386,79 @@ impl TensorMapDtype {
                 | TensorMapDtype::U4x16Align16
                 | TensorMapDtype::U6x16Align16
         )
+    }
+
+    /// How a packed type's values lie in the tensor, a container of bytes (docs/ir.md, "Packed
+    /// element types"): `Some((values, bytes))`, `values` 4- or 6-bit values in each `bytes`
+    /// bytes of global memory, which holds them without gaps (the gaps of the `align16` types
+    /// are in shared memory): `(2, 1)` for the 4-bit types, `(4, 3)` for `u6x16_align16`;
+    /// `None` for the other types. The driver's innermost dim is the tensor's innermost extent
+    /// in bytes times `values / bytes`.
+    pub fn packing(self) -> Option<(i64, i64)> {
+        match self {
+            TensorMapDtype::U4x16Align8 | TensorMapDtype::U4x16Align16 => Some((2, 1)),
+            TensorMapDtype::U6x16Align16 => Some((4, 3)),
+            TensorMapDtype::U8
+            | TensorMapDtype::U16
+            | TensorMapDtype::U32
+            | TensorMapDtype::I32
+            | TensorMapDtype::U64
+            | TensorMapDtype::I64
+            | TensorMapDtype::F16
+            | TensorMapDtype::F32
+            | TensorMapDtype::F64
+            | TensorMapDtype::Bf16
+            | TensorMapDtype::F32Ftz
+            | TensorMapDtype::Tf32
+            | TensorMapDtype::Tf32Ftz => None,
+        }
+    }
+
+    /// Bits per element in the inner-box rules (the element size the driver derives from the
+    /// type, in shared memory): 4 for `u4x16_align8` (no gaps), 8 for the `align16` types (16
+    /// values in each 16 bytes), the size in bits otherwise.
+    pub fn box_bits(self) -> u32 {
+        match self {
+            TensorMapDtype::U4x16Align8 => 4,
+            other => 8 * other.size(),
+        }
+    }
+
+    /// Whether it is one of the `align16` packed types: 32-byte address and strides, an
+    /// innermost dim that is a multiple of [`limits::PACKED_INNER_BOX`] values and an inner box
+    /// of exactly that many values.
+    pub fn is_align16(self) -> bool {
+        matches!(
+            self,
+            TensorMapDtype::U4x16Align16 | TensorMapDtype::U6x16Align16
+        )
+    }
+
+    /// The swizzles the driver allows with it, `None` when any is allowed:
+    /// `u4x16_align16` none, `b128`, `b128_atom32` (loads only); `u6x16_align16` those and
+    /// `b128_atom64` (stores only).
+    pub fn swizzles(self) -> Option<&'static [Swizzle]> {
+        const LOADS: &[Swizzle] = &[Swizzle::None, Swizzle::B128, Swizzle::B128Atom32];
+        const U6: &[Swizzle] = &[
+            Swizzle::None,
+            Swizzle::B128,
+            Swizzle::B128Atom32,
+            Swizzle::B128Atom64,
+        ];
+        match self {
+            TensorMapDtype::U4x16Align16 => Some(LOADS),
+            TensorMapDtype::U6x16Align16 => Some(U6),
+            other => {
+                debug_assert!(!other.is_align16());
+                None
+            }
+        }
+    }
+
+    /// The alignment in bytes its address and strides need (32 for the `align16` types, else
+    /// 16; interleave may ask more, [`Interleave::alignment`]).
+    pub fn alignment(self) -> u32 {
+        if self.is_align16() { 32 } else { 16 }
     }
 
     /// Whether it is a float type (only those take `oob_fill=nan`).
@@ -449,6 +524,9 @@ pub mod limits {
     pub const STRIDE_LIMIT: i64 = 1 << 40;
     /// The inner box dimension in bytes is a multiple of this (without interleave).
     pub const BOX_INNER_MULTIPLE: i64 = 16;
+    /// The inner box (and the innermost dim's multiple) of the `align16` packed types, in
+    /// values.
+    pub const PACKED_INNER_BOX: i64 = 128;
     /// Size of a `CUtensorMap` (cudarc's `CUtensorMap_st`: 128).
     pub const MAP_SIZE: u32 = size_of::<cudarc::driver::sys::CUtensorMap_st>() as u32;
     /// Alignment of the storage the lowering passes to the kernel (CUDA 13 declares 128;

@@ -3,12 +3,13 @@
 //! that constants decide (the rest is checked at call time, docs/ir.md "TMA descriptors").
 
 use super::super::model::{
-    Expr, Interleave, OobFill, ParamType, ScalarType, TensorMapArg, TensorMapDtype,
-    TensorMapLayout, Type, tensormap_limits as limits,
+    Dim, Expr, Interleave, OobFill, ParamType, ScalarType, TensorMapArg, TensorMapDtype,
+    TensorMapLayout, TensorShape, TensorSpec, Type, tensormap_limits as limits,
 };
 use super::super::source_map::StmtPath;
 use super::super::syntax;
 use super::{FnVerifier, StmtFocus};
+use safecall_runtime::abi::dtype_code;
 
 impl FnVerifier<'_, '_> {
     /// Descriptor argument `k` of a launch, whose expressions start at `index`; whether it is
@@ -172,16 +173,7 @@ impl FnVerifier<'_, '_> {
             );
         }
         if let Some(elem) = elem.filter(|e| e.is_packed()) {
-            err(
-                self,
-                None,
-                format!(
-                    "dtype={} is not supported yet: the driver counts the dims of the packed \
-                     4- and 6-bit types in packed values, which the tensor's shape does not give",
-                    elem.keyword()
-                ),
-            );
-            return false;
+            self.packed_rules(path, index, &what, t, &spec, elem);
         }
         if let Some(elem) = elem {
             if t.oob_fill == OobFill::Nan && !elem.is_float() {
@@ -199,7 +191,9 @@ impl FnVerifier<'_, '_> {
             let inner = t.layout.exprs().nth(at);
             let at = index + at;
             let inner = inner.and_then(literal);
-            if let Some(inner) = inner.filter(|_| t.interleave == Interleave::None) {
+            if let Some(inner) =
+                inner.filter(|_| t.interleave == Interleave::None && !elem.is_packed())
+            {
                 let bytes = inner * i64::from(elem.size());
                 let at = Some(at);
                 if multiple && bytes % limits::BOX_INNER_MULTIPLE != 0 {
@@ -227,6 +221,116 @@ impl FnVerifier<'_, '_> {
             }
         }
         self.v.errors.len() == before
+    }
+}
+
+impl FnVerifier<'_, '_> {
+    /// The rules of a packed element type `elem` (docs/ir.md, "Packed element types") that
+    /// constants decide: the tensor a container of bytes, the interleave and swizzle the type
+    /// allows, the inner box (exactly 128 values for the `align16` types; a multiple of 16
+    /// bytes and within the swizzle span at half a byte per value for `u4x16_align8`), and a
+    /// constant innermost extent a whole number of packed groups.
+    fn packed_rules(
+        &mut self,
+        path: &StmtPath,
+        index: usize,
+        what: &str,
+        t: &TensorMapArg,
+        spec: &TensorSpec,
+        elem: TensorMapDtype,
+    ) {
+        let err = |this: &mut Self, at: Option<usize>, message: String| {
+            let focus = at.map_or(StmtFocus::Whole, |i| StmtFocus::Expr(vec![i]));
+            this.stmt_err(path, focus, format!("{what}: {message}"));
+        };
+        let dtype = elem.keyword();
+        let byte_container = spec
+            .dtype
+            .is_some_and(|d| d.bits == 8 && d.lanes == 1 && d.code != dtype_code::BOOL);
+        if !byte_container {
+            let found = spec.dtype.map_or("any".to_owned(), syntax::dtype);
+            let message = format!(
+                "dtype={dtype} reads `{}` as packed bytes, so its dtype must be a 1-byte type \
+                 (uint8, int8 or a float8 type), found {found}",
+                t.tensor
+            );
+            err(self, None, message);
+        }
+        if elem == TensorMapDtype::U6x16Align16 && t.interleave != Interleave::None {
+            let message = format!(
+                "dtype={dtype} needs interleave=none, found interleave={}",
+                t.interleave.keyword()
+            );
+            err(self, None, message);
+        }
+        if let Some(allowed) = elem.swizzles().filter(|a| !a.contains(&t.swizzle)) {
+            let words: Vec<&str> = allowed.iter().map(|s| s.keyword()).collect();
+            let message = format!(
+                "dtype={dtype} allows swizzle={}, found swizzle={}",
+                words.join(", "),
+                t.swizzle.keyword()
+            );
+            err(self, None, message);
+        }
+        if let (Some((values, bytes)), TensorShape::Dims(dims)) = (elem.packing(), &spec.shape)
+            && let Some(Dim::Const(extent)) = dims.last()
+        {
+            let group = if elem.is_align16() {
+                limits::PACKED_INNER_BOX * bytes / values
+            } else {
+                bytes
+            };
+            if extent % group != 0 {
+                let message = format!(
+                    "`{}`'s innermost extent is {extent} bytes; dtype={dtype} needs a multiple \
+                     of {group} bytes ({} values)",
+                    t.tensor,
+                    group * values / bytes
+                );
+                err(self, None, message);
+            }
+        }
+        let Some((at, multiple)) = t.layout.inner() else {
+            return;
+        };
+        let Some(inner) = t.layout.exprs().nth(at).and_then(literal) else {
+            return;
+        };
+        let name = &t.layout.ranges(spec.shape.rank().unwrap_or(0))[at].0;
+        let at = Some(index + at);
+        if elem.is_align16() {
+            if inner != limits::PACKED_INNER_BOX {
+                let message = format!(
+                    "{name} is {inner}; dtype={dtype} needs exactly {}",
+                    limits::PACKED_INNER_BOX
+                );
+                err(self, at, message);
+            }
+            return;
+        }
+        if t.interleave != Interleave::None {
+            return;
+        }
+        let per = elem.box_bits();
+        let bits = inner * i64::from(per);
+        let unit = 8 * limits::BOX_INNER_MULTIPLE;
+        if multiple && bits % unit != 0 {
+            let message = format!(
+                "the inner box is {inner} x {per} bits = {bits} bits; it must be a multiple of \
+                 {} bytes ({unit} bits)",
+                limits::BOX_INNER_MULTIPLE
+            );
+            err(self, at, message);
+        }
+        if let Some(span) = t.swizzle.span().filter(|s| bits > 8 * i64::from(*s)) {
+            let message = format!(
+                "the inner box is {inner} x {per} bits = {bits} bits; swizzle={} allows at \
+                 most {span} bytes ({} bits)",
+                t.swizzle.keyword(),
+                8 * span
+            );
+            err(self, at, message);
+        }
     }
 }
 

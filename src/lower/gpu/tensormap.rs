@@ -30,8 +30,10 @@ pub(super) struct Prepared<'a> {
     addr_int: Var,
     /// Strides in elements, in the tensor's order (`I64`).
     elem_strides: Vec<Var>,
-    /// Dims, innermost first (`I64`).
+    /// Dims, innermost first (`I64`), as the driver counts them (values of a packed type).
     dims: Vec<Var>,
+    /// The tensor's innermost extent (bytes for a packed type; `dims[0]` otherwise).
+    inner_extent: Option<Var>,
     /// Strides in bytes of dims 1.. innermost first (`I64`).
     strides: Vec<Var>,
     /// The layout's values (`I64`), in [`TensorMapLayout::exprs`] order (outermost first).
@@ -131,6 +133,16 @@ pub(super) fn prepare<'a>(
         strides.push(fx.b.binary_imm(BinOp::Imul, elem_strides[i], size));
     }
     dims.reverse();
+    let inner_extent = dims.first().copied();
+    if let (Some((values, bytes)), Some(d)) = (elem.packing(), dims.first_mut()) {
+        let scaled = fx.b.binary_imm(BinOp::Imul, *d, values);
+        *d = if bytes == 1 {
+            scaled
+        } else {
+            let by = fx.b.iconst(Ty::I64, bytes);
+            fx.b.binary(BinOp::Sdiv, scaled, by)
+        };
+    }
 
     let mut key = vec![addr_int];
     key.extend(&dims);
@@ -165,6 +177,7 @@ pub(super) fn prepare<'a>(
         addr_int,
         elem_strides,
         dims,
+        inner_extent,
         strides,
         layout,
         element_strides,
@@ -178,8 +191,12 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
     let t = p.arg;
     let what = p.what.as_str();
     let rank = p.dims.len();
-    let size = i64::from(p.elem.size());
-    let align = i64::from(t.interleave.alignment());
+    let align = i64::from(t.interleave.alignment().max(p.elem.alignment()));
+    let because = if p.elem.alignment() > t.interleave.alignment() {
+        format!(" for dtype={}", p.elem.keyword())
+    } else {
+        String::new()
+    };
     let ok = multiple_of(fx, p.addr_int, align);
     rule(
         fx,
@@ -190,13 +207,17 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             MsgPart::text("the global address "),
             MsgPart::Value(Tag::Ptr, p.addr),
             MsgPart::text(format!(
-                " (data + byte_offset) is not aligned to {align} bytes, as TMA requires"
+                " (data + byte_offset) is not aligned to {align} bytes, as TMA requires{because}"
             )),
         ],
     );
     // `dims` is innermost first; messages use the tensor's order.
     for (j, &d) in p.dims.iter().enumerate().rev() {
         let i = rank - 1 - j;
+        if j == 0 && p.elem.is_packed() {
+            packed_inner_rules(fx, cleanup, p, d);
+            continue;
+        }
         let ok = in_range(fx, d, 1, limits::MAX_DIM);
         rule(
             fx,
@@ -214,7 +235,7 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
         );
     }
     // The innermost dimension is contiguous.
-    if let (Some(&s), Some(&d)) = (p.elem_strides.last(), p.dims.first()) {
+    if let (Some(&s), Some(d)) = (p.elem_strides.last(), p.inner_extent) {
         let one = fx.b.icmp_imm(IntCC::Eq, s, 1);
         let single = fx.b.icmp_imm(IntCC::Eq, d, 1);
         let ok = fx.b.binary(BinOp::Or, one, single);
@@ -249,7 +270,7 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
                 MsgPart::text(" elements = "),
                 MsgPart::Value(Tag::I64, bytes),
                 MsgPart::text(format!(
-                    " bytes; a TMA stride must be a multiple of {align} bytes and below 2^40"
+                    " bytes; a TMA stride must be a multiple of {align} bytes and below 2^40{because}"
                 )),
             ],
         );
@@ -274,7 +295,7 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             ],
         );
         if let Some((_, multiple)) = inner.filter(|(at, _)| *at == k) {
-            inner_box_rules(fx, cleanup, t, what, v, size, multiple);
+            inner_box_rules(fx, cleanup, p, v, multiple);
         }
     }
     for (j, &v) in p.element_strides.iter().enumerate().rev() {
@@ -300,55 +321,155 @@ pub(super) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
     }
 }
 
-/// The rules on a run-time inner box `v` (elements): without interleave, its bytes a multiple
-/// of 16 (when `multiple`: tiled only) and within the swizzle span.
+/// The rules on a run-time inner box `v` (elements): exactly 128 values for the `align16`
+/// packed types; otherwise, without interleave, its bytes a multiple of 16 (when `multiple`:
+/// tiled only) and within the swizzle span (in bits at half a byte per value for
+/// `u4x16_align8`).
 fn inner_box_rules(
     fx: &mut FnCtx<'_, '_>,
     cleanup: &Cleanup<'_>,
-    t: &TensorMapArg,
-    what: &str,
+    p: &Prepared<'_>,
     v: Var,
-    size: i64,
     multiple: bool,
 ) {
+    let (t, what, elem) = (p.arg, p.what.as_str(), p.elem);
+    if elem.is_align16() {
+        let ok = fx.b.icmp_imm(IntCC::Eq, v, limits::PACKED_INNER_BOX);
+        let rank = p.dims.len();
+        let (at, _) = t.layout.inner().unwrap_or_default();
+        let name = t.layout.ranges(rank)[at].0.clone();
+        rule(
+            fx,
+            cleanup,
+            ok,
+            what,
+            vec![
+                MsgPart::text(format!("{name} is ")),
+                MsgPart::Value(Tag::I64, v),
+                MsgPart::text(format!(
+                    "; dtype={} needs exactly {}",
+                    elem.keyword(),
+                    limits::PACKED_INNER_BOX
+                )),
+            ],
+        );
+        return;
+    }
     if t.interleave != crate::ir::Interleave::None {
         return;
     }
-    let bytes = fx.b.binary_imm(BinOp::Imul, v, size);
-    if multiple {
-        let ok = multiple_of(fx, bytes, limits::BOX_INNER_MULTIPLE);
-        rule(
-            fx,
-            cleanup,
-            ok,
-            what,
+    // Whole-byte types measure the inner box in bytes, `u4x16_align8` in bits.
+    let packed = elem.is_packed();
+    let (per, unit_bits) = if packed {
+        (i64::from(elem.box_bits()), 1)
+    } else {
+        (i64::from(elem.size()), 8)
+    };
+    let amount = fx.b.binary_imm(BinOp::Imul, v, per);
+    let shown = |limit: String| {
+        if packed {
             vec![
                 MsgPart::text("the inner box is "),
-                MsgPart::Value(Tag::I64, bytes),
-                MsgPart::text(format!(
-                    " bytes; it must be a multiple of {}",
-                    limits::BOX_INNER_MULTIPLE
-                )),
-            ],
-        );
+                MsgPart::Value(Tag::I64, v),
+                MsgPart::text(format!(" x {per} bits = ")),
+                MsgPart::Value(Tag::I64, amount),
+                MsgPart::text(format!(" bits; {limit}")),
+            ]
+        } else {
+            vec![
+                MsgPart::text("the inner box is "),
+                MsgPart::Value(Tag::I64, amount),
+                MsgPart::text(format!(" bytes; {limit}")),
+            ]
+        }
+    };
+    if multiple {
+        let ok = multiple_of(fx, amount, 8 * limits::BOX_INNER_MULTIPLE / unit_bits);
+        let limit = if packed {
+            format!(
+                "it must be a multiple of {} bytes ({} bits)",
+                limits::BOX_INNER_MULTIPLE,
+                8 * limits::BOX_INNER_MULTIPLE
+            )
+        } else {
+            format!("it must be a multiple of {}", limits::BOX_INNER_MULTIPLE)
+        };
+        rule(fx, cleanup, ok, what, shown(limit));
     }
     if let Some(span) = t.swizzle.span() {
-        let ok = fx.b.icmp_imm(IntCC::Sle, bytes, i64::from(span));
-        rule(
-            fx,
-            cleanup,
-            ok,
-            what,
-            vec![
-                MsgPart::text("the inner box is "),
-                MsgPart::Value(Tag::I64, bytes),
-                MsgPart::text(format!(
-                    " bytes; swizzle={} allows at most {span}",
-                    t.swizzle.keyword()
-                )),
-            ],
-        );
+        let ok =
+            fx.b.icmp_imm(IntCC::Sle, amount, 8 * i64::from(span) / unit_bits);
+        let limit = if packed {
+            format!(
+                "swizzle={} allows at most {span} bytes ({} bits)",
+                t.swizzle.keyword(),
+                8 * span
+            )
+        } else {
+            format!("swizzle={} allows at most {span}", t.swizzle.keyword())
+        };
+        rule(fx, cleanup, ok, what, shown(limit));
     }
+}
+
+/// The rules on a packed type's innermost dim `values` (the driver's count): the tensor's
+/// extent in bytes and the values both 1 to 2^32, and for the `align16` types a whole number
+/// of 128-value groups (64 bytes of 4-bit values, 96 of 6-bit ones).
+fn packed_inner_rules(
+    fx: &mut FnCtx<'_, '_>,
+    cleanup: &Cleanup<'_>,
+    p: &Prepared<'_>,
+    values: Var,
+) {
+    let (t, what, elem) = (p.arg, p.what.as_str(), p.elem);
+    let Some(bytes) = p.inner_extent else {
+        return;
+    };
+    let i = p.dims.len() - 1;
+    let dtype = elem.keyword();
+    let a = in_range(fx, bytes, 1, limits::MAX_DIM);
+    let b = in_range(fx, values, 1, limits::MAX_DIM);
+    let ok = fx.b.binary(BinOp::And, a, b);
+    rule(
+        fx,
+        cleanup,
+        ok,
+        what,
+        vec![
+            MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
+            MsgPart::Value(Tag::I64, bytes),
+            MsgPart::text(" bytes = "),
+            MsgPart::Value(Tag::I64, values),
+            MsgPart::text(format!(
+                " values of dtype={dtype}; a TMA dimension must be 1 to {}",
+                limits::MAX_DIM
+            )),
+        ],
+    );
+    let Some((per, group_bytes)) = elem.packing() else {
+        return;
+    };
+    if !elem.is_align16() {
+        return;
+    }
+    let group = limits::PACKED_INNER_BOX * group_bytes / per;
+    let by = fx.b.iconst(Ty::I64, group);
+    let rem = fx.b.binary(BinOp::Srem, bytes, by);
+    let ok = fx.b.icmp_imm(IntCC::Eq, rem, 0);
+    rule(
+        fx,
+        cleanup,
+        ok,
+        what,
+        vec![
+            MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
+            MsgPart::Value(Tag::I64, bytes),
+            MsgPart::text(format!(
+                " bytes; dtype={dtype} needs a multiple of {group} bytes ({} values)",
+                limits::PACKED_INNER_BOX
+            )),
+        ],
+    );
 }
 
 /// The 128-byte aligned storage of a descriptor on the stack.
@@ -470,7 +591,12 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
     let mut last = fx.b.iconst(Ty::I64, 0);
     let size = fx.b.iconst(Ty::I64, i64::from(p.elem.size()));
     for (j, &d) in p.dims.iter().enumerate() {
-        let stride = if j == 0 { size } else { p.strides[j - 1] };
+        // The span is in bytes: a packed type's innermost extent is the tensor's, in bytes.
+        let (d, stride) = match (j, p.inner_extent) {
+            (0, Some(bytes)) => (bytes, size),
+            (0, None) => (d, size),
+            _ => (d, p.strides[j - 1]),
+        };
         let extent = fx.b.binary_imm(BinOp::Isub, d, 1);
         let bytes = fx.b.binary(BinOp::Imul, extent, stride);
         last = fx.b.binary(BinOp::Iadd, last, bytes);
