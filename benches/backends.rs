@@ -7,8 +7,11 @@
 //!   `compile/link/*`, linking alone from the object's bytes.
 //! - `ir_text_to_so/*`: `examples/ir/launcher.scir` from its IR text (parsing included) to a
 //!   shared library on disk with the default settings, linked in-process (the default) and by
-//!   `cc`, side by side: the ratio of the two is read from one run; and the same with every
-//!   function compiled by Cranelift (`launcher_all_cranelift/*`, the error paths included).
+//!   `cc`, side by side: the ratio of the two is read from one run; the same without mid-end
+//!   optimization (`launcher_opt_none/*`, `--opt none`); and the same with every function
+//!   compiled by Cranelift (`launcher_all_cranelift/*`, the error paths included: the default
+//!   before the baseline compiler took them, so `launcher_all_cranelift/cc` is the path through
+//!   `cc` that issue 30 measures against).
 //! - `call/*`: the JIT-compiled `add_one` host function called through its raw safe-call
 //!   pointer with two 4-element float32 DLTensor arguments (all argument checks included).
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
@@ -23,7 +26,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use safecall::Backend;
-use safecall::backend::cranelift::{ColdFunctions, CraneliftOptions};
+use safecall::backend::cranelift::{ColdFunctions, CraneliftOptions, OptLevel};
 use safecall::backend::llvm::LlvmOptions;
 use safecall::jit::{JitModule, JitOptions};
 
@@ -123,8 +126,9 @@ fn ir_text_to_so(c: &mut Criterion) {
     let text = std::fs::read_to_string(&path).expect("read the example");
     let dir = support::scratch_dir("ir_text_to_so");
     let mut group = c.benchmark_group("ir_text_to_so");
-    // The default settings, then every function by Cranelift (the default before the baseline
-    // compiler took the error paths: "today's path" of issue 30).
+    // The default settings, the same without mid-end optimization, then every function by
+    // Cranelift (the default before the baseline compiler took the error paths: "today's path"
+    // of issue 30).
     let all_cranelift = safecall::Options {
         cranelift: CraneliftOptions {
             cold: ColdFunctions::Cranelift,
@@ -132,8 +136,16 @@ fn ir_text_to_so(c: &mut Criterion) {
         },
         ..Default::default()
     };
+    let opt_none = safecall::Options {
+        cranelift: CraneliftOptions {
+            opt_level: OptLevel::None,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     for (label, options) in [
         ("launcher", safecall::Options::default()),
+        ("launcher_opt_none", opt_none),
         ("launcher_all_cranelift", all_cranelift),
     ] {
         for linker in safecall::aot::Linker::ALL {

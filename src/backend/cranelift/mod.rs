@@ -30,13 +30,14 @@ pub(crate) use translate::Declared;
 /// Cranelift's optimization level (its `opt_level` setting).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OptLevel {
-    /// No mid-end optimization: the fastest compiles (the default). Argument checks cost a few
-    /// instructions more per call than with [`OptLevel::Speed`] (170 against 165 for add_one's
-    /// call through `benches/c/call_loop.c`, counted by callgrind).
-    #[default]
+    /// No mid-end optimization: the fastest compiles. The code costs more instructions per
+    /// call than with [`OptLevel::Speed`]: 170 against 165 for add_one's call through
+    /// `benches/c/call_loop.c`, and 433 against 339 for a launch with every launch setting
+    /// (`benches/gpu_launch_count.sh`), both counted by callgrind.
     None,
-    /// Optimize for speed: the mid-end's e-graph rewrites and alias analysis (about 0.5 ms more
-    /// for `examples/ir/launcher.scir`).
+    /// Optimize for speed (the default): the mid-end's e-graph rewrites and alias analysis
+    /// (about 0.4 ms more for `examples/ir/launcher.scir`).
+    #[default]
     Speed,
     /// Optimize for speed and code size.
     SpeedAndSize,
@@ -124,10 +125,10 @@ named_setting!(
 
 /// Code generation settings of the Cranelift backend. The defaults are those of objects and
 /// shared libraries (the JIT's own are [`JitOptions::cranelift`](crate::jit::JitOptions)):
-/// no mid-end optimization, the backtracking register allocator (the single-pass one makes
+/// optimized for speed, the backtracking register allocator (the single-pass one makes
 /// argument checks much slower: 268 instructions per add_one call against 170), the error paths
-/// by the baseline compiler. `opt_level: OptLevel::Speed` (`--opt speed`) trades compile time
-/// for slightly faster checks.
+/// by the baseline compiler. `opt_level: OptLevel::None` (`--opt none`) trades slower checks
+/// and launches for a faster compile.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CraneliftOptions {
     /// The optimization level.
@@ -148,7 +149,7 @@ pub struct CraneliftOptions {
 impl Default for CraneliftOptions {
     fn default() -> Self {
         CraneliftOptions {
-            opt_level: OptLevel::None,
+            opt_level: OptLevel::Speed,
             verify: false,
             regalloc: Regalloc::Backtracking,
             target: None,
