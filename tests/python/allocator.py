@@ -10,28 +10,10 @@ import gc
 
 import numpy as np
 import tvm_ffi  # noqa: F401  (loads libtvm_ffi with RTLD_GLOBAL)
+from dlpack import DLDataType, DLDevice, DLTensor
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
+# The DLPack structs are the check suite's DLPack producer's (tests/python/dlpack.py).
 class DLManagedTensorVersioned(ctypes.Structure):
     pass
 
