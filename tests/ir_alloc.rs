@@ -2,40 +2,14 @@
 //! builder and the verifier (each error with its message and the place it points at).
 
 use safecall::ir::build::*;
-use safecall::ir::parse::{parse, parse_with_source_map};
-use safecall::ir::verify::{Source, render_errors, verify};
+use safecall::ir::parse::parse;
+use safecall::ir::verify::verify;
 use safecall::ir::{AllocDevice, IntType, RetType, Stmt, print};
 
-/// Parses and verifies `text`; returns the rendered diagnostics (parse or verify errors).
-fn diagnose(text: &str) -> String {
-    match parse_with_source_map(text) {
-        Err(e) => e.render("input.scir", text),
-        Ok((module, map)) => match verify(&module) {
-            Ok(_) => panic!("accepted:\n{text}"),
-            Err(errors) => render_errors(
-                &errors,
-                Some(Source {
-                    file: "input.scir",
-                    text,
-                    map: &map,
-                }),
-            ),
-        },
-    }
-}
+#[path = "common/diagnostics.rs"]
+mod diagnostics;
 
-/// Asserts the diagnostics of `text` hold `message` and point at `line:column`.
-fn assert_error(text: &str, message: &str, at: &str) {
-    let rendered = diagnose(text);
-    assert!(
-        rendered.contains(message),
-        "expected {message:?} in:\n{rendered}"
-    );
-    assert!(
-        rendered.contains(&format!("--> input.scir:{at}\n")),
-        "expected position {at} in:\n{rendered}"
-    );
-}
+use diagnostics::{assert_error, diagnose};
 
 fn body(ret: &str, stmts: &str) -> String {
     format!(

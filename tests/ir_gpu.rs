@@ -6,51 +6,20 @@ use safecall::ir::parse::{parse, parse_in_dir, parse_with_source_map};
 use safecall::ir::verify::{Source, render_errors, render_warnings, verify};
 use safecall::ir::{self, BinaryFormat, ClusterPolicy, Expr, IntType, ParamType, print};
 
+#[path = "common/diagnostics.rs"]
+mod diagnostics;
 #[path = "ir_gpu/tensormap.rs"]
 mod tensormap;
 
-const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k(.param .u64 a, .param .u64 b)\";\n    kernels [k, k2];\n}\n\n";
+use diagnostics::{assert_error, assert_rendered, diagnose};
 
-/// Parses and verifies `text`; returns the rendered diagnostics (parse or verify errors).
-fn diagnose(text: &str) -> String {
-    match parse_with_source_map(text) {
-        Err(e) => e.render("input.scir", text),
-        Ok((module, map)) => match verify(&module) {
-            Ok(_) => panic!("accepted:\n{text}"),
-            Err(errors) => render_errors(
-                &errors,
-                Some(Source {
-                    file: "input.scir",
-                    text,
-                    map: &map,
-                }),
-            ),
-        },
-    }
-}
+const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k(.param .u64 a, .param .u64 b)\";\n    kernels [k, k2];\n}\n\n";
 
 /// A function `f` with a CUDA tensor `x` and the statement `stmt`.
 fn with_launch(stmt: &str) -> String {
     format!(
         "{HEAD}fn f(x: tensor[(n,), float32, device=cuda], p: ptr, s: str) {{\n    {stmt}\n}}\n"
     )
-}
-
-/// Asserts the diagnostics of `text` hold `message` and point at `line:column`.
-fn assert_error(text: &str, message: &str, at: &str) {
-    assert_rendered(&diagnose(text), message, at);
-}
-
-/// Asserts rendered diagnostics hold `message` and point at `line:column`.
-fn assert_rendered(rendered: &str, message: &str, at: &str) {
-    assert!(
-        rendered.contains(message),
-        "expected {message:?} in:\n{rendered}"
-    );
-    assert!(
-        rendered.contains(&format!("--> input.scir:{at}\n")),
-        "expected position {at} in:\n{rendered}"
-    );
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub(super) fn make_current(
     let cur_at = fx.b.stack_addr(out_slot, 8);
     fx.b.store_imm(Ty::Ptr, cur_at, 0, 0);
     let rc = call_entry(&mut fx.b, table, Entry::CtxGetCurrent, vec![cur_at]);
-    driver_check(fx, table, rc, || {
+    driver_check(fx, table, rc, |_| {
         vec![MsgPart::text(format!(
             "{prefix}: cuCtxGetCurrent returned "
         ))]
@@ -53,7 +53,7 @@ pub(super) fn make_current(
     fx.b.switch_to(switch);
     let primary = primary_context(fx, table, dev, device, prefix);
     let rc = call_entry(&mut fx.b, table, Entry::CtxSetCurrent, vec![primary]);
-    driver_check(fx, table, rc, || {
+    driver_check(fx, table, rc, |_| {
         vec![
             MsgPart::text(format!(
                 "{prefix}: cannot make the primary context of CUDA device "
@@ -111,7 +111,7 @@ fn primary_context(fx: &mut FnCtx<'_, '_>, table: Var, dev: Var, device: Int, pr
         vec![entry, dev],
     );
     let prefix = prefix.to_owned();
-    driver_check(fx, table, rc, || {
+    driver_check(fx, table, rc, |_| {
         vec![
             MsgPart::text(format!(
                 "{prefix}: cannot retain the primary context of CUDA device "

@@ -54,7 +54,7 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     );
     tensormap_cache::release(fx, &held);
     restore(fx, table, &switch);
-    driver_check(fx, table, rc, || launch_failed(&prefix, &ops));
+    driver_check(fx, table, rc, |_| launch_failed(&prefix, &ops));
     Ok(())
 }
 
@@ -88,7 +88,7 @@ fn device_handle(fx: &mut FnCtx<'_, '_>, table: Var, ops: &Operands, prefix: &st
         vec![dev_at, ops.ordinal],
     );
     let device = ops.device;
-    driver_check(fx, table, rc, || {
+    driver_check(fx, table, rc, |_| {
         vec![
             MsgPart::text(format!("{prefix}: CUDA device ")),
             MsgPart::Value(device.tag, device.var),

@@ -61,7 +61,7 @@ fn get_attribute(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, of: Of, attr: i64, what
     };
     let rc = call_entry(&mut fx.b, t.table, entry, args);
     let (prefix, what, name) = (t.prefix.to_owned(), what.to_owned(), entry.name());
-    driver_check(fx, t.table, rc, || {
+    driver_check(fx, t.table, rc, |_| {
         vec![MsgPart::text(format!(
             "{prefix}: cannot read {what}: {name} returned "
         ))]
@@ -87,7 +87,7 @@ fn set_attribute(
         vec![attr, value, t.kernel, t.dev],
     );
     let prefix = t.prefix.to_owned();
-    driver_check(fx, t.table, rc, || {
+    driver_check(fx, t.table, rc, |_| {
         let mut parts = what(&prefix);
         parts.push(MsgPart::text(": cuKernelSetAttribute returned "));
         parts
@@ -265,7 +265,7 @@ pub(super) fn driver_version(fx: &mut FnCtx<'_, '_>, t: &Target<'_>, ops: &Opera
     fx.b.store_imm(Ty::I32, out, 0, 0);
     let rc = call_entry(&mut fx.b, t.table, Entry::DriverGetVersion, vec![out]);
     let prefix = t.prefix.to_owned();
-    driver_check(fx, t.table, rc, || {
+    driver_check(fx, t.table, rc, |_| {
         vec![MsgPart::text(format!(
             "{prefix}: cannot read the driver's version: cuDriverGetVersion returned "
         ))]

@@ -126,16 +126,17 @@ pub(super) fn describe_error(
 }
 
 /// Raises a RuntimeError (the text of `parts`, then the driver's description of `rc`) unless
-/// `rc` is `CUDA_SUCCESS`.
+/// `rc` is `CUDA_SUCCESS`. `parts` runs on the failure path, where it may also emit code that
+/// undoes earlier steps (a TMA descriptor's cleanup).
 pub(super) fn driver_check(
     fx: &mut FnCtx<'_, '_>,
     table: Var,
     rc: Var,
-    parts: impl FnOnce() -> Vec<MsgPart>,
+    parts: impl FnOnce(&mut FnCtx<'_, '_>) -> Vec<MsgPart>,
 ) {
     let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
     fx.check(ok, RUNTIME_ERROR, |fx| {
-        let mut all = parts();
+        let mut all = parts(fx);
         all.extend(describe_error(fx.m, &mut fx.b, table, rc));
         all
     });

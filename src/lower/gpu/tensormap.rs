@@ -8,7 +8,7 @@ use crate::ir::{
     tensormap_limits as limits,
 };
 use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
-use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
+use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 use super::super::context::{Binding, FnCtx};
 use super::super::expr::{Val, lower_expr, lower_tensor_field};
@@ -16,7 +16,7 @@ use super::super::layout::{compact_strides, effective_strides};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry};
-use super::support::{call_entry, describe_error};
+use super::support::{call_entry, driver_check};
 use super::tensormap_cleanup::Cleanup;
 
 /// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
@@ -559,12 +559,9 @@ pub(super) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup
 /// Continues when `rc` is `CUDA_SUCCESS`; otherwise undoes `cleanup` and raises a RuntimeError:
 /// `text`, then the driver's description of `rc`.
 fn driver_ok(fx: &mut FnCtx<'_, '_>, rc: Var, cleanup: &Cleanup<'_>, text: String) {
-    let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
-    fx.check(ok, RUNTIME_ERROR, |fx| {
+    driver_check(fx, cleanup.table, rc, |fx| {
         cleanup.emit(fx);
-        let mut parts = vec![MsgPart::text(text)];
-        parts.extend(describe_error(fx.m, &mut fx.b, cleanup.table, rc));
-        parts
+        vec![MsgPart::text(text)]
     });
 }
 
