@@ -7,7 +7,8 @@
 //!   declarations in each kernel's body.
 //! - **A cubin** (a 64-bit little-endian ELF, as `ptxas` writes for one architecture). The
 //!   driver API passes no length with an image, so the length is where the ELF's last part ends
-//!   (its section or program header table, or the furthest section). Each kernel has a `.nv.info.NAME`
+//!   (its section or program header table, or the furthest section). An ELF whose `e_machine`
+//!   is not `EM_CUDA` (190) is invalid, as for the driver. Each kernel has a `.nv.info.NAME`
 //!   section: a list of records `u8 format, u8 attribute, ...`; formats 1 to 3 carry a `u16`
 //!   value (4 bytes in all), format 4 (`EIFMT_SVAL`) a `u16` byte count and that many bytes.
 //!   Attribute 0x17 (`EIATTR_KPARAM_INFO`, an SVAL of 12 bytes) describes one parameter:
@@ -48,6 +49,8 @@ pub(crate) struct Image {
     pub kernels: Option<Vec<ImageKernel>>,
 }
 
+/// `e_machine` of a cubin.
+const EM_CUDA: u16 = 190;
 const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
 /// The size of a 64-bit ELF header.
 const ELF64_HEADER: usize = 64;
@@ -150,6 +153,10 @@ unsafe fn elf_len(image: *const u8) -> Option<usize> {
 pub(crate) fn cubin_kernels(bytes: &[u8]) -> Option<Vec<ImageKernel>> {
     let header = FileHeader64::<LittleEndian>::parse(bytes).ok()?;
     let endian = LittleEndian;
+    // A real driver refuses an ELF for another machine than CUDA's (`CUDA_ERROR_INVALID_IMAGE`).
+    if header.e_machine(endian) != EM_CUDA {
+        return None;
+    }
     let sections = header.sections(endian, bytes).ok()?;
     let mut shared = Vec::new();
     let mut reserved = 0u64;
@@ -325,6 +332,13 @@ mod tests {
             .expect("in the cubin");
         cut[at + 8] = 9; // ordinal 1 becomes 9: the table cannot be read
         assert_eq!(cubin_kernels(&cut), None);
+    }
+
+    #[test]
+    fn an_elf_for_another_machine_is_an_invalid_image() {
+        let mut elf = synthetic_cubin();
+        elf[18..20].copy_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+        assert_eq!(cubin_kernels(&elf), None);
     }
 
     fn read_text(text: &CStr) -> Image {

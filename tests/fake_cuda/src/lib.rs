@@ -32,6 +32,9 @@
 //! its static shared memory. An image containing `FAKE_INVALID_IMAGE` fails to load. Cubins
 //! (ELF) are read too, their parameter tables from `.nv.info.NAME` (`image.rs`).
 //!
+//! `memory.rs` serves memory, copies, streams and synchronization (host memory standing in for
+//! the device's), for programs that read results back (the self-test).
+//!
 //! Besides the library API it serves the module API and the queries of Triton's launcher
 //! (`module_api.rs`), so that Triton's own launches record in the same format.
 //!
@@ -52,6 +55,7 @@ use serde_json::{Value, json};
 
 mod image;
 mod launch;
+mod memory;
 mod module_api;
 mod ptx;
 mod tensormap;

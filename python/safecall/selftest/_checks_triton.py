@@ -1,0 +1,1 @@
+CHECKS: list = []
