@@ -14,6 +14,9 @@
 //!
 //! `cargo xtask wheel` builds the binary wheel of the Python package (see `wheel.rs`).
 //!
+//! `cargo xtask gpu-kit` writes `target/gpu-kit/`, what a GPU machine needs to run the
+//! self-test (see `gpu_kit.rs`).
+//!
 //! `cargo xtask modgraph DIR` prints the graph of references between the modules of a
 //! directory (`src/lower`) and fails if it has a cycle (see `modgraph.rs`).
 //!
@@ -23,6 +26,7 @@
 //! twice.
 
 mod asan;
+mod gpu_kit;
 mod modgraph;
 
 use std::env;
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Some("asan") => asan::asan(),
         Some("modgraph") => modgraph::modgraph(&args[1..]),
         Some("wheel") => wheel::wheel(&args[1..]).map(|_| ()),
+        Some("gpu-kit") => gpu_kit::gpu_kit(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -74,7 +79,9 @@ fn main() -> ExitCode {
                  asan            runtime tests and a JIT smoke run under AddressSanitizer\n  \
                  modgraph DIR    module graph of DIR (e.g. src/lower); fails on a cycle\n  \
                  wheel [ARGS]    the release wheel of the Python package in target/wheels \
-                 (ARGS go to maturin build)"
+                 (ARGS go to maturin build)\n  \
+                 gpu-kit         target/gpu-kit: the wheel, apache-tvm-ffi for CPython 3.12 and \
+                 run.sh, which runs python -m safecall.selftest on a GPU machine"
             );
             return ExitCode::from(2);
         }

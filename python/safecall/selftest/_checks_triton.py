@@ -1,1 +1,158 @@
-CHECKS: list = []
+"""Triton kernels through :mod:`safecall.triton`: vector add, a row softmax, a matmul using
+98304 bytes of shared memory (the opt-in above 48 KiB) and a kernel taking two host
+``TensorDescriptor`` arguments (TMA descriptors the host function builds). The cubins were
+compiled by Triton 3.9 for sm_90 and ship with the self-test (``triton_kernels/``, whose
+README and ``make.py`` say how), so the checks need no Triton on the machine, and run the same
+whatever Triton it has. They run on devices of compute capability 9.0 (H100, H200, GH200).
+
+Results are compared with PyTorch's where PyTorch sees the GPU, else with a reference computed
+in Python on inputs chosen so that the kernels' results are exact (the softmax within 1e-6).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import random
+from typing import Any, Callable, Dict, List, Tuple
+
+from .. import builder as ir
+from .. import triton as sct
+from ._context import Context
+from ._report import Skip
+
+#: The shipped kernels and their manifest.
+SM90 = pathlib.Path(__file__).parent / "triton_kernels" / "sm90"
+
+
+def _cdiv64(a: Any, b: int) -> Any:
+    """ceil(a / b) as an ``i64`` expression (``a`` an IR integer expression)."""
+    return ir.ceil_div(ir.cast(ir.i64, a), ir.lit(b, ir.i64))
+
+
+#: Each kernel's grid, computed from its arguments (Triton's META: argument name -> IR
+#: expression, constexpr name -> value), so the functions take no grid parameter.
+GRIDS: Dict[str, Callable[[Dict[str, Any]], Any]] = {
+    "add_kernel": lambda META: (_cdiv64(META["n_elements"], META["BLOCK_SIZE"]),),
+    "softmax_kernel": lambda META: (META["n_rows"],),
+    "matmul_kernel": lambda META: (_cdiv64(META["M"], META["BLOCK_M"]) * _cdiv64(META["N"], META["BLOCK_N"]),),
+    "desc_copy_kernel": lambda META: (
+        _cdiv64(META["in_desc"].shape[0], META["BLOCK_M"]),
+        _cdiv64(META["in_desc"].shape[1], META["BLOCK_N"]),
+    ),
+}
+
+
+def kernels() -> Dict[str, sct.Kernel]:
+    """The shipped kernels, read with :func:`safecall.triton.load`."""
+    manifest = json.loads((SM90 / "manifest.json").read_text())
+    out = {}
+    for name, k in manifest["kernels"].items():
+        out[name] = sct.load(SM90 / k["json"], signature=k["signature"], constants=k["constants"], divisible=k["divisible"])
+    return out
+
+
+_FUNCTIONS: Dict[str, Any] = {}
+
+
+def _function(ctx: Context, name: str) -> Any:
+    if ctx.capability != (9, 0):
+        raise Skip(
+            f"the shipped Triton cubins are for sm_90; the device is sm_{ctx.capability[0]}{ctx.capability[1]}"
+        )
+    if name not in _FUNCTIONS:
+        _FUNCTIONS[name] = sct.function(kernels()[name], grid=GRIDS[name])
+    return _FUNCTIONS[name]
+
+
+def _f32(x: float) -> float:
+    import struct
+
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def vector_add(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """``out = x + y`` over 10000 floats (several programs, a masked tail)."""
+    fn = _function(ctx, "add_kernel")
+    n = 10_000
+    rng = random.Random(1)
+    xs = [_f32(rng.uniform(-100, 100)) for _ in range(n)]
+    ys = [_f32(rng.uniform(-100, 100)) for _ in range(n)]
+    x, y, out = ctx.array("float32", xs), ctx.array("float32", ys), ctx.zeros(4 * n)
+    fn(x.tensor("float32", [n]), y.tensor("float32", [n]), out.tensor("float32", [n]), n, 1024)
+    ctx.driver.sync()
+    got = out.read("float32")
+    want = [_f32(a + b) for a, b in zip(xs, ys)]
+    ctx.expect(got == want, lambda: f"out != x + y at {next(i for i in range(n) if got[i] != want[i])}")
+    return f"out == x + y exactly for n={n}", {"n": n}
+
+
+def softmax(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """A row softmax of 64 rows of 1000 columns, rows 1024 floats apart."""
+    fn = _function(ctx, "softmax_kernel")
+    rows, cols, stride = 64, 1000, 1024
+    rng = random.Random(2)
+    data = [_f32(rng.gauss(0, 3)) for _ in range(rows * stride)]
+    src, dst = ctx.array("float32", data), ctx.zeros(4 * rows * stride)
+    fn(dst.tensor("float32", [rows * stride]), src.tensor("float32", [rows * stride]), stride, stride, rows, cols, 1024)
+    ctx.driver.sync()
+    got = dst.read("float32")
+    worst = 0.0
+    for r in range(rows):
+        row = data[r * stride : r * stride + cols]
+        top = max(row)
+        exps = [math.exp(v - top) for v in row]
+        total = sum(exps)
+        for c in range(cols):
+            worst = max(worst, abs(got[r * stride + c] - exps[c] / total))
+        # The columns past n_cols are not written.
+        ctx.expect(all(v == 0.0 for v in got[r * stride + cols : (r + 1) * stride]), lambda: f"row {r}: written past n_cols")
+    ctx.expect(worst <= 1e-6, lambda: f"largest difference from the reference {worst:.3g} > 1e-6")
+    if ctx.on_double:
+        return f"{rows} rows of {cols}", {}
+    return f"{rows} rows of {cols}: within 1e-6 of the reference", {"max_abs_diff": f"{worst:.2e}"}
+
+
+def matmul(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """An fp16 matmul (fp32 accumulation) whose kernel uses 98304 bytes of shared memory: the
+    host function opts in above 48 KiB; edges in M, N and K are masked."""
+    fn = _function(ctx, "matmul_kernel")
+    shared = kernels()["matmul_kernel"].metadata["shared"]
+    m, n, k = 129, 144, 80
+    rng = random.Random(3)
+    # Small integers: every product and sum is exact in fp16 and fp32, so the result is exact.
+    a = [float(rng.randint(-2, 2)) for _ in range(m * k)]
+    b = [float(rng.randint(-2, 2)) for _ in range(k * n)]
+    da, db, dc = ctx.array("float16", a), ctx.array("float16", b), ctx.zeros(2 * m * n)
+    fn(
+        da.tensor("float16", [m * k]), db.tensor("float16", [k * n]), dc.tensor("float16", [m * n]),
+        m, n, k, k, 1, n, 1, n, 1, 128, 128, 64, 8,
+    )
+    ctx.driver.sync()
+    got = dc.read("float16")
+    want = [sum(a[i * k + p] * b[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
+    ctx.expect(got == want, lambda: f"c != a @ b at {next(i for i in range(m * n) if got[i] != want[i])}")
+    return f"{m}x{k} @ {k}x{n} exact, kernel shared memory {shared} bytes", {"shared": shared}
+
+
+def descriptors(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """``out = 2 * in`` through two host tensor descriptors (TMA), 100 x 200 floats (partial
+    tiles at both edges)."""
+    fn = _function(ctx, "desc_copy_kernel")
+    rows, cols = 100, 200
+    values = [float((i * 7) % 1001) - 500.0 for i in range(rows * cols)]
+    src, dst = ctx.array("float32", values), ctx.zeros(4 * rows * cols)
+    fn(src.tensor("float32", [rows, cols]), dst.tensor("float32", [rows, cols]), 32, 64)
+    ctx.driver.sync()
+    got = dst.read("float32")
+    ctx.expect(got == [2 * v for v in values], lambda: "out != 2 * in")
+    return f"{rows}x{cols} through TMA descriptors: out == 2 * in", {}
+
+
+CHECKS: List[Tuple[str, Callable[[Context], Any]]] = [
+    ("triton vector add", vector_add),
+    ("triton softmax", softmax),
+    ("triton matmul (96 KiB shared)", matmul),
+    ("triton tensor descriptors", descriptors),
+]

@@ -1,0 +1,160 @@
+"""``python -m safecall.selftest`` against the CUDA driver test double, so that the self-test
+cannot rot between runs on real GPUs: every check runs (none fails, none is skipped), each
+launch reaches the driver with the settings the check asked for, and every error message the
+self-test provokes is the exact one."""
+
+import collections
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+import fake_cuda
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def run_on_double():
+    reason = fake_cuda.missing_reason()
+    if reason:
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    fake = fake_cuda.load()
+    fake.safecall_fake_cuda_reset()
+    from safecall import selftest
+
+    lines = []
+    report = selftest.run(echo=lines.append, triton=True)
+    return report, fake_cuda.records(fake), lines
+
+
+def _by_name(report):
+    return {r.name: r for r in report.results}
+
+
+def test_every_check_runs_on_the_double(run_on_double):
+    report, _, lines = run_on_double
+    assert report.on_double
+    statuses = {r.name: r.status for r in report.results}
+    assert statuses.pop("jit host function (no GPU)") == "pass"
+    assert statuses and all(s == "launched" for s in statuses.values()), "\n".join(lines)
+    assert report.failed == []
+    assert lines[2].startswith("device 0: safecall fake CUDA device 0, compute capability 9.0, driver 13000")
+
+
+def _launches(records, kernel):
+    return [r for r in records if r["call"] == "cuLaunchKernelEx" and r["kernel"] == kernel]
+
+
+def test_the_launches_reach_the_driver_as_asked(run_on_double):
+    _, records, _ = run_on_double
+    counts = collections.Counter(r["kernel"] for r in records if r["call"] == "cuLaunchKernelEx")
+    assert counts["add_one"] == 5 + 2  # the sizes, then the allocating function's two
+    assert [l["grid"][0] for l in _launches(records, "add_one")[:5]] == [1, 1, 1, 4, 4096]
+    coop = _launches(records, "coop_count")
+    assert [(l["grid"][0], l["cooperative"]) for l in coop] == [(132, 1), (132 * 64, 1)]
+    assert [l["priority"] for l in _launches(records, "fill_u32")] == [-1, 0]
+    clusters = [(l["grid"], l["cluster"], l["cluster_policy"]) for l in _launches(records, "cluster_ids")]
+    assert clusters == [
+        ([4, 2, 1], [2, 1, 1], 0),
+        ([4, 4, 2], [2, 2, 1], 1),
+        ([8, 2, 2], [4, 1, 2], 2),
+        ([32, 1, 1], [16, 1, 1], 0),
+    ]
+    producer, consumer = _launches(records, "pdl_producer"), _launches(records, "pdl_consumer")
+    assert len(producer) == len(consumer) == 3
+    assert all(p["pdl"] is None and c["pdl"] == 1 and p["stream"] == c["stream"] != 0 for p, c in zip(producer, consumer))
+    (smem,) = _launches(records, "smem_reverse")
+    assert smem["shared_mem"] == 227 * 1024 - 4096
+    assert len(_launches(records, "tma_tile_copy")) == 6
+
+
+def test_half_arguments_arrive_as_their_nearest_bits(run_on_double):
+    from safecall.selftest import _checks_basic
+
+    _, records, _ = run_on_double
+    got = [(l["args"][1], l["args"][2]) for l in _launches(records, "halves")]
+    want = [
+        (struct.pack("<e", a).hex(), struct.pack("<H", _checks_basic._bf16_bits(b)).hex())
+        for a, b in _checks_basic.HALF_CASES
+    ]
+    assert got == want
+    # The reference rounding itself: ties to even, and the largest finite bf16.
+    assert _checks_basic._bf16_bits(1.0 + 2**-8) == 0x3F80
+    assert _checks_basic._bf16_bits(1.0 + 3 * 2**-8) == 0x3F82
+    assert _checks_basic._bf16_bits(-3.3895313892515355e38) == 0xFF7F
+
+
+def test_tma_descriptors_carry_the_views_and_the_fill(run_on_double):
+    _, records, _ = run_on_double
+    encodes = [r for r in records if r["call"] == "cuTensorMapEncodeTiled"]
+    assert [(e["dims"], e["strides"], e["oob_fill"]) for e in encodes] == [
+        ([72, 40], [288], 0),
+        ([36, 20], [576], 0),
+        ([60, 29], [288], 0),
+        ([72, 40], [288], 1),
+        ([36, 20], [576], 1),
+        ([60, 29], [288], 1),
+    ]
+    assert all(e["box"] == [16, 8] for e in encodes)
+
+
+def test_the_messages_are_exact(run_on_double):
+    report, _, _ = run_on_double
+    checks = _by_name(report)
+    assert checks["driver errors"].detail == (
+        "bad image: cannot load device binary 'bad' (cubin, 64 bytes): cuLibraryLoadData returned "
+        "CUDA_ERROR_INVALID_IMAGE (error 200: device kernel image is invalid); block of 2048: "
+        "big_block: launch of kernels.empty: block is (2048, 1, 1), but block[0] must be 1 to 1024"
+    )
+    assert checks["cooperative grid"].detail.endswith(
+        "8448 blocks: coop_count: launch of kernels.coop_count failed on CUDA device 0 with grid "
+        "(8448, 1, 1), block (64, 1, 1), shared_mem 0: cuLaunchKernelEx returned "
+        "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (error 720: too many blocks in cooperative launch)"
+    )
+    assert checks["shared memory opt-in"].detail.endswith(
+        "one word more: smem_reverse: launch of kernels.smem_reverse: shared_mem is 228356 bytes, but "
+        "CUDA device 0 allows at most 232448 bytes of shared memory per block and the kernel uses "
+        "4096 of them statically (at most 228352 dynamic bytes)"
+    )
+
+
+def test_the_command_line_writes_json_and_exits_zero(tmp_path):
+    reason = fake_cuda.missing_reason()
+    if reason:
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    out = tmp_path / "selftest.json"
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH))
+    proc = subprocess.run(
+        [sys.executable, "-m", "safecall.selftest", "--bench", "--json", str(out)],
+        env=env, capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["environment"]["driver_double"] is True
+    assert doc["summary"] == proc.stdout.splitlines()[-2]
+    checks = [r for r in doc["results"] if not r["name"].startswith("bench:")]
+    bench = {r["name"]: r for r in doc["results"] if r["name"].startswith("bench:")}
+    assert {r["status"] for r in checks} == {"pass", "launched"}
+    assert bench["bench: safecall launch"]["status"] == "launched"
+    assert bench["bench: safecall launch"]["figures"]["us_per_launch"] > 0
+    # The rows that need a GPU, cuda.bindings or torch say why they did not run.
+    assert all(r["status"] in ("launched", "skip") and (r["status"] != "skip" or r["detail"]) for r in bench.values())
+
+
+def test_without_a_driver_it_says_so_and_exits_zero(tmp_path):
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(tmp_path / "no-libcuda.so"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "safecall.selftest"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith("jit host function (no GPU)         PASS")
+    assert lines[2].startswith(f"no NVIDIA GPU: cannot load the CUDA driver `{tmp_path}/no-libcuda.so`:")
+    assert lines[3] == "1 checks: 1 passed, 0 launched on the driver double (results not checked), 0 skipped, 0 failed"
