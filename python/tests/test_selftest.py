@@ -92,6 +92,10 @@ def test_half_arguments_arrive_as_their_nearest_bits(run_on_double):
 def test_tma_descriptors_carry_the_views_and_the_fill(run_on_double):
     _, records, _ = run_on_double
     encodes = [r for r in records if r["call"] == "cuTensorMapEncodeTiled"]
+    # The Triton descriptor kernel's two (box 32 x 32, 128-byte swizzle), after the TMA check's.
+    triton = [(e["dims"], e["strides"], e["box"], e["swizzle"]) for e in encodes[6:]]
+    assert triton == [([200, 100], [800], [32, 32], 3)] * 2
+    encodes = encodes[:6]
     assert [(e["dims"], e["strides"], e["oob_fill"]) for e in encodes] == [
         ([72, 40], [288], 0),
         ([36, 20], [576], 0),
@@ -158,3 +162,19 @@ def test_without_a_driver_it_says_so_and_exits_zero(tmp_path):
     assert lines[1].startswith("jit host function (no GPU)         PASS")
     assert lines[2].startswith(f"no NVIDIA GPU: cannot load the CUDA driver `{tmp_path}/no-libcuda.so`:")
     assert lines[3] == "1 checks: 1 passed, 0 launched on the driver double (results not checked), 0 skipped, 0 failed"
+
+
+def test_the_triton_kernels_launch_as_triton_would(run_on_double):
+    _, records, _ = run_on_double
+    shape = {
+        k: [(l["grid"], l["block"], l["shared_mem"]) for l in _launches(records, k)]
+        for k in ("add_kernel", "softmax_kernel", "matmul_kernel", "desc_copy_kernel")
+    }
+    assert shape == {
+        "add_kernel": [([10, 1, 1], [128, 1, 1], 0)],
+        "softmax_kernel": [([64, 1, 1], [128, 1, 1], 16)],
+        "matmul_kernel": [([4, 1, 1], [256, 1, 1], 98304)],
+        "desc_copy_kernel": [([4, 4, 1], [128, 1, 1], 8200)],
+    }
+    optins = [r["value"] for r in records if r["call"] == "cuKernelSetAttribute" and r["kernel"] == "matmul_kernel"]
+    assert optins == [98304]
