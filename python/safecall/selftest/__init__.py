@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ._report import FAIL, LAUNCHED, PASS, SKIP, Report, Result

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 import safecall as sc
 
@@ -91,7 +91,8 @@ def alloc(ctx: Context) -> Tuple[str, Dict[str, Any]]:
         got = DeviceArray.__new__(DeviceArray)
         got.driver, got.nbytes, got.ptr = ctx.driver, 4 * n, y.data_ptr()
         result = got.read("float32")
-        ctx.require(list(y.shape) == [n], lambda: f"the output's shape is {list(y.shape)}")
+        shape = list(y.shape)
+        ctx.require(shape == [n], lambda: f"the output's shape is {shape}")
         ctx.require(allocator.allocated == 2, lambda: f"{allocator.allocated} tensors allocated, expected 2")
         ctx.require(allocator.live == 1, lambda: f"{allocator.live} tensors live after the call, expected 1 (y)")
         del y

@@ -11,7 +11,6 @@ from typing import Any, Dict, List, Sequence, Tuple
 import safecall as sc
 
 from ._context import Context, ptx
-from ._report import Skip
 
 #: (grid, cluster, policy): portable sizes, a 3-D grid, the policies, the non-portable 16.
 CLUSTER_CASES: Sequence[Tuple[Tuple[int, int, int], Tuple[int, int, int], str]] = (
