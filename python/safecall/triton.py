@@ -23,9 +23,11 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from . import builder as ir
 from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
+from ._triton_driver import ENV_VAR, install, installed
 from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
 
 __all__ = [
+    "ENV_VAR",
     "SUPPORTED_TRITON",
     "TRITON_ABI",
     "Kernel",
@@ -36,6 +38,8 @@ __all__ = [
     "check_version",
     "from_compiled",
     "function",
+    "install",
+    "installed",
     "load",
     "module",
 ]

@@ -60,24 +60,52 @@ pub fn gpu_kit() -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let name = wheel.file_name().ok_or("the wheel has no file name")?;
-    std::fs::copy(&wheel, dir.join(name)).map_err(|e| format!("cannot copy {}: {e}", wheel.display()))?;
+    std::fs::copy(&wheel, dir.join(name))
+        .map_err(|e| format!("cannot copy {}: {e}", wheel.display()))?;
     let mut download = Command::new(&python);
     download
-        .args(["-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"])
-        .args(["--only-binary=:all:", "--implementation", "cp", "--python-version", KIT_PYTHON]);
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+        ])
+        .args([
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            KIT_PYTHON,
+        ]);
     for platform in KIT_PLATFORMS {
         download.args(["--platform", platform]);
     }
-    run(download.arg("-d").arg(&dir).args([TVM_FFI_REQUIREMENT, TYPING_EXTENSIONS]))?;
+    run(download
+        .arg("-d")
+        .arg(&dir)
+        .args([TVM_FFI_REQUIREMENT, TYPING_EXTENSIONS]))?;
     let script = dir.join("run.sh");
-    std::fs::write(&script, RUN_SH).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    std::fs::write(&script, RUN_SH)
+        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
     make_executable(&script)?;
     let size = kit_size(&dir)?;
     if size > MAX_KIT_BYTES {
-        return Err(format!("{} holds {size} bytes, over the {MAX_KIT_BYTES} a kit may", dir.display()));
+        return Err(format!(
+            "{} holds {size} bytes, over the {MAX_KIT_BYTES} a kit may",
+            dir.display()
+        ));
     }
-    eprintln!("xtask: {} ({:.1} MiB):", dir.display(), size as f64 / (1024.0 * 1024.0));
-    for entry in std::fs::read_dir(&dir).map_err(|e| e.to_string())?.filter_map(Result::ok) {
+    eprintln!(
+        "xtask: {} ({:.1} MiB):",
+        dir.display(),
+        size as f64 / (1024.0 * 1024.0)
+    );
+    for entry in std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+    {
         eprintln!("  {}", entry.file_name().to_string_lossy());
     }
     eprintln!("xtask: on the GPU machine: bash target/gpu-kit/run.sh");
@@ -93,7 +121,10 @@ fn make_executable(path: &Path) -> Result<(), String> {
 /// The bytes of the files directly in `dir`.
 fn kit_size(dir: &Path) -> Result<u64, String> {
     let mut total = 0;
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.filter_map(Result::ok) {
+    for entry in std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+    {
         total += entry.metadata().map_err(|e| e.to_string())?.len();
     }
     Ok(total)

@@ -9,99 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import tvm_ffi
 
+from .._dlpack import _VDELETER, DTYPES, KDL_CUDA, DLDataType, DLDevice, DLManagedTensorVersioned, DLPackVersion, DLTensor, View
 from ._driver import Driver
-
-#: DLPack's ``kDLCUDA``.
-KDL_CUDA = 2
-
-#: dtype -> (DLPack type code, bits, ``struct`` format character).
-DTYPES: Dict[str, Tuple[int, int, str]] = {
-    "float32": (2, 32, "f"),
-    "float16": (2, 16, "e"),
-    "uint32": (1, 32, "I"),
-    "int32": (0, 32, "i"),
-    "uint8": (1, 8, "B"),
-}
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    pass
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    pass
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
-_VDELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
-DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
-DLManagedTensorVersioned._fields_ = [
-    ("version", DLPackVersion),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", _VDELETER),
-    ("flags", ctypes.c_uint64),
-    ("dl_tensor", DLTensor),
-]
-
-# Managed tensors handed out and not deleted yet, by address: what keeps their storage alive.
-_LIVE: Dict[int, Any] = {}
-
-
-@_DELETER
-def _delete(managed: Any) -> None:
-    _LIVE.pop(ctypes.addressof(managed.contents), None)
-
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-def _fill(t: DLTensor, data: int, device_id: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]], byte_offset: int) -> List[Any]:
-    code, bits, _ = DTYPES[dtype]
-    ndim = len(shape)
-    shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
-    keep: List[Any] = [shape_arr]
-    t.data = data
-    t.device = DLDevice(KDL_CUDA, device_id)
-    t.ndim = ndim
-    t.dtype = DLDataType(code, bits, 1)
-    t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
-    if strides is not None:
-        strides_arr = (ctypes.c_int64 * max(ndim, 1))(*strides)
-        keep.append(strides_arr)
-        t.strides = ctypes.cast(strides_arr, ctypes.POINTER(ctypes.c_int64))
-    t.byte_offset = byte_offset
-    return keep
-
 
 class DeviceArray:
     """``cuMemAlloc`` memory of ``nbytes``, viewed as tensors of any layout through DLPack."""
@@ -134,24 +47,7 @@ class DeviceArray:
 
     def tensor(self, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> tvm_ffi.Tensor:
         """A ``tvm_ffi.Tensor`` viewing this memory (strides in elements; None: compact)."""
-        return tvm_ffi.from_dlpack(_View(self, dtype, shape, strides, byte_offset))
-
-
-class _View:
-    """A DLPack producer (legacy capsule) of one view of a :class:`DeviceArray`."""
-
-    def __init__(self, array: DeviceArray, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]], byte_offset: int):
-        self.array, self.dtype, self.shape, self.strides, self.byte_offset = array, dtype, shape, strides, byte_offset
-
-    def __dlpack_device__(self) -> Tuple[int, int]:
-        return (KDL_CUDA, self.array.device_id)
-
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        managed = DLManagedTensor()
-        keep = _fill(managed.dl_tensor, self.array.ptr, self.array.device_id, self.dtype, self.shape, self.strides, self.byte_offset)
-        managed.deleter = _delete
-        _LIVE[ctypes.addressof(managed)] = (managed, keep, self.array)
-        return _capsule_new(ctypes.addressof(managed), b"dltensor", None)
+        return tvm_ffi.from_dlpack(View(self.ptr, dtype, shape, strides, byte_offset, self.device_id, self))
 
 
 def pack(dtype: str, values: Sequence[Any]) -> bytes:

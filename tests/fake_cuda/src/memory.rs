@@ -109,7 +109,10 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, bytes: usiz
 /// `cuMemsetD8_v2`.
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD8_v2(dst: u64, value: u8, count: usize) -> CUresult {
-    if let Some(code) = record("cuMemsetD8_v2", || json!({ "value": value, "bytes": count })) {
+    if let Some(code) = record(
+        "cuMemsetD8_v2",
+        || json!({ "value": value, "bytes": count }),
+    ) {
         return code;
     }
     if !inside(dst, count) {

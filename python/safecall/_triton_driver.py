@@ -1,0 +1,186 @@
+"""safecall as Triton's NVIDIA driver: :func:`install` makes stock Triton code
+(``kernel[grid](...)``, Helion, PyTorch Inductor's Triton kernels) launch through safecall's
+generated host functions, with no C compiler on the machine.
+
+Triton builds its own driver (``CudaDriver``, whose ``CudaUtils`` compiles ``driver.c`` with
+``cc``) on the first access to ``triton.runtime.driver.active``. :func:`install` sets
+safecall's instead through Triton's public ``triton.runtime.driver.set_active`` and also
+registers it as the ``nvidia`` backend's driver class, so ``driver.default`` and
+``reset_active()`` give it too. Installing after Triton's own driver was built is an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+from ._triton_abi import TritonVersionError
+from ._triton_launcher import SafecallLauncher
+from ._triton_utils import CudaUtils
+
+#: The Triton releases whose driver interface the installed driver serves (tested: 3.9.0).
+INSTALL_SUPPORTED = ("3.9",)
+
+#: The environment variable the ``.pth`` hook reads: ``1`` installs the driver at start-up.
+ENV_VAR = "SAFECALL_TRITON_DRIVER"
+
+_TYPES = {
+    "i1": "int8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+    "u1": "uint8_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
+    "fp16": "double", "bf16": "double", "fp32": "double", "f32": "double", "fp64": "double",
+    "nvTmaDesc": "CUtensorMap",
+}
+
+_UTILS: Optional[CudaUtils] = None
+
+
+def _utils() -> CudaUtils:
+    global _UTILS
+    if _UTILS is None:
+        _UTILS = CudaUtils()
+    return _UTILS
+
+
+def _driver_class() -> type:
+    """``SafecallCudaDriver``, a subclass of Triton's ``GPUDriver`` (built on first use, as it
+    needs triton)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.driver import GPUDriver
+
+    class SafecallCudaDriver(GPUDriver):
+        """Triton's NVIDIA driver, served by safecall: ``utils`` on the CUDA driver API
+        through ctypes, ``launcher_cls`` generating one host function per kernel. With torch
+        imported, device, stream and capability come from torch (as Triton's); without, from
+        the driver API (as Triton 3.8+)."""
+
+        def __init__(self) -> None:
+            self.utils = _utils()
+            self.launcher_cls = SafecallLauncher
+            if sys.modules.get("torch") is not None:
+                super().__init__()
+            else:
+                self.get_device_capability = self.utils.get_device_capability
+                self.get_current_stream = self.utils.get_default_stream
+                self.get_current_device = self.utils.get_current_device
+                self.set_current_device = self.utils.set_current_device
+
+        def get_current_target(self) -> Any:
+            major, minor = self.get_device_capability(self.get_current_device())
+            return GPUTarget("cuda", major * 10 + minor, 32)
+
+        def get_active_torch_device(self) -> Any:
+            import torch
+
+            return torch.device("cuda", self.get_current_device())
+
+        def get_device_interface(self) -> Any:
+            import torch
+
+            return torch.cuda
+
+        @staticmethod
+        def is_active() -> bool:
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                return bool(torch.cuda.is_available() and torch.version.hip is None)
+            try:
+                _utils().lib
+            except RuntimeError:
+                return False
+            return True
+
+        def map_python_to_cpp_type(self, ty: str) -> str:
+            if ty.startswith("*"):
+                return "CUdeviceptr"
+            if ty.startswith("tensordesc"):
+                return "CUtensorMap"
+            return _TYPES[ty]
+
+        def get_benchmarker(self) -> Any:
+            from triton.testing import do_bench
+
+            return do_bench
+
+        def get_empty_cache_for_benchmark(self) -> Any:
+            import torch
+
+            return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+
+        def clear_cache(self, cache: Any) -> None:
+            cache.zero_()
+
+    return SafecallCudaDriver
+
+
+_CLASS: Optional[type] = None
+
+
+def driver_class() -> type:
+    """The driver class (one per process)."""
+    global _CLASS
+    if _CLASS is None:
+        _CLASS = _driver_class()
+    return _CLASS
+
+
+def check_triton_version(version: str) -> None:
+    """Refuses a Triton whose driver interface is not one :func:`install` serves."""
+    if ".".join(version.split(".")[:2]) not in INSTALL_SUPPORTED:
+        raise TritonVersionError(
+            f"safecall.triton.install(): Triton {version} is installed; the safecall driver serves "
+            f"Triton {', '.join(INSTALL_SUPPORTED)} (its launcher and utils interface is the one tested)"
+        )
+
+
+def install() -> Any:
+    """Makes safecall Triton's NVIDIA driver for this process.
+
+    Returns
+    -------
+    SafecallCudaDriver
+        The driver now active (``triton.runtime.driver.active``).
+
+    Raises
+    ------
+    TritonVersionError
+        The installed Triton is not one the driver serves.
+    RuntimeError
+        Triton's own driver was already built in this process (something touched
+        ``triton.runtime.driver.active`` first): kernels compiled since would keep its launcher.
+
+    Examples
+    --------
+    >>> import safecall.triton
+    >>> safecall.triton.install()   # doctest: +SKIP
+    """
+    import triton
+    from triton.backends import backends
+    from triton.runtime.driver import driver
+
+    check_triton_version(triton.__version__)
+    cls = driver_class()
+    current = driver._active or driver._default
+    if current is not None and not isinstance(current, cls):
+        raise RuntimeError(
+            "safecall.triton.install(): Triton's own driver "
+            f"({type(current).__name__}) was already built in this process; install safecall's "
+            "before anything touches triton.runtime.driver.active (or set SAFECALL_TRITON_DRIVER=1)"
+        )
+    if "nvidia" in backends:
+        backend = backends["nvidia"]
+        backends["nvidia"] = type(backend)(compiler=backend.compiler, driver=cls)
+    if isinstance(current, cls):
+        return current
+    active = cls()
+    driver._default = active
+    driver.set_active(active)
+    return active
+
+
+def installed() -> bool:
+    """Whether safecall's driver is Triton's active driver."""
+    if "triton" not in sys.modules or _CLASS is None:
+        return False
+    from triton.runtime.driver import driver
+
+    return isinstance(driver._active, _CLASS)

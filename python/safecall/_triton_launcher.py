@@ -1,0 +1,309 @@
+"""``launcher_cls`` of the installed safecall Triton driver: launches a compiled kernel with
+Triton 3.9's launcher semantics (``CudaLauncher`` over ``driver.c``'s ``launch``), through a
+host function safecall generates per kernel.
+
+Per call it receives what Triton's JIT hands any launcher (grid, stream, the ``CUfunction``
+from ``utils.load_binary``, packed metadata, launch metadata, the two hooks, then every bound
+argument, constexprs included). Python does what only Python can (the hooks, Triton's
+allocators for the scratch memory, ``data_ptr()`` of tensor-likes, ``TensorDescriptor``
+fields); the generated function (built on the first call from the cubin ``load_binary``
+loaded, with the launch settings of :data:`safecall.triton.TRITON_ABI`) checks the grid,
+packs every argument as Triton does and calls ``cuLaunchKernelEx``.
+
+Argument conversions, as ``driver.c``'s extractors: pointers take ``None`` (NULL), an ``int``
+(unchecked) or an object with ``data_ptr()``; integers are truncated to the kernel's width as
+C casts do (``u64`` takes 0 to 2^64 - 1); ``fp16`` rounds to nearest even (``OverflowError``
+beyond the half range, as ``PyFloat_Pack2``); ``bf16`` is the upper half of the float32
+(truncated, as Triton does); ``fp32``/``fp64`` round to nearest.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import builder as ir
+from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
+from ._triton_args import descriptor_argument
+
+#: The launch settings the installed driver's launcher does not serve yet, by metadata key.
+_UNSERVED_INSTRUMENTATION = ("gsan",)
+
+_U64 = 1 << 64
+_I64_MAX = (1 << 63) - 1
+
+
+def _pointer(value: Any, out: List[Any]) -> None:
+    if type(value) is int:
+        out.append(value)
+        return
+    if value is None:
+        out.append(0)
+        return
+    data_ptr = getattr(value, "data_ptr", None)
+    if data_ptr is None:
+        raise TypeError("Pointer argument must be either uint64 or have data_ptr method")
+    device = getattr(value, "device", None)
+    if getattr(device, "type", None) == "cpu":
+        raise ValueError("Pointer argument cannot be accessed from Triton (cpu tensor?)")
+    address = data_ptr()
+    if type(address) is not int:
+        raise TypeError("data_ptr method of Pointer object must return 64-bit int")
+    out.append(address)
+
+
+def _integer(value: Any, out: List[Any]) -> None:
+    out.append(int(value) if type(value) is bool else value)
+
+
+def _unsigned64(value: Any, out: List[Any]) -> None:
+    v = int(value)
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= _U64:
+        raise OverflowError("int too big to convert")
+    out.append(v - _U64 if v > _I64_MAX else v)
+
+
+def _fp16(value: Any, out: List[Any]) -> None:
+    out.append(struct.unpack("<H", struct.pack("<e", float(value)))[0])
+
+
+def _bf16(value: Any, out: List[Any]) -> None:
+    out.append(struct.unpack("<I", struct.pack("<f", float(value)))[0] >> 16)
+
+
+def _float(value: Any, out: List[Any]) -> None:
+    out.append(value)
+
+
+#: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same), converter).
+_SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
+    "i1": (ir.i64, ir.i8, _integer),
+    "u1": (ir.i64, ir.u8, _integer),
+    "i8": (ir.i64, ir.i8, _integer),
+    "i16": (ir.i64, ir.i16, _integer),
+    "i32": (ir.i64, ir.i32, _integer),
+    "i64": (ir.i64, None, _integer),
+    "u8": (ir.i64, ir.u8, _integer),
+    "u16": (ir.i64, ir.u16, _integer),
+    "u32": (ir.i64, ir.u32, _integer),
+    "u64": (ir.i64, ir.u64, _unsigned64),
+    "fp16": (ir.u16, None, _fp16),
+    "bf16": (ir.u16, None, _bf16),
+    "fp32": (ir.f32, None, _float),
+    "f32": (ir.f32, None, _float),
+    "fp64": (ir.f64, None, _float),
+}
+
+
+class _Leaf:
+    """One kernel argument of the flattened signature: its type and how Python converts it."""
+
+    __slots__ = ("ty", "convert", "descriptor")
+
+    def __init__(self, ty: str, convert: Callable[[Any, List[Any]], None], descriptor: Optional[dict] = None):
+        self.ty, self.convert, self.descriptor = ty, convert, descriptor
+
+
+class SafecallLauncher:
+    """Triton's ``launcher_cls`` protocol: ``SafecallLauncher(src, metadata)``, then called as
+    ``launcher(gridX, gridY, gridZ, stream, function, kernel_metadata, launch_metadata,
+    launch_enter_hook, launch_exit_hook, *args)`` for each launch."""
+
+    def __init__(self, src: Any, metadata: Any):
+        for mode in _UNSERVED_INSTRUMENTATION:
+            if mode in str(getattr(metadata, "instrumentation_mode", "") or ""):
+                raise UnsupportedKernelError(f"safecall's Triton driver does not serve {mode} instrumentation yet")
+        self.metadata = metadata
+        self.name = getattr(metadata, "name", "kernel")
+        self.types = list(src.signature.values())
+        self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
+        self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
+        self.global_scratch = (int(metadata.global_scratch_size or 0), int(metadata.global_scratch_align or 1))
+        self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
+        entries = iter(self.tensordesc_meta)
+        self.plan = [self._plan(ty, entries) for ty in self.types]
+        self._functions: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
+
+    # ---- the conversion plan --------------------------------------------------------------
+    def _plan(self, ty: Any, entries: Any) -> Any:
+        if isinstance(ty, tuple):
+            return tuple(self._plan(t, entries) for t in ty)
+        if ty == TRITON_ABI["constexpr"]:
+            return None
+        if isinstance(ty, str) and ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
+            entry = next(entries, None) if self.tensordesc_meta else None
+            return _Leaf(ty, _pointer, {"entry": entry})
+        if isinstance(ty, str) and ty.startswith(TRITON_ABI["pointer_prefix"]):
+            return _Leaf(ty, _pointer)
+        if ty not in _SCALARS:
+            raise UnsupportedKernelError(f"kernel `{self.name}`: argument type {ty!r} is not served by safecall's Triton driver")
+        return _Leaf(ty, _SCALARS[ty][2])
+
+    def _flatten(self, plan: Sequence[Any], args: Sequence[Any], out: List[Any], leaves: List[Any], key: List[Any]) -> None:
+        for step, value in zip(plan, args):
+            if step is None:
+                continue
+            if isinstance(step, tuple):
+                self._flatten(step, value, out, leaves, key)
+            elif step.descriptor is not None:
+                self._descriptor(step, value, out, leaves, key)
+            else:
+                step.convert(value, out)
+                leaves.append(step.ty)
+
+    def _descriptor(self, step: _Leaf, desc: Any, out: List[Any], leaves: List[Any], key: List[Any]) -> None:
+        entry = step.descriptor["entry"]
+        shape, strides = [int(s) for s in desc.shape], [int(s) for s in desc.strides]
+        if entry is None:
+            # Decomposed (no TMA): base, shape and strides as i64, the two flags, then the
+            # shape as i32 and the strides as i64 again (backends/driver.py's layout).
+            elem = step.ty[step.ty.index("<") + 1 : step.ty.index("[")]
+            _pointer(desc.base, out)
+            leaves.append("*" + elem)
+            for v in shape + strides:
+                out.append(v)
+                leaves.append("i64")
+            for flag in (desc.padding == "nan", bool(desc.round_f32_to_tf32)):
+                out.append(int(flag))
+                leaves.append("i1")
+            for v in shape:
+                out.append(v)
+                leaves.append("i32")
+            for v in strides:
+                out.append(v)
+                leaves.append("i64")
+            return
+        address = _address(desc.base)
+        dtype = _descriptor_dtype(step.ty)
+        out.append(_descriptor_view(address, dtype, shape, strides))
+        leaves.append((step.ty, len(key)))
+        key.append((desc.padding, bool(desc.round_f32_to_tf32)))
+
+    # ---- the call -------------------------------------------------------------------------
+    def __call__(
+        self, gx: int, gy: int, gz: int, stream: int, function: int, kernel_metadata: Any,
+        launch_metadata: Any, launch_enter_hook: Any, launch_exit_hook: Any, *args: Any,
+    ) -> None:
+        scratch = [self._scratch(self.global_scratch, gx, gy, gz, stream, profile=False),
+                   self._scratch(self.profile_scratch, gx, gy, gz, stream, profile=True)]
+        values: List[Any] = []
+        leaves: List[Any] = []
+        key: List[Any] = []
+        self._flatten(self.plan, args, values, leaves, key)
+        for s in scratch:
+            _pointer(s, values)
+        fn = self._functions.get((function, tuple(key)))
+        if fn is None:
+            fn = self._build(function, leaves, key)
+        if launch_enter_hook is not None and getattr(launch_enter_hook, "calls", True):
+            launch_enter_hook(launch_metadata)
+        fn(gx, gy, gz, stream, *values)
+        if launch_exit_hook is not None and getattr(launch_exit_hook, "calls", True):
+            launch_exit_hook(launch_metadata)
+
+    def _scratch(self, spec: Tuple[int, int], gx: int, gy: int, gz: int, stream: int, profile: bool) -> Any:
+        size, align = spec
+        if size <= 0:
+            return None
+        from triton.runtime import _allocation
+
+        nbytes = gx * gy * gz * self.num_ctas * size
+        if not profile:
+            return _allocation._allocator.get()(nbytes, align, stream)
+        if _allocation.has_profile_allocator():
+            return _allocation._profile_allocator.get()(nbytes, align, stream)
+        import triton
+
+        return triton.runtime.driver.active.allocate_default_profile_scratch(nbytes, align, stream)
+
+    # ---- the host function ----------------------------------------------------------------
+    def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
+        import safecall
+        import triton
+
+        utils = triton.runtime.driver.active.utils
+        found = getattr(utils, "binaries", {}).get(function)
+        if found is None:
+            raise RuntimeError(
+                f"safecall's Triton driver: kernel `{self.name}`: function {function:#x} was not loaded by this "
+                "driver's utils.load_binary (was it compiled before safecall.triton.install()?)"
+            )
+        name, cubin, ordinal = found
+        fn = safecall.jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
+        self._functions[(function, tuple(key))] = fn
+        return fn
+
+
+def _address(value: Any) -> int:
+    out: List[Any] = []
+    _pointer(value, out)
+    return out[0] or 0
+
+
+def _descriptor_dtype(ty: str) -> str:
+    elem = ty[ty.index("<") + 1 : ty.index("[")]
+    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
+    if dtype is None:
+        raise UnsupportedKernelError(f"a tensor descriptor of `{elem}` is not served by safecall's Triton driver")
+    return dtype
+
+
+def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Sequence[int]) -> Any:
+    """A ``tvm_ffi.Tensor`` at ``address`` with the descriptor's shape and strides (elements),
+    on the current CUDA device: what the host function builds the ``CUtensorMap`` from."""
+    import tvm_ffi
+
+    from ._dlpack import view
+
+    return tvm_ffi.from_dlpack(view(address, dtype, shape, strides))
+
+
+def launch_module(
+    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int
+) -> ir.ModuleBuilder:
+    """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
+    profile_scratch)`` for one kernel and one set of descriptor fields (``key``: per host
+    descriptor, ``(padding, round_f32_to_tf32)``)."""
+    m = ir.ModuleBuilder(f"triton_launch_{name}")
+    m.device_binary("kernel", "cubin", cubin, [name])
+    f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
+    grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
+    stream = f.param("stream", ir.stream)
+    metadata = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    kernel = Kernel(name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset())
+    args: List[Any] = []
+    for i, leaf in enumerate(leaves):
+        pname = f"arg{i}"
+        if isinstance(leaf, tuple):
+            ty, k = leaf
+            padding, tf32 = key[k]
+            entry = metadata["tensordesc_meta"][k]
+            fields = {"padding": padding, "round_f32_to_tf32": tf32}
+            _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
+            args += passed
+        elif leaf.startswith(TRITON_ABI["pointer_prefix"]):
+            args.append(f.param(pname, ir.data_ptr))
+        else:
+            outer, inner, _ = _SCALARS[leaf]
+            p = f.param(pname, outer)
+            args.append(p if inner is None else ir.cast(inner, p))
+    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI["trailing_pointers"]]
+    num_ctas = int(metadata.get("num_ctas", 1) or 1)
+    settings: Dict[str, Any] = {"device": ordinal, "stream": stream}
+    if num_ctas > 1:
+        settings["cluster"] = [num_ctas, 1, 1]
+        settings["cluster_policy"] = TRITON_ABI["cluster_when_num_ctas_above_1"]
+    if metadata.get("shared"):
+        settings["shared_mem"] = int(metadata["shared"])
+    for flag, setting in TRITON_ABI["flags"].items():
+        if metadata.get(flag):
+            settings[setting] = True
+    zero = ir.lit(0, ir.i32)
+    x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
+    nonempty = ir.and_(ir.and_(grid[0] != zero, grid[1] != zero), grid[2] != zero)
+    block = TRITON_ABI["threads_per_warp"] * int(metadata["num_warps"])
+    with f.if_(nonempty):
+        f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
+    return m

@@ -1,0 +1,365 @@
+"""``driver.active.utils`` of the installed safecall Triton driver: what Triton 3.9's
+``driver.c`` (``cuda_utils``) serves, on the CUDA driver API through ctypes, so that no C
+compiler ever runs. Each function has the name, arguments, results and errors of its
+``driver.c`` namesake (``RuntimeError("Triton Error [CUDA]: <cuGetErrorString>")`` for a
+failed driver call).
+
+``load_binary`` also remembers each function's cubin: the launcher
+(:mod:`safecall._triton_launcher`) builds its host function from it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+# CUdevice_attribute, CUfunction_attribute and friends (cuda.h 13.1, as Triton 3.9's bundle).
+_DEV = {
+    "MAX_THREADS_PER_BLOCK": 1,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 8,
+    "WARP_SIZE": 10,
+    "MAX_REGISTERS_PER_BLOCK": 12,
+    "CLOCK_RATE": 13,
+    "MULTIPROCESSOR_COUNT": 16,
+    "MEMORY_CLOCK_RATE": 36,
+    "GLOBAL_MEMORY_BUS_WIDTH": 37,
+    "COMPUTE_CAPABILITY_MAJOR": 75,
+    "COMPUTE_CAPABILITY_MINOR": 76,
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81,
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+    "MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK": 150,
+}
+_FUNC = {
+    "MAX_THREADS_PER_BLOCK": 0,
+    "SHARED_SIZE_BYTES": 1,
+    "LOCAL_SIZE_BYTES": 3,
+    "NUM_REGS": 4,
+    "MAX_DYNAMIC_SHARED_SIZE_BYTES": 8,
+    "NON_PORTABLE_CLUSTER_SIZE_ALLOWED": 16,
+    "SHARED_MEMORY_MODE": 18,
+}
+_SHARED_MEMORY_MODE_ALLOW_OVERSIZED = 1
+_FUNC_CACHE_PREFER_SHARED = 2
+_LIMIT_PRINTF_FIFO_SIZE = 1
+_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+_OOB_FILL_NONE, _OOB_FILL_NAN = 0, 1
+#: Drivers up to this version get bit 21 of a small tensor's descriptor cleared (Triton does).
+_BIT21_DRIVER = 13010
+
+
+class _LaunchAttribute(ctypes.Structure):
+    # CUlaunchAttribute: id, 4 bytes of padding, a 64-byte value union.
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int), ("value", ctypes.c_uint32 * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    _fields_ = [
+        ("grid", ctypes.c_uint * 3),
+        ("block", ctypes.c_uint * 3),
+        ("shared", ctypes.c_uint),
+        ("stream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(_LaunchAttribute)),
+        ("num_attrs", ctypes.c_uint),
+    ]
+
+
+class PyCUtensorMap:
+    """A 128-byte ``CUtensorMap`` in host memory, 64-byte aligned, as Triton's
+    ``PyCUtensorMap``: ``tma_desc_cpu_ptr()`` is its address (what launchers copy)."""
+
+    __slots__ = ("_storage", "_address")
+
+    def __init__(self) -> None:
+        self._storage = ctypes.create_string_buffer(128 + 64)
+        base = ctypes.addressof(self._storage)
+        self._address = (base + 63) & ~63
+
+    def tma_desc_cpu_ptr(self) -> int:
+        """The descriptor's host address."""
+        return self._address
+
+    def __bytes__(self) -> bytes:
+        return ctypes.string_at(self._address, 128)
+
+
+class CudaUtils:
+    """The 14 public entry points of Triton's ``cuda_utils`` that code outside the launcher
+    calls (``launch`` and ``build_signature_metadata`` belong to Triton's own launcher, which
+    the safecall driver replaces)."""
+
+    def __init__(self) -> None:
+        self._lib: Optional[ctypes.CDLL] = None
+        self._lock = threading.Lock()
+        #: CUfunction handle -> (kernel name, cubin bytes, device) from ``load_binary``.
+        self.binaries: Dict[int, Tuple[str, bytes, int]] = {}
+
+    # ---- the driver ----------------------------------------------------------------------
+    @property
+    def lib(self) -> ctypes.CDLL:
+        """libcuda, loaded and initialised on first use (``cuInit(0)``)."""
+        if self._lib is None:
+            with self._lock:
+                if self._lib is None:
+                    self._lib = _load_libcuda()
+        return self._lib
+
+    def _check(self, code: int) -> None:
+        if code != 0:
+            text = ctypes.c_char_p()
+            self.lib.cuGetErrorString(code, ctypes.byref(text))
+            raise RuntimeError("Triton Error [CUDA]: " + (text.value or b"").decode(errors="replace"))
+
+    def _call(self, name: str, *args: Any) -> None:
+        self._check(getattr(self.lib, name)(*args))
+
+    def _device(self, ordinal: int) -> int:
+        dev = ctypes.c_int()
+        self._call("cuDeviceGet", ctypes.byref(dev), ordinal)
+        return dev.value
+
+    def ordinal(self, device: int) -> int:
+        """The ordinal of a ``CUdevice`` (what Triton calls a device: ``get_current_device()``
+        returns ``cuCtxGetDevice``'s value, which real drivers number as ordinals)."""
+        count = ctypes.c_int()
+        self._call("cuDeviceGetCount", ctypes.byref(count))
+        for i in range(count.value):
+            if self._device(i) == device:
+                return i
+        return device
+
+    def _device_lenient(self, device: int) -> int:
+        """``cuDeviceGet(device)``, else ``device`` itself: Triton's code passes the value of
+        ``get_current_device()`` (a ``CUdevice``, which real drivers number as ordinals)."""
+        dev = ctypes.c_int()
+        if self.lib.cuDeviceGet(ctypes.byref(dev), device) == 0:
+            return dev.value
+        return device
+
+    def _attribute(self, name: str, device: int) -> int:
+        value = ctypes.c_int()
+        self._call("cuDeviceGetAttribute", ctypes.byref(value), _DEV[name], device)
+        return value.value
+
+    def _func_attribute(self, name: str, function: int) -> int:
+        value = ctypes.c_int()
+        self._call("cuFuncGetAttribute", ctypes.byref(value), _FUNC[name], ctypes.c_void_p(function))
+        return value.value
+
+    def _ensure_context(self, device: int = 0) -> None:
+        """The current context, else the primary context of ``device`` made current."""
+        ctx = ctypes.c_void_p()
+        self._call("cuCtxGetCurrent", ctypes.byref(ctx))
+        if not ctx.value:
+            self._set_primary(self._device(device) if device == 0 else device)
+
+    def _set_primary(self, device: int) -> None:
+        ctx = ctypes.c_void_p()
+        self._call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), device)
+        self._call("cuCtxSetCurrent", ctx)
+
+    # ---- the entry points ----------------------------------------------------------------
+    def load_binary(self, name: str, cubin: bytes, shared: int, device: int) -> Tuple[int, int, int, int, int]:
+        """Loads ``cubin`` in the current context (else ``device``'s primary context) and
+        returns ``(module, function, n_regs, n_spills, n_max_threads)``; opts the function in
+        to ``shared`` bytes of shared memory above 48 KiB as Triton does."""
+        data = bytes(cubin)
+        ctx = ctypes.c_void_p()
+        self._call("cuCtxGetCurrent", ctypes.byref(ctx))
+        if not ctx.value:
+            self._set_primary(device)
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        self._call("cuModuleLoadData", ctypes.byref(module), data)
+        self._call("cuModuleGetFunction", ctypes.byref(function), module, name.encode())
+        fn = function.value or 0
+        n_regs = self._func_attribute("NUM_REGS", fn)
+        n_spills = self._func_attribute("LOCAL_SIZE_BYTES", fn) // 4
+        n_max_threads = self._func_attribute("MAX_THREADS_PER_BLOCK", fn)
+        optin = self._attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device)
+        if shared > 49152 and optin > 49152:
+            mode = self.lib.cuFuncSetAttribute(
+                ctypes.c_void_p(fn), _FUNC["SHARED_MEMORY_MODE"], _SHARED_MEMORY_MODE_ALLOW_OVERSIZED
+            )
+            if mode != 0:
+                self._call("cuFuncSetCacheConfig", ctypes.c_void_p(fn), _FUNC_CACHE_PREFER_SHARED)
+                self._attribute("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", device)
+                static = self._func_attribute("SHARED_SIZE_BYTES", fn)
+                self._call(
+                    "cuFuncSetAttribute", ctypes.c_void_p(fn), _FUNC["MAX_DYNAMIC_SHARED_SIZE_BYTES"], optin - static
+                )
+        self.binaries[fn] = (name, data, self.ordinal(device))
+        return (module.value or 0, fn, n_regs, n_spills, n_max_threads)
+
+    def unload_module(self, module: int) -> None:
+        """``cuModuleUnload``."""
+        self._call("cuModuleUnload", ctypes.c_void_p(module))
+
+    def get_device_properties(self, device: int) -> Dict[str, int]:
+        """Triton's 7 keys: ``max_shared_mem`` (the opt-in per block), ``max_num_regs``,
+        ``multiprocessor_count``, ``warpSize``, ``sm_clock_rate``, ``mem_clock_rate``,
+        ``mem_bus_width``."""
+        dev = self._device_lenient(device)
+        major = self._attribute("COMPUTE_CAPABILITY_MAJOR", dev)
+        minor = self._attribute("COMPUTE_CAPABILITY_MINOR", dev)
+        shared = "MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK" if (major, minor) == (10, 7) else "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"
+        return {
+            "max_shared_mem": self._attribute(shared, dev),
+            "max_num_regs": self._attribute("MAX_REGISTERS_PER_BLOCK", dev),
+            "multiprocessor_count": self._attribute("MULTIPROCESSOR_COUNT", dev),
+            "warpSize": self._attribute("WARP_SIZE", dev),
+            "sm_clock_rate": self._attribute("CLOCK_RATE", dev),
+            "mem_clock_rate": self._attribute("MEMORY_CLOCK_RATE", dev),
+            "mem_bus_width": self._attribute("GLOBAL_MEMORY_BUS_WIDTH", dev),
+        }
+
+    def get_device_capability(self, device: int) -> Tuple[int, int]:
+        """``(major, minor)``."""
+        dev = self._device_lenient(device)
+        return (self._attribute("COMPUTE_CAPABILITY_MAJOR", dev), self._attribute("COMPUTE_CAPABILITY_MINOR", dev))
+
+    def get_current_device(self) -> int:
+        """The current context's device (device 0's primary context made current if none)."""
+        self._ensure_context()
+        dev = ctypes.c_int()
+        self._call("cuCtxGetDevice", ctypes.byref(dev))
+        return dev.value
+
+    def set_current_device(self, device: int) -> None:
+        """Makes ``device``'s primary context current."""
+        self._set_primary(device)
+
+    def get_default_stream(self, device: int) -> int:
+        """Makes ``device``'s primary context current; returns 0 (the default stream)."""
+        self._set_primary(device)
+        return 0
+
+    def is_stream_capturing(self, stream: int) -> bool:
+        """Whether ``stream`` is capturing a CUDA graph."""
+        status = ctypes.c_int()
+        self._call("cuStreamIsCapturing", ctypes.c_void_p(stream), ctypes.byref(status))
+        return status.value != 0
+
+    def cuOccupancyMaxActiveClusters(self, function: int, shared: int, cluster_dim: int) -> int:  # noqa: N802
+        """Clusters of ``cluster_dim`` blocks of 128 threads with ``shared`` bytes that can be
+        active at once (sets the function's dynamic shared memory and non-portable opt-ins)."""
+        fn = ctypes.c_void_p(function)
+        self._call("cuFuncSetAttribute", fn, _FUNC["MAX_DYNAMIC_SHARED_SIZE_BYTES"], shared)
+        attr = _LaunchAttribute(id=_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        attr.value[0], attr.value[1], attr.value[2] = cluster_dim, 1, 1
+        config = _LaunchConfig()
+        config.grid[:] = [cluster_dim, 1, 1]
+        config.block[:] = [128, 1, 1]
+        config.shared = shared
+        config.attrs = ctypes.pointer(attr)
+        config.num_attrs = 1
+        self._call("cuFuncSetAttribute", fn, _FUNC["NON_PORTABLE_CLUSTER_SIZE_ALLOWED"], 1)
+        out = ctypes.c_int(-1)
+        self._call("cuOccupancyMaxActiveClusters", ctypes.byref(out), fn, ctypes.byref(config))
+        return out.value
+
+    def set_printf_fifo_size(self, size: int) -> None:
+        """``cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)`` in the current context (device 0's
+        primary context if none), skipped when unchanged."""
+        if size < 0:
+            raise ValueError("fifo size must be non-negative")
+        self._ensure_context()
+        old = ctypes.c_size_t()
+        self._call("cuCtxGetLimit", ctypes.byref(old), _LIMIT_PRINTF_FIFO_SIZE)
+        if old.value != size:
+            self._call("cuCtxSetLimit", _LIMIT_PRINTF_FIFO_SIZE, ctypes.c_size_t(size))
+
+    def fill_tma_descriptor_tiled(
+        self,
+        address: int,
+        swizzle: int,
+        elem_size: int,
+        elem_type: int,
+        block: Sequence[int],
+        shape: Sequence[int],
+        strides: Sequence[int],
+        padding: int,
+    ) -> PyCUtensorMap:
+        """A tiled ``CUtensorMap`` exactly as Triton's ``fillTMADescriptorTiled`` encodes it
+        (dims and strides innermost first, strides in bytes, element strides 1, L2 promotion
+        128B, NaN fill for ``padding == 1``, bit 21 cleared for small tensors on drivers up to
+        13010)."""
+        rank = len(block)
+        if len(shape) != rank or len(strides) != rank:
+            raise RuntimeError("Rank mismatch")
+        dims = [int(d) for d in reversed(list(shape))]
+        boxes = [int(b) for b in reversed(list(block))]
+        byte_strides = [elem_size * int(s) for s in reversed(list(strides)[: rank - 1])]
+        desc = PyCUtensorMap()
+        c_dims = (ctypes.c_uint64 * 5)(*dims)
+        c_strides = (ctypes.c_uint64 * 5)(*byte_strides)
+        c_box = (ctypes.c_uint32 * 5)(*boxes)
+        c_elem = (ctypes.c_uint32 * 5)(1, 1, 1, 1, 1)
+        fill = _OOB_FILL_NAN if padding == 1 else _OOB_FILL_NONE
+        code = self.lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(desc.tma_desc_cpu_ptr()), elem_type, rank, ctypes.c_void_p(address),
+            c_dims, c_strides, c_box, c_elem, 0, swizzle, _TENSOR_MAP_L2_PROMOTION_L2_128B, fill,
+        )
+        if code != 0:
+            text = ctypes.c_char_p()
+            self.lib.cuGetErrorString(code, ctypes.byref(text))
+            raise RuntimeError(
+                "Triton Error [CUDA]: Failed to create tensor map descriptor: "
+                f"{(text.value or b'Unknown error').decode()}\nelemType={elem_type} rank={rank} "
+                f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding}\n"
+                f"shape={dims}\nstrides={byte_strides}\nblockSize={boxes} elementStrides={[1] * rank} fill={fill}\n"
+            )
+        version = ctypes.c_int()
+        self._call("cuDriverGetVersion", ctypes.byref(version))
+        if version.value <= _BIT21_DRIVER:
+            steps = [elem_size] + byte_strides
+            top = sum((dims[i] - 1) * steps[i] for i in range(rank))
+            if top + 1 < 128 * 1024:
+                word = ctypes.c_uint64.from_address(desc.tma_desc_cpu_ptr() + 8)
+                word.value &= ~(1 << 21)
+        return desc
+
+    def fill_tma_descriptor_im2col(self, *args: Any) -> PyCUtensorMap:
+        """Not served yet by the safecall driver."""
+        raise NotImplementedError(
+            "safecall's Triton driver does not build im2col tensor descriptors yet "
+            "(fill_tma_descriptor_im2col); tiled descriptors are served"
+        )
+
+
+def _load_libcuda() -> ctypes.CDLL:
+    """libcuda as safecall's generated code finds it (``$SAFECALL_LIBCUDA_PATH``, else
+    ``$TRITON_LIBCUDA_PATH/libcuda.so.1``, else ``libcuda.so.1``), ``cuInit(0)`` done."""
+    path = os.environ.get("SAFECALL_LIBCUDA_PATH")
+    if not path and os.environ.get("TRITON_LIBCUDA_PATH"):
+        path = os.path.join(os.environ["TRITON_LIBCUDA_PATH"], "libcuda.so.1")
+    path = path or "libcuda.so.1"
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise RuntimeError(f"safecall's Triton driver cannot load the CUDA driver `{path}`: {e}") from None
+    lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib.cuTensorMapEncodeTiled.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32),
+        ctypes.POINTER(ctypes.c_uint32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+    ]
+    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
+    code = lib.cuInit(0)
+    if code != 0:
+        text = ctypes.c_char_p()
+        lib.cuGetErrorString(code, ctypes.byref(text))
+        raise RuntimeError("Triton Error [CUDA]: " + (text.value or b"").decode(errors="replace"))
+    return lib
+
+
+def flatten(values: Sequence[Any]) -> List[Any]:
+    """Nested tuples flattened in order."""
+    out: List[Any] = []
+    for v in values:
+        if isinstance(v, tuple):
+            out.extend(flatten(v))
+        else:
+            out.append(v)
+    return out
