@@ -15,37 +15,23 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-# CUdevice_attribute, CUfunction_attribute and friends (cuda.h 13.1, as Triton 3.9's bundle).
-_DEV = {
-    "MAX_THREADS_PER_BLOCK": 1,
-    "MAX_SHARED_MEMORY_PER_BLOCK": 8,
-    "WARP_SIZE": 10,
-    "MAX_REGISTERS_PER_BLOCK": 12,
-    "CLOCK_RATE": 13,
-    "MULTIPROCESSOR_COUNT": 16,
-    "MEMORY_CLOCK_RATE": 36,
-    "GLOBAL_MEMORY_BUS_WIDTH": 37,
-    "COMPUTE_CAPABILITY_MAJOR": 75,
-    "COMPUTE_CAPABILITY_MINOR": 76,
-    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81,
-    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
-    "MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK": 150,
-}
-_FUNC = {
-    "MAX_THREADS_PER_BLOCK": 0,
-    "SHARED_SIZE_BYTES": 1,
-    "LOCAL_SIZE_BYTES": 3,
-    "NUM_REGS": 4,
-    "MAX_DYNAMIC_SHARED_SIZE_BYTES": 8,
-    "NON_PORTABLE_CLUSTER_SIZE_ALLOWED": 16,
-    "SHARED_MEMORY_MODE": 18,
-}
-_SHARED_MEMORY_MODE_ALLOW_OVERSIZED = 1
-_FUNC_CACHE_PREFER_SHARED = 2
-_LIMIT_PRINTF_FIFO_SIZE = 1
-_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
-_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
-_OOB_FILL_NONE, _OOB_FILL_NAN = 0, 1
+from ._native import CUDA
+
+#: Attributes by short name (values from cudarc's ``driver::sys``, through ``_native.CUDA``).
+_DEV = {k[len("DEVICE_ATTRIBUTE_") :]: v for k, v in CUDA.items() if k.startswith("DEVICE_ATTRIBUTE_")}
+_FUNC = {k[len("FUNC_ATTRIBUTE_") :]: v for k, v in CUDA.items() if k.startswith("FUNC_ATTRIBUTE_")}
+#: Newer than the CUDA 12.8 bindings: ``CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`` and
+#: ``CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY`` as Triton 3.9's driver.c defines them
+#: (for sm_107's oversized shared memory), and the attribute 150 it reads there.
+_FUNC["SHARED_MEMORY_MODE"] = 17
+_SHARED_MEMORY_MODE_ALLOW_OVERSIZED = 3
+_DEV["MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK"] = 150
+_FUNC_CACHE_PREFER_SHARED = CUDA["FUNC_CACHE_PREFER_SHARED"]
+_LIMIT_PRINTF_FIFO_SIZE = CUDA["LIMIT_PRINTF_FIFO_SIZE"]
+_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = CUDA["LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"]
+_TENSOR_MAP_L2_PROMOTION_L2_128B = CUDA["TENSOR_MAP_L2_PROMOTION_L2_128B"]
+_OOB_FILL_NONE = CUDA["TENSOR_MAP_FLOAT_OOB_FILL_NONE"]
+_OOB_FILL_NAN = CUDA["TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA"]
 #: Drivers up to this version get bit 21 of a small tensor's descriptor cleared (Triton does).
 _BIT21_DRIVER = 13010
 
@@ -254,6 +240,8 @@ class CudaUtils:
         config.shared = shared
         config.attrs = ctypes.pointer(attr)
         config.num_attrs = 1
+        if not hasattr(self.lib, "cuOccupancyMaxActiveClusters"):
+            raise RuntimeError("Failed to retrieve cuOccupancyMaxActiveClusters from libcuda.so.1")
         self._call("cuFuncSetAttribute", fn, _FUNC["NON_PORTABLE_CLUSTER_SIZE_ALLOWED"], 1)
         out = ctypes.c_int(-1)
         self._call("cuOccupancyMaxActiveClusters", ctypes.byref(out), fn, ctypes.byref(config))

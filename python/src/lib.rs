@@ -19,6 +19,7 @@ use safecall::ir::{self, SourceMap};
 
 mod bench;
 mod compile;
+mod cuda_constants;
 
 pyo3::create_exception!(
     safecall,
@@ -317,6 +318,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     compile::register(m)?;
     bench::register(m)?;
+    cuda_constants::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
     // The address of a `DLPackManagedTensorAllocator` for CPU tensors (zero-filled, 64-byte
     // aligned, compact): it calls no TVM-FFI function (errors go through the callback it is

@@ -14,20 +14,17 @@ import ctypes
 import os
 from typing import Dict, List, Optional, Tuple
 
+from .._native import CUDA
+
 #: The variable safecall's generated code reads first to find the driver.
 LIBCUDA_PATH_ENV = "SAFECALL_LIBCUDA_PATH"
 #: The driver's library name.
 LIBCUDA = "libcuda.so.1"
 
-# CUdevice_attribute values (cuda.h).
+#: ``CUdevice_attribute`` values by short name (from cudarc's ``driver::sys``, through
+#: ``safecall._native.CUDA``).
 ATTRIBUTES: Dict[str, int] = {
-    "max_threads_per_block": 1,
-    "max_shared_memory_per_block": 8,
-    "multiprocessor_count": 16,
-    "compute_capability_major": 75,
-    "compute_capability_minor": 76,
-    "cooperative_launch": 95,
-    "max_shared_memory_per_block_optin": 97,
+    k[len("DEVICE_ATTRIBUTE_") :].lower(): v for k, v in CUDA.items() if k.startswith("DEVICE_ATTRIBUTE_")
 }
 
 _CU = ctypes.c_int

@@ -73,8 +73,16 @@ const INVALID_CLUSTER_SIZE: CUresult = 912;
 
 /// Devices the double has.
 const DEVICES: c_int = 2;
-/// `CUdevice` of ordinal 0 (distinct from the ordinal, to catch code that mixes them up).
+/// `CUdevice` of ordinal 0 (distinct from the ordinal, to catch code that mixes them up),
+/// unless `safecall_fake_cuda_ordinal_handles(1)` made handles equal ordinals.
 const DEVICE_BASE: c_int = 100;
+/// The `CUdevice` of ordinal 0 now: [`DEVICE_BASE`], or 0 (see [`safecall_fake_cuda_ordinal_handles`]).
+static HANDLE_BASE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(DEVICE_BASE);
+
+/// The `CUdevice` of ordinal 0.
+fn device_base() -> c_int {
+    HANDLE_BASE.load(Ordering::Relaxed)
+}
 /// Shared memory a kernel may use without an opt-in.
 const DEFAULT_SHARED_MEM: u32 = 48 * 1024;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
@@ -203,6 +211,14 @@ pub extern "C" fn safecall_fake_cuda_reset() {
 #[unsafe(no_mangle)]
 pub extern "C" fn safecall_fake_cuda_quiet(on: c_int) {
     QUIET.store(on != 0, Ordering::Relaxed);
+}
+
+/// Process-wide: non-zero makes each `CUdevice` equal its ordinal, as real drivers number
+/// them (for code that passes one where the other is expected, as Triton's own driver does
+/// with `get_current_device()`); zero restores the distinct handles (100 + ordinal).
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_ordinal_handles(on: c_int) {
+    HANDLE_BASE.store(if on != 0 { 0 } else { DEVICE_BASE }, Ordering::Relaxed);
 }
 
 /// The next call of `name` on this thread returns `code`.
@@ -409,7 +425,7 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut c_int, ordinal: c_int) -> CUre
         return INVALID_DEVICE;
     }
     // SAFETY: output pointer from the caller.
-    unsafe { write(device, DEVICE_BASE + ordinal) }
+    unsafe { write(device, device_base() + ordinal) }
 }
 
 /// `cuCtxGetCurrent`.
@@ -431,7 +447,7 @@ pub unsafe extern "C" fn cuCtxGetDevice(device: *mut c_int) -> CUresult {
     }
     match context_device(THREAD.with(|t| t.borrow().current)) {
         // SAFETY: output pointer from the caller.
-        Some(ordinal) => unsafe { write(device, DEVICE_BASE + ordinal) },
+        Some(ordinal) => unsafe { write(device, device_base() + ordinal) },
         None => INVALID_CONTEXT,
     }
 }
@@ -455,7 +471,7 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, device: c_int
     if let Some(code) = record("cuDevicePrimaryCtxRetain", || json!({ "device": device })) {
         return code;
     }
-    let ordinal = device - DEVICE_BASE;
+    let ordinal = device - device_base();
     if !(0..DEVICES).contains(&ordinal) {
         return INVALID_DEVICE;
     }
@@ -557,7 +573,7 @@ pub extern "C" fn cuKernelSetAttribute(
     if let Some(code) = record("cuKernelSetAttribute", || fields) {
         return code;
     }
-    let ordinal = device - DEVICE_BASE;
+    let ordinal = device - device_base();
     if value < 0 || !(0..DEVICES).contains(&ordinal) {
         return INVALID_VALUE;
     }
@@ -606,7 +622,7 @@ pub unsafe extern "C" fn cuKernelGetAttribute(
     let Some((_, static_shared)) = found else {
         return INVALID_HANDLE;
     };
-    if attr != SHARED_SIZE_BYTES || !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+    if attr != SHARED_SIZE_BYTES || !(0..DEVICES).contains(&(device - device_base())) {
         return INVALID_VALUE;
     }
     // SAFETY: output pointer from the caller.

@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use serde_json::json;
 
 use crate::{
-    CUresult, DEVICE_BASE, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_VALUE, SUCCESS,
-    THREAD, context_device, record, write,
+    CUresult, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_VALUE, SUCCESS, THREAD,
+    context_device, record, write,
 };
 
 /// The alignment of every allocation (a real driver's is at least 256 bytes).
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, device: 
     if let Some(code) = record("cuDeviceGetName", || json!({ "device": device })) {
         return code;
     }
-    let ordinal = device - DEVICE_BASE;
+    let ordinal = device - crate::device_base();
     if !(0..DEVICES).contains(&ordinal) {
         return INVALID_DEVICE;
     }

@@ -29,7 +29,7 @@ use cudarc::driver::sys::{
 use serde_json::json;
 
 use super::{
-    CUresult, DEVICE_BASE, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_HANDLE, INVALID_IMAGE,
+    CUresult, DEVICES, INVALID_CONTEXT, INVALID_DEVICE, INVALID_HANDLE, INVALID_IMAGE,
     INVALID_VALUE, Kernel, NOT_FOUND, SUCCESS, THREAD, context_device, image, record, registry,
     write,
 };
@@ -88,6 +88,10 @@ pub(crate) const ENTRIES: &[(&str, *const ())] = &[
     ("cuStreamIsCapturing", cuStreamIsCapturing as *const ()),
     ("cuCtxGetLimit", cuCtxGetLimit as *const ()),
     ("cuCtxSetLimit", cuCtxSetLimit as *const ()),
+    (
+        "cuOccupancyMaxActiveClusters",
+        cuOccupancyMaxActiveClusters as *const (),
+    ),
 ];
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -153,7 +157,7 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(
     if let Some(code) = record("cuDeviceGetAttribute", || fields) {
         return code;
     }
-    if !(0..DEVICES).contains(&(device - DEVICE_BASE)) {
+    if !(0..DEVICES).contains(&(device - crate::device_base())) {
         return INVALID_DEVICE;
     }
     match DEVICE_ATTRIBUTES.iter().find(|(a, _)| *a as c_int == attr) {
@@ -338,6 +342,39 @@ pub unsafe extern "C" fn cuPointerGetAttribute(
     unsafe { write(data.cast::<u64>(), ptr) }
 }
 
+/// `cuOccupancyMaxActiveClusters`: the double's model of occupancy, one cluster of
+/// `clusterDim` blocks per `clusterDim` multiprocessors (a cluster dimension attribute of 1 to
+/// 16 blocks in x, else `CUDA_ERROR_INVALID_CLUSTER_SIZE`; none is `CUDA_ERROR_INVALID_VALUE`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuOccupancyMaxActiveClusters(
+    out: *mut c_int,
+    f: usize,
+    config: *const cudarc::driver::sys::CUlaunchConfig,
+) -> CUresult {
+    // SAFETY: the caller passes a complete launch config with `numAttrs` attributes.
+    let cluster = unsafe { config.as_ref() }.and_then(|c| {
+        (0..c.numAttrs as usize)
+            // SAFETY: `attrs` has `numAttrs` entries.
+            .map(|i| unsafe { &*c.attrs.add(i) })
+            .find(|a| a.id == cudarc::driver::sys::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            // SAFETY: the attribute is a cluster dimension.
+            .map(|a| unsafe { a.value.clusterDim.x })
+    });
+    let fields = json!({ "kernel": kernel_name(f), "cluster_x": cluster });
+    if let Some(code) = record("cuOccupancyMaxActiveClusters", || fields) {
+        return code;
+    }
+    if kernel_id(f).is_none() {
+        return INVALID_HANDLE;
+    }
+    match cluster {
+        None => INVALID_VALUE,
+        Some(x) if !(1..=16).contains(&x) => super::INVALID_CLUSTER_SIZE,
+        // SAFETY: output pointer from the caller.
+        Some(x) => unsafe { write(out, (super::MULTIPROCESSORS / x) as c_int) },
+    }
+}
+
 /// `cuStreamIsCapturing`: no stream is ever being captured.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamIsCapturing(stream: usize, status: *mut c_int) -> CUresult {
@@ -430,12 +467,15 @@ mod tests {
         // SAFETY: valid pointers.
         unsafe {
             assert_eq!(
-                cuDeviceGetAttribute(&mut v, major, DEVICE_BASE + 1),
+                cuDeviceGetAttribute(&mut v, major, crate::DEVICE_BASE + 1),
                 SUCCESS
             );
             assert_eq!(v, 9);
             assert_eq!(cuDeviceGetAttribute(&mut v, major, 0), INVALID_DEVICE);
-            assert_eq!(cuDeviceGetAttribute(&mut v, -5, DEVICE_BASE), INVALID_VALUE);
+            assert_eq!(
+                cuDeviceGetAttribute(&mut v, -5, crate::DEVICE_BASE),
+                INVALID_VALUE
+            );
         }
     }
 }

@@ -1,0 +1,188 @@
+"""``safecall.triton.install()``: stock Triton code, ``kernel[grid](...)``, runs on safecall's
+driver with no C compiler, and sends the driver exactly what Triton's own driver sends.
+
+Each side runs ``triton_driver_run.py`` in a process of its own against the CUDA driver double
+(device handles numbered as ordinals, as real drivers do), with an empty Triton cache: once
+with Triton's own driver (which builds ``driver.c`` with the machine's C compiler), once with
+safecall's installed and a ``PATH`` holding only stand-ins for ``cc``, ``gcc``, ``clang``
+(and their C++ names) that record any call. Every launch record (kernel, context, grid, block,
+cluster, shared memory, stream, launch attributes, every argument's bytes), the scratch
+allocator's requests, the hook calls and every ``utils`` entry point's result or error must be
+equal, and no compiler may have run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import fake_cuda
+from conftest import ROOT
+
+HERE = pathlib.Path(__file__).resolve().parent
+RUNNER = HERE / "triton_driver_run.py"
+TRITON_VERSION = "3.9.0"
+#: The names Triton's build looks a compiler up by (``CC``, ``clang``, ``gcc``), and their kin.
+COMPILERS = ("cc", "gcc", "clang", "c++", "g++", "clang++", "tcc")
+
+
+def _unavailable():
+    try:
+        import triton
+    except ImportError:
+        return f"triton is not installed (pip install triton=={TRITON_VERSION})"
+    if triton.__version__ != TRITON_VERSION:
+        return f"triton {triton.__version__} is installed; the driver is tested with {TRITON_VERSION}"
+    return fake_cuda.missing_reason()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    reason = _unavailable()
+    if reason is not None:
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    compiler = os.environ.get("SAFECALL_TEST_TRITON_CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        if fake_cuda.in_ci():
+            pytest.fail("stock Triton's driver needs a C compiler for the reference run")
+        pytest.skip("stock Triton's driver needs a C compiler for the reference run")
+    tmp = tmp_path_factory.mktemp("triton_driver")
+    stock = _run("stock", tmp / "stock", {"CC": compiler})
+    traps = tmp / "traps"
+    traps.mkdir()
+    log = tmp / "compilers.log"
+    for name in COMPILERS:
+        trap = traps / name
+        trap.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\nexit 1\n')
+        trap.chmod(0o755)
+    ours = _run("safecall", tmp / "safecall", {"PATH": str(traps)}, drop=("CC", "CXX"))
+    return stock, ours, log, tmp / "safecall" / "cache"
+
+
+def _run(mode, dir, env_changes, drop=()):
+    dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "SAFECALL_TRITON_DRIVER"}
+    env.update(env_changes, TRITON_CACHE_DIR=str(dir / "cache"), PYTHONPATH=os.pathsep.join(sys.path))
+    out = dir / "result.json"
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), mode, str(out)], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+def test_the_runs_used_the_drivers_they_name(runs):
+    stock, ours, _, _ = runs
+    assert stock.pop("driver") == "CudaDriver"
+    assert ours.pop("driver") == "SafecallCudaDriver"
+
+
+def test_kernel_grid_launches_are_byte_identical(runs):
+    stock, ours, _, _ = runs
+    cases = [k for k in stock if k not in ("utils", "driver", "hook calls")]
+    assert len(cases) >= 15
+    for case in cases:
+        assert ours[case] == stock[case], case
+        assert stock[case]["error"] is None, (case, stock[case]["error"])
+    assert [k for k in cases if not stock[k]["launches"]] == ["empty grid"]
+    # Two calls of each case (the first compiles), the empty grid too, each with its enter hook.
+    assert stock["hook calls"] == ours["hook calls"] == 2 * len(cases)
+
+
+def test_every_utils_entry_point_answers_as_tritons(runs):
+    stock, ours, _, _ = runs
+    assert ours["utils"] == stock["utils"]
+    assert sorted(stock["utils"]["get_device_properties"]) == [
+        "max_num_regs", "max_shared_mem", "mem_bus_width", "mem_clock_rate", "multiprocessor_count",
+        "sm_clock_rate", "warpSize",
+    ]
+    assert stock["utils"]["fill_tma_descriptor_tiled rank mismatch"] == "RuntimeError: Rank mismatch"
+    assert stock["utils"]["load_binary unknown kernel"] == "RuntimeError: Triton Error [CUDA]: named symbol not found"
+
+
+def test_no_compiler_ran(runs):
+    _, ours, log, cache = runs
+    assert not log.exists(), f"a compiler ran: {log.read_text()}"
+    built = [p.name for p in cache.rglob("*.so")]
+    assert built == [], f"Triton built native modules: {built}"
+
+
+def test_an_unsupported_triton_is_refused():
+    from safecall._triton_driver import check_triton_version
+    from safecall.triton import TritonVersionError
+
+    check_triton_version("3.9.0")
+    with pytest.raises(TritonVersionError) as e:
+        check_triton_version("3.5.1")
+    assert str(e.value) == (
+        "safecall.triton.install(): Triton 3.5.1 is installed; the safecall driver serves Triton 3.9 "
+        "(its launcher and utils interface is the one tested)"
+    )
+
+
+def _python(code, env_changes, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SAFECALL_TRITON_DRIVER"}
+    env.update(env_changes, TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join(sys.path))
+    env["SAFECALL_LIBCUDA_PATH"] = str(fake_cuda.PATH)
+    env["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, tmp_path / "libcuda"))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_installing_after_tritons_own_driver_was_built_is_an_error(tmp_path):
+    reason = _unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    code = (
+        "import triton, safecall.triton\n"
+        "triton.runtime.driver.active\n"
+        "try:\n    safecall.triton.install()\nexcept RuntimeError as e:\n    print(e)\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "safecall.triton.install(): Triton's own driver (CudaDriver) was already built in this process; "
+        "install safecall's before anything touches triton.runtime.driver.active (or set SAFECALL_TRITON_DRIVER=1)"
+    )
+
+
+def test_install_also_makes_the_default_and_reset_active_safecalls(tmp_path):
+    reason = _unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    code = (
+        "import safecall.triton, triton\n"
+        "d = safecall.triton.install()\n"
+        "from triton.runtime.driver import driver\n"
+        "driver.reset_active()\n"
+        "print(driver.active is d, driver.default is d, safecall.triton.installed(), safecall.triton.install() is d)\n"
+        "print(triton.backends.backends['nvidia'].driver.__name__)\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True True True True", "SafecallCudaDriver"]
+
+
+def test_the_environment_variable_installs_it_at_start_up(tmp_path):
+    reason = _unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    import site
+
+    pth = [p for p in map(pathlib.Path, site.getsitepackages()) if (p / "safecall_triton_driver.pth").exists()]
+    if not pth:
+        reason = "safecall_triton_driver.pth is not installed (the wheel installs it; `maturin develop` does not)"
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    code = "import triton\nprint(type(triton.runtime.driver.active).__name__)\n"
+    on = _python(code, {"SAFECALL_TRITON_DRIVER": "1", "PATH": str(tmp_path)}, tmp_path)
+    assert on.returncode == 0 and on.stdout.strip() == "SafecallCudaDriver", on.stderr
+    assert on.stderr == "" or "safecall:" not in on.stderr

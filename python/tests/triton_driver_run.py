@@ -1,0 +1,163 @@
+"""Runs Triton kernels the everyday way, ``kernel[grid](...)``, against the CUDA driver double,
+and writes what the double recorded as JSON: the runner of ``test_triton_driver.py``.
+
+    python triton_driver_run.py (stock|safecall) OUT.json
+
+``stock`` uses Triton's own NVIDIA driver (which compiles ``driver.c`` with ``cc``);
+``safecall`` installs safecall's (``safecall.triton.install()``) before anything touches
+``triton.runtime.driver.active``. Both launch the same kernels with the same arguments (tensors
+are objects with ``data_ptr()`` and ``dtype`` at fake addresses: the double touches no memory),
+through the same allocator for global scratch memory and with a launch hook registered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parents[1] / "tests" / "python")]
+
+import fake_cuda  # noqa: E402
+
+MODE, OUT = sys.argv[1], sys.argv[2]
+fake = fake_cuda.load()
+# Device handles equal to ordinals, as real drivers number them: Triton's own driver passes
+# `get_current_device()` (a CUdevice) where an ordinal is expected.
+fake.safecall_fake_cuda_ordinal_handles(1)
+os.environ["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, pathlib.Path(os.environ["TRITON_CACHE_DIR"]) / "libcuda"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+if MODE == "safecall":
+    import safecall.triton
+
+    safecall.triton.install()
+
+import triton  # noqa: E402
+from triton import knobs  # noqa: E402
+from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+from triton_fakes import DescriptorBase, ElementType  # noqa: E402
+from triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
+
+
+class Tensor:
+    """What Triton's JIT reads of a tensor: ``data_ptr()`` and ``dtype``."""
+
+    def __init__(self, address: int, dtype: str = "float32") -> None:
+        self.address, self.dtype = address, ElementType(dtype)
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+class Allocator:
+    """``triton.set_allocator``'s allocator: one fake address, every request recorded."""
+
+    def __init__(self) -> None:
+        self.requests = []
+
+    def __call__(self, size: int, align: int, stream: int) -> int:
+        self.requests.append([size, align, stream])
+        return 0x7E00_0000_0000
+
+
+X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000, "float64")
+A, B, C = Tensor(0x7F00_0001_0000, "float16"), Tensor(0x7F00_0002_0000, "float16"), Tensor(0x7F00_0003_0000)
+hook_calls = []
+allocator = Allocator()
+triton.set_allocator(allocator)
+
+
+def descriptor(address: int, shape, block, **fields):
+    return TensorDescriptor.from_tensor(DescriptorBase(address, "float16", shape), block, **fields)
+
+
+#: name -> a call of the everyday form.
+CASES = {
+    "pointers and an i32": lambda: copy[(8,)](X, Y, 1000, BLOCK=128),
+    "divisible by 16": lambda: copy[(8,)](X, Y, 1024, BLOCK=128),
+    "a misaligned pointer": lambda: copy[(8,)](Tensor(0x7F00_0000_1004), Y, 1000, BLOCK=128),
+    "an i64 and a float": lambda: axpy[(5, 2, 3)](X, Y, None, 2**33, 1, 1.5, BLOCK=256),
+    "None and 1 specialized": lambda: axpy[(4,)](X, Y, None, 1000, 1, -0.25, BLOCK=256),
+    "a bias pointer": lambda: axpy[(4,)](X, Y, Z, 1000, 3, 2.0, BLOCK=256),
+    "scalar mix": lambda: scalars[(1,)](Z, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True),
+    "u64 at or above 2^63": lambda: scalars[(1,)](Z, 0, 0, 0, 0, 0, 0, 0, 2**64 - 1, 0.0, 0.0, False),
+    "num_warps=8, >48 KiB shared": lambda: matmul[(4, 2)](A, B, C, 512, BM=128, BN=128, BK=64, num_warps=8, num_stages=3),
+    "PDL": lambda: pdl_copy[(8,)](X, Y, 1000, BLOCK=128, launch_pdl=True),
+    "num_ctas=2 (a cluster)": lambda: copy[(3,)](X, Y, 1000, BLOCK=128, num_ctas=2),
+    "empty grid": lambda: copy[(0,)](X, Y, 1000, BLOCK=128),
+    "global scratch (device descriptors)": lambda: desc_copy[(4,)](
+        Tensor(0x7F00_0004_0000, "float16"), Tensor(0x7F00_0005_0000, "float16"), 256, 64, BM=64, BN=64
+    ),
+    "host tensor descriptors": lambda: host_desc_copy[(4,)](
+        descriptor(0x7F00_0006_0000, [256, 64], [64, 64]), descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64
+    ),
+    "host descriptors, nan padding": lambda: host_desc_copy[(4,)](
+        descriptor(0x7F00_0006_0000, [256, 64], [64, 64], padding="nan"),
+        descriptor(0x7F00_0007_0000, [256, 64], [64, 64]),
+        256, BM=64, BN=64,
+    ),
+}
+
+knobs.runtime.launch_enter_hook.add(lambda md: hook_calls.append("enter"))
+results = {}
+for name, call in CASES.items():
+    fake.safecall_fake_cuda_reset()
+    before = len(allocator.requests)
+    try:
+        call()
+        call()  # the second call takes the cached path
+        error = None
+    except Exception as e:  # noqa: BLE001  (the error is part of the result)
+        error = f"{type(e).__name__}: {e}"
+    launches = [
+        {k: v for k, v in r.items() if k != "call"}
+        for r in fake_cuda.records(fake)
+        if r["call"] == "cuLaunchKernelEx"
+    ]
+    results[name] = {"launches": launches, "error": error, "scratch": allocator.requests[before:]}
+
+
+def outcome(call):
+    """A utils call's result, or its error (type and message), JSON-ready."""
+    try:
+        value = call()
+    except Exception as e:  # noqa: BLE001  (the error is part of the result)
+        return f"{type(e).__name__}: {e}"
+    if type(value).__name__ == "PyCUtensorMap":
+        import ctypes
+
+        # safecall's says where its descriptor is; Triton's holds it after the object's
+        # header, at CUtensorMap's alignment (128 in the cuda.h Triton 3.9 bundles).
+        address = value.tma_desc_cpu_ptr() if hasattr(value, "tma_desc_cpu_ptr") else id(value) + 128
+        return ctypes.string_at(address, 128).hex()
+    return list(value) if isinstance(value, tuple) else value
+
+
+utils = triton.runtime.driver.active.utils
+fill = utils.fill_tma_descriptor_tiled
+compiled = copy.warmup(X, Y, 1000, BLOCK=128, grid=(1,))
+results["utils"] = {
+    "get_device_properties": outcome(lambda: utils.get_device_properties(0)),
+    "get_device_capability": outcome(lambda: utils.get_device_capability(0)),
+    "get_current_device": outcome(utils.get_current_device),
+    "set_current_device": outcome(lambda: utils.set_current_device(1)),
+    "get_current_device after set": outcome(utils.get_current_device),
+    "get_default_stream": outcome(lambda: utils.get_default_stream(0)),
+    "is_stream_capturing": outcome(lambda: utils.is_stream_capturing(0)),
+    "set_printf_fifo_size": outcome(lambda: utils.set_printf_fifo_size(1 << 20)),
+    "set_printf_fifo_size negative": outcome(lambda: utils.set_printf_fifo_size(-1)),
+    "fill_tma_descriptor_tiled": outcome(lambda: fill(0x7F00_0006_0000, 3, 2, 6, [64, 64], [256, 64], [64, 1], 0)),
+    "fill_tma_descriptor_tiled nan": outcome(lambda: fill(0x7F00_0006_0000, 2, 4, 7, [8, 16], [100, 40], [48, 1], 1)),
+    "fill_tma_descriptor_tiled rank mismatch": outcome(lambda: fill(0x7F00_0006_0000, 3, 2, 6, [64, 64], [256], [1], 0)),
+    "load_binary": outcome(lambda: utils.load_binary(compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)[2:]),
+    "load_binary unknown kernel": outcome(lambda: utils.load_binary("nope", compiled.asm["cubin"], 0, 0)),
+    "cuOccupancyMaxActiveClusters": outcome(lambda: utils.cuOccupancyMaxActiveClusters(compiled.function, 0, 2)),
+    "unload_module": outcome(lambda: utils.unload_module(compiled.module)),
+    "map_python_to_cpp_type": [triton.runtime.driver.active.map_python_to_cpp_type(t) for t in ("*fp32", "i1", "bf16", "u64")],
+    "get_current_target": str(triton.runtime.driver.active.get_current_target()),
+}
+results["hook calls"] = len(hook_calls)
+results["driver"] = type(triton.runtime.driver.active).__name__
+pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -1,0 +1,81 @@
+"""Triton kernels of our own for the tests that launch them against the CUDA driver double:
+the differential of ``safecall.triton`` against Triton's launcher
+(``test_triton_differential.py``) and of the installed driver against Triton's own
+(``test_triton_driver.py``, whose runner imports this file in a process without a compiler).
+Importing it needs triton only."""
+
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def scalars(out_ptr, a, b, c, d, e, f, g, h, x, y, flag):
+    acc = a.to(tl.float64) + b.to(tl.float64) + c.to(tl.float64) + d.to(tl.float64)
+    acc += e.to(tl.float64) + f.to(tl.float64) + g.to(tl.float64) + h.to(tl.float64)
+    acc += x.to(tl.float64) + y
+    if flag:
+        acc = -acc
+    tl.store(out_ptr, acc)
+
+
+@triton.jit
+def axpy(x_ptr, y_ptr, bias_ptr, n, stride, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, alpha * x, mask=mask)
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :], acc)
+
+
+@triton.jit
+def pdl_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    gdc_wait()
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    gdc_launch_dependents()
+
+
+@triton.jit
+def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # Device-side TMA descriptors live in the launch's global scratch memory.
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd.store([tl.program_id(0) * BM, 0], xd.load([tl.program_id(0) * BM, 0]))
+
+
+@triton.jit
+def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
+    # Host-side TMA descriptors: each a CUtensorMap built by the launcher, then shape and strides.
+    pid = tl.program_id(0)
+    y_desc.store([pid * BM, 0], x_desc.load([pid * BM, 0]))
+
+
+@triton.jit
+def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * h.to(tl.float32) + b.to(tl.float32), mask=mask)
