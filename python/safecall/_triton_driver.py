@@ -11,11 +11,13 @@ registers it as the ``nvidia`` backend's driver class, so ``driver.default`` and
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any, Optional
 
+from . import _native
 from ._triton_abi import TritonVersionError
-from ._triton_launcher import SafecallLauncher
+from ._triton_launcher import launcher
 from ._triton_utils import CudaUtils
 
 #: The Triton releases whose driver interface the installed driver serves (tested: 3.9.0).
@@ -55,13 +57,15 @@ def _driver_class() -> type:
 
         def __init__(self) -> None:
             self.utils = _utils()
-            self.launcher_cls = SafecallLauncher
+            self.launcher_cls = launcher
             if sys.modules.get("torch") is not None:
                 super().__init__()
             else:
                 self.get_device_capability = self.utils.get_device_capability
-                self.get_current_stream = self.utils.get_default_stream
-                self.get_current_device = self.utils.get_current_device
+                self.utils.lib
+                path = self.utils.path
+                self.get_current_stream = functools.partial(_native.cuda_default_stream, path)
+                self.get_current_device = functools.partial(_native.cuda_current_device, path)
                 self.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:

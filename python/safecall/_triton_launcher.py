@@ -34,22 +34,7 @@ _I64_MAX = (1 << 63) - 1
 
 
 def _pointer(value: Any, out: List[Any]) -> None:
-    if type(value) is int:
-        out.append(value)
-        return
-    if value is None:
-        out.append(0)
-        return
-    data_ptr = getattr(value, "data_ptr", None)
-    if data_ptr is None:
-        raise TypeError("Pointer argument must be either uint64 or have data_ptr method")
-    device = getattr(value, "device", None)
-    if getattr(device, "type", None) == "cpu":
-        raise ValueError("Pointer argument cannot be accessed from Triton (cpu tensor?)")
-    address = data_ptr()
-    if type(address) is not int:
-        raise TypeError("data_ptr method of Pointer object must return 64-bit int")
-    out.append(address)
+    out.append(_address(value))
 
 
 def _integer(value: Any, out: List[Any]) -> None:
@@ -237,9 +222,23 @@ class SafecallLauncher:
 
 
 def _address(value: Any) -> int:
-    out: List[Any] = []
-    _pointer(value, out)
-    return out[0] or 0
+    """A pointer argument's address, as ``driver.c``'s ``extractPointer``: ``None`` is NULL,
+    an ``int`` itself, anything else its ``data_ptr()`` (a CPU tensor refused)."""
+    if value is None:
+        return 0
+    if type(value) is int:
+        return value
+    try:
+        data_ptr = value.data_ptr
+    except AttributeError:
+        raise TypeError("Pointer argument must be either uint64 or have data_ptr method") from None
+    device = getattr(value, "device", None)
+    if device is not None and getattr(device, "type", None) == "cpu":
+        raise ValueError("Pointer argument cannot be accessed from Triton (cpu tensor?)")
+    address = data_ptr()
+    if type(address) is not int:
+        raise TypeError("data_ptr method of Pointer object must return 64-bit int")
+    return address
 
 
 def _descriptor_dtype(ty: str) -> str:
@@ -307,3 +306,85 @@ def launch_module(
     with f.if_(nonempty):
         f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
     return m
+
+
+def _hooked(hook: Any) -> bool:
+    """Whether a launch hook does anything: Triton's ``HookChain`` with registered calls, or
+    any other callable."""
+    return bool(getattr(hook, "calls", True))
+
+
+def launcher(src: Any, metadata: Any) -> Callable[..., None]:
+    """The driver's ``launcher_cls``: for a kernel whose arguments are pointers and scalars
+    only (no tuples, no host descriptors) and without scratch memory, a launch function
+    generated for its exact argument list (no loop over a plan per call); otherwise a
+    :class:`SafecallLauncher`. Both launch the same way."""
+    general = SafecallLauncher(src, metadata)
+    if general.global_scratch[0] or general.profile_scratch[0]:
+        return general
+    if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None) for step in general.plan):
+        return general
+    names = [f"a{i}" for i in range(len(general.plan))]
+    passed: List[str] = []
+    leaves: List[str] = []
+    for name, step in zip(names, general.plan):
+        if step is None:
+            continue
+        leaves.append(step.ty)
+        if step.convert is _pointer:
+            passed.append(
+                f"({name} if {name}.__class__ is int else {name}.data_ptr() "
+                f"if {name}.__class__ is _Tensor and {name}.is_cuda else _address({name}))"
+            )
+        elif step.convert is _integer:
+            passed.append(f"({name} if {name}.__class__ is int else _one(_integer, {name}))")
+        elif step.convert is _float:
+            passed.append(name)
+        else:
+            passed.append(f"_one(_{step.ty}, {name})")
+    source = (
+        f"def launch(gx, gy, gz, stream, function, kernel_metadata, launch_metadata, enter, exit, {', '.join(names)}):\n"
+        "    fn = _by_function.get(function)\n"
+        "    if fn is None:\n"
+        "        fn = _by_function[function] = _build(function, _leaves, ())\n"
+        "    if enter is not None and (enter.calls if enter.__class__ is _HookChain else True):\n"
+        "        enter(launch_metadata)\n"
+        f"    fn(gx, gy, gz, stream, {''.join(p + ', ' for p in passed)}0, 0)\n"
+        "    if exit is not None and (exit.calls if exit.__class__ is _HookChain else True):\n"
+        "        exit(launch_metadata)\n"
+    )
+    import sys
+
+    from triton.knobs import HookChain
+
+    torch = sys.modules.get("torch")
+    scope: Dict[str, Any] = {
+        "_by_function": {},
+        "_HookChain": HookChain,
+        "_Tensor": torch.Tensor if torch is not None else _NoTensor,
+        "_build": general._build,
+        "_leaves": leaves,
+        "_hooked": _hooked,
+        "_address": _address,
+        "_one": _one,
+        "_integer": _integer,
+        "_unsigned64": _unsigned64,
+        "_fp16": _fp16,
+        "_bf16": _bf16,
+    }
+    for ty in ("u64", "fp16", "bf16"):
+        scope[f"_{ty}"] = {"u64": _unsigned64, "fp16": _fp16, "bf16": _bf16}[ty]
+    exec(compile(source, f"<safecall launcher of {general.name}>", "exec"), scope)  # noqa: S102
+    fn = scope["launch"]
+    fn.general = general
+    return fn
+
+
+class _NoTensor:
+    """Stands for ``torch.Tensor`` when torch is not imported: no value is of this class."""
+
+
+def _one(convert: Callable[[Any, List[Any]], None], value: Any) -> Any:
+    out: List[Any] = []
+    convert(value, out)
+    return out[0]

@@ -15,6 +15,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import _native
 from ._native import CUDA
 
 #: Attributes by short name (values from cudarc's ``driver::sys``, through ``_native.CUDA``).
@@ -78,6 +79,8 @@ class CudaUtils:
 
     def __init__(self) -> None:
         self._lib: Optional[ctypes.CDLL] = None
+        #: The driver library's path (``_libcuda_path``), once loaded.
+        self.path = ""
         self._lock = threading.Lock()
         #: CUfunction handle -> (kernel name, cubin bytes, device) from ``load_binary``.
         self.binaries: Dict[int, Tuple[str, bytes, int]] = {}
@@ -89,7 +92,8 @@ class CudaUtils:
         if self._lib is None:
             with self._lock:
                 if self._lib is None:
-                    self._lib = _load_libcuda()
+                    self.path = _libcuda_path()
+                    self._lib = _load_libcuda(self.path)
         return self._lib
 
     def _check(self, code: int) -> None:
@@ -206,20 +210,20 @@ class CudaUtils:
         return (self._attribute("COMPUTE_CAPABILITY_MAJOR", dev), self._attribute("COMPUTE_CAPABILITY_MINOR", dev))
 
     def get_current_device(self) -> int:
-        """The current context's device (device 0's primary context made current if none)."""
-        self._ensure_context()
-        dev = ctypes.c_int()
-        self._call("cuCtxGetDevice", ctypes.byref(dev))
-        return dev.value
+        """The current context's device (device 0's primary context made current if none);
+        native (``_native.cuda_current_device``): the JIT asks on every launch without torch."""
+        self.lib
+        return _native.cuda_current_device(self.path)
 
     def set_current_device(self, device: int) -> None:
         """Makes ``device``'s primary context current."""
         self._set_primary(device)
 
     def get_default_stream(self, device: int) -> int:
-        """Makes ``device``'s primary context current; returns 0 (the default stream)."""
-        self._set_primary(device)
-        return 0
+        """Makes ``device``'s primary context current; returns 0 (the default stream); native,
+        as :meth:`get_current_device`."""
+        self.lib
+        return _native.cuda_default_stream(self.path, device)
 
     def is_stream_capturing(self, stream: int) -> bool:
         """Whether ``stream`` is capturing a CUDA graph."""
@@ -316,13 +320,17 @@ class CudaUtils:
         )
 
 
-def _load_libcuda() -> ctypes.CDLL:
-    """libcuda as safecall's generated code finds it (``$SAFECALL_LIBCUDA_PATH``, else
-    ``$TRITON_LIBCUDA_PATH/libcuda.so.1``, else ``libcuda.so.1``), ``cuInit(0)`` done."""
+def _libcuda_path() -> str:
+    """libcuda as safecall's generated code finds it: ``$SAFECALL_LIBCUDA_PATH``, else
+    ``$TRITON_LIBCUDA_PATH/libcuda.so.1``, else ``libcuda.so.1``."""
     path = os.environ.get("SAFECALL_LIBCUDA_PATH")
     if not path and os.environ.get("TRITON_LIBCUDA_PATH"):
         path = os.path.join(os.environ["TRITON_LIBCUDA_PATH"], "libcuda.so.1")
-    path = path or "libcuda.so.1"
+    return path or "libcuda.so.1"
+
+
+def _load_libcuda(path: str) -> ctypes.CDLL:
+    """The driver at ``path``, ``cuInit(0)`` done."""
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:

@@ -20,6 +20,7 @@ use safecall::ir::{self, SourceMap};
 mod bench;
 mod compile;
 mod cuda_constants;
+mod cuda_context;
 
 pyo3::create_exception!(
     safecall,
@@ -319,6 +320,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compile::register(m)?;
     bench::register(m)?;
     cuda_constants::register(m)?;
+    cuda_context::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
     // The address of a `DLPackManagedTensorAllocator` for CPU tensors (zero-filled, 64-byte
     // aligned, compact): it calls no TVM-FFI function (errors go through the callback it is

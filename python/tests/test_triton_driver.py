@@ -23,7 +23,6 @@ import sys
 import pytest
 
 import fake_cuda
-from conftest import ROOT
 
 HERE = pathlib.Path(__file__).resolve().parent
 RUNNER = HERE / "triton_driver_run.py"

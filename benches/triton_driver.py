@@ -1,0 +1,140 @@
+"""Host time of Triton's everyday launch path on safecall's installed driver against Triton's
+own, side by side, on the CUDA driver double in its quiet mode (each driver call does next to
+nothing, so the figures are the host paths themselves).
+
+    .venv/bin/python benches/triton_driver.py [--rounds N] [--calls N]
+
+For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
+per call, steady state, and the launcher alone (``CompiledKernel.run(...)`` with the arguments
+the JIT hands it), for kernels of 3, 8 and 16 arguments; and, for the first call of a new
+kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
+the rounds, in microseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def child(mode: str, rounds: int, calls: int) -> dict:
+    sys.path[:0] = [str(ROOT / "python" / "tests"), str(ROOT / "tests" / "python")]
+    import fake_cuda
+
+    fake = fake_cuda.load()
+    fake.safecall_fake_cuda_ordinal_handles(1)
+    cache = pathlib.Path(os.environ["TRITON_CACHE_DIR"])
+    os.environ["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, cache / "libcuda"))
+    if mode == "safecall":
+        import safecall.triton
+
+        safecall.triton.install()
+    import triton
+    import triton.language as tl
+
+    class T:
+        def __init__(self, address):
+            self.address, self.dtype = address, tl.float32
+
+        def data_ptr(self):
+            return self.address
+
+    @triton.jit
+    def k3(x, y, n, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+    @triton.jit
+    def k8(a, b, c, d, e, f, n, m, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(a + o) + tl.load(b + o) + tl.load(c + o) + tl.load(d + o) + tl.load(e + o)
+        tl.store(f + o, v * n + m)
+
+    @triton.jit
+    def k16(a, b, c, d, e, f, g, h, i, j, k, l, n, m, p, q, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        v = tl.load(a + o) + tl.load(b + o) + tl.load(c + o) + tl.load(d + o) + tl.load(e + o)
+        v += tl.load(f + o) + tl.load(g + o) + tl.load(h + o) + tl.load(i + o) + tl.load(j + o)
+        v += tl.load(k + o)
+        tl.store(l + o, v * n + m + p + q)
+
+    ptrs = [T(0x7F00_0000_0000 + 0x10000 * i) for i in range(12)]
+    kernels = {
+        3: (k3, ptrs[:2] + [1000]),
+        8: (k8, ptrs[:6] + [3, 5]),
+        16: (k16, ptrs[:12] + [3, 5, 7, 9]),
+    }
+    out: dict = {}
+    for n, (kernel, args) in kernels.items():
+        call = lambda: kernel[(4,)](*args, BLOCK=128)  # noqa: E731
+        call()  # compiles, loads, builds the launcher
+        fake.safecall_fake_cuda_quiet(1)
+        compiled = next(iter(kernel.device_caches[0][0].values()))
+        run_args = (4, 1, 1, 0, compiled.function, compiled.packed_metadata, None,
+                    triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook, *args, 128)
+
+        def launcher():
+            compiled.run(*run_args)
+
+        out[f"kernel[grid]() {n} args"] = _median(call, rounds, calls)
+        out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
+        fake.safecall_fake_cuda_quiet(0)
+    # The first launch of a new specialization, compile excluded: a fresh launcher built and
+    # called (what `CompiledKernel._init_handles` + the first run cost beyond the compile).
+    compiled = next(iter(kernels[8][0].device_caches[0][0].values()))
+    firsts = []
+    for _ in range(5):
+        start = time.perf_counter()
+        launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
+        launcher(4, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None, *kernels[8][1], 128)
+        firsts.append((time.perf_counter() - start) * 1e6)
+    out["first launch of a signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
+    return out
+
+
+def _median(fn, rounds: int, calls: int) -> float:
+    fn()
+    figures = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        figures.append((time.perf_counter() - start) / calls * 1e6)
+    return round(statistics.median(figures), 3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--child", choices=["stock", "safecall"])
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.rounds, args.calls)))
+        return
+    results = {}
+    for mode in ("stock", "safecall"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, TRITON_CACHE_DIR=cache, TRITON_DEFAULT_FP_FUSION="1")
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", mode, "--rounds", str(args.rounds), "--calls", str(args.calls)],
+                env=env, capture_output=True, text=True, check=True,
+            )
+            results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"{'host time per call (us), median of rounds':<64} {'stock':>9} {'safecall':>9} {'ratio':>7}")
+    for key in results["stock"]:
+        a, b = results["stock"][key], results["safecall"][key]
+        print(f"{key:<64} {a:>9} {b:>9} {a / b:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()

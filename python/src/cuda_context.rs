@@ -1,0 +1,127 @@
+//! The two driver queries Triton's JIT makes on every launch when torch is not imported
+//! (`driver.get_current_device()`, `driver.get_current_stream(device)`), served natively for
+//! safecall's Triton driver: through ctypes each cost about a microsecond. Same semantics and
+//! errors as Triton 3.9's `driver.c` (`getCurrentDevice`, `getDefaultStream`).
+
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+type CuResult = c_int;
+
+/// The entry points, resolved once from the library the caller names.
+struct Driver {
+    // Keeps the resolved functions valid.
+    _lib: libloading::Library,
+    ctx_get_current: unsafe extern "C" fn(*mut *mut c_void) -> CuResult,
+    ctx_set_current: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    ctx_get_device: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult,
+    primary_ctx_retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> CuResult,
+    get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+}
+
+static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
+
+/// Loads `path` and resolves the entry points.
+fn load(path: &str) -> Result<Driver, String> {
+    // SAFETY: loading the CUDA driver runs its initialisers, which expect nothing of us.
+    let lib = unsafe { libloading::Library::new(path) }
+        .map_err(|e| format!("cannot load `{path}`: {e}"))?;
+    /// Resolves one symbol as a function pointer of type `T`.
+    fn symbol<T: Copy>(lib: &libloading::Library, name: &[u8]) -> Result<T, String> {
+        // SAFETY: each name below is a driver API function of the signature its field declares
+        // (cuda.h); the pointer stays valid while `lib` is loaded, which `Driver` ensures.
+        unsafe { lib.get::<T>(name) }
+            .map(|s| *s)
+            .map_err(|e| format!("{}: {e}", String::from_utf8_lossy(name)))
+    }
+    Ok(Driver {
+        ctx_get_current: symbol(&lib, b"cuCtxGetCurrent\0")?,
+        ctx_set_current: symbol(&lib, b"cuCtxSetCurrent\0")?,
+        ctx_get_device: symbol(&lib, b"cuCtxGetDevice\0")?,
+        device_get: symbol(&lib, b"cuDeviceGet\0")?,
+        primary_ctx_retain: symbol(&lib, b"cuDevicePrimaryCtxRetain\0")?,
+        get_error_string: symbol(&lib, b"cuGetErrorString\0")?,
+        _lib: lib,
+    })
+}
+
+fn driver(path: &str) -> PyResult<&'static Driver> {
+    DRIVER
+        .get_or_init(|| load(path))
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(format!("safecall's Triton driver: {e}")))
+}
+
+impl Driver {
+    /// `Ok` for `CUDA_SUCCESS`, else Triton's `RuntimeError("Triton Error [CUDA]: ...")`.
+    fn check(&self, code: CuResult) -> PyResult<()> {
+        if code == 0 {
+            return Ok(());
+        }
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: an output pointer; the driver writes a static string or leaves it NULL.
+        unsafe { (self.get_error_string)(code, &mut text) };
+        let text = if text.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the driver's error strings are NUL-terminated and static.
+            unsafe { CStr::from_ptr(text) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        Err(PyRuntimeError::new_err(format!(
+            "Triton Error [CUDA]: {text}"
+        )))
+    }
+
+    /// Makes `device`'s primary context current.
+    fn set_primary(&self, device: c_int) -> PyResult<()> {
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: driver calls with valid output pointers.
+        self.check(unsafe { (self.primary_ctx_retain)(&mut ctx, device) })?;
+        // SAFETY: `ctx` came from the driver.
+        self.check(unsafe { (self.ctx_set_current)(ctx) })
+    }
+}
+
+/// `cuda_current_device(libcuda)`: the current context's device, device 0's primary context
+/// made current first when none is.
+#[pyfunction]
+fn cuda_current_device(libcuda: &str) -> PyResult<i32> {
+    let d = driver(libcuda)?;
+    // The GIL stays held, as in driver.c: releasing it would cost more than the calls.
+    (|| {
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: an output pointer.
+        d.check(unsafe { (d.ctx_get_current)(&mut ctx) })?;
+        if ctx.is_null() {
+            let mut device = 0;
+            // SAFETY: an output pointer.
+            d.check(unsafe { (d.device_get)(&mut device, 0) })?;
+            d.set_primary(device)?;
+        }
+        let mut device = 0;
+        // SAFETY: an output pointer.
+        d.check(unsafe { (d.ctx_get_device)(&mut device) })?;
+        Ok(device)
+    })()
+}
+
+/// `cuda_default_stream(libcuda, device)`: makes `device`'s primary context current and
+/// returns 0, the default stream.
+#[pyfunction]
+fn cuda_default_stream(libcuda: &str, device: i32) -> PyResult<u64> {
+    // The GIL stays held: two quick driver calls cost less than releasing it.
+    driver(libcuda)?.set_primary(device)?;
+    Ok(0)
+}
+
+/// Adds the functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cuda_current_device, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_default_stream, m)?)
+}
