@@ -18,7 +18,7 @@ from typing import Any, Optional
 from . import _native
 from ._triton_abi import TritonVersionError
 from ._triton_launcher import launcher
-from ._triton_utils import CudaUtils
+from ._triton_utils import CudaUtils, _libcuda_path
 
 #: The Triton releases whose driver interface the installed driver serves (tested: 3.9.0).
 INSTALL_SUPPORTED = ("3.9",)
@@ -62,8 +62,7 @@ def _driver_class() -> type:
                 super().__init__()
             else:
                 self.get_device_capability = self.utils.get_device_capability
-                self.utils.lib
-                path = self.utils.path
+                path = _libcuda_path()
                 self.get_current_stream = functools.partial(_native.cuda_default_stream, path)
                 self.get_current_device = functools.partial(_native.cuda_current_device, path)
                 self.set_current_device = self.utils.set_current_device
@@ -188,3 +187,63 @@ def installed() -> bool:
     from triton.runtime.driver import driver
 
     return isinstance(driver._active, _CLASS)
+
+
+def helion_launcher(
+    triton_kernel: Any,
+    grid: Any,
+    *args: Any,
+    num_warps: int,
+    num_stages: int,
+    ptx_options: Optional[str] = None,
+    launch_cooperative_grid: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """A launcher with the signature of Helion's ``default_launcher``, for Helion's generated
+    host code (``_launcher=safecall.triton.helion_launcher``): the kernel runs through
+    Triton's JIT on safecall's driver, which it installs when Triton's own was not built yet.
+
+    Parameters
+    ----------
+    triton_kernel : JITFunction
+        The ``@triton.jit`` kernel Helion generated.
+    grid : tuple
+        The grid.
+    *args
+        The kernel's arguments.
+    num_warps, num_stages : int
+        Launch options, as Helion passes them.
+    ptx_options : str, optional
+        Passed on to Triton's compile.
+    launch_cooperative_grid : bool, default False
+        A cooperative launch.
+    **kwargs
+        Other launch options (passed to ``triton_kernel.run``).
+
+    Returns
+    -------
+    Any
+        What ``triton_kernel.run`` returns (the compiled kernel).
+
+    Raises
+    ------
+    RuntimeError
+        Triton's own driver is active (see :func:`install`).
+
+    Examples
+    --------
+    >>> import safecall.triton
+    >>> # helion_kernel(x, y, _launcher=safecall.triton.helion_launcher)   # doctest: +SKIP
+    """
+    install()
+    if ptx_options is not None:
+        kwargs["ptx_options"] = ptx_options
+    return triton_kernel.run(
+        *args,
+        grid=grid,
+        warmup=False,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        launch_cooperative_grid=launch_cooperative_grid,
+        **kwargs,
+    )

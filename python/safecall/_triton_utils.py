@@ -212,8 +212,7 @@ class CudaUtils:
     def get_current_device(self) -> int:
         """The current context's device (device 0's primary context made current if none);
         native (``_native.cuda_current_device``): the JIT asks on every launch without torch."""
-        self.lib
-        return _native.cuda_current_device(self.path)
+        return _native.cuda_current_device(_libcuda_path())
 
     def set_current_device(self, device: int) -> None:
         """Makes ``device``'s primary context current."""
@@ -222,8 +221,7 @@ class CudaUtils:
     def get_default_stream(self, device: int) -> int:
         """Makes ``device``'s primary context current; returns 0 (the default stream); native,
         as :meth:`get_current_device`."""
-        self.lib
-        return _native.cuda_default_stream(self.path, device)
+        return _native.cuda_default_stream(_libcuda_path(), device)
 
     def is_stream_capturing(self, stream: int) -> bool:
         """Whether ``stream`` is capturing a CUDA graph."""

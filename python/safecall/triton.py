@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from . import builder as ir
 from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
-from ._triton_driver import ENV_VAR, install, installed
+from ._triton_driver import ENV_VAR, helion_launcher, install, installed
 from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "check_version",
     "from_compiled",
     "function",
+    "helion_launcher",
     "install",
     "installed",
     "load",

@@ -21,6 +21,8 @@ struct Driver {
     device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult,
     primary_ctx_retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// What `cuInit(0)` returned when the library was loaded.
+    init: CuResult,
 }
 
 static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
@@ -38,7 +40,11 @@ fn load(path: &str) -> Result<Driver, String> {
             .map(|s| *s)
             .map_err(|e| format!("{}: {e}", String::from_utf8_lossy(name)))
     }
+    let init: unsafe extern "C" fn(u32) -> CuResult = symbol(&lib, b"cuInit\0")?;
+    // SAFETY: `cuInit` takes flags (0) and may be called any number of times.
+    let init = unsafe { init(0) };
     Ok(Driver {
+        init,
         ctx_get_current: symbol(&lib, b"cuCtxGetCurrent\0")?,
         ctx_set_current: symbol(&lib, b"cuCtxSetCurrent\0")?,
         ctx_get_device: symbol(&lib, b"cuCtxGetDevice\0")?,
@@ -50,10 +56,12 @@ fn load(path: &str) -> Result<Driver, String> {
 }
 
 fn driver(path: &str) -> PyResult<&'static Driver> {
-    DRIVER
+    let d = DRIVER
         .get_or_init(|| load(path))
         .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(format!("safecall's Triton driver: {e}")))
+        .map_err(|e| PyRuntimeError::new_err(format!("safecall's Triton driver: {e}")))?;
+    d.check(d.init)?;
+    Ok(d)
 }
 
 impl Driver {

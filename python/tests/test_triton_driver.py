@@ -185,3 +185,21 @@ def test_the_environment_variable_installs_it_at_start_up(tmp_path):
     on = _python(code, {"SAFECALL_TRITON_DRIVER": "1", "PATH": str(tmp_path)}, tmp_path)
     assert on.returncode == 0 and on.stdout.strip() == "SafecallCudaDriver", on.stderr
     assert on.stderr == "" or "safecall:" not in on.stderr
+
+
+def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
+    reason = _unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    missing = tmp_path / "no-libcuda.so.1"
+    code = (
+        "import safecall.triton, triton\n"
+        "safecall.triton.install()\n"
+        "for query in (triton.runtime.driver.active.get_current_device, triton.runtime.driver.active.utils.get_current_device):\n"
+        "    try:\n        query()\n    except RuntimeError as e:\n        print(str(e).split(':')[0] + ': ' + str(e).split(': ')[1].split(':')[0])\n"
+    )
+    env = dict(os.environ)
+    env.update(SAFECALL_LIBCUDA_PATH=str(missing), PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "c"))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"safecall's Triton driver: cannot load `{missing}`"] * 2

@@ -73,6 +73,14 @@ def descriptor(address: int, shape, block, **fields):
     return TensorDescriptor.from_tensor(DescriptorBase(address, "float16", shape), block, **fields)
 
 
+def helion_launch(kernel, grid, *args, num_warps, num_stages):
+    """Helion's ``default_launcher`` (stock) or safecall's ``helion_launcher``, as Helion's
+    generated host code calls its ``_launcher``."""
+    if MODE == "safecall":
+        return safecall.triton.helion_launcher(kernel, grid, *args, num_warps=num_warps, num_stages=num_stages)
+    return kernel.run(*args, grid=grid, warmup=False, num_warps=num_warps, num_stages=num_stages, launch_cooperative_grid=False)
+
+
 #: name -> a call of the everyday form.
 CASES = {
     "pointers and an i32": lambda: copy[(8,)](X, Y, 1000, BLOCK=128),
@@ -93,6 +101,7 @@ CASES = {
     "host tensor descriptors": lambda: host_desc_copy[(4,)](
         descriptor(0x7F00_0006_0000, [256, 64], [64, 64]), descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64
     ),
+    "Helion's launcher signature": lambda: helion_launch(copy, (8,), X, Y, 1000, 128, num_warps=4, num_stages=3),
     "host descriptors, nan padding": lambda: host_desc_copy[(4,)](
         descriptor(0x7F00_0006_0000, [256, 64], [64, 64], padding="nan"),
         descriptor(0x7F00_0007_0000, [256, 64], [64, 64]),
