@@ -3,6 +3,9 @@ own, side by side, on the CUDA driver double in its quiet mode (each driver call
 nothing, so the figures are the host paths themselves).
 
     .venv/bin/python benches/triton_driver.py [--rounds N] [--calls N]
+    PYTHONPATH=python .venv-triton36/bin/python benches/triton_driver.py   # Triton 3.6
+
+(Triton 3.6's own driver needs torch: where it is absent, the tests' stand-in answers for it.)
 
 For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
 per call, steady state, and the launcher alone (``CompiledKernel.run(...)`` with the arguments
@@ -34,6 +37,12 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     fake.safecall_fake_cuda_ordinal_handles(1)
     cache = pathlib.Path(os.environ["TRITON_CACHE_DIR"])
     os.environ["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, cache / "libcuda"))
+    import triton as version
+
+    if tuple(int(p) for p in version.__version__.split(".")[:2]) < (3, 8):
+        from triton_fakes import torch_stand_in
+
+        torch_stand_in()
     if mode == "safecall":
         import safecall.triton
 
@@ -88,16 +97,25 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         out[f"kernel[grid]() {n} args"] = _median(call, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
-    # The first launch of a new specialization, compile excluded: a fresh launcher built and
-    # called (what `CompiledKernel._init_handles` + the first run cost beyond the compile).
-    compiled = next(iter(kernels[8][0].device_caches[0][0].values()))
+    # The first launch of a new signature, compile excluded: each signature compiled first
+    # (no launcher built), then the launcher built and called once, timed. Triton 3.9 shares
+    # one C launcher; 3.6 compiles one per signature with cc, safecall builds a host function.
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    kinds = ["i32", "i64", "fp32", "u64", "fp64"]
     firsts = []
-    for _ in range(5):
+    for i, kind in enumerate(kinds):
+        signature = {name: "*fp32" for name in "abcdef"}
+        signature.update(n=kind, m=kinds[(i + 2) % len(kinds)], BLOCK="constexpr")
+        compiled = triton.compile(ASTSource(k8, signature, constexprs={"BLOCK": 128}), target=GPUTarget("cuda", 90, 32))
+        module, function, *_ = triton.runtime.driver.active.utils.load_binary(
+            compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
         start = time.perf_counter()
         launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
-        launcher(4, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None, *kernels[8][1], 128)
+        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *kernels[8][1], 128)
         firsts.append((time.perf_counter() - start) * 1e6)
-    out["first launch of a signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
+    out["first launch of a new signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
     return out
 
 
@@ -125,6 +143,7 @@ def main() -> None:
     for mode in ("stock", "safecall"):
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TRITON_CACHE_DIR=cache, TRITON_DEFAULT_FP_FUSION="1")
+            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
             proc = subprocess.run(
                 [sys.executable, __file__, "--child", mode, "--rounds", str(args.rounds), "--calls", str(args.calls)],
                 env=env, capture_output=True, text=True, check=True,

@@ -109,6 +109,13 @@ class SafecallLauncher:
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
         self.plan = [self._plan(ty, entries) for ty in self.types]
+        if self.tensordesc_meta and _triton_minor() < (3, 7):
+            # Triton 3.6 leaves bit 21 of small tensors' descriptors set, which the IR's
+            # `tensormap` clears on drivers up to 13010 (as Triton 3.7+ does).
+            raise UnsupportedKernelError(
+                f"kernel `{self.name}`: host tensor descriptors (TMA) on Triton 3.6 are not served by "
+                "safecall's driver yet (its descriptors differ from 3.6's in one bit on drivers up to 13010)"
+            )
         self._functions: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
 
     # ---- the conversion plan --------------------------------------------------------------
@@ -150,7 +157,10 @@ class SafecallLauncher:
             for v in shape + strides:
                 out.append(v)
                 leaves.append("i64")
-            for flag in (desc.padding == "nan", bool(desc.round_f32_to_tf32)):
+            flags = [desc.padding == "nan"]
+            if _triton_minor() >= (3, 7):
+                flags.append(bool(desc.round_f32_to_tf32))
+            for flag in flags:
                 out.append(int(flag))
                 leaves.append("i1")
             for v in shape:
@@ -164,7 +174,7 @@ class SafecallLauncher:
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides))
         leaves.append((step.ty, len(key)))
-        key.append((desc.padding, bool(desc.round_f32_to_tf32)))
+        key.append((desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and _triton_minor() >= (3, 7)))
 
     # ---- the call -------------------------------------------------------------------------
     def __call__(
@@ -197,6 +207,9 @@ class SafecallLauncher:
         nbytes = gx * gy * gz * self.num_ctas * size
         if not profile:
             return _allocation._allocator.get()(nbytes, align, stream)
+        if not hasattr(_allocation, "has_profile_allocator"):
+            # Triton 3.6/3.7: the profile allocator, a NullAllocator raising unless one was set.
+            return _allocation._profile_allocator.get()(nbytes, align, stream)
         if _allocation.has_profile_allocator():
             return _allocation._profile_allocator.get()(nbytes, align, stream)
         import triton
@@ -219,6 +232,14 @@ class SafecallLauncher:
         fn = safecall.jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
         self._functions[(function, tuple(key))] = fn
         return fn
+
+
+def _triton_minor() -> Tuple[int, int]:
+    """The running Triton's (major, minor)."""
+    import triton
+
+    major, minor = triton.__version__.split(".")[:2]
+    return int(major), int(minor)
 
 
 def _address(value: Any) -> int:
@@ -361,7 +382,7 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
     scope: Dict[str, Any] = {
         "_by_function": {},
         "_HookChain": HookChain,
-        "_Tensor": torch.Tensor if torch is not None else _NoTensor,
+        "_Tensor": getattr(torch, "Tensor", _NoTensor),
         "_build": general._build,
         "_leaves": leaves,
         "_hooked": _hooked,

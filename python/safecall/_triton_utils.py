@@ -260,7 +260,15 @@ class CudaUtils:
         if old.value != size:
             self._call("cuCtxSetLimit", _LIMIT_PRINTF_FIFO_SIZE, ctypes.c_size_t(size))
 
-    def fill_tma_descriptor_tiled(
+    def fill_tma_descriptor_tiled(self, *args: Any) -> PyCUtensorMap:
+        """A tiled ``CUtensorMap`` exactly as Triton 3.9's ``fillTMADescriptorTiled`` encodes it
+        (dims and strides innermost first, strides in bytes, element strides 1, L2 promotion
+        128B, NaN fill for ``padding == 1``, bit 21 cleared for small tensors on drivers up to
+        13010). Arguments: ``(address, swizzle, elem_size, elem_type, block, shape, strides,
+        padding)``."""
+        return self._fill_tiled(*args, clear_bit21=True)
+
+    def _fill_tiled(
         self,
         address: int,
         swizzle: int,
@@ -270,11 +278,8 @@ class CudaUtils:
         shape: Sequence[int],
         strides: Sequence[int],
         padding: int,
+        clear_bit21: bool,
     ) -> PyCUtensorMap:
-        """A tiled ``CUtensorMap`` exactly as Triton's ``fillTMADescriptorTiled`` encodes it
-        (dims and strides innermost first, strides in bytes, element strides 1, L2 promotion
-        128B, NaN fill for ``padding == 1``, bit 21 cleared for small tensors on drivers up to
-        13010)."""
         rank = len(block)
         if len(shape) != rank or len(strides) != rank:
             raise RuntimeError("Rank mismatch")
@@ -302,13 +307,18 @@ class CudaUtils:
             )
         version = ctypes.c_int()
         self._call("cuDriverGetVersion", ctypes.byref(version))
-        if version.value <= _BIT21_DRIVER:
+        if clear_bit21 and version.value <= _BIT21_DRIVER:
             steps = [elem_size] + byte_strides
             top = sum((dims[i] - 1) * steps[i] for i in range(rank))
             if top + 1 < 128 * 1024:
                 word = ctypes.c_uint64.from_address(desc.tma_desc_cpu_ptr() + 8)
                 word.value &= ~(1 << 21)
         return desc
+
+    def fill_tma_descriptor(self, *args: Any) -> PyCUtensorMap:
+        """Triton 3.6's tiled encoder: :meth:`fill_tma_descriptor_tiled`'s arguments and
+        encoding, without its bit-21 workaround (which 3.7 added)."""
+        return self._fill_tiled(*args, clear_bit21=False)
 
     def fill_tma_descriptor_im2col(self, *args: Any) -> PyCUtensorMap:
         """Not served yet by the safecall driver."""

@@ -240,3 +240,27 @@ class FakeAddressAllocator:
 
     def __exit__(self, *exc: Any) -> None:
         self._dl._set(None)
+
+
+def torch_stand_in():
+    """Triton 3.6 and 3.7's own driver needs torch (its ``GPUDriver`` takes the device, stream
+    and capability from it); where torch is absent, a stand-in answers as torch would on the
+    double's device 0 (both drivers then get the same answers)."""
+    import importlib.util
+    import sys
+    import types
+
+    if importlib.util.find_spec("torch") is not None:
+        return
+    torch = types.ModuleType("torch")
+    torch.version = types.SimpleNamespace(hip=None)
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        current_device=lambda: 0,
+        set_device=lambda device: None,
+        get_device_capability=lambda device=0: (9, 0),
+        current_stream=lambda device=0: types.SimpleNamespace(cuda_stream=0),
+    )
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
+    sys.modules["torch"] = torch
+    sys.modules["torch._C"] = torch._C

@@ -128,13 +128,24 @@ fn python_requirements() -> Vec<&'static str> {
     requirements
 }
 
-/// Creates `.venv` (once) and installs the pinned requirements; returns its python.
+/// The second Triton the installed driver is tested with (python/tests/test_triton_driver.py
+/// runs its differential in this venv too): the release PyTorch 2.11 ships.
+const TRITON_36_REQUIREMENTS: &[&str] = &["triton==3.6.0", TVM_FFI_REQUIREMENT, "pytest"];
+
+/// Creates `.venv` (once) and installs the pinned requirements; returns its python. Also
+/// creates `.venv-triton36` (Triton 3.6 for the driver's differential).
 fn venv() -> Result<PathBuf, String> {
+    venv_at(".venv-triton36", TRITON_36_REQUIREMENTS)?;
+    venv_at(".venv", &python_requirements())
+}
+
+/// Creates the venv `name` in the workspace (once) with `requirements`, reinstalling them
+/// when the list changed; returns its python.
+fn venv_at(name: &str, requirements: &[&str]) -> Result<PathBuf, String> {
     let root = workspace_root();
-    let dir = root.join(".venv");
+    let dir = root.join(name);
     let python = dir.join("bin").join("python");
     let stamp = dir.join(".safecall-requirements");
-    let requirements = python_requirements();
     let wanted = requirements.join("\n");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) && python.exists() {
         return Ok(python);
@@ -144,8 +155,8 @@ fn venv() -> Result<PathBuf, String> {
         let base = env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
         run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     }
-    eprintln!("xtask: installing {}", requirements.join(" "));
-    pip_install(&python, &requirements)?;
+    eprintln!("xtask: installing {} into {name}", requirements.join(" "));
+    pip_install(&python, requirements)?;
     std::fs::write(&stamp, wanted).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(python)
 }
