@@ -128,9 +128,14 @@ def test_kernel_grid_launches_are_byte_identical(runs):
         else:
             assert ours[case] == stock[case], case
     assert [k for k in cases if not stock[k]["launches"]] == ["empty grid"]
-    # Two calls of each case (the first compiles), the empty grid too, each with its enter hook.
-    assert stock["hook calls"] == 2 * len(cases)
-    assert ours["hook calls"] == 2 * (len(cases) - len(unserved))
+    # Two calls of each case (the first compiles), the empty grid too, each with its enter hook;
+    # the autotuned case launches each of its 3 configs once before the best one twice.
+    assert stock["hook calls"] == 2 * len(cases) + 3
+    assert ours["hook calls"] == 2 * (len(cases) - len(unserved)) + 3
+    tuned = [(l["grid"], l["block"]) for l in stock["autotuned (3 configs, then the best)"]["launches"]]
+    assert tuned == [([47, 1, 1], [128, 1, 1]), ([24, 1, 1], [128, 1, 1]), ([12, 1, 1], [256, 1, 1])] + [
+        ([24, 1, 1], [128, 1, 1])
+    ] * 2
 
 
 def test_every_utils_entry_point_answers_as_tritons(runs):

@@ -89,6 +89,25 @@ def helion_launch(kernel, grid, *args, num_warps, num_stages):
     return kernel.run(*args, grid=grid, warmup=False, num_warps=num_warps, num_stages=num_stages, launch_cooperative_grid=False)
 
 
+#: The stand-in benchmarker's timings, in the order the autotuner asks: the second config wins.
+TIMINGS = iter([3.0, 1.0, 2.0])
+
+
+def stub_bench(kernel_call, quantiles):
+    """``do_bench`` for the double, which computes nothing: each config launches once and
+    gets the next timing."""
+    kernel_call()
+    t = next(TIMINGS)
+    return [t, t, t]
+
+
+tuned_copy = triton.autotune(
+    configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256}, num_warps=8)],
+    key=["n"],
+    do_bench=stub_bench,
+)(copy)
+
+
 #: name -> a call of the everyday form.
 CASES = {
     "pointers and an i32": lambda: copy[(8,)](X, Y, 1000, BLOCK=128),
@@ -103,6 +122,7 @@ CASES = {
     "PDL": lambda: pdl_copy[(8,)](X, Y, 1000, BLOCK=128, launch_pdl=True),
     "num_ctas=2 (a cluster)": lambda: copy[(3,)](X, Y, 1000, BLOCK=128, num_ctas=2),
     "empty grid": lambda: copy[(0,)](X, Y, 1000, BLOCK=128),
+    "autotuned (3 configs, then the best)": lambda: tuned_copy[lambda meta: (triton.cdiv(3000, meta["BLOCK"]),)](X, Y, 3000),
     "global scratch (device descriptors)": lambda: desc_copy[(4,)](
         Tensor(0x7F00_0004_0000, "float16"), Tensor(0x7F00_0005_0000, "float16"), 256, 64, BM=64, BN=64
     ),
