@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from . import _native
 from ._triton_abi import TritonVersionError
-from ._triton_launcher import launcher
+from ._triton_launcher import launcher, strict_launcher
 from ._triton_utils import CudaUtils, _libcuda_path
 
 #: The Triton releases whose driver interface the installed driver serves (tested: 3.6.0 and
@@ -136,8 +136,19 @@ def check_triton_version(version: str) -> None:
         )
 
 
-def install() -> Any:
+def install(*, strict: bool = False) -> Any:
     """Makes safecall Triton's NVIDIA driver for this process.
+
+    Parameters
+    ----------
+    strict : bool, default False
+        Launch through :func:`safecall.triton.function`'s host functions, with its checks
+        (each pointer a CUDA tensor of the kernel's dtype on the launch device, aligned where
+        Triton specialized it as divisible by 16, constexprs at their compiled values) and
+        messages, instead of Triton's semantics (raw ints and ``data_ptr()`` objects
+        accepted unchecked). Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
+        stream is tvm_ffi's environment stream (PyTorch's current stream) and scratch memory
+        comes from the TVM-FFI environment allocator, as for ``safecall.triton.function``.
 
     Returns
     -------
@@ -174,8 +185,11 @@ def install() -> Any:
         backend = backends["nvidia"]
         backends["nvidia"] = type(backend)(compiler=backend.compiler, driver=cls)
     if isinstance(current, cls):
+        current.launcher_cls = strict_launcher if strict else launcher
         return current
     active = cls()
+    if strict:
+        active.launcher_cls = strict_launcher
     driver._default = active
     driver.set_active(active)
     return active

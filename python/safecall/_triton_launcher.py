@@ -409,3 +409,40 @@ def _one(convert: Callable[[Any, List[Any]], None], value: Any) -> Any:
     out: List[Any] = []
     convert(value, out)
     return out[0]
+
+
+class _Compiled:
+    """What :func:`safecall.triton.from_compiled` reads of a compiled kernel, from the
+    launcher's ``(src, metadata)`` and the cubin ``load_binary`` loaded."""
+
+    def __init__(self, src: Any, metadata: Any, cubin: bytes):
+        self.src, self.metadata, self.asm = src, metadata, {"cubin": cubin}
+
+
+def strict_launcher(src: Any, metadata: Any) -> Callable[..., None]:
+    """The ``launcher_cls`` of ``install(strict=True)``: each kernel launched through
+    :func:`safecall.triton.function`'s host function (its checks and messages), with Triton's
+    hooks around the call. The grid goes first, as a tuple; every argument follows,
+    constexprs included, as the JIT hands them."""
+    from . import triton as sct
+
+    functions: Dict[int, Any] = {}
+    name = getattr(metadata, "name", "kernel")
+
+    def launch(gx: int, gy: int, gz: int, stream: int, function: int, kernel_metadata: Any,
+               launch_metadata: Any, enter: Any, exit: Any, *args: Any) -> None:
+        fn = functions.get(function)
+        if fn is None:
+            import triton
+
+            found = getattr(triton.runtime.driver.active.utils, "binaries", {}).get(function)
+            if found is None:
+                raise RuntimeError(f"safecall's Triton driver: kernel `{name}` was not loaded by this driver")
+            fn = functions[function] = sct.function(_Compiled(src, metadata, found[1]), grid=3)
+        if enter is not None and _hooked(enter):
+            enter(launch_metadata)
+        fn((gx, gy, gz), *args)
+        if exit is not None and _hooked(exit):
+            exit(launch_metadata)
+
+    return launch

@@ -249,3 +249,38 @@ def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"safecall's Triton driver: cannot load `{missing}`"] * 2
+
+
+def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
+    reason = _unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    code = (
+        "import sys, pathlib\n"
+        f"sys.path[:0] = [{str(HERE)!r}, {str(ROOT / 'tests' / 'python')!r}]\n"
+        "import fake_cuda\n"
+        "fake = fake_cuda.load()\n"
+        "fake.safecall_fake_cuda_ordinal_handles(1)\n"
+        "import safecall.triton\n"
+        "safecall.triton.install(strict=True)\n"
+        "import triton\n"
+        "from triton_fakes import DescriptorBase as T\n"
+        "from triton_kernels import copy\n"
+        "x, y = T(0x7F0000001000, 'float32', [1024]), T(0x7F0000002000, 'float32', [1024])\n"
+        "copy[(8,)](x, y, 1000, BLOCK=128)\n"
+        "launch = [r for r in fake_cuda.records(fake) if r['call'] == 'cuLaunchKernelEx'][-1]\n"
+        "print(launch['kernel'], launch['grid'], launch['args'][2])\n"
+        "compiled = next(iter(copy.device_caches[0][0].values()))\n"
+        "hooks = triton.knobs.runtime\n"
+        "try:\n"
+        "    compiled.run(8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, hooks.launch_enter_hook,\n"
+        "                 hooks.launch_exit_hook, T(0x7F0000001000, 'float16', [1024]), y, 1000, 128)\n"
+        "except TypeError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "copy [8, 1, 1] e8030000",
+        "copy: argument 'x_ptr' (#1): dtype is float16, expected float32",
+    ]
