@@ -20,9 +20,9 @@ from ._triton_abi import TritonVersionError
 from ._triton_launcher import launcher, strict_launcher
 from ._triton_utils import CudaUtils, _libcuda_path
 
-#: The Triton releases whose driver interface the installed driver serves (tested: 3.6.0 and
-#: 3.9.0, each against its own driver; 3.7 and 3.8 are not tested yet).
-INSTALL_SUPPORTED = ("3.6", "3.9")
+#: The Triton releases whose driver interface the installed driver serves, each tested against
+#: its own driver (3.6.0 and 3.9.0 in CI, 3.7.1 and 3.8.0 by `cargo xtask triton-versions`).
+INSTALL_SUPPORTED = ("3.6", "3.7", "3.8", "3.9")
 
 #: The environment variable the ``.pth`` hook reads: ``1`` installs the driver at start-up.
 ENV_VAR = "SAFECALL_TRITON_DRIVER"
@@ -132,7 +132,8 @@ def check_triton_version(version: str) -> None:
     if ".".join(version.split(".")[:2]) not in INSTALL_SUPPORTED:
         raise TritonVersionError(
             f"safecall.triton.install(): Triton {version} is installed; the safecall driver serves "
-            f"Triton {' and '.join(INSTALL_SUPPORTED)} (the launcher and utils interfaces it is tested against)"
+            f"Triton {', '.join(INSTALL_SUPPORTED[:-1])} and {INSTALL_SUPPORTED[-1]} (the launcher and utils "
+            "interfaces it is tested against)"
         )
 
 

@@ -28,8 +28,9 @@ from conftest import ROOT
 HERE = pathlib.Path(__file__).resolve().parent
 RUNNER = HERE / "triton_driver_run.py"
 TRITON_VERSION = "3.9.0"
-#: The second Triton, in a venv of its own (`cargo xtask test` creates it): PyTorch 2.11's.
-TRITON_36_PYTHON = ROOT / ".venv-triton36" / "bin" / "python"
+#: The other Tritons, each in a venv of its own: 3.6 (PyTorch 2.11's) is created by `cargo xtask
+#: test` and required in CI; 3.7 and 3.8 by `cargo xtask triton-versions`, skipped without them.
+OTHER_TRITONS = {v: ROOT / f".venv-triton{v.replace('.', '')}" / "bin" / "python" for v in ("3.6", "3.7", "3.8")}
 #: The names Triton's build looks a compiler up by (``CC``, ``clang``, ``gcc``), and their kin.
 COMPILERS = ("cc", "gcc", "clang", "c++", "g++", "clang++", "tcc")
 
@@ -44,14 +45,18 @@ def _unavailable():
     return fake_cuda.missing_reason()
 
 
-@pytest.fixture(scope="module", params=["3.9", "3.6"])
+@pytest.fixture(scope="module", params=["3.9", "3.6", "3.7", "3.8"])
 def runs(request, tmp_path_factory):
     reason = _unavailable()
     python = sys.executable
-    if reason is None and request.param == "3.6":
-        python = str(TRITON_36_PYTHON)
-        if not TRITON_36_PYTHON.exists():
-            reason = f"{TRITON_36_PYTHON} is missing (cargo xtask test creates it with triton==3.6.0)"
+    if reason is None and request.param != "3.9":
+        venv = OTHER_TRITONS[request.param]
+        python = str(venv)
+        if not venv.exists():
+            command = "cargo xtask test" if request.param == "3.6" else "cargo xtask triton-versions"
+            reason = f"{venv} is missing ({command} creates it)"
+            if request.param != "3.6":
+                pytest.skip(reason)
     if reason is not None:
         if fake_cuda.in_ci():
             pytest.fail(reason)
@@ -143,7 +148,7 @@ def test_every_utils_entry_point_answers_as_tritons(runs):
     # Triton 3.6's utils have 5 of 3.9's entry points; safecall's serve all of them.
     served = {k: v for k, v in stock["utils"].items() if not str(v).startswith("absent:")}
     assert {k: ours["utils"][k] for k in served} == served
-    assert len(served) == (18 if stock["triton"].startswith("3.9.") else 11)
+    assert len(served) == {"3.6": 11, "3.7": 11, "3.8": 17, "3.9": 18}[stock["triton"][:3]]
     assert sorted(stock["utils"]["get_device_properties"]) == [
         "max_num_regs", "max_shared_mem", "mem_bus_width", "mem_clock_rate", "multiprocessor_count",
         "sm_clock_rate", "warpSize",
@@ -168,8 +173,8 @@ def test_an_unsupported_triton_is_refused():
     with pytest.raises(TritonVersionError) as e:
         check_triton_version("3.5.1")
     assert str(e.value) == (
-        "safecall.triton.install(): Triton 3.5.1 is installed; the safecall driver serves Triton 3.6 and 3.9 "
-        "(the launcher and utils interfaces it is tested against)"
+        "safecall.triton.install(): Triton 3.5.1 is installed; the safecall driver serves Triton 3.6, 3.7, 3.8 "
+        "and 3.9 (the launcher and utils interfaces it is tested against)"
     )
 
 

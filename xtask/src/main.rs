@@ -66,6 +66,7 @@ fn main() -> ExitCode {
         Some("modgraph") => modgraph::modgraph(&args[1..]),
         Some("wheel") => wheel::wheel(&args[1..]).map(|_| ()),
         Some("gpu-kit") => gpu_kit::gpu_kit(),
+        Some("triton-versions") => triton_versions(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -81,7 +82,9 @@ fn main() -> ExitCode {
                  wheel [ARGS]    the release wheel of the Python package in target/wheels \
                  (ARGS go to maturin build)\n  \
                  gpu-kit         target/gpu-kit: the wheel, apache-tvm-ffi for CPython 3.12 and \
-                 run.sh, which runs python -m safecall.selftest on a GPU machine"
+                 run.sh, which runs python -m safecall.selftest on a GPU machine\n  \
+                 triton-versions the installed Triton driver's differential on Triton 3.6, 3.7, \
+                 3.8 and 3.9 (a venv each)"
             );
             return ExitCode::from(2);
         }
@@ -279,6 +282,25 @@ fn skip_summary(text: &str, log: &Path) -> String {
         out.push_str(&format!("  SKIPPED {line}\n"));
     }
     out
+}
+
+/// The Triton releases besides 3.6 and 3.9 the installed driver serves, tested outside CI by
+/// `cargo xtask triton-versions` (a venv each, `.venv-triton37` and `.venv-triton38`).
+const MORE_TRITONS: &[(&str, &str)] = &[
+    (".venv-triton37", "triton==3.7.1"),
+    (".venv-triton38", "triton==3.8.0"),
+];
+
+/// `cargo xtask triton-versions`: the installed driver's differential
+/// (python/tests/test_triton_driver.py) on every Triton it serves, each in its own venv.
+fn triton_versions() -> Result<(), String> {
+    for (dir, triton) in MORE_TRITONS {
+        venv_at(dir, &[triton, TVM_FFI_REQUIREMENT, "pytest"])?;
+    }
+    let python = venv()?;
+    python_package::install(&python)?;
+    let args = ["-k", "triton_driver", "-v"].map(str::to_owned);
+    python_package::pytest(&python, &args)
 }
 
 /// `cargo xtask python [PYTEST ARGS]`: the Python package alone, built and tested.
