@@ -150,9 +150,41 @@ def descriptors(ctx: Context) -> Tuple[str, Dict[str, Any]]:
     return f"{rows}x{cols} through TMA descriptors: out == 2 * in", {}
 
 
+def installed_driver(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """``kernel[grid](...)`` of a vector add, compiled by this machine's Triton, launched
+    through safecall's installed Triton driver (``safecall.triton.install()``) in a process of
+    its own, with no C compiler involved."""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("triton") is None:
+        raise Skip("triton is not installed")
+    import triton
+
+    from .._triton_driver import INSTALL_SUPPORTED
+
+    if triton.__version__[:3] not in INSTALL_SUPPORTED:
+        raise Skip(f"triton {triton.__version__}: the installed driver serves {', '.join(INSTALL_SUPPORTED)}")
+    script = pathlib.Path(__file__).with_name("_triton_driver_script.py")
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=ctx.driver.path) if ctx.on_double else dict(os.environ)
+    env.pop("SAFECALL_TRITON_DRIVER", None)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"the driver process failed: {tail[0]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    ctx.require(result["driver"] == "SafecallCudaDriver", lambda: f"the active driver was {result['driver']}")
+    ctx.expect(bool(result["ok"]), lambda: "out != x + y")
+    return f"Triton {result['triton']} kernel[grid](...) on safecall's driver, 3 launches, out == x + y", {}
+
+
 CHECKS: List[Tuple[str, Callable[[Context], Any]]] = [
     ("triton vector add", vector_add),
     ("triton softmax", softmax),
     ("triton matmul (96 KiB shared)", matmul),
     ("triton tensor descriptors", descriptors),
+    ("triton kernel[grid] on the driver", installed_driver),
 ]
