@@ -134,6 +134,10 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
 
     def __init__(self, module: Module, code: Any, addresses: Sequence[tuple]):
         self.module = module
+        #: The compiled code (what keeps the functions alive) and each function's safe-call
+        #: address, for callers that call the entries natively (the Triton driver's launcher).
+        self.code = code
+        self.addresses: Dict[str, int] = dict(addresses)
         self._functions: Dict[str, tvm_ffi.Function] = {
             name: _documented(
                 module, name, tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=code)

@@ -19,12 +19,14 @@ beyond the half range, as ``PyFloat_Pack2``); ``bf16`` is the upper half of the 
 
 from __future__ import annotations
 
+import operator
 import struct
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import builder as ir
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument
+from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
 _UNSERVED_INSTRUMENTATION = ("gsan",)
@@ -233,6 +235,22 @@ class SafecallLauncher:
         self._functions[(function, tuple(key))] = fn
         return fn
 
+    def build_entry(self, function: int, leaves: Sequence[Any]) -> Tuple[int, Any]:
+        """The host function of ``function`` (no descriptors) as ``(safe-call address, what
+        keeps its code alive)``, for :class:`safecall._native.TritonLaunch`."""
+        import safecall
+        import triton
+
+        found = getattr(triton.runtime.driver.active.utils, "binaries", {}).get(function)
+        if found is None:
+            raise RuntimeError(
+                f"safecall's Triton driver: kernel `{self.name}`: function {function:#x} was not loaded by this "
+                "driver's utils.load_binary (was it compiled before safecall.triton.install()?)"
+            )
+        name, cubin, ordinal = found
+        jitted = safecall.jit(launch_module(name, cubin, self.metadata, leaves, (), ordinal).build())
+        return jitted.addresses["launch"], jitted.code
+
 
 def _triton_minor() -> Tuple[int, int]:
     """The running Triton's (major, minor)."""
@@ -320,9 +338,10 @@ def launch_module(
     for flag, setting in TRITON_ABI["flags"].items():
         if metadata.get(flag):
             settings[setting] = True
-    zero = ir.lit(0, ir.i32)
     x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
-    nonempty = ir.and_(ir.and_(grid[0] != zero, grid[1] != zero), grid[2] != zero)
+    # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
+    wide = [ir.cast(ir.i64, g) for g in grid]
+    nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
     block = TRITON_ABI["threads_per_warp"] * int(metadata["num_warps"])
     with f.if_(nonempty):
         f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
@@ -345,70 +364,96 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         return general
     if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None) for step in general.plan):
         return general
-    names = [f"a{i}" for i in range(len(general.plan))]
-    passed: List[str] = []
-    leaves: List[str] = []
-    for name, step in zip(names, general.plan):
-        if step is None:
-            continue
-        leaves.append(step.ty)
-        if step.convert is _pointer:
-            passed.append(
-                f"({name} if {name}.__class__ is int else {name}.data_ptr() "
-                f"if {name}.__class__ is _Tensor and {name}.is_cuda else _address({name}))"
-            )
-        elif step.convert is _integer:
-            passed.append(f"({name} if {name}.__class__ is int else _one(_integer, {name}))")
-        elif step.convert is _float:
-            passed.append(name)
-        else:
-            passed.append(f"_one(_{step.ty}, {name})")
-    source = (
-        f"def launch(gx, gy, gz, stream, function, kernel_metadata, launch_metadata, enter, exit, {', '.join(names)}):\n"
-        "    fn = _by_function.get(function)\n"
-        "    if fn is None:\n"
-        "        fn = _by_function[function] = _build(function, _leaves, ())\n"
-        "    if enter is not None and (enter.calls if enter.__class__ is _HookChain else True):\n"
-        "        enter(launch_metadata)\n"
-        f"    fn(gx, gy, gz, stream, {''.join(p + ', ' for p in passed)}0, 0)\n"
-        "    if exit is not None and (exit.calls if exit.__class__ is _HookChain else True):\n"
-        "        exit(launch_metadata)\n"
-    )
     import sys
 
     from triton.knobs import HookChain
 
+    from ._native import TritonLaunch
+
+    leaves = [step.ty for step in general.plan if step is not None]
+    kinds = [0 if step is None else _kind_code(step.ty) for step in general.plan]
     torch = sys.modules.get("torch")
-    scope: Dict[str, Any] = {
-        "_by_function": {},
-        "_HookChain": HookChain,
-        "_Tensor": getattr(torch, "Tensor", _NoTensor),
-        "_build": general._build,
-        "_leaves": leaves,
-        "_hooked": _hooked,
-        "_address": _address,
-        "_one": _one,
-        "_integer": _integer,
-        "_unsigned64": _unsigned64,
-        "_fp16": _fp16,
-        "_bf16": _bf16,
-    }
-    for ty in ("u64", "fp16", "bf16"):
-        scope[f"_{ty}"] = {"u64": _unsigned64, "fp16": _fp16, "bf16": _bf16}[ty]
-    exec(compile(source, f"<safecall launcher of {general.name}>", "exec"), scope)  # noqa: S102
-    fn = scope["launch"]
-    fn.general = general
-    return fn
+    return TritonLaunch(
+        kinds,
+        lambda function: general.build_entry(function, leaves),
+        HookChain,
+        getattr(torch, "Tensor", _NoTensor),
+        _libcuda_path(),
+        _integer_slow,
+        _triton_minor() >= (3, 7),
+    )
+
+
+def _kind_code(ty: str) -> int:
+    if ty.startswith(TRITON_ABI["pointer_prefix"]):
+        return _KIND_CODES["*"]
+    return _KIND_CODES.get(ty) or _integer_rule(ty)
+
+
+#: A leaf type -> the argument kind code of :class:`safecall._native.TritonLaunch` (``"*"``: any
+#: pointer; integers by :func:`_integer_rule`).
+_KIND_CODES: Dict[str, int] = {
+    "*": 1,
+    **{t: 4 for t in ("fp32", "f32", "fp64")},
+    "fp16": 5,
+    "bf16": 6,
+}
+
+#: How each Triton release reads an integer argument, by type -> rule code (``_integer_slow``):
+#: 3.7+ call ``PyLong_AsLong`` and friends and cast (truncating); 3.6's generated launcher
+#: parses them with ``PyArg_ParseTuple`` formats (``b h i L`` check ranges, ``B H I K`` mask).
+_INTEGER_RULES = {
+    "3.7+": {
+        **{t: 10 for t in ("i1", "i8", "i16", "i32")},
+        "i64": 11,
+        **{t: 12 for t in ("u1", "u8", "u16", "u32")},
+        "u64": 13,
+    },
+    "3.6": {
+        "i1": 14, "i8": 14, "i16": 15, "i32": 16, "i64": 11,
+        **{t: 17 for t in ("u1", "u8", "u16", "u32", "u64")},
+    },
+}
+
+
+def _integer_rule(ty: str) -> int:
+    return _INTEGER_RULES["3.6" if _triton_minor() < (3, 7) else "3.7+"][ty]
+
+
+_U64_MASK = (1 << 64) - 1
+_I64 = (-(1 << 63), (1 << 63) - 1)
+#: Rule code -> (lowest, highest, message below, message above) for the range-checked rules.
+_RANGES = {
+    10: (*_I64, "Python int too large to convert to C long", "Python int too large to convert to C long"),
+    11: (*_I64, "int too big to convert", "int too big to convert"),
+    12: (0, _U64_MASK, "can't convert negative int to unsigned", "Python int too large to convert to C unsigned long"),
+    13: (0, _U64_MASK, "can't convert negative int to unsigned", "int too big to convert"),
+    14: (0, 255, "unsigned byte integer is less than minimum", "unsigned byte integer is greater than maximum"),
+    15: (-(1 << 15), (1 << 15) - 1, "signed short integer is less than minimum", "signed short integer is greater than maximum"),
+    16: (-(1 << 31), (1 << 31) - 1, "signed integer is less than minimum", "signed integer is greater than maximum"),
+}
+
+
+def _integer_slow(rule: int, value: Any) -> int:
+    """An integer argument outside its rule's fast range, read as Triton's extractor reads it:
+    the 64 bits to pass (as a signed ``int``), or that extractor's ``OverflowError``."""
+    v = operator.index(value)
+    if rule == 17:
+        bits = v & _U64_MASK
+    else:
+        lo, hi, below, above = _RANGES[rule]
+        if rule in (14, 15, 16) and not _I64[0] <= v <= _I64[1]:
+            raise OverflowError("Python int too large to convert to C long")
+        if v < lo:
+            raise OverflowError(below)
+        if v > hi:
+            raise OverflowError(above)
+        bits = v & _U64_MASK
+    return bits - (1 << 64) if bits > _I64[1] else bits
 
 
 class _NoTensor:
     """Stands for ``torch.Tensor`` when torch is not imported: no value is of this class."""
-
-
-def _one(convert: Callable[[Any, List[Any]], None], value: Any) -> Any:
-    out: List[Any] = []
-    convert(value, out)
-    return out[0]
 
 
 class _Compiled:

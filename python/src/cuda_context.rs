@@ -21,6 +21,7 @@ struct Driver {
     device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult,
     primary_ctx_retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    pointer_get_attribute: unsafe extern "C" fn(*mut c_void, c_int, u64) -> CuResult,
     /// What `cuInit(0)` returned when the library was loaded.
     init: CuResult,
 }
@@ -51,6 +52,7 @@ fn load(path: &str) -> Result<Driver, String> {
         device_get: symbol(&lib, b"cuDeviceGet\0")?,
         primary_ctx_retain: symbol(&lib, b"cuDevicePrimaryCtxRetain\0")?,
         get_error_string: symbol(&lib, b"cuGetErrorString\0")?,
+        pointer_get_attribute: symbol(&lib, b"cuPointerGetAttribute\0")?,
         _lib: lib,
     })
 }
@@ -94,6 +96,28 @@ impl Driver {
         // SAFETY: `ctx` came from the driver.
         self.check(unsafe { (self.ctx_set_current)(ctx) })
     }
+}
+
+/// A pointer argument as Triton's `extractPointer` checks it: `cuPointerGetAttribute(
+/// CU_POINTER_ATTRIBUTE_DEVICE_POINTER)`, whose value replaces the address;
+/// `CUDA_ERROR_INVALID_VALUE` (host memory) is Triton's `ValueError`, any other failure its
+/// `RuntimeError`.
+pub(crate) fn device_pointer(libcuda: &str, address: u64) -> PyResult<u64> {
+    let d = driver(libcuda)?;
+    let mut out: u64 = 0;
+    let attribute =
+        cudarc::driver::sys::CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER as c_int;
+    // SAFETY: an output pointer to 8 bytes, the size of the attribute's value (a CUdeviceptr).
+    let code =
+        unsafe { (d.pointer_get_attribute)((&mut out as *mut u64).cast(), attribute, address) };
+    const INVALID_VALUE: CuResult = 1;
+    if code == INVALID_VALUE {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "Pointer argument cannot be accessed from Triton (cpu tensor?)",
+        ));
+    }
+    d.check(code)?;
+    Ok(out)
 }
 
 /// `cuda_current_device(libcuda)`: the current context's device, device 0's primary context

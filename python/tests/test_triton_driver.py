@@ -111,7 +111,7 @@ UNSERVED_36 = (
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "triton")]
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "triton", "errors", "errors, safecall's own")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -135,12 +135,27 @@ def test_kernel_grid_launches_are_byte_identical(runs):
     assert [k for k in cases if not stock[k]["launches"]] == ["empty grid"]
     # Two calls of each case (the first compiles), the empty grid too, each with its enter hook;
     # the autotuned case launches each of its 3 configs once before the best one twice.
-    assert stock["hook calls"] == 2 * len(cases) + 3
-    assert ours["hook calls"] == 2 * (len(cases) - len(unserved)) + 3
+    # The error cases (test_bad_arguments_fail_as_with_tritons_driver) run the enter hook too,
+    # as Triton's driver does: each once, except an integer 3.6 refuses (it parses scalars
+    # before the hook).
+    errors = len(stock["errors"]) + len(stock["errors, safecall's own"])
+    assert stock["hook calls"] == 2 * len(cases) + 3 + errors - (1 if stock["triton"] < "3.7" else 0)
+    assert ours["hook calls"] == stock["hook calls"] - 2 * len(unserved)
     tuned = [(l["grid"], l["block"]) for l in stock["autotuned (3 configs, then the best)"]["launches"]]
     assert tuned == [([47, 1, 1], [128, 1, 1]), ([24, 1, 1], [128, 1, 1]), ([12, 1, 1], [256, 1, 1])] + [
         ([24, 1, 1], [128, 1, 1])
     ] * 2
+
+
+def test_bad_arguments_fail_as_with_tritons_driver(runs):
+    stock, ours, _, _ = runs
+    assert ours["errors"] == stock["errors"]
+    assert stock["errors"]["no data_ptr"] == "TypeError: Pointer argument must be either uint64 or have data_ptr method"
+    assert stock["errors"]["a negative grid"] is None
+    # The host function's own error comes back as the Python exception of its kind.
+    assert ours["errors, safecall's own"]["two negative grid entries"].startswith(
+        "ValueError: launch: launch of kernel.copy: grid is (-1, -1, 1), but grid[0] must be 1 to 2147483647"
+    )
 
 
 def test_every_utils_entry_point_answers_as_tritons(runs):
@@ -289,3 +304,38 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
         "copy [8, 1, 1] e8030000",
         "copy: argument 'x_ptr' (#1): dtype is float16, expected float32",
     ]
+
+
+@pytest.mark.parametrize(
+    "rule, value, expected",
+    [
+        (10, 2**40, 2**40),  # 3.7+ i32: any C long, truncated by the host function
+        (10, 2**63, OverflowError("Python int too large to convert to C long")),
+        (11, -(2**63), -(2**63)),
+        (11, 2**63, OverflowError("int too big to convert")),
+        (12, -1, OverflowError("can't convert negative int to unsigned")),
+        (12, 2**64, OverflowError("Python int too large to convert to C unsigned long")),
+        (13, 2**64 - 1, -1),  # u64's 64 bits, passed as a signed int
+        (13, 2**64, OverflowError("int too big to convert")),
+        (14, 256, OverflowError("unsigned byte integer is greater than maximum")),
+        (14, -1, OverflowError("unsigned byte integer is less than minimum")),
+        (15, 2**15, OverflowError("signed short integer is greater than maximum")),
+        (16, 2**31, OverflowError("signed integer is greater than maximum")),
+        (16, -(2**31) - 1, OverflowError("signed integer is less than minimum")),
+        (16, 2**70, OverflowError("Python int too large to convert to C long")),
+        (17, -1, -1),  # 3.6's unchecked formats mask to 64 bits
+        (17, 2**64 + 5, 5),
+        (10, 1.5, TypeError("'float' object cannot be interpreted as an integer")),
+    ],
+)
+def test_integers_outside_the_fast_range_follow_tritons_extractors(rule, value, expected):
+    """`_integer_slow`: the rule of each Triton release's extractor, for the values the native
+    launcher does not pass as they are."""
+    from safecall._triton_launcher import _integer_slow
+
+    if isinstance(expected, Exception):
+        with pytest.raises(type(expected)) as e:
+            _integer_slow(rule, value)
+        assert str(e.value) == str(expected)
+    else:
+        assert _integer_slow(rule, value) == expected

@@ -202,6 +202,38 @@ results["utils"] = {
     "map_python_to_cpp_type": [triton.runtime.driver.active.map_python_to_cpp_type(t) for t in ("*fp32", "i1", "bf16", "u64")],
     "get_current_target": str(triton.runtime.driver.active.get_current_target()),
 }
+
+
+class NoPointer:
+    """A tensor-like without ``data_ptr``."""
+
+
+class StrPointer:
+    """A tensor-like whose ``data_ptr()`` is not an int."""
+
+    def data_ptr(self):
+        return "0x1000"
+
+
+hooks = triton.knobs.runtime
+compiled = next(iter(copy.device_caches[0][0].values()))
+
+
+def run(*args, grid=(8, 1, 1)):
+    return outcome(lambda: compiled.run(*grid, 0, compiled.function, compiled.packed_metadata, None,
+                                        hooks.launch_enter_hook, hooks.launch_exit_hook, *args))
+
+
+results["errors"] = {
+    "no data_ptr": run(NoPointer(), Y, 1000, 128),
+    "data_ptr not an int": run(StrPointer(), Y, 1000, 128),
+    "an int too large for i32": run(X, Y, 2**40, 128),
+}
+# A negative grid launches nothing (driver.c launches when gridX * gridY * gridZ > 0); two
+# negative entries reach the launch, where the host function refuses them (Triton's driver
+# passes them on as huge unsigned values).
+results["errors"]["a negative grid"] = run(X, Y, 1000, 128, grid=(-1, 1, 1))
+results["errors, safecall's own"] = {"two negative grid entries": run(X, Y, 1000, 128, grid=(-1, -1, 1))}
 results["hook calls"] = len(hook_calls)
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__

@@ -331,8 +331,10 @@ pub unsafe extern "C" fn cuPointerGetAttribute(
     attr: c_int,
     ptr: u64,
 ) -> CUresult {
-    let fields = json!({ "attr": attr, "ptr": ptr });
-    if let Some(code) = record("cuPointerGetAttribute", || fields) {
+    if let Some(code) = record(
+        "cuPointerGetAttribute",
+        || json!({ "attr": attr, "ptr": ptr }),
+    ) {
         return code;
     }
     if attr != CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER as c_int || ptr == 0 {

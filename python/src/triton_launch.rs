@@ -1,0 +1,399 @@
+//! `TritonLaunch`: the installed Triton driver's launcher for kernels whose arguments are
+//! pointers and scalars, as a native callable. Triton's JIT calls it on every launch with
+//! `(grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
+//! exit_hook, *args)`; it converts the arguments as Triton 3.9's `driver.c` extractors do and
+//! calls the generated host function's safe-call entry directly (no tvm_ffi Python layer in
+//! between), raising the function's error as the Python exception of its kind.
+//!
+//! The host function is built on the first launch of each `CUfunction` by a Python callback
+//! (`build(function) -> (address, keepalive)`, `safecall._triton_launcher`), since Triton only
+//! hands the cubin to `load_binary`.
+
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
+
+use pyo3::exceptions::{
+    PyAttributeError, PyIndexError, PyKeyError, PyOverflowError, PyRuntimeError, PyTypeError,
+    PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyTuple};
+
+use safecall_runtime::abi::{TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, TVMFFIValue, type_index};
+
+/// How one of the JIT's positional kernel arguments is passed (Python's `_triton_launcher`
+/// spells the same codes).
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A constexpr: dropped.
+    Skip,
+    /// A pointer: `None`, an `int`, or anything with `data_ptr()`.
+    Pointer,
+    /// An integer whose `i64` values in `[lo, hi]` pass as they are (the host function
+    /// truncates to the kernel's width); any other value goes through Python's
+    /// `_integer_slow(rule, value)`, which applies the rule of Triton's extractor (code `rule`)
+    /// exactly: its bits, or its error.
+    Integer { rule: u8, lo: i64, hi: i64 },
+    /// `fp32`/`fp64`.
+    Float,
+    /// `fp16`: the nearest half's bits (an `OverflowError` beyond its range, as `PyFloat_Pack2`).
+    Half,
+    /// `bf16`: the upper half of the float32 (truncated, as Triton does).
+    BFloat16,
+}
+
+impl Kind {
+    fn from_code(code: u8) -> PyResult<Kind> {
+        Ok(match code {
+            0 => Kind::Skip,
+            1 => Kind::Pointer,
+            4 => Kind::Float,
+            5 => Kind::Half,
+            6 => Kind::BFloat16,
+            rule @ 10..=17 => {
+                let (lo, hi) = match rule {
+                    12 | 13 => (0, i64::MAX),
+                    14 => (0, 255),
+                    15 => (i16::MIN as i64, i16::MAX as i64),
+                    16 => (i32::MIN as i64, i32::MAX as i64),
+                    _ => (i64::MIN, i64::MAX),
+                };
+                Kind::Integer { rule, lo, hi }
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown argument kind {other}"
+                )));
+            }
+        })
+    }
+}
+
+/// The libtvm_ffi entry points that retrieve a raised error (the process's runtime, loaded
+/// with `RTLD_GLOBAL` by `import tvm_ffi`: generated code raised the error there).
+struct ErrorApi {
+    move_from_raised: unsafe extern "C" fn(*mut *mut TVMFFIObject),
+    dec_ref: unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
+}
+
+fn error_api() -> PyResult<ErrorApi> {
+    /// `dlsym(RTLD_DEFAULT, name)`.
+    fn symbol(name: &std::ffi::CStr) -> PyResult<*mut c_void> {
+        // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        if p.is_null() {
+            return Err(PyRuntimeError::new_err(format!(
+                "{} is not loaded (import tvm_ffi first)",
+                name.to_string_lossy()
+            )));
+        }
+        Ok(p)
+    }
+    let move_from_raised = symbol(c"TVMFFIErrorMoveFromRaised")?;
+    let dec_ref = symbol(c"TVMFFIObjectDecRef")?;
+    // SAFETY: both are libtvm_ffi's C API functions of these signatures (c_api.h 0.1.x).
+    unsafe {
+        Ok(ErrorApi {
+            move_from_raised: std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(*mut *mut TVMFFIObject),
+            >(move_from_raised),
+            dec_ref: std::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
+            >(dec_ref),
+        })
+    }
+}
+
+/// A built host function: the safe-call entry and what keeps its code alive.
+struct Built {
+    function: u64,
+    entry: TVMFFISafeCallType,
+    _keepalive: Py<PyAny>,
+}
+
+/// The launcher (see the module docs).
+#[pyclass(frozen)]
+pub struct TritonLaunch {
+    kinds: Vec<Kind>,
+    build: Py<PyAny>,
+    hook_chain: Py<PyAny>,
+    tensor_type: Py<PyAny>,
+    libcuda: String,
+    integer_slow: Py<PyAny>,
+    hook_first: bool,
+    errors: ErrorApi,
+    built: Mutex<Vec<Built>>,
+}
+
+#[pymethods]
+impl TritonLaunch {
+    /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow)`: `kinds`
+    /// one code per positional kernel argument; `build(function) -> (address, keepalive)`;
+    /// `hook_chain` Triton's `HookChain` class (hooks of that class run only when they hold
+    /// calls); `tensor_type` `torch.Tensor` or any class (checked by `is_cuda`, its
+    /// `data_ptr()` read directly); `libcuda` the driver library, which checks any other
+    /// pointer argument; `integer_slow(rule, value)` an integer outside its rule's fast range;
+    /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
+    /// after the scalars and before the pointers (3.6).
+    #[new]
+    fn new(
+        kinds: Vec<u8>,
+        build: Py<PyAny>,
+        hook_chain: Py<PyAny>,
+        tensor_type: Py<PyAny>,
+        libcuda: String,
+        integer_slow: Py<PyAny>,
+        hook_first: bool,
+    ) -> PyResult<Self> {
+        Ok(TritonLaunch {
+            kinds: kinds
+                .into_iter()
+                .map(Kind::from_code)
+                .collect::<PyResult<_>>()?,
+            build,
+            hook_chain,
+            tensor_type,
+            libcuda,
+            integer_slow,
+            hook_first,
+            errors: error_api()?,
+            built: Mutex::new(Vec::new()),
+        })
+    }
+
+    #[pyo3(signature = (*args))]
+    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        const FIXED: usize = 9;
+        if args.len() != FIXED + self.kinds.len() {
+            return Err(PyTypeError::new_err(format!(
+                "the launcher takes {} arguments ({} and the kernel's {}), got {}",
+                FIXED + self.kinds.len(),
+                FIXED,
+                self.kinds.len(),
+                args.len()
+            )));
+        }
+        let function: u64 = args.get_item(4)?.extract()?;
+        let entry = self.entry(py, function)?;
+        // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
+        // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
+        // then reads the pointers.
+        let launch_metadata = args.get_item(6)?;
+        let enter = args.get_item(7)?;
+        if self.hook_first {
+            self.hook(&enter, &launch_metadata)?;
+        }
+        let mut values: Vec<TVMFFIAny> = Vec::with_capacity(self.kinds.len() + 6);
+        for i in 0..3 {
+            values.push(int(args.get_item(i)?.extract::<i64>()?));
+        }
+        values.push(int(args.get_item(3)?.extract::<u64>()? as i64));
+        let mut pointers: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
+        for (i, kind) in self.kinds.iter().enumerate() {
+            let value = args.get_item(FIXED + i)?;
+            match kind {
+                Kind::Skip => {}
+                Kind::Pointer if self.hook_first => values.push(int(self.pointer(&value)? as i64)),
+                Kind::Pointer => {
+                    pointers.push((values.len(), value));
+                    values.push(int(0));
+                }
+                Kind::Integer { rule, lo, hi } => {
+                    let bits = match value.extract::<i64>() {
+                        Ok(v) if (*lo..=*hi).contains(&v) => v,
+                        _ => self
+                            .integer_slow
+                            .call1(py, (*rule, &value))?
+                            .extract::<i64>(py)?,
+                    };
+                    values.push(int(bits))
+                }
+                Kind::Float => values.push(float(value.extract::<f64>()?)),
+                Kind::Half => values.push(int(half_bits(value.extract::<f64>()?)? as i64)),
+                Kind::BFloat16 => values.push(int(
+                    ((value.extract::<f64>()? as f32).to_bits() >> 16) as i64,
+                )),
+            }
+        }
+        if !self.hook_first {
+            self.hook(&enter, &launch_metadata)?;
+            for (slot, value) in pointers {
+                values[slot] = int(self.pointer(&value)? as i64);
+            }
+        }
+        // The two scratch pointers: none for the kernels this launcher serves.
+        values.push(int(0));
+        values.push(int(0));
+        let mut result = TVMFFIAny::NONE;
+        // SAFETY: `entry` is a generated safe-call function kept alive by `built`; `values`
+        // holds `len` initialised arguments of the kinds its parameters take.
+        let rc = unsafe {
+            entry(
+                std::ptr::null_mut(),
+                values.as_ptr(),
+                values.len() as i32,
+                &mut result,
+            )
+        };
+        if rc != 0 {
+            return Err(self.raised());
+        }
+        self.hook(&args.get_item(8)?, &launch_metadata)
+    }
+}
+
+impl TritonLaunch {
+    /// The entry of `function`'s host function, built on its first launch.
+    fn entry(&self, py: Python<'_>, function: u64) -> PyResult<TVMFFISafeCallType> {
+        {
+            let built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(b) = built.iter().find(|b| b.function == function) {
+                return Ok(b.entry);
+            }
+        }
+        let (address, keepalive): (usize, Py<PyAny>) =
+            self.build.call1(py, (function,))?.extract(py)?;
+        if address == 0 {
+            return Err(PyRuntimeError::new_err(
+                "the host function's address is NULL",
+            ));
+        }
+        // SAFETY: `address` is a generated `__tvm_ffi_` safe-call entry (safecall.jit's), kept
+        // alive by `keepalive`, which `Built` holds for the launcher's life.
+        let entry = unsafe { std::mem::transmute::<usize, TVMFFISafeCallType>(address) };
+        let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
+        built.push(Built {
+            function,
+            entry,
+            _keepalive: keepalive,
+        });
+        Ok(entry)
+    }
+
+    /// A pointer argument's address, as `driver.c`'s `extractPointer`: `None` is NULL, an
+    /// `int` itself, a torch tensor its `data_ptr()` when `is_cuda` (Triton's ValueError
+    /// otherwise), anything else its `data_ptr()` checked with `cuPointerGetAttribute`.
+    fn pointer(&self, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+        if value.is_none() {
+            return Ok(0);
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            return value.extract::<u64>();
+        }
+        let py = value.py();
+        if value.get_type().is(self.tensor_type.bind(py)) {
+            if !value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()? {
+                return Err(cpu_tensor());
+            }
+            return value
+                .call_method0(pyo3::intern!(py, "data_ptr"))?
+                .extract::<u64>();
+        }
+        // Anything else: its `data_ptr()`, checked by the driver as Triton checks it.
+        let address = match value.call_method0(pyo3::intern!(py, "data_ptr")) {
+            Ok(address) => address,
+            Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
+                return Err(PyTypeError::new_err(
+                    "Pointer argument must be either uint64 or have data_ptr method",
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        if !address.is_exact_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(
+                "data_ptr method of Pointer object must return 64-bit int",
+            ));
+        }
+        let address = address.extract::<u64>()?;
+        if address == 0 {
+            return Ok(0);
+        }
+        crate::cuda_context::device_pointer(&self.libcuda, address)
+    }
+
+    /// Calls a launch hook with the launch metadata, unless it is `None` or a `HookChain`
+    /// without calls.
+    fn hook(&self, hook: &Bound<'_, PyAny>, metadata: &Bound<'_, PyAny>) -> PyResult<()> {
+        if hook.is_none() {
+            return Ok(());
+        }
+        let calls = pyo3::intern!(hook.py(), "calls");
+        if hook.get_type().is(self.hook_chain.bind(hook.py()))
+            && !hook.getattr(calls)?.is_truthy()?
+        {
+            return Ok(());
+        }
+        hook.call1((metadata,))?;
+        Ok(())
+    }
+
+    /// The error the host function raised, as the Python exception of its kind.
+    fn raised(&self) -> PyErr {
+        let mut obj: *mut TVMFFIObject = std::ptr::null_mut();
+        // SAFETY: an output pointer; libtvm_ffi moves this thread's raised error into it.
+        unsafe { (self.errors.move_from_raised)(&mut obj) };
+        if obj.is_null() {
+            return PyRuntimeError::new_err("the host function failed without raising an error");
+        }
+        // SAFETY: `obj` is a live error object we now own.
+        let cell = unsafe { safecall_runtime::error::cell(obj) };
+        let text = |a: &safecall_runtime::abi::TVMFFIByteArray| {
+            // SAFETY: the cell's byte arrays are valid for the object's life.
+            String::from_utf8_lossy(unsafe {
+                std::slice::from_raw_parts(a.data.cast::<u8>(), a.size)
+            })
+            .into_owned()
+        };
+        let (kind, message) = (text(&cell.kind), text(&cell.message));
+        // SAFETY: we own one reference, released once.
+        unsafe { (self.errors.dec_ref)(obj) };
+        match kind.as_str() {
+            "ValueError" => PyValueError::new_err(message),
+            "TypeError" => PyTypeError::new_err(message),
+            "IndexError" => PyIndexError::new_err(message),
+            "KeyError" => PyKeyError::new_err(message),
+            "AttributeError" => PyAttributeError::new_err(message),
+            "OverflowError" => PyOverflowError::new_err(message),
+            _ => PyRuntimeError::new_err(message),
+        }
+    }
+}
+
+fn cpu_tensor() -> PyErr {
+    PyValueError::new_err("Pointer argument cannot be accessed from Triton (cpu tensor?)")
+}
+
+fn int(v: i64) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index: type_index::INT,
+        small_str_len: 0,
+        value: TVMFFIValue { v_int64: v },
+    }
+}
+
+fn float(v: f64) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index: type_index::FLOAT,
+        small_str_len: 0,
+        value: TVMFFIValue { v_float64: v },
+    }
+}
+
+/// The bits of the half nearest `v` (ties to even), as `PyFloat_Pack2` packs it: an
+/// `OverflowError` for a finite value that rounds beyond the largest half.
+fn half_bits(v: f64) -> PyResult<u16> {
+    let h = half::f16::from_f64(v);
+    if h.is_infinite() && v.is_finite() {
+        return Err(PyOverflowError::new_err(
+            "float too large to pack with e format",
+        ));
+    }
+    Ok(h.to_bits())
+}
+
+/// Adds the class to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TritonLaunch>()
+}
