@@ -321,11 +321,72 @@ class CudaUtils:
         return self._fill_tiled(*args, clear_bit21=False)
 
     def fill_tma_descriptor_im2col(self, *args: Any) -> PyCUtensorMap:
-        """Not served yet by the safecall driver."""
-        raise NotImplementedError(
-            "safecall's Triton driver does not build im2col tensor descriptors yet "
-            "(fill_tma_descriptor_im2col); tiled descriptors are served"
+        """An im2col ``CUtensorMap`` as Triton's ``fillTMADescriptorIm2col`` encodes it. Triton
+        3.8+ pass ``(address, swizzle, elem_size, elem_type, block, shape, strides, padding,
+        lower, upper, element_strides)`` with ``block`` ``[pixels per column, channels per
+        pixel]``; Triton 3.7 passes channels per pixel and pixels per column themselves, before
+        ``element_strides`` (13 arguments). Dims, strides (bytes), the pixel box corners and the
+        element strides innermost first; L2 promotion 128B; NaN fill for ``padding == 1``."""
+        if len(args) == 13:
+            *head, lower, upper, channels, pixels, element_strides = args
+            return self._fill_im2col(*head, lower, upper, element_strides, channels=channels, pixels=pixels)
+        if len(args) != 11:
+            raise TypeError(f"function takes exactly 11 arguments ({len(args)} given)")
+        return self._fill_im2col(*args)
+
+    def _fill_im2col(
+        self,
+        address: int,
+        swizzle: int,
+        elem_size: int,
+        elem_type: int,
+        block: Sequence[int],
+        shape: Sequence[int],
+        strides: Sequence[int],
+        padding: int,
+        lower: Sequence[int],
+        upper: Sequence[int],
+        element_strides: Sequence[int],
+        channels: Optional[int] = None,
+        pixels: Optional[int] = None,
+    ) -> PyCUtensorMap:
+        rank = len(shape)
+        if channels is None and len(block) != 2:
+            raise RuntimeError("blockSize must have exactly 2 dimensions for im2col")
+        if len(strides) != rank:
+            raise RuntimeError(
+                f"Rank mismatch for strides in fillTMADescriptorIm2col: shape has rank {rank} but strides has "
+                f"{len(strides)} elements. Expected strides to have {rank} elements."
+            )
+        if len(lower) > 5:
+            raise RuntimeError("Pixel box rank too large (max 5)")
+        if len(upper) != len(lower):
+            raise RuntimeError("Pixel box corner rank mismatch")
+        if len(element_strides) != rank:
+            raise RuntimeError("elementStrides length must match tensor rank")
+        dims = [int(d) for d in reversed(list(shape))]
+        byte_strides = [elem_size * int(s) for s in reversed(list(strides)[: rank - 1])]
+        if channels is None or pixels is None:
+            channels, pixels = int(block[1]), int(block[0])
+        desc = PyCUtensorMap()
+        fill = _OOB_FILL_NAN if padding == 1 else _OOB_FILL_NONE
+        code = self.lib.cuTensorMapEncodeIm2col(
+            ctypes.c_void_p(desc.tma_desc_cpu_ptr()), elem_type, rank, ctypes.c_void_p(address),
+            (ctypes.c_uint64 * 5)(*dims), (ctypes.c_uint64 * 5)(*byte_strides),
+            (ctypes.c_int * 5)(*reversed([int(v) for v in lower])), (ctypes.c_int * 5)(*reversed([int(v) for v in upper])),
+            channels, pixels, (ctypes.c_uint32 * 5)(*reversed([int(v) for v in element_strides])),
+            0, swizzle, _TENSOR_MAP_L2_PROMOTION_L2_128B, fill,
         )
+        if code != 0:
+            text = ctypes.c_char_p()
+            self.lib.cuGetErrorString(code, ctypes.byref(text))
+            raise RuntimeError(
+                "Triton Error [CUDA]: Failed to create im2col tensor map descriptor: "
+                f"{(text.value or b'Unknown error').decode()}\nelemType={elem_type} rank={rank} "
+                f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding} "
+                f"channelsPerPixel={channels} pixelsPerColumn={pixels}\n"
+            )
+        return desc
 
 
 def _libcuda_path() -> str:
@@ -348,6 +409,12 @@ def _load_libcuda(path: str) -> ctypes.CDLL:
         ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
         ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32),
         ctypes.POINTER(ctypes.c_uint32), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+    ]
+    lib.cuTensorMapEncodeIm2col.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_int),
+        ctypes.POINTER(ctypes.c_int), ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
     ]
     lib.cuModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
     code = lib.cuInit(0)

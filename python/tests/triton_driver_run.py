@@ -176,6 +176,21 @@ def outcome(call):
 
 
 utils = triton.runtime.driver.active.utils
+
+
+def im2col(address, swizzle, elem_size, elem_type, block, shape, strides, padding, lower, upper, element_strides):
+    """``utils.fill_tma_descriptor_im2col`` in this release's form: 3.7 takes channels per pixel
+    and pixels per column (``block`` reversed) before the element strides."""
+    if triton.__version__.startswith("3.7."):
+        return utils.fill_tma_descriptor_im2col(
+            address, swizzle, elem_size, elem_type, block, shape, strides, padding, lower, upper, block[1], block[0],
+            element_strides,
+        )
+    return utils.fill_tma_descriptor_im2col(
+        address, swizzle, elem_size, elem_type, block, shape, strides, padding, lower, upper, element_strides
+    )
+
+
 # The tiled encoder under this Triton's name (3.6: `fill_tma_descriptor`).
 if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
     fill = utils.fill_tma_descriptor
@@ -195,6 +210,18 @@ results["utils"] = {
     "fill_tma_descriptor_tiled": outcome(lambda: fill(0x7F00_0006_0000, 3, 2, 6, [64, 64], [256, 64], [64, 1], 0)),
     "fill_tma_descriptor_tiled nan": outcome(lambda: fill(0x7F00_0006_0000, 2, 4, 7, [8, 16], [100, 40], [48, 1], 1)),
     "fill_tma_descriptor_tiled rank mismatch": outcome(lambda: fill(0x7F00_0006_0000, 3, 2, 6, [64, 64], [256], [1], 0)),
+    "fill_tma_descriptor_im2col": outcome(
+        lambda: im2col(0x7F00_0008_0000, 3, 2, 6, [64, 32], [4, 10, 10, 32], [3200, 320, 32, 1], 0, [-1, -1], [1, 1], [1, 1, 1, 1])
+    ),
+    "fill_tma_descriptor_im2col nan": outcome(
+        lambda: im2col(
+            0x7F00_0008_0000, 2, 4, 7, [32, 16], [2, 8, 8, 8, 16], [8192, 1024, 128, 16, 1], 1, [0, -1, -2], [0, 1, 2],
+            [1, 1, 1, 1, 1]
+        )
+    ),
+    "fill_tma_descriptor_im2col corners": outcome(
+        lambda: im2col(0x7F00_0008_0000, 3, 2, 6, [64, 32], [4, 10, 10, 32], [3200, 320, 32, 1], 0, [-1, -1], [1], [1, 1, 1, 1])
+    ),
     "load_binary": outcome(lambda: utils.load_binary(compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)[2:]),
     "load_binary unknown kernel": outcome(lambda: utils.load_binary("nope", compiled.asm["cubin"], 0, 0)),
     "cuOccupancyMaxActiveClusters": outcome(lambda: utils.cuOccupancyMaxActiveClusters(compiled.function, 0, 2)),
