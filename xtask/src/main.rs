@@ -79,7 +79,7 @@ fn main() -> ExitCode {
                  with no compiler on PATH\n  \
                  asan            runtime tests and a JIT smoke run under AddressSanitizer\n  \
                  modgraph DIR    module graph of DIR (e.g. src/lower); fails on a cycle\n  \
-                 wheel [ARGS]    the release wheel of the Python package in target/wheels \
+                 wheel [ARGS]    the release wheel of the Python package in target/wheel \
                  (ARGS go to maturin build)\n  \
                  gpu-kit         target/gpu-kit: the wheel, apache-tvm-ffi for CPython 3.12 and \
                  run.sh, which runs python -m safecall.selftest on a GPU machine\n  \

@@ -5,7 +5,10 @@
 //! platform tag chosen by maturin's own audit of the glibc symbol versions the extension
 //! needs (the oldest `manylinux_2_X` it honestly supports), with the default features only:
 //! the LLVM backend is off (`cargo xtask wheel --features llvm` builds one with it, which then
-//! needs `libLLVM-19.so` on the user's machine). The wheel lands in `target/wheels/`.
+//! needs `libLLVM-19.so` on the user's machine). The wheel lands in `target/wheel/`, a
+//! directory of its own that holds the newest safecall wheel only (older ones are removed),
+//! so that `pip install target/wheel/safecall-*.whl` finds exactly one: `pip install ./python`
+//! leaves its own wheels in maturin's `target/wheels/`, with another platform tag.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +21,7 @@ pub fn wheel(extra: &[String]) -> Result<PathBuf, String> {
     let python = venv()?;
     let maturin = crate::python_package::maturin(&python)?;
     let root = workspace_root();
-    let out = root.join("target").join("wheels");
+    let out = root.join("target").join("wheel");
     let before = wheels_in(&out);
     eprintln!("xtask: building the release wheel (compiles the Rust extension in release mode)");
     let started = Instant::now();
@@ -28,6 +31,7 @@ pub fn wheel(extra: &[String]) -> Result<PathBuf, String> {
         .arg(&out)
         .args(extra))?;
     let built = newest_wheel(&out, &before)?;
+    keep_only(&out, &built)?;
     let size = std::fs::metadata(&built)
         .map_err(|e| format!("cannot read {}: {e}", built.display()))?
         .len();
@@ -83,6 +87,15 @@ pub fn test_installed(extra: &[String]) -> Result<(), String> {
         cmd.env("SAFECALL_TEST_TRITON_CC", cc);
     }
     crate::python_package::pytest_with(cmd, extra)
+}
+
+/// Removes every safecall wheel of `dir` but `keep`.
+fn keep_only(dir: &Path, keep: &Path) -> Result<(), String> {
+    for (stale, _) in wheels_in(dir).into_iter().filter(|(p, _)| p != keep) {
+        std::fs::remove_file(&stale)
+            .map_err(|e| format!("cannot remove {}: {e}", stale.display()))?;
+    }
+    Ok(())
 }
 
 /// The safecall wheels in `dir`, with their modification times.
@@ -181,6 +194,22 @@ mod tests {
         ] {
             assert!(!is_toolchain(name), "{name}");
         }
+    }
+
+    #[test]
+    fn the_wheel_directory_keeps_the_newest_wheel_only() {
+        let dir = std::env::temp_dir().join(format!("xtask-wheel-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("safecall-0.1.0-cp39-abi3-linux_x86_64.whl");
+        let new = dir.join("safecall-0.1.0-cp39-abi3-manylinux_2_34_x86_64.whl");
+        let other = dir.join("numpy-2.0-cp311-cp311-linux_x86_64.whl");
+        for p in [&old, &new, &other] {
+            std::fs::write(p, b"").unwrap();
+        }
+        keep_only(&dir, &new).unwrap();
+        assert!(!old.exists() && new.exists() && other.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
