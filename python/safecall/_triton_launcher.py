@@ -1,6 +1,9 @@
 """``launcher_cls`` of the installed safecall Triton driver: launches a compiled kernel with
-Triton 3.9's launcher semantics (``CudaLauncher`` over ``driver.c``'s ``launch``), through a
-host function safecall generates per kernel.
+the running Triton's launcher semantics (3.7+: ``CudaLauncher`` over ``driver.c``'s
+``launch``; 3.6: its launcher generated per signature), through a host function safecall
+generates per kernel. Kernels of pointers and scalars launch through the native
+:class:`safecall._native.TritonLaunch`; the others (tuples, host descriptors, scratch memory)
+through :class:`SafecallLauncher`, in Python.
 
 Per call it receives what Triton's JIT hands any launcher (grid, stream, the ``CUfunction``
 from ``utils.load_binary``, packed metadata, launch metadata, the two hooks, then every bound
@@ -10,15 +13,17 @@ fields); the generated function (built on the first call from the cubin ``load_b
 loaded, with the launch settings of :data:`safecall.triton.TRITON_ABI`) checks the grid,
 packs every argument as Triton does and calls ``cuLaunchKernelEx``.
 
-Argument conversions, as ``driver.c``'s extractors: pointers take ``None`` (NULL), an ``int``
-(unchecked) or an object with ``data_ptr()``; integers are truncated to the kernel's width as
-C casts do (``u64`` takes 0 to 2^64 - 1); ``fp16`` rounds to nearest even (``OverflowError``
-beyond the half range, as ``PyFloat_Pack2``); ``bf16`` is the upper half of the float32
-(truncated, as Triton does); ``fp32``/``fp64`` round to nearest.
+Argument conversions, as Triton's extractors: pointers take ``None`` (NULL), an ``int``
+(unchecked) or an object with ``data_ptr()``; integers follow each release's rules
+(:data:`_INTEGER_RULES`: 3.7+ truncate to the kernel's width as C casts do, ``u64`` takes 0 to
+2^64 - 1; 3.6 checks ranges and masks as ``PyArg_ParseTuple`` does); ``fp16`` rounds to
+nearest even (``OverflowError`` beyond the half range, as ``PyFloat_Pack2``); ``bf16`` is the
+upper half of the float32 (truncated, as Triton does); ``fp32``/``fp64`` round to nearest.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 import struct
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -31,25 +36,17 @@ from ._triton_utils import _libcuda_path
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
 _UNSERVED_INSTRUMENTATION = ("gsan",)
 
-_U64 = 1 << 64
-_I64_MAX = (1 << 63) - 1
 
 
 def _pointer(value: Any, out: List[Any]) -> None:
     out.append(_address(value))
 
 
-def _integer(value: Any, out: List[Any]) -> None:
-    out.append(int(value) if type(value) is bool else value)
-
-
-def _unsigned64(value: Any, out: List[Any]) -> None:
-    v = int(value)
-    if v < 0:
-        raise OverflowError("can't convert negative int to unsigned")
-    if v >= _U64:
-        raise OverflowError("int too big to convert")
-    out.append(v - _U64 if v > _I64_MAX else v)
+def _integer(rule: int, value: Any, out: List[Any]) -> None:
+    """An integer argument by its rule (:data:`_INTEGER_RULES`): the bits to pass, or the
+    release's error."""
+    lo, hi = _FAST_RANGES[rule]
+    out.append(value if type(value) is int and lo <= value <= hi else _integer_slow(rule, value))
 
 
 def _fp16(value: Any, out: List[Any]) -> None:
@@ -64,7 +61,8 @@ def _float(value: Any, out: List[Any]) -> None:
     out.append(value)
 
 
-#: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same), converter).
+#: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same),
+#: converter; integers' take their rule first).
 _SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
     "i1": (ir.i64, ir.i8, _integer),
     "u1": (ir.i64, ir.u8, _integer),
@@ -75,7 +73,7 @@ _SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
     "u8": (ir.i64, ir.u8, _integer),
     "u16": (ir.i64, ir.u16, _integer),
     "u32": (ir.i64, ir.u32, _integer),
-    "u64": (ir.i64, ir.u64, _unsigned64),
+    "u64": (ir.i64, ir.u64, _integer),
     "fp16": (ir.u16, None, _fp16),
     "bf16": (ir.u16, None, _bf16),
     "fp32": (ir.f32, None, _float),
@@ -133,7 +131,10 @@ class SafecallLauncher:
             return _Leaf(ty, _pointer)
         if ty not in _SCALARS:
             raise UnsupportedKernelError(f"kernel `{self.name}`: argument type {ty!r} is not served by safecall's Triton driver")
-        return _Leaf(ty, _SCALARS[ty][2])
+        convert = _SCALARS[ty][2]
+        if convert is _integer:
+            convert = functools.partial(_integer, _integer_rule(ty))
+        return _Leaf(ty, convert)
 
     def _flatten(self, plan: Sequence[Any], args: Sequence[Any], out: List[Any], leaves: List[Any], key: List[Any]) -> None:
         for step, value in zip(plan, args):
@@ -422,6 +423,9 @@ def _integer_rule(ty: str) -> int:
 
 _U64_MASK = (1 << 64) - 1
 _I64 = (-(1 << 63), (1 << 63) - 1)
+#: Rule code -> the values passed as they are (the native launcher's fast ranges too).
+_FAST_RANGES = {10: _I64, 11: _I64, 12: (0, _I64[1]), 13: (0, _I64[1]), 14: (0, 255),
+                15: (-(1 << 15), (1 << 15) - 1), 16: (-(1 << 31), (1 << 31) - 1), 17: _I64}
 #: Rule code -> (lowest, highest, message below, message above) for the range-checked rules.
 _RANGES = {
     10: (*_I64, "Python int too large to convert to C long", "Python int too large to convert to C long"),
