@@ -416,3 +416,13 @@ def test_the_builder_makes_tensors_of_any_rank():
         rank(np.zeros(3))
     with pytest.raises(ValueError, match="a sequence of dims or 'any'"):
         sc.tensor("n", "float32")
+
+
+def test_the_public_names_are_listed_once_and_the_package_is_typed():
+    import collections
+    import pathlib
+
+    import safecall
+
+    assert [name for name, n in collections.Counter(safecall.__all__).items() if n > 1] == []
+    assert (pathlib.Path(safecall.__file__).parent / "py.typed").exists()
