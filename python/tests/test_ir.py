@@ -45,8 +45,8 @@ def test_a_syntax_error_raises_irerror_with_the_rendered_diagnostic():
         "  |\n"
         "2 | fn f(x: i33) {\n"
         "  |         ^^^\n"
-        "  = note: expected one of `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `bool`, "
-        "`f32`, `f64`, `ptr`, `str`, `bytes`, `device`, `dtype`, `shape`, `func`, `any`, "
+        "  = note: expected one of `bool`, `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, "
+        "`f16`, `bf16`, `f32`, `f64`, `ptr`, `str`, `bytes`, `device`, `dtype`, `shape`, `func`, `any`, "
         "`data_ptr`, `stream`, `optional[...]`, `const(...)`, `tuple(...)`, or `tensor[...]`\n"
     )
     [d] = info.value.errors

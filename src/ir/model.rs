@@ -202,7 +202,30 @@ pub enum ScalarType {
     Ptr,
 }
 
+impl ScalarType {
+    /// Every scalar type: `bool`, the integers ([`IntType::ALL`]), the floats
+    /// ([`FloatType::ALL`]), `ptr` (the order the parser's messages list them in).
+    pub fn all() -> impl Iterator<Item = ScalarType> {
+        std::iter::once(ScalarType::Bool)
+            .chain(IntType::ALL.into_iter().map(ScalarType::Int))
+            .chain(FloatType::ALL.into_iter().map(ScalarType::Float))
+            .chain(std::iter::once(ScalarType::Ptr))
+    }
+}
+
 impl IntType {
+    /// Every integer type: the signed ones, then the unsigned, narrowest first.
+    pub const ALL: [IntType; 8] = [
+        IntType::I8,
+        IntType::I16,
+        IntType::I32,
+        IntType::I64,
+        IntType::U8,
+        IntType::U16,
+        IntType::U32,
+        IntType::U64,
+    ];
+
     /// Whether the type is signed (`i8`, `i16`, `i32`, `i64`).
     pub fn is_signed(self) -> bool {
         matches!(

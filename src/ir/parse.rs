@@ -15,11 +15,13 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use super::diag;
 use super::lexer::{Token, lex};
 use super::model::*;
 use super::source_map::*;
+use super::syntax;
 
 mod alloc;
 mod device;
@@ -158,40 +160,36 @@ pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
     Ok(e)
 }
 
-const PARAM_TYPES: &[&str] = &[
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "bool",
-    "f32",
-    "f64",
-    "ptr",
-    "str",
-    "bytes",
-    "device",
-    "dtype",
-    "shape",
-    "func",
-    "any",
-    "data_ptr",
-    "stream",
-    "optional[...]",
-    "const(...)",
-    "tuple(...)",
-    "tensor[...]",
-];
-const SCALAR_TYPES: &[&str] = &[
-    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "ptr",
-];
-const RET_TYPES: &[&str] = &[
-    "none", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "ptr",
-    "device", "dtype", "str", "tensor", "any",
-];
+/// The words the parser's messages list, derived from the types (a new scalar type appears in
+/// them by itself): scalar types in [`ScalarType::all`]'s order.
+static SCALAR_TYPES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| ScalarType::all().map(syntax::scalar_type).collect());
+/// Parameter types: the scalars, then the other words and forms `param_type` takes.
+static PARAM_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let others = [
+        "str",
+        "bytes",
+        "device",
+        "dtype",
+        "shape",
+        "func",
+        "any",
+        "data_ptr",
+        "stream",
+        "optional[...]",
+        "const(...)",
+        "tuple(...)",
+        "tensor[...]",
+    ];
+    SCALAR_TYPES.iter().copied().chain(others).collect()
+});
+/// Return types: `none`, the scalars, then the other words `ret_type` takes.
+static RET_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    std::iter::once("none")
+        .chain(SCALAR_TYPES.iter().copied())
+        .chain(["device", "dtype", "str", "tensor", "any"])
+        .collect()
+});
 const FIELDS: &[&str] = &[
     "data",
     "shape[i]",

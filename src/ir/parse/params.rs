@@ -150,7 +150,7 @@ impl Parser<'_> {
             _ => Err(ParseError::new(
                 span,
                 format!("unknown parameter type `{word}`"),
-                ticks(PARAM_TYPES),
+                ticks(&PARAM_TYPES),
             )),
         }
     }
@@ -197,12 +197,12 @@ impl Parser<'_> {
 
     pub(super) fn scalar_type(&mut self) -> PResult<ScalarType> {
         let span = self.span();
-        let (w, _) = self.word(SCALAR_TYPES)?;
+        let (w, _) = self.word(&SCALAR_TYPES)?;
         syntax::parse_scalar_type(&w).ok_or_else(|| {
             ParseError::new(
                 span,
                 format!("unknown scalar type `{w}`"),
-                ticks(SCALAR_TYPES),
+                ticks(&SCALAR_TYPES),
             )
         })
     }
@@ -216,7 +216,7 @@ impl Parser<'_> {
                 span.to(Span::new(self.prev_end(), self.prev_end())),
             ));
         }
-        let (w, _) = self.word(RET_TYPES)?;
+        let (w, _) = self.word(&RET_TYPES)?;
         let t = match w.as_str() {
             "none" => RetType::None,
             "device" => RetType::Device,
@@ -225,7 +225,11 @@ impl Parser<'_> {
             "tensor" => RetType::Tensor,
             "any" => RetType::Any,
             w => RetType::Scalar(syntax::parse_scalar_type(w).ok_or_else(|| {
-                ParseError::new(span, format!("unknown return type `{w}`"), ticks(RET_TYPES))
+                ParseError::new(
+                    span,
+                    format!("unknown return type `{w}`"),
+                    ticks(&RET_TYPES),
+                )
             })?),
         };
         Ok((t, span))
