@@ -109,13 +109,9 @@ class SafecallLauncher:
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
         self.plan = [self._plan(ty, entries) for ty in self.types]
-        if self.tensordesc_meta and _triton_minor() < (3, 7):
-            # Triton 3.6 leaves bit 21 of small tensors' descriptors set, which the IR's
-            # `tensormap` clears on drivers up to 13010 (as Triton 3.7+ does).
-            raise UnsupportedKernelError(
-                f"kernel `{self.name}`: host tensor descriptors (TMA) on Triton 3.6 are not served by "
-                "safecall's driver yet (its descriptors differ from 3.6's in one bit on drivers up to 13010)"
-            )
+        # On Triton 3.6 host descriptors get the bit-21 workaround of 3.7+ (cleared for tensors
+        # under 128 KiB on drivers up to 13010), which 3.6's launcher does not apply: the one
+        # bit in which these launches differ from 3.6's own (docs/triton.md).
         self._functions: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
 
     # ---- the conversion plan --------------------------------------------------------------
