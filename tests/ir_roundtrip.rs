@@ -22,16 +22,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 fn int_type() -> impl Strategy<Value = IntType> {
-    prop::sample::select(vec![
-        IntType::I8,
-        IntType::I16,
-        IntType::I32,
-        IntType::I64,
-        IntType::U8,
-        IntType::U16,
-        IntType::U32,
-        IntType::U64,
-    ])
+    prop::sample::select(IntType::ALL.to_vec())
 }
 
 fn float_type() -> impl Strategy<Value = FloatType> {
