@@ -178,3 +178,20 @@ def test_the_triton_kernels_launch_as_triton_would(run_on_double):
     }
     optins = [r["value"] for r in records if r["call"] == "cuKernelSetAttribute" and r["kernel"] == "matmul_kernel"]
     assert optins == [98304]
+
+
+def test_the_json_is_written_after_each_check(tmp_path):
+    """A check that hangs a GPU must leave the results before it on disk: `run` rewrites the
+    JSON after every result, not only at the end."""
+    from safecall import selftest
+
+    path = tmp_path / "partial.json"
+    seen = []
+
+    def echo(line):
+        if path.exists():
+            seen.append(len(json.loads(path.read_text())["results"]))
+
+    report = selftest.run(echo=echo, triton=False, json_path=str(path))
+    assert seen and seen == list(range(1, len(seen) + 1))
+    assert len(json.loads(path.read_text())["results"]) == len(report.results)

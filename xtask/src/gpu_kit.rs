@@ -47,7 +47,8 @@ python3 -m pip install --quiet --no-index --no-deps --no-compile --target "$site
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 echo "gpu-kit: installed in $(( $(date +%s) - start )) s; nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo none)"
 status=0
-python3 -m safecall.selftest --bench --json "$json" || status=$?
+# A kernel that hangs the GPU cannot hang the kit: the JSON holds every check before it.
+timeout --signal=KILL "${SAFECALL_SELFTEST_TIMEOUT:-290}" python3 -m safecall.selftest --bench --json "$json" || status=$?
 echo "gpu-kit: self-test exit status $status after $(( $(date +%s) - start )) s"
 exit $status
 "#;
@@ -139,6 +140,7 @@ mod tests {
         assert!(RUN_SH.starts_with("#!/usr/bin/env bash\n"));
         assert!(RUN_SH.contains("pip install --quiet --no-index --no-deps"));
         assert!(RUN_SH.contains("python3 -m safecall.selftest --bench --json \"$json\""));
+        assert!(RUN_SH.contains("timeout --signal=KILL"));
         assert!(RUN_SH.contains("exit $status"));
     }
 }

@@ -78,6 +78,7 @@ def run(
     echo: Callable[[str], None] = print,
     device: int = 0,
     triton: bool = True,
+    json_path: Optional[str] = None,
 ) -> Report:
     """Runs the self-test and returns its report.
 
@@ -91,6 +92,8 @@ def run(
         The CUDA device ordinal the GPU checks use.
     triton : bool, default True
         Run the Triton checks.
+    json_path : str, optional
+        Write the results as JSON there after each check (and the summary at the end).
 
     Returns
     -------
@@ -100,7 +103,7 @@ def run(
     from ._driver import optional_driver
 
     driver, why = optional_driver()
-    report = Report(echo, on_double=bool(driver and driver.is_double))
+    report = Report(echo, on_double=bool(driver and driver.is_double), json_path=json_path)
     _environment(report)
     echo(f"safecall self-test: Python {report.environment['python']}, tvm_ffi {report.environment['tvm_ffi']}, "
          f"torch {report.environment['torch']}, triton {report.environment['triton']}")
@@ -164,7 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--device", type=int, default=0, help="CUDA device ordinal (default 0)")
     parser.add_argument("--no-triton", action="store_true", help="skip the Triton checks")
     args = parser.parse_args(argv)
-    report = run(args.bench, device=args.device, triton=not args.no_triton)
+    report = run(args.bench, device=args.device, triton=not args.no_triton, json_path=args.json)
     print(report.summary())
     if args.json:
         report.write_json(args.json)

@@ -46,11 +46,14 @@ class Failure(AssertionError):
 class Report:
     """Runs checks and collects their results, printing each line as it comes."""
 
-    def __init__(self, echo: Callable[[str], None] = print, on_double: bool = False):
+    def __init__(self, echo: Callable[[str], None] = print, on_double: bool = False, json_path: Optional[str] = None):
         self.results: List[Result] = []
         self.echo = echo
         self.on_double = on_double
         self.environment: Dict[str, Any] = {}
+        #: Where the results are written after each one (a check that hangs the GPU leaves
+        #: the ones before it on disk).
+        self.json_path = json_path
 
     def run(self, name: str, check: Callable[[], Optional[Any]], gpu: bool = True) -> Result:
         """Runs ``check()``: it returns ``(detail, figures)``, a detail string or None, raises
@@ -66,14 +69,18 @@ class Report:
         except Exception as e:  # noqa: BLE001  (every failure becomes a line)
             status, detail, figures = FAIL, f"{type(e).__name__}: {e}", {}
         result = Result(name, status, detail, figures, round(time.perf_counter() - start, 4))
-        self.results.append(result)
-        self.echo(result.line())
+        self._record(result)
         return result
 
     def add(self, result: Result) -> None:
         """Adds a result made elsewhere (a benchmark row)."""
+        self._record(result)
+
+    def _record(self, result: Result) -> None:
         self.results.append(result)
         self.echo(result.line())
+        if self.json_path:
+            self.write_json(self.json_path)
 
     @property
     def failed(self) -> List[Result]:
