@@ -102,6 +102,7 @@ class SafecallLauncher:
                 raise UnsupportedKernelError(f"safecall's Triton driver does not serve {mode} instrumentation yet")
         self.metadata = metadata
         self.name = getattr(metadata, "name", "kernel")
+        self.minor = _triton_minor()
         self.types = list(src.signature.values())
         self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
         self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
@@ -157,7 +158,7 @@ class SafecallLauncher:
                 out.append(v)
                 leaves.append("i64")
             flags = [desc.padding == "nan"]
-            if _triton_minor() >= (3, 7):
+            if self.minor >= (3, 7):
                 flags.append(bool(desc.round_f32_to_tf32))
             for flag in flags:
                 out.append(int(flag))
@@ -173,7 +174,7 @@ class SafecallLauncher:
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides))
         leaves.append((step.ty, len(key)))
-        key.append((desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and _triton_minor() >= (3, 7)))
+        key.append((desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7)))
 
     # ---- the call -------------------------------------------------------------------------
     def __call__(
@@ -182,6 +183,11 @@ class SafecallLauncher:
     ) -> None:
         scratch = [self._scratch(self.global_scratch, gx, gy, gz, stream, profile=False),
                    self._scratch(self.profile_scratch, gx, gy, gz, stream, profile=True)]
+        # The enter hook runs before the arguments are read (3.7+'s driver.c), after them on
+        # 3.6 (its launcher parses the arguments first).
+        hook_first = self.minor >= (3, 7)
+        if hook_first and launch_enter_hook is not None and _hooked(launch_enter_hook):
+            launch_enter_hook(launch_metadata)
         values: List[Any] = []
         leaves: List[Any] = []
         key: List[Any] = []
@@ -191,10 +197,10 @@ class SafecallLauncher:
         fn = self._functions.get((function, tuple(key)))
         if fn is None:
             fn = self._build(function, leaves, key)
-        if launch_enter_hook is not None and getattr(launch_enter_hook, "calls", True):
+        if not hook_first and launch_enter_hook is not None and _hooked(launch_enter_hook):
             launch_enter_hook(launch_metadata)
         fn(gx, gy, gz, stream, *values)
-        if launch_exit_hook is not None and getattr(launch_exit_hook, "calls", True):
+        if launch_exit_hook is not None and _hooked(launch_exit_hook):
             launch_exit_hook(launch_metadata)
 
     def _scratch(self, spec: Tuple[int, int], gx: int, gy: int, gz: int, stream: int, profile: bool) -> Any:
@@ -216,26 +222,8 @@ class SafecallLauncher:
         return triton.runtime.driver.active.allocate_default_profile_scratch(nbytes, align, stream)
 
     # ---- the host function ----------------------------------------------------------------
-    def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
-        import safecall
-        import triton
-
-        utils = triton.runtime.driver.active.utils
-        found = getattr(utils, "binaries", {}).get(function)
-        if found is None:
-            raise RuntimeError(
-                f"safecall's Triton driver: kernel `{self.name}`: function {function:#x} was not loaded by this "
-                "driver's utils.load_binary (was it compiled before safecall.triton.install()?)"
-            )
-        name, cubin, ordinal = found
-        fn = safecall.jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
-        self._functions[(function, tuple(key))] = fn
-        return fn
-
-    def build_entry(self, function: int, leaves: Sequence[Any]) -> Tuple[int, Any]:
-        """The host function of ``function`` (no descriptors) as ``(safe-call address, what
-        keeps its code alive)``, for :class:`safecall._native.TritonLaunch`."""
-        import safecall
+    def _binary(self, function: int) -> Tuple[str, bytes, int]:
+        """What ``utils.load_binary`` loaded as ``function``: (kernel name, cubin, ordinal)."""
         import triton
 
         found = getattr(triton.runtime.driver.active.utils, "binaries", {}).get(function)
@@ -244,7 +232,22 @@ class SafecallLauncher:
                 f"safecall's Triton driver: kernel `{self.name}`: function {function:#x} was not loaded by this "
                 "driver's utils.load_binary (was it compiled before safecall.triton.install()?)"
             )
-        name, cubin, ordinal = found
+        return found
+
+    def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
+        import safecall
+
+        name, cubin, ordinal = self._binary(function)
+        fn = safecall.jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
+        self._functions[(function, tuple(key))] = fn
+        return fn
+
+    def build_entry(self, function: int, leaves: Sequence[Any]) -> Tuple[int, Any]:
+        """The host function of ``function`` (no descriptors) as ``(safe-call address, what
+        keeps its code alive)``, for :class:`safecall._native.TritonLaunch`."""
+        import safecall
+
+        name, cubin, ordinal = self._binary(function)
         jitted = safecall.jit(launch_module(name, cubin, self.metadata, leaves, (), ordinal).build())
         return jitted.addresses["launch"], jitted.code
 
