@@ -198,3 +198,38 @@ def test_the_json_is_written_after_each_check(tmp_path):
     assert len(seen) == len(report.results) > 5
     assert seen == list(range(len(report.results)))
     assert len(json.loads(path.read_text())["results"]) == len(report.results)
+
+
+def test_on_another_architecture_the_machines_triton_compiles_the_kernels(run_on_double):
+    """A device that is not sm_90: the Triton checks compile the same sources with this
+    machine's Triton 3.9 for its architecture (here sm_80, on the double) and launch them."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is None:
+        if fake_cuda.in_ci():
+            pytest.fail("triton is not installed")
+        pytest.skip("triton is not installed")
+    from safecall.selftest import _checks_triton
+    from safecall.selftest._context import Context
+    from safecall.selftest._driver import Driver
+    from safecall.selftest._report import Report
+
+    driver = Driver.load()
+    driver.use(0)
+    ctx = Context(driver, Report(echo=lambda line: None, on_double=True))
+    ctx.capability = (8, 0)
+    saved = dict(_checks_triton._FUNCTIONS)
+    _checks_triton._FUNCTIONS.clear()
+    try:
+        fake = fake_cuda.load()
+        fake.safecall_fake_cuda_reset()
+        driver.use(0)
+        _checks_triton.vector_add(ctx)
+        (launch,) = [r for r in fake_cuda.records(fake) if r["call"] == "cuLaunchKernelEx"]
+        assert (launch["kernel"], launch["grid"], launch["block"]) == ("add_kernel", [10, 1, 1], [128, 1, 1])
+        loads = [r for r in fake_cuda.records(fake) if r["call"] == "cuLibraryLoadData"]
+        shipped = (_checks_triton.SM90 / "add_kernel.cubin").read_bytes()
+        assert loads and loads[-1]["image_len"] != len(shipped)  # an sm_80 cubin, not the shipped one
+    finally:
+        _checks_triton._FUNCTIONS.clear()
+        _checks_triton._FUNCTIONS.update(saved)

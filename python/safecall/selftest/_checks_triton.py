@@ -2,8 +2,10 @@
 98304 bytes of shared memory (the opt-in above 48 KiB) and a kernel taking two host
 ``TensorDescriptor`` arguments (TMA descriptors the host function builds). The cubins were
 compiled by Triton 3.9 for sm_90 and ship with the self-test (``triton_kernels/``, whose
-README and ``make.py`` say how), so the checks need no Triton on the machine, and run the same
-whatever Triton it has. They run on devices of compute capability 9.0 (H100, H200, GH200).
+README and ``make.py`` say how), so on devices of compute capability 9.0 (H100, H200, GH200)
+the checks need no Triton on the machine and run the same whatever Triton it has. On other
+devices the machine's own Triton compiles the same sources (``triton_kernels/sources.py``) for
+the device, when it is Triton 3.9.
 
 Results are compared with PyTorch's where PyTorch sees the GPU, else with a reference computed
 in Python on inputs chosen so that the kernels' results are exact (the softmax within 1e-6).
@@ -57,13 +59,40 @@ _FUNCTIONS: Dict[str, Any] = {}
 
 
 def _function(ctx: Context, name: str) -> Any:
-    if ctx.capability != (9, 0):
-        raise Skip(
-            f"the shipped Triton cubins are for sm_90; the device is sm_{ctx.capability[0]}{ctx.capability[1]}"
-        )
+    """The kernel's function: from the shipped sm_90 cubin on an sm_90 device; elsewhere
+    compiled by the machine's own Triton when it is the release ``safecall.triton`` reads."""
     if name not in _FUNCTIONS:
-        _FUNCTIONS[name] = sct.function(kernels()[name], grid=GRIDS[name])
+        if ctx.capability == (9, 0):
+            kernel: Any = kernels()[name]
+        else:
+            kernel = _compiled_here(ctx, name)
+        _FUNCTIONS[name] = sct.function(kernel, grid=GRIDS[name])
     return _FUNCTIONS[name]
+
+
+def _compiled_here(ctx: Context, name: str) -> Any:
+    """Kernel ``name`` compiled for this device by the machine's Triton (3.9 only)."""
+    import importlib.util
+
+    arch = ctx.capability[0] * 10 + ctx.capability[1]
+    shipped = f"the shipped Triton cubins are for sm_90; the device is sm_{arch}"
+    if importlib.util.find_spec("triton") is None:
+        raise Skip(f"{shipped} and triton is not installed")
+    import triton
+
+    if not triton.__version__.startswith(sct.SUPPORTED_TRITON + "."):
+        raise Skip(f"{shipped} and triton {triton.__version__} is not {sct.SUPPORTED_TRITON} (what safecall.triton reads)")
+    import os
+    import sys
+
+    # As make.py compiles them: fused multiply-adds (Triton 3.9's default, which it warns about).
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sys.path.insert(0, str(SM90.parent))
+    try:
+        import sources
+    finally:
+        sys.path.remove(str(SM90.parent))
+    return sources.compile_one(name, ("cuda", arch, 32))
 
 
 def _f32(x: float) -> float:
