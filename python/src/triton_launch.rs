@@ -124,6 +124,9 @@ pub struct TritonLaunch {
     integer_slow: Py<PyAny>,
     hook_first: bool,
     errors: ErrorApi,
+    /// The first function built: `CUfunction` and entry, read without the lock (a kernel is
+    /// almost always launched on the one device it was loaded on).
+    first: std::sync::OnceLock<(u64, TVMFFISafeCallType)>,
     built: Mutex<Vec<Built>>,
 }
 
@@ -159,6 +162,7 @@ impl TritonLaunch {
             integer_slow,
             hook_first,
             errors: error_api()?,
+            first: std::sync::OnceLock::new(),
             built: Mutex::new(Vec::new()),
         })
     }
@@ -175,7 +179,7 @@ impl TritonLaunch {
                 args.len()
             )));
         }
-        let function: u64 = args.get_item(4)?.extract()?;
+        let function: u64 = args.get_borrowed_item(4)?.extract()?;
         let entry = self.entry(py, function)?;
         // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
         // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
@@ -187,9 +191,9 @@ impl TritonLaunch {
         }
         let mut values: Vec<TVMFFIAny> = Vec::with_capacity(self.kinds.len() + 6);
         for i in 0..3 {
-            values.push(int(args.get_item(i)?.extract::<i64>()?));
+            values.push(int(args.get_borrowed_item(i)?.extract::<i64>()?));
         }
-        values.push(int(args.get_item(3)?.extract::<u64>()? as i64));
+        values.push(int(args.get_borrowed_item(3)?.extract::<u64>()? as i64));
         let mut pointers: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
         for (i, kind) in self.kinds.iter().enumerate() {
             let value = args.get_item(FIXED + i)?;
@@ -247,6 +251,11 @@ impl TritonLaunch {
 impl TritonLaunch {
     /// The entry of `function`'s host function, built on its first launch.
     fn entry(&self, py: Python<'_>, function: u64) -> PyResult<TVMFFISafeCallType> {
+        if let Some((f, entry)) = self.first.get() {
+            if *f == function {
+                return Ok(*entry);
+            }
+        }
         {
             let built = self.built.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(b) = built.iter().find(|b| b.function == function) {
@@ -269,6 +278,7 @@ impl TritonLaunch {
             entry,
             _keepalive: keepalive,
         });
+        let _ = self.first.set((function, entry));
         Ok(entry)
     }
 
