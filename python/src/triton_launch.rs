@@ -251,10 +251,10 @@ impl TritonLaunch {
 impl TritonLaunch {
     /// The entry of `function`'s host function, built on its first launch.
     fn entry(&self, py: Python<'_>, function: u64) -> PyResult<TVMFFISafeCallType> {
-        if let Some((f, entry)) = self.first.get() {
-            if *f == function {
-                return Ok(*entry);
-            }
+        if let Some((f, entry)) = self.first.get()
+            && *f == function
+        {
+            return Ok(*entry);
         }
         {
             let built = self.built.lock().unwrap_or_else(|p| p.into_inner());
