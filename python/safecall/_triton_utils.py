@@ -53,23 +53,11 @@ class _LaunchConfig(ctypes.Structure):
     ]
 
 
-class PyCUtensorMap:
-    """A 128-byte ``CUtensorMap`` in host memory, 64-byte aligned, as Triton's
-    ``PyCUtensorMap``: ``tma_desc_cpu_ptr()`` is its address (what launchers copy)."""
-
-    __slots__ = ("_storage", "_address")
-
-    def __init__(self) -> None:
-        self._storage = ctypes.create_string_buffer(128 + 64)
-        base = ctypes.addressof(self._storage)
-        self._address = (base + 63) & ~63
-
-    def tma_desc_cpu_ptr(self) -> int:
-        """The descriptor's host address."""
-        return self._address
-
-    def __bytes__(self) -> bytes:
-        return ctypes.string_at(self._address, 128)
+def PyCUtensorMap() -> Any:  # noqa: N802  (Triton's name for the type)
+    """A zeroed ``CUtensorMap`` object laid out as Triton's ``PyCUtensorMap`` (the map at
+    offset 128 of the object, 128-byte aligned: what C code reading Triton's objects reads);
+    ``tma_desc_cpu_ptr()`` is the map's address (``safecall._native.new_tensor_map``)."""
+    return _native.new_tensor_map()
 
 
 class CudaUtils:

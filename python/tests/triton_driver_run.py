@@ -168,10 +168,11 @@ def outcome(call):
     if type(value).__name__ == "PyCUtensorMap":
         import ctypes
 
-        # safecall's says where its descriptor is; Triton's holds it after the object's
-        # header, at CUtensorMap's alignment (128 in the cuda.h Triton 3.9 bundles).
-        address = value.tma_desc_cpu_ptr() if hasattr(value, "tma_desc_cpu_ptr") else id(value) + 128
-        return ctypes.string_at(address, 128).hex()
+        # Both drivers' objects hold the map after the object's header, at CUtensorMap's
+        # alignment (128 in the cuda.h Triton bundles): read where C code reading Triton's
+        # objects (PyTorch Inductor's static launcher) reads it.
+        assert id(value) % 128 == 0, "PyCUtensorMap objects are 128-byte aligned"
+        return ctypes.string_at(id(value) + 128, 128).hex()
     return list(value) if isinstance(value, tuple) else value
 
 
