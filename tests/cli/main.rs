@@ -5,6 +5,7 @@
 mod build;
 mod check;
 mod damaged;
+mod emit;
 mod gpu;
 mod help;
 mod inspect;

@@ -21,11 +21,13 @@
 //! directory (`src/lower`) and fails if it has a cycle (see `modgraph.rs`).
 //!
 //! `cargo xtask lint` checks that the directories of `modgraph::ACYCLIC` have no import cycle
-//! between their files, then formatting, clippy (warnings are errors, every target) and
+//! between their files and that no source file is over 700 lines (`file_size.rs`), then
+//! formatting, clippy (warnings are errors, every target) and
 //! rustdoc (warnings are errors), with the same features as the tests so nothing is built
 //! twice.
 
 mod asan;
+mod file_size;
 mod gpu_kit;
 mod modgraph;
 
@@ -72,7 +74,8 @@ fn main() -> ExitCode {
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
-                 lint            no module cycles in src/lower, cargo fmt --check, clippy, rustdoc\n  \
+                 lint            no module cycles in src/lower, no source file over 700 lines, \
+                 cargo fmt --check, clippy, rustdoc\n  \
                  venv            only create or update .venv\n  \
                  python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
                  python --installed [ARGS]  the same against the release wheel in a fresh venv, \
@@ -317,6 +320,7 @@ fn lint() -> Result<(), String> {
     for dir in modgraph::ACYCLIC {
         modgraph::check_acyclic(dir)?;
     }
+    file_size::check()?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     run(Command::new(&cargo)
         .current_dir(workspace_root())
