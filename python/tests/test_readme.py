@@ -7,7 +7,6 @@ runs against), and skips outside CI when there is none."""
 import glob
 import os
 import subprocess
-import sys
 import venv
 
 import pytest
