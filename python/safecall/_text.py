@@ -8,12 +8,10 @@ import math
 import re
 from typing import Any
 
-_RESERVED = set(
-    "any assert call call_packed cast compact direct else extern false fn for free get_stream "
-    "global if import imported_module in inf inf_bf16 inf_f16 inf_f32 let load module mut nan "
-    "nan_bf16 nan_f16 nan_f32 none "
-    "return same step store system_lib_prefix true where zero".split()
-)
+from ._native import RESERVED
+
+#: Words a name must be quoted to use: the Rust side's list (src/ir/syntax.rs).
+_RESERVED = frozenset(RESERVED)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

@@ -49,6 +49,7 @@ from ._expr import (  # noqa: F401
     var,
 )
 from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
+from ._native import BINARY_FORMATS, CLUSTER_POLICIES
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
     Type,
@@ -144,6 +145,12 @@ __all__ = [
 ]
 
 # ---- statements and functions ---------------------------------------------------------------
+
+
+def _one_of(words: Sequence[str]) -> str:
+    """``'a', 'b' or 'c'``."""
+    quoted = [repr(w) for w in words]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 class Extern:
@@ -344,11 +351,8 @@ class FunctionBuilder:
             if value is not None:
                 settings.append(f"{key}={_expr(value)}")
         if cluster_policy is not None:
-            if cluster_policy not in ("default", "spread", "load_balancing"):
-                raise ValueError(
-                    f"cluster_policy must be 'default', 'spread' or 'load_balancing', "
-                    f"not {cluster_policy!r}"
-                )
+            if cluster_policy not in CLUSTER_POLICIES:
+                raise ValueError(f"cluster_policy must be {_one_of(CLUSTER_POLICIES)}, not {cluster_policy!r}")
             settings.append(f"cluster_policy={cluster_policy}")
         if preferred_cluster is not None:
             settings.append(f"preferred_cluster={dims(preferred_cluster)}")
@@ -525,8 +529,8 @@ class ModuleBuilder:
     def device_binary(self, name: str, format: str, data: bytes, kernels: Sequence[str]) -> None:
         """Embeds a GPU binary (``format`` ``"cubin"``, ``"fatbin"`` or ``"ptx"``) whose
         ``kernels`` (entry names) ``FunctionBuilder.launch`` launches through the CUDA driver."""
-        if format not in ("cubin", "fatbin", "ptx"):
-            raise ValueError(f"device binary format must be 'cubin', 'fatbin' or 'ptx', not {format!r}")
+        if format not in BINARY_FORMATS:
+            raise ValueError(f"device binary format must be {_one_of(BINARY_FORMATS)}, not {format!r}")
         self._binaries.append(_DeviceBinary(name, format, bytes(data), [_name(k) for k in kernels]))
 
     def import_(self, label: str) -> None:

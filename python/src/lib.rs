@@ -23,6 +23,7 @@ mod cuda_constants;
 mod cuda_context;
 mod tensor_map;
 mod triton_launch;
+mod vocabulary;
 
 pyo3::create_exception!(
     safecall,
@@ -325,6 +326,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cuda_context::register(m)?;
     triton_launch::register(m)?;
     tensor_map::register(m)?;
+    vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
     // The address of a `DLPackManagedTensorAllocator` for CPU tensors (zero-filled, 64-byte
     // aligned, compact): it calls no TVM-FFI function (errors go through the callback it is

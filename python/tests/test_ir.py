@@ -426,3 +426,25 @@ def test_the_public_names_are_listed_once_and_the_package_is_typed():
 
     assert [name for name, n in collections.Counter(safecall.__all__).items() if n > 1] == []
     assert (pathlib.Path(safecall.__file__).parent / "py.typed").exists()
+
+
+def test_the_python_vocabulary_is_the_rust_sides():
+    """The words the package uses come from `_native` (src/ir/syntax.rs and the model's types):
+    every scalar type has its builder type, and the builder refuses policies and formats with
+    Rust's list."""
+    from safecall import _native, _text
+
+    assert _text._RESERVED == frozenset(_native.RESERVED)
+    assert {"let", "fn", "none", "nan_bf16"} <= _text._RESERVED
+    for word in _native.SCALAR_TYPES:
+        assert str(getattr(sc, word + "_" if word == "bool" else word)) == word
+    assert "f16" in _native.SCALAR_TYPES and "bf16" in _native.SCALAR_TYPES
+    m = sc.ModuleBuilder("m")
+    with pytest.raises(ValueError) as e:
+        m.device_binary("k", "sass", b"x", ["g"])
+    assert str(e.value) == "device binary format must be 'cubin', 'fatbin' or 'ptx', not 'sass'"
+    assert _native.BINARY_FORMATS == ("cubin", "fatbin", "ptx")
+    with pytest.raises(ValueError) as e:
+        m.function("f").launch("k", "g", grid=1, block=1, cluster=[2], cluster_policy="nope", device=0)
+    assert str(e.value) == "cluster_policy must be 'default', 'spread' or 'load_balancing', not 'nope'"
+    assert _native.CLUSTER_POLICIES == ("default", "spread", "load_balancing")

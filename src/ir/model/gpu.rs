@@ -24,11 +24,13 @@ impl BinaryFormat {
         }
     }
 
+    /// Every format.
+    pub const ALL: [BinaryFormat; 3] =
+        [BinaryFormat::Cubin, BinaryFormat::Fatbin, BinaryFormat::Ptx];
+
     /// The format named by `keyword`.
     pub fn from_keyword(keyword: &str) -> Option<Self> {
-        [BinaryFormat::Cubin, BinaryFormat::Fatbin, BinaryFormat::Ptx]
-            .into_iter()
-            .find(|f| f.keyword() == keyword)
+        Self::ALL.into_iter().find(|f| f.keyword() == keyword)
     }
 }
 
