@@ -18,11 +18,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCALAR_TYPES", PyTuple::new(py, scalars)?)?;
     m.add(
         "CLUSTER_POLICIES",
-        PyTuple::new(py, ClusterPolicy::ALL.map(ClusterPolicy::keyword))?,
+        PyTuple::new(py, ClusterPolicy::KEYWORDS)?,
     )?;
-    m.add(
-        "BINARY_FORMATS",
-        PyTuple::new(py, BinaryFormat::ALL.map(BinaryFormat::keyword))?,
-    )?;
+    m.add("BINARY_FORMATS", PyTuple::new(py, BinaryFormat::KEYWORDS)?)?;
     Ok(())
 }

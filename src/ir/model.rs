@@ -17,6 +17,8 @@
 //! - The model carries no source positions, so `parse(print(m)) == m` is plain equality; the
 //!   parser reports positions through a separate source map.
 
+#[macro_use]
+mod keyword;
 mod alloc;
 mod float;
 mod gpu;

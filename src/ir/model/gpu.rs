@@ -2,35 +2,16 @@
 
 use super::{Expr, LaunchArg};
 
-/// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` takes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryFormat {
-    /// A CUDA ELF binary for one GPU architecture (`nvcc -cubin`).
-    Cubin,
-    /// A fat binary holding cubins and/or PTX for several architectures.
-    Fatbin,
-    /// PTX assembly, compiled by the driver at load time (the lowering appends the NUL the
-    /// driver needs).
-    Ptx,
-}
-
-impl BinaryFormat {
-    /// The keyword of the text format (`cubin`, `fatbin`, `ptx`).
-    pub fn keyword(self) -> &'static str {
-        match self {
-            BinaryFormat::Cubin => "cubin",
-            BinaryFormat::Fatbin => "fatbin",
-            BinaryFormat::Ptx => "ptx",
-        }
-    }
-
-    /// Every format.
-    pub const ALL: [BinaryFormat; 3] =
-        [BinaryFormat::Cubin, BinaryFormat::Fatbin, BinaryFormat::Ptx];
-
-    /// The format named by `keyword`.
-    pub fn from_keyword(keyword: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.keyword() == keyword)
+keyword_enum! {
+    /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` takes it.
+    BinaryFormat {
+        /// A CUDA ELF binary for one GPU architecture (`nvcc -cubin`).
+        Cubin = "cubin",
+        /// A fat binary holding cubins and/or PTX for several architectures.
+        Fatbin = "fatbin",
+        /// PTX assembly, compiled by the driver at load time (the lowering appends the NUL the
+        /// driver needs).
+        Ptx = "ptx",
     }
 }
 
@@ -202,7 +183,7 @@ impl LaunchSettingKind {
             | LaunchSettingKind::Pdl
             | LaunchSettingKind::Cooperative
             | LaunchSettingKind::Priority => SettingShape::Expr,
-            LaunchSettingKind::ClusterPolicy => SettingShape::Keyword(&ClusterPolicy::KEYWORDS),
+            LaunchSettingKind::ClusterPolicy => SettingShape::Keyword(ClusterPolicy::KEYWORDS),
         }
     }
 
@@ -212,39 +193,15 @@ impl LaunchSettingKind {
     }
 }
 
-/// A cluster scheduling policy (`CUclusterSchedulingPolicy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ClusterPolicy {
-    /// `default`: the driver's choice.
-    Default,
-    /// `spread`: spread the blocks of a cluster over the GPU (what Triton asks for).
-    Spread,
-    /// `load_balancing`: pack clusters for load balance.
-    LoadBalancing,
-}
-
-impl ClusterPolicy {
-    /// Every policy.
-    pub const ALL: [ClusterPolicy; 3] = [
-        ClusterPolicy::Default,
-        ClusterPolicy::Spread,
-        ClusterPolicy::LoadBalancing,
-    ];
-    /// Their keywords, in [`ClusterPolicy::ALL`] order.
-    pub const KEYWORDS: [&'static str; 3] = ["default", "spread", "load_balancing"];
-
-    /// The keyword of the text format.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            ClusterPolicy::Default => Self::KEYWORDS[0],
-            ClusterPolicy::Spread => Self::KEYWORDS[1],
-            ClusterPolicy::LoadBalancing => Self::KEYWORDS[2],
-        }
-    }
-
-    /// The policy named by `keyword`.
-    pub fn from_keyword(keyword: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.keyword() == keyword)
+keyword_enum! {
+    /// A cluster scheduling policy (`CUclusterSchedulingPolicy`).
+    ClusterPolicy, CUclusterSchedulingPolicy_enum {
+        /// `default`: the driver's choice.
+        Default = "default" => CU_CLUSTER_SCHEDULING_POLICY_DEFAULT,
+        /// `spread`: spread the blocks of a cluster over the GPU (what Triton asks for).
+        Spread = "spread" => CU_CLUSTER_SCHEDULING_POLICY_SPREAD,
+        /// `load_balancing`: pack clusters for load balance.
+        LoadBalancing = "load_balancing" => CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING,
     }
 }
 

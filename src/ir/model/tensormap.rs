@@ -190,50 +190,6 @@ impl TensorMapArg {
     }
 }
 
-/// Defines an option enum whose words live with it: `ALL`, `KEYWORDS`, `keyword`,
-/// `from_keyword`, and the driver's value of each variant.
-macro_rules! keyword_enum {
-    (
-        $(#[$doc:meta])*
-        $name:ident, $cuda:ident {
-            $($(#[$vdoc:meta])* $variant:ident = $word:literal => $value:ident,)+
-        }
-    ) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant,)+
-        }
-
-        impl $name {
-            /// Every variant, in the driver's order.
-            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
-            /// Their keywords, in [`Self::ALL`] order.
-            pub const KEYWORDS: &'static [&'static str] = &[$($word,)+];
-
-            /// The keyword of the text format.
-            pub fn keyword(self) -> &'static str {
-                match self {
-                    $($name::$variant => $word,)+
-                }
-            }
-
-            /// The variant named by `keyword`.
-            pub fn from_keyword(keyword: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|v| v.keyword() == keyword)
-            }
-
-            /// The driver's enum value (from cudarc's `driver::sys`).
-            pub fn cuda_value(self) -> u32 {
-                use cudarc::driver::sys::$cuda as C;
-                match self {
-                    $($name::$variant => C::$value as u32,)+
-                }
-            }
-        }
-    };
-}
-
 keyword_enum! {
     /// `interleave=` (`CUtensorMapInterleave`).
     Interleave, CUtensorMapInterleave_enum {

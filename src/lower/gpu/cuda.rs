@@ -5,8 +5,8 @@
 use std::mem::{offset_of, size_of};
 
 use cudarc::driver::sys::{
-    CUclusterSchedulingPolicy_enum, CUdevice_attribute_enum, CUdriverProcAddress_flags_enum,
-    CUfunction_attribute_enum, CUlaunchAttribute, CUlaunchAttributeID_enum,
+    CUdevice_attribute_enum, CUdriverProcAddress_flags_enum, CUfunction_attribute_enum,
+    CUlaunchAttribute, CUlaunchAttributeID_enum,
     CUlaunchAttributeValue_union__bindgen_ty_1 as ClusterDim,
     CUlaunchAttributeValue_union__bindgen_ty_4 as PreferredClusterDim, CUlaunchConfig,
     cudaError_enum,
@@ -67,14 +67,9 @@ pub const PREFERRED_CLUSTER_DRIVER: i64 = 12080;
 /// Most blocks in a cluster without [`NON_PORTABLE_CLUSTER_SIZE_ALLOWED`].
 pub const PORTABLE_CLUSTER_SIZE: i64 = 8;
 
-/// The `CUclusterSchedulingPolicy` value of a policy.
+/// The `CUclusterSchedulingPolicy` value of a policy (the model's [`ClusterPolicy::cuda_value`]).
 pub fn cluster_policy(policy: ClusterPolicy) -> i64 {
-    use CUclusterSchedulingPolicy_enum as P;
-    (match policy {
-        ClusterPolicy::Default => P::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT,
-        ClusterPolicy::Spread => P::CU_CLUSTER_SCHEDULING_POLICY_SPREAD,
-        ClusterPolicy::LoadBalancing => P::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING,
-    }) as i64
+    policy.cuda_value() as i64
 }
 
 /// `kDLCUDA`: the device type whose environment stream a launch uses by default.
