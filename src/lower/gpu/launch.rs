@@ -17,6 +17,7 @@ use super::context::{make_current, restore};
 use super::cuda::Entry;
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
+use super::settings::settings;
 use super::support::{call_entry, driver_check};
 use super::tensormap_cache;
 
@@ -38,7 +39,12 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
         prefix: &prefix,
     };
     opt_in::shared_memory(fx, &target, &ops);
-    opt_in::cluster_size(fx, &target, &ops, opt_in::constant_blocks(l.cluster()));
+    opt_in::cluster_size(
+        fx,
+        &target,
+        &ops,
+        opt_in::constant_blocks(settings(l).cluster),
+    );
     opt_in::driver_version(fx, &target, &ops);
 
     let switch = make_current(fx, table, dev, ops.device, &prefix);

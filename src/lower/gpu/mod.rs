@@ -25,6 +25,7 @@ mod driver;
 mod launch;
 mod operands;
 mod opt_in;
+mod settings;
 mod support;
 mod tensormap;
 mod tensormap_cache;

@@ -2,7 +2,7 @@
 //! driver (grid, block, cluster and preferred-cluster dims, shared memory, device, stream,
 //! the PDL and cooperative flags, the priority).
 
-use crate::ir::{ClusterPolicy, Expr, Launch, LaunchSettingKind, ScalarType, TensorField};
+use crate::ir::{ClusterPolicy, Expr, Launch, ScalarType, TensorField};
 use crate::lir::{BinOp, Callee, IntCC, Ty, Var};
 
 use super::super::capi::CApi;
@@ -11,6 +11,7 @@ use super::super::expr::{Val, lower_expr, lower_tensor_field};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda;
+use super::settings::settings;
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
@@ -68,24 +69,25 @@ pub(super) fn lower_operands(
     l: &Launch,
     prefix: &str,
 ) -> Result<Operands, LowerError> {
-    let grid = lower_dims(fx, l.grid(), "grid")?;
-    let block = lower_dims(fx, l.block(), "block")?;
+    let s = settings(l);
+    let grid = lower_dims(fx, s.grid, "grid")?;
+    let block = lower_dims(fx, s.block, "block")?;
     check_grid_and_block(fx, &grid, &block, prefix);
-    let cluster = optional_dims(fx, l.cluster(), "cluster", prefix)?;
-    let preferred_cluster = optional_dims(fx, l.preferred_cluster(), "preferred_cluster", prefix)?;
+    let cluster = optional_dims(fx, s.cluster, "cluster", prefix)?;
+    let preferred_cluster = optional_dims(fx, s.preferred_cluster, "preferred_cluster", prefix)?;
     if let (Some(c), Some(p)) = (&cluster, &preferred_cluster) {
         check_multiple(fx, c, p, prefix);
     }
-    let shared_mem = match l.expr(LaunchSettingKind::SharedMem) {
+    let shared_mem = match s.shared_mem {
         Some(e) => Some(lower_shared_mem(fx, e, prefix)?),
         None => None,
     };
-    let device = lower_device(fx, l, prefix)?;
+    let device = lower_device(fx, s.device, prefix)?;
     let ordinal = fx.b.resize(device.var, Ty::I32, false);
-    let stream = lower_stream(fx, l.expr(LaunchSettingKind::Stream), ordinal)?;
-    let pdl = lower_flag(fx, l.expr(LaunchSettingKind::Pdl), "pdl")?;
-    let cooperative = lower_flag(fx, l.expr(LaunchSettingKind::Cooperative), "cooperative")?;
-    let priority = match l.expr(LaunchSettingKind::Priority) {
+    let stream = lower_stream(fx, s.stream, ordinal)?;
+    let pdl = lower_flag(fx, s.pdl, "pdl")?;
+    let cooperative = lower_flag(fx, s.cooperative, "cooperative")?;
+    let priority = match s.priority {
         Some(e) => Some(lower_priority(fx, e, prefix)?),
         None => None,
     };
@@ -94,7 +96,7 @@ pub(super) fn lower_operands(
         block,
         cluster,
         preferred_cluster,
-        cluster_policy: l.cluster_policy(),
+        cluster_policy: s.cluster_policy,
         shared_mem,
         device,
         ordinal,
@@ -263,8 +265,12 @@ fn lower_shared_mem(fx: &mut FnCtx<'_, '_>, e: &Expr, prefix: &str) -> Result<In
 }
 
 /// `device=`, or the device id of the function's first CUDA tensor; 0 to `i32::MAX`.
-fn lower_device(fx: &mut FnCtx<'_, '_>, l: &Launch, prefix: &str) -> Result<Int, LowerError> {
-    let device = match l.expr(LaunchSettingKind::Device) {
+fn lower_device(
+    fx: &mut FnCtx<'_, '_>,
+    device: Option<&Expr>,
+    prefix: &str,
+) -> Result<Int, LowerError> {
+    let device = match device {
         Some(e) => lower_int(fx, e, "the device")?,
         None => {
             let tensor = fx.func.first_cuda_tensor().ok_or_else(|| {
