@@ -9,9 +9,9 @@ use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr};
 use super::super::options::LowerError;
 use super::context::Switch;
+use super::tensormap::cache as tensormap_cache;
+use super::tensormap::cleanup::Cleanup;
 use super::tensormap::{self, Prepared};
-use super::tensormap_cache;
-use super::tensormap_cleanup::Cleanup;
 
 /// The lowered arguments: the pointer array, and the descriptors still to take from their
 /// caches or encode once the context is current ([`LoweredArgs::build_maps`]).

@@ -19,7 +19,7 @@ use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::settings::settings;
 use super::support::{call_entry, driver_check};
-use super::tensormap_cache;
+use super::tensormap::cache as tensormap_cache;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {

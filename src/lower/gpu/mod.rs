@@ -28,8 +28,6 @@ mod opt_in;
 mod settings;
 mod support;
 mod tensormap;
-mod tensormap_cache;
-mod tensormap_cleanup;
 
 pub(crate) use launch::lower_launch;
 

@@ -1,15 +1,15 @@
 //! What a launch undoes when one of its `tensormap(..)` descriptors fails after the context
 //! was made current: the cache entries it holds and the caller's context. Shared by the
-//! descriptor's checks (`tensormap`) and its cache (`tensormap_cache`).
+//! descriptor's checks (`rules`) and its cache (`cache`).
 
 use crate::lir::{ConvOp, IntCC, Ty, Var};
 
-use super::super::context::FnCtx;
-use super::context::{Switch, restore};
+use super::super::super::context::FnCtx;
+use super::super::context::{Switch, restore};
 
 /// What a launch must undo when a descriptor fails after its context was made current: the
 /// caller's context, and the cache entries earlier descriptors of the launch hold.
-pub(super) struct Cleanup<'s> {
+pub(crate) struct Cleanup<'s> {
     /// The driver table.
     pub table: Var,
     /// The context switch to undo.
@@ -20,14 +20,14 @@ pub(super) struct Cleanup<'s> {
 
 impl Cleanup<'_> {
     /// Emits the undoing, on a failure path.
-    pub(super) fn emit(&self, fx: &mut FnCtx<'_, '_>) {
+    pub(crate) fn emit(&self, fx: &mut FnCtx<'_, '_>) {
         release(fx, &self.held);
         restore(fx, self.table, self.switch);
     }
 }
 
 /// Releases the cache entries `held` (the `I64` addresses of their locks, 0 for none).
-pub(super) fn release(fx: &mut FnCtx<'_, '_>, held: &[Var]) {
+pub(crate) fn release(fx: &mut FnCtx<'_, '_>, held: &[Var]) {
     for &h in held {
         let some = fx.b.icmp_imm(IntCC::Ne, h, 0);
         let unlock = fx.b.new_block();

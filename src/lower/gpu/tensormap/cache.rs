@@ -12,13 +12,15 @@
 use crate::ir::tensormap_limits as limits;
 use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};
 
-use super::super::context::FnCtx;
-use super::tensormap::{Prepared, check_rules, encode};
-use super::tensormap_cleanup::Cleanup;
-pub(super) use super::tensormap_cleanup::release;
+use super::super::super::context::FnCtx;
+use super::cleanup::Cleanup;
+pub(crate) use super::cleanup::release;
+use super::encode::encode;
+use super::prepare::Prepared;
+use super::rules::check_rules;
 
 /// Cache entries per launch argument.
-pub(super) const SLOTS: i64 = 4;
+pub(crate) const SLOTS: i64 = 4;
 /// Bytes of the descriptor.
 const MAP: usize = limits::MAP_SIZE as usize;
 /// An entry: the descriptor first (entries are multiples of 128 bytes and the cache is
@@ -37,7 +39,7 @@ const MAP_ALIGN: usize = limits::MAP_ALIGN as usize;
 /// [`release`] (after `cuLaunchKernelEx`, which copies the parameters), or, on a miss, checked
 /// and encoded into `out` (128-byte aligned stack storage) and then cached. Returns the
 /// descriptor's address and the held entry (an `I64`, 0 when none).
-pub(super) fn build(
+pub(crate) fn build(
     fx: &mut FnCtx<'_, '_>,
     p: &Prepared<'_>,
     out: Var,

@@ -1,0 +1,149 @@
+//! Encoding: the descriptor's storage, the driver's encoder called, and the workaround Triton
+//! applies to small tensors on drivers up to 13010 (bit 21 of the second qword).
+
+use crate::ir::{TensorMapLayout, tensormap_limits as limits};
+use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
+
+use super::super::super::context::FnCtx;
+use super::super::super::raise::MsgPart;
+use super::super::cuda::{self, Entry};
+use super::super::support::{call_entry, driver_check};
+use super::cleanup::Cleanup;
+use super::prepare::Prepared;
+
+/// The 128-byte aligned storage of a descriptor on the stack.
+pub(crate) fn storage(fx: &mut FnCtx<'_, '_>) -> Var {
+    let align = i64::from(limits::MAP_ALIGN);
+    let slot = fx.b.slot(limits::MAP_SIZE + limits::MAP_ALIGN, 16);
+    let base = fx.b.stack_addr(slot, 0);
+    let base = fx.b.convert(ConvOp::PtrToInt, base, Ty::I64);
+    let up = fx.b.binary_imm(BinOp::Iadd, base, align - 1);
+    let aligned = fx.b.binary_imm(BinOp::And, up, !(align - 1));
+    fx.b.convert(ConvOp::IntToPtr, aligned, Ty::Ptr)
+}
+
+/// Calls `cuTensorMapEncodeTiled` into `out`, then applies the driver workaround
+/// ([`workaround`]).
+pub(crate) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
+    let table = cleanup.table;
+    let t = p.arg;
+    let rank = p.dims.len();
+    // dims (5 x u64), strides (5 x u64), then 4 arrays of 5 x 32 bits: the box or the lower
+    // corner, the upper corner, the element strides.
+    let arrays = fx.b.slot(80 + 3 * 20, 8);
+    let dims_at = fx.b.stack_addr(arrays, 0);
+    let strides_at = fx.b.stack_addr(arrays, 40);
+    let first_at = fx.b.stack_addr(arrays, 80);
+    let second_at = fx.b.stack_addr(arrays, 100);
+    let es_at = fx.b.stack_addr(arrays, 120);
+    for (j, &d) in p.dims.iter().enumerate() {
+        fx.b.store(dims_at, 8 * j, d);
+    }
+    for (j, &s) in p.strides.iter().enumerate() {
+        fx.b.store(strides_at, 8 * j, s);
+    }
+    // 32-bit arrays, innermost first.
+    let store32 = |fx: &mut FnCtx<'_, '_>, at: Var, values: &[Var]| {
+        for (j, &v) in values.iter().rev().enumerate() {
+            let v = fx.b.resize(v, Ty::I32, false);
+            fx.b.store(at, 4 * j, v);
+        }
+    };
+    let mut es = p.element_strides.clone();
+    es.reverse();
+    store32(fx, es_at, &es);
+    let i32c = |fx: &mut FnCtx<'_, '_>, v: u32| fx.b.iconst(Ty::I32, i64::from(v));
+    let mut args = vec![
+        out,
+        i32c(fx, p.elem.cuda_value()),
+        i32c(fx, rank as u32),
+        p.addr,
+        dims_at,
+        strides_at,
+    ];
+    let entry = match &t.layout {
+        TensorMapLayout::Tiled { .. } => {
+            store32(fx, first_at, &p.layout);
+            args.extend([first_at, es_at]);
+            Entry::TensorMapEncodeTiled
+        }
+        TensorMapLayout::Im2col { lower, .. } => {
+            let spatial = lower.len();
+            store32(fx, first_at, &p.layout[..spatial]);
+            store32(fx, second_at, &p.layout[spatial..2 * spatial]);
+            let channels = fx.b.resize(p.layout[2 * spatial], Ty::I32, false);
+            let pixels = fx.b.resize(p.layout[2 * spatial + 1], Ty::I32, false);
+            args.extend([first_at, second_at, channels, pixels, es_at]);
+            Entry::TensorMapEncodeIm2col
+        }
+    };
+    args.extend([
+        i32c(fx, t.interleave.cuda_value()),
+        i32c(fx, t.swizzle.cuda_value()),
+        i32c(fx, t.l2_promotion.cuda_value()),
+        i32c(fx, t.oob_fill.cuda_value()),
+    ]);
+    let rc = call_entry(&mut fx.b, table, entry, args);
+    driver_ok(
+        fx,
+        rc,
+        cleanup,
+        format!("{}: {} returned ", p.what, entry.name()),
+    );
+    if entry == Entry::TensorMapEncodeTiled {
+        workaround(fx, p, out, cleanup);
+    }
+}
+
+/// Continues when `rc` is `CUDA_SUCCESS`; otherwise undoes `cleanup` and raises a RuntimeError:
+/// `text`, then the driver's description of `rc`.
+fn driver_ok(fx: &mut FnCtx<'_, '_>, rc: Var, cleanup: &Cleanup<'_>, text: String) {
+    driver_check(fx, cleanup.table, rc, |fx| {
+        cleanup.emit(fx);
+        vec![MsgPart::text(text)]
+    });
+}
+
+/// Triton's driver workaround (after a CUTLASS change): with a driver of version at most
+/// [`cuda::TMA_WORKAROUND_MAX_DRIVER`] and a tensor spanning fewer than
+/// [`cuda::TMA_WORKAROUND_SPAN`] bytes (`1 + sum((dim - 1) * byte stride)`, the innermost
+/// byte stride being the element size), bit [`cuda::TMA_WORKAROUND_BIT`] of the descriptor's
+/// word [`cuda::TMA_WORKAROUND_WORD`] is cleared.
+fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
+    let table = cleanup.table;
+    let slot = fx.b.slot(8, 8);
+    let at = fx.b.stack_addr(slot, 0);
+    fx.b.store_imm(Ty::I32, at, 0, 0);
+    let rc = call_entry(&mut fx.b, table, Entry::DriverGetVersion, vec![at]);
+    let text = format!(
+        "{}: cannot read the driver's version: cuDriverGetVersion returned ",
+        p.what
+    );
+    driver_ok(fx, rc, cleanup, text);
+    let version = fx.b.load(Ty::I32, at, 0);
+    let version = fx.b.resize(version, Ty::I64, true);
+    let old =
+        fx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
+    let mut last = fx.b.iconst(Ty::I64, 0);
+    let size = fx.b.iconst(Ty::I64, i64::from(p.elem.size()));
+    for (j, &d) in p.dims.iter().enumerate() {
+        // The span is in bytes: a packed type's innermost extent is the tensor's, in bytes.
+        let (d, stride) = match (j, p.inner_extent) {
+            (0, Some(bytes)) => (bytes, size),
+            (0, None) => (d, size),
+            _ => (d, p.strides[j - 1]),
+        };
+        let extent = fx.b.binary_imm(BinOp::Isub, d, 1);
+        let bytes = fx.b.binary(BinOp::Imul, extent, stride);
+        last = fx.b.binary(BinOp::Iadd, last, bytes);
+    }
+    let small =
+        fx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
+    let apply = fx.b.binary(BinOp::And, old, small);
+    let word_at = 8 * cuda::TMA_WORKAROUND_WORD;
+    let word = fx.b.load(Ty::I64, out, word_at);
+    let cleared =
+        fx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
+    let new = fx.b.select(apply, cleared, word);
+    fx.b.store(out, word_at, new);
+}

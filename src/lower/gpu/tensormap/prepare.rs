@@ -1,0 +1,152 @@
+//! Preparation: the encoder's inputs of one `tensormap(..)` argument read from its tensor
+//! (address, dims and strides innermost first, the layout's values, the cache key).
+
+use crate::ir::{Expr, Strides, TensorField, TensorMapArg, TensorMapDtype};
+use crate::lir::{BinOp, ConvOp, Ty, Var};
+
+use super::super::super::context::{Binding, FnCtx};
+use super::super::super::expr::{Val, lower_expr, lower_tensor_field};
+use super::super::super::layout::{compact_strides, effective_strides};
+use super::super::super::options::LowerError;
+
+/// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
+/// the key of inputs that passed).
+pub(crate) struct Prepared<'a> {
+    pub(crate) arg: &'a TensorMapArg,
+    pub(crate) what: String,
+    pub(crate) elem: TensorMapDtype,
+    pub(crate) addr: Var,
+    /// `addr` as an `I64`.
+    pub(crate) addr_int: Var,
+    /// Strides in elements, in the tensor's order (`I64`).
+    pub(crate) elem_strides: Vec<Var>,
+    /// Dims, innermost first (`I64`), as the driver counts them (values of a packed type).
+    pub(crate) dims: Vec<Var>,
+    /// The tensor's innermost extent (bytes for a packed type; `dims[0]` otherwise).
+    pub(crate) inner_extent: Option<Var>,
+    /// Strides in bytes of dims 1.. innermost first (`I64`).
+    pub(crate) strides: Vec<Var>,
+    /// The layout's values (`I64`), in [`TensorMapLayout::exprs`] order (outermost first).
+    pub(crate) layout: Vec<Var>,
+    /// Element strides, innermost first (`I64`).
+    pub(crate) element_strides: Vec<Var>,
+    /// The cache key: address, dims, strides, then each layout value and element stride that
+    /// is not a constant.
+    pub key: Vec<Var>,
+}
+
+/// A field of the tensor as a machine value.
+fn field(fx: &mut FnCtx<'_, '_>, tensor: &str, f: TensorField) -> Result<Var, LowerError> {
+    match lower_tensor_field(fx, tensor, f)? {
+        Val::Scalar(v, _) => Ok(v),
+        other => Err(LowerError::internal(format!(
+            "{tensor}: field {f:?} is not a scalar: {other:?}"
+        ))),
+    }
+}
+
+/// An integer expression widened to `I64`.
+fn int_i64(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
+    match lower_expr(fx, e)? {
+        Val::Scalar(v, crate::ir::ScalarType::Int(i)) => Ok(fx.b.resize(v, Ty::I64, i.is_signed())),
+        other => Err(LowerError::internal(format!(
+            "a box or element stride is not an integer: {other:?}"
+        ))),
+    }
+}
+
+/// Reads the encoder's inputs of descriptor argument `k` (`prefix` starts every message).
+pub(crate) fn prepare<'a>(
+    fx: &mut FnCtx<'_, '_>,
+    t: &'a TensorMapArg,
+    k: usize,
+    prefix: &str,
+) -> Result<Prepared<'a>, LowerError> {
+    let what = format!(
+        "{prefix}: kernel argument {k} (tensormap of '{}')",
+        t.tensor
+    );
+    let Binding::Tensor(tensor) = fx.lookup(&t.tensor)? else {
+        return Err(LowerError::internal(format!(
+            "{what}: not a tensor parameter"
+        )));
+    };
+    let elem = t
+        .element_type(tensor.spec.dtype)
+        .ok_or_else(|| LowerError::internal(format!("{what}: no element type")))?;
+    let size = i64::from(elem.size());
+    let rank = tensor
+        .spec
+        .shape
+        .rank()
+        .ok_or_else(|| LowerError::internal(format!("{what}: a tensor of any rank")))?;
+
+    let data = field(fx, &t.tensor, TensorField::Data)?;
+    let offset = field(fx, &t.tensor, TensorField::ByteOffset)?;
+    let addr = fx.b.ptr_add(data, offset);
+    let addr_int = fx.b.convert(ConvOp::PtrToInt, addr, Ty::I64);
+    let mut dims = Vec::with_capacity(rank);
+    for i in 0..rank {
+        dims.push(field(fx, &t.tensor, TensorField::Shape(i))?);
+    }
+    // All strides at once (a compact tensor's from its dims, else NULL read as compact).
+    let elem_strides = match tensor.spec.strides {
+        Strides::Compact => compact_strides(fx, &dims),
+        Strides::Any | Strides::Exact(_) => effective_strides(fx, tensor.dl, &dims),
+    };
+    let mut strides = Vec::with_capacity(rank.saturating_sub(1));
+    for i in (0..rank.saturating_sub(1)).rev() {
+        strides.push(fx.b.binary_imm(BinOp::Imul, elem_strides[i], size));
+    }
+    dims.reverse();
+    let inner_extent = dims.first().copied();
+    if let (Some((values, bytes)), Some(d)) = (elem.packing(), dims.first_mut()) {
+        let scaled = fx.b.binary_imm(BinOp::Imul, *d, values);
+        *d = if bytes == 1 {
+            scaled
+        } else {
+            let by = fx.b.iconst(Ty::I64, bytes);
+            fx.b.binary(BinOp::Sdiv, scaled, by)
+        };
+    }
+
+    let mut key = vec![addr_int];
+    key.extend(&dims);
+    key.extend(&strides);
+    let mut layout = Vec::new();
+    for e in t.layout.exprs() {
+        let v = int_i64(fx, e)?;
+        if !matches!(e, Expr::Int { .. }) {
+            key.push(v);
+        }
+        layout.push(v);
+    }
+    let mut element_strides = Vec::with_capacity(rank);
+    for i in (0..rank).rev() {
+        let v = match t.element_strides.get(i) {
+            None => fx.b.iconst(Ty::I64, 1),
+            Some(e) => {
+                let v = int_i64(fx, e)?;
+                if !matches!(e, Expr::Int { .. }) {
+                    key.push(v);
+                }
+                v
+            }
+        };
+        element_strides.push(v);
+    }
+    Ok(Prepared {
+        arg: t,
+        what,
+        elem,
+        addr,
+        addr_int,
+        elem_strides,
+        dims,
+        inner_extent,
+        strides,
+        layout,
+        element_strides,
+        key,
+    })
+}
