@@ -6,6 +6,10 @@
  * per tensor: ndim 1, dtype float32, device CPU, shape[0] binds / matches n, compact strides
  * (NULL strides, extent-1 dims and empty tensors exempt), byte_offset 0, non-NULL data unless
  * empty, same device id. Errors are static strings (the cold path is not measured).
+ *
+ * The helpers are forced inline: gcc -O2 keeps `check` (called twice) out of line, which
+ * costs about 47 instructions per call (111 against 64 at n = 0, callgrind) and would make
+ * this baseline slower than the C a performance-minded author writes.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +20,7 @@ static int fail(const char* kind, const char* message) {
   return -1;
 }
 
-static DLTensor* as_tensor(const TVMFFIAny* a) {
+static inline __attribute__((always_inline)) DLTensor* as_tensor(const TVMFFIAny* a) {
   if (a->type_index == kTVMFFITensor) {
     return a->v_obj == NULL ? NULL : (DLTensor*)((char*)a->v_obj + sizeof(TVMFFIObject));
   }
@@ -24,7 +28,7 @@ static DLTensor* as_tensor(const TVMFFIAny* a) {
   return NULL;
 }
 
-static int check(const DLTensor* t, int64_t* n, int bind, int32_t* device_id) {
+static inline __attribute__((always_inline)) int check(const DLTensor* t, int64_t* n, int bind, int32_t* device_id) {
   if (t->ndim != 1) return fail("ValueError", "add_one: ndim mismatch");
   if (t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1)
     return fail("TypeError", "add_one: dtype mismatch");

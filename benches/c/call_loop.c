@@ -1,7 +1,8 @@
 /*
- * Calls `__tvm_ffi_add_one` of the shared library argv[1] argv[2] times with two 4-element
- * float32 DLTensor* arguments: the driver of benches/instruction_count.sh, which counts the
- * instructions per call with callgrind (a count, not a time: repeatable on a noisy machine).
+ * Calls `__tvm_ffi_add_one` of the shared library argv[1] argv[2] times with two float32
+ * DLTensor* arguments of argv[3] elements (0 to 4, default 4): the driver of
+ * benches/instruction_count.sh, which counts the instructions per call with callgrind (a
+ * count, not a time: repeatable on a noisy machine).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -13,9 +14,12 @@ int main(int argc, char** argv) {
   if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
   safe_call f = (safe_call)dlsym(lib, "__tvm_ffi_add_one");
   if (!f) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+  if (argc < 3) { fprintf(stderr, "usage: call_loop LIB CALLS [ELEMENTS]\n"); return 2; }
   long n = atol(argv[2]);
+  long elements = argc > 3 ? atol(argv[3]) : 4;
+  if (elements < 0 || elements > 4) { fprintf(stderr, "ELEMENTS must be 0 to 4\n"); return 2; }
   float x[4] = {0, 1, 2, 3}, y[4];
-  int64_t shape[1] = {4};
+  int64_t shape[1] = {elements};
   DLTensor tx = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
   DLTensor ty = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, shape, NULL, 0};
   TVMFFIAny args[2] = {{0}};
@@ -26,6 +30,6 @@ int main(int argc, char** argv) {
     TVMFFIAny r = {0};
     bad |= f(NULL, args, 2, &r);
   }
-  if (bad || (n > 0 && y[3] != 4.0f)) { fprintf(stderr, "add_one failed\n"); return 1; }
+  if (bad || (n > 0 && elements == 4 && y[3] != 4.0f)) { fprintf(stderr, "add_one failed\n"); return 1; }
   return 0;
 }

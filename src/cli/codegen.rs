@@ -25,7 +25,7 @@ pub struct CodegenArgs {
     #[arg(long, value_enum, default_value_t = BackendArg::Cranelift)]
     pub backend: BackendArg,
 
-    /// Optimization level: Cranelift `none` (default: the fastest compiles), `speed` (slightly
+    /// Optimization level: Cranelift `none` (the fastest compiles), `speed` (default: slightly
     /// faster argument checks) or `speed_and_size`; LLVM `0`, `1`, `2` (default) or `3`
     #[arg(long, value_name = "LEVEL")]
     pub opt: Option<String>,
