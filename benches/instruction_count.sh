@@ -3,10 +3,13 @@
 # tensors, every check), counted by callgrind (inclusive cost of the function divided by the
 # calls), for the same function written by hand in C (benches/c/add_one_baseline.c, cc -O2)
 # and safecall's `.so` on Cranelift at `--opt none` and `--opt speed` (the default),
-# and on LLVM when the `safecall` binary is built with the cargo feature `llvm`, at n = 0
-# (the checks alone) and n = 4 (the checks and a 4-element loop). Counts do not depend on
-# the machine's load, unlike the timings of `cargo bench --bench call_overhead`.
-# Needs valgrind and `cargo xtask venv` (the TVM-FFI headers).
+# and on LLVM when the `safecall` binary is built with the cargo feature `llvm`, and TVM 0.27's
+# generated function (benches/tvm/add_one.py) when a Python with apache-tvm is found
+# ($TVM_PYTHON, else .venv-tvm/bin/python), at n = 0 (the checks alone) and n = 4 (the checks
+# and a 4-element loop). Counts do not depend on the machine's load, unlike the timings of
+# `cargo bench --bench call_overhead`.
+# Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). For the TVM row:
+#   python3 -m venv .venv-tvm && .venv-tvm/bin/pip install apache-tvm==0.27.0.post1
 # Usage: benches/instruction_count.sh [N] (N calls per count, default 100000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +41,12 @@ build() {
 build cranelift_none --opt none
 build cranelift_speed --opt speed
 build llvm --backend llvm
+tvm_python=${TVM_PYTHON:-.venv-tvm/bin/python}
+if [ -x "$tvm_python" ] && "$tvm_python" benches/tvm/add_one.py "$out/tvm_0.27.so" 2>/dev/null; then
+    libs+=(tvm_0.27)
+else
+    echo "tvm_0.27: not counted (no Python with apache-tvm at $tvm_python; see this script's header)"
+fi
 # Instructions inside __tvm_ffi_add_one (callees included) per call, for $1 at $2 elements.
 count() {
     local cg="$out/callgrind.out"
