@@ -256,8 +256,19 @@ fn lower_for<'a>(
         fx.b.jump(latch);
     }
 
-    // Continue while the distance to the bound exceeds the step: no overflow at the ends.
     fx.b.switch_to(latch);
+    if step.unsigned_abs() == 1 {
+        // A unit step cannot overflow: the body ran with `i` strictly inside the bound (the
+        // loop variable is immutable), so `i ± 1` is representable and the next value is
+        // compared with the bound directly. The fast form: one add, one compare, one branch.
+        let stepped = fx.b.binary_imm(lir::BinOp::Iadd, i, step);
+        fx.b.assign(i, stepped);
+        let again = fx.b.icmp(cc, i, e);
+        fx.b.branch(again, body_block, exit);
+        fx.b.switch_to(exit);
+        return Ok(());
+    }
+    // Continue while the distance to the bound exceeds the step: no overflow at the ends.
     let distance = if step > 0 {
         fx.b.binary(lir::BinOp::Isub, e, i)
     } else {
