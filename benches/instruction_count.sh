@@ -6,8 +6,10 @@
 # and on LLVM when the `safecall` binary is built with the cargo feature `llvm`, and TVM 0.27's
 # generated function (benches/tvm/add_one.py) when a Python with apache-tvm is found
 # ($TVM_PYTHON, else .venv-tvm/bin/python), at n = 0 (the checks alone) and n = 4 (the checks
-# and a 4-element loop). Counts do not depend on the machine's load, unlike the timings of
-# `cargo bench --bench call_overhead`.
+# and a 4-element loop), and per element of the loop ((count at n = 1024 - count at n = 0) /
+# 1024). LLVM builds for `--cpu generic`, the ISA of C's and TVM's builds (valgrind cannot run
+# the AVX-512 that `native` may pick). Counts do not depend on the machine's load, unlike the
+# timings of `cargo bench --bench call_overhead`.
 # Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). For the TVM row:
 #   python3 -m venv .venv-tvm && .venv-tvm/bin/pip install apache-tvm==0.27.0.post1
 # Usage: benches/instruction_count.sh [N] (N calls per count, default 100000)
@@ -40,27 +42,33 @@ build() {
 }
 build cranelift_none --opt none
 build cranelift_speed --opt speed
-build llvm --backend llvm
+build llvm --backend llvm --cpu generic
 tvm_python=${TVM_PYTHON:-.venv-tvm/bin/python}
 if [ -x "$tvm_python" ] && "$tvm_python" benches/tvm/add_one.py "$out/tvm_0.27.so" 2>/dev/null; then
     libs+=(tvm_0.27)
 else
     echo "tvm_0.27: not counted (no Python with apache-tvm at $tvm_python; see this script's header)"
 fi
-# Instructions inside __tvm_ffi_add_one (callees included) per call, for $1 at $2 elements.
+# Instructions inside __tvm_ffi_add_one (callees included) per call, for $1 at $2 elements
+# over $3 calls.
 count() {
     local cg="$out/callgrind.out"
-    valgrind --tool=callgrind --callgrind-out-file="$cg" "$out/call_loop" "$out/$1.so" "$n" "$2" \
+    valgrind --tool=callgrind --callgrind-out-file="$cg" "$out/call_loop" "$out/$1.so" "$3" "$2" \
         >/dev/null 2>&1
     callgrind_annotate --inclusive=yes "$cg" 2>/dev/null |
-        awk -v n="$n" '/__tvm_ffi_add_one/ { gsub(",", "", $1); printf "%.1f", $1 / n; exit }'
+        awk -v n="$3" '/__tvm_ffi_add_one/ { gsub(",", "", $1); printf "%.1f", $1 / n; exit }'
 }
-printf '%-16s %10s %10s %12s %12s\n' code "n = 0" "n = 4" "n=0 / C" "n=4 / C"
-declare -A c0 c4
+ratio() { awk -v a="$1" -v c="$2" 'BEGIN { printf "%.3f", a / c }'; }
+long_calls=$(((n + 99) / 100))
+printf '%-16s %8s %8s %12s %8s %8s %8s\n' code "n = 0" "n = 4" "per element" "n=0/C" "n=4/C" "elem/C"
+declare -A c0 c4 e
 for lib in "${libs[@]}"; do
-    c0[$lib]=$(count "$lib" 0)
-    c4[$lib]=$(count "$lib" 4)
-    printf '%-16s %10s %10s %12s %12s\n' "$lib" "${c0[$lib]}" "${c4[$lib]}" \
-        "$(awk -v a="${c0[$lib]}" -v c="${c0[hand_written_c]}" 'BEGIN { printf "%.3f", a / c }')" \
-        "$(awk -v a="${c4[$lib]}" -v c="${c4[hand_written_c]}" 'BEGIN { printf "%.3f", a / c }')"
+    c0[$lib]=$(count "$lib" 0 "$n")
+    c4[$lib]=$(count "$lib" 4 "$n")
+    long=$(count "$lib" 1024 "$long_calls")
+    e[$lib]=$(awk -v l="$long" -v z="${c0[$lib]}" 'BEGIN { printf "%.2f", (l - z) / 1024 }')
+    printf '%-16s %8s %8s %12s %8s %8s %8s\n' "$lib" "${c0[$lib]}" "${c4[$lib]}" "${e[$lib]}" \
+        "$(ratio "${c0[$lib]}" "${c0[hand_written_c]}")" \
+        "$(ratio "${c4[$lib]}" "${c4[hand_written_c]}")" \
+        "$(ratio "${e[$lib]}" "${e[hand_written_c]}")"
 done

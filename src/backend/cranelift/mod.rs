@@ -31,7 +31,7 @@ pub(crate) use translate::Declared;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OptLevel {
     /// No mid-end optimization: the fastest compiles. The code costs more instructions per
-    /// call than with [`OptLevel::Speed`]: 159 against 154 inside add_one with 4 elements
+    /// call than with [`OptLevel::Speed`]: 149 against 144 inside add_one with 4 elements
     /// (`benches/instruction_count.sh`), and 433 against 339 for a launch with every launch
     /// setting (`benches/gpu_launch_count.sh`), both counted by callgrind.
     None,
