@@ -2,6 +2,8 @@
 //! `i64::MIN`, or to the ends of `u64` runs exactly the iterations Rust's ranges give, with no
 //! overflow of the loop variable, on every JIT tier and backend built in (unit steps take
 //! the short latch form, `i ± 1` compared with the bound; other steps the distance form).
+//! Each loop returns -1 after 100 iterations, so a loop that wraps past its bound fails the
+//! test instead of running on.
 
 use safecall::Backend;
 use safecall::jit::{self, FirstTier, JitOptions};
@@ -9,27 +11,27 @@ use safecall::jit::{self, FirstTier, JitOptions};
 const MODULE: &str = "module loops;\n\
     fn count_up(a: i64, b: i64) -> i64 {\n\
         let mut c = 0; let mut last = 0;\n\
-        for i in a..b { c = c + 1; last = i; }\n\
+        for i in a..b { c = c + 1; last = i; if c > 100 { return -1; } }\n\
         return c * 1000 + (b - last);\n\
     }\n\
     fn count_down(a: i64, b: i64) -> i64 {\n\
         let mut c = 0; let mut last = 0;\n\
-        for i in a..b step -1 { c = c + 1; last = i; }\n\
+        for i in a..b step -1 { c = c + 1; last = i; if c > 100 { return -1; } }\n\
         return c * 1000 + (last - b);\n\
     }\n\
     fn count_up_by_3(a: i64, b: i64) -> i64 {\n\
         let mut c = 0;\n\
-        for i in a..b step 3 { c = c + 1; }\n\
+        for i in a..b step 3 { c = c + 1; if c > 100 { return -1; } }\n\
         return c;\n\
     }\n\
     fn unsigned_top() -> i64 {\n\
         let mut c = 0;\n\
-        for i in 18446744073709551612u64..18446744073709551615u64 { c = c + 1; }\n\
+        for i in 18446744073709551612u64..18446744073709551615u64 { c = c + 1; if c > 100 { return -1; } }\n\
         return c;\n\
     }\n\
     fn unsigned_bottom() -> i64 {\n\
         let mut c = 0;\n\
-        for i in 3u64..0u64 step -1 { c = c + 1; }\n\
+        for i in 3u64..0u64 step -1 { c = c + 1; if c > 100 { return -1; } }\n\
         return c;\n\
     }\n";
 
