@@ -86,9 +86,7 @@ class CudaUtils:
 
     def _check(self, code: int) -> None:
         if code != 0:
-            text = ctypes.c_char_p()
-            self.lib.cuGetErrorString(code, ctypes.byref(text))
-            raise RuntimeError("Triton Error [CUDA]: " + (text.value or b"").decode(errors="replace"))
+            raise RuntimeError("Triton Error [CUDA]: " + _error_text(self.lib, code))
 
     def _call(self, name: str, *args: Any) -> None:
         self._check(getattr(self.lib, name)(*args))
@@ -271,9 +269,8 @@ class CudaUtils:
         rank = len(block)
         if len(shape) != rank or len(strides) != rank:
             raise RuntimeError("Rank mismatch")
-        dims = [int(d) for d in reversed(list(shape))]
+        dims, byte_strides = _innermost_first(shape, strides, elem_size)
         boxes = [int(b) for b in reversed(list(block))]
-        byte_strides = [elem_size * int(s) for s in reversed(list(strides)[: rank - 1])]
         desc = PyCUtensorMap()
         c_dims = (ctypes.c_uint64 * 5)(*dims)
         c_strides = (ctypes.c_uint64 * 5)(*byte_strides)
@@ -285,11 +282,9 @@ class CudaUtils:
             c_dims, c_strides, c_box, c_elem, 0, swizzle, _TENSOR_MAP_L2_PROMOTION_L2_128B, fill,
         )
         if code != 0:
-            text = ctypes.c_char_p()
-            self.lib.cuGetErrorString(code, ctypes.byref(text))
             raise RuntimeError(
                 "Triton Error [CUDA]: Failed to create tensor map descriptor: "
-                f"{(text.value or b'Unknown error').decode()}\nelemType={elem_type} rank={rank} "
+                f"{_error_text(self.lib, code, 'Unknown error')}\nelemType={elem_type} rank={rank} "
                 f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding}\n"
                 f"shape={dims}\nstrides={byte_strides}\nblockSize={boxes} elementStrides={[1] * rank} fill={fill}\n"
             )
@@ -352,8 +347,7 @@ class CudaUtils:
             raise RuntimeError("Pixel box corner rank mismatch")
         if len(element_strides) != rank:
             raise RuntimeError("elementStrides length must match tensor rank")
-        dims = [int(d) for d in reversed(list(shape))]
-        byte_strides = [elem_size * int(s) for s in reversed(list(strides)[: rank - 1])]
+        dims, byte_strides = _innermost_first(shape, strides, elem_size)
         if channels is None or pixels is None:
             channels, pixels = int(block[1]), int(block[0])
         desc = PyCUtensorMap()
@@ -366,11 +360,9 @@ class CudaUtils:
             0, swizzle, _TENSOR_MAP_L2_PROMOTION_L2_128B, fill,
         )
         if code != 0:
-            text = ctypes.c_char_p()
-            self.lib.cuGetErrorString(code, ctypes.byref(text))
             raise RuntimeError(
                 "Triton Error [CUDA]: Failed to create im2col tensor map descriptor: "
-                f"{(text.value or b'Unknown error').decode()}\nelemType={elem_type} rank={rank} "
+                f"{_error_text(self.lib, code, 'Unknown error')}\nelemType={elem_type} rank={rank} "
                 f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding} "
                 f"channelsPerPixel={channels} pixelsPerColumn={pixels}\n"
             )
@@ -407,10 +399,23 @@ def _load_libcuda(path: str) -> ctypes.CDLL:
     lib.cuModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
     code = lib.cuInit(0)
     if code != 0:
-        text = ctypes.c_char_p()
-        lib.cuGetErrorString(code, ctypes.byref(text))
-        raise RuntimeError("Triton Error [CUDA]: " + (text.value or b"").decode(errors="replace"))
+        raise RuntimeError("Triton Error [CUDA]: " + _error_text(lib, code))
     return lib
+
+
+def _error_text(lib: ctypes.CDLL, code: int, unknown: str = "") -> str:
+    """``cuGetErrorString``'s text for ``code`` (``unknown`` when the driver has none)."""
+    text = ctypes.c_char_p()
+    lib.cuGetErrorString(code, ctypes.byref(text))
+    return text.value.decode(errors="replace") if text.value else unknown
+
+
+def _innermost_first(shape: Sequence[int], strides: Sequence[int], elem_size: int) -> Tuple[List[int], List[int]]:
+    """A tensor map's dims and byte strides as the driver takes them: innermost first, the
+    innermost stride (implied by the element size) left out."""
+    dims = [int(d) for d in reversed(list(shape))]
+    byte_strides = [elem_size * int(s) for s in reversed(list(strides)[: len(shape) - 1])]
+    return dims, byte_strides
 
 
 def flatten(values: Sequence[Any]) -> List[Any]:
