@@ -440,7 +440,7 @@ fn loading_failures_name_the_binary_and_kernel() {
         fake().reset();
         assert_eq!(
             call_err(&built.function("bad_kernel"), &[]),
-            "RuntimeError: device binary 'partial' (fatbin, 17 bytes) has no kernel 'absent': \
+            "RuntimeError: device binary 'partial' (fatbin, 17 bytes): cannot get kernel 'absent': \
              cuLibraryGetKernel returned CUDA_ERROR_NOT_FOUND (error 500: named symbol not found)",
             "{how:?}"
         );

@@ -233,3 +233,53 @@ def test_on_another_architecture_the_machines_triton_compiles_the_kernels(run_on
     finally:
         _checks_triton._FUNCTIONS.clear()
         _checks_triton._FUNCTIONS.update(saved)
+
+
+def test_lost_tells_a_sticky_error_from_a_reported_one():
+    from safecall.selftest._driver import Driver
+
+    class Lib:
+        def __init__(self, codes):
+            self.codes = list(codes)
+
+        def cuCtxSynchronize(self):
+            return self.codes.pop(0)
+
+    for codes, want in (([0], None), ([700, 0], None), ([700, 700], "E700")):
+        d = Driver.__new__(Driver)
+        d.lib, d.error_text = Lib(codes), lambda code: f"E{code}"
+        assert d.lost() == want, codes
+
+
+def test_a_lost_context_stops_the_remaining_checks(monkeypatch):
+    reason = fake_cuda.missing_reason()
+    if reason:
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    fake = fake_cuda.load()
+    fake.safecall_fake_cuda_reset()
+    from safecall import selftest
+    from safecall.selftest._driver import Driver
+
+    calls = []
+
+    def lost(self):
+        calls.append(1)
+        return "CUDA_ERROR_ILLEGAL_ADDRESS (error 700: an illegal memory access was encountered)" if len(calls) == 2 else None
+
+    monkeypatch.setattr(Driver, "lost", lost)
+    report = selftest.run(True, echo=lambda line: None, triton=False)
+    names = [r.name for r in report.results]
+    at = names.index("cuda context")
+    assert names[at - 1] == "allocating host function"
+    assert report.results[at].status == "fail"
+    assert report.results[at].detail == (
+        "lost after 'allocating host function': "
+        "CUDA_ERROR_ILLEGAL_ADDRESS (error 700: an illegal memory access was encountered)"
+    )
+    rest = report.results[at + 1 :]
+    assert [r.name for r in rest][:2] == ["f16/bf16 arguments", "shared memory opt-in"]
+    assert rest[-1].name == "bench"
+    assert all(r.status == "skip" and r.detail == "the CUDA context was lost after 'allocating host function'" for r in rest)
+    assert not any(r.name.startswith("bench:") for r in report.results)

@@ -136,8 +136,15 @@ def _gpu_checks(report: Report, driver: Any, device: int, bench: bool, triton: b
     checks: List[Tuple[str, Any]] = list(_checks_basic.CHECKS) + list(_checks_hopper.CHECKS)
     if triton:
         checks += list(_checks_triton.CHECKS)
-    for title, check in checks:
+    for i, (title, check) in enumerate(checks):
         report.run(title, lambda check=check: check(ctx))
+        lost = driver.lost()
+        if lost is not None:
+            # A kernel fault is sticky: every later check would fail with it, so none runs.
+            report.add(Result("cuda context", FAIL, f"lost after '{title}': {lost}"))
+            for rest, _ in checks[i + 1 :] + [("bench", None)] * bench:
+                report.add(Result(rest, SKIP, f"the CUDA context was lost after '{title}'"))
+            return
         try:
             ctx.release()
         except Exception as e:  # noqa: BLE001  (a failed free is a failure of its own)

@@ -149,6 +149,15 @@ class Driver:
         """``cuCtxSynchronize``: waits for every launch so far and reports their failures."""
         self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
 
+    def lost(self) -> Optional[str]:
+        """Why the current context can run nothing more, or None while it works: a kernel
+        fault (an illegal address, a trap) is sticky, so every later call of the context fails
+        with it. Two synchronizations tell a sticky error from a reported one."""
+        if self.lib.cuCtxSynchronize() == 0:
+            return None
+        code = self.lib.cuCtxSynchronize()
+        return None if code == 0 else self.error_text(code)
+
     def alloc(self, nbytes: int) -> int:
         """Device memory (``cuMemAlloc``); free it with :meth:`free`."""
         ptr = ctypes.c_uint64()

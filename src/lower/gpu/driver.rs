@@ -259,7 +259,7 @@ fn emit_binary_init(m: &mut ModuleCtx<'_>, binary: &DeviceBinary, driver_cell: D
         let ok = f.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
         f.check(ok, |f| {
             let mut parts = vec![MsgPart::text(format!(
-                "{what} has no kernel '{kernel}': cuLibraryGetKernel returned "
+                "{what}: cannot get kernel '{kernel}': cuLibraryGetKernel returned "
             ))];
             parts.extend(describe_error(f.m, &mut f.b, table, rc));
             // The library is useless without all its kernels: unload it (the next launch
