@@ -8,7 +8,8 @@ nothing, so the figures are the host paths themselves).
 (Triton 3.6's own driver needs torch: where it is absent, the tests' stand-in answers for it.)
 
 For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
-per call, steady state, and the launcher alone (``CompiledKernel.run(...)`` with the arguments
+per call, steady state, the same call through safecall's dispatcher
+(``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
 the JIT hands it), for kernels of 3, 8 and 16 arguments; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
 the rounds, in microseconds.
@@ -43,10 +44,10 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         from triton_fakes import torch_stand_in
 
         torch_stand_in()
-    if mode == "safecall":
-        import safecall.triton
+    import safecall.triton as safecall_triton
 
-        safecall.triton.install()
+    if mode == "safecall":
+        safecall_triton.install()
     import triton
     import triton.language as tl
 
@@ -94,7 +95,13 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         def launcher():
             compiled.run(*run_args)
 
+        dispatched = safecall_triton.jit(kernel)
+
+        def dispatch():
+            dispatched[(4,)](*args, BLOCK=128)
+
         out[f"kernel[grid]() {n} args"] = _median(call, rounds, calls)
+        out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
     # The first launch of a new signature, compile excluded: each signature compiled first

@@ -137,7 +137,7 @@ def check_triton_version(version: str) -> None:
         )
 
 
-def install(*, strict: bool = False) -> Any:
+def install(*, strict: bool = False, dispatch: bool = False) -> Any:
     """Makes safecall Triton's NVIDIA driver for this process.
 
     Parameters
@@ -150,6 +150,11 @@ def install(*, strict: bool = False) -> Any:
         accepted unchecked). Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
         stream is tvm_ffi's environment stream (PyTorch's current stream) and scratch memory
         comes from the TVM-FFI environment allocator, as for ``safecall.triton.function``.
+    dispatch : bool, default False
+        Also route every ``JITFunction.run`` (``kernel[grid](...)``, the inner call of
+        autotuned and heuristics-wrapped kernels) through a per-kernel table from the
+        arguments' specialization key to the compiled kernel (:func:`safecall.triton.jit`),
+        which skips Triton's JIT layer on the calls it can decide exactly as Triton would.
 
     Returns
     -------
@@ -185,6 +190,10 @@ def install(*, strict: bool = False) -> Any:
     if "nvidia" in backends:
         backend = backends["nvidia"]
         backends["nvidia"] = type(backend)(compiler=backend.compiler, driver=cls)
+    if dispatch:
+        from ._triton_dispatch import install_dispatch
+
+        install_dispatch()
     if isinstance(current, cls):
         current.launcher_cls = strict_launcher if strict else launcher
         return current

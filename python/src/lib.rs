@@ -22,6 +22,7 @@ mod compile;
 mod cuda_constants;
 mod cuda_context;
 mod tensor_map;
+mod triton_dispatch;
 mod triton_launch;
 mod vocabulary;
 
@@ -325,6 +326,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cuda_constants::register(m)?;
     cuda_context::register(m)?;
     triton_launch::register(m)?;
+    m.add_class::<triton_dispatch::TritonDispatch>()?;
+    m.add_class::<triton_dispatch::BoundDispatch>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

@@ -1,0 +1,158 @@
+"""``kernel[grid](...)`` without Triton's JIT layer on the hot path: a per-kernel table from a
+key computed from the call's arguments to the specialization Triton compiled for them.
+
+Triton's ``JITFunction.run`` binds the arguments, computes the specialization of each one
+(``native_specialize_impl``), turns the list and the options into a string key, looks it up,
+checks the globals the kernel read, evaluates the grid, builds the launch metadata and calls
+the launcher: 9 to 19 us of host time per call before the launcher runs. The
+:class:`Dispatcher` computes a key that is at least as fine as Triton's (two calls with the same
+key always get the same specialization from Triton) from a few checks per argument, looks the
+compiled kernel up in its own table and calls its launcher directly. A key it has not seen goes
+through Triton's own ``run`` (which compiles, or finds the kernel in its cache, and launches),
+and the kernel Triton chose is recorded for the key. Anything it cannot decide exactly as
+Triton would goes through Triton's ``run`` every time, counted by reason
+(:meth:`Dispatcher.stats`): launch hooks or pre-run hooks registered, an argument kind it does
+not model (tuples, tensor descriptors, objects without ``data_ptr``), an unhashable constexpr,
+warm-up calls, a global the kernel read that changed.
+
+The key, per parameter in declaration order:
+
+- a constexpr: its type and value (floats by ``repr``, so ``0.0`` and ``-0.0`` differ as in
+  Triton's string key);
+- ``None``, a ``bool``, a ``float``: the kind alone;
+- an ``int``: whether it is 1, whether it is divisible by 16, and its width class (i32, i64,
+  u64, beyond);
+- an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
+  its type, its dtype and whether ``data_ptr()`` is 16-byte aligned;
+
+then the keyword options (``num_warps``, ``num_stages``, ...), the device, and the Triton knobs
+that Triton adds to the options on each call (``debug``, the instrumentation mode, ...).
+``do_not_specialize`` and annotations only make Triton's key coarser, so the table then holds
+more entries for one kernel, never a wrong one.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+from typing import Any, Callable, Dict, Optional, Tuple
+
+__all__ = ["Dispatcher", "dispatcher", "install_dispatch"]
+
+_EMPTY = inspect.Parameter.empty
+
+
+def _constexpr_key(v: Any) -> Any:
+    """A constexpr's (or an option's) part of the key: ``(type, value)``; floats by ``repr``
+    and tuples element by element (the native side calls this for those two)."""
+    t = type(v)
+    if t is float:
+        return (t, repr(v))
+    if isinstance(v, tuple):
+        return (t, tuple(_constexpr_key(x) for x in v))
+    return (t, v)
+
+
+class Dispatcher:
+    """The table of one ``JITFunction`` (see the module docs). Called as the kernel is:
+    ``d[grid](*args, **kwargs)`` or ``d.run(*args, grid=grid, warmup=False, **kwargs)``; the
+    calls served from the table run in :class:`safecall._native.TritonDispatch`, the others
+    here, through Triton's own ``run``."""
+
+    def __init__(self, fn: Any):
+        import triton
+        from triton import knobs
+
+        from ._native import TritonDispatch
+
+        self.fn = fn
+        params = list(fn.signature.parameters.values())
+        self.names = [p.name for p in params]
+        self._table: Dict[Tuple[Any, ...], Tuple[Any, Any, Any, Any]] = {}
+        self._stats: collections.Counter = collections.Counter()
+        # The knobs Triton folds into the options on every call, as this release names them.
+        knob_reads = [
+            (getattr(knobs, group), name)
+            for group, name in (("runtime", "debug"), ("compilation", "instrumentation_mode"),
+                                ("compilation", "fpsan_homomorphic_casts"))
+            if hasattr(getattr(knobs, group, None), name)
+        ]
+        self._native = TritonDispatch(
+            self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
+            self._table, fn, knobs.runtime, knob_reads, triton.runtime.driver, _constexpr_key,
+            self._globals_changed, self._slow,
+        )
+        self.run = self._native.run
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        return self._native.bind(grid)
+
+    def stats(self) -> Dict[str, int]:
+        """Calls so far: ``hit`` (launched from the table), ``miss`` (through Triton's ``run``,
+        then recorded) and ``fallback: REASON`` (through Triton's ``run``, not recorded)."""
+        counts = dict(self._stats)
+        if self._native.hits:
+            counts["hit"] = self._native.hits
+        return counts
+
+    def _triton_run(self, *args: Any, **kwargs: Any) -> Any:
+        """Triton's own ``JITFunction.run`` (the unpatched method where the dispatch is installed)."""
+        run = _ORIGINAL_RUN.get("run") or type(self.fn).run
+        return run(self.fn, *args, **kwargs)
+
+    def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool,
+              key: Optional[Tuple[Any, ...]]) -> Any:
+        """A call the table does not serve: through Triton's ``run``; a miss (``key`` given)
+        then records the kernel Triton chose."""
+        self._stats["miss" if reason is None else "fallback: " + reason] += 1
+        kernel = self._triton_run(*args, grid=grid, warmup=warmup, **kwargs)
+        if key is not None and kernel is not None:
+            self._table[key] = (kernel, kernel.run, kernel.function, kernel.packed_metadata)
+        return kernel
+
+    def _globals_changed(self) -> bool:
+        missing = object()
+        return any(globals_dict.get(name, missing) != value
+                   for (name, _), (value, globals_dict) in self.fn.used_global_vals.items())
+
+
+def dispatcher(fn: Any) -> Dispatcher:
+    """The :class:`Dispatcher` of a ``@triton.jit`` function (made on first use and kept on
+    it). ``@triton.autotune``/``@triton.heuristics`` wrappers keep tuning in Triton: install
+    the dispatch (:func:`install_dispatch`) so that their inner call goes through it."""
+    d = getattr(fn, "_safecall_dispatcher", None)
+    if d is None:
+        from triton.runtime.jit import JITFunction
+
+        if not isinstance(fn, JITFunction):
+            raise TypeError(f"safecall.triton.jit: expected a @triton.jit function, got {type(fn).__name__}")
+        d = Dispatcher(fn)
+        fn._safecall_dispatcher = d
+    return d
+
+
+#: Triton's own ``JITFunction.run`` once :func:`install_dispatch` replaced it.
+_ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
+
+
+def install_dispatch() -> None:
+    """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, autotuned and
+    heuristics-wrapped kernels' inner calls, Helion's and Inductor's ``.run``) through the
+    kernel's :class:`Dispatcher`. Idempotent."""
+    from triton.runtime.jit import JITFunction
+
+    if "run" in _ORIGINAL_RUN:
+        return
+    original = JITFunction.run
+    _ORIGINAL_RUN["run"] = original
+
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        return dispatcher(self).run(*args, grid=grid, warmup=warmup, **kwargs)
+
+    def getitem(self: Any, grid: Any) -> Callable[..., Any]:
+        return dispatcher(self)[grid]
+
+    run.__doc__ = original.__doc__
+    getitem.__doc__ = JITFunction.__getitem__.__doc__
+    JITFunction.run = run
+    JITFunction.__getitem__ = getitem

@@ -1,0 +1,107 @@
+"""``safecall.triton.jit``: the dispatcher chooses the specialization Triton's own ``run`` chooses
+and sends the CUDA driver double the same launches, for a table of calls (aligned and
+misaligned pointers, ints equal to 1, divisible and not by 16, at the i32/i64/u64 boundaries,
+``None``, floats, constexprs and keywords, a ``lambda META`` grid, an empty grid, several
+specializations of one kernel interleaved, an autotuned kernel after tuning); what it cannot
+decide exactly (hooks, warm-up, argument kinds it does not model) goes through Triton's path,
+counted. Runs ``triton_dispatch_run.py`` in a process of its own per Triton release."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import fake_cuda
+from test_triton_driver import OTHER_TRITONS, TRITON_VERSION, _unavailable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(scope="module", params=["3.9", "3.6"])
+def result(request, tmp_path_factory):
+    reason = _unavailable()
+    python = sys.executable
+    tmp = tmp_path_factory.mktemp("triton_dispatch")
+    path = os.pathsep.join(sys.path)
+    if reason is None and request.param != "3.9":
+        python = str(OTHER_TRITONS[request.param])
+        if not os.path.exists(python):
+            reason = f"{python} is missing (cargo xtask test creates it)"
+        else:
+            import safecall
+
+            (tmp / "pkg").mkdir()
+            (tmp / "pkg" / "safecall").symlink_to(os.path.dirname(safecall.__file__))
+            path = str(tmp / "pkg")
+    if reason is not None:
+        if fake_cuda.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    env = {k: v for k, v in os.environ.items() if k != "SAFECALL_TRITON_DRIVER"}
+    env.update(TRITON_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=path, TRITON_DEFAULT_FP_FUSION="1")
+    out = tmp / "result.json"
+    proc = subprocess.run([python, os.path.join(HERE, "triton_dispatch_run.py"), str(out)],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+def test_the_dispatcher_chooses_tritons_specialization(result):
+    for name, case in result["cases"].items():
+        triton_kernel, miss, hit = case["kernels"]
+        assert miss == triton_kernel and hit == triton_kernel, name
+
+
+def test_the_launches_are_byte_identical(result):
+    for name, case in result["cases"].items():
+        by_triton, by_miss, by_hit = case["launches"]
+        assert by_miss == by_triton and by_hit == by_triton, name
+        assert len(by_triton) == (0 if name == "empty grid" else 1), name
+
+
+def test_specializations_differ_where_tritons_do(result):
+    kernels = {name: case["kernels"][0] for name, case in result["cases"].items()}
+    assert kernels["i32 divisible by 16"] != kernels["i32 not divisible"]
+    assert kernels["i32 equal to 1"] != kernels["i32 not divisible"]
+    assert kernels["misaligned pointer"] != kernels["i32 not divisible"]
+    assert kernels["i64 min of i64"] != kernels["i32 max"]
+    assert kernels["num_warps=8"] != kernels["i32 not divisible"]
+    assert kernels["n by keyword"] == kernels["i32 not divisible"]
+
+
+def test_interleaved_calls_hit_the_same_kernels(result):
+    for name, case in result["interleaved"].items():
+        assert case["kernel"] == result["cases"][name]["kernels"][0], name
+    for counts in result["stats"].values():
+        assert set(counts) == {"hit", "miss"}
+        assert counts["hit"] >= counts["miss"]
+
+
+def test_an_autotuned_kernel_dispatches_its_best_config(result):
+    assert result["kernel[grid] once installed"] == "BoundDispatch"
+    tuned = result["autotuned"]
+    before, after = tuned["stats_before"], tuned["stats_after"]
+    # Tuning launches each of the two configs once (each a miss: a new BLOCK), then the best
+    # config is launched three times from the table.
+    assert after["miss"] - before["miss"] == 2
+    assert after["hit"] - before["hit"] == 3
+    assert len(tuned["launches"]) == 5
+    assert len({json.dumps(launch, sort_keys=True) for launch in tuned["launches"][2:]}) == 1
+
+
+def test_what_it_cannot_decide_goes_through_triton_counted(result):
+    stats = result["final stats"]
+    assert stats["copy"]["fallback: launch hooks"] == 1
+    assert stats["copy"]["fallback: warmup"] == 1
+    assert stats["scalars"]["fallback: argument type Tuple2"] == 1
+    assert result["hook calls"] == 1
+    assert result["fallback launches"] == 1  # the hooked call launched; warm-up does not
+    assert result["tuple error"]  # Triton's own error for the tuple, raised as Triton raises it
+
+
+def test_the_runs_used_the_release_they_name(result):
+    assert result["triton"].split(".")[:2] in (TRITON_VERSION.split(".")[:2], ["3", "6"])

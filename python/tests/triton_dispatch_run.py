@@ -1,0 +1,136 @@
+"""The runner of ``test_triton_dispatch.py``: on safecall's installed driver and the CUDA driver
+double, each call of a table goes once through Triton's own ``JITFunction.run`` and twice
+through the kernel's dispatcher (``safecall.triton.jit``: a miss that records the kernel, then a
+hit from its table); then the whole table again, interleaved, through the dispatcher alone. For
+each it writes the compiled kernel each path chose and the launches the double recorded.
+
+    python triton_dispatch_run.py OUT.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parents[1] / "tests" / "python")]
+
+import fake_cuda  # noqa: E402
+
+OUT = sys.argv[1]
+fake = fake_cuda.load()
+fake.safecall_fake_cuda_ordinal_handles(1)
+os.environ["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, pathlib.Path(os.environ["TRITON_CACHE_DIR"]) / "libcuda"))
+
+import triton as _triton_version  # noqa: E402
+
+if tuple(int(p) for p in _triton_version.__version__.split(".")[:2]) < (3, 8):
+    from triton_fakes import torch_stand_in
+
+    torch_stand_in()
+import safecall.triton  # noqa: E402
+
+safecall.triton.install()
+
+import triton  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+from triton_fakes import ElementType  # noqa: E402
+from triton_kernels import axpy, copy, scalars  # noqa: E402
+
+F32, F64 = ElementType("float32"), ElementType("float64")
+
+
+class Tensor:
+    """What Triton's JIT reads of a tensor: ``data_ptr()`` and ``dtype`` (one dtype object per
+    type, as torch has)."""
+
+    def __init__(self, address: int, dtype: ElementType = F32) -> None:
+        self.address, self.dtype = address, dtype
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+class Tuple2(tuple):
+    """A tuple subclass: an argument kind the dispatcher does not model."""
+
+
+X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000, F64)
+MISALIGNED = Tensor(0x7F00_0000_1004)
+tuned = triton.autotune(
+    configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}, num_warps=8)],
+    key=["n"],
+    do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
+)(copy)
+
+#: name -> (kernel, grid, args, kwargs).
+CASES = {
+    "i32 not divisible": (copy, (8,), (X, Y, 1000), {"BLOCK": 128}),
+    "i32 divisible by 16": (copy, (8,), (X, Y, 1024), {"BLOCK": 128}),
+    "i32 equal to 1": (copy, (8,), (X, Y, 1), {"BLOCK": 128}),
+    "misaligned pointer": (copy, (8,), (MISALIGNED, Y, 1000), {"BLOCK": 128}),
+    "another constexpr": (copy, (4,), (X, Y, 1000), {"BLOCK": 256}),
+    "num_warps=8": (copy, (8,), (X, Y, 1000), {"BLOCK": 128, "num_warps": 8}),
+    "n by keyword": (copy, (8,), (X, Y), {"n": 1000, "BLOCK": 128}),
+    "i32 max": (copy, (8,), (X, Y, 2**31 - 1), {"BLOCK": 128}),
+    "i64 min of i64": (copy, (8,), (X, Y, 2**31), {"BLOCK": 128}),
+    "negative i32 min": (copy, (8,), (X, Y, -(2**31)), {"BLOCK": 128}),
+    "below i32": (copy, (8,), (X, Y, -(2**31) - 1), {"BLOCK": 128}),
+    "None bias, i64, float": (axpy, (5, 2, 3), (X, Y, None, 2**33, 1, 1.5), {"BLOCK": 256}),
+    "a bias pointer": (axpy, (4,), (X, Y, Z, 1000, 3, 2.0), {"BLOCK": 256}),
+    "grid lambda": (axpy, lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),), (X, Y, None, 5000, 16, -0.25), {"BLOCK": 256}),
+    "scalar mix": (scalars, (1,), (Z, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True), {}),
+    "u64 at 2^64 - 1": (scalars, (1,), (Z, 0, 0, 0, 0, 0, 0, 0, 2**64 - 1, 0.0, 0.0, False), {}),
+    "empty grid": (copy, (0,), (X, Y, 1000), {"BLOCK": 128}),
+}
+
+
+def launches():
+    return [{k: v for k, v in r.items() if k != "call"} for r in fake_cuda.records(fake) if r["call"] == "cuLaunchKernelEx"]
+
+
+def call(path, kernel, grid, args, kwargs):
+    fake.safecall_fake_cuda_reset()
+    if path == "triton":
+        compiled = JITFunction.run(kernel, *args, grid=grid, warmup=False, **kwargs)
+    else:
+        compiled = safecall.triton.jit(kernel)[grid](*args, **kwargs)
+    return id(compiled), launches()
+
+
+results = {"cases": {}, "interleaved": {}}
+for name, (kernel, grid, args, kwargs) in CASES.items():
+    runs = [call(path, kernel, grid, args, kwargs) for path in ("triton", "dispatch", "dispatch")]
+    results["cases"][name] = {"kernels": [r[0] for r in runs], "launches": [r[1] for r in runs]}
+for name, (kernel, grid, args, kwargs) in reversed(list(CASES.items())):
+    results["interleaved"][name] = {"kernel": call("dispatch", kernel, grid, args, kwargs)[0]}
+results["stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, axpy, scalars)}
+
+# An autotuned kernel with the dispatch installed: tuning is Triton's, then the best config's
+# calls hit the dispatcher's table.
+safecall.triton.install(dispatch=True)
+results["kernel[grid] once installed"] = type(copy[(8,)]).__name__
+before = dict(safecall.triton.jit(copy).stats())
+fake.safecall_fake_cuda_reset()
+for _ in range(3):
+    tuned[(8,)](X, Y, 4000)
+results["autotuned"] = {"launches": launches(), "stats_before": before, "stats_after": safecall.triton.jit(copy).stats()}
+
+# Fallbacks: each goes through Triton's run (and launches) and is counted.
+fake.safecall_fake_cuda_reset()
+hook_calls = []
+triton.knobs.runtime.launch_enter_hook.add(hook_calls.append)
+copy[(8,)](X, Y, 1000, BLOCK=128)
+triton.knobs.runtime.launch_enter_hook.remove(hook_calls.append)
+copy.warmup(X, Y, 1000, BLOCK=128, grid=(1,))
+try:
+    safecall.triton.jit(scalars)[(1,)](Z, Tuple2((1, 2)), 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, False)
+except Exception as e:  # noqa: BLE001  (Triton's own error is the result)
+    results["tuple error"] = type(e).__name__
+results["fallback launches"] = len(launches())
+results["hook calls"] = len(hook_calls)
+results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, scalars)}
+results["triton"] = triton.__version__
+pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
