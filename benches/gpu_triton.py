@@ -3,7 +3,7 @@ installed one (``safecall.triton.install()``) and safecall's with the dispatch
 (``install(dispatch=True)``: each case run twice, the second from the dispatcher's table), side by side, each in a process of its own with
 an empty Triton cache, on the machine's own Triton and PyTorch.
 
-    python3 benches/gpu_triton.py [--json PATH] [--calls N] [--rounds N]
+    python3 benches/gpu_triton.py [--json PATH] [--calls N] [--rounds N] [--repeat N]
 
 For each driver it runs a table of kernels as users call them (``kernel[grid](...)`` on torch
 tensors: a vector add at several lengths and a misaligned view, a softmax, an f16 matmul that
@@ -14,8 +14,10 @@ that both drivers computed bit-identical outputs, and prints, per driver:
 
 - the first touch of ``triton.runtime.driver.active`` (stock Triton compiles its C driver there);
 - the first ``kernel[grid](...)`` of a new 8-argument kernel (Triton's compile included in both);
-- host time per steady-state ``kernel[grid](...)`` of the vector add (median of the rounds,
-  launches queued without synchronizing), in microseconds.
+- host time per steady-state ``kernel[grid](...)`` of the vector add and of an 8-argument
+  kernel (median of the rounds, launches queued without synchronizing), and of the vector
+  add's launcher alone (``CompiledKernel.run`` with the arguments the JIT passes), in
+  microseconds.
 
 Exit status 1 when a case failed or the drivers disagree. Needs a CUDA GPU, torch and triton.
 """
@@ -231,6 +233,20 @@ def child(mode: str, calls: int, rounds: int) -> dict:
         per.append((time.perf_counter() - t) / calls * 1e6)
         torch.cuda.synchronize()
     out["kernel_grid_8_args_us"] = round(statistics.median(per), 3)
+    # The launcher alone, as the JIT calls it (the vector add's compiled kernel).
+    compiled = add[(1,)](x, y, o, 1024, BLOCK=1024)
+    hooks = triton.knobs.runtime
+    launch = (1, 1, 1, active.get_current_stream(torch.cuda.current_device()), compiled.function,
+              compiled.packed_metadata, None, hooks.launch_enter_hook, hooks.launch_exit_hook, x, y, o, 1024, 1024)
+    run = compiled.run
+    per = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            run(*launch)
+        per.append((time.perf_counter() - t) / calls * 1e6)
+        torch.cuda.synchronize()
+    out["launcher_us"] = round(statistics.median(per), 3)
     out["driver_at_end"] = type(triton.runtime.driver.active).__name__
     if mode == "dispatch":
         totals: dict = {}
@@ -246,24 +262,36 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each driver, alternating (figures: medians)")
     ap.add_argument("--child", choices=["stock", "safecall", "dispatch"], help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         print("RESULT " + json.dumps(child(a.child, a.calls, a.rounds)))
         return 0
-    results = {}
-    for mode in ("stock", "safecall", "dispatch"):
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONUNBUFFERED="1")
-            env.pop("SAFECALL_TRITON_DRIVER", None)
-            cmd = [sys.executable, __file__, "--child", mode, "--calls", str(a.calls), "--rounds", str(a.rounds)]
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
-            line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-            if p.returncode or not line:
-                print(f"{mode}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
-                results[mode] = {"error": p.stderr[-5000:]}
-                continue
-            results[mode] = json.loads(line[0][7:])
+    results: dict = {}
+    timed = ("import_ms", "first_touch_ms", "first_call_8_args_ms", "kernel_grid_us", "kernel_grid_8_args_us", "launcher_us")
+    # The drivers alternate, --repeat times: each figure is the median of its repeats (host
+    # timings on a shared machine drift between processes more than within one).
+    for _ in range(a.repeat):
+        for mode in ("stock", "safecall", "dispatch"):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, TRITON_CACHE_DIR=cache, PYTHONUNBUFFERED="1")
+                env.pop("SAFECALL_TRITON_DRIVER", None)
+                cmd = [sys.executable, __file__, "--child", mode, "--calls", str(a.calls), "--rounds", str(a.rounds)]
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+                line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+                if p.returncode or not line:
+                    print(f"{mode}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
+                    results[mode] = {"error": p.stderr[-5000:]}
+                    continue
+                r = json.loads(line[0][7:])
+                if mode not in results:
+                    results[mode] = dict(r, repeats={k: [] for k in timed})
+                for k in timed:
+                    results[mode]["repeats"][k].append(r[k])
+    for r in results.values():
+        for k, values in r.get("repeats", {}).items():
+            r[k] = round(statistics.median(values), 2)
     failed = 0
     stock, ours = results.get("stock", {}), results.get("safecall", {})
     for mode, r in results.items():
@@ -289,10 +317,13 @@ def main() -> int:
     dispatch = results.get("dispatch", {})
     if "dispatch_stats" in dispatch:
         print(f"dispatch: {dispatch['dispatch_stats']}")
-    keys = ("import_ms", "first_touch_ms", "first_call_8_args_ms", "kernel_grid_us", "kernel_grid_8_args_us")
+    keys = timed
     print(f"{'figure':24} {'stock':>10} {'safecall':>10} {'dispatch':>10}")
     for k in keys:
         print(f"{k:24} {stock.get(k, '-')!s:>10} {ours.get(k, '-')!s:>10} {dispatch.get(k, '-')!s:>10}")
+    if a.repeat > 1:
+        for mode, r in results.items():
+            print(f"repeats, {mode}: " + "; ".join(f"{k} {v}" for k, v in r.get("repeats", {}).items()))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
