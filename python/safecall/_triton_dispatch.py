@@ -95,6 +95,12 @@ class Dispatcher:
             counts["hit"] = self._native.hits
         return counts
 
+    def clear(self) -> None:
+        """Forgets every recorded kernel (as clearing ``kernel.device_caches`` does for
+        Triton's own cache, which the table does not watch): the next call of each key goes
+        through Triton's ``run`` again."""
+        self._table.clear()
+
     def _triton_run(self, *args: Any, **kwargs: Any) -> Any:
         """Triton's own ``JITFunction.run`` (the unpatched method where the dispatch is installed)."""
         run = _ORIGINAL_RUN.get("run") or type(self.fn).run

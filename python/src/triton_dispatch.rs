@@ -12,6 +12,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 
+use crate::triton_launch::TritonLaunch;
+
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
 const BOOL: u8 = 1;
@@ -303,22 +305,29 @@ impl TritonDispatch {
         let size = grid.len()?;
         let one = 1i64.into_pyobject(py)?.into_any();
         let stream = active.call_method1(intern!(py, "get_current_stream"), (&device,))?;
-        let mut call: Vec<Bound<'py, PyAny>> = Vec::with_capacity(9 + values.len());
-        call.push(grid.get_item(0)?);
-        call.push(if size > 1 {
-            grid.get_item(1)?
+        let fixed = [
+            grid.get_item(0)?,
+            if size > 1 {
+                grid.get_item(1)?
+            } else {
+                one.clone()
+            },
+            if size > 2 { grid.get_item(2)? } else { one },
+            stream,
+            hit.get_item(2)?,
+            hit.get_item(3)?,
+            py.None().into_bound(py),
+            enter,
+            leave,
+        ];
+        // safecall's own launcher is called directly; any other (Triton's) through Python.
+        if let Ok(native) = launcher.cast::<TritonLaunch>() {
+            native.get().launch(&fixed, &values)?;
         } else {
-            one.clone()
-        });
-        call.push(if size > 2 { grid.get_item(2)? } else { one });
-        call.push(stream);
-        call.push(hit.get_item(2)?);
-        call.push(hit.get_item(3)?);
-        call.push(py.None().into_bound(py));
-        call.push(enter);
-        call.push(leave);
-        call.extend(values);
-        launcher.call1(PyTuple::new(py, call)?)?;
+            let mut call = fixed.to_vec();
+            call.extend(values);
+            launcher.call1(PyTuple::new(py, call)?)?;
+        }
         Ok(Ok(kernel))
     }
 

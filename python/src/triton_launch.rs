@@ -168,7 +168,7 @@ impl TritonLaunch {
     }
 
     #[pyo3(signature = (*args))]
-    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+    fn __call__(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         const FIXED: usize = 9;
         if args.len() != FIXED + self.kinds.len() {
             return Err(PyTypeError::new_err(format!(
@@ -179,24 +179,47 @@ impl TritonLaunch {
                 args.len()
             )));
         }
-        let function: u64 = args.get_borrowed_item(4)?.extract()?;
+        let all: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        self.launch(&all[..FIXED], &all[FIXED..])
+    }
+}
+
+impl TritonLaunch {
+    /// One launch: `fixed` the JIT's nine leading arguments (grid x, y, z, stream, function,
+    /// packed metadata, launch metadata, enter and exit hooks), `kernel_args` one per
+    /// positional kernel argument. The dispatcher (`triton_dispatch`) calls this directly.
+    pub(crate) fn launch(
+        &self,
+        fixed: &[Bound<'_, PyAny>],
+        kernel_args: &[Bound<'_, PyAny>],
+    ) -> PyResult<()> {
+        let py = fixed[0].py();
+        if fixed.len() != 9 || kernel_args.len() != self.kinds.len() {
+            return Err(PyTypeError::new_err(format!(
+                "the launcher takes 9 arguments and the kernel's {}, got {} and {}",
+                self.kinds.len(),
+                fixed.len(),
+                kernel_args.len()
+            )));
+        }
+        let function: u64 = fixed[4].extract()?;
         let entry = self.entry(py, function)?;
         // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
         // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
         // then reads the pointers.
-        let launch_metadata = args.get_item(6)?;
-        let enter = args.get_item(7)?;
+        let launch_metadata = &fixed[6];
+        let enter = &fixed[7];
         if self.hook_first {
-            self.hook(&enter, &launch_metadata)?;
+            self.hook(enter, launch_metadata)?;
         }
         let mut values: Vec<TVMFFIAny> = Vec::with_capacity(self.kinds.len() + 6);
         for i in 0..3 {
-            values.push(int(args.get_borrowed_item(i)?.extract::<i64>()?));
+            values.push(int(fixed[i].extract::<i64>()?));
         }
-        values.push(int(args.get_borrowed_item(3)?.extract::<u64>()? as i64));
+        values.push(int(fixed[3].extract::<u64>()? as i64));
         let mut pointers: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
         for (i, kind) in self.kinds.iter().enumerate() {
-            let value = args.get_item(FIXED + i)?;
+            let value = kernel_args[i].clone();
             match kind {
                 Kind::Skip => {}
                 Kind::Pointer if self.hook_first => values.push(int(self.pointer(&value)? as i64)),
@@ -222,7 +245,7 @@ impl TritonLaunch {
             }
         }
         if !self.hook_first {
-            self.hook(&enter, &launch_metadata)?;
+            self.hook(enter, launch_metadata)?;
             for (slot, value) in pointers {
                 values[slot] = int(self.pointer(&value)? as i64);
             }
@@ -244,11 +267,9 @@ impl TritonLaunch {
         if rc != 0 {
             return Err(self.raised());
         }
-        self.hook(&args.get_item(8)?, &launch_metadata)
+        self.hook(&fixed[8], launch_metadata)
     }
-}
 
-impl TritonLaunch {
     /// The entry of `function`'s host function, built on its first launch.
     fn entry(&self, py: Python<'_>, function: u64) -> PyResult<TVMFFISafeCallType> {
         if let Some((f, entry)) = self.first.get()

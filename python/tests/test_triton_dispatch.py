@@ -105,3 +105,10 @@ def test_what_it_cannot_decide_goes_through_triton_counted(result):
 
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].split(".")[:2] in (TRITON_VERSION.split(".")[:2], ["3", "6"])
+
+
+def test_clear_forgets_the_recorded_kernels(result):
+    cleared = result["after clear"]
+    assert cleared["kernels"] == [result["cases"]["a bias pointer"]["kernels"][0]] * 2
+    assert cleared["after"]["miss"] == cleared["before"]["miss"] + 1
+    assert cleared["after"]["hit"] == cleared["before"]["hit"] + 1

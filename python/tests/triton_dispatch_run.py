@@ -107,6 +107,13 @@ for name, (kernel, grid, args, kwargs) in CASES.items():
 for name, (kernel, grid, args, kwargs) in reversed(list(CASES.items())):
     results["interleaved"][name] = {"kernel": call("dispatch", kernel, grid, args, kwargs)[0]}
 results["stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, axpy, scalars)}
+# clear(): the next call of a recorded key goes through Triton's run again (a miss), then hits.
+d = safecall.triton.jit(axpy)
+before = dict(d.stats())
+d.clear()
+kernel, grid, args, kwargs = CASES["a bias pointer"]
+results["after clear"] = {"kernels": [call("dispatch", kernel, grid, args, kwargs)[0] for _ in range(2)],
+                          "before": before, "after": dict(d.stats())}
 
 # An autotuned kernel with the dispatch installed: tuning is Triton's, then the best config's
 # calls hit the dispatcher's table.
