@@ -213,8 +213,8 @@ impl TritonLaunch {
             self.hook(enter, launch_metadata)?;
         }
         let mut values: Vec<TVMFFIAny> = Vec::with_capacity(self.kinds.len() + 6);
-        for i in 0..3 {
-            values.push(int(fixed[i].extract::<i64>()?));
+        for g in &fixed[..3] {
+            values.push(int(g.extract::<i64>()?));
         }
         values.push(int(fixed[3].extract::<u64>()? as i64));
         let mut pointers: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
