@@ -25,8 +25,9 @@ The key, per parameter in declaration order:
 - an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
   its type, its dtype and whether ``data_ptr()`` is 16-byte aligned;
 
-then the keyword options (``num_warps``, ``num_stages``, ...), the device, and the Triton knobs
-that Triton adds to the options on each call (``debug``, the instrumentation mode, ...).
+then the keyword options (``num_warps``, ``num_stages``, ...), the device, the Triton knobs
+that Triton adds to the options on each call (``debug``, the instrumentation mode, ...) and
+the kernel's own ``debug`` attribute.
 ``do_not_specialize`` and annotations only make Triton's key coarser, so the table then holds
 more entries for one kernel, never a wrong one.
 """

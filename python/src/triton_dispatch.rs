@@ -273,6 +273,9 @@ impl TritonDispatch {
         for (group, name) in &self.knob_reads {
             key.push(group.bind(py).getattr(name.bind(py))?);
         }
+        // The kernel's own `debug` (an attribute callers may set), which Triton folds into the
+        // options with the knob.
+        key.push(function.getattr(intern!(py, "debug"))?);
         let key = PyTuple::new(py, key)?;
         let hit = match self.table.bind(py).get_item(&key) {
             Ok(hit) => hit,

@@ -112,3 +112,9 @@ def test_clear_forgets_the_recorded_kernels(result):
     assert cleared["kernels"] == [result["cases"]["a bias pointer"]["kernels"][0]] * 2
     assert cleared["after"]["miss"] == cleared["before"]["miss"] + 1
     assert cleared["after"]["hit"] == cleared["before"]["hit"] + 1
+
+
+def test_the_kernels_debug_attribute_is_part_of_the_key(result):
+    by_triton, by_dispatch = result["debug attribute"]["kernels"]
+    assert by_dispatch == by_triton
+    assert by_triton != result["cases"]["i32 not divisible"]["kernels"][0]

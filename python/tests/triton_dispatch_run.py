@@ -115,6 +115,13 @@ kernel, grid, args, kwargs = CASES["a bias pointer"]
 results["after clear"] = {"kernels": [call("dispatch", kernel, grid, args, kwargs)[0] for _ in range(2)],
                           "before": before, "after": dict(d.stats())}
 
+# The kernel's own debug attribute is part of Triton's options, hence of the key: setting it
+# selects (compiles) another specialization, as Triton's run does.
+kernel, grid, args, kwargs = CASES["i32 not divisible"]
+copy.debug = True
+results["debug attribute"] = {"kernels": [call(path, kernel, grid, args, kwargs)[0] for path in ("triton", "dispatch")]}
+copy.debug = None
+
 # An autotuned kernel with the dispatch installed: tuning is Triton's, then the best config's
 # calls hit the dispatcher's table.
 safecall.triton.install(dispatch=True)
