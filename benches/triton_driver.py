@@ -104,6 +104,19 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
+    # An autotuned kernel (two configs, a stand-in benchmarker), once tuned: Triton's
+    # Autotuner.run above its JIT, and the same through safecall's dispatch.
+    tuned = triton.autotune(
+        configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"],
+        do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
+    )(k3)
+    args3 = kernels[3][1]
+    tuned[(4,)](*args3)
+    tuned_dispatch = safecall_triton.jit(tuned)
+    fake.safecall_fake_cuda_quiet(1)
+    out["autotuned kernel[grid]() 3 args"] = _median(lambda: tuned[(4,)](*args3), rounds, calls)
+    out["safecall.triton.jit(autotuned)[grid]() 3 args"] = _median(lambda: tuned_dispatch[(4,)](*args3), rounds, calls)
+    fake.safecall_fake_cuda_quiet(0)
     # The first launch of a new signature, compile excluded: each signature compiled first
     # (no launcher built), then the launcher built and called once, timed. Triton 3.9 shares
     # one C launcher; 3.6 compiles one per signature with cc, safecall builds a host function.

@@ -38,7 +38,7 @@ import collections
 import inspect
 from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["Dispatcher", "dispatcher", "install_dispatch"]
+__all__ = ["AutotuneDispatcher", "Dispatcher", "dispatcher", "install_dispatch"]
 
 _EMPTY = inspect.Parameter.empty
 
@@ -123,17 +123,57 @@ class Dispatcher:
                    for (name, _), (value, globals_dict) in self.fn.used_global_vals.items())
 
 
-def dispatcher(fn: Any) -> Dispatcher:
-    """The :class:`Dispatcher` of a ``@triton.jit`` function (made on first use and kept on
-    it). ``@triton.autotune``/``@triton.heuristics`` wrappers keep tuning in Triton: install
+class AutotuneDispatcher:
+    """The dispatch of a ``@triton.autotune`` kernel over a ``@triton.jit`` function: tuning
+    stays Triton's (a key not tuned yet goes through ``Autotuner.run``, which benchmarks the
+    configs through the kernel's :class:`Dispatcher`); a tuned key is served natively
+    (:class:`safecall._native.AutotuneDispatch`: Triton's autotune key, the best config from
+    the autotuner's own cache, ``best_config`` set, the config's keywords added) and handed to
+    the kernel's :class:`Dispatcher`. Configs with a ``pre_hook``, warm-up and a keyword given
+    both by the caller and the config go through ``Autotuner.run``, counted."""
+
+    def __init__(self, tuner: Any):
+        from ._native import AutotuneDispatch
+
+        self.tuner = tuner
+        self.inner = dispatcher(tuner.fn)
+        self._stats: collections.Counter = collections.Counter()
+        self._native = AutotuneDispatch(tuner, list(tuner.arg_names), list(tuner.keys), self.inner._native, self._slow)
+        self.run = self._native.run
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        return self._native.bind(grid)
+
+    def stats(self) -> Dict[str, int]:
+        """Calls that went through ``Autotuner.run``, by reason (``not tuned``, ...); the
+        others show in the inner dispatcher's :meth:`Dispatcher.stats`."""
+        return dict(self._stats)
+
+    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
+        self._stats[reason] += 1
+        run = _ORIGINAL_RUN.get("autotune") or type(self.tuner).run
+        return run(self.tuner, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def dispatcher(fn: Any) -> Any:
+    """The dispatcher of a ``@triton.jit`` function (a :class:`Dispatcher`) or of a
+    ``@triton.autotune`` kernel over one (an :class:`AutotuneDispatcher`), made on first use
+    and kept on it. Other wrappers (``@triton.heuristics``) keep their Python layer: install
     the dispatch (:func:`install_dispatch`) so that their inner call goes through it."""
     d = getattr(fn, "_safecall_dispatcher", None)
     if d is None:
+        from triton.runtime.autotuner import Autotuner
         from triton.runtime.jit import JITFunction
 
-        if not isinstance(fn, JITFunction):
-            raise TypeError(f"safecall.triton.jit: expected a @triton.jit function, got {type(fn).__name__}")
-        d = Dispatcher(fn)
+        if isinstance(fn, JITFunction):
+            d = Dispatcher(fn)
+        elif isinstance(fn, Autotuner) and isinstance(fn.fn, JITFunction):
+            d = AutotuneDispatcher(fn)
+        else:
+            raise TypeError(
+                "safecall.triton.jit: expected a @triton.jit function or a @triton.autotune kernel over one, "
+                f"got {type(fn).__name__}"
+            )
         fn._safecall_dispatcher = d
     return d
 
@@ -143,9 +183,10 @@ _ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
 
 
 def install_dispatch() -> None:
-    """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, autotuned and
-    heuristics-wrapped kernels' inner calls, Helion's and Inductor's ``.run``) through the
-    kernel's :class:`Dispatcher`. Idempotent."""
+    """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, heuristics-wrapped
+    kernels' inner calls, Helion's and Inductor's ``.run``) through the kernel's
+    :class:`Dispatcher`, and every ``Autotuner.run`` over a ``JITFunction`` through its
+    :class:`AutotuneDispatcher`. Idempotent."""
     from triton.runtime.jit import JITFunction
 
     if "run" in _ORIGINAL_RUN:
@@ -163,3 +204,25 @@ def install_dispatch() -> None:
     getitem.__doc__ = JITFunction.__getitem__.__doc__
     JITFunction.run = run
     JITFunction.__getitem__ = getitem
+
+    from triton.runtime.autotuner import Autotuner
+
+    tune = Autotuner.run
+    _ORIGINAL_RUN["autotune"] = tune
+
+    def autotune_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(self.fn, JITFunction):
+            return dispatcher(self).run(*args, **kwargs)
+        return tune(self, *args, **kwargs)
+
+    tune_getitem = Autotuner.__getitem__
+
+    def autotune_getitem(self: Any, grid: Any) -> Callable[..., Any]:
+        if isinstance(self.fn, JITFunction):
+            return dispatcher(self)[grid]
+        return tune_getitem(self, grid)
+
+    autotune_run.__doc__ = tune.__doc__
+    autotune_getitem.__doc__ = tune_getitem.__doc__
+    Autotuner.run = autotune_run
+    Autotuner.__getitem__ = autotune_getitem

@@ -23,12 +23,13 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from . import builder as ir
 from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
-from ._triton_dispatch import Dispatcher
+from ._triton_dispatch import AutotuneDispatcher, Dispatcher
 from ._triton_dispatch import dispatcher as jit
 from ._triton_driver import ENV_VAR, helion_launcher, install, installed
 from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
 
 __all__ = [
+    "AutotuneDispatcher",
     "ENV_VAR",
     "SUPPORTED_TRITON",
     "TRITON_ABI",

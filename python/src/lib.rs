@@ -22,6 +22,7 @@ mod compile;
 mod cuda_constants;
 mod cuda_context;
 mod tensor_map;
+mod triton_autotune;
 mod triton_dispatch;
 mod triton_launch;
 mod vocabulary;
@@ -328,6 +329,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_dispatch::BoundDispatch>()?;
+    m.add_class::<triton_autotune::AutotuneDispatch>()?;
+    m.add_class::<triton_autotune::BoundAutotune>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

@@ -155,7 +155,7 @@ enum Slow<'py> {
 }
 
 impl TritonDispatch {
-    fn call<'py>(
+    pub(crate) fn call<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,

@@ -91,6 +91,13 @@ def test_an_autotuned_kernel_dispatches_its_best_config(result):
     assert after["hit"] - before["hit"] == 3
     assert len(tuned["launches"]) == 5
     assert len({json.dumps(launch, sort_keys=True) for launch in tuned["launches"][2:]}) == 1
+    # The autotuner's own layer: the first call tunes through Triton's Autotuner.run, the two
+    # others are served natively; the launches and the best config are Triton's own.
+    assert tuned["tuner stats"] == {"not tuned": 1}
+    assert tuned["kernel[grid]"] == "BoundAutotune"
+    reference = result["autotuned reference"]
+    assert tuned["launches"] == reference["launches"]
+    assert tuned["best"] == reference["best"]
 
 
 def test_what_it_cannot_decide_goes_through_triton_counted(result):

@@ -59,11 +59,17 @@ class Tuple2(tuple):
 
 X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000, F64)
 MISALIGNED = Tensor(0x7F00_0000_1004)
-tuned = triton.autotune(
-    configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}, num_warps=8)],
-    key=["n"],
-    do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
-)(copy)
+def autotuned():
+    """An autotuned copy: two configs, a stand-in benchmarker that launches each once and
+    finds them equal (Triton keeps the first)."""
+    return triton.autotune(
+        configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}, num_warps=8)],
+        key=["n"],
+        do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
+    )(copy)
+
+
+tuned, reference = autotuned(), autotuned()
 
 #: name -> (kernel, grid, args, kwargs).
 CASES = {
@@ -122,15 +128,22 @@ copy.debug = True
 results["debug attribute"] = {"kernels": [call(path, kernel, grid, args, kwargs)[0] for path in ("triton", "dispatch")]}
 copy.debug = None
 
-# An autotuned kernel with the dispatch installed: tuning is Triton's, then the best config's
-# calls hit the dispatcher's table.
+# An autotuned kernel on Triton's own path, then the same with the dispatch installed: tuning
+# is Triton's, then the tuned key is served natively and the best config's calls hit the
+# kernel's table.
+fake.safecall_fake_cuda_reset()
+for _ in range(3):
+    reference[(8,)](X, Y, 4000)
+results["autotuned reference"] = {"launches": launches(), "best": str(reference.best_config)}
 safecall.triton.install(dispatch=True)
 results["kernel[grid] once installed"] = type(copy[(8,)]).__name__
 before = dict(safecall.triton.jit(copy).stats())
 fake.safecall_fake_cuda_reset()
 for _ in range(3):
     tuned[(8,)](X, Y, 4000)
-results["autotuned"] = {"launches": launches(), "stats_before": before, "stats_after": safecall.triton.jit(copy).stats()}
+results["autotuned"] = {"launches": launches(), "stats_before": before, "stats_after": safecall.triton.jit(copy).stats(),
+                        "best": str(tuned.best_config), "tuner stats": safecall.triton.jit(tuned).stats(),
+                        "kernel[grid]": type(tuned[(8,)]).__name__}
 
 # Fallbacks: each goes through Triton's run (and launches) and is counted.
 fake.safecall_fake_cuda_reset()
