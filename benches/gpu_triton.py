@@ -202,6 +202,18 @@ def child(mode: str, calls: int, rounds: int) -> dict:
 
     case("device tl.make_tensor_descriptor", run_device_desc)
 
+    # An autotuned vector add (Triton's own benchmarker picks the config on the GPU).
+    tuned_add = triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024}, num_warps=8)],
+                                key=["n"])(add)
+
+    def run_tuned(n=70001):
+        xs, ys = rand(n), rand(n)
+        o = torch.empty(n, device=dev)
+        tuned_add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](xs, ys, o, n)
+        return bool(torch.equal(o, xs + ys)), f"n={n}, best {tuned_add.best_config}", o
+
+    case("autotuned add", run_tuned)
+
     # First call of a new 8-argument kernel: Triton's compile in both, plus stock 3.5/3.6's C
     # launcher build, or safecall's host function.
     bufs = [rand(4096) for _ in range(7)]
@@ -250,6 +262,7 @@ def child(mode: str, calls: int, rounds: int) -> dict:
     out["driver_at_end"] = type(triton.runtime.driver.active).__name__
     if mode == "dispatch":
         totals: dict = {}
+        totals["autotune: through Autotuner.run"] = sum(safecall.triton.jit(tuned_add).stats().values())
         for k in (add, softmax, matmul, scalars, wide, host_desc_copy, device_desc_copy):
             for reason, count in safecall.triton.jit(k).stats().items():
                 totals[reason] = totals.get(reason, 0) + count
