@@ -22,7 +22,6 @@
 pub mod build;
 pub mod diag;
 pub mod half;
-mod lexer;
 pub mod model;
 pub mod parse;
 pub mod print;

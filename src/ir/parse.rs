@@ -18,15 +18,16 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use super::diag;
-use super::lexer::{Token, lex};
 use super::model::*;
 use super::source_map::*;
 use super::syntax;
+use lexer::{Token, lex};
 
 mod alloc;
 mod device;
 mod expr;
 mod items;
+mod lexer;
 mod literals;
 mod params;
 mod stmt;

@@ -11,8 +11,10 @@ use std::sync::{Mutex, OnceLock};
 use safecall_runtime::abi::symbols::{c_api, error_kind::INTERNAL_ERROR};
 use safecall_runtime::abi::{TVMFFIAny, TVMFFISafeCallType};
 
+use super::build::build_code;
+use super::code::JitCode;
+use super::options::{JitOptions, TierUp, uses_baseline};
 use super::symbols::{Resolver, SymbolAddress, SymbolBinding, capi_address};
-use super::{JitCode, JitOptions, TierUp, build_code, uses_baseline};
 use crate::backend::Backend;
 use crate::lower::{self, LowerSettings, RaiseHelper};
 use crate::{Error, ir};
@@ -124,7 +126,7 @@ impl LazyExplain {
         Ok(ExplainCode {
             _code: JitCode {
                 module: Mutex::new(vec![built.out.code]),
-                _explains: Vec::new(),
+                _keep: Vec::new(),
             },
             function,
         })

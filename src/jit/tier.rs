@@ -4,50 +4,12 @@ use std::collections::HashMap;
 use std::sync::Weak;
 use std::sync::atomic::Ordering;
 
+use super::code::{Built, JitCode, Switch};
 use super::memory::PooledMemory;
-use super::{Built, JitCode, JitOptions, Resolver, Switch};
+use super::options::{FirstTier, JitOptions, TierUp};
+use super::symbols::Resolver;
 use crate::backend::{JitOutput, LoadedCode, baseline, function_index};
 use crate::{Error, lir};
-
-/// Which compiler produces a JIT module's code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FirstTier {
-    /// The single-pass baseline compiler (`src/backend/baseline`) when
-    /// [`JitOptions::backend`](super::JitOptions::backend) is Cranelift (the default on
-    /// x86-64): code in tens of microseconds, somewhat slower to run than Cranelift's. An
-    /// explicit `Backend::Llvm` still compiles with LLVM, and hosts other than x86-64 use
-    /// Cranelift.
-    Baseline,
-    /// The backend of [`JitOptions::backend`](super::JitOptions::backend), directly.
-    Backend,
-}
-
-impl Default for FirstTier {
-    fn default() -> Self {
-        if cfg!(target_arch = "x86_64") {
-            FirstTier::Baseline
-        } else {
-            FirstTier::Backend
-        }
-    }
-}
-
-/// When a module the baseline compiler compiled is compiled again, by Cranelift.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum TierUp {
-    /// Never (the default): the baseline code runs for the life of the module. Measured in
-    /// docs/jit.md: a launcher's calls cost some 30 ns more than with Cranelift's code, so a
-    /// recompile pays only after tens of thousands of calls, and then by little; host
-    /// functions with loops gain more (see [`TierUp::Background`]).
-    #[default]
-    Never,
-    /// At once, on a background thread: the module is compiled again with Cranelift
-    /// ([`JitOptions::cranelift`]) and its host functions switch to that code when it is ready
-    /// ([`JitModule::tiered_up`](super::JitModule::tiered_up)). Functions already handed out
-    /// stay valid: their entry jumps through a pointer that the switch rewrites, which costs
-    /// two instructions per call. A failed recompile leaves the baseline code in place.
-    Background,
-}
 
 /// Executable memory of a baseline-compiled module.
 struct BaselineCode {
@@ -85,7 +47,7 @@ pub(super) fn spawn_tier_up(
         .name("safecall-tier-up".to_owned())
         .spawn(move || {
             let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                super::build_code(&lowered, &entries, &resolver, &options)
+                super::direct::build(&lowered, &entries, &resolver, &options)
             }));
             let Ok(Ok(upper)) = built else {
                 return;

@@ -6,7 +6,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 
 use super::{CraneliftOptions, host_isa};
 use super::{IsaPurpose, declare, define_data, define_functions, define_functions_parallel};
-use crate::backend::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
 use crate::{Error, lir};
 
 /// A finalized `JITModule`; dropping it frees its memory.

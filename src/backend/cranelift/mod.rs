@@ -20,7 +20,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{DataDescription, Linkage as ClifLinkage, Module};
 
 use crate::Error;
-use crate::backend::{CodeGenerator, JitOutput, JitRequest};
+use crate::backend::generator::{CodeGenerator, JitOutput, JitRequest};
 use crate::lir::{self, Linkage, Symbol};
 use crate::target::Target;
 pub use cold::ColdFunctions;

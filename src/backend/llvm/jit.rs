@@ -22,7 +22,7 @@ use inkwell::llvm_sys::orc2::{
 };
 
 use super::{LlvmError, LlvmOptions};
-use crate::backend::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
 use crate::{Error, lir};
 
 /// Executable memory of one module compiled by LLVM; freed on drop.

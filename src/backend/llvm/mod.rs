@@ -39,7 +39,7 @@ mod jit;
 mod translate;
 
 #[cfg(feature = "llvm")]
-impl crate::backend::CodeGenerator for LlvmOptions {
+impl crate::backend::generator::CodeGenerator for LlvmOptions {
     fn object(&self, module: &crate::lir::Module) -> Result<Vec<u8>, crate::Error> {
         codegen::object(module, self).map_err(crate::Error::backend)
     }
@@ -55,8 +55,8 @@ impl crate::backend::CodeGenerator for LlvmOptions {
     fn jit(
         &self,
         module: &crate::lir::Module,
-        request: crate::backend::JitRequest<'_>,
-    ) -> Result<crate::backend::JitOutput, crate::Error> {
+        request: crate::backend::generator::JitRequest<'_>,
+    ) -> Result<crate::backend::generator::JitOutput, crate::Error> {
         jit::compile_request(module, self, request)
     }
 }

@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use super::super::lexer::Tok;
 use super::super::model::{
     BinaryFormat, DeviceBinary, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind,
     LaunchSettings, SettingShape, SettingValue, Stmt,
 };
 use super::super::source_map::{DeviceBinarySpans, ExprSpans, Span, StmtSpans};
+use super::lexer::Tok;
 use super::{PResult, ParseError, Parser, ticks};
 
 /// Keys of a `device_binary` item.

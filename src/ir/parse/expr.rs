@@ -1,10 +1,10 @@
 //! Expressions: precedence climbing over binary operators, unary operators, primaries,
 //! builtins and tensor fields.
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::print::binop_prec;
 use super::super::source_map::*;
+use super::lexer::Tok;
 use super::{BUILTINS, FIELDS, MAX_DEPTH, PResult, ParseError, Parser, ticks};
 
 impl Parser<'_> {

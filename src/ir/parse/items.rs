@@ -1,8 +1,8 @@
 //! Module-level items: the `module` header, `extern fn` and `import module` items.
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
+use super::lexer::Tok;
 use super::{PResult, ParseError, Parser, ticks};
 
 impl Parser<'_> {

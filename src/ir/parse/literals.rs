@@ -1,10 +1,10 @@
 //! Literals: integers (with range checks), floats (`1.5f16`, `inf_bf16`, `nan_f32`) and the
 //! `f16bits`/`f32bits`/`f64bits` forms.
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
 use super::super::{half, syntax};
+use super::lexer::Tok;
 use super::{PResult, ParseError, Parser};
 
 impl Parser<'_> {

@@ -1,9 +1,9 @@
 //! Functions and their signatures: parameters, parameter types, constants, return types.
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
 use super::super::syntax;
+use super::lexer::Tok;
 use super::{PARAM_TYPES, PResult, ParseError, Parser, RET_TYPES, SCALAR_TYPES, TypeSpans, ticks};
 
 impl Parser<'_> {

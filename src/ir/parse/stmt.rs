@@ -1,8 +1,8 @@
 //! Statements and blocks.
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
+use super::lexer::Tok;
 use super::{PResult, ParseError, Parser};
 
 impl Parser<'_> {

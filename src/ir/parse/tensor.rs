@@ -3,10 +3,10 @@
 use safecall_runtime::abi::DLDataType;
 use safecall_runtime::dtype;
 
-use super::super::lexer::Tok;
 use super::super::model::*;
 use super::super::source_map::*;
 use super::super::syntax;
+use super::lexer::Tok;
 use super::{PResult, ParseError, Parser, ticks};
 
 impl Parser<'_> {

@@ -32,7 +32,7 @@ impl Parser<'_> {
         };
         let zero = || Expr::Int {
             value: 0,
-            ty: crate::ir::IntType::I64,
+            ty: crate::ir::model::IntType::I64,
         };
         let im2col = TensorMapLayout::Im2col {
             lower: Vec::new(),

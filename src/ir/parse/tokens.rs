@@ -1,8 +1,8 @@
 //! Token helpers of the parser: peeking, eating and expecting tokens, names, lists.
 
-use super::super::lexer::{Tok, Token};
 use super::super::source_map::*;
 use super::super::syntax;
+use super::lexer::{Tok, Token};
 use super::{PResult, ParseError, Parser, one_of, ticks};
 
 impl Parser<'_> {

@@ -42,23 +42,23 @@ pub enum Location {
     Extern(usize),
     /// Imported module `index`.
     ImportedModule {
-        /// Index in [`Module::imported_modules`](crate::ir::Module::imported_modules).
+        /// Index in [`Module::imported_modules`](crate::ir::model::Module::imported_modules).
         index: usize,
         /// Which part.
         part: ImportedPart,
     },
-    /// Entry `i` of [`Module::imports`](crate::ir::Module::imports).
+    /// Entry `i` of [`Module::imports`](crate::ir::model::Module::imports).
     Import(usize),
     /// A part of device binary `index`.
     DeviceBinary {
-        /// Index in [`Module::device_binaries`](crate::ir::Module::device_binaries).
+        /// Index in [`Module::device_binaries`](crate::ir::model::Module::device_binaries).
         index: usize,
         /// Which part.
         part: DeviceBinaryPart,
     },
     /// Something in function `index`.
     Function {
-        /// Index in [`Module::functions`](crate::ir::Module::functions).
+        /// Index in [`Module::functions`](crate::ir::model::Module::functions).
         index: usize,
         /// What in it.
         item: FnItem,

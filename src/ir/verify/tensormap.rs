@@ -162,7 +162,7 @@ impl FnVerifier<'_, '_> {
                 );
             }
         }
-        if t.interleave == Interleave::B32 && t.swizzle != crate::ir::Swizzle::B32 {
+        if t.interleave == Interleave::B32 && t.swizzle != crate::ir::model::Swizzle::B32 {
             err(
                 self,
                 None,

@@ -1,7 +1,7 @@
 //! Tokens of the text format.
 
-use super::parse::ParseError;
-use super::source_map::Span;
+use super::ParseError;
+use crate::ir::source_map::Span;
 
 /// A token kind.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +65,7 @@ const SUFFIXES: &[&str] = &[
 
 /// Whether a literal suffix names a float type (`f16`, `bf16`, `f32`, `f64`).
 fn is_float_suffix(suffix: Option<&str>) -> bool {
-    suffix.is_some_and(|s| super::model::FloatType::from_keyword(s).is_some())
+    suffix.is_some_and(|s| crate::ir::model::FloatType::from_keyword(s).is_some())
 }
 
 struct Lexer<'a> {
@@ -241,7 +241,7 @@ impl<'a> Lexer<'a> {
                         "a float literal cannot have the integer suffix `{}`",
                         suffix.unwrap_or_default()
                     ),
-                    super::model::FloatType::ALL
+                    crate::ir::model::FloatType::ALL
                         .iter()
                         .map(|t| format!("`{}`", t.keyword()))
                         .collect(),

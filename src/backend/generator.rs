@@ -1,0 +1,71 @@
+//! The interface every code generator implements and the drivers use (the [module
+//! docs](super)): the backend's name, what the JIT asks for and gets, and the
+//! `CodeGenerator` trait. The backends import it from here, and `backend/mod.rs` chooses among
+//! them, so no backend depends on the module that dispatches to it.
+
+use std::sync::Arc;
+
+use crate::{Error, lir};
+
+/// The code generator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Cranelift: fast compiles (the default).
+    #[default]
+    Cranelift,
+    /// LLVM through inkwell: optimized code (cargo feature `llvm`).
+    Llvm,
+}
+
+/// Resolves a symbol name to an address for JIT-compiled code (`None`: unknown).
+pub(crate) type SymbolLookup = Arc<dyn Fn(&str) -> Option<*const u8> + Send + Sync>;
+
+/// What the JIT asks a backend for.
+pub(crate) struct JitRequest<'a> {
+    /// Functions whose addresses are wanted, by symbol name.
+    pub entries: &'a [String],
+    /// Where imports are found.
+    pub lookup: SymbolLookup,
+    /// Threads that may compile the module's functions (a backend may use fewer).
+    pub threads: usize,
+}
+
+/// Machine code in executable memory, made by [`CodeGenerator::jit`]; dropping it frees the
+/// memory, so its owner keeps it alive while any of its code may still run.
+pub(crate) trait LoadedCode {}
+
+/// In-process code and the addresses of the requested entries (in request order).
+pub(crate) struct JitOutput {
+    /// The memory; freed when dropped.
+    pub code: Box<dyn LoadedCode>,
+    /// Address of each of [`JitRequest::entries`].
+    pub entries: Vec<*const u8>,
+}
+
+/// A code generator: the one interface the drivers use (see the [module docs](self)).
+pub(crate) trait CodeGenerator {
+    /// A relocatable, position-independent object file for the configured target: `.eh_frame`
+    /// without text relocations, the TVM-FFI C API left undefined.
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, Error>;
+
+    /// The backend's IR as built (before optimization), annotated with the host-IR item each
+    /// part came from.
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, Error>;
+
+    /// The machine code as assembly text.
+    fn asm(&self, module: &lir::Module) -> Result<String, Error>;
+
+    /// Compiles into executable memory of this process, resolving imports through
+    /// `request.lookup`; unresolved imports are [`Error::UnresolvedSymbols`].
+    fn jit(&self, module: &lir::Module, request: JitRequest<'_>) -> Result<JitOutput, Error>;
+}
+
+/// The index of the function named `name` in `module` (entries the JIT asks for are always
+/// functions of the module it lowered).
+pub(crate) fn function_index(module: &lir::Module, name: &str) -> Result<usize, Error> {
+    module
+        .functions
+        .iter()
+        .position(|f| f.name == name)
+        .ok_or_else(|| Error::Backend(format!("no function `{name}` in the lowered module")))
+}

@@ -1,0 +1,49 @@
+//! The code a JIT compile makes: [`JitCode`] (its memory and what must outlive it), and what a
+//! tier hands back ([`Built`], with the [`Switch`]es a tier-up rewrites).
+
+use std::any::Any;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+use crate::backend::{JitOutput, LoadedCode};
+
+/// Executable memory of one compiled module; freed when the last reference goes.
+pub struct JitCode {
+    /// The module's code: the first tier's, then the code of a tier-up.
+    pub(super) module: Mutex<Vec<Box<dyn LoadedCode>>>,
+    /// What the code refers to by address and must outlive it: the lazy explanations of the
+    /// module's functions (boxed, so they do not move). Dropped after the code (field order).
+    pub(super) _keep: Vec<Box<dyn Any>>,
+}
+
+// SAFETY: after finalization the code is only touched again by `Drop`, which runs once, when
+// the last reference is gone; the mutex serializes that access anyway.
+unsafe impl Send for JitCode {}
+// SAFETY: as above.
+unsafe impl Sync for JitCode {}
+
+impl Drop for JitCode {
+    fn drop(&mut self) {
+        let codes = std::mem::take(self.module.get_mut().unwrap_or_else(|p| p.into_inner()));
+        // Upper tiers first: their code may be what the first tier's entries jump to. No
+        // function of this module can run any more: every `Function` made from it holds an
+        // `Arc<JitCode>`, and this is the last one.
+        for code in codes.into_iter().rev() {
+            drop(code);
+        }
+    }
+}
+
+/// The pointer a switchable entry of baseline code jumps through (in the module's writable
+/// memory).
+pub(crate) struct Switch(pub(crate) *const AtomicU64);
+
+// SAFETY: an aligned atomic in memory that lives as long as the module's `JitCode`; the tier-up
+// thread writes it only while it holds a strong reference to that code.
+unsafe impl Send for Switch {}
+
+/// The code of one compile and the switches of its entries (baseline code with a tier-up).
+pub(crate) struct Built {
+    pub(super) out: JitOutput,
+    pub(super) switches: Vec<Switch>,
+}
