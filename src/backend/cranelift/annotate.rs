@@ -18,7 +18,8 @@ use cranelift_codegen::ir::entities::AnyEntity;
 use cranelift_codegen::ir::{Block, ExternalName, Function, GlobalValueData, Inst, Value};
 use cranelift_codegen::write::{FuncWriter, PlainWriter, decorate_function};
 
-use super::translate::SourceMarker;
+use super::translate::{Declared, SourceMarker};
+use crate::lir;
 
 /// Symbol names of Cranelift's user external names `(namespace, index)`: namespace 0 holds
 /// functions (imports included), namespace 1 data objects.
@@ -133,4 +134,28 @@ pub fn write_annotated(
     let _ = writeln!(out, "; {name}");
     let _ = decorate_function(&mut writer, out, func);
     out.push('\n');
+}
+
+/// Names for the external names a module's functions refer to.
+pub(super) fn symbol_names(module: &lir::Module, declared: &Declared) -> SymbolNames {
+    use cranelift_codegen::entity::EntityRef;
+    use cranelift_module::{DataId, FuncId};
+    let mut names = SymbolNames::new();
+    let funcs = module
+        .functions
+        .iter()
+        .map(|f| &f.name)
+        .zip(&declared.functions);
+    let imports = module
+        .imports
+        .iter()
+        .map(|i| &i.name)
+        .zip(&declared.imports);
+    for (name, id) in funcs.chain(imports) {
+        names.insert((0, FuncId::index(*id) as u32), name.clone());
+    }
+    for (d, id) in module.data.iter().zip(&declared.data) {
+        names.insert((1, DataId::index(*id) as u32), d.name.clone());
+    }
+    names
 }

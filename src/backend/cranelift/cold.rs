@@ -10,52 +10,12 @@
 use cranelift_codegen::binemit::Reloc as ClifReloc;
 use cranelift_module::{FuncId as ClifFuncId, Module, ModuleReloc, ModuleRelocTarget};
 
-use super::{CraneliftError, Declared};
+use super::error::CraneliftError;
+use super::settings::ColdFunctions;
+use super::translate::Declared;
 use crate::backend::baseline::{self, RelocKind};
 use crate::lir::{self, FuncId, Symbol};
 use crate::target::{Arch, Target};
-
-/// Which code generator compiles the functions of an object file that run only when a call
-/// fails ([`CraneliftOptions::cold`](super::CraneliftOptions::cold); the CLI and Python always
-/// use the default).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ColdFunctions {
-    /// The baseline compiler (the default): one pass, several times faster to compile; the code
-    /// is larger and slower, on the error path only. x86-64 only: other targets use Cranelift.
-    #[default]
-    Baseline,
-    /// Cranelift, with the settings of the rest of the module.
-    Cranelift,
-}
-
-impl ColdFunctions {
-    /// The names the setting takes.
-    pub const NAMES: &'static [&'static str] = &["baseline", "cranelift"];
-
-    /// The setting's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ColdFunctions::Baseline => "baseline",
-            ColdFunctions::Cranelift => "cranelift",
-        }
-    }
-}
-
-impl std::str::FromStr for ColdFunctions {
-    type Err = super::UnknownSetting;
-
-    fn from_str(s: &str) -> Result<Self, super::UnknownSetting> {
-        match s {
-            "baseline" => Ok(ColdFunctions::Baseline),
-            "cranelift" => Ok(ColdFunctions::Cranelift),
-            _ => Err(super::UnknownSetting {
-                setting: "cold-function compiler",
-                value: s.to_owned(),
-                expected: ColdFunctions::NAMES,
-            }),
-        }
-    }
-}
 
 /// A function compiled by the baseline compiler: its Cranelift id and code length (for its
 /// `.eh_frame` entry).

@@ -4,8 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use cranelift_jit::{JITBuilder, JITModule};
 
-use super::{CraneliftOptions, host_isa};
-use super::{IsaPurpose, declare, define_data, define_functions, define_functions_parallel};
+use super::define::{declare, define_data, define_functions, define_functions_parallel};
+use super::isa::{IsaPurpose, host_isa};
+use super::settings::CraneliftOptions;
 use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
 use crate::{Error, lir};
 

@@ -4,7 +4,9 @@ use cranelift_object::object::write::{Symbol as ObjSymbol, SymbolSection};
 use cranelift_object::object::{SymbolFlags, SymbolKind, SymbolScope};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 
-use super::{CraneliftError, CraneliftOptions, IsaPurpose};
+use super::error::CraneliftError;
+use super::isa::IsaPurpose;
+use super::settings::CraneliftOptions;
 use crate::lir;
 
 /// Compiles a lowered module to the bytes of a relocatable object file with Cranelift:
@@ -15,7 +17,7 @@ pub(crate) fn object(
     options: &CraneliftOptions,
 ) -> Result<Vec<u8>, CraneliftError> {
     let err = |e: &dyn std::fmt::Display| CraneliftError(e.to_string());
-    let isa = super::host_isa(IsaPurpose::Aot, options)?;
+    let isa = super::isa::host_isa(IsaPurpose::Aot, options)?;
     let builder = ObjectBuilder::new(
         isa.clone(),
         module.name.as_bytes().to_vec(),
@@ -23,8 +25,8 @@ pub(crate) fn object(
     )
     .map_err(|e| err(&e))?;
     let mut m = ObjectModule::new(builder);
-    let declared = super::declare(&mut m, module)?;
-    super::define_data(&mut m, module, &declared)?;
+    let declared = super::define::declare(&mut m, module)?;
+    super::define::define_data(&mut m, module, &declared)?;
     // The functions that run only when a call fails, by the baseline compiler where the
     // settings ask for it; Cranelift compiles the rest (and any function the baseline refuses).
     let mut by_baseline = super::cold::baseline_selection(module, options.cold, options.target);
@@ -38,7 +40,7 @@ pub(crate) fn object(
         }
     }
     let mut unwind_infos = Vec::new();
-    super::define_functions_where(
+    super::define::define_functions_where(
         &mut m,
         module,
         &declared,

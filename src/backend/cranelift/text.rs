@@ -4,8 +4,12 @@
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::Module;
 
+use super::annotate;
+use super::define::declare;
+use super::error::{CraneliftError, err};
+use super::isa::{IsaPurpose, host_isa};
+use super::settings::CraneliftOptions;
 use super::translate::{self, Declared};
-use super::{CraneliftError, CraneliftOptions, IsaPurpose, annotate, declare, err, host_isa};
 use crate::lir;
 
 /// An object module for the target of `options` with everything of `module` declared, to
@@ -36,7 +40,7 @@ pub(crate) fn clif_text_for(
     let mut out = String::new();
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
-    let names = symbol_names(module, &declared);
+    let names = annotate::symbol_names(module, &declared);
     for func in &module.functions {
         ctx.clear();
         let markers = translate::translate_function(
@@ -87,28 +91,4 @@ pub(crate) fn disasm_text(
         out.push('\n');
     }
     Ok(out)
-}
-
-/// Names for the external names a module's functions refer to.
-pub(super) fn symbol_names(module: &lir::Module, declared: &Declared) -> annotate::SymbolNames {
-    use cranelift_codegen::entity::EntityRef;
-    use cranelift_module::{DataId, FuncId};
-    let mut names = annotate::SymbolNames::new();
-    let funcs = module
-        .functions
-        .iter()
-        .map(|f| &f.name)
-        .zip(&declared.functions);
-    let imports = module
-        .imports
-        .iter()
-        .map(|i| &i.name)
-        .zip(&declared.imports);
-    for (name, id) in funcs.chain(imports) {
-        names.insert((0, FuncId::index(*id) as u32), name.clone());
-    }
-    for (d, id) in module.data.iter().zip(&declared.data) {
-        names.insert((1, DataId::index(*id) as u32), d.name.clone());
-    }
-    names
 }
