@@ -6,7 +6,7 @@
 //! reach a backend only through `backend::code_generator`, the one place that knows which
 //! backends this build has. Each backend's object and JIT specifics live in its own folder.
 //!
-//! Backends trust their input: the lowered form was checked by [`crate::lir::verify()`] (the
+//! Backends trust their input: the lowered form was checked by [`crate::lir::verify::verify()`] (the
 //! lowering runs it on its output in debug builds and in every test).
 
 /// Declares a backend's error type: a message, shown after the backend's name.

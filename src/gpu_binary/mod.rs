@@ -16,8 +16,9 @@ use std::fmt;
 pub mod cubin;
 pub mod fatbin;
 pub mod ptx;
+mod ptx_type;
 
-pub use ptx::PtxType;
+pub use ptx_type::PtxType;
 
 /// One kernel parameter as a binary declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

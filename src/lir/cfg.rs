@@ -1,4 +1,4 @@
-//! Control-flow and def-use helpers shared by the [verifier](super::verify()) and the backends:
+//! Control-flow and def-use helpers shared by the [verifier](super::verify::verify()) and the backends:
 //! successors, the variable an instruction defines, the variables it uses, and the reverse
 //! postorder of a function's reachable blocks.
 
@@ -106,7 +106,7 @@ impl Inst {
 
 /// The blocks reachable from the entry, in reverse postorder: every block comes after its
 /// dominators, so a single-assignment variable's definition is visited before its uses.
-/// Successors that do not exist are skipped (the [verifier](super::verify()) reports them).
+/// Successors that do not exist are skipped (the [verifier](super::verify::verify()) reports them).
 pub fn reverse_postorder(func: &Function) -> Vec<BlockId> {
     let n = func.blocks.len();
     let mut visited = vec![false; n];

@@ -30,8 +30,6 @@ pub mod display;
 pub mod success_path;
 pub mod verify;
 
-pub use verify::{LirError, verify};
-
 use std::fmt;
 
 /// Value types.

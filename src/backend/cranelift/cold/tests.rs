@@ -57,7 +57,7 @@ fn call_through_library(f: extern "C" fn(i64, extern "C" fn(i64) -> i64) -> i64)
 #[test]
 fn cold_functions_compiled_by_the_baseline_run_and_unwind_from_a_linked_library() {
     let module = module();
-    crate::lir::verify(&module).expect("valid LIR");
+    crate::lir::verify::verify(&module).expect("valid LIR");
     let selected = baseline_selection(&module, ColdFunctions::Baseline, None);
     if !cfg!(target_arch = "x86_64") {
         assert_eq!(
