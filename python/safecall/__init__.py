@@ -185,21 +185,43 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
 
 def jit(
     module: ModuleLike,
+    *,
     symbols: Optional[Mapping[str, Any]] = None,
     backend: str = "cranelift",
     opt: Union[str, int, None] = None,
-    *,
     cpu: Optional[str] = None,
     target_features: Optional[str] = None,
     process_symbols: bool = True,
 ) -> JitModule:
     """JIT-compiles a module; its functions are ``tvm_ffi.Function``s.
 
-    ``symbols`` maps the names of ``extern fn``s (and ``call_packed direct`` symbols) to
-    addresses: ints, ctypes function pointers, cffi pointers. Names missing there are looked up
-    in the process when ``process_symbols`` is true. ``backend`` is ``"cranelift"`` (compiles
-    in microseconds) or ``"llvm"`` (when :data:`HAS_LLVM`); ``opt`` is Cranelift's ``"none"``,
-    ``"speed"``, ``"speed_and_size"`` or LLVM's 0-3.
+    Parameters
+    ----------
+    module : Module, ModuleBuilder or str
+        The module: parsed, built, or IR text.
+    symbols : mapping of str to address, optional
+        The names of ``extern fn``s (and ``call_packed direct`` symbols) to their addresses:
+        ints, ctypes function pointers, cffi pointers.
+    backend : {"cranelift", "llvm"}, default "cranelift"
+        Cranelift compiles in microseconds; LLVM (when :data:`HAS_LLVM`) optimizes more.
+    opt : str or int, optional
+        Cranelift's ``"none"``, ``"speed"`` or ``"speed_and_size"``; LLVM's 0 to 3.
+    cpu, target_features : str, optional
+        LLVM's CPU and features (the host's by default).
+    process_symbols : bool, default True
+        Look up names missing from ``symbols`` in the process.
+
+    Returns
+    -------
+    JitModule
+        The module's functions by name.
+
+    Raises
+    ------
+    IRError
+        The IR does not parse or verify.
+    CompileError
+        An option is invalid, a symbol is unresolved, or code generation failed.
     """
     m = _module(module)
     table = {name: _address(name, value) for name, value in (symbols or {}).items()}
@@ -212,9 +234,9 @@ def jit(
 def build(
     module: ModuleLike,
     path: Union[str, os.PathLike],
+    *,
     backend: str = "cranelift",
     opt: Union[str, int, None] = None,
-    *,
     cpu: Optional[str] = None,
     target_features: Optional[str] = None,
     system_lib_prefix: Optional[str] = None,
@@ -227,8 +249,36 @@ def build(
     """Compiles a module to ``path``: an object file when it ends in ``.o``, else a shared
     library that ``tvm_ffi.load_module`` loads (the options of ``safecall build``: docs/cli.md).
 
-    The library is linked in-process (``linker="in-process"``, no C compiler needed), or by
-    the C compiler with ``linker="cc"`` (the default when ``cc`` or ``link_args`` is given).
+    Parameters
+    ----------
+    module : Module, ModuleBuilder or str
+        The module: parsed, built, or IR text.
+    path : str or os.PathLike
+        The output, ``NAME.o`` or ``NAME.so``.
+    backend, opt, cpu, target_features
+        As for :func:`jit`.
+    system_lib_prefix : str, optional
+        Also register the functions in TVM-FFI's system library under this prefix.
+    main : str, optional
+        Also export this host function as ``__tvm_ffi_main`` (``lib["main"]``).
+    link_args : sequence of str, optional
+        More arguments for the C compiler's link (implies ``linker="cc"``).
+    cc : str, optional
+        The C compiler to link with (implies ``linker="cc"``).
+    link_runtime : str or os.PathLike, optional
+        Link ``libsafecall_runtime.so`` from this directory instead of leaving the TVM-FFI C
+        API to the loading process (``--link-runtime=DIR``; such a library is for Rust
+        programs, not Python).
+    linker : {"in-process", "cc"}, optional
+        The library is linked in-process (no C compiler needed) or by the C compiler (the
+        default when ``cc`` or ``link_args`` is given).
+
+    Raises
+    ------
+    IRError
+        The IR does not parse or verify.
+    CompileError
+        An option is invalid, or code generation, linking or writing failed.
     """
     _native.build(
         _module(module),
@@ -249,14 +299,29 @@ def build(
 def emit(
     module: ModuleLike,
     what: str = "ir",
+    *,
     backend: str = "cranelift",
     opt: Union[str, int, None] = None,
-    *,
     cpu: Optional[str] = None,
     target_features: Optional[str] = None,
 ) -> str:
-    """An intermediate form as text: ``"ir"`` (printed IR), ``"lowered"``, ``"backend"``
-    (Cranelift IR or LLVM IR) or ``"asm"``."""
+    """An intermediate form of a module as text.
+
+    Parameters
+    ----------
+    module : Module, ModuleBuilder or str
+        The module: parsed, built, or IR text.
+    what : {"ir", "lowered", "backend", "asm"}, default "ir"
+        The printed IR, the lowered form, the backend's IR (Cranelift IR or LLVM IR) or the
+        machine code as assembly.
+    backend, opt, cpu, target_features
+        As for :func:`jit`.
+
+    Returns
+    -------
+    str
+        The text.
+    """
     return _native.emit(_module(module), what, backend, opt, cpu, target_features)
 
 
