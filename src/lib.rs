@@ -20,7 +20,7 @@ pub mod aot;
 pub mod backend;
 mod compile;
 mod error;
-mod gpu_binary;
+pub mod gpu_binary;
 pub mod ir;
 pub mod jit;
 pub mod lir;

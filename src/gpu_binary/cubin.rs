@@ -173,7 +173,7 @@ mod tests {
             .iter()
             .map(|p| match p.decl {
                 ParamDecl::Cubin { offset } => (offset, p.size),
-                ParamDecl::Ptx { .. } => panic!("a PTX parameter from a cubin"),
+                other => panic!("not a cubin's parameter: {other:?}"),
             })
             .collect()
     }

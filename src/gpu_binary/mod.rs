@@ -5,7 +5,9 @@
 //! returns the parameters of every kernel it declares, or why it cannot tell:
 //! - [`ptx`]: the `.entry NAME(.param ...)` declarations: type, size and alignment;
 //! - [`cubin`]: the `.nv.info.NAME` sections of a CUDA ELF file: offset and size only;
-//! - [`fatbin`]: every member of a fat binary (PTX or ELF), which must agree.
+//! - [`fatbin`]: every member of a fat binary (PTX or ELF), which must agree;
+//! - [`hsaco`]: the metadata note of an AMDGPU code object: offset, size and value kind (no
+//!   IR format reads it yet: AMD launches are issue 40's work).
 //!
 //! The readers know nothing of the IR: they turn bytes into tables, and never panic on
 //! damaged input (an unreadable image is an [`Err`] with the reason).
@@ -15,8 +17,10 @@ use std::fmt;
 
 pub mod cubin;
 pub mod fatbin;
+pub mod hsaco;
 pub mod ptx;
 mod ptx_type;
+mod value_kind;
 
 pub use ptx_type::PtxType;
 
@@ -47,10 +51,19 @@ pub enum ParamDecl {
         /// Its offset in the kernel's parameter buffer, in bytes.
         offset: u32,
     },
+    /// An AMDGPU code object's metadata: where the argument lives in the kernel argument
+    /// segment, and what kind of value it is.
+    Hsaco {
+        /// Its offset in the kernel argument segment, in bytes.
+        offset: u32,
+        /// Its `.value_kind`.
+        kind: value_kind::ValueKind,
+    },
 }
 
 impl fmt::Display for KernelParam {
-    /// `u64`, `b8[128] align 64`, or (a cubin's) `8-byte`.
+    /// `u64`, `b8[128] align 64`, (a cubin's) `8-byte`, or (a code object's)
+    /// `8-byte global_buffer`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.decl {
             ParamDecl::Ptx { ty, count, align } => {
@@ -64,6 +77,7 @@ impl fmt::Display for KernelParam {
                 Ok(())
             }
             ParamDecl::Cubin { .. } => write!(f, "{}-byte", self.size),
+            ParamDecl::Hsaco { kind, .. } => write!(f, "{}-byte {}", self.size, kind.name()),
         }
     }
 }
@@ -74,7 +88,7 @@ pub fn buffer_size(params: &[KernelParam]) -> u64 {
     let mut end = 0u64;
     for p in params {
         let start = match p.decl {
-            ParamDecl::Cubin { offset } => u64::from(offset),
+            ParamDecl::Cubin { offset } | ParamDecl::Hsaco { offset, .. } => u64::from(offset),
             ParamDecl::Ptx { align, .. } => end.next_multiple_of(u64::from(align.max(1))),
         };
         end = end.max(start + u64::from(p.size));

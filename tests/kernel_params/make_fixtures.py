@@ -30,9 +30,28 @@ def empty(n):
     pass
 
 
-def compile_kernel(fn, signature):
+def compile_kernel(fn, signature, target=GPUTarget("cuda", 90, 32)):
     src = ASTSource(fn, signature=signature, constexprs={})
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32))
+    return triton.compile(src, target=target)
+
+
+#: The signature of `scale` in every fixture.
+SCALE = {
+    "x_ptr": "*fp32",
+    "y_ptr": "*fp32",
+    "n": "i32",
+    "a": "fp32",
+    "b": "fp64",
+    "flag": "i8",
+    "h": "i16",
+    "big": "i64",
+}
+
+
+def hsaco():
+    """`scale` as an AMDGPU code object for gfx942 (Triton links it in-process: no ROCm)."""
+    k = compile_kernel(scale, SCALE, GPUTarget("hip", "gfx942", 64))
+    (HERE / "scale_gfx942.hsaco").write_bytes(k.asm["hsaco"])
 
 
 # The fatbin layout (the same facts as src/gpu_binary/fatbin.rs reads).
@@ -75,19 +94,7 @@ def fatbin(*members):
 
 
 def main():
-    k = compile_kernel(
-        scale,
-        {
-            "x_ptr": "*fp32",
-            "y_ptr": "*fp32",
-            "n": "i32",
-            "a": "fp32",
-            "b": "fp64",
-            "flag": "i8",
-            "h": "i16",
-            "big": "i64",
-        },
-    )
+    k = compile_kernel(scale, SCALE)
     e = compile_kernel(empty, {"n": "i32"})
     (HERE / "scale_sm90.cubin").write_bytes(k.asm["cubin"])
     (HERE / "scale_sm90.ptx").write_text(k.asm["ptx"])
@@ -105,8 +112,12 @@ def main():
     (HERE / "disagree.fatbin").write_bytes(
         fatbin(member(KIND_ELF, cubin, 90), member(KIND_PTX, short.encode(), 90))
     )
+    hsaco()
     print(k.metadata.name, e.metadata.name)
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    # `make_fixtures.py hsaco` writes only the AMDGPU code object.
+    hsaco() if sys.argv[1:] == ["hsaco"] else main()
