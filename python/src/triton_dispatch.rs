@@ -221,11 +221,14 @@ impl TritonDispatch {
         };
         let active = self.driver.bind(py).getattr(intern!(py, "active"))?;
         let device = active.call_method0(intern!(py, "get_current_device"))?;
-        let mut key: Vec<Bound<'py, PyAny>> = Vec::with_capacity(values.len() + 5);
+        // One flat tuple (no nested ones to allocate and hash): each parameter's items
+        // delimit themselves (a constexpr is always two; an argument starts with its kind,
+        // and only a tensor's has more), so two keys are equal only when every part is.
+        let mut key: Vec<Bound<'py, PyAny>> = Vec::with_capacity(2 * values.len() + 6);
         key.push(device.clone());
         for (value, &constexpr) in values.iter().zip(&self.constexpr) {
             if constexpr {
-                key.push(self.constant(value)?);
+                self.constant(value, &mut key)?;
                 continue;
             }
             match self.kind(value)? {
@@ -236,19 +239,12 @@ impl TritonDispatch {
                         Ok(a) => a % 16 == 0,
                         Err(_) => address.rem(16)?.extract::<i64>()? == 0,
                     };
-                    key.push(
-                        PyTuple::new(
-                            py,
-                            [
-                                value.get_type().into_any(),
-                                dtype,
-                                PyBool::new(py, aligned).to_owned().into_any(),
-                            ],
-                        )?
-                        .into_any(),
-                    );
+                    key.push(TENSOR.into_pyobject(py)?.into_any());
+                    key.push(value.get_type().into_any());
+                    key.push(dtype);
+                    key.push(PyBool::new(py, aligned).to_owned().into_any());
                 }
-                INT => key.push(int_key(value)?),
+                INT => key.push(int_key(value)?.into_pyobject(py)?.into_any()),
                 OTHER => {
                     let name = value.get_type().name()?;
                     return Ok(Err(Slow::Fallback(format!("argument type {name}"))));
@@ -262,10 +258,9 @@ impl TritonDispatch {
             let items = sorted
                 .into_iter()
                 .map(|(name, value)| {
-                    PyTuple::new(
-                        py,
-                        [name.into_pyobject(py)?.into_any(), self.constant(&value)?],
-                    )
+                    let mut item = vec![name.into_pyobject(py)?.into_any()];
+                    self.constant(&value, &mut item)?;
+                    PyTuple::new(py, item)
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             key.push(PyTuple::new(py, items)?.into_any());
@@ -375,14 +370,21 @@ impl TritonDispatch {
             .map(|values| (values, options)))
     }
 
-    /// A constexpr's (or an option's) part of the key: `(type, value)`, floats and tuples by
-    /// the Python side's `constexpr_key`.
-    fn constant<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    /// A constexpr's (or an option's) part of the key, two items: its type and its value
+    /// (floats and tuples: the Python side's `constexpr_key` of it).
+    fn constant<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        key: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
         let py = value.py();
+        key.push(value.get_type().into_any());
         if value.is_exact_instance_of::<PyFloat>() || value.is_instance_of::<PyTuple>() {
-            return self.constexpr_key.bind(py).call1((value,));
+            key.push(self.constexpr_key.bind(py).call1((value,))?);
+        } else {
+            key.push(value.clone());
         }
-        Ok(PyTuple::new(py, [value.get_type().into_any(), value.clone()])?.into_any())
+        Ok(())
     }
 
     /// The kind of a non-constexpr argument (Python's `_kind_of`).
@@ -426,10 +428,9 @@ fn hooked(hook: &Bound<'_, PyAny>) -> PyResult<bool> {
     }
 }
 
-/// An `int`'s part of the key: `(== 1, divisible by 16, width)`, the width 0 for i32, 1 for
-/// i64, 2 for u64 and 3 beyond.
-fn int_key<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
+/// An `int`'s part of the key, one item: `16 + (== 1) + 2 * (divisible by 16) + 4 * width`,
+/// the width 0 for i32, 1 for i64, 2 for u64 and 3 beyond (16 to 31: no other kind's code).
+fn int_key(value: &Bound<'_, PyAny>) -> PyResult<u8> {
     let (one, divisible, width) = match value.extract::<i64>() {
         Ok(v) => (
             v == 1,
@@ -441,13 +442,5 @@ fn int_key<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
             Err(_) => (false, value.rem(16)?.extract::<i64>()? == 0, 3),
         },
     };
-    Ok(PyTuple::new(
-        py,
-        [
-            PyBool::new(py, one).to_owned().into_any(),
-            PyBool::new(py, divisible).to_owned().into_any(),
-            width.into_pyobject(py)?.into_any(),
-        ],
-    )?
-    .into_any())
+    Ok(16 + u8::from(one) + 2 * u8::from(divisible) + 4 * width)
 }
