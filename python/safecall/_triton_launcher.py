@@ -29,6 +29,7 @@ import struct
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import builder as ir
+from ._compile import jit
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument
 from ._triton_utils import _libcuda_path
@@ -235,20 +236,16 @@ class SafecallLauncher:
         return found
 
     def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
-        import safecall
-
         name, cubin, ordinal = self._binary(function)
-        fn = safecall.jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
+        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
         self._functions[(function, tuple(key))] = fn
         return fn
 
     def build_entry(self, function: int, leaves: Sequence[Any]) -> Tuple[int, Any]:
         """The host function of ``function`` (no descriptors) as ``(safe-call address, what
         keeps its code alive)``, for :class:`safecall._native.TritonLaunch`."""
-        import safecall
-
         name, cubin, ordinal = self._binary(function)
-        jitted = safecall.jit(launch_module(name, cubin, self.metadata, leaves, (), ordinal).build())
+        jitted = jit(launch_module(name, cubin, self.metadata, leaves, (), ordinal).build())
         return jitted.addresses["launch"], jitted.code
 
 

@@ -50,6 +50,7 @@ from ._expr import (  # noqa: F401
 )
 from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
 from ._native import BINARY_FORMATS, CLUSTER_POLICIES
+from ._parse import parse
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
     Type,
@@ -571,7 +572,5 @@ class ModuleBuilder:
         The device binaries go to the parser as bytes, beside the text (``safecall.parse``'s
         ``files``), not spelled as byte strings in it: a cubin of 100 KB is not escaped here
         and read back there. The module is the one ``parse(self.text())`` gives."""
-        from . import parse
-
         files: Dict[str, bytes] = {}
         return parse(self._text(files), f"<builder {self.name}>", files=files)

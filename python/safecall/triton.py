@@ -22,6 +22,8 @@ import pathlib
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import builder as ir
+from ._compile import build as build_module
+from ._compile import jit as jit_module
 from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
 from ._triton_dispatch import AutotuneDispatcher, Dispatcher
 from ._triton_dispatch import dispatcher as jit
@@ -493,7 +495,6 @@ def function(
     >>> launch = function(compiled, grid=1)          # doctest: +SKIP
     >>> launch((n // 128,), x, y, n, 128)             # doctest: +SKIP
     """
-    from . import jit
 
     k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
     fname = name or k.name
@@ -506,7 +507,7 @@ def function(
         constexpr_params=constexpr_params,
         descriptors=descriptors,
     )
-    return jit(m, backend=backend)[fname]
+    return jit_module(m, backend=backend)[fname]
 
 
 def build(
@@ -530,6 +531,5 @@ def build(
     **options
         As for :func:`function` (``grid``, ``check_dtypes``, ...).
     """
-    from . import build as build_module
 
     build_module(module(kernels, name, **options), path)
