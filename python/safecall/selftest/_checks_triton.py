@@ -179,10 +179,8 @@ def descriptors(ctx: Context) -> Tuple[str, Dict[str, Any]]:
     return f"{rows}x{cols} through TMA descriptors: out == 2 * in", {}
 
 
-def installed_driver(ctx: Context) -> Tuple[str, Dict[str, Any]]:
-    """``kernel[grid](...)`` of a vector add, compiled by this machine's Triton, launched
-    through safecall's installed Triton driver (``safecall.triton.install()``) in a process of
-    its own, with no C compiler involved."""
+def _driver_script(ctx: Context, *args: str) -> Dict[str, Any]:
+    """Runs ``_triton_driver_script.py`` with ``args`` in a process of its own; its result."""
     import importlib.util
     import json
     import os
@@ -200,14 +198,31 @@ def installed_driver(ctx: Context) -> Tuple[str, Dict[str, Any]]:
     script = pathlib.Path(__file__).with_name("_triton_driver_script.py")
     env = dict(os.environ, SAFECALL_LIBCUDA_PATH=ctx.driver.path) if ctx.on_double else dict(os.environ)
     env.pop("SAFECALL_TRITON_DRIVER", None)
-    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"the driver process failed: {tail[0]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     ctx.require(result["driver"] == "SafecallCudaDriver", lambda: f"the active driver was {result['driver']}")
     ctx.expect(bool(result["ok"]), lambda: "out != x + y")
+    return result
+
+
+def installed_driver(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """``kernel[grid](...)`` of a vector add, compiled by this machine's Triton, launched
+    through safecall's installed Triton driver (``safecall.triton.install()``) in a process of
+    its own, with no C compiler involved."""
+    result = _driver_script(ctx)
     return f"Triton {result['triton']} kernel[grid](...) on safecall's driver, 3 launches, out == x + y", {}
+
+
+def dispatch(ctx: Context) -> Tuple[str, Dict[str, Any]]:
+    """The same through the dispatch (``safecall.triton.install(dispatch=True)``): the first
+    call compiles through Triton's JIT, the two others are served from the kernel's table."""
+    result = _driver_script(ctx, "dispatch")
+    stats = result["stats"]
+    ctx.require(stats == {"miss": 1, "hit": 2}, lambda: f"the dispatcher counted {stats}, not 1 miss and 2 hits")
+    return f"Triton {result['triton']} kernel[grid](...) through the dispatch: 1 miss, 2 hits, out == x + y", {}
 
 
 CHECKS: List[Tuple[str, Callable[[Context], Any]]] = [
@@ -216,4 +231,5 @@ CHECKS: List[Tuple[str, Callable[[Context], Any]]] = [
     ("triton matmul (96 KiB shared)", matmul),
     ("triton tensor descriptors", descriptors),
     ("triton kernel[grid] on the driver", installed_driver),
+    ("triton kernel[grid] dispatched", dispatch),
 ]

@@ -1,8 +1,10 @@
 """Run by the self-test in a process of its own (the driver must be installed before anything
 touches ``triton.runtime.driver.active``): ``kernel[grid](...)`` of a Triton vector add on
-safecall's installed driver, compiled by the Triton this machine has. Prints one JSON line:
-``{"launches": N, "ok": bool|null, "detail": str}`` (``ok`` null on the driver double, which
-computes nothing)."""
+safecall's installed driver, compiled by the Triton this machine has; with the argument
+``dispatch``, through the dispatch too (``install(dispatch=True)``: the first call goes through
+Triton's JIT, the others are served from the kernel's table). Prints one JSON line:
+``{"launches": N, "ok": bool|null, "driver": str, "triton": str, "stats": {...}}`` (``ok``
+null on the driver double, which computes nothing; ``stats`` the dispatcher's counts)."""
 
 import json
 import random
@@ -11,7 +13,8 @@ import sys
 
 import safecall.triton
 
-safecall.triton.install()
+DISPATCH = sys.argv[1:] == ["dispatch"]
+safecall.triton.install(dispatch=DISPATCH)
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
@@ -53,7 +56,8 @@ def main():
     want = [struct.unpack("<f", struct.pack("<f", a + b))[0] for a, b in zip(xs, ys)]
     active = type(triton.runtime.driver.active).__name__
     ok = None if driver.is_double else got == want
-    print(json.dumps({"launches": 3, "ok": ok, "driver": active, "triton": triton.__version__}))
+    stats = safecall.triton.jit(_add).stats() if DISPATCH else {}
+    print(json.dumps({"launches": 3, "ok": ok, "driver": active, "triton": triton.__version__, "stats": stats}))
     for a in (x, y, out):
         a.free()
 
