@@ -330,7 +330,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_dispatch::BoundDispatch>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
-    m.add_class::<triton_autotune::BoundAutotune>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

@@ -11,7 +11,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use crate::triton_dispatch::TritonDispatch;
+use crate::triton_dispatch::{BoundDispatch, TritonDispatch, name_index};
 
 /// The dispatcher of one autotuned kernel (see the module docs).
 #[pyclass(frozen)]
@@ -28,28 +28,6 @@ pub struct AutotuneDispatch {
     slow: Py<PyAny>,
 }
 
-/// An autotuned dispatcher with its grid: `kernel[grid]`.
-#[pyclass(frozen)]
-pub struct BoundAutotune {
-    dispatch: Py<AutotuneDispatch>,
-    grid: Py<PyAny>,
-}
-
-#[pymethods]
-impl BoundAutotune {
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        self.dispatch
-            .get()
-            .call(args, kwargs, self.grid.bind(py), false)
-    }
-}
-
 #[pymethods]
 impl AutotuneDispatch {
     /// `AutotuneDispatch(tuner, arg_names, keys, inner, slow)`.
@@ -62,14 +40,11 @@ impl AutotuneDispatch {
         inner: Py<TritonDispatch>,
         slow: Py<PyAny>,
     ) -> PyResult<Self> {
-        let index = PyDict::new(py);
-        for (i, name) in arg_names.iter().enumerate() {
-            index.set_item(name.bind(py), i)?;
-        }
+        let index = name_index(py, &arg_names)?;
         Ok(AutotuneDispatch {
             tuner,
             arg_names,
-            index: index.unbind(),
+            index,
             keys,
             inner,
             slow,
@@ -77,11 +52,8 @@ impl AutotuneDispatch {
     }
 
     /// `d[grid]`: the callable that launches with `grid`.
-    fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundAutotune {
-        BoundAutotune {
-            dispatch: slf,
-            grid,
-        }
+    fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundDispatch {
+        BoundDispatch::autotuned(slf, grid)
     }
 
     /// `Autotuner.run`'s protocol: `run(*args, grid, warmup=False, **kwargs)`.
@@ -98,7 +70,7 @@ impl AutotuneDispatch {
 }
 
 impl AutotuneDispatch {
-    fn call<'py>(
+    pub(crate) fn call<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,

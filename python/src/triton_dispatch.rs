@@ -12,6 +12,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 
+use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_launch::TritonLaunch;
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
@@ -51,11 +52,27 @@ pub struct TritonDispatch {
     hits: AtomicU64,
 }
 
-/// A dispatcher with its grid: `kernel[grid]`.
+/// A dispatcher with its grid: `kernel[grid]`, for a kernel or an autotuned kernel.
 #[pyclass(frozen)]
 pub struct BoundDispatch {
-    dispatch: Py<TritonDispatch>,
+    target: Target,
     grid: Py<PyAny>,
+}
+
+/// What a [`BoundDispatch`] calls.
+enum Target {
+    Kernel(Py<TritonDispatch>),
+    Autotuned(Py<AutotuneDispatch>),
+}
+
+impl BoundDispatch {
+    /// `kernel[grid]` of an autotuned kernel's dispatcher.
+    pub(crate) fn autotuned(dispatch: Py<AutotuneDispatch>, grid: Py<PyAny>) -> Self {
+        BoundDispatch {
+            target: Target::Autotuned(dispatch),
+            grid,
+        }
+    }
 }
 
 #[pymethods]
@@ -66,11 +83,21 @@ impl BoundDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        self.dispatch
-            .get()
-            .call(args, kwargs, self.grid.bind(py), false)
+        let grid = self.grid.bind(args.py());
+        match &self.target {
+            Target::Kernel(d) => d.get().call(args, kwargs, grid, false),
+            Target::Autotuned(d) => d.get().call(args, kwargs, grid, false),
+        }
     }
+}
+
+/// Parameter name -> position, for binding keyword arguments.
+pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<PyDict>> {
+    let index = PyDict::new(py);
+    for (i, name) in names.iter().enumerate() {
+        index.set_item(name.bind(py), i)?;
+    }
+    Ok(index.unbind())
 }
 
 #[pymethods]
@@ -95,17 +122,14 @@ impl TritonDispatch {
         globals_changed: Py<PyAny>,
         slow: Py<PyAny>,
     ) -> PyResult<Self> {
-        let index = PyDict::new(py);
-        for (i, name) in names.iter().enumerate() {
-            index.set_item(name.bind(py), i)?;
-        }
+        let index = name_index(py, &names)?;
         let defaults = defaults
             .into_iter()
             .map(|d| (!d.is(&empty)).then_some(d))
             .collect();
         Ok(TritonDispatch {
             names,
-            index: index.unbind(),
+            index,
             defaults,
             constexpr,
             table,
@@ -124,7 +148,7 @@ impl TritonDispatch {
     /// `d[grid]`: the callable that launches with `grid`.
     fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundDispatch {
         BoundDispatch {
-            dispatch: slf,
+            target: Target::Kernel(slf),
             grid,
         }
     }

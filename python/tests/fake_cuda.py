@@ -34,6 +34,27 @@ def missing_reason() -> str | None:
     return None
 
 
+def skip_unless_available() -> None:
+    """Skips the calling test when the double is missing, or fails it in CI (where a skip is a
+    failure)."""
+    import pytest
+
+    reason = missing_reason()
+    if reason:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def fresh() -> ctypes.CDLL:
+    """The double, loaded, with this thread's records and failures cleared (skipping as
+    :func:`skip_unless_available` does)."""
+    skip_unless_available()
+    fake = load()
+    fake.safecall_fake_cuda_reset()
+    return fake
+
+
 def load() -> ctypes.CDLL:
     """Loads the double (once per process) and points safecall's generated code at it."""
     os.environ["SAFECALL_LIBCUDA_PATH"] = str(PATH)

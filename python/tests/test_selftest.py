@@ -18,13 +18,7 @@ from conftest import ROOT
 
 @pytest.fixture(scope="module")
 def run_on_double():
-    reason = fake_cuda.missing_reason()
-    if reason:
-        if fake_cuda.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    fake = fake_cuda.load()
-    fake.safecall_fake_cuda_reset()
+    fake = fake_cuda.fresh()
     from safecall import selftest
 
     lines = []
@@ -128,11 +122,7 @@ def test_the_messages_are_exact(run_on_double):
 
 
 def test_the_command_line_writes_json_and_exits_zero(tmp_path):
-    reason = fake_cuda.missing_reason()
-    if reason:
-        if fake_cuda.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+    fake_cuda.skip_unless_available()
     out = tmp_path / "selftest.json"
     env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH))
     proc = subprocess.run(
@@ -252,13 +242,7 @@ def test_lost_tells_a_sticky_error_from_a_reported_one():
 
 
 def test_a_lost_context_stops_the_remaining_checks(monkeypatch):
-    reason = fake_cuda.missing_reason()
-    if reason:
-        if fake_cuda.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    fake = fake_cuda.load()
-    fake.safecall_fake_cuda_reset()
+    fake_cuda.fresh()
     from safecall import selftest
     from safecall.selftest._driver import Driver
 

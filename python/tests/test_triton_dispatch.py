@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import fake_cuda
-from test_triton_driver import OTHER_TRITONS, TRITON_VERSION, _unavailable
+from test_triton_driver import OTHER_TRITONS, _unavailable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -47,7 +47,7 @@ def result(request, tmp_path_factory):
     proc = subprocess.run([python, os.path.join(HERE, "triton_dispatch_run.py"), str(out)],
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
-    return json.loads(out.read_text())
+    return dict(json.loads(out.read_text()), requested=request.param)
 
 
 def test_the_dispatcher_chooses_tritons_specialization(result):
@@ -94,7 +94,7 @@ def test_an_autotuned_kernel_dispatches_its_best_config(result):
     # The autotuner's own layer: the first call tunes through Triton's Autotuner.run, the two
     # others are served natively; the launches and the best config are Triton's own.
     assert tuned["tuner stats"] == {"not tuned": 1}
-    assert tuned["kernel[grid]"] == "BoundAutotune"
+    assert tuned["kernel[grid]"] == "BoundDispatch"
     reference = result["autotuned reference"]
     assert tuned["launches"] == reference["launches"]
     assert tuned["best"] == reference["best"]
@@ -111,7 +111,7 @@ def test_what_it_cannot_decide_goes_through_triton_counted(result):
 
 
 def test_the_runs_used_the_release_they_name(result):
-    assert result["triton"].split(".")[:2] in (TRITON_VERSION.split(".")[:2], ["3", "6"])
+    assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 
 
 def test_clear_forgets_the_recorded_kernels(result):

@@ -20,8 +20,6 @@ use rmpv::Value;
 pub use super::value_kind::ValueKind;
 use super::{KernelParam, KernelTables, ParamDecl};
 
-/// `e_machine` of AMDGPU code objects.
-pub const EM_AMDGPU: u16 = 224;
 /// The note type of the code object metadata.
 pub const NT_AMDGPU_METADATA: u32 = 32;
 /// The note owner of the code object metadata.
@@ -33,9 +31,10 @@ pub fn read(data: &[u8]) -> Result<KernelTables, String> {
         .map_err(|e| format!("not a little-endian ELF64 file ({e})"))?;
     let header = file.elf_header();
     let machine = header.e_machine.get(LittleEndian);
-    if machine != EM_AMDGPU {
+    if machine != object::elf::EM_AMDGPU {
         return Err(format!(
-            "an ELF file for machine {machine}, not AMDGPU ({EM_AMDGPU})"
+            "an ELF file for machine {machine}, not AMDGPU ({})",
+            object::elf::EM_AMDGPU
         ));
     }
     let metadata = metadata_note(header, data)?;
