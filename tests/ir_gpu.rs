@@ -8,6 +8,8 @@ use safecall::ir::{self, BinaryFormat, ClusterPolicy, Expr, IntType, ParamType, 
 
 #[path = "common/diagnostics.rs"]
 mod diagnostics;
+#[path = "ir_gpu/hip.rs"]
+mod hip;
 #[path = "ir_gpu/tensormap.rs"]
 mod tensormap;
 

@@ -528,8 +528,9 @@ class ModuleBuilder:
         self._imported.append("\n".join(lines))
 
     def device_binary(self, name: str, format: str, data: bytes, kernels: Sequence[str]) -> None:
-        """Embeds a GPU binary (``format`` ``"cubin"``, ``"fatbin"`` or ``"ptx"``) whose
-        ``kernels`` (entry names) ``FunctionBuilder.launch`` launches through the CUDA driver."""
+        """Embeds a GPU binary whose ``kernels`` (entry names) ``FunctionBuilder.launch``
+        launches: ``format`` ``"cubin"``, ``"fatbin"`` or ``"ptx"`` through the CUDA driver,
+        ``"hsaco"`` (an AMDGPU code object) through the HIP runtime."""
         if format not in BINARY_FORMATS:
             raise ValueError(f"device binary format must be {_one_of(BINARY_FORMATS)}, not {format!r}")
         self._binaries.append(_DeviceBinary(name, format, bytes(data), [_name(k) for k in kernels]))

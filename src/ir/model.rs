@@ -28,7 +28,7 @@ pub use alloc::{Alloc, AllocDevice};
 pub use float::FloatType;
 pub use gpu::{
     BinaryFormat, ClusterPolicy, DeviceBinary, Launch, LaunchSetting, LaunchSettingKind,
-    LaunchSettings, SettingShape, SettingValue,
+    LaunchSettings, Platform, SettingShape, SettingValue,
 };
 pub use tensor::{
     ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorShape, TensorSpec,
@@ -128,12 +128,17 @@ pub struct Function {
 
 impl Function {
     /// The first parameter that is a (non-optional) tensor on a CUDA device: a
-    /// [`Stmt::Launch`] without `device=` launches on its device.
+    /// [`Stmt::Launch`] of a CUDA kernel without `device=` launches on its device.
     pub fn first_cuda_tensor(&self) -> Option<&str> {
+        self.first_tensor_on(Platform::Cuda)
+    }
+
+    /// The first parameter that is a (non-optional) tensor on a device of `platform`
+    /// (`device=cuda`, `device=rocm`): a [`Stmt::Launch`] of that platform's kernel without
+    /// `device=` launches on its device.
+    pub fn first_tensor_on(&self, platform: Platform) -> Option<&str> {
         self.params.iter().find_map(|p| match &p.ty {
-            ParamType::Tensor(spec)
-                if spec.device_type.code() == Some(safecall_runtime::abi::device_type::CUDA) =>
-            {
+            ParamType::Tensor(spec) if spec.device_type.code() == Some(platform.device_type()) => {
                 Some(p.name.as_str())
             }
             _ => None,

@@ -194,4 +194,9 @@ pub(crate) struct GpuState {
     pub(super) kernel_caches: HashMap<(String, String, &'static str), DataId>,
     /// The driver's version (`cuDriverGetVersion`), 0 until asked.
     pub(super) driver_version: Option<DataId>,
+    /// The HIP runtime table's cell and init (`gpu::hip`).
+    pub(super) hip_runtime: Option<(DataId, FuncId)>,
+    /// Per HIP device binary: its function cache (a row of kernels per device ordinal) and
+    /// the function that loads it on one device.
+    pub(super) hip_binaries: HashMap<String, (DataId, FuncId)>,
 }

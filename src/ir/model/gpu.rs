@@ -3,7 +3,8 @@
 use super::{Expr, LaunchArg};
 
 keyword_enum! {
-    /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` takes it.
+    /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` or the HIP
+    /// runtime's `hipModuleLoadData` takes it ([`BinaryFormat::platform`]).
     BinaryFormat {
         /// A CUDA ELF binary for one GPU architecture (`nvcc -cubin`).
         Cubin = "cubin",
@@ -12,6 +13,54 @@ keyword_enum! {
         /// PTX assembly, compiled by the driver at load time (the lowering appends the NUL the
         /// driver needs).
         Ptx = "ptx",
+        /// An AMDGPU code object (ELF for machine `EM_AMDGPU`, as `clang --offload-arch` or
+        /// Triton's AMD backend links it), launched through the HIP runtime.
+        Hsaco = "hsaco",
+    }
+}
+
+/// The GPU API that loads and launches a device binary's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// NVIDIA GPUs, through the CUDA driver API (`libcuda.so.1`); tensors `device=cuda`.
+    Cuda,
+    /// AMD GPUs, through the HIP runtime (`libamdhip64.so`); tensors `device=rocm`.
+    Hip,
+}
+
+impl Platform {
+    /// The DLPack device type of the platform's device memory (`kDLCUDA`, `kDLROCM`).
+    pub fn device_type(self) -> i32 {
+        match self {
+            Platform::Cuda => safecall_runtime::abi::device_type::CUDA,
+            Platform::Hip => safecall_runtime::abi::device_type::ROCM,
+        }
+    }
+
+    /// The platform's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Cuda => "CUDA",
+            Platform::Hip => "HIP",
+        }
+    }
+
+    /// The device word of tensor types (`device=cuda`, `device=rocm`).
+    pub fn device_keyword(self) -> &'static str {
+        match self {
+            Platform::Cuda => "cuda",
+            Platform::Hip => "rocm",
+        }
+    }
+}
+
+impl BinaryFormat {
+    /// The API that loads binaries of this format.
+    pub fn platform(self) -> Platform {
+        match self {
+            BinaryFormat::Cubin | BinaryFormat::Fatbin | BinaryFormat::Ptx => Platform::Cuda,
+            BinaryFormat::Hsaco => Platform::Hip,
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 
 use super::super::model::{
-    BinaryFormat, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind, ScalarType, Type,
+    BinaryFormat, Expr, Launch, LaunchArg, LaunchSetting, LaunchSettingKind, Platform, ScalarType,
+    Type,
 };
 use super::super::source_map::StmtPath;
 use super::super::syntax::is_identifier;
@@ -120,14 +121,21 @@ impl FnVerifier<'_, '_> {
             index += setting.exprs().len();
         }
         self.cluster_constants(path, l);
-        if l.expr(LaunchSettingKind::Device).is_none() && self.f.first_cuda_tensor().is_none() {
+        let platform = self.launch_platform(l);
+        if platform == Platform::Hip {
+            self.hip_settings(path, l);
+        }
+        if l.expr(LaunchSettingKind::Device).is_none() && self.f.first_tensor_on(platform).is_none()
+        {
             self.stmt_err(
                 path,
                 StmtFocus::Whole,
                 format!(
-                    "the launch has no `device=`, and `{}` has no CUDA tensor parameter \
-                     (`device=cuda`) to take the device from",
-                    self.f.name
+                    "the launch has no `device=`, and `{}` has no {} tensor parameter \
+                     (`device={}`) to take the device from",
+                    self.f.name,
+                    platform.name(),
+                    platform.device_keyword()
                 ),
             );
         }
@@ -135,6 +143,18 @@ impl FnVerifier<'_, '_> {
         for (k, arg) in l.args.iter().enumerate() {
             let ty = match arg {
                 LaunchArg::Value(e) => self.value_arg(path, index, k, e).map(ArgType::Scalar),
+                LaunchArg::TensorMap(_) if platform == Platform::Hip => {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Expr(vec![index]),
+                        format!(
+                            "kernel argument {k} is a TMA descriptor (`tensormap`), which AMD \
+                             GPUs do not have (device binary `{}` is an AMDGPU code object)",
+                            l.binary
+                        ),
+                    );
+                    None
+                }
                 LaunchArg::TensorMap(t) => self
                     .tensormap_arg(path, index, k, t)
                     .then_some(ArgType::TensorMap),
@@ -167,6 +187,54 @@ impl FnVerifier<'_, '_> {
                 );
                 None
             }
+        }
+    }
+
+    /// The platform of the launch's device binary (CUDA when the binary is unknown, which is
+    /// reported on its own).
+    fn launch_platform(&self, l: &Launch) -> Platform {
+        self.v
+            .m
+            .device_binaries
+            .iter()
+            .find(|b| b.name == l.binary)
+            .map_or(Platform::Cuda, |b| b.format.platform())
+    }
+
+    /// The settings a HIP launch cannot take: HIP has no clusters, no programmatic dependent
+    /// launch and no per-launch priority.
+    fn hip_settings(&mut self, path: &StmtPath, l: &Launch) {
+        let mut index = 0;
+        for setting in l.settings.iter() {
+            let kind = setting.kind();
+            let unsupported = match kind {
+                LaunchSettingKind::Cluster
+                | LaunchSettingKind::PreferredCluster
+                | LaunchSettingKind::ClusterPolicy => Some("thread-block clusters"),
+                LaunchSettingKind::Pdl => Some("programmatic dependent launch"),
+                LaunchSettingKind::Priority => {
+                    Some("per-launch priorities (stream priorities only)")
+                }
+                _ => None,
+            };
+            if let Some(what) = unsupported {
+                let focus = if setting.exprs().is_empty() {
+                    StmtFocus::Whole
+                } else {
+                    StmtFocus::Expr(vec![index])
+                };
+                self.stmt_err(
+                    path,
+                    focus,
+                    format!(
+                        "`{}` has no HIP equivalent: device binary `{}` is an AMDGPU code \
+                         object, and HIP launches have no {what}",
+                        kind.keyword(),
+                        l.binary
+                    ),
+                );
+            }
+            index += setting.exprs().len();
         }
     }
 

@@ -157,6 +157,7 @@ fn read_tables(b: &DeviceBinary) -> Result<KernelTables, String> {
         BinaryFormat::Ptx => gpu_binary::ptx::read(&b.data),
         BinaryFormat::Cubin => gpu_binary::cubin::read(&b.data),
         BinaryFormat::Fatbin => gpu_binary::fatbin::read(&b.data),
+        BinaryFormat::Hsaco => gpu_binary::hsaco::read(&b.data),
     }
 }
 

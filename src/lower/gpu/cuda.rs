@@ -72,9 +72,6 @@ pub fn cluster_policy(policy: ClusterPolicy) -> i64 {
     policy.cuda_value() as i64
 }
 
-/// `kDLCUDA`: the device type whose environment stream a launch uses by default.
-pub const DL_CUDA: i64 = safecall_runtime::abi::device_type::CUDA as i64;
-
 /// Dynamic shared memory a kernel may use without opting in with
 /// [`MAX_DYNAMIC_SHARED_SIZE_BYTES`].
 pub const DEFAULT_SHARED_MEM_LIMIT: i64 = 48 * 1024;

@@ -52,20 +52,20 @@ impl ModuleCtx<'_> {
 }
 
 /// Calls a libc function.
-fn libc_call(f: &mut InitFn<'_, '_>, func: Libc, args: Vec<Var>) -> Var {
+pub(super) fn libc_call(f: &mut InitFn<'_, '_>, func: Libc, args: Vec<Var>) -> Var {
     let id = f.m.import(func.name(), func.signature());
     f.b.call(Callee::Import(id), Some(Ty::Ptr), args)
         .expect("returns a pointer")
 }
 
 /// A pointer to a static NUL-terminated copy of `text`.
-fn static_str(f: &mut InitFn<'_, '_>, text: &str) -> Var {
+pub(super) fn static_str(f: &mut InitFn<'_, '_>, text: &str) -> Var {
     let data = f.m.cstring(text.as_bytes());
     f.b.symbol_addr(Symbol::Data(data))
 }
 
 /// `dlerror()`, never NULL.
-fn dl_error(f: &mut InitFn<'_, '_>) -> Var {
+pub(super) fn dl_error(f: &mut InitFn<'_, '_>) -> Var {
     let e = libc_call(f, Libc::Dlerror, vec![]);
     cstr_or(f.m, &mut f.b, e, "unknown dlopen error")
 }

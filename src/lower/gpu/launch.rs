@@ -4,7 +4,7 @@
 //! taken from their caches or checked and encoded, the launch, the descriptors' cache entries
 //! released, the caller's context back.
 
-use crate::ir::Launch;
+use crate::ir::{Launch, Platform};
 use crate::lir::{Ty, Var};
 
 use super::super::calls::load_once;
@@ -23,8 +23,17 @@ use super::tensormap::cache as tensormap_cache;
 
 /// Lowers `launch binary.kernel[...](args)`.
 pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), LowerError> {
+    let platform =
+        fx.m.ir
+            .device_binaries
+            .iter()
+            .find(|b| b.name == l.binary)
+            .map(|b| b.format.platform());
+    if platform == Some(Platform::Hip) {
+        return super::hip::lower_launch(fx, l);
+    }
     let prefix = format!("{}: launch of {}.{}", fx.func.name, l.binary, l.kernel);
-    let ops = lower_operands(fx, l, &prefix)?;
+    let ops = lower_operands(fx, l, &prefix, Platform::Cuda)?;
     let args = lower_args(fx, &l.args, &prefix)?;
     fx.flush_checks();
 

@@ -2,7 +2,7 @@
 //! driver (grid, block, cluster and preferred-cluster dims, shared memory, device, stream,
 //! the PDL and cooperative flags, the priority).
 
-use crate::ir::{ClusterPolicy, Expr, Launch, ScalarType, TensorField};
+use crate::ir::{ClusterPolicy, Expr, Launch, Platform, ScalarType, TensorField};
 use crate::lir::{BinOp, Callee, IntCC, Ty, Var};
 
 use super::super::capi::CApi;
@@ -10,8 +10,8 @@ use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr, lower_tensor_field};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
-use super::cuda;
 use super::settings::settings;
+use super::{cuda, hip};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
@@ -68,11 +68,12 @@ pub(super) fn lower_operands(
     fx: &mut FnCtx<'_, '_>,
     l: &Launch,
     prefix: &str,
+    platform: Platform,
 ) -> Result<Operands, LowerError> {
     let s = settings(l);
     let grid = lower_dims(fx, s.grid, "grid")?;
     let block = lower_dims(fx, s.block, "block")?;
-    check_grid_and_block(fx, &grid, &block, prefix);
+    check_grid_and_block(fx, &grid, &block, prefix, platform);
     let cluster = optional_dims(fx, s.cluster, "cluster", prefix)?;
     let preferred_cluster = optional_dims(fx, s.preferred_cluster, "preferred_cluster", prefix)?;
     if let (Some(c), Some(p)) = (&cluster, &preferred_cluster) {
@@ -82,9 +83,9 @@ pub(super) fn lower_operands(
         Some(e) => Some(lower_shared_mem(fx, e, prefix)?),
         None => None,
     };
-    let device = lower_device(fx, s.device, prefix)?;
+    let device = lower_device(fx, s.device, prefix, platform)?;
     let ordinal = fx.b.resize(device.var, Ty::I32, false);
-    let stream = lower_stream(fx, s.stream, ordinal)?;
+    let stream = lower_stream(fx, s.stream, ordinal, platform)?;
     let pdl = lower_flag(fx, s.pdl, "pdl")?;
     let cooperative = lower_flag(fx, s.cooperative, "cooperative")?;
     let priority = match s.priority {
@@ -160,12 +161,20 @@ fn in_range(fx: &mut FnCtx<'_, '_>, v: Var, max: i64) -> Var {
     fx.b.icmp_imm(IntCC::Ult, minus_one, max)
 }
 
-/// Grid and block dims within the device limits, at most 1024 threads in a block.
-fn check_grid_and_block(fx: &mut FnCtx<'_, '_>, grid: &[Int; 3], block: &[Int; 3], prefix: &str) {
-    let limits = [
-        ("grid", grid, cuda::MAX_GRID),
-        ("block", block, cuda::MAX_BLOCK),
-    ];
+/// Grid and block dims within the platform's limits, at most 1024 threads in a block (and on
+/// HIP, each grid dimension times the block's at most `u32::MAX` threads).
+fn check_grid_and_block(
+    fx: &mut FnCtx<'_, '_>,
+    grid: &[Int; 3],
+    block: &[Int; 3],
+    prefix: &str,
+    platform: Platform,
+) {
+    let (max_grid, max_block, max_threads) = match platform {
+        Platform::Cuda => (cuda::MAX_GRID, cuda::MAX_BLOCK, cuda::MAX_THREADS_PER_BLOCK),
+        Platform::Hip => (hip::MAX_GRID, hip::MAX_BLOCK, hip::MAX_THREADS_PER_BLOCK),
+    };
+    let limits = [("grid", grid, max_grid), ("block", block, max_block)];
     for (what, dims, max) in limits {
         for i in 0..3 {
             let ok = in_range(fx, dims[i].var, max[i]);
@@ -184,8 +193,7 @@ fn check_grid_and_block(fx: &mut FnCtx<'_, '_>, grid: &[Int; 3], block: &[Int; 3
     }
     let xy = fx.b.binary(BinOp::Imul, block[0].var, block[1].var);
     let threads = fx.b.binary(BinOp::Imul, xy, block[2].var);
-    let ok =
-        fx.b.icmp_imm(IntCC::Sle, threads, cuda::MAX_THREADS_PER_BLOCK);
+    let ok = fx.b.icmp_imm(IntCC::Sle, threads, max_threads);
     let p = prefix.to_owned();
     let block = *block;
     fx.check(ok, VALUE_ERROR, |_| {
@@ -194,11 +202,37 @@ fn check_grid_and_block(fx: &mut FnCtx<'_, '_>, grid: &[Int; 3], block: &[Int; 3
         parts.push(MsgPart::text(", which is "));
         parts.push(MsgPart::Value(Tag::I64, threads));
         parts.push(MsgPart::text(format!(
-            " threads; a block has at most {}",
-            cuda::MAX_THREADS_PER_BLOCK
+            " threads; a block has at most {max_threads}"
         )));
         parts
     });
+    if platform == Platform::Hip {
+        check_work_size(fx, grid, &block, prefix);
+    }
+}
+
+/// HIP counts each dimension's threads (grid times block) in 32 bits.
+fn check_work_size(fx: &mut FnCtx<'_, '_>, grid: &[Int; 3], block: &[Int; 3], prefix: &str) {
+    for i in 0..3 {
+        // Both are at most u32::MAX here: the product fits in an unsigned 64-bit value.
+        let size = fx.b.binary(BinOp::Imul, grid[i].var, block[i].var);
+        let ok = fx.b.icmp_imm(IntCC::Ule, size, hip::MAX_WORK_SIZE);
+        let p = prefix.to_owned();
+        let (g, b) = (*grid, *block);
+        fx.check(ok, VALUE_ERROR, |_| {
+            let mut parts = vec![MsgPart::text(format!("{p}: grid "))];
+            parts.extend(dims_parts(&g));
+            parts.push(MsgPart::text(" with block "));
+            parts.extend(dims_parts(&b));
+            parts.push(MsgPart::text(" has "));
+            parts.push(MsgPart::Value(Tag::U64, size));
+            parts.push(MsgPart::text(format!(
+                " threads in dimension {i}; HIP allows at most {}",
+                hip::MAX_WORK_SIZE
+            )));
+            parts
+        });
+    }
 }
 
 /// Cluster-like dims when given, each 1 to `u32::MAX`.
@@ -264,17 +298,22 @@ fn lower_shared_mem(fx: &mut FnCtx<'_, '_>, e: &Expr, prefix: &str) -> Result<In
     Ok(shared_mem)
 }
 
-/// `device=`, or the device id of the function's first CUDA tensor; 0 to `i32::MAX`.
+/// `device=`, or the device id of the function's first tensor on the platform; 0 to
+/// `i32::MAX`.
 fn lower_device(
     fx: &mut FnCtx<'_, '_>,
     device: Option<&Expr>,
     prefix: &str,
+    platform: Platform,
 ) -> Result<Int, LowerError> {
     let device = match device {
         Some(e) => lower_int(fx, e, "the device")?,
         None => {
-            let tensor = fx.func.first_cuda_tensor().ok_or_else(|| {
-                LowerError::internal("a launch without `device=` in a function with no CUDA tensor")
+            let tensor = fx.func.first_tensor_on(platform).ok_or_else(|| {
+                LowerError::internal(format!(
+                    "a launch without `device=` in a function with no {} tensor",
+                    platform.name()
+                ))
             })?;
             let id = lower_tensor_field(fx, tensor, TensorField::DeviceId)?;
             widen_int(fx, id, "the device")?
@@ -287,7 +326,8 @@ fn lower_device(
             MsgPart::text(format!("{p}: device is ")),
             MsgPart::Value(device.tag, device.var),
             MsgPart::text(format!(
-                ", expected a CUDA device ordinal (0 to {})",
+                ", expected a {} device ordinal (0 to {})",
+                platform.name(),
                 i32::MAX
             )),
         ]
@@ -300,6 +340,7 @@ fn lower_stream(
     fx: &mut FnCtx<'_, '_>,
     stream: Option<&Expr>,
     ordinal: Var,
+    platform: Platform,
 ) -> Result<Var, LowerError> {
     Ok(match stream {
         Some(e) => match lower_expr(fx, e)? {
@@ -312,9 +353,13 @@ fn lower_stream(
         },
         None => {
             let get = fx.m.capi(CApi::EnvGetStream);
-            let dl_cuda = fx.b.iconst(Ty::I32, cuda::DL_CUDA);
-            fx.b.call(Callee::Import(get), Some(Ty::Ptr), vec![dl_cuda, ordinal])
-                .expect("returns")
+            let device_type = fx.b.iconst(Ty::I32, i64::from(platform.device_type()));
+            fx.b.call(
+                Callee::Import(get),
+                Some(Ty::Ptr),
+                vec![device_type, ordinal],
+            )
+            .expect("returns")
         }
     })
 }

@@ -37,12 +37,14 @@ pub(super) struct InitFn<'a, 'm> {
 
 impl<'a, 'm> InitFn<'a, 'm> {
     pub(super) fn new(m: &'a mut ModuleCtx<'m>, what: &str) -> Self {
+        Self::with_params(m, what, vec![Ty::Ptr])
+    }
+
+    /// A cold local function `int f(params...)` of the same shape: `out` is its first
+    /// parameter.
+    pub(super) fn with_params(m: &'a mut ModuleCtx<'m>, what: &str, params: Vec<Ty>) -> Self {
         let name = m.local_name(what);
-        let mut b = FuncBuilder::new(
-            name,
-            Linkage::Local,
-            Signature::new(vec![Ty::Ptr], Some(Ty::I32)),
-        );
+        let mut b = FuncBuilder::new(name, Linkage::Local, Signature::new(params, Some(Ty::I32)));
         b.set_cold();
         let parts = b.slot(PART_SIZE, 8);
         let out = b.param(0);
@@ -70,6 +72,11 @@ impl<'a, 'm> InitFn<'a, 'm> {
     /// Stores `value` through `out`, returns 0 and adds the function to the module.
     pub(super) fn finish(mut self, value: Var) -> FuncId {
         self.b.store(self.out, 0, value);
+        self.finish_ok()
+    }
+
+    /// Returns 0 and adds the function to the module.
+    pub(super) fn finish_ok(mut self) -> FuncId {
         let zero = self.b.iconst(Ty::I32, 0);
         self.b.ret(Some(zero));
         self.m.add_function(self.b.finish())

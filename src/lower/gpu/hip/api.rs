@@ -1,0 +1,155 @@
+//! Facts of the HIP runtime that generated launch code relies on: its entry points with their
+//! C signatures and the constants it passes, from the HIP 7.1 headers (`hip_runtime_api.h`,
+//! `driver_types.h`, `hip_version.h` 7.1.25424, as Triton 3.9 bundles them in
+//! `triton/backends/amd/include/hip`). No Rust crate of HIP bindings is maintained with the
+//! module API; this file is the one place these facts live.
+
+use crate::lir::{Signature, Ty};
+
+/// Environment variable naming the HIP runtime library to load instead of searching for it.
+pub const LIBAMDHIP64_PATH_ENV: &str = "SAFECALL_LIBAMDHIP64_PATH";
+/// The names tried with `dlopen`, in order, when the variable is not set: the development
+/// name, then the sonames of ROCm 7 and ROCm 6 (`dlopen` of a soname also finds a runtime a
+/// library in the process already loaded, such as PyTorch's).
+pub const LIBAMDHIP64: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"];
+
+/// `hipSuccess`.
+pub const SUCCESS: i64 = 0;
+/// `hipDeviceAttributeMaxSharedMemoryPerBlock` (`hipDeviceAttribute_t`).
+pub const ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: i64 = 74;
+/// `HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` (`hipFunction_attribute`): a kernel's static LDS.
+pub const FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: i64 = 1;
+
+/// Largest grid dimensions `hipModuleLaunchKernel` takes (it counts blocks in `unsigned int`).
+pub const MAX_GRID: [i64; 3] = [u32::MAX as i64; 3];
+/// Largest block dimensions of AMD GPUs (`hipDeviceProp_t::maxThreadsDim` of every CDNA and
+/// RDNA device).
+pub const MAX_BLOCK: [i64; 3] = [1024, 1024, 1024];
+/// Most threads in one block (`maxThreadsPerBlock`).
+pub const MAX_THREADS_PER_BLOCK: i64 = 1024;
+/// Most threads in one dimension of a launch (grid times block): the runtime computes the
+/// global work size in 32 bits.
+pub const MAX_WORK_SIZE: i64 = u32::MAX as i64;
+/// Device ordinals below this have their modules cached in module data; a launch on a higher
+/// one is an error (no machine has that many AMD GPUs).
+pub const CACHED_DEVICES: u32 = 64;
+
+/// A HIP runtime entry point generated code calls, resolved once per module into a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// `const char* hipGetErrorName(hipError_t)`
+    GetErrorName,
+    /// `const char* hipGetErrorString(hipError_t)`
+    GetErrorString,
+    /// `hipError_t hipInit(unsigned int flags)`
+    Init,
+    /// `hipError_t hipGetDevice(int* device)`
+    GetDevice,
+    /// `hipError_t hipSetDevice(int device)`
+    SetDevice,
+    /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`
+    ModuleLoadData,
+    /// `hipError_t hipModuleUnload(hipModule_t module)`
+    ModuleUnload,
+    /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const
+    /// char* name)`
+    ModuleGetFunction,
+    /// `hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device)`
+    DeviceGetAttribute,
+    /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attr, hipFunction_t
+    /// function)`
+    FuncGetAttribute,
+    /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridX, gridY, gridZ,
+    /// blockX, blockY, blockZ, unsigned sharedMemBytes, hipStream_t stream, void**
+    /// kernelParams, void** extra)`
+    ModuleLaunchKernel,
+    /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gridX, gridY,
+    /// gridZ, blockX, blockY, blockZ, unsigned sharedMemBytes, hipStream_t stream, void**
+    /// kernelParams)`
+    ModuleLaunchCooperativeKernel,
+}
+
+impl Entry {
+    /// Every entry, in table order.
+    pub const ALL: [Entry; 12] = [
+        Entry::GetErrorName,
+        Entry::GetErrorString,
+        Entry::Init,
+        Entry::GetDevice,
+        Entry::SetDevice,
+        Entry::ModuleLoadData,
+        Entry::ModuleUnload,
+        Entry::ModuleGetFunction,
+        Entry::DeviceGetAttribute,
+        Entry::FuncGetAttribute,
+        Entry::ModuleLaunchKernel,
+        Entry::ModuleLaunchCooperativeKernel,
+    ];
+
+    /// The exported symbol (`dlsym` resolves it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::GetErrorName => "hipGetErrorName",
+            Entry::GetErrorString => "hipGetErrorString",
+            Entry::Init => "hipInit",
+            Entry::GetDevice => "hipGetDevice",
+            Entry::SetDevice => "hipSetDevice",
+            Entry::ModuleLoadData => "hipModuleLoadData",
+            Entry::ModuleUnload => "hipModuleUnload",
+            Entry::ModuleGetFunction => "hipModuleGetFunction",
+            Entry::DeviceGetAttribute => "hipDeviceGetAttribute",
+            Entry::FuncGetAttribute => "hipFuncGetAttribute",
+            Entry::ModuleLaunchKernel => "hipModuleLaunchKernel",
+            Entry::ModuleLaunchCooperativeKernel => "hipModuleLaunchCooperativeKernel",
+        }
+    }
+
+    /// The C signature (`hipError_t`, enums and `unsigned` are 32-bit; handles are pointers).
+    pub fn signature(self) -> Signature {
+        use Ty::{I32, Ptr};
+        let launch: [Ty; 11] = [Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr];
+        let (params, ret): (&[Ty], Ty) = match self {
+            Entry::GetErrorName | Entry::GetErrorString => (&[I32], Ptr),
+            Entry::Init | Entry::SetDevice => (&[I32], I32),
+            Entry::GetDevice | Entry::ModuleUnload => (&[Ptr], I32),
+            Entry::ModuleLoadData => (&[Ptr, Ptr], I32),
+            Entry::ModuleGetFunction => (&[Ptr, Ptr, Ptr], I32),
+            Entry::DeviceGetAttribute => (&[Ptr, I32, I32], I32),
+            Entry::FuncGetAttribute => (&[Ptr, I32, Ptr], I32),
+            Entry::ModuleLaunchKernel => (&launch, I32),
+            Entry::ModuleLaunchCooperativeKernel => (&launch[..10], I32),
+        };
+        Signature::new(params.to_vec(), Some(ret))
+    }
+
+    /// Byte offset of the entry in the module's runtime table.
+    pub fn offset(self) -> usize {
+        Entry::ALL.iter().position(|e| *e == self).expect("listed") * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_have_distinct_offsets() {
+        let offsets: Vec<usize> = Entry::ALL.iter().map(|e| e.offset()).collect();
+        assert_eq!(
+            offsets,
+            (0..Entry::ALL.len()).map(|i| i * 8).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn launches_take_eleven_and_ten_arguments() {
+        assert_eq!(Entry::ModuleLaunchKernel.signature().params.len(), 11);
+        assert_eq!(
+            Entry::ModuleLaunchCooperativeKernel
+                .signature()
+                .params
+                .len(),
+            10
+        );
+    }
+}
