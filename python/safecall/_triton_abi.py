@@ -57,6 +57,13 @@ SUPPORTED_TRITON = "3.9"
 #:   opted in (the IR's launch does this itself).
 #: - ``flags``: metadata flags -> the launch setting each becomes.
 #: - ``launches_only_nonempty_grids``: a grid with a zero dimension launches nothing.
+#: - ``backends``: per ``target.backend``, the ``asm`` key of the device binary, the IR's
+#:   ``device_binary`` format, and the device type of its tensors (the word, the DLPack code). AMD kernels (``"hip"``,
+#:   ``triton/backends/amd/driver.c``: ``_launch``, ``launchKernel``) pack arguments and the
+#:   two trailing pointers as CUDA's do; block = (``metadata.warp_size`` * num_warps, 1, 1)
+#:   (``warp_size_key``); ``num_ctas`` above 1 (``hipDrvLaunchKernelEx`` with a cluster) and
+#:   tensor descriptors (TDM) are not supported there; ``hip_flags``: the metadata flags an
+#:   AMD launch honours.
 TRITON_ABI: Dict[str, Any] = {
     "scalars": {
         "i1": (ir.bool_, "<?"),
@@ -121,6 +128,12 @@ TRITON_ABI: Dict[str, Any] = {
     "shared_opt_in_above": 48 * 1024,
     "flags": {"launch_pdl": "pdl", "launch_cooperative_grid": "cooperative"},
     "launches_only_nonempty_grids": True,
+    "backends": {
+        "cuda": {"asm": "cubin", "format": "cubin", "device": "cuda", "device_type": 2},
+        "hip": {"asm": "hsaco", "format": "hsaco", "device": "rocm", "device_type": 10},
+    },
+    "warp_size_key": "warp_size",
+    "hip_flags": {"launch_cooperative_grid": "cooperative"},
 }
 
 class UnsupportedKernelError(NotImplementedError):
@@ -141,7 +154,7 @@ class Kernel:
     name : str
         The kernel's entry name in the cubin (``metadata.name``).
     cubin : bytes
-        The cubin.
+        The device binary: the cubin, or for an AMD kernel (``backend == "hip"``) the HSACO.
     metadata : dict
         Triton's metadata (the ``.json`` next to the cubin in Triton's cache).
     signature : dict
@@ -158,3 +171,5 @@ class Kernel:
     signature: Dict[str, str]
     constants: Dict[str, Any]
     divisible: FrozenSet[str]
+    #: ``"cuda"``, or ``"hip"`` for an AMD kernel (its ``target.backend``).
+    backend: str = "cuda"

@@ -127,13 +127,13 @@ def from_compiled(kernel: Any) -> Kernel:
     check_version(md.get("triton_version"))
     target = md.get("target")
     backend = getattr(target, "backend", None) or (target or {}).get("backend")
-    if backend != "cuda":
-        raise UnsupportedKernelError(f"kernel `{md.get('name')}`: backend {backend!r}, only 'cuda' is supported")
+    _check_backend(backend, f"kernel `{md.get('name')}`")
     src = kernel.src
     signature = dict(src.signature)
     return Kernel(
         name=md["name"],
-        cubin=bytes(kernel.asm["cubin"]),
+        cubin=bytes(kernel.asm[TRITON_ABI["backends"][backend]["asm"]]),
+        backend=backend,
         metadata=md,
         signature=signature,
         constants=_by_name(signature, getattr(src, "constants", {}) or {}),
@@ -178,18 +178,26 @@ def load(
     path = pathlib.Path(json_path)
     md = json.loads(path.read_text())
     check_version(md.get("triton_version"))
-    if md.get("target", {}).get("backend") != "cuda":
-        raise UnsupportedKernelError(f"{path}: backend {md.get('target')!r}, only 'cuda' is supported")
+    backend = md.get("target", {}).get("backend")
+    _check_backend(backend, str(path))
     if divisible is None:
         divisible = _divisible_from_ttir(path.with_suffix(".ttir").read_text(), md["name"])
     return Kernel(
         name=md["name"],
-        cubin=path.with_suffix(".cubin").read_bytes(),
+        cubin=path.with_suffix("." + TRITON_ABI["backends"][backend]["asm"]).read_bytes(),
+        backend=backend,
         metadata=md,
         signature=dict(signature),
         constants=dict(constants or {}),
         divisible=frozenset(divisible),
     )
+
+
+def _check_backend(backend: Any, what: str) -> None:
+    """Refuses a kernel for a backend other than CUDA and HIP (AMD)."""
+    if backend not in TRITON_ABI["backends"]:
+        known = " and ".join(repr(b) for b in TRITON_ABI["backends"])
+        raise UnsupportedKernelError(f"{what}: backend {backend!r}, only {known} are supported")
 
 
 def _divisible_from_ttir(text: str, name: str) -> List[str]:
@@ -213,6 +221,16 @@ GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
+    if kernel.backend == "hip":
+        if int(md.get("num_ctas", 1)) > 1:
+            raise UnsupportedKernelError(
+                f"kernel `{kernel.name}`: num_ctas={md['num_ctas']} on AMD (Triton launches it with "
+                f"hipDrvLaunchKernelEx and a cluster), which safecall.triton does not support"
+            )
+        if any(ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]) for ty in kernel.signature.values()):
+            raise UnsupportedKernelError(
+                f"kernel `{kernel.name}`: tensor descriptor arguments on AMD (TDM descriptors) are not supported"
+            )
     for name in TRITON_ABI["zeroed_scratch"]:
         if md.get(f"{name}_size"):
             raise UnsupportedKernelError(
@@ -314,8 +332,9 @@ def add_function(
     descriptor_options = check_descriptor_options(k, descriptors or {})
     md = k.metadata
     fname = name or k.name
-    binary = f"{fname}_cubin"
-    module.device_binary(binary, "cubin", k.cubin, [k.name])
+    image = TRITON_ABI["backends"][k.backend]
+    binary = f"{fname}_{image['asm']}"
+    module.device_binary(binary, image["format"], k.cubin, [k.name])
     f = module.function(fname, doc=f"Launches the Triton {md.get('triton_version')} kernel `{k.name}` as Triton's launcher does.")
     meta: Dict[str, Any] = {}
     params: List[Tuple[str, str]] = []
@@ -349,7 +368,7 @@ def add_function(
             spec = ir.tensor(
                 "any",
                 pointee(k, arg, ty, check_dtypes),
-                device="cuda",
+                device=image["device"],
                 byte_offset="any",
                 align=TRITON_ABI["divisibility"][1] if divisible else None,
             )
@@ -385,12 +404,14 @@ def _launch(
         settings["cluster_policy"] = TRITON_ABI["cluster_when_num_ctas_above_1"]
     if md.get("shared"):
         settings["shared_mem"] = int(md["shared"])
-    for flag, setting in TRITON_ABI["flags"].items():
+    hip = k.backend == "hip"
+    for flag, setting in TRITON_ABI["hip_flags" if hip else "flags"].items():
         if md.get(flag):
             settings[setting] = True
     if tensor is None:
         settings["device"] = 0
-    block = TRITON_ABI["threads_per_warp"] * int(md["num_warps"])
+    warp = int(md[TRITON_ABI["warp_size_key"]]) if hip else TRITON_ABI["threads_per_warp"]
+    block = warp * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
     # Triton's launcher reads the grid as C ints (and multiplies x by num_ctas).
     for axis, g in zip("xyz", grid):
@@ -405,7 +426,7 @@ def _launch(
     for g in grid[1:]:
         nonempty = ir.and_(nonempty, zero < g)
     with f.if_(nonempty if TRITON_ABI["launches_only_nonempty_grids"] else ir.lit(True)):
-        device = tensor.device if tensor is not None else (2, 0)
+        device = tensor.device if tensor is not None else (TRITON_ABI["backends"][k.backend]["device_type"], 0)
         scratch = scratch_pointers(f, k, programs, device)
         f.launch(binary, k.name, *args, *scratch, grid=grid, block=[block], **settings)
 
