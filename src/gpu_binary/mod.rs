@@ -6,8 +6,8 @@
 //! - [`ptx`]: the `.entry NAME(.param ...)` declarations: type, size and alignment;
 //! - [`cubin`]: the `.nv.info.NAME` sections of a CUDA ELF file: offset and size only;
 //! - [`fatbin`]: every member of a fat binary (PTX or ELF), which must agree;
-//! - [`hsaco`]: the metadata note of an AMDGPU code object: offset, size and value kind (no
-//!   IR format reads it yet: AMD launches are issue 40's work).
+//! - [`hsaco`]: the metadata note of an AMDGPU code object: offset, size and value kind;
+//! - [`offload_bundle`]: every code object of a clang offload bundle, which must agree.
 //!
 //! The readers know nothing of the IR: they turn bytes into tables, and never panic on
 //! damaged input (an unreadable image is an [`Err`] with the reason).
@@ -18,6 +18,7 @@ use std::fmt;
 pub mod cubin;
 pub mod fatbin;
 pub mod hsaco;
+pub mod offload_bundle;
 pub mod ptx;
 mod ptx_type;
 mod value_kind;

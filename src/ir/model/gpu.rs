@@ -16,6 +16,10 @@ keyword_enum! {
         /// An AMDGPU code object (ELF for machine `EM_AMDGPU`, as `clang --offload-arch` or
         /// Triton's AMD backend links it), launched through the HIP runtime.
         Hsaco = "hsaco",
+        /// A clang offload bundle of AMDGPU code objects for several targets (`.hipfb`, as
+        /// `clang --offload-arch=gfx942 --offload-arch=gfx90a` embeds it): the HIP runtime
+        /// loads the one for the device.
+        Hipfb = "hipfb",
     }
 }
 
@@ -59,7 +63,7 @@ impl BinaryFormat {
     pub fn platform(self) -> Platform {
         match self {
             BinaryFormat::Cubin | BinaryFormat::Fatbin | BinaryFormat::Ptx => Platform::Cuda,
-            BinaryFormat::Hsaco => Platform::Hip,
+            BinaryFormat::Hsaco | BinaryFormat::Hipfb => Platform::Hip,
         }
     }
 }

@@ -158,6 +158,7 @@ fn read_tables(b: &DeviceBinary) -> Result<KernelTables, String> {
         BinaryFormat::Cubin => gpu_binary::cubin::read(&b.data),
         BinaryFormat::Fatbin => gpu_binary::fatbin::read(&b.data),
         BinaryFormat::Hsaco => gpu_binary::hsaco::read(&b.data),
+        BinaryFormat::Hipfb => gpu_binary::offload_bundle::read(&b.data),
     }
 }
 
