@@ -185,6 +185,44 @@ mod tests {
         );
     }
 
+    /// Five hand-written kernels in one code object (tests/kernel_params/README.md).
+    const KERNELS: &[u8] = include_bytes!("../../tests/kernel_params/kernels_gfx942.hsaco");
+
+    #[test]
+    fn every_kernel_of_a_code_object_lists_its_explicit_arguments() {
+        use ValueKind::{ByValue, GlobalBuffer};
+        let tables = read(KERNELS).expect("readable");
+        assert_eq!(tables.names(), "add_one, empty, halves, scale, staticky");
+        assert!(tables.unknown.is_empty(), "{:?}", tables.unknown);
+        assert_eq!(
+            params(&tables, "add_one"),
+            [(0, 8, GlobalBuffer), (8, 8, GlobalBuffer), (16, 4, ByValue)]
+        );
+        // p: ptr, a: float, flag: i8, b: double, h: i16, each at its natural alignment.
+        assert_eq!(
+            params(&tables, "scale"),
+            [
+                (0, 8, GlobalBuffer),
+                (8, 4, ByValue),
+                (12, 1, ByValue),
+                (16, 8, ByValue),
+                (24, 2, ByValue),
+            ]
+        );
+        assert_eq!(params(&tables, "empty"), []);
+        assert_eq!(params(&tables, "staticky"), [(0, 8, GlobalBuffer)]);
+        // h: half, g: bfloat, flag: i8, k: half.
+        assert_eq!(
+            params(&tables, "halves"),
+            [
+                (0, 2, ByValue),
+                (2, 2, ByValue),
+                (4, 1, ByValue),
+                (6, 2, ByValue)
+            ]
+        );
+    }
+
     #[test]
     fn other_files_are_refused_with_the_reason() {
         assert!(

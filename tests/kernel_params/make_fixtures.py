@@ -7,6 +7,8 @@ Run with Triton 3.9.0 installed (no GPU needed):
 
 import pathlib
 import struct
+import subprocess
+import tempfile
 
 import triton
 import triton.language as tl
@@ -52,6 +54,69 @@ def hsaco():
     """`scale` as an AMDGPU code object for gfx942 (Triton links it in-process: no ROCm)."""
     k = compile_kernel(scale, SCALE, GPUTarget("hip", "gfx942", 64))
     (HERE / "scale_gfx942.hsaco").write_bytes(k.asm["hsaco"])
+
+
+#: Five hand-written AMDGPU kernels for `kernels_gfx942.hsaco`: their explicit parameters are
+#: the point (types Triton does not emit, no parameters, static LDS); the bodies are trivial.
+KERNELS_LL = """\
+target triple = "amdgcn-amd-amdhsa"
+
+@lds = internal addrspace(3) global [256 x i32] poison, align 4
+
+define amdgpu_kernel void @add_one(ptr addrspace(1) %x, ptr addrspace(1) %y, i32 %n) {
+  %v = load i32, ptr addrspace(1) %x
+  %w = add i32 %v, %n
+  store i32 %w, ptr addrspace(1) %y
+  ret void
+}
+
+define amdgpu_kernel void @scale(ptr addrspace(1) %p, float %a, i8 %flag, double %b, i16 %h) {
+  store float %a, ptr addrspace(1) %p
+  ret void
+}
+
+define amdgpu_kernel void @empty() {
+  ret void
+}
+
+; 256 x i32 of LDS: 1024 bytes of static group segment.
+define amdgpu_kernel void @staticky(ptr addrspace(1) %p) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %s = getelementptr [256 x i32], ptr addrspace(3) @lds, i32 0, i32 %t
+  store i32 %t, ptr addrspace(3) %s
+  %v = load i32, ptr addrspace(3) @lds
+  store i32 %v, ptr addrspace(1) %p
+  ret void
+}
+
+define amdgpu_kernel void @halves(half %h, bfloat %g, i8 %flag, half %k) {
+  ret void
+}
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+
+!llvm.module.flags = !{!0}
+!0 = !{i32 1, !"amdhsa_code_object_version", i32 500}
+"""
+
+
+def kernels_hsaco(llc="llc-19"):
+    """The five kernels of `KERNELS_LL` as one linked gfx942 code object (v5).
+
+    LLVM 19's `llc` writes a relocatable object; Triton's bundled lld (`amd.link_hsaco`, the
+    step Triton's own `make_hsaco` ends with) links it into the shared object that
+    `hipModuleLoadData` takes.
+    """
+    from triton._C.libtriton import amd
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "kernels.ll").write_text(KERNELS_LL)
+        target = ["-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj"]
+        ll, obj = str(tmp / "kernels.ll"), str(tmp / "kernels.o")
+        subprocess.run([llc, *target, ll, "-o", obj], check=True)
+        amd.link_hsaco(str(tmp / "kernels.o"), str(tmp / "kernels.hsaco"))
+        (HERE / "kernels_gfx942.hsaco").write_bytes((tmp / "kernels.hsaco").read_bytes())
 
 
 # The fatbin layout (the same facts as src/gpu_binary/fatbin.rs reads).
@@ -113,11 +178,14 @@ def main():
         fatbin(member(KIND_ELF, cubin, 90), member(KIND_PTX, short.encode(), 90))
     )
     hsaco()
+    kernels_hsaco()
     print(k.metadata.name, e.metadata.name)
 
 
 if __name__ == "__main__":
     import sys
 
-    # `make_fixtures.py hsaco` writes only the AMDGPU code object.
-    hsaco() if sys.argv[1:] == ["hsaco"] else main()
+    # `make_fixtures.py hsaco` writes only Triton's AMDGPU code object, `make_fixtures.py
+    # kernels_hsaco` only the hand-written one (it needs LLVM 19's `llc-19` on PATH).
+    only = {"hsaco": hsaco, "kernels_hsaco": kernels_hsaco}
+    only[sys.argv[1]]() if sys.argv[1:2] else main()
