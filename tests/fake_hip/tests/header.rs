@@ -2,7 +2,7 @@
 //! headers Triton bundles: a C file prints each enumerator's value and each field's `offsetof`
 //! as the C compiler sees them.
 //!
-//! Needs `cc` and the headers: `SAFECALL_HIP_INCLUDE` names their directory (the one holding
+//! Needs a C compiler (`CC`, else `cc`) and the headers: `SAFECALL_HIP_INCLUDE` names their directory (the one holding
 //! `hip/`), else `.venv/lib/python3*/site-packages/triton/backends/amd/include` under the
 //! workspace root (`cargo xtask venv` installs triton there). Without either the test prints why
 //! it skips; under `CI=true` that is a failure.
@@ -11,6 +11,15 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use safecall_fake_hip::abi;
+
+/// The C compiler (`CC`, else `cc`), if it runs.
+fn compiler() -> Result<String, String> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    match Command::new(&cc).arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(cc),
+        _ => Err(format!("no C compiler: `{cc} --version` does not run")),
+    }
+}
 
 fn include_dir() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("SAFECALL_HIP_INCLUDE") {
@@ -54,8 +63,9 @@ fn c_program() -> String {
 
 #[test]
 fn constants_and_offsets_match_tritons_hip_headers() {
-    let include = match include_dir() {
-        Ok(dir) => dir,
+    let found = compiler().and_then(|cc| Ok((cc, include_dir()?)));
+    let (cc, include) = match found {
+        Ok(found) => found,
         Err(why) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
             panic!("CI=true: {why}")
         }
@@ -68,7 +78,6 @@ fn constants_and_offsets_match_tritons_hip_headers() {
     std::fs::create_dir_all(&dir).unwrap();
     let (source, exe) = (dir.join("probe.c"), dir.join("probe"));
     std::fs::write(&source, c_program()).unwrap();
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
     let built = Command::new(&cc)
         .arg("-I")
         .arg(&include)
