@@ -1,0 +1,137 @@
+"""Triton 3.9's own AMD launcher records, on the HIP runtime double, exactly the launch its
+arguments ask for.
+
+Kernels compiled for gfx942 on this machine (``triton_hip.py``: no GPU, no ROCm, no torch) are
+loaded through Triton's ``load_binary`` and launched through Triton's ``HIPLauncher``, whose
+``driver.c`` binds to the double (tests/fake_hip) through ``TRITON_LIBHIP_PATH``. Each launch
+record must show the grid, a block of ``warp_size * num_warps`` threads, the kernel's shared
+memory, the stream, and every explicit kernel argument's bytes (cut by the sizes in the code
+object's metadata), Triton's two scratch pointers last.
+
+Outside CI the module skips with its reason when triton 3.9.0, a C compiler or the double is
+missing; with ``CI=true`` each of these is a failure.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Dict, List
+
+import pytest
+import triton_hip
+from triton_hip import CASES, Launch
+
+triton_hip.skip_unless_available()
+
+#: ``struct`` formats of Triton's scalar types as its AMD launcher writes them (``driver.c``'s
+#: extractors). ``i1`` is written as an ``int32``; the kernel's metadata gives it 1 byte, which
+#: is what the runtime (and the double) copies.
+FORMATS = {
+    "i1": "<b",
+    "i8": "<b",
+    "i16": "<h",
+    "i32": "<i",
+    "i64": "<q",
+    "u8": "<B",
+    "u16": "<H",
+    "u32": "<I",
+    "u64": "<Q",
+    "fp32": "<f",
+    "fp64": "<d",
+}
+
+
+@pytest.fixture(scope="module")
+def report() -> Dict[str, Any]:
+    return triton_hip.launch_records()
+
+
+def expected_args(case: triton_hip.Case, launch: Launch) -> List[str]:
+    """Each explicit argument's bytes as hex: the non-constexpr arguments, then Triton's global
+    and profile scratch pointers (null: these kernels need no scratch memory)."""
+    out = []
+    for (_, ty), arg in zip(case.signature, launch.args):
+        if ty == "constexpr":
+            continue
+        if ty.startswith("*"):
+            address = 0 if arg is None else arg if isinstance(arg, int) else arg.data_ptr()
+            out.append(struct.pack("<Q", address).hex())
+        else:
+            out.append(struct.pack(FORMATS[ty], arg).hex())
+    return out + ["00" * 8, "00" * 8]
+
+
+def launch_records(report: Dict[str, Any], case_name: str) -> List[Dict[str, Any]]:
+    return [r for r in report["cases"][case_name]["records"] if r["call"] == "hipModuleLaunchKernel"]
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_tritons_launcher_records_the_launch_its_arguments_ask_for(report, case_name):
+    case, facts = CASES[case_name], report["cases"][case_name]
+    md = facts["metadata"]
+    assert (md["warp_size"], md["num_ctas"]) == (64, 1)
+    assert (md["global_scratch_size"], md["profile_scratch_size"]) == (0, 0)
+    records = launch_records(report, case_name)
+    assert len(records) == len(case.launches)
+    for launch, record in zip(case.launches, records):
+        assert record == {
+            "call": "hipModuleLaunchKernel",
+            "kernel": md["name"],
+            "device": 0,
+            "grid": list(launch.grid),
+            "block": [md["warp_size"] * md["num_warps"], 1, 1],
+            "shared_mem": md["shared"],
+            "stream": launch.stream,
+            "args": expected_args(case, launch),
+            "extra": False,
+        }
+
+
+def test_tritons_launcher_checks_each_tensor_with_the_runtime(report):
+    """``data_ptr()`` objects are checked with ``hipPointerGetAttribute`` (device pointer),
+    plain integers and None are passed as they are."""
+    case = CASES["vector add"]
+    checked = [r["ptr"] for r in report["cases"]["vector add"]["records"] if r["call"] == "hipPointerGetAttribute"]
+    tensors = [a.data_ptr() for launch in case.launches for a in launch.args if isinstance(a, triton_hip.Tensor)]
+    assert checked == tensors
+
+
+def test_tritons_launcher_loads_and_queries_as_the_double_expects(report):
+    records = report["cases"]["vector add"]["records"]
+    load, get, *attrs = records[:5]
+    assert load["call"] == "hipModuleLoadDataEx" and load["options"] == 5
+    assert (load["device"], load["image"]) == (0, "code object")
+    assert get == {"call": "hipModuleGetFunction", "device": 0, "module": get["module"], "name": "add"}
+    # NUM_REGS, LOCAL_SIZE_BYTES, MAX_THREADS_PER_BLOCK (driver_types.h's values).
+    assert [a["attr"] for a in attrs] == [4, 3, 0]
+
+
+def test_tritons_launcher_resolves_its_entries_through_get_proc_address(report):
+    """Triton asks ``hipDriverGetVersion`` (through ``dlsym``), then ``hipGetProcAddress`` for
+    each entry with that version as ``hipVersion``; ``hipDrvLaunchKernelEx`` (multi-CTA
+    launches only) is optional there, and the double does not serve it."""
+    version, *lookups = report["setup"]
+    assert version == {"call": "hipDriverGetVersion"}
+    assert {r["version"] for r in lookups} == {60_443_482}
+    assert [r["symbol"] for r in lookups] == [
+        "hipGetLastError",
+        "hipGetErrorString",
+        "hipGetDeviceProperties",
+        "hipModuleLoadDataEx",
+        "hipModuleUnload",
+        "hipModuleGetFunction",
+        "hipFuncGetAttribute",
+        "hipDrvLaunchKernelEx",
+        "hipModuleLaunchKernel",
+        "hipModuleLaunchCooperativeKernel",
+        "hipPointerGetAttribute",
+    ]
+
+
+def test_a_function_launched_on_another_device_is_an_error(report):
+    """The function was loaded on device 0; with device 1 current, the launch fails as in HIP
+    (``hipErrorInvalidDevice``), and Triton raises its error."""
+    wrong = report["wrong_device"]
+    assert wrong["error"] == "Triton Error [HIP]:  Code: 101, Messsage: invalid device ordinal"
+    (launch,) = [r for r in wrong["records"] if r["call"] == "hipModuleLaunchKernel"]
+    assert launch["device"] == 1

@@ -1,0 +1,241 @@
+"""Triton 3.9's own AMD launcher on the HIP runtime double (tests/fake_hip): no GPU, no ROCm.
+
+:func:`launch_records` runs this file as a script in a process of its own (Triton's active
+driver, its cached runtime path and the HIP launcher module are process-wide), which:
+
+1. compiles each kernel of :data:`CASES` for ``GPUTarget("hip", "gfx942", 64)`` (Triton links
+   the code object in-process with its bundled lld);
+2. builds Triton's ``HIPUtils`` (it compiles ``backends/amd/driver.c`` with ``cc`` and
+   ``dlopen``s ``TRITON_LIBHIP_PATH``, a link named ``libamdhip64.so`` to the double) and makes a
+   ``HIPDriver`` the active driver (without ``GPUDriver.__init__``, which needs torch);
+3. loads each code object with Triton's ``utils.load_binary`` and launches it with each of its
+   argument sets through Triton's ``HIPLauncher``;
+4. writes what the double recorded, per case, with the compiled metadata, as JSON.
+
+    python triton_hip.py OUT.json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, Tuple
+
+import fake_hip
+from conftest import ROOT
+
+#: The Triton release these facts are for.
+TRITON_VERSION = "3.9.0"
+#: ``GPUTarget`` of the double's devices.
+TARGET = ("hip", "gfx942", 64)
+#: The stream most launches are given.
+STREAM = 0x5000
+
+
+class Tensor:
+    """A device tensor at a fake address: what Triton's launcher reads of one (``data_ptr()``,
+    which it then checks with ``hipPointerGetAttribute``)."""
+
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """One launch: the grid, the stream and every kernel argument (constexprs included, as
+    Triton's launcher takes them)."""
+
+    grid: Tuple[int, int, int]
+    stream: int
+    args: Tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A kernel of ``triton_kernels.py`` (or of :func:`_kernels`), its signature and
+    constexprs, and its launches."""
+
+    kernel: str
+    signature: Tuple[Tuple[str, str], ...]
+    constexprs: Tuple[Tuple[str, Any], ...]
+    launches: Tuple[Launch, ...]
+
+
+X, Y, OUT = 0x7F00_0000_1000, 0x7F00_0000_2000, 0x7F00_0000_3000
+
+CASES: Dict[str, Case] = {
+    "vector add": Case(
+        "add",
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
+        (("BLOCK", 256),),
+        (
+            Launch((4, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 1000, 256)),
+            Launch((1, 1, 1), 0, (X, Y, OUT, 7, 256)),
+            Launch((3, 2, 1), STREAM, (Tensor(X + 64), Y, None, -1, 256)),
+        ),
+    ),
+    "scalar mix": Case(
+        "scalars",
+        (
+            ("out_ptr", "*fp64"),
+            ("a", "i8"),
+            ("b", "i16"),
+            ("c", "i32"),
+            ("d", "i64"),
+            ("e", "u8"),
+            ("f", "u16"),
+            ("g", "u32"),
+            ("h", "u64"),
+            ("x", "fp32"),
+            ("y", "fp64"),
+            ("flag", "i1"),
+        ),
+        (),
+        (
+            Launch(
+                (1, 1, 1),
+                STREAM,
+                (Tensor(OUT), -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True),
+            ),
+        ),
+    ),
+}
+
+
+def missing_reason() -> str | None:
+    """Why Triton's AMD launcher cannot run on the double here, or None when it can."""
+    try:
+        import triton
+    except ImportError:
+        return f"triton is not installed (pip install triton=={TRITON_VERSION})"
+    if triton.__version__ != TRITON_VERSION:
+        return f"triton {triton.__version__} is installed; these facts are for {TRITON_VERSION}"
+    if not (os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        return "Triton's launcher needs a C compiler (cc, gcc, clang or $CC) at run time"
+    return fake_hip.missing_reason()
+
+
+def skip_unless_available() -> None:
+    """Skips the calling test module when :func:`missing_reason` says why (fails in CI)."""
+    import pytest
+
+    reason = missing_reason()
+    if reason is not None:
+        if fake_hip.in_ci():
+            raise RuntimeError(f"CI=true: {reason}")
+        pytest.skip(reason, allow_module_level=True)
+
+
+def launch_records() -> Dict[str, Any]:
+    """Runs :data:`CASES` through Triton's own launcher on the double, in a process of its own;
+    returns its report: ``setup`` (the records of building the launcher: version query and
+    ``hipGetProcAddress`` calls), ``cases`` (per case, ``metadata`` and ``records``) and
+    ``wrong_device`` (a launch on device 1 of a function loaded on device 0: Triton's error and
+    the records)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
+        env.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
+        here = os.path.dirname(os.path.abspath(__file__))
+        run = subprocess.run([sys.executable, __file__, out], check=False, env=env, cwd=here, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"the Triton HIP runner failed:\n{run.stdout}\n{run.stderr}")
+        with open(out) as f:
+            return json.load(f)
+
+
+# ---- the runner (this file as a script) ----------------------------------------------------
+
+
+def _kernels() -> Dict[str, Any]:
+    import triton
+    import triton.language as tl
+    from triton_kernels import scalars
+
+    @triton.jit
+    def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    return {"add": add, "scalars": scalars}
+
+
+def _activate_hip_driver() -> Any:
+    """Triton's ``HIPDriver`` as the active driver, its utils built against the double."""
+    import triton
+    from triton.backends.amd.driver import HIPDriver, HIPLauncher, HIPUtils
+
+    class Driver(HIPDriver):
+        """``HIPDriver`` without ``GPUDriver.__init__`` (torch's device and stream queries):
+        the current device is the double's."""
+
+        def __init__(self) -> None:
+            self.utils = HIPUtils()
+            self.launcher_cls = HIPLauncher
+
+        def get_current_device(self) -> int:
+            return 0
+
+    driver = Driver()
+    triton.runtime.driver.set_active(driver)
+    return driver
+
+
+def _run(out: str) -> None:
+    import ctypes
+
+    fake = fake_hip.load()
+    libhip = fake_hip.libhip_dir(fake_hip.PATH, ROOT / "target" / "triton-libhip") / "libamdhip64.so"
+    os.environ["TRITON_LIBHIP_PATH"] = str(libhip)
+    fake.safecall_fake_hip_reset()
+
+    import triton
+    from triton.backends.amd.driver import HIPLauncher
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    driver = _activate_hip_driver()
+    report: Dict[str, Any] = {"setup": fake_hip.records(fake), "cases": {}}
+    kernels = _kernels()
+    for name, case in CASES.items():
+        src = ASTSource(kernels[case.kernel], signature=dict(case.signature), constexprs=dict(case.constexprs))
+        compiled = triton.compile(src, target=GPUTarget(*TARGET))
+        md = compiled.metadata
+        fake.safecall_fake_hip_reset()
+        module, function, *_ = driver.utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
+        launcher = HIPLauncher(src, md)
+        for launch in case.launches:
+            launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *launch.args)
+        fields = ("name", "num_warps", "num_ctas", "shared", "warp_size", "global_scratch_size", "profile_scratch_size")
+        report["cases"][name] = {
+            "metadata": {f: getattr(md, f) for f in fields},
+            "records": fake_hip.records(fake),
+        }
+        if name == "vector add":
+            fake.safecall_fake_hip_reset()
+            fake.hipSetDevice(ctypes.c_int(1))
+            launch = case.launches[0]
+            try:
+                launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *launch.args)
+                error = None
+            except RuntimeError as e:
+                error = str(e)
+            report["wrong_device"] = {"error": error, "records": fake_hip.records(fake)}
+            fake.safecall_fake_hip_reset()
+        driver.utils.unload_module(module)
+    with open(out, "w") as f:
+        json.dump(report, f)
+
+
+if __name__ == "__main__":
+    _run(sys.argv[1])

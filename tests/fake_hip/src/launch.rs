@@ -1,0 +1,213 @@
+//! `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel`: the launch record and the
+//! checks the runtime makes before it launches.
+//!
+//! The record (`call` is the entry's name): `kernel` (its name; null for an unknown handle),
+//! `device` (the thread's current device), `grid` and `block` (`[x, y, z]`, as passed),
+//! `shared_mem` (dynamic LDS in bytes), `stream` (the handle as an integer), `args` (one hex
+//! string per explicit kernel argument, exactly its size in bytes, read through
+//! `kernelParams[i]`; empty when `kernelParams` is null) and `extra` (whether `extra` is
+//! non-null).
+//!
+//! The checks, in the order of clr's `ihipModuleLaunchKernel` and `ihipLaunchKernel_validate`
+//! (`hipamd/src/hip_module.cpp`), each with HIP's answer:
+//! - a function of a loaded module, else `hipErrorInvalidHandle` (HIP: a null function is
+//!   `hipErrorInvalidResourceHandle`, the same code; an unloaded one is undefined there);
+//! - not both `kernelParams` and `extra`: `hipErrorInvalidValue`;
+//! - a non-zero grid (`hipErrorInvalidValue`) and a non-zero block (`hipErrorInvalidConfiguration`);
+//! - static plus dynamic LDS at most 64 KiB (`hipErrorInvalidValue`);
+//! - at most 1024 threads per block (`hipErrorInvalidValue`);
+//! - `kernelParams` or `extra` when the kernel has arguments (`hipErrorInvalidValue`);
+//! - the function's device is the current one, else `hipErrorInvalidDevice` (HIP: the kernel
+//!   has no code for the launch's device);
+//! - at most the kernel's `.max_flat_workgroup_size` threads per block (`hipErrorLaunchFailure`);
+//! - a cooperative grid fits on the device at once (304 compute units times
+//!   [`CO_RESIDENT_BLOCKS_PER_CU`] blocks), else `hipErrorCooperativeLaunchTooLarge`.
+//!
+//! The launch device is the current device: the double's streams are plain numbers, all of
+//! them on the current device (HIP takes the stream's device; for the null stream, the current
+//! one).
+
+use std::ffi::{c_uint, c_void};
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+
+use super::abi::{self, HipError, hipErrorInvalidValue, hipSuccess};
+use super::runtime::{CO_RESIDENT_BLOCKS_PER_CU, MAX_BLOCK, MAX_SHARED, MULTIPROCESSORS};
+use super::{QUIET, call, current_device, module, registry};
+
+/// One launch as the entry points receive it.
+struct Launch {
+    function: usize,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_mem: c_uint,
+    stream: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    cooperative: bool,
+}
+
+/// What a launch needs to know of its kernel.
+struct Target {
+    name: String,
+    params: Vec<usize>,
+    static_lds: u32,
+    max_threads: u32,
+    device: i32,
+    loaded: bool,
+}
+
+fn target(function: usize) -> Option<Target> {
+    let id = module::kernel_id(function)?;
+    Some(registry(|r| {
+        let k = &r.kernels[id];
+        let m = &r.modules[k.module];
+        Target {
+            name: k.name.clone(),
+            params: k.params.clone(),
+            static_lds: k.info.static_lds,
+            max_threads: k.info.max_threads,
+            device: m.device,
+            loaded: m.loaded,
+        }
+    }))
+}
+
+/// Each explicit argument's bytes as hex.
+///
+/// # Safety
+/// `params` is null or holds one pointer per size in `sizes`, each to that many bytes.
+unsafe fn argument_bytes(params: *mut *mut c_void, sizes: &[usize]) -> Vec<String> {
+    if params.is_null() {
+        return Vec::new();
+    }
+    let hex = |(i, &size): (usize, &usize)| {
+        // SAFETY: the caller's promise: `params[i]` points at `size` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts((*params.add(i)).cast::<u8>(), size) };
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    };
+    sizes.iter().enumerate().map(hex).collect()
+}
+
+/// Records a launch, then checks it as the runtime does.
+///
+/// # Safety
+/// `l.params` is null or holds one pointer per explicit argument of the kernel.
+unsafe fn launch(entry: &str, l: Launch) -> HipError {
+    if QUIET.load(Ordering::Relaxed) {
+        return hipSuccess;
+    }
+    let target = target(l.function);
+    let device = current_device();
+    let fields = || {
+        let sizes = target.as_ref().map_or(&[][..], |t| &t.params[..]);
+        json!({
+            "kernel": target.as_ref().map(|t| t.name.clone()),
+            "device": device,
+            "grid": l.grid,
+            "block": l.block,
+            "shared_mem": l.shared_mem,
+            "stream": l.stream,
+            // SAFETY: the caller's promise about `params`.
+            "args": unsafe { argument_bytes(l.params, sizes) },
+            "extra": !l.extra.is_null(),
+        })
+    };
+    call(entry, fields, || check(&l, target.as_ref(), device))
+}
+
+fn check(l: &Launch, target: Option<&Target>, device: i32) -> HipError {
+    let Some(t) = target.filter(|t| t.loaded) else {
+        return abi::hipErrorInvalidHandle;
+    };
+    if !l.params.is_null() && !l.extra.is_null() {
+        return hipErrorInvalidValue;
+    }
+    if l.grid.contains(&0) {
+        return hipErrorInvalidValue;
+    }
+    if l.block.contains(&0) {
+        return abi::hipErrorInvalidConfiguration;
+    }
+    if u64::from(l.shared_mem) + u64::from(t.static_lds) > u64::from(MAX_SHARED) {
+        return hipErrorInvalidValue;
+    }
+    let threads = l.block.iter().map(|&d| u64::from(d)).product::<u64>();
+    if threads > u64::from(MAX_BLOCK) {
+        return hipErrorInvalidValue;
+    }
+    if !t.params.is_empty() && l.params.is_null() && l.extra.is_null() {
+        return hipErrorInvalidValue;
+    }
+    if t.device != device {
+        return abi::hipErrorInvalidDevice;
+    }
+    if threads > u64::from(t.max_threads) {
+        return abi::hipErrorLaunchFailure;
+    }
+    let blocks = l.grid.iter().map(|&d| u64::from(d)).product::<u64>();
+    if l.cooperative && blocks > u64::from(MULTIPROCESSORS * CO_RESIDENT_BLOCKS_PER_CU) {
+        return abi::hipErrorCooperativeLaunchTooLarge;
+    }
+    hipSuccess
+}
+
+/// `hipModuleLaunchKernel`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    function: usize,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem: c_uint,
+    stream: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipError {
+    let l = Launch {
+        function,
+        grid: [grid_x, grid_y, grid_z],
+        block: [block_x, block_y, block_z],
+        shared_mem,
+        stream,
+        params,
+        extra,
+        cooperative: false,
+    };
+    // SAFETY: the caller passes one parameter pointer per kernel argument.
+    unsafe { launch("hipModuleLaunchKernel", l) }
+}
+
+/// `hipModuleLaunchCooperativeKernel` (no `extra`, as in `hip_runtime_api.h`; Triton's launcher
+/// declares and passes an eleventh argument, a null `extra`, which the C calling convention
+/// lets the double ignore).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
+    function: usize,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem: c_uint,
+    stream: usize,
+    params: *mut *mut c_void,
+) -> HipError {
+    let l = Launch {
+        function,
+        grid: [grid_x, grid_y, grid_z],
+        block: [block_x, block_y, block_z],
+        shared_mem,
+        stream,
+        params,
+        extra: std::ptr::null_mut(),
+        cooperative: true,
+    };
+    // SAFETY: the caller passes one parameter pointer per kernel argument.
+    unsafe { launch("hipModuleLaunchCooperativeKernel", l) }
+}
