@@ -25,7 +25,7 @@ if command -v llvm-config-19 >/dev/null; then
 fi
 # The runtime (TVMFFIEnvGetStream is on the launch path) and the double optimized, as the
 # benchmarks build them; the generated code does not depend on how the CLI was built.
-cargo build --quiet --release -p safecall-runtime -p safecall-fake-cuda
+cargo build --quiet --release -p safecall-runtime -p safecall-fake-cuda -p safecall-fake-hip
 cargo build --quiet --bin safecall "${features[@]}"
 cli=${SAFECALL_CLI:-target/debug/safecall}
 release=$PWD/target/release
@@ -42,13 +42,14 @@ if "$cli" check benches/ir/gpu_launch.scir >/dev/null 2>&1; then
 else
     sed '/^\/\/\/ The same launch with every setting/,$d' benches/ir/gpu_launch.scir >"$out/gpu_launch.scir"
 fi
+declare -A cuda_per_call=()
 for backend in cranelift llvm; do
     if ! "$cli" build --backend "$backend" "$out/gpu_launch.scir" -o "$out/$backend.so" >/dev/null 2>&1; then
         echo "$backend: not built (no LLVM backend in this build?)"
         continue
     fi
     declare -A per_call=()
-    for f in checks_only launch_empty launch_four launch_cluster launch_all_settings; do
+    for f in checks_only launch_empty launch_four launch_three launch_cluster launch_all_settings; do
         if ! grep -q "^fn $f(" "$out/gpu_launch.scir"; then
             continue
         fi
@@ -56,12 +57,14 @@ for backend in cranelift llvm; do
         total=$(count "$backend" "$f" "$n")
         per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
         echo "$backend $f: ${per_call[$f]} instructions per call"
+        cuda_per_call[$backend:$f]=${per_call[$f]}
     done
     if [[ -n ${per_call[launch_all_settings]:-} ]]; then
         awk -v a="${per_call[launch_all_settings]}" -v c="${per_call[launch_cluster]}" -v b="$backend" \
             'BEGIN { printf "%s launch_all_settings / launch_cluster: %.3f\n", b, a / c }'
     fi
-    for f in launch_empty launch_four; do
+    for f in launch_empty launch_four launch_three; do
+        [[ -n ${per_call[$f]:-} ]] || continue
         awk -v l="${per_call[$f]}" -v c="${per_call[checks_only]}" -v f="$f" -v b="$backend" \
             'BEGIN { printf "%s %s: the launch adds %.1f instructions to the checks\n", b, f, l - c }'
     done
@@ -89,5 +92,34 @@ if "$cli" check benches/ir/gpu_tma.scir >/dev/null 2>&1; then
         done
         awk -v a="${tma[tma_two]}" -v p="${tma[tma_plain]}" -v b="$backend" \
             'BEGIN { printf "%s tma_two / tma_plain: %.3f\n", b, a / p }'
+    done
+fi
+# HIP (issue 40): the same launch shapes on AMDGPU code objects through the HIP runtime double
+# (benches/ir/hip_launch.scir), against the CUDA launch of the same shape counted above in this
+# run (target: within 10%).
+cc -O2 -I"$include" benches/c/hip_launch_loop.c -o "$out/hip_launch_loop" -ldl \
+    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
+count_hip() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$out/hip_launch_loop" "$out/hip_$1.so" "$2" "$3" "$release/deps/libsafecall_fake_hip.so" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+if "$cli" check benches/ir/hip_launch.scir >/dev/null 2>&1; then
+    for backend in cranelift llvm; do
+        if ! "$cli" build --backend "$backend" benches/ir/hip_launch.scir -o "$out/hip_$backend.so" >/dev/null 2>&1; then
+            continue
+        fi
+        declare -A hip_per_call=()
+        for f in checks_only launch_empty launch_three; do
+            base=$(count_hip "$backend" "$f" 0)
+            total=$(count_hip "$backend" "$f" "$n")
+            hip_per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+            echo "$backend hip $f: ${hip_per_call[$f]} instructions per call"
+        done
+        for f in launch_empty launch_three; do
+            awk -v h="${hip_per_call[$f]}" -v hc="${hip_per_call[checks_only]}" -v f="$f" -v b="$backend" \
+                -v c="${cuda_per_call[$backend:$f]:-0}" -v cc="${cuda_per_call[$backend:checks_only]:-0}" \
+                'BEGIN { printf "%s hip %s: the launch adds %.1f instructions to the checks (CUDA: %.1f; HIP / CUDA %.3f)\n", b, f, h - hc, c - cc, (c - cc > 0) ? (h - hc) / (c - cc) : 0 }'
+        done
     done
 fi

@@ -59,35 +59,39 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
             launch_args.clone(),
         )
     };
-    let (rc, entry_name) = match ops.cooperative {
-        Flag::Off => (plain(fx), Entry::ModuleLaunchKernel.name()),
-        Flag::On => (cooperative(fx), Entry::ModuleLaunchCooperativeKernel.name()),
+    // The caller's device back, then the result checked (the message names the entry called).
+    let finish = |fx: &mut FnCtx<'_, '_>, rc: Var, entry: Entry| {
+        restore(fx, table, &switch);
+        check(fx, table, rc, |fx| {
+            launch_failed(fx, table, kernel, &prefix, &ops, entry.name())
+        });
+    };
+    match ops.cooperative {
+        Flag::Off => {
+            let rc = plain(fx);
+            finish(fx, rc, Entry::ModuleLaunchKernel);
+        }
+        Flag::On => {
+            let rc = cooperative(fx);
+            finish(fx, rc, Entry::ModuleLaunchCooperativeKernel);
+        }
         Flag::Dynamic(on) => {
-            let rc = fx.b.mutable_var(Ty::I32);
             let coop = fx.b.new_block();
             let normal = fx.b.new_block();
             let done = fx.b.new_block();
             let is_on = fx.b.icmp_imm(IntCC::Ne, on, 0);
             fx.b.branch(is_on, coop, normal);
             fx.b.switch_to(coop);
-            let r = cooperative(fx);
-            fx.b.assign(rc, r);
+            let rc = cooperative(fx);
+            finish(fx, rc, Entry::ModuleLaunchCooperativeKernel);
             fx.b.jump(done);
             fx.b.switch_to(normal);
-            let r = plain(fx);
-            fx.b.assign(rc, r);
+            let rc = plain(fx);
+            finish(fx, rc, Entry::ModuleLaunchKernel);
             fx.b.jump(done);
             fx.b.switch_to(done);
-            (
-                rc,
-                "hipModuleLaunchKernel (or hipModuleLaunchCooperativeKernel)",
-            )
         }
-    };
-    restore(fx, table, &switch);
-    check(fx, table, rc, |fx| {
-        launch_failed(fx, table, kernel, &prefix, &ops, entry_name)
-    });
+    }
     Ok(())
 }
 
