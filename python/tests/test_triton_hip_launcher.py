@@ -19,26 +19,14 @@ from typing import Any, Dict, List
 
 import pytest
 import triton_hip
+from triton_fakes import packed
 from triton_hip import CASES, Launch
 
 triton_hip.skip_unless_available()
 
-#: ``struct`` formats of Triton's scalar types as its AMD launcher writes them (``driver.c``'s
-#: extractors). ``i1`` is written as an ``int32``; the kernel's metadata gives it 1 byte, which
-#: is what the runtime (and the double) copies.
-FORMATS = {
-    "i1": "<b",
-    "i8": "<b",
-    "i16": "<h",
-    "i32": "<i",
-    "i64": "<q",
-    "u8": "<B",
-    "u16": "<H",
-    "u32": "<I",
-    "u64": "<Q",
-    "fp32": "<f",
-    "fp64": "<d",
-}
+#: Triton's AMD launcher packs scalars as its CUDA one does (``driver.c``'s extractors; ``i1``
+#: is written as an ``int32``, of which the runtime copies the 1 byte the kernel's metadata
+#: gives): ``triton_fakes.packed`` says how.
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +45,12 @@ def expected_args(case: triton_hip.Case, launch: Launch) -> List[str]:
             address = 0 if arg is None else arg if isinstance(arg, int) else arg.data_ptr()
             out.append(struct.pack("<Q", address).hex())
         else:
-            out.append(struct.pack(FORMATS[ty], arg).hex())
+            out.append(packed(ty, arg).hex())
     return out + ["00" * 8, "00" * 8]
 
 
 def launch_records(report: Dict[str, Any], case_name: str) -> List[Dict[str, Any]]:
-    return [r for r in report["cases"][case_name]["records"] if r["call"] == "hipModuleLaunchKernel"]
+    return [r for r in report["cases"][case_name]["records"] if r["call"].startswith("hipModuleLaunch")]
 
 
 @pytest.mark.parametrize("case_name", list(CASES))
@@ -74,8 +62,9 @@ def test_tritons_launcher_records_the_launch_its_arguments_ask_for(report, case_
     records = launch_records(report, case_name)
     assert len(records) == len(case.launches)
     for launch, record in zip(case.launches, records):
+        cooperative = md["launch_cooperative_grid"]
         assert record == {
-            "call": "hipModuleLaunchKernel",
+            "call": "hipModuleLaunchCooperativeKernel" if cooperative else "hipModuleLaunchKernel",
             "kernel": md["name"],
             "device": 0,
             "grid": list(launch.grid),
@@ -135,3 +124,63 @@ def test_a_function_launched_on_another_device_is_an_error(report):
     assert wrong["error"] == "Triton Error [HIP]:  Code: 101, Messsage: invalid device ordinal"
     (launch,) = [r for r in wrong["records"] if r["call"] == "hipModuleLaunchKernel"]
     assert launch["device"] == 1
+
+
+# ---- the differential: safecall.triton's launch of the same code object -------------------
+
+
+def _compiled(case: triton_hip.Case) -> Any:
+    """The case's kernel compiled for gfx942 in this process (the same bytes Triton's own
+    launcher loaded in the runner's: compilation is deterministic)."""
+    import os
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    return case.compile(triton_hip._kernels())
+
+
+def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
+    """The launch's arguments as safecall takes them: each pointer a ROCm tensor (DLPack
+    ``kDLROCM``) at the address Triton was given (``None``: an empty tensor at address 0, since
+    safecall refuses a NULL tensor with elements), constexprs as given."""
+    from triton_fakes import CudaTensor
+
+    out: List[Any] = []
+    for (_, ty), arg in zip(case.signature, launch.args):
+        if ty.startswith("*"):
+            dtype = sct_abi()["pointee_dtypes"][ty[1:]]
+            if arg is None:
+                out.append(CudaTensor(0, dtype, shape=(0,), device_type=10))
+                continue
+            address = arg if isinstance(arg, int) else arg.data_ptr()
+            out.append(CudaTensor(address, dtype, device_type=10))
+        else:
+            out.append(arg)
+    return out
+
+
+def sct_abi() -> Dict[str, Any]:
+    from safecall.triton import TRITON_ABI
+
+    return TRITON_ABI
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
+    """Per launch, safecall's record (device, kernel, grid, block, shared memory, stream, every
+    argument's bytes) equals the one Triton's own AMD launcher made on the same code object."""
+    import fake_hip
+    import safecall.triton as sct
+    import tvm_ffi
+
+    case = CASES[case_name]
+    theirs = launch_records(report, case_name)
+    kernel = _compiled(case)
+    assert kernel.metadata.name == report["cases"][case_name]["metadata"]["name"]
+    launch_fn = sct.function(kernel)
+    fake = fake_hip.fresh()
+    for launch, their in zip(case.launches, theirs):
+        fake.safecall_fake_hip_reset()
+        with tvm_ffi.use_raw_stream(tvm_ffi.device("rocm", 0), launch.stream):
+            launch_fn(launch.grid, *_safecall_args(case, launch))
+        ours = [r for r in fake_hip.records(fake) if r["call"].startswith("hipModuleLaunch")]
+        assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"

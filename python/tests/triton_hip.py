@@ -67,6 +67,24 @@ class Case:
     signature: Tuple[Tuple[str, str], ...]
     constexprs: Tuple[Tuple[str, Any], ...]
     launches: Tuple[Launch, ...]
+    #: ``triton.compile`` options (``num_warps``, ``launch_cooperative_grid``, ...).
+    options: Tuple[Tuple[str, Any], ...] = ()
+    #: Indices of the parameters compiled as divisible by 16 (``tt.divisibility``).
+    divisible: Tuple[int, ...] = ()
+
+    def source(self, kernels: Dict[str, Any]) -> Any:
+        """The ``ASTSource`` Triton's JIT would make for these arguments."""
+        from triton.compiler import ASTSource
+
+        attrs = {(i,): [["tt.divisibility", 16]] for i in self.divisible}
+        return ASTSource(kernels[self.kernel], signature=dict(self.signature), constexprs=dict(self.constexprs), attrs=attrs)
+
+    def compile(self, kernels: Dict[str, Any]) -> Any:
+        """The kernel compiled for :data:`TARGET`."""
+        import triton
+        from triton.backends.compiler import GPUTarget
+
+        return triton.compile(self.source(kernels), target=GPUTarget(*TARGET), options=dict(self.options))
 
 
 X, Y, OUT = 0x7F00_0000_1000, 0x7F00_0000_2000, 0x7F00_0000_3000
@@ -106,6 +124,44 @@ CASES: Dict[str, Case] = {
                 (Tensor(OUT), -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True),
             ),
         ),
+    ),
+    "num_warps=8, LDS (matmul)": Case(
+        "matmul",
+        (("a_ptr", "*fp16"), ("b_ptr", "*fp16"), ("c_ptr", "*fp32"), ("K", "i32"))
+        + tuple((n, "constexpr") for n in ("BM", "BN", "BK")),
+        (("BM", 64), ("BN", 64), ("BK", 32)),
+        (Launch((4, 2, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 512, 64, 64, 32)),),
+        (("num_warps", 8), ("num_stages", 2)),
+    ),
+    "divisibility 16, i64 and 1 specialized": Case(
+        "axpy",
+        (
+            ("x_ptr", "*fp32"),
+            ("y_ptr", "*fp32"),
+            ("bias_ptr", "*fp32"),
+            ("n", "i64"),
+            ("stride", "constexpr"),
+            ("alpha", "fp32"),
+            ("BLOCK", "constexpr"),
+        ),
+        (("stride", 1), ("BLOCK", 256)),
+        (Launch((5, 2, 3), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2**33, 1, 1.5, 256)),),
+        (),
+        (0, 1, 2),
+    ),
+    "cooperative grid": Case(
+        "add",
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
+        (("BLOCK", 256),),
+        (Launch((8, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2000, 256)),),
+        (("launch_cooperative_grid", True),),
+    ),
+    "fp16 and bf16 scalars": Case(
+        "half_scale",
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("h", "fp16"), ("b", "bf16"), ("BLOCK", "constexpr")),
+        (("BLOCK", 128),),
+        # Values both bf16 conversions agree on (Triton truncates, the IR rounds).
+        (Launch((8, 1, 1), 0, (Tensor(X), Tensor(Y), 1000, 0.333251953125, -1.5, 128)),),
     ),
 }
 
@@ -158,7 +214,7 @@ def launch_records() -> Dict[str, Any]:
 def _kernels() -> Dict[str, Any]:
     import triton
     import triton.language as tl
-    from triton_kernels import scalars
+    from triton_kernels import axpy, half_scale, matmul, scalars
 
     @triton.jit
     def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -167,7 +223,7 @@ def _kernels() -> Dict[str, Any]:
         x = tl.load(x_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
-    return {"add": add, "scalars": scalars}
+    return {"add": add, "scalars": scalars, "matmul": matmul, "axpy": axpy, "half_scale": half_scale}
 
 
 def _activate_hip_driver() -> Any:
@@ -208,15 +264,26 @@ def _run(out: str) -> None:
     report: Dict[str, Any] = {"setup": fake_hip.records(fake), "cases": {}}
     kernels = _kernels()
     for name, case in CASES.items():
-        src = ASTSource(kernels[case.kernel], signature=dict(case.signature), constexprs=dict(case.constexprs))
-        compiled = triton.compile(src, target=GPUTarget(*TARGET))
+        src = case.source(kernels)
+        compiled = case.compile(kernels)
         md = compiled.metadata
         fake.safecall_fake_hip_reset()
         module, function, *_ = driver.utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
         launcher = HIPLauncher(src, md)
         for launch in case.launches:
+            call = "hipModuleLaunchCooperativeKernel" if md.launch_cooperative_grid else "hipModuleLaunchKernel"
             launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *launch.args)
-        fields = ("name", "num_warps", "num_ctas", "shared", "warp_size", "global_scratch_size", "profile_scratch_size")
+            assert any(r["call"] == call for r in fake_hip.records(fake)), call
+        fields = (
+            "name",
+            "num_warps",
+            "num_ctas",
+            "shared",
+            "warp_size",
+            "global_scratch_size",
+            "profile_scratch_size",
+            "launch_cooperative_grid",
+        )
         report["cases"][name] = {
             "metadata": {f: getattr(md, f) for f in fields},
             "records": fake_hip.records(fake),
