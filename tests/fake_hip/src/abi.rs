@@ -28,6 +28,7 @@ macro_rules! header_values {
 header_values! {
     hipSuccess = 0;
     hipErrorInvalidValue = 1;
+    hipErrorOutOfMemory = 2;
     hipErrorNotInitialized = 3;
     hipErrorInvalidConfiguration = 9;
     hipErrorInvalidDeviceFunction = 98;
@@ -80,6 +81,11 @@ pub const ERRORS: &[(HipError, &std::ffi::CStr, &std::ffi::CStr)] = &[
         hipErrorInvalidValue,
         c"hipErrorInvalidValue",
         c"invalid argument",
+    ),
+    (
+        hipErrorOutOfMemory,
+        c"hipErrorOutOfMemory",
+        c"out of memory",
     ),
     (
         hipErrorNotInitialized,

@@ -42,6 +42,7 @@ use serde_json::{Value, json};
 pub mod abi;
 mod image;
 mod launch;
+mod memory;
 mod module;
 mod runtime;
 

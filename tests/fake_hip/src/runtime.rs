@@ -302,6 +302,10 @@ const ENTRIES: &[(&str, *const ())] = &[
     ("hipStreamSynchronize", hipStreamSynchronize as *const ()),
     ("hipDeviceSynchronize", hipDeviceSynchronize as *const ()),
     ("hipGetProcAddress", hipGetProcAddress as *const ()),
+    ("hipMalloc", super::memory::hipMalloc as *const ()),
+    ("hipFree", super::memory::hipFree as *const ()),
+    ("hipMemcpy", super::memory::hipMemcpy as *const ()),
+    ("hipMemset", super::memory::hipMemset as *const ()),
     ("hipModuleLoadData", super::hipModuleLoadData as *const ()),
     (
         "hipModuleLoadDataEx",

@@ -1,0 +1,102 @@
+"""Host time per launch from Python of an AMD kernel: ``safecall.triton.function`` against
+Triton 3.9's own AMD launcher (``HIPLauncher``, its ``driver.c`` built with ``cc``), side by
+side in one process, on the HIP runtime double (tests/fake_hip) in benchmark mode (its entry
+points do next to nothing; figures are host time only, no GPU).
+
+The kernel is a vector add compiled for gfx942 (Triton links the code object in-process; no
+ROCm needed). Triton's side is one ``HIPLauncher`` call (what ``CompiledKernel.run`` makes per
+launch after the JIT layer) with objects that have ``data_ptr()`` (what it reads from a
+``torch.Tensor``, each checked with ``hipPointerGetAttribute``) and with plain int addresses
+(no checks at all); safecall's is ``launch(grid, x, y, out, n, BLOCK)`` with ``tvm_ffi.Tensor``
+arguments (dtype, device, alignment and shape checked in generated code).
+
+Run it from the repository root with a release build of the package and the double built::
+
+    cargo build -p safecall-fake-hip
+    cd python && ../.venv/bin/maturin develop --release && cd ..
+    .venv/bin/python benches/triton_hip.py
+
+Target (issue 40): at least 5x less host time per launch than Triton's AMD launcher.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.append(str(ROOT / "tests" / "python"))  # the DLPack producer of the check suite
+sys.path.insert(0, str(ROOT / "python" / "tests"))  # fake_hip, triton_hip, triton_fakes (its conftest first)
+os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import fake_hip  # noqa: E402
+import triton_hip  # noqa: E402
+
+N, REPEAT = 20000, 7
+
+
+def per_call_us(fn, number: int = N, repeat: int = REPEAT) -> float:
+    """The median over ``repeat`` runs of ``number`` calls, in microseconds per call."""
+    fn()
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        runs.append((time.perf_counter() - start) / number * 1e6)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    fake = fake_hip.load()
+    libhip = fake_hip.libhip_dir(fake_hip.PATH, ROOT / "target" / "triton-libhip") / "libamdhip64.so"
+    os.environ["TRITON_LIBHIP_PATH"] = str(libhip)
+    import safecall.triton as sct
+    import tvm_ffi
+    from triton.backends.amd.driver import HIPLauncher
+    from triton_fakes import CudaTensor
+
+    driver = triton_hip._activate_hip_driver()
+    case = triton_hip.CASES["vector add"]
+    kernel = case.compile(triton_hip._kernels())
+    md = kernel.metadata
+    _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    launcher = HIPLauncher(case.source(triton_hip._kernels()), md)
+    fake.safecall_fake_hip_quiet(1)
+    grid, stream = (4, 1, 1), 0
+    x, y, out = triton_hip.X, triton_hip.Y, triton_hip.OUT
+    ox, oy, oo = triton_hip.Tensor(x), triton_hip.Tensor(y), triton_hip.Tensor(out)
+    packed = kernel.packed_metadata
+    # Each side called as its user calls it, arguments spelled out (no unpacking in the loop).
+
+    def triton_objects():
+        launcher(4, 1, 1, stream, function, packed, None, None, None, ox, oy, oo, 1000, 256)
+
+    def triton_ints():
+        launcher(4, 1, 1, stream, function, packed, None, None, None, x, y, out, 1000, 256)
+
+    launch = sct.function(kernel)
+    tx, ty, to = (tvm_ffi.from_dlpack(CudaTensor(a, "float32", shape=(1000,), device_type=10)) for a in (x, y, out))
+
+    def safecall_call():
+        launch(grid, tx, ty, to, 1000, 256)
+
+    rows = [
+        ("Triton HIPLauncher, data_ptr() objects", per_call_us(triton_objects)),
+        ("Triton HIPLauncher, int addresses", per_call_us(triton_ints)),
+        ("safecall.triton.function, tvm_ffi.Tensor", per_call_us(safecall_call)),
+    ]
+    fake.safecall_fake_hip_quiet(0)
+    print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
+    for label, us in rows:
+        print(f"  {label:44s} {us:7.2f} us")
+    ours = rows[2][1]
+    print(f"  Triton (data_ptr objects) / safecall: {rows[0][1] / ours:.2f}x; Triton (ints) / safecall: {rows[1][1] / ours:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
