@@ -10,6 +10,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 #: DLPack's ``kDLCUDA``.
 KDL_CUDA = 2
+#: DLPack's ``kDLROCM``: AMD GPU memory.
+KDL_ROCM = 10
 
 #: dtype -> (DLPack type code, bits, ``struct`` format character).
 DTYPES: Dict[str, Tuple[int, int, str]] = {
@@ -90,13 +92,22 @@ _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-def _fill(t: DLTensor, data: int, device_id: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]], byte_offset: int) -> List[Any]:
+def _fill(
+    t: DLTensor,
+    data: int,
+    device_id: int,
+    dtype: str,
+    shape: Sequence[int],
+    strides: Optional[Sequence[int]],
+    byte_offset: int,
+    device_type: int = KDL_CUDA,
+) -> List[Any]:
     code, bits, _ = DTYPES[dtype]
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     keep: List[Any] = [shape_arr]
     t.data = data
-    t.device = DLDevice(KDL_CUDA, device_id)
+    t.device = DLDevice(device_type, device_id)
     t.ndim = ndim
     t.dtype = DLDataType(code, bits, 1)
     t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
@@ -109,9 +120,10 @@ def _fill(t: DLTensor, data: int, device_id: int, dtype: str, shape: Sequence[in
 
 
 class View:
-    """A DLPack producer (legacy ``dltensor`` capsule) of one tensor at ``data`` on CUDA
-    device ``device_id``: ``tvm_ffi.from_dlpack(View(...))`` gives a ``tvm_ffi.Tensor``.
-    ``keepalive`` holds whatever owns the memory; strides are in elements (None: compact)."""
+    """A DLPack producer (legacy ``dltensor`` capsule) of one tensor at ``data`` on device
+    ``device_id`` of ``device_type`` (CUDA by default; ``KDL_ROCM`` for AMD GPUs):
+    ``tvm_ffi.from_dlpack(View(...))`` gives a ``tvm_ffi.Tensor``. ``keepalive`` holds whatever
+    owns the memory; strides are in elements (None: compact)."""
 
     def __init__(
         self,
@@ -122,16 +134,27 @@ class View:
         byte_offset: int = 0,
         device_id: int = 0,
         keepalive: Any = None,
+        device_type: int = KDL_CUDA,
     ):
         self.data, self.dtype, self.shape, self.strides = data, dtype, list(shape), strides
         self.byte_offset, self.device_id, self.keepalive = byte_offset, device_id, keepalive
+        self.device_type = device_type
 
     def __dlpack_device__(self) -> Tuple[int, int]:
-        return (KDL_CUDA, self.device_id)
+        return (self.device_type, self.device_id)
 
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
         managed = DLManagedTensor()
-        keep = _fill(managed.dl_tensor, self.data, self.device_id, self.dtype, self.shape, self.strides, self.byte_offset)
+        keep = _fill(
+            managed.dl_tensor,
+            self.data,
+            self.device_id,
+            self.dtype,
+            self.shape,
+            self.strides,
+            self.byte_offset,
+            self.device_type,
+        )
         managed.deleter = _delete
         _LIVE[ctypes.addressof(managed)] = (managed, keep, self.keepalive)
         return _capsule_new(ctypes.addressof(managed), b"dltensor", None)

@@ -143,7 +143,11 @@ def test_the_command_line_writes_json_and_exits_zero(tmp_path):
 
 
 def test_without_a_driver_it_says_so_and_exits_zero(tmp_path):
-    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(tmp_path / "no-libcuda.so"))
+    env = dict(
+        os.environ,
+        SAFECALL_LIBCUDA_PATH=str(tmp_path / "no-libcuda.so"),
+        SAFECALL_LIBAMDHIP64_PATH=str(tmp_path / "no-libamdhip64.so"),
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "safecall.selftest"], env=env, capture_output=True, text=True, timeout=300
     )
@@ -151,7 +155,32 @@ def test_without_a_driver_it_says_so_and_exits_zero(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[1].startswith("jit host function (no GPU)         PASS")
     assert lines[2].startswith(f"no NVIDIA GPU: cannot load the CUDA driver `{tmp_path}/no-libcuda.so`:")
-    assert lines[3] == "1 checks: 1 passed, 0 launched on the driver double (results not checked), 0 skipped, 0 failed"
+    assert lines[3].startswith(f"no AMD GPU: no HIP runtime: {tmp_path}/no-libamdhip64.so: cannot open shared object file")
+    assert lines[3].endswith("; the AMD checks did not run")
+    assert lines[4] == "1 checks: 1 passed, 0 launched on the driver double (results not checked), 0 skipped, 0 failed"
+
+
+def test_the_amd_checks_run_on_the_hip_double(monkeypatch):
+    """With a HIP runtime (the double), the AMD example launches from the offload bundle over
+    every size, on device 0, 256 threads per block."""
+    import fake_hip
+    from safecall import selftest
+
+    # Set through monkeypatch (fake_hip.load sets it too), so later tests run without it.
+    monkeypatch.setenv("SAFECALL_LIBAMDHIP64_PATH", str(fake_hip.PATH))
+    hip = fake_hip.fresh()
+    lines = []
+    report = selftest.run(echo=lines.append, triton=False)
+    results = {r.name: r for r in report.results}
+    assert results["hip add_one"].status == "launched", "\n".join(lines)
+    assert any(line.startswith("HIP runtime ") and "2 device(s)" in line for line in lines)
+    records = fake_hip.records(hip)
+    (load,) = [r for r in records if r["call"] == "hipModuleLoadData"]
+    assert (load["device"], load["image"]) == (0, "offload bundle")
+    launches = [r for r in records if r["call"] == "hipModuleLaunchKernel"]
+    assert [(r["kernel"], r["grid"], r["block"]) for r in launches] == [
+        ("add_one", [-(-n // 256), 1, 1], [256, 1, 1]) for n in (1, 255, 256, 1000, 1 << 20)
+    ]
 
 
 def test_the_triton_kernels_launch_as_triton_would(run_on_double):
@@ -264,6 +293,9 @@ def test_a_lost_context_stops_the_remaining_checks(monkeypatch):
     )
     rest = report.results[at + 1 :]
     assert [r.name for r in rest][:2] == ["f16/bf16 arguments", "shared memory opt-in"]
+    # The AMD checks run after the CUDA ones, on their own runtime (the HIP double, when an
+    # earlier test loaded it: dlopen("libamdhip64.so") finds its soname in the process).
+    rest = [r for r in rest if not r.name.startswith("hip ")]
     assert rest[-1].name == "bench"
     assert all(r.status == "skip" and r.detail == "the CUDA context was lost after 'allocating host function'" for r in rest)
     assert not any(r.name.startswith("bench:") for r in report.results)

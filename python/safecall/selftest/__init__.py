@@ -5,7 +5,8 @@ computed: the PTX example over several sizes, a host function that allocates its
 (through PyTorch's allocator, or ``cuMemAlloc`` without torch), f16/bf16 arguments, the
 shared-memory opt-in at the device's limit, cooperative grids, priorities, the driver's
 errors, and on Hopper (compute capability 9.0) clusters, PDL and TMA descriptors; then Triton
-kernels through :mod:`safecall.triton`. Every check prints one line (what, result, figure);
+kernels through :mod:`safecall.triton`; on an AMD GPU (a HIP runtime with a device), the AMD
+example from a clang offload bundle. Every check prints one line (what, result, figure);
 ``--json PATH`` writes them; ``--bench`` adds host time per launch beside the driver's own
 floor, Triton's launcher and PyTorch's smallest kernel. The exit status is non-zero when a
 check failed. Without a GPU it says so and exits 0 after the checks that need none.
@@ -111,9 +112,29 @@ def run(
     if driver is None:
         report.environment["gpu"] = None
         echo(f"no NVIDIA GPU: {why}; the GPU checks did not run")
-        return report
-    _gpu_checks(report, driver, device, bench, triton)
+    else:
+        _gpu_checks(report, driver, device, bench, triton)
+    _amd_checks(report, echo)
     return report
+
+
+def _amd_checks(report: Report, echo: Callable[[str], None]) -> None:
+    """The AMD checks, when a HIP runtime with a device is present (none: one line says why)."""
+    from . import _checks_amd
+    from ._hip import optional_hip
+
+    hip, why = optional_hip()
+    report.environment["amd_gpu"] = None if hip is None else hip.path
+    if hip is None:
+        echo(f"no AMD GPU: {why}; the AMD checks did not run")
+        return
+    what = "the HIP runtime test double (kernels compute nothing: results are not checked)" if hip.is_double else "GPU"
+    echo(f"HIP runtime {hip.path}: {hip.device_count} device(s) ({what})")
+    on_double = report.on_double
+    report.on_double = hip.is_double
+    for title, check in _checks_amd.CHECKS:
+        report.run(title, lambda check=check: check(hip))
+    report.on_double = on_double
 
 
 def _gpu_checks(report: Report, driver: Any, device: int, bench: bool, triton: bool) -> None:
