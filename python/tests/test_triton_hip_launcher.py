@@ -184,3 +184,20 @@ def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
             launch_fn(launch.grid, *_safecall_args(case, launch))
         ours = [r for r in fake_hip.records(fake) if r["call"].startswith("hipModuleLaunch")]
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
+
+
+def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
+    """On RDNA (gfx1100, 32-wide wavefronts) the block is 32 * num_warps threads, as Triton's
+    AMD launcher computes it from ``metadata.warp_size``; the module embeds the HSACO."""
+    import safecall.triton as sct
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    case = CASES["vector add"]
+    kernel = triton.compile(
+        case.source(triton_hip._kernels()), target=GPUTarget("hip", "gfx1100", 32), options={"num_warps": 2}
+    )
+    assert (kernel.metadata.warp_size, kernel.metadata.num_warps) == (32, 2)
+    text = sct.module({"add": kernel}).text()
+    assert "format hsaco;" in text and "device=rocm" in text
+    assert "block=(64)]" in text, text

@@ -142,6 +142,22 @@ mod tests {
     }
 
     #[test]
+    fn constants_match_the_headers() {
+        // The double's values are checked against the HIP headers by compiling them
+        // (tests/fake_hip/tests/header.rs).
+        use safecall_fake_hip::abi;
+        assert_eq!(SUCCESS, i64::from(abi::hipSuccess));
+        assert_eq!(
+            ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            i64::from(abi::hipDeviceAttributeMaxSharedMemoryPerBlock)
+        );
+        assert_eq!(
+            FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            i64::from(abi::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        );
+    }
+
+    #[test]
     fn launches_take_eleven_and_ten_arguments() {
         assert_eq!(Entry::ModuleLaunchKernel.signature().params.len(), 11);
         assert_eq!(
