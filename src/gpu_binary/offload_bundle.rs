@@ -6,7 +6,7 @@
 //! Layout"): the magic `__CLANG_OFFLOAD_BUNDLE__` (24 bytes), the number of entries (u64), then
 //! per entry its offset and size in the file (u64 each), the length of its id (u64) and the id
 //! (`hipv4-amdgcn-amd-amdhsa--gfx942`, `host-x86_64-unknown-linux-gnu-`; all little-endian).
-//! Entries whose id names an `amdgcn` target are code objects ([`hsaco`](super::hsaco)); the
+//! Entries whose id names an `amdgcn` target are code objects ([`hsaco`]); the
 //! host entry is empty for HIP. Compressed bundles (magic `CCOB`, clang's
 //! `--offload-compress`) are not read.
 

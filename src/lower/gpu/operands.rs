@@ -10,8 +10,9 @@ use super::super::context::FnCtx;
 use super::super::expr::{Val, lower_expr, lower_tensor_field};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
+use super::cuda;
+use super::hip::api as hip;
 use super::settings::settings;
-use super::{cuda, hip};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.

@@ -136,7 +136,7 @@ pub extern "C" fn hipSetDevice(ordinal: c_int) -> HipError {
     )
 }
 
-/// `hipDeviceGetAttribute`: the attributes in [`DEVICE_ATTRIBUTES`]; others are
+/// `hipDeviceGetAttribute`: the attributes in `DEVICE_ATTRIBUTES`; others are
 /// `hipErrorInvalidValue`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipDeviceGetAttribute(

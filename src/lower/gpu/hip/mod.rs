@@ -18,5 +18,4 @@ mod launch;
 mod module;
 mod runtime;
 
-pub(crate) use api::{MAX_BLOCK, MAX_GRID, MAX_THREADS_PER_BLOCK, MAX_WORK_SIZE};
 pub(crate) use launch::lower_launch;

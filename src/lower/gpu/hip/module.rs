@@ -21,10 +21,7 @@ impl ModuleCtx<'_> {
     /// The function cache of HIP device binary `name` (`CACHED_DEVICES` rows of one handle
     /// per kernel) and its loader `int load(table, int device, void** row)`, emitted on first
     /// use.
-    pub(in super::super) fn hip_binary(
-        &mut self,
-        name: &str,
-    ) -> Result<(DataId, FuncId), LowerError> {
+    pub(crate) fn hip_binary(&mut self, name: &str) -> Result<(DataId, FuncId), LowerError> {
         if let Some(b) = self.gpu.hip_binaries.get(name) {
             return Ok(*b);
         }

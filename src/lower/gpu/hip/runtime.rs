@@ -18,7 +18,7 @@ const NO_LAUNCH: &str = "cannot launch HIP kernels: ";
 
 impl ModuleCtx<'_> {
     /// The runtime table's cell and its init function, emitted on first use.
-    pub(in super::super) fn hip_runtime(&mut self) -> (DataId, FuncId) {
+    pub(crate) fn hip_runtime(&mut self) -> (DataId, FuncId) {
         if let Some(r) = self.gpu.hip_runtime {
             return r;
         }
