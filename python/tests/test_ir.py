@@ -442,7 +442,7 @@ def test_the_python_vocabulary_is_the_rust_sides():
     m = sc.ModuleBuilder("m")
     with pytest.raises(ValueError) as e:
         m.device_binary("k", "sass", b"x", ["g"])
-    assert str(e.value) == "device binary format must be 'cubin', 'fatbin' or 'ptx', not 'sass'"
+    assert str(e.value) == "device binary format must be 'cubin', 'fatbin', 'ptx', 'hsaco' or 'hipfb', not 'sass'"
     assert _native.BINARY_FORMATS == ("cubin", "fatbin", "ptx")
     with pytest.raises(ValueError) as e:
         m.function("f").launch("k", "g", grid=1, block=1, cluster=[2], cluster_policy="nope", device=0)
