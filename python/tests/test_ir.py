@@ -443,7 +443,7 @@ def test_the_python_vocabulary_is_the_rust_sides():
     with pytest.raises(ValueError) as e:
         m.device_binary("k", "sass", b"x", ["g"])
     assert str(e.value) == "device binary format must be 'cubin', 'fatbin', 'ptx', 'hsaco' or 'hipfb', not 'sass'"
-    assert _native.BINARY_FORMATS == ("cubin", "fatbin", "ptx")
+    assert _native.BINARY_FORMATS == ("cubin", "fatbin", "ptx", "hsaco", "hipfb")
     with pytest.raises(ValueError) as e:
         m.function("f").launch("k", "g", grid=1, block=1, cluster=[2], cluster_policy="nope", device=0)
     assert str(e.value) == "cluster_policy must be 'default', 'spread' or 'load_balancing', not 'nope'"
