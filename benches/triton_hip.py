@@ -8,7 +8,8 @@ ROCm needed). Triton's side is one ``HIPLauncher`` call (what ``CompiledKernel.r
 launch after the JIT layer) with objects that have ``data_ptr()`` (what it reads from a
 ``torch.Tensor``, each checked with ``hipPointerGetAttribute``) and with plain int addresses
 (no checks at all); safecall's is ``launch(grid, x, y, out, n, BLOCK)`` with ``tvm_ffi.Tensor``
-arguments (dtype, device, alignment and shape checked in generated code).
+arguments (dtype, device, alignment and shape checked in generated code). A last row times
+Triton's ``CompiledKernel[grid](...)`` (its per-launch Python layer above the launcher).
 
 Run it from the repository root with a release build of the package and the double built::
 
@@ -85,17 +86,28 @@ def main() -> None:
     def safecall_call():
         launch(grid, tx, ty, to, 1000, 256)
 
+    # Triton's per-launch path above the launcher: CompiledKernel[grid](...) (launch metadata,
+    # hooks), with the stream given (no torch here to ask for the current one).
+    runner = kernel[grid]
+
+    def triton_compiled_kernel():
+        runner(ox, oy, oo, 1000, 256, stream=stream)
+
     rows = [
         ("Triton HIPLauncher, data_ptr() objects", per_call_us(triton_objects)),
         ("Triton HIPLauncher, int addresses", per_call_us(triton_ints)),
         ("safecall.triton.function, tvm_ffi.Tensor", per_call_us(safecall_call)),
+        ("Triton CompiledKernel[grid](...), data_ptr()", per_call_us(triton_compiled_kernel)),
     ]
     fake.safecall_fake_hip_quiet(0)
     print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
     for label, us in rows:
         print(f"  {label:44s} {us:7.2f} us")
     ours = rows[2][1]
-    print(f"  Triton (data_ptr objects) / safecall: {rows[0][1] / ours:.2f}x; Triton (ints) / safecall: {rows[1][1] / ours:.2f}x")
+    print(
+        f"  Triton launcher (data_ptr objects) / safecall: {rows[0][1] / ours:.2f}x; (ints): {rows[1][1] / ours:.2f}x; "
+        f"CompiledKernel[grid] / safecall: {rows[3][1] / ours:.2f}x"
+    )
 
 
 if __name__ == "__main__":
