@@ -275,6 +275,18 @@ fn runtime_failures_are_runtime_errors_with_hips_words() {
             0,
             "{how:?}: restored after the failure"
         );
+
+        // A device the runtime does not have (the double has two).
+        hip().reset();
+        let err = call_err(&f, &configured_args((1, 1), (64, 1, 1), 0, 5, false));
+        assert!(
+            err.starts_with(
+                "RuntimeError: cannot load device binary 'kernels' (hsaco, 12176 bytes): HIP \
+                 device 5 is not available: hipSetDevice returned hipErrorInvalidDevice (error 101: "
+            ),
+            "{how:?}: {err}"
+        );
+        assert_eq!(hip().current_device(), 0, "{how:?}");
     });
 }
 

@@ -78,7 +78,7 @@ fn emit_loader(m: &mut ModuleCtx<'_>, binary: &DeviceBinary) -> FuncId {
     let previous_at = f.b.stack_addr(slot, 0);
     let module_at = f.b.stack_addr(slot, 8);
     f.b.store_imm(Ty::Ptr, module_at, 0, 0);
-    let switch = device_switch(&mut f, table, device, ordinal, previous_at);
+    let switch = device_switch(&mut f, &what, table, device, ordinal, previous_at);
     let image = f.b.symbol_addr(Symbol::Data(image));
     let rc = call(
         &mut f.b,
@@ -136,6 +136,7 @@ struct Switch {
 /// Makes `device` current unless it is; `previous_at` receives the caller's device.
 fn device_switch(
     f: &mut InitFn<'_, '_>,
+    what: &str,
     table: Var,
     device: Var,
     ordinal: Var,
@@ -145,9 +146,9 @@ fn device_switch(
     let rc = call(&mut f.b, table, Entry::GetDevice, vec![previous_at]);
     let ok = f.b.icmp_imm(IntCC::Eq, rc, api::SUCCESS);
     f.check(ok, |f| {
-        let mut parts = vec![MsgPart::text(
-            "cannot ask for the current HIP device: hipGetDevice returned ",
-        )];
+        let mut parts = vec![MsgPart::text(format!(
+            "cannot load {what}: cannot ask for the current HIP device: hipGetDevice returned "
+        ))];
         parts.extend(describe_error(f.m, &mut f.b, table, rc));
         parts
     });
@@ -161,7 +162,7 @@ fn device_switch(
     let ok = f.b.icmp_imm(IntCC::Eq, rc, api::SUCCESS);
     f.check(ok, |f| {
         let mut parts = vec![
-            MsgPart::text("HIP device "),
+            MsgPart::text(format!("cannot load {what}: HIP device ")),
             MsgPart::Value(Tag::I64, ordinal),
             MsgPart::text(" is not available: hipSetDevice returned "),
         ];
