@@ -10,45 +10,9 @@ use cranelift_object::object::{
     RelocationTarget, SymbolIndex,
 };
 
+use super::out::Out;
 use super::relocs::{Reloc, classify};
 use crate::target::Arch;
-
-/// The sections of the library that receive the object's allocated sections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Out {
-    /// Read-only data (`.rodata*`, allocated notes).
-    Rodata,
-    /// Call-frame information.
-    EhFrame,
-    /// Code (then the import stubs).
-    Text,
-    /// Pointers to the load-time constructors.
-    InitArray,
-    /// Writable data.
-    Data,
-    /// Zero-initialized writable data (no file bytes).
-    Bss,
-}
-
-impl Out {
-    /// Every output section, in the library's address order.
-    pub(super) const ALL: [Out; 6] = [
-        Out::Rodata,
-        Out::EhFrame,
-        Out::Text,
-        Out::InitArray,
-        Out::Data,
-        Out::Bss,
-    ];
-
-    /// Whether the loaded library may write the section (where absolute pointers can live).
-    pub(super) fn writable(self) -> bool {
-        match self {
-            Out::Rodata | Out::EhFrame | Out::Text => false,
-            Out::InitArray | Out::Data | Out::Bss => true,
-        }
-    }
-}
 
 /// An output section's bytes as gathered from the object's sections.
 #[derive(Debug, Default)]

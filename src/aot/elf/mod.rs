@@ -40,25 +40,15 @@
 
 mod eh_frame_hdr;
 mod input;
+mod out;
 mod relocs;
 mod resolve;
+mod settings;
 #[cfg(test)]
 mod tests;
 mod write;
 
-/// What the library records besides the object's contents.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Settings {
-    /// `DT_SONAME`.
-    pub(crate) soname: Option<String>,
-    /// `DT_NEEDED` entries (library names).
-    pub(crate) needed: Vec<String>,
-    /// More `DT_NEEDED` entries, each only when the object imports one of its symbols (what
-    /// a linker's `--as-needed` does with `-lc`).
-    pub(crate) as_needed: Vec<(String, Vec<String>)>,
-    /// `DT_RUNPATH`.
-    pub(crate) runpath: Option<String>,
-}
+pub(crate) use settings::Settings;
 
 /// Links the relocatable object `object` into the bytes of a shared library; an error names
 /// what in the object could not be linked.

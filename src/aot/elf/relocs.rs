@@ -10,7 +10,7 @@
 
 use cranelift_object::object::elf;
 
-use super::input::Out;
+use super::out::Out;
 use crate::target::Arch;
 
 /// What a relocation computes (S: the symbol's address, A: the addend, P: the place, G: the

@@ -4,7 +4,8 @@
 use cranelift_object::object::elf;
 use cranelift_object::object::write::elf::Rel;
 
-use super::input::{Input, Out, Place};
+use super::input::{Input, Place};
+use super::out::Out;
 use super::relocs::{self, Field, Value};
 
 /// What the object's relocations ask of the library, known before addresses are.

@@ -10,10 +10,11 @@ use cranelift_object::object::write::elf::{
     FileHeader, ProgramHeader, SectionHeader, SectionIndex, Sym, Writer,
 };
 
-use super::Settings;
 use super::eh_frame_hdr;
-use super::input::{Input, Out, Place};
+use super::input::{Input, Place};
+use super::out::Out;
 use super::resolve::{self, Addresses};
+use super::settings::Settings;
 use crate::target::Arch;
 
 /// Small pages: the `PT_GNU_RELRO` region ends on one.

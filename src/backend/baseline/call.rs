@@ -6,16 +6,11 @@
 
 use cranelift_assembler_x64::GprMem;
 
+use super::abi::{FLOAT_ARG_REGS, INT_ARG_REGS};
 use super::asm::{emit, mem, reg::*};
+use super::image::{Reloc, RelocKind};
 use super::isel::{Addressing, FnGen, Widen};
-use super::{Reloc, RelocKind};
 use crate::lir::{Callee, Ext, Ty, Var};
-
-/// Integer argument registers, in order.
-pub const INT_ARG_REGS: [u8; 6] = [RDI, RSI, RDX, RCX, R8, R9];
-
-/// Float argument registers (`xmm0`..`xmm7`), in order.
-pub const FLOAT_ARG_REGS: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
 
 /// Bytes of stack a probe covers: frames larger than this touch every page on the way down,
 /// so that a guard page below a thread's stack is never jumped over.

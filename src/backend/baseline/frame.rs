@@ -15,7 +15,7 @@
 
 use crate::lir::{Function, Inst, Ty, Var};
 
-use super::call::{FLOAT_ARG_REGS, INT_ARG_REGS};
+use super::abi::{FLOAT_ARG_REGS, INT_ARG_REGS};
 
 /// Where variables and slots live, and what is known about variables before code is emitted.
 pub struct Frame {

@@ -6,7 +6,7 @@ use cranelift_assembler_x64::{Amode, GprMem};
 
 use super::asm::{Asm, Cond, Label, emit, mem, reg::*};
 use super::frame::Frame;
-use super::{Reloc, RelocKind};
+use super::image::{Reloc, RelocKind};
 use crate::lir::{self, BinOp, Function, Inst, IntCC, Symbol, Ty, UnOp, Var};
 
 /// How a narrow integer is widened when read into a 64-bit register.

@@ -3,7 +3,8 @@
 
 use cranelift_jit::{BranchProtection, JITMemoryKind, JITMemoryProvider};
 
-use super::{BaselineError, Image, RelocKind};
+use super::error::BaselineError;
+use super::image::{Image, RelocKind};
 use crate::lir::{self, Symbol};
 
 /// Where a linked module's functions start.

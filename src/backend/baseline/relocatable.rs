@@ -8,8 +8,10 @@
 //! ([`FRAME_SETUP`] describes it for `.eh_frame`).
 
 use super::asm::Asm;
+use super::compile::compile_function;
+use super::error::BaselineError;
+use super::image::Reloc;
 use super::isel::Addressing;
-use super::{BaselineError, Reloc, compile_function};
 use crate::lir::{self, FuncId};
 
 /// The code of one function and its relocations, at offsets from the function's start.

@@ -11,7 +11,9 @@ use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
 
-use super::{LlvmError, LlvmOptions, annotate, translate};
+use super::error::LlvmError;
+use super::settings::LlvmOptions;
+use super::{annotate, translate};
 use crate::lir;
 
 /// Registers the native target with LLVM, and the other supported ones (once per process).

@@ -21,7 +21,8 @@ use inkwell::llvm_sys::orc2::{
     LLVMOrcJITTargetMachineBuilderDetectHost, LLVMOrcJITTargetMachineBuilderRef,
 };
 
-use super::{LlvmError, LlvmOptions};
+use super::error::LlvmError;
+use super::settings::LlvmOptions;
 use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
 use crate::{Error, lir};
 

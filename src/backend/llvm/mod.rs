@@ -33,10 +33,15 @@
 mod annotate;
 #[cfg(feature = "llvm")]
 mod codegen;
+mod error;
 #[cfg(feature = "llvm")]
 mod jit;
+mod settings;
 #[cfg(feature = "llvm")]
 mod translate;
+
+pub use error::LlvmError;
+pub use settings::LlvmOptions;
 
 #[cfg(feature = "llvm")]
 impl crate::backend::generator::CodeGenerator for LlvmOptions {
@@ -66,50 +71,3 @@ pub const AVAILABLE: bool = cfg!(feature = "llvm");
 
 /// The LLVM major version the backend is built against.
 pub const LLVM_MAJOR: u32 = 19;
-
-/// Code generation settings of the LLVM backend.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LlvmOptions {
-    /// Optimization level 0..=3 (`default<ON>` pass pipeline and code generator level; level 0
-    /// still promotes variables to registers with `mem2reg`). Default 2.
-    pub opt_level: u8,
-    /// Target CPU: `native` (the host CPU and all its features, as Cranelift uses), or an LLVM
-    /// CPU name such as `generic`, `x86-64-v3`, `skylake` (for objects that must run on other
-    /// machines). Default `native`. LLVM itself treats an unknown name as `generic` after a
-    /// warning on stderr.
-    pub cpu: String,
-    /// Extra target features in LLVM syntax (`+avx2,-fma`), appended to the CPU's.
-    pub features: String,
-    /// The target: `None` (the default) is the host. For another [`Target`](crate::target::Target), `cpu: "native"`
-    /// means LLVM's `generic` CPU of its architecture (AOT only: the JIT refuses a foreign
-    /// target).
-    pub target: Option<crate::target::Target>,
-}
-
-impl Default for LlvmOptions {
-    fn default() -> Self {
-        LlvmOptions {
-            opt_level: 2,
-            cpu: "native".to_owned(),
-            features: String::new(),
-            target: None,
-        }
-    }
-}
-
-impl LlvmOptions {
-    /// Options with this optimization level and the defaults otherwise.
-    pub fn with_opt_level(opt_level: u8) -> Self {
-        LlvmOptions {
-            opt_level,
-            ..LlvmOptions::default()
-        }
-    }
-}
-
-backend_error!(
-    /// A failure of the LLVM backend (an unknown CPU, an invalid option, a translation that LLVM's
-    /// verifier rejects, a reference to a symbol the module does not import).
-    LlvmError,
-    "llvm"
-);

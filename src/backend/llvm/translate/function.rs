@@ -2,8 +2,40 @@
 
 mod inst;
 
+use std::collections::HashMap;
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
+    InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
+};
+use inkwell::{FloatPredicate, IntPredicate};
+
+use super::address::byte_offset;
 use super::analyze::{self, VarInfo};
-use super::*;
+use super::module::ModuleTranslator;
+use crate::backend::llvm::error::LlvmError;
+use crate::lir::{self, BinOp, Callee, ConvOp, FloatCC, Inst, IntCC, Terminator, Ty, UnOp, Var};
+
+/// Metadata kind naming the host-IR item an instruction starts (see
+/// [`annotate`](crate::backend::llvm::annotate)).
+pub(crate) const SOURCE_KIND: &str = "safecall.source";
+
+/// Branch weights of a branch with one cold target: the values `llvm.expect` uses.
+const LIKELY_WEIGHT: u64 = 2000;
+const UNLIKELY_WEIGHT: u64 = 1;
+
+/// A broken invariant of the lowered form, which the LIR verifier rules out: a bug in
+/// safecall, reported as such rather than translated into something arbitrary.
+fn broken(func: &lir::Function, what: impl std::fmt::Display) -> ! {
+    unreachable!(
+        "internal error: lowered function `{}` passed the LIR verifier but {what}",
+        func.name
+    )
+}
 
 pub(super) struct FunctionTranslator<'a, 'm, 'ctx> {
     m: &'a ModuleTranslator<'m, 'ctx>,
@@ -350,29 +382,6 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
         }
         Ok(())
     }
-}
-
-/// `getelementptr i8, base, offset`: `base + offset` bytes.
-pub(super) fn byte_offset<'ctx>(
-    ctx: &'ctx Context,
-    b: &Builder<'ctx>,
-    base: PointerValue<'ctx>,
-    offset: IntValue<'ctx>,
-    name: &str,
-) -> Result<PointerValue<'ctx>, LlvmError> {
-    // SAFETY: a `getelementptr` without `inbounds` is wrapping address arithmetic, defined for
-    // any base and offset; one `i8` index into an `i8` element type is well-formed.
-    Ok(unsafe { b.build_gep(ctx.i8_type(), base, &[offset], name) }?)
-}
-
-/// The constant `getelementptr i8, base, offset`.
-pub(super) fn const_byte_offset<'ctx>(
-    ctx: &'ctx Context,
-    base: PointerValue<'ctx>,
-    offset: IntValue<'ctx>,
-) -> PointerValue<'ctx> {
-    // SAFETY: as in `byte_offset`, for a constant expression; nothing is dereferenced.
-    unsafe { base.const_gep(ctx.i8_type(), &[offset]) }
 }
 
 pub(super) fn set_alignment(
