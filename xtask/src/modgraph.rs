@@ -122,7 +122,9 @@ impl Graph {
                     .collect();
                 for (i, c) in comps.iter().enumerate() {
                     if i + 1 == comps.len() {
-                        if c != "mod.rs" {
+                        // `lib.rs` directly in a crate's src/ is the root, like a `mod.rs`.
+                        if c != "mod.rs" && !(comps.len() == 1 && c == "lib.rs" && base.is_empty())
+                        {
                             path.push(c.trim_end_matches(".rs").to_owned());
                         }
                     } else {
@@ -258,12 +260,20 @@ fn module_path_of_dir(dir: &Path) -> Result<ModPath, String> {
         .iter()
         .rposition(|c| c == "src")
         .ok_or_else(|| format!("{} is not under a crate's src/", dir.display()))?;
-    if !dir.join("mod.rs").is_file() {
-        return Err(format!("{} has no mod.rs", dir.display()));
+    let crate_root = src + 1 == comps.len() && dir.join("lib.rs").is_file();
+    if !dir.join("mod.rs").is_file() && !crate_root {
+        return Err(format!(
+            "{} has no mod.rs (nor, as a crate's src/, lib.rs)",
+            dir.display()
+        ));
     }
     Ok(comps[src + 1..].to_vec())
 }
 
+/// The `.rs` files under `dir`, except unit-test modules (`tests.rs`, and files under a
+/// `tests/` folder: they sit beside what they test and use the whole crate, so they are not
+/// part of its layering) and sub-folders that are crate roots of their own (a `main.rs` beside
+/// no `mod.rs`: a binary's tree, whose `crate::` is not the library's).
 fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries = fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     for entry in entries {
@@ -271,7 +281,13 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
             .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
             .path();
         if path.is_dir() {
+            let binary = path.join("main.rs").is_file() && !path.join("mod.rs").is_file();
+            if binary || path.file_name().is_some_and(|n| n == "tests") {
+                continue;
+            }
             collect_rs(&path, out)?;
+        } else if path.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
@@ -426,6 +442,69 @@ mod tests {
         assert!(graph.edges["a"].contains_key("b::helpers"));
         assert!(!graph.edges.contains_key("b::helpers"));
         assert_eq!(graph.cycles(), vec![vec!["a".to_owned(), "b".to_owned()]]);
+    }
+
+    #[test]
+    fn a_crate_root_is_its_lib_rs_and_tests_and_binaries_are_not_nodes() {
+        let root = std::env::temp_dir()
+            .join(format!("modgraph-{}-crate", std::process::id()))
+            .join("src");
+        let _ = fs::remove_dir_all(&root);
+        write(
+            &root,
+            &[
+                (
+                    "lib.rs",
+                    "mod a; mod b;
+",
+                ),
+                (
+                    "a.rs",
+                    "use crate::b::B;
+#[cfg(test)]
+mod tests;
+",
+                ),
+                (
+                    "a/tests.rs",
+                    "use crate::b::B;
+",
+                ),
+                (
+                    "b.rs",
+                    "pub struct B;
+#[cfg(test)]
+mod tests;
+",
+                ),
+                // A unit test of `b` that uses `a` would close a cycle: it is not a node.
+                (
+                    "b/tests.rs",
+                    "use crate::a;
+",
+                ),
+                (
+                    "cli/main.rs",
+                    "mod cmd;
+",
+                ),
+                (
+                    "cli/cmd.rs",
+                    "use crate::x;
+",
+                ),
+            ],
+        );
+        let graph = Graph::build(&root, true).unwrap();
+        assert!(graph.cycles().is_empty(), "{}", graph.render());
+        assert!(graph.nodes.contains("mod.rs"), "{:?}", graph.nodes);
+        assert!(graph.edges["a"].contains_key("b"));
+        assert!(
+            !graph
+                .nodes
+                .iter()
+                .any(|n| n.contains("tests") || n.contains("cli"))
+        );
     }
 
     #[test]
