@@ -25,6 +25,7 @@ use syn::visit::Visit;
 pub const ACYCLIC: &[&str] = &[
     "src/backend/cranelift",
     "src/gpu_binary",
+    "src/ir",
     "src/jit",
     "src/lir",
     "src/lower",

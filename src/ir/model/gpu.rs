@@ -1,6 +1,7 @@
 //! The GPU items of the model: device binaries and kernel launches.
 
-use super::{Expr, LaunchArg};
+use super::expr::Expr;
+use super::tensormap::LaunchArg;
 
 keyword_enum! {
     /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` or the HIP

@@ -9,20 +9,7 @@ use super::super::model::{
 use super::super::source_map::StmtPath;
 use super::super::syntax::is_identifier;
 use super::kernel_params::ArgType;
-use super::{FnVerifier, Location, StmtFocus, Verifier};
-
-/// A part of a `device_binary` item.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceBinaryPart {
-    /// The name.
-    Name,
-    /// The format.
-    Format,
-    /// The image (`data` or `file`).
-    Data,
-    /// Kernel name `i`.
-    Kernel(usize),
-}
+use super::{DeviceBinaryPart, FnVerifier, Location, StmtFocus, Verifier};
 
 /// Most dimensions of a grid, block or cluster.
 const MAX_DIMS: usize = 3;

@@ -7,6 +7,7 @@ use super::super::print::print_constraint;
 use super::super::source_map::*;
 use super::super::syntax::{self, is_identifier};
 use super::super::typing::{self, BindingKind, SymSource};
+use super::error::param_display_name;
 use super::{Declared, DeclaredBy, FnItem, FnVerifier, ParamPart};
 
 impl<'m> FnVerifier<'_, 'm> {
@@ -257,24 +258,6 @@ impl<'m> FnVerifier<'_, 'm> {
         }
         self.bindings = bindings;
     }
-}
-
-pub(super) fn param_display_name(params: &[Param], path: &[usize]) -> String {
-    let mut names = Vec::new();
-    let mut ps = params;
-    for &i in path {
-        let Some(p) = ps.get(i) else { break };
-        names.push(p.name.clone());
-        let mut t = &p.ty;
-        while let ParamType::Optional(inner) = t {
-            t = inner;
-        }
-        ps = match t {
-            ParamType::Tuple(e) => e,
-            _ => &[],
-        };
-    }
-    names.join(".")
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
