@@ -202,7 +202,12 @@ impl FnVerifier<'_, '_> {
                 LaunchSettingKind::Priority => {
                     Some("per-launch priorities (stream priorities only)")
                 }
-                _ => None,
+                LaunchSettingKind::Grid
+                | LaunchSettingKind::Block
+                | LaunchSettingKind::SharedMem
+                | LaunchSettingKind::Stream
+                | LaunchSettingKind::Device
+                | LaunchSettingKind::Cooperative => None,
             };
             if let Some(what) = unsupported {
                 let focus = if setting.exprs().is_empty() {
@@ -376,8 +381,9 @@ impl FnVerifier<'_, '_> {
 
 /// The value of an integer literal.
 fn int_literal(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Int { value, .. } => Some(*value),
-        _ => None,
+    if let Expr::Int { value, .. } = e {
+        Some(*value)
+    } else {
+        None
     }
 }

@@ -40,7 +40,20 @@ impl<'m> FnVerifier<'_, 'm> {
             }
             ParamType::Tuple(elems) => self.params(elems, path),
             ParamType::Tensor(spec) => self.tensor_spec(spec, path),
-            _ => {}
+            ParamType::Int(_)
+            | ParamType::Bool
+            | ParamType::Float(_)
+            | ParamType::Ptr
+            | ParamType::Str
+            | ParamType::Bytes
+            | ParamType::Device
+            | ParamType::DType
+            | ParamType::Shape
+            | ParamType::Func
+            | ParamType::Any
+            | ParamType::Const(_)
+            | ParamType::DataPtr
+            | ParamType::Stream => {}
         }
     }
 
@@ -80,7 +93,7 @@ impl<'m> FnVerifier<'_, 'm> {
                         format!("symbolic variable `{v}` is not an identifier"),
                     );
                 }
-                _ => {}
+                Dim::Const(_) | Dim::Var(_) => {}
             }
         }
         if let Strides::Exact(strides) = &spec.strides {
