@@ -1,7 +1,7 @@
 //! Typing rules of the host IR: the verifier applies them (and records the types it finds);
 //! the lowering reads the recorded types.
 //!
-//! - [`expr_type`] gives the [`Type`] of an expression in a [`Scope`] (or says why it has none);
+//! - [`expr_type`] gives the [`Type`](super::model::Type) of an expression in a [`Scope`] (or says why it has none);
 //!   [`unary_type`], [`binary_type`] and [`cast_allowed`] are its operator rules.
 //!   The verifier types each expression once through a variant of it that records the type of
 //!   every subexpression, and the lowering reads that record

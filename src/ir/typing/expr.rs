@@ -43,7 +43,7 @@ impl<F: Fn(&str) -> Option<Type>> Scope for F {
 /// Why an expression has no type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeError {
-    /// Where in the expression (child indices, see [`expr_children`](super::source_map::expr_children)).
+    /// Where in the expression (child indices, see [`expr_children`](super::super::source_map::expr_children)).
     pub path: Vec<usize>,
     /// What is wrong.
     pub kind: TypeErrorKind,
