@@ -2,25 +2,26 @@
 
 use super::float::FloatType;
 
-/// Integer types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IntType {
-    /// `i8`
-    I8,
-    /// `i16`
-    I16,
-    /// `i32`
-    I32,
-    /// `i64`
-    I64,
-    /// `u8`
-    U8,
-    /// `u16`
-    U16,
-    /// `u32`
-    U32,
-    /// `u64`
-    U64,
+keyword_enum! {
+    /// Integer types.
+    IntType {
+        /// `i8`
+        I8 = "i8",
+        /// `i16`
+        I16 = "i16",
+        /// `i32`
+        I32 = "i32",
+        /// `i64`
+        I64 = "i64",
+        /// `u8`
+        U8 = "u8",
+        /// `u16`
+        U16 = "u16",
+        /// `u32`
+        U32 = "u32",
+        /// `u64`
+        U64 = "u64",
+    }
 }
 
 /// Types of plain machine values (and of extern C parameters).
@@ -48,18 +49,6 @@ impl ScalarType {
 }
 
 impl IntType {
-    /// Every integer type: the signed ones, then the unsigned, narrowest first.
-    pub const ALL: [IntType; 8] = [
-        IntType::I8,
-        IntType::I16,
-        IntType::I32,
-        IntType::I64,
-        IntType::U8,
-        IntType::U16,
-        IntType::U32,
-        IntType::U64,
-    ];
-
     /// Whether the type is signed (`i8`, `i16`, `i32`, `i64`).
     pub fn is_signed(self) -> bool {
         matches!(
