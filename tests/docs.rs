@@ -319,3 +319,27 @@ fn readme_names_what_exists() {
         );
     }
 }
+
+/// docs/extending.md's worked example is the current code: each `rust,ignore` block starts
+/// with `// FILE` and the rest of it is quoted, byte for byte, from that file.
+#[test]
+fn extending_md_quotes_the_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/extending.md")).unwrap();
+    let mut quoted = 0;
+    for block in blocks(&text).iter().filter(|b| b.lang == "rust,ignore") {
+        let (first, excerpt) = block.text.split_once('\n').unwrap_or((&block.text, ""));
+        let file = first
+            .strip_prefix("// ")
+            .unwrap_or_else(|| panic!("docs/extending.md:{}: no `// FILE` line", block.line));
+        let source = std::fs::read_to_string(root.join(file))
+            .unwrap_or_else(|e| panic!("docs/extending.md:{}: {file}: {e}", block.line));
+        assert!(
+            source.contains(excerpt),
+            "docs/extending.md:{}: {file} no longer holds:\n{excerpt}",
+            block.line
+        );
+        quoted += 1;
+    }
+    assert_eq!(quoted, 5, "the worked example's excerpts");
+}

@@ -666,17 +666,23 @@ fn launch_arg() -> impl Strategy<Value = LaunchArg> {
     ]
 }
 
+/// Any optional launch setting, by its kind's shape: a new setting is generated without a
+/// line here.
 fn launch_setting() -> impl Strategy<Value = LaunchSetting> {
-    let dims = || prop::collection::vec(expr(), 0..4);
-    prop_oneof![
-        dims().prop_map(LaunchSetting::Cluster),
-        dims().prop_map(LaunchSetting::PreferredCluster),
-        expr().prop_map(LaunchSetting::SharedMem),
-        expr().prop_map(LaunchSetting::Stream),
-        expr().prop_map(LaunchSetting::Device),
-        expr().prop_map(LaunchSetting::Pdl),
-        expr().prop_map(LaunchSetting::Cooperative),
-        expr().prop_map(LaunchSetting::Priority),
-        prop::sample::select(ClusterPolicy::ALL.to_vec()).prop_map(LaunchSetting::ClusterPolicy),
-    ]
+    let optional: Vec<LaunchSettingKind> = LaunchSettingKind::ALL
+        .into_iter()
+        .filter(|k| !k.required())
+        .collect();
+    prop::sample::select(optional).prop_flat_map(|kind| {
+        let value = match kind.shape() {
+            SettingShape::Dims => prop::collection::vec(expr(), 0..4)
+                .prop_map(SettingValue::Dims)
+                .boxed(),
+            SettingShape::Expr => expr().prop_map(SettingValue::Expr).boxed(),
+            SettingShape::Keyword(words) => prop::sample::select(words.to_vec())
+                .prop_map(|w| SettingValue::Keyword(w.to_owned()))
+                .boxed(),
+        };
+        value.prop_map(move |v| LaunchSetting::new(kind, v).expect("a value of its shape"))
+    })
 }

@@ -113,31 +113,12 @@ pub fn bytes_literal(bytes: &[u8]) -> String {
 
 /// The spelling of an integer type.
 pub fn int_type(t: IntType) -> &'static str {
-    match t {
-        IntType::I8 => "i8",
-        IntType::I16 => "i16",
-        IntType::I32 => "i32",
-        IntType::I64 => "i64",
-        IntType::U8 => "u8",
-        IntType::U16 => "u16",
-        IntType::U32 => "u32",
-        IntType::U64 => "u64",
-    }
+    t.keyword()
 }
 
-/// Parses the spelling of an integer type.
+/// Parses the spelling of an integer type ([`IntType::from_keyword`]).
 pub fn parse_int_type(s: &str) -> Option<IntType> {
-    Some(match s {
-        "i8" => IntType::I8,
-        "i16" => IntType::I16,
-        "i32" => IntType::I32,
-        "i64" => IntType::I64,
-        "u8" => IntType::U8,
-        "u16" => IntType::U16,
-        "u32" => IntType::U32,
-        "u64" => IntType::U64,
-        _ => return None,
-    })
+    IntType::from_keyword(s)
 }
 
 /// The spelling of a float type ([`FloatType::keyword`]).

@@ -43,10 +43,11 @@ use super::print::print_stmt_head;
 use super::source_map::*;
 use super::typing::{Binding, ExprTypes, FunctionScope, param_bindings};
 use crate::gpu_binary::KernelTables;
-use params::param_display_name;
-use scope::collect_binders;
+use binders::collect_binders;
+use error::param_display_name;
 
 mod alloc;
+mod binders;
 mod calls;
 mod device;
 mod error;
@@ -59,10 +60,9 @@ mod scope;
 mod stmt;
 mod tensormap;
 
-pub use device::DeviceBinaryPart;
 pub use error::{
-    FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError, VerifyWarning,
-    render_errors, render_warnings,
+    DeviceBinaryPart, FnItem, ImportedPart, Location, ParamPart, Source, StmtFocus, VerifyError,
+    VerifyWarning, render_errors, render_warnings,
 };
 
 /// A module that passed [`verify`], with the type of each of its expressions: the input of

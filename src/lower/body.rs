@@ -57,7 +57,17 @@ fn lower_stmt<'a>(fx: &mut FnCtx<'a, '_>, stmt: &'a Stmt) -> Result<(), LowerErr
                 | (Binding::Ref { any: var, .. }, Val::Ref { any: src, .. }) => {
                     fx.b.assign(var, src)
                 }
-                _ => {
+                (
+                    Binding::Scalar { .. }
+                    | Binding::Device { .. }
+                    | Binding::DType { .. }
+                    | Binding::Ref { .. }
+                    | Binding::Tensor(_)
+                    | Binding::Sym { .. }
+                    | Binding::StrLit(_)
+                    | Binding::Unit,
+                    _,
+                ) => {
                     return Err(LowerError::internal(format!(
                         "cannot assign this value to `{name}`"
                     )));
@@ -214,7 +224,12 @@ fn lower_for<'a>(
 ) -> Result<(), LowerError> {
     let (s, ty) = match lower_expr(fx, start)? {
         Val::Scalar(v, ScalarType::Int(t)) => (v, t),
-        _ => {
+        Val::Scalar(..)
+        | Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_) => {
             return Err(LowerError::internal(format!(
                 "loop `{name}`: the start is not an integer"
             )));

@@ -31,7 +31,7 @@ fn c_param(t: ScalarType) -> (Ty, Ext) {
                 Ext::Uext
             }
         }
-        _ => Ext::None,
+        ScalarType::Int(_) | ScalarType::Float(_) | ScalarType::Ptr => Ext::None,
     };
     (ty, ext)
 }

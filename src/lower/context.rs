@@ -264,7 +264,7 @@ impl FnCtx<'_, '_> {
     pub fn jump(&mut self, target: BlockId) {
         match (self.mode, self.pending.take()) {
             (CheckMode::Fast { explain }, Some(ok)) => self.b.branch(ok, target, explain),
-            _ => self.b.jump(target),
+            (CheckMode::Fast { .. }, None) | (CheckMode::Explain, _) => self.b.jump(target),
         }
     }
 

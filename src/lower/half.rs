@@ -71,7 +71,7 @@ pub(crate) fn widen(b: &mut FuncBuilder, h: Var, from: FloatType, to: FloatType)
     let (wide_m, wide_e) = (i64::from(to.fraction_bits()), to.exponent_bits());
     let (int_ty, float_ty) = match to {
         FloatType::F32 => (Ty::I32, Ty::F32),
-        _ => (Ty::I64, Ty::F64),
+        FloatType::F64 | FloatType::F16 | FloatType::BF16 => (Ty::I64, Ty::F64),
     };
     let w = b.resize(h, Ty::I64, false);
     let sign_bit = b.binary_imm(BinOp::Ushr, w, 15);

@@ -22,12 +22,14 @@
 //!
 //! `cargo xtask lint` checks that the directories of `modgraph::ACYCLIC` (files) and
 //! `modgraph::ACYCLIC_MODULES` (modules) have no import cycle,
-//! that no source file is over 700 lines (`file_size.rs`), then
+//! that no source file is over 700 lines (`file_size.rs`), that no `match` over the project's
+//! own enums in `src/lower` and `src/ir/verify` has a catch-all arm (`exhaustive.rs`), then
 //! formatting, clippy (warnings are errors, every target) and
 //! rustdoc (warnings are errors), with the same features as the tests so nothing is built
 //! twice.
 
 mod asan;
+mod exhaustive;
 mod file_size;
 mod gpu_kit;
 mod modgraph;
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Some("venv") => venv().map(|_| ()),
         Some("python") => python(&args[1..]),
         Some("asan") => asan::asan(),
+        Some("exhaustive") => exhaustive::check(),
         Some("modgraph") => modgraph::modgraph(&args[1..]),
         Some("wheel") => wheel::wheel(&args[1..]).map(|_| ()),
         Some("gpu-kit") => gpu_kit::gpu_kit(),
@@ -76,7 +79,9 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            no module cycles in src/{{aot,backend,ir,jit,lower}}, no file over 700 lines, \
-                 cargo fmt --check, clippy, rustdoc\n  \
+                 no catch-all arm over our enums in src/{{lower,ir/verify}}, cargo fmt --check, clippy, \
+                 rustdoc\n  \
+                 exhaustive      only lint's catch-all rule\n  \
                  venv            only create or update .venv\n  \
                  python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
                  python --installed [ARGS]  the same against the release wheel in a fresh venv, \
@@ -325,6 +330,7 @@ fn lint() -> Result<(), String> {
         modgraph::check_acyclic(dir, false)?;
     }
     file_size::check()?;
+    exhaustive::check()?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     run(Command::new(&cargo)
         .current_dir(workspace_root())

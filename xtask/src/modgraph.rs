@@ -26,6 +26,7 @@ pub const ACYCLIC: &[&str] = &[
     "src/aot",
     "src/backend",
     "src/gpu_binary",
+    "src/ir",
     "src/jit",
     "src/lir",
     "src/lower",

@@ -3,7 +3,8 @@
 use safecall_runtime::abi::DLDataType;
 
 use super::super::model::*;
-use super::{BlockBuilder, TensorRef};
+use super::block::BlockBuilder;
+use super::tensor::TensorRef;
 
 impl BlockBuilder {
     /// `let dest = empty((dims...), dtype, device);`: a compact tensor from the environment

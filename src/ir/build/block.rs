@@ -1,7 +1,7 @@
 //! Statements: [`BlockBuilder`] and the parts of assertion messages.
 
 use super::super::model::*;
-use super::var;
+use super::expr::var;
 
 impl From<&str> for MessagePart {
     /// Literal text.

@@ -4,7 +4,6 @@ use std::ops;
 
 use super::super::model::*;
 use super::super::{half, syntax};
-use super::TensorRef;
 
 /// An `i64` constant.
 pub fn int(value: i64) -> Expr {
@@ -186,13 +185,6 @@ impl From<f32> for Expr {
     /// An `f32` constant.
     fn from(v: f32) -> Expr {
         float32(v)
-    }
-}
-
-impl From<&TensorRef> for Expr {
-    /// The tensor parameter itself (for packed-call arguments and returns).
-    fn from(t: &TensorRef) -> Expr {
-        t.expr()
     }
 }
 

@@ -4,7 +4,9 @@ use std::ops;
 
 use super::super::model::*;
 use super::super::verify::{VerifiedModule, VerifyError};
-use super::{BlockBuilder, TensorRef, var};
+use super::block::BlockBuilder;
+use super::expr::var;
+use super::tensor::TensorRef;
 
 /// Builds a [`Function`]. Derefs to the [`BlockBuilder`] of its body.
 ///

@@ -5,7 +5,7 @@ use safecall_runtime::abi::DLDataType;
 use safecall_runtime::dtype::{self, DTypeParseError};
 
 use super::super::model::*;
-use super::{field, var};
+use super::expr::{field, var};
 
 /// A tensor parameter by name, to read its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,5 +256,12 @@ impl ParamType {
     /// `optional[self]`.
     pub fn optional(self) -> ParamType {
         ParamType::Optional(Box::new(self))
+    }
+}
+
+impl From<&TensorRef> for Expr {
+    /// The tensor parameter itself (for packed-call arguments and returns).
+    fn from(t: &TensorRef) -> Expr {
+        t.expr()
     }
 }

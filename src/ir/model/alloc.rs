@@ -3,7 +3,7 @@
 
 use safecall_runtime::abi::DLDataType;
 
-use super::Expr;
+use super::expr::Expr;
 
 /// `let dest = empty((d0, d1, ...), dtype, device);`: a compact row-major tensor with
 /// `byte_offset` 0 from the caller's environment allocator. `dest` is a tensor in the body;

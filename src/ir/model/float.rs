@@ -1,47 +1,26 @@
 //! Floating-point types: their spellings, their literal words and their formats.
 
-/// Floating-point types.
-///
-/// `f16` (IEEE binary16) and `bf16` (bfloat16: the upper half of an `f32`) are storage types:
-/// they convert to and from `f32`/`f64` with [`Expr::Cast`](super::Expr::Cast) (to a half:
-/// round to nearest, ties to even; back: exact) and compare; arithmetic is done in `f32` or
-/// `f64` (see docs/ir.md, "Half-precision floats").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FloatType {
-    /// `f16`: IEEE 754 binary16 (5 exponent bits, 10 fraction bits).
-    F16,
-    /// `bf16`: bfloat16 (8 exponent bits, 7 fraction bits).
-    BF16,
-    /// `f32`
-    F32,
-    /// `f64`
-    F64,
+keyword_enum! {
+    /// Floating-point types.
+    ///
+    /// `f16` (IEEE binary16) and `bf16` (bfloat16: the upper half of an `f32`) are storage types:
+    /// they convert to and from `f32`/`f64` with [`Expr::Cast`](super::Expr::Cast) (to a half:
+    /// round to nearest, ties to even; back: exact) and compare; arithmetic is done in `f32` or
+    /// `f64` (see docs/ir.md, "Half-precision floats").
+    FloatType {
+        /// `f16`: IEEE 754 binary16 (5 exponent bits, 10 fraction bits); the suffix of its
+        /// literals (`1.5f16`), as each type's keyword is.
+        F16 = "f16",
+        /// `bf16`: bfloat16 (8 exponent bits, 7 fraction bits).
+        BF16 = "bf16",
+        /// `f32`
+        F32 = "f32",
+        /// `f64`
+        F64 = "f64",
+    }
 }
 
 impl FloatType {
-    /// Every float type, narrowest first.
-    pub const ALL: [FloatType; 4] = [
-        FloatType::F16,
-        FloatType::BF16,
-        FloatType::F32,
-        FloatType::F64,
-    ];
-
-    /// The type's spelling, also the suffix of its literals (`1.5f16`).
-    pub fn keyword(self) -> &'static str {
-        match self {
-            FloatType::F16 => "f16",
-            FloatType::BF16 => "bf16",
-            FloatType::F32 => "f32",
-            FloatType::F64 => "f64",
-        }
-    }
-
-    /// The type spelled `s`.
-    pub fn from_keyword(s: &str) -> Option<FloatType> {
-        FloatType::ALL.into_iter().find(|t| t.keyword() == s)
-    }
-
     /// The word of positive infinity: `inf` for `f64`, `inf_f32`, `inf_f16`, `inf_bf16`.
     pub fn inf_word(self) -> &'static str {
         match self {

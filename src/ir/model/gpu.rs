@@ -1,6 +1,7 @@
 //! The GPU items of the model: device binaries and kernel launches.
 
-use super::{Expr, LaunchArg};
+use super::expr::Expr;
+use super::tensormap::LaunchArg;
 
 keyword_enum! {
     /// The format of a [`DeviceBinary`], as the CUDA driver's `cuLibraryLoadData` or the HIP
@@ -144,34 +145,143 @@ impl Launch {
     }
 }
 
-/// The kinds of launch settings, in the order a launch keeps, prints and verifies them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LaunchSettingKind {
+/// Declares the launch settings from one list, each kind with its keyword, whether every
+/// launch has it, and the type of its value, which decides its [`SettingShape`]
+/// ([`SettingPayload`]): `Vec<Expr>` dimensions, one `Expr`, or a keyword enum. From that list
+/// come [`LaunchSettingKind`] (with `ALL`, `keyword`, `from_keyword`, `shape`, `required`)
+/// and [`LaunchSetting`] (with `new`, `kind`, `value`, `exprs`): a new setting is one line
+/// here, and every `match` over `LaunchSetting` in src/ir/verify and src/lower then fails to
+/// compile until it handles it.
+macro_rules! launch_settings {
+    (
+        $(
+            $(#[$doc:meta])*
+            $variant:ident = $word:literal $(($required:ident))?: $payload:ty,
+        )+
+    ) => {
+        /// The kinds of launch settings, in the order a launch keeps, prints and verifies them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum LaunchSettingKind {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl LaunchSettingKind {
+            /// Every kind, in order.
+            pub const ALL: [LaunchSettingKind; [$($word),+].len()] =
+                [$(LaunchSettingKind::$variant),+];
+
+            /// The keyword of the text format.
+            pub fn keyword(self) -> &'static str {
+                match self {
+                    $(LaunchSettingKind::$variant => $word,)+
+                }
+            }
+
+            /// How its value is written.
+            pub fn shape(self) -> SettingShape {
+                match self {
+                    $(LaunchSettingKind::$variant => <$payload as SettingPayload>::SHAPE,)+
+                }
+            }
+
+            /// Whether every launch has it (`grid` and `block`).
+            pub fn required(self) -> bool {
+                match self {
+                    $(LaunchSettingKind::$variant => launch_settings!(@required $($required)?),)+
+                }
+            }
+        }
+
+        /// One setting of a launch, carrying its value.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum LaunchSetting {
+            $(
+                #[doc = concat!("See [`LaunchSettingKind::", stringify!($variant), "`].")]
+                $variant($payload),
+            )+
+        }
+
+        impl LaunchSetting {
+            /// A setting of `kind` with `value`; `Err` names what the shape of `kind` expects.
+            pub fn new(kind: LaunchSettingKind, value: SettingValue) -> Result<Self, String> {
+                match kind {
+                    $(LaunchSettingKind::$variant => {
+                        <$payload as SettingPayload>::from_value(value)
+                            .ok_or_else(|| kind.shape_mismatch())?
+                            .map(LaunchSetting::$variant)
+                    })+
+                }
+            }
+
+            /// Its kind.
+            pub fn kind(&self) -> LaunchSettingKind {
+                match self {
+                    $(LaunchSetting::$variant(_) => LaunchSettingKind::$variant,)+
+                }
+            }
+
+            /// Its value, by shape.
+            pub fn value(&self) -> SettingValue {
+                match self {
+                    $(LaunchSetting::$variant(v) => v.to_value(),)+
+                }
+            }
+
+            /// Its expressions, in order.
+            pub fn exprs(&self) -> &[Expr] {
+                match self {
+                    $(LaunchSetting::$variant(v) => v.exprs(),)+
+                }
+            }
+        }
+    };
+    (@required required) => { true };
+    (@required) => { false };
+}
+
+launch_settings! {
     /// `grid=(x[, y[, z]])`: grid dimensions in blocks (required).
-    Grid,
+    Grid = "grid" (required): Vec<Expr>,
     /// `block=(x[, y[, z]])`: block dimensions in threads (required).
-    Block,
+    Block = "block" (required): Vec<Expr>,
     /// `cluster=(x[, y[, z]])`: thread-block cluster dimensions (Hopper and later).
-    Cluster,
+    Cluster = "cluster": Vec<Expr>,
     /// `shared_mem=BYTES`: dynamic shared memory, an integer.
-    SharedMem,
+    SharedMem = "shared_mem": Expr,
     /// `stream=PTR`: the CUDA stream instead of the environment stream.
-    Stream,
+    Stream = "stream": Expr,
     /// `device=ORDINAL`: the CUDA device instead of the first CUDA tensor's.
-    Device,
+    Device = "device": Expr,
     /// `pdl=BOOL`: programmatic dependent launch
     /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`).
-    Pdl,
+    Pdl = "pdl": Expr,
     /// `cooperative=BOOL`: a cooperative grid (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
-    Cooperative,
+    Cooperative = "cooperative": Expr,
     /// `cluster_policy=default|spread|load_balancing`
     /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`).
-    ClusterPolicy,
+    ClusterPolicy = "cluster_policy": ClusterPolicy,
     /// `preferred_cluster=(x[, y[, z]])` (`CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`,
     /// CUDA 12.8 and later); needs `cluster`, a multiple of it in each dimension.
-    PreferredCluster,
+    PreferredCluster = "preferred_cluster": Vec<Expr>,
     /// `priority=INT`: the launch's priority (`CU_LAUNCH_ATTRIBUTE_PRIORITY`).
-    Priority,
+    Priority = "priority": Expr,
+}
+
+impl LaunchSettingKind {
+    /// The kind named by `keyword`.
+    pub fn from_keyword(keyword: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.keyword() == keyword)
+    }
+
+    /// The message for a value of another shape than this kind's.
+    fn shape_mismatch(self) -> String {
+        let expected = match self.shape() {
+            SettingShape::Dims => "dimensions `(x[, y[, z]])`".to_owned(),
+            SettingShape::Expr => "an expression".to_owned(),
+            SettingShape::Keyword(words) => format!("one of {}", words.join(", ")),
+        };
+        format!("`{}` takes {expected}", self.keyword())
+    }
 }
 
 /// How a setting's value is written.
@@ -185,64 +295,65 @@ pub enum SettingShape {
     Keyword(&'static [&'static str]),
 }
 
-impl LaunchSettingKind {
-    /// Every kind, in order.
-    pub const ALL: [LaunchSettingKind; 11] = [
-        LaunchSettingKind::Grid,
-        LaunchSettingKind::Block,
-        LaunchSettingKind::Cluster,
-        LaunchSettingKind::SharedMem,
-        LaunchSettingKind::Stream,
-        LaunchSettingKind::Device,
-        LaunchSettingKind::Pdl,
-        LaunchSettingKind::Cooperative,
-        LaunchSettingKind::ClusterPolicy,
-        LaunchSettingKind::PreferredCluster,
-        LaunchSettingKind::Priority,
-    ];
+/// A setting's value, by [`SettingShape`] (what the parser reads and the printer writes).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SettingValue {
+    /// Dimensions.
+    Dims(Vec<Expr>),
+    /// One expression.
+    Expr(Expr),
+    /// A keyword.
+    Keyword(String),
+}
 
-    /// The keyword of the text format.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            LaunchSettingKind::Grid => "grid",
-            LaunchSettingKind::Block => "block",
-            LaunchSettingKind::Cluster => "cluster",
-            LaunchSettingKind::SharedMem => "shared_mem",
-            LaunchSettingKind::Stream => "stream",
-            LaunchSettingKind::Device => "device",
-            LaunchSettingKind::Pdl => "pdl",
-            LaunchSettingKind::Cooperative => "cooperative",
-            LaunchSettingKind::ClusterPolicy => "cluster_policy",
-            LaunchSettingKind::PreferredCluster => "preferred_cluster",
-            LaunchSettingKind::Priority => "priority",
+/// The type of a setting's value, which decides its shape: what `launch_settings!` needs to
+/// read, print and enumerate a setting without a list of its own.
+trait SettingPayload: Sized {
+    /// How a value of this type is written.
+    const SHAPE: SettingShape;
+    /// The value's expressions, in order.
+    fn exprs(&self) -> &[Expr];
+    /// The value by shape.
+    fn to_value(&self) -> SettingValue;
+    /// The value, if `value` has this type's shape (`Some(Err)`: an unknown keyword).
+    fn from_value(value: SettingValue) -> Option<Result<Self, String>>;
+}
+
+impl SettingPayload for Vec<Expr> {
+    const SHAPE: SettingShape = SettingShape::Dims;
+
+    fn exprs(&self) -> &[Expr] {
+        self
+    }
+
+    fn to_value(&self) -> SettingValue {
+        SettingValue::Dims(self.clone())
+    }
+
+    fn from_value(value: SettingValue) -> Option<Result<Self, String>> {
+        match value {
+            SettingValue::Dims(d) => Some(Ok(d)),
+            SettingValue::Expr(_) | SettingValue::Keyword(_) => None,
         }
     }
+}
 
-    /// The kind named by `keyword`.
-    pub fn from_keyword(keyword: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.keyword() == keyword)
+impl SettingPayload for Expr {
+    const SHAPE: SettingShape = SettingShape::Expr;
+
+    fn exprs(&self) -> &[Expr] {
+        std::slice::from_ref(self)
     }
 
-    /// How its value is written.
-    pub fn shape(self) -> SettingShape {
-        match self {
-            LaunchSettingKind::Grid
-            | LaunchSettingKind::Block
-            | LaunchSettingKind::Cluster
-            | LaunchSettingKind::PreferredCluster => SettingShape::Dims,
-            LaunchSettingKind::SharedMem
-            | LaunchSettingKind::Stream
-            | LaunchSettingKind::Device
-            | LaunchSettingKind::Pdl
-            | LaunchSettingKind::Cooperative
-            | LaunchSettingKind::Priority => SettingShape::Expr,
-            LaunchSettingKind::ClusterPolicy => SettingShape::Keyword(ClusterPolicy::KEYWORDS),
+    fn to_value(&self) -> SettingValue {
+        SettingValue::Expr(self.clone())
+    }
+
+    fn from_value(value: SettingValue) -> Option<Result<Self, String>> {
+        match value {
+            SettingValue::Expr(e) => Some(Ok(e)),
+            SettingValue::Dims(_) | SettingValue::Keyword(_) => None,
         }
-    }
-
-    /// Whether every launch has it (`grid` and `block`).
-    pub fn required(self) -> bool {
-        matches!(self, LaunchSettingKind::Grid | LaunchSettingKind::Block)
     }
 }
 
@@ -258,128 +369,26 @@ keyword_enum! {
     }
 }
 
-/// One setting of a launch, carrying its value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum LaunchSetting {
-    /// See [`LaunchSettingKind::Grid`].
-    Grid(Vec<Expr>),
-    /// See [`LaunchSettingKind::Block`].
-    Block(Vec<Expr>),
-    /// See [`LaunchSettingKind::Cluster`].
-    Cluster(Vec<Expr>),
-    /// See [`LaunchSettingKind::SharedMem`].
-    SharedMem(Expr),
-    /// See [`LaunchSettingKind::Stream`].
-    Stream(Expr),
-    /// See [`LaunchSettingKind::Device`].
-    Device(Expr),
-    /// See [`LaunchSettingKind::Pdl`].
-    Pdl(Expr),
-    /// See [`LaunchSettingKind::Cooperative`].
-    Cooperative(Expr),
-    /// See [`LaunchSettingKind::ClusterPolicy`].
-    ClusterPolicy(ClusterPolicy),
-    /// See [`LaunchSettingKind::PreferredCluster`].
-    PreferredCluster(Vec<Expr>),
-    /// See [`LaunchSettingKind::Priority`].
-    Priority(Expr),
-}
+impl SettingPayload for ClusterPolicy {
+    const SHAPE: SettingShape = SettingShape::Keyword(ClusterPolicy::KEYWORDS);
 
-/// A setting's value, by [`SettingShape`] (what the parser reads and the printer writes).
-#[derive(Clone, Debug, PartialEq)]
-pub enum SettingValue {
-    /// Dimensions.
-    Dims(Vec<Expr>),
-    /// One expression.
-    Expr(Expr),
-    /// A keyword.
-    Keyword(String),
-}
-
-impl LaunchSetting {
-    /// A setting of `kind` with `value`; `Err` names what the shape of `kind` expects.
-    pub fn new(kind: LaunchSettingKind, value: SettingValue) -> Result<Self, String> {
-        use LaunchSettingKind as K;
-        Ok(match (kind, value) {
-            (K::Grid, SettingValue::Dims(d)) => LaunchSetting::Grid(d),
-            (K::Block, SettingValue::Dims(d)) => LaunchSetting::Block(d),
-            (K::Cluster, SettingValue::Dims(d)) => LaunchSetting::Cluster(d),
-            (K::PreferredCluster, SettingValue::Dims(d)) => LaunchSetting::PreferredCluster(d),
-            (K::SharedMem, SettingValue::Expr(e)) => LaunchSetting::SharedMem(e),
-            (K::Stream, SettingValue::Expr(e)) => LaunchSetting::Stream(e),
-            (K::Device, SettingValue::Expr(e)) => LaunchSetting::Device(e),
-            (K::Pdl, SettingValue::Expr(e)) => LaunchSetting::Pdl(e),
-            (K::Cooperative, SettingValue::Expr(e)) => LaunchSetting::Cooperative(e),
-            (K::Priority, SettingValue::Expr(e)) => LaunchSetting::Priority(e),
-            (K::ClusterPolicy, SettingValue::Keyword(w)) => match ClusterPolicy::from_keyword(&w) {
-                Some(p) => LaunchSetting::ClusterPolicy(p),
-                None => {
-                    return Err(format!(
-                        "unknown cluster policy `{w}`; expected one of {}",
-                        ClusterPolicy::KEYWORDS.join(", ")
-                    ));
-                }
-            },
-            (kind, _) => {
-                let expected = match kind.shape() {
-                    SettingShape::Dims => "dimensions `(x[, y[, z]])`".to_owned(),
-                    SettingShape::Expr => "an expression".to_owned(),
-                    SettingShape::Keyword(words) => format!("one of {}", words.join(", ")),
-                };
-                return Err(format!("`{}` takes {expected}", kind.keyword()));
-            }
-        })
+    fn exprs(&self) -> &[Expr] {
+        &[]
     }
 
-    /// Its kind.
-    pub fn kind(&self) -> LaunchSettingKind {
-        use LaunchSettingKind as K;
-        match self {
-            LaunchSetting::Grid(_) => K::Grid,
-            LaunchSetting::Block(_) => K::Block,
-            LaunchSetting::Cluster(_) => K::Cluster,
-            LaunchSetting::SharedMem(_) => K::SharedMem,
-            LaunchSetting::Stream(_) => K::Stream,
-            LaunchSetting::Device(_) => K::Device,
-            LaunchSetting::Pdl(_) => K::Pdl,
-            LaunchSetting::Cooperative(_) => K::Cooperative,
-            LaunchSetting::ClusterPolicy(_) => K::ClusterPolicy,
-            LaunchSetting::PreferredCluster(_) => K::PreferredCluster,
-            LaunchSetting::Priority(_) => K::Priority,
-        }
+    fn to_value(&self) -> SettingValue {
+        SettingValue::Keyword(self.keyword().to_owned())
     }
 
-    /// Its value, by shape.
-    pub fn value(&self) -> SettingValue {
-        match self {
-            LaunchSetting::Grid(d)
-            | LaunchSetting::Block(d)
-            | LaunchSetting::Cluster(d)
-            | LaunchSetting::PreferredCluster(d) => SettingValue::Dims(d.clone()),
-            LaunchSetting::SharedMem(e)
-            | LaunchSetting::Stream(e)
-            | LaunchSetting::Device(e)
-            | LaunchSetting::Pdl(e)
-            | LaunchSetting::Cooperative(e)
-            | LaunchSetting::Priority(e) => SettingValue::Expr(e.clone()),
-            LaunchSetting::ClusterPolicy(p) => SettingValue::Keyword(p.keyword().to_owned()),
-        }
-    }
-
-    /// Its expressions, in order.
-    pub fn exprs(&self) -> &[Expr] {
-        match self {
-            LaunchSetting::Grid(d)
-            | LaunchSetting::Block(d)
-            | LaunchSetting::Cluster(d)
-            | LaunchSetting::PreferredCluster(d) => d,
-            LaunchSetting::SharedMem(e)
-            | LaunchSetting::Stream(e)
-            | LaunchSetting::Device(e)
-            | LaunchSetting::Pdl(e)
-            | LaunchSetting::Cooperative(e)
-            | LaunchSetting::Priority(e) => std::slice::from_ref(e),
-            LaunchSetting::ClusterPolicy(_) => &[],
+    fn from_value(value: SettingValue) -> Option<Result<Self, String>> {
+        match value {
+            SettingValue::Keyword(w) => Some(ClusterPolicy::from_keyword(&w).ok_or_else(|| {
+                format!(
+                    "unknown cluster policy `{w}`; expected one of {}",
+                    ClusterPolicy::KEYWORDS.join(", ")
+                )
+            })),
+            SettingValue::Dims(_) | SettingValue::Expr(_) => None,
         }
     }
 }

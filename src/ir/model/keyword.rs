@@ -43,7 +43,7 @@ macro_rules! keyword_enum {
 
         impl $name {
             /// Every variant, in the order of its declaration (the driver's, where it has one).
-            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            pub const ALL: [$name; [$($word),+].len()] = [$($name::$variant,)+];
             /// Their keywords, in [`Self::ALL`] order.
             pub const KEYWORDS: &'static [&'static str] = &[$($word,)+];
 
@@ -56,7 +56,7 @@ macro_rules! keyword_enum {
 
             /// The variant named by `keyword`.
             pub fn from_keyword(keyword: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|v| v.keyword() == keyword)
+                Self::ALL.into_iter().find(|v| v.keyword() == keyword)
             }
         }
     };

@@ -3,7 +3,7 @@
 
 use safecall_runtime::abi::DLDataType;
 
-use super::IntType;
+use super::scalar::IntType;
 
 /// Everything a tensor parameter is checked against.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 
 use safecall_runtime::abi::DLDataType;
 
-use super::Expr;
+use super::expr::Expr;
 
 /// One argument of a [`Launch`](super::Launch).
 #[derive(Clone, Debug, PartialEq)]

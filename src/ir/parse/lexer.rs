@@ -1,6 +1,6 @@
 //! Tokens of the text format.
 
-use super::ParseError;
+use super::error::ParseError;
 use crate::ir::source_map::Span;
 
 /// A token kind.

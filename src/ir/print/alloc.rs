@@ -2,7 +2,7 @@
 
 use super::super::model::{Alloc, AllocDevice};
 use super::super::syntax::{self, name};
-use super::print_expr;
+use super::expr::print_expr;
 
 /// Prints an allocation statement (one line).
 pub(super) fn print_alloc(a: &Alloc) -> String {

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::super::model::{DeviceBinary, Launch, SettingValue};
 use super::super::syntax::{self, name};
-use super::print_expr;
+use super::expr::print_expr;
 use super::tensormap::print_launch_args;
 
 /// Prints a `device_binary` item (several lines, ending with a newline); the image is

@@ -5,7 +5,7 @@ use super::super::model::{
     Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapLayout,
 };
 use super::super::syntax::name;
-use super::print_expr;
+use super::expr::print_expr;
 
 /// Prints launch arguments, comma-separated.
 pub(super) fn print_launch_args(args: &[LaunchArg]) -> String {

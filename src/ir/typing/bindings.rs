@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rustc_hash::FxBuildHasher;
 
 use super::super::model::*;
-use super::{Scope, TypeError, at, expr_type, invalid, param_nullable, param_value_type};
+use super::expr::{Scope, TypeError, at, expr_type, invalid, param_nullable, param_value_type};
 
 /// Where a symbolic variable occurs in a tensor spec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

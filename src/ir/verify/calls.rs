@@ -111,7 +111,7 @@ impl FnVerifier<'_, '_> {
                 let what = match callee {
                     Callee::Global(_) => "global function",
                     Callee::Import(_) => "imported function",
-                    _ => "direct symbol",
+                    Callee::Direct(_) | Callee::Param(_) => "direct symbol",
                 };
                 if n.is_empty() {
                     self.stmt_err(path, StmtFocus::Name, format!("the {what} name is empty"));

@@ -9,20 +9,7 @@ use super::super::model::{
 use super::super::source_map::StmtPath;
 use super::super::syntax::is_identifier;
 use super::kernel_params::ArgType;
-use super::{FnVerifier, Location, StmtFocus, Verifier};
-
-/// A part of a `device_binary` item.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceBinaryPart {
-    /// The name.
-    Name,
-    /// The format.
-    Format,
-    /// The image (`data` or `file`).
-    Data,
-    /// Kernel name `i`.
-    Kernel(usize),
-}
+use super::{DeviceBinaryPart, FnVerifier, Location, StmtFocus, Verifier};
 
 /// Most dimensions of a grid, block or cluster.
 const MAX_DIMS: usize = 3;
@@ -215,7 +202,12 @@ impl FnVerifier<'_, '_> {
                 LaunchSettingKind::Priority => {
                     Some("per-launch priorities (stream priorities only)")
                 }
-                _ => None,
+                LaunchSettingKind::Grid
+                | LaunchSettingKind::Block
+                | LaunchSettingKind::SharedMem
+                | LaunchSettingKind::Stream
+                | LaunchSettingKind::Device
+                | LaunchSettingKind::Cooperative => None,
             };
             if let Some(what) = unsupported {
                 let focus = if setting.exprs().is_empty() {
@@ -389,8 +381,9 @@ impl FnVerifier<'_, '_> {
 
 /// The value of an integer literal.
 fn int_literal(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Int { value, .. } => Some(*value),
-        _ => None,
+    if let Expr::Int { value, .. } = e {
+        Some(*value)
+    } else {
+        None
     }
 }

@@ -3,8 +3,8 @@
 use std::fmt;
 
 use super::super::diag;
+use super::super::model::{Param, ParamType};
 use super::super::source_map::*;
-use super::DeviceBinaryPart;
 
 /// A problem found by the verifier.
 #[derive(Clone, Debug, PartialEq)]
@@ -289,3 +289,51 @@ impl fmt::Display for VerifyError {
 }
 
 impl std::error::Error for VerifyError {}
+
+/// A part of a `device_binary` item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceBinaryPart {
+    /// The name.
+    Name,
+    /// The format.
+    Format,
+    /// The image (`data` or `file`).
+    Data,
+    /// Kernel name `i`.
+    Kernel(usize),
+}
+
+/// A parameter's name for messages: the names along `path` (tuple elements, inside
+/// `optional[...]` too), joined by dots.
+pub(super) fn param_display_name(params: &[Param], path: &[usize]) -> String {
+    let mut names = Vec::new();
+    let mut ps = params;
+    for &i in path {
+        let Some(p) = ps.get(i) else { break };
+        names.push(p.name.clone());
+        let mut t = &p.ty;
+        while let ParamType::Optional(inner) = t {
+            t = inner;
+        }
+        ps = match t {
+            ParamType::Tuple(e) => e,
+            ParamType::Int(_)
+            | ParamType::Bool
+            | ParamType::Float(_)
+            | ParamType::Ptr
+            | ParamType::Str
+            | ParamType::Bytes
+            | ParamType::Device
+            | ParamType::DType
+            | ParamType::Shape
+            | ParamType::Func
+            | ParamType::Any
+            | ParamType::Tensor(_)
+            | ParamType::Optional(_)
+            | ParamType::Const(_)
+            | ParamType::DataPtr
+            | ParamType::Stream => &[],
+        };
+    }
+    names.join(".")
+}

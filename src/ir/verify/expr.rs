@@ -105,7 +105,19 @@ impl<'m> FnVerifier<'_, 'm> {
                 );
                 *ok = false;
             }
-            _ => {
+            Expr::Int { .. }
+            | Expr::Float { .. }
+            | Expr::Bool(_)
+            | Expr::Str(_)
+            | Expr::Var(_)
+            | Expr::Field { .. }
+            | Expr::Unary { .. }
+            | Expr::Binary { .. }
+            | Expr::Select { .. }
+            | Expr::Cast { .. }
+            | Expr::PtrOffset { .. }
+            | Expr::Load { .. }
+            | Expr::IsNone(_) => {
                 for (i, c) in expr_children(e).into_iter().enumerate() {
                     at.push(i);
                     self.literals(path, at, c, ok);
@@ -141,7 +153,16 @@ fn used_names<'e>(e: &'e Expr, at: &mut Vec<usize>, out: &mut Vec<(&'e str, Vec<
     match e {
         Expr::Var(n) | Expr::IsNone(n) => out.push((n, at.clone())),
         Expr::Field { tensor, .. } => out.push((tensor, at.clone())),
-        _ => {
+        Expr::Int { .. }
+        | Expr::Float { .. }
+        | Expr::Bool(_)
+        | Expr::Str(_)
+        | Expr::Unary { .. }
+        | Expr::Binary { .. }
+        | Expr::Select { .. }
+        | Expr::Cast { .. }
+        | Expr::PtrOffset { .. }
+        | Expr::Load { .. } => {
             for (i, c) in expr_children(e).into_iter().enumerate() {
                 at.push(i);
                 used_names(c, at, out);

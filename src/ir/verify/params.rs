@@ -7,6 +7,7 @@ use super::super::print::print_constraint;
 use super::super::source_map::*;
 use super::super::syntax::{self, is_identifier};
 use super::super::typing::{self, BindingKind, SymSource};
+use super::error::param_display_name;
 use super::{Declared, DeclaredBy, FnItem, FnVerifier, ParamPart};
 
 impl<'m> FnVerifier<'_, 'm> {
@@ -39,7 +40,20 @@ impl<'m> FnVerifier<'_, 'm> {
             }
             ParamType::Tuple(elems) => self.params(elems, path),
             ParamType::Tensor(spec) => self.tensor_spec(spec, path),
-            _ => {}
+            ParamType::Int(_)
+            | ParamType::Bool
+            | ParamType::Float(_)
+            | ParamType::Ptr
+            | ParamType::Str
+            | ParamType::Bytes
+            | ParamType::Device
+            | ParamType::DType
+            | ParamType::Shape
+            | ParamType::Func
+            | ParamType::Any
+            | ParamType::Const(_)
+            | ParamType::DataPtr
+            | ParamType::Stream => {}
         }
     }
 
@@ -79,7 +93,7 @@ impl<'m> FnVerifier<'_, 'm> {
                         format!("symbolic variable `{v}` is not an identifier"),
                     );
                 }
-                _ => {}
+                Dim::Const(_) | Dim::Var(_) => {}
             }
         }
         if let Strides::Exact(strides) = &spec.strides {
@@ -257,24 +271,6 @@ impl<'m> FnVerifier<'_, 'm> {
         }
         self.bindings = bindings;
     }
-}
-
-pub(super) fn param_display_name(params: &[Param], path: &[usize]) -> String {
-    let mut names = Vec::new();
-    let mut ps = params;
-    for &i in path {
-        let Some(p) = ps.get(i) else { break };
-        names.push(p.name.clone());
-        let mut t = &p.ty;
-        while let ParamType::Optional(inner) = t {
-            t = inner;
-        }
-        ps = match t {
-            ParamType::Tuple(e) => e,
-            _ => &[],
-        };
-    }
-    names.join(".")
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -1,9 +1,5 @@
 //! Names in scope: declaring statement binders, leaving blocks, and why a name is unbound.
 
-use std::collections::HashMap;
-
-use rustc_hash::FxBuildHasher;
-
 use super::super::model::*;
 use super::super::source_map::*;
 use super::super::syntax::is_identifier;
@@ -79,44 +75,5 @@ impl<'m> FnVerifier<'_, 'm> {
                 "`{name}` is not declared: no parameter, symbolic variable or earlier statement binds it"
             ),
         })
-    }
-}
-
-/// Records the first binder of each name bound by a statement.
-pub(super) fn collect_binders(
-    stmts: &[Stmt],
-    parent: &StmtPath,
-    block: Block,
-    out: &mut HashMap<String, StmtPath, FxBuildHasher>,
-) {
-    for (i, s) in stmts.iter().enumerate() {
-        let path = if block == Block::Body {
-            StmtPath::root(i)
-        } else {
-            parent.child(block, i)
-        };
-        let name = match s {
-            Stmt::Let { name, .. } => Some(name),
-            Stmt::For { var, .. } => Some(var),
-            Stmt::CallExtern { dest, .. } | Stmt::CallPacked { dest, .. } => dest.as_ref(),
-            Stmt::GetStream { dest, .. } => Some(dest),
-            Stmt::Alloc(alloc) => Some(&alloc.dest),
-            _ => None,
-        };
-        if let Some(n) = name {
-            out.entry(n.clone()).or_insert_with(|| path.clone());
-        }
-        match s {
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                collect_binders(then_body, &path, Block::Then, out);
-                collect_binders(else_body, &path, Block::Else, out);
-            }
-            Stmt::For { body, .. } => collect_binders(body, &path, Block::Loop, out),
-            _ => {}
-        }
     }
 }

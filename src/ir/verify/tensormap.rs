@@ -336,8 +336,9 @@ impl FnVerifier<'_, '_> {
 
 /// The value of an integer literal.
 fn literal(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Int { value, .. } => Some(*value),
-        _ => None,
+    if let Expr::Int { value, .. } = e {
+        Some(*value)
+    } else {
+        None
     }
 }

@@ -27,7 +27,27 @@ pub(super) fn lower_binary(
             let cc = match op {
                 BinOp::Eq => IntCC::Eq,
                 BinOp::Ne => IntCC::Ne,
-                _ => {
+                BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Rem
+                | BinOp::FloorDiv
+                | BinOp::FloorMod
+                | BinOp::CeilDiv
+                | BinOp::Min
+                | BinOp::Max
+                | BinOp::BitAnd
+                | BinOp::BitOr
+                | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or => {
                     return Err(LowerError::internal(format!(
                         "operator {op:?} is not defined on devices or dtypes"
                     )));
@@ -94,7 +114,23 @@ fn float_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var) -> Result<Var
         BinOp::Div => Some(L::Fdiv),
         BinOp::Min => Some(L::Fmin),
         BinOp::Max => Some(L::Fmax),
-        _ => None,
+        BinOp::Rem
+        | BinOp::FloorDiv
+        | BinOp::FloorMod
+        | BinOp::CeilDiv
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::And
+        | BinOp::Or => None,
     };
     if let Some(lop) = arith {
         return Ok(fx.b.binary(lop, a, b));
@@ -106,7 +142,23 @@ fn float_binary(fx: &mut FnCtx<'_, '_>, op: BinOp, a: Var, b: Var) -> Result<Var
         BinOp::Le => FloatCC::Le,
         BinOp::Gt => FloatCC::Gt,
         BinOp::Ge => FloatCC::Ge,
-        _ => {
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::Div
+        | BinOp::Rem
+        | BinOp::FloorDiv
+        | BinOp::FloorMod
+        | BinOp::CeilDiv
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::And
+        | BinOp::Or => {
             return Err(LowerError::internal(format!(
                 "operator {op:?} is not defined on floats"
             )));
@@ -237,7 +289,24 @@ fn lower_division(
             let q1 = fx.b.binary_imm(L::Iadd, q, 1);
             fx.b.select(bump, q1, q)
         }
-        _ => unreachable!("not a division operator"),
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::And
+        | BinOp::Or => unreachable!("not a division operator"),
     }
 }
 

@@ -149,9 +149,10 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
         Expr::Binary { op, lhs, rhs } => {
             let (a, operand) = lower_machine(fx, lhs)?;
             let b = lower_scalar(fx, rhs)?;
-            let constant_rhs = match **rhs {
-                Expr::Int { value, .. } => Some(value),
-                _ => None,
+            let constant_rhs = if let Expr::Int { value, .. } = **rhs {
+                Some(value)
+            } else {
+                None
             };
             let out = arith::lower_binary(fx, *op, &operand, a, b, constant_rhs)?;
             Val::machine(out, &ty)
@@ -310,7 +311,7 @@ fn lower_field(
             let d = dims(fx);
             let strides = match t.spec.strides {
                 Strides::Compact => compact_strides(fx, &d),
-                _ => effective_strides(fx, dl, &d),
+                Strides::Any | Strides::Exact(_) => effective_strides(fx, dl, &d),
             };
             strides[k]
         }

@@ -19,7 +19,7 @@ pub(crate) fn write_pod(fx: &mut FnCtx<'_, '_>, dst: Var, index: i32, value: Var
     let ty = fx.b.ty(value);
     let wide = match ty {
         Ty::I64 | Ty::F64 | Ty::Ptr => value,
-        _ => {
+        Ty::I8 | Ty::I16 | Ty::I32 | Ty::F32 => {
             // Zero the upper bytes (dtypes are 4 bytes; narrower ints arrive extended).
             fx.b.store_imm(Ty::I64, dst, ANY_VALUE_OFFSET, 0);
             value

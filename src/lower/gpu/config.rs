@@ -2,6 +2,7 @@
 //! writes them (PDL, cooperative, cluster dimensions, cluster scheduling policy), then the
 //! preferred cluster and the priority.
 
+use crate::ir::ClusterPolicy;
 use crate::lir::{Ty, Var};
 
 use super::super::context::FnCtx;
@@ -18,25 +19,49 @@ enum AttrValue {
     Dims([Int; 3], [usize; 3]),
 }
 
-/// Fills a `CUlaunchConfig` on the stack from `ops` and returns its address.
+/// Fills a `CUlaunchConfig` on the stack from `ops` and returns its address. `ops` is taken
+/// apart without `..`: a new operand does not compile until it has its place here (or is
+/// named as one the configuration does not carry).
 pub(super) fn launch_config(fx: &mut FnCtx<'_, '_>, ops: &Operands) -> Var {
+    let Operands {
+        grid,
+        block,
+        cluster,
+        preferred_cluster,
+        cluster_policy,
+        shared_mem,
+        stream,
+        pdl,
+        cooperative,
+        priority,
+        // The context made current before the launch carries these.
+        device: _,
+        ordinal: _,
+    } = *ops;
     let config_slot = fx.b.slot(cuda::CONFIG_SIZE, 8);
     let config = fx.b.stack_addr(config_slot, 0);
     for i in 0..3 {
-        let g = fx.b.resize(ops.grid[i].var, Ty::I32, false);
+        let g = fx.b.resize(grid[i].var, Ty::I32, false);
         fx.b.store(config, cuda::CONFIG_GRID[i], g);
-        let b = fx.b.resize(ops.block[i].var, Ty::I32, false);
+        let b = fx.b.resize(block[i].var, Ty::I32, false);
         fx.b.store(config, cuda::CONFIG_BLOCK[i], b);
     }
-    match ops.shared_mem {
+    match shared_mem {
         Some(s) => {
             let smem = fx.b.resize(s.var, Ty::I32, false);
             fx.b.store(config, cuda::CONFIG_SHARED_MEM, smem);
         }
         None => fx.b.store_imm(Ty::I32, config, cuda::CONFIG_SHARED_MEM, 0),
     }
-    fx.b.store(config, cuda::CONFIG_STREAM, ops.stream);
-    let attrs = attributes(ops);
+    fx.b.store(config, cuda::CONFIG_STREAM, stream);
+    let attrs = attributes(Attributes {
+        pdl,
+        cooperative,
+        cluster,
+        cluster_policy,
+        preferred_cluster,
+        priority,
+    });
     if attrs.is_empty() {
         fx.b.store_imm(Ty::Ptr, config, cuda::CONFIG_ATTRS, 0);
         fx.b.store_imm(Ty::I32, config, cuda::CONFIG_NUM_ATTRS, 0);
@@ -63,8 +88,18 @@ pub(super) fn launch_config(fx: &mut FnCtx<'_, '_>, ops: &Operands) -> Var {
     config
 }
 
+/// The operands a launch passes as attributes.
+struct Attributes {
+    pdl: Flag,
+    cooperative: Flag,
+    cluster: Option<[Int; 3]>,
+    cluster_policy: Option<ClusterPolicy>,
+    preferred_cluster: Option<[Int; 3]>,
+    priority: Option<Var>,
+}
+
 /// The attributes a launch passes, as (id, value), in order.
-fn attributes(ops: &Operands) -> Vec<(i64, AttrValue)> {
+fn attributes(ops: Attributes) -> Vec<(i64, AttrValue)> {
     let mut attrs = Vec::new();
     for (flag, id) in [
         (ops.pdl, cuda::LAUNCH_ATTRIBUTE_PDL),

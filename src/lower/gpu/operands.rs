@@ -12,7 +12,7 @@ use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda;
 use super::hip::api as hip;
-use super::settings::settings;
+use super::settings::{Settings, settings};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// An integer operand of the launch, widened to `I64`, with how messages print it.
@@ -37,6 +37,7 @@ pub(super) enum Flag {
 }
 
 /// Every operand of a launch, checked.
+#[derive(Clone, Copy)]
 pub(super) struct Operands {
     /// Grid dims (missing ones 1), each 1 to the device limit.
     pub grid: [Int; 3],
@@ -64,32 +65,46 @@ pub(super) struct Operands {
     pub priority: Option<Var>,
 }
 
-/// Lowers and checks every operand of `l` (ValueErrors prefixed with `prefix`).
+/// Lowers and checks every operand of `l` (ValueErrors prefixed with `prefix`), in the order
+/// its messages promise; [`Settings`] is taken apart without `..`, so a new setting does not
+/// compile until it is lowered here.
 pub(super) fn lower_operands(
     fx: &mut FnCtx<'_, '_>,
     l: &Launch,
     prefix: &str,
     platform: Platform,
 ) -> Result<Operands, LowerError> {
-    let s = settings(l);
-    let grid = lower_dims(fx, s.grid, "grid")?;
-    let block = lower_dims(fx, s.block, "block")?;
+    let Settings {
+        grid,
+        block,
+        cluster,
+        preferred_cluster,
+        cluster_policy,
+        shared_mem,
+        stream,
+        device,
+        pdl,
+        cooperative,
+        priority,
+    } = settings(l);
+    let grid = lower_dims(fx, grid, "grid")?;
+    let block = lower_dims(fx, block, "block")?;
     check_grid_and_block(fx, &grid, &block, prefix, platform);
-    let cluster = optional_dims(fx, s.cluster, "cluster", prefix)?;
-    let preferred_cluster = optional_dims(fx, s.preferred_cluster, "preferred_cluster", prefix)?;
+    let cluster = optional_dims(fx, cluster, "cluster", prefix)?;
+    let preferred_cluster = optional_dims(fx, preferred_cluster, "preferred_cluster", prefix)?;
     if let (Some(c), Some(p)) = (&cluster, &preferred_cluster) {
         check_multiple(fx, c, p, prefix);
     }
-    let shared_mem = match s.shared_mem {
+    let shared_mem = match shared_mem {
         Some(e) => Some(lower_shared_mem(fx, e, prefix)?),
         None => None,
     };
-    let device = lower_device(fx, s.device, prefix, platform)?;
+    let device = lower_device(fx, device, prefix, platform)?;
     let ordinal = fx.b.resize(device.var, Ty::I32, false);
-    let stream = lower_stream(fx, s.stream, ordinal, platform)?;
-    let pdl = lower_flag(fx, s.pdl, "pdl")?;
-    let cooperative = lower_flag(fx, s.cooperative, "cooperative")?;
-    let priority = match s.priority {
+    let stream = lower_stream(fx, stream, ordinal, platform)?;
+    let pdl = lower_flag(fx, pdl, "pdl")?;
+    let cooperative = lower_flag(fx, cooperative, "cooperative")?;
+    let priority = match priority {
         Some(e) => Some(lower_priority(fx, e, prefix)?),
         None => None,
     };
@@ -98,7 +113,7 @@ pub(super) fn lower_operands(
         block,
         cluster,
         preferred_cluster,
-        cluster_policy: s.cluster_policy,
+        cluster_policy,
         shared_mem,
         device,
         ordinal,

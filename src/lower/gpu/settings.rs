@@ -1,11 +1,15 @@
-//! A launch's settings, sorted by one exhaustive `match` over [`LaunchSetting`]: a new setting
-//! does not compile until it has a place here, and from here [`super::operands`] lowers each
-//! (docs/STYLE: "lowering matches, it does not pick"). The order the operands are lowered and
-//! checked in is `operands`' own, not the settings' kind order.
+//! A launch's settings, sorted by one exhaustive `match` over [`LaunchSetting`] (docs/STYLE:
+//! "lowering matches, it does not pick"). A new setting does not compile until it has a field
+//! here; [`super::operands`] takes [`Settings`] apart without `..`, so the field does not
+//! compile until it is lowered, and [`super::config`] takes the lowered operands apart the
+//! same way, so the operand does not compile until it reaches the launch configuration. The
+//! order the operands are lowered and checked in is `operands`' own (the order its messages
+//! promise), not the settings' kind order.
 
 use crate::ir::{ClusterPolicy, Expr, Launch, LaunchSetting};
 
 /// Every setting of one launch, by its role (absent ones empty or `None`).
+#[derive(Default)]
 pub(super) struct Settings<'a> {
     /// `grid=` dims.
     pub grid: &'a [Expr],
@@ -33,19 +37,7 @@ pub(super) struct Settings<'a> {
 
 /// The settings of `l`.
 pub(super) fn settings(l: &Launch) -> Settings<'_> {
-    let mut s = Settings {
-        grid: &[],
-        block: &[],
-        cluster: &[],
-        preferred_cluster: &[],
-        cluster_policy: None,
-        shared_mem: None,
-        stream: None,
-        device: None,
-        pdl: None,
-        cooperative: None,
-        priority: None,
-    };
+    let mut s = Settings::default();
     for setting in l.settings.iter() {
         match setting {
             LaunchSetting::Grid(dims) => s.grid = dims,

@@ -72,7 +72,12 @@ pub(super) fn lower_constraint(
             };
             (var, present, format!("{}: {name} = ", fx.func.name), binder)
         }
-        _ => {
+        Binding::Device { .. }
+        | Binding::DType { .. }
+        | Binding::Ref { .. }
+        | Binding::Tensor(_)
+        | Binding::StrLit(_)
+        | Binding::Unit => {
             return Err(LowerError::internal(format!(
                 "constraint on `{name}`, which is not an integer parameter or symbolic variable"
             )));

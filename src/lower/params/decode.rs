@@ -298,7 +298,20 @@ fn decode_object(
         ParamType::Str => &[ti::RAW_STR, ti::SMALL_STR, ti::STR],
         ParamType::Bytes => &[ti::BYTE_ARRAY_PTR, ti::SMALL_BYTES, ti::BYTES],
         ParamType::Shape => &[ti::SHAPE],
-        _ => &[ti::FUNCTION],
+        ParamType::Int(_)
+        | ParamType::Bool
+        | ParamType::Float(_)
+        | ParamType::Ptr
+        | ParamType::Device
+        | ParamType::DType
+        | ParamType::Func
+        | ParamType::Any
+        | ParamType::Tensor(_)
+        | ParamType::Optional(_)
+        | ParamType::Const(_)
+        | ParamType::Tuple(_)
+        | ParamType::DataPtr
+        | ParamType::Stream => &[ti::FUNCTION],
     };
     let mut ok = arg.is(fx, accepted[0]);
     for &index in &accepted[1..] {
@@ -434,7 +447,7 @@ fn decode_const(
             let (expected, ty) = match *c {
                 ConstValue::Int(v) => (v, ScalarType::Int(IntType::I64)),
                 ConstValue::Bool(b) => (i64::from(b), ScalarType::Bool),
-                _ => unreachable!(),
+                ConstValue::Float(_) | ConstValue::None => unreachable!(),
             };
             let a = is(fx, ti::INT);
             let b = is(fx, ti::BOOL);

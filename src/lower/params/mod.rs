@@ -36,7 +36,21 @@ fn holds_tuple(ty: &ParamType) -> bool {
     match ty {
         ParamType::Tuple(_) => true,
         ParamType::Optional(inner) => holds_tuple(inner),
-        _ => false,
+        ParamType::Int(_)
+        | ParamType::Bool
+        | ParamType::Float(_)
+        | ParamType::Ptr
+        | ParamType::Str
+        | ParamType::Bytes
+        | ParamType::Device
+        | ParamType::DType
+        | ParamType::Shape
+        | ParamType::Func
+        | ParamType::Any
+        | ParamType::Tensor(_)
+        | ParamType::Const(_)
+        | ParamType::DataPtr
+        | ParamType::Stream => false,
     }
 }
 

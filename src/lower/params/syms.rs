@@ -134,7 +134,7 @@ pub(super) fn bind_or_compare(
             // Dynamic: bound by the first occurrence that counts.
             let (flag, mut binders) = match state {
                 Some(SymState::Dynamic { flag, binders }) => (flag, binders),
-                _ => (fx.entry_var(Ty::I8, UNBOUND), Vec::new()),
+                Some(SymState::Bound { .. }) | None => (fx.entry_var(Ty::I8, UNBOUND), Vec::new()),
             };
             let bound_by = if explaining {
                 bound_by_text(&binders)

@@ -150,7 +150,7 @@ fn widen_for_message(b: &mut FuncBuilder, tag: Tag, var: Var) -> Var {
             b.convert(ConvOp::Bitcast, wide, Ty::I64)
         }
         // Unsigned renderings zero-extend; everything else sign-extends.
-        _ => {
+        Ty::I8 | Ty::I16 | Ty::I32 => {
             let signed = !matches!(tag, Tag::U64 | Tag::DType | Tag::Bool | Tag::Ptr);
             b.resize(var, Ty::I64, signed)
         }
@@ -164,7 +164,7 @@ fn merge_text(parts: Vec<MsgPart>) -> Vec<MsgPart> {
         match (out.last_mut(), part) {
             (Some(MsgPart::Text(prev)), MsgPart::Text(next)) => prev.push_str(&next),
             (_, MsgPart::Text(t)) if t.is_empty() => {}
-            (_, part) => out.push(part),
+            (_, part @ (MsgPart::Text(_) | MsgPart::Value(..))) => out.push(part),
         }
     }
     out
