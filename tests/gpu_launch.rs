@@ -38,7 +38,7 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
         // Once per module: the driver's entry points, cuInit, the image and its kernels.
         assert_eq!(
             first.iter().filter(|c| *c == "cuGetProcAddress_v2").count(),
-            18,
+            19,
             "{how:?}: {first:?}"
         );
         for once in ["cuInit", "cuLibraryLoadData", "cuDevicePrimaryCtxRetain"] {
@@ -84,13 +84,13 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
             "{how:?}: the previous context is restored"
         );
 
-        // Steady state: no loading, no retain; switch to the primary context and back.
+        // Steady state: no loading, no retain, the device handle cached; switch to the
+        // primary context and back.
         fake().reset();
         call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
         assert_eq!(
             fake().calls(),
             [
-                "cuDeviceGet",
                 "cuCtxGetCurrent",
                 "cuCtxSetCurrent",
                 "cuLaunchKernelEx",
@@ -98,6 +98,84 @@ fn add_one_launches_on_the_primary_context_of_the_tensors_device() {
             ],
             "{how:?}"
         );
+    });
+}
+
+/// The calls `f` made to the double after the first `skip` of this thread's records.
+fn calls_after(skip: usize) -> Vec<String> {
+    fake().calls()[skip..].to_vec()
+}
+
+#[test]
+fn an_active_primary_context_is_learned_once_and_then_recognised() {
+    each(|how, built| {
+        let f = built.function("add_one");
+        let (mut sx, mut sy) = ([10i64], [10i64]);
+        let x = cuda_tensor(0x1000, 1, &mut sx);
+        let y = cuda_tensor(0x2000, 1, &mut sy);
+        // Device 1's primary context current, as PyTorch leaves it: the first launch asks for
+        // its device, finds the primary context active and retains it into the cache.
+        fake().set_primary_context(1);
+        let skip = fake().calls().len();
+        call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
+        let once = [
+            "cuGetProcAddress_v2",
+            "cuInit",
+            "cuLibraryLoadData",
+            "cuLibraryGetKernel",
+        ];
+        let first: Vec<String> = calls_after(skip)
+            .into_iter()
+            .filter(|c| !once.contains(&c.as_str()))
+            .collect();
+        assert_eq!(
+            first,
+            [
+                "cuDeviceGet",
+                "cuCtxGetCurrent",
+                "cuCtxGetDevice",
+                "cuDevicePrimaryCtxGetState",
+                "cuDevicePrimaryCtxRetain",
+                "cuLaunchKernelEx"
+            ],
+            "{how:?}"
+        );
+        // Then each launch is two driver calls: the current context is the known primary one.
+        let skip = fake().calls().len();
+        call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
+        assert_eq!(
+            calls_after(skip),
+            ["cuCtxGetCurrent", "cuLaunchKernelEx"],
+            "{how:?}"
+        );
+        assert_eq!(fake().launches().last().unwrap()["ctx"], "primary:1");
+    });
+}
+
+#[test]
+fn a_user_context_beside_an_inactive_primary_is_not_made_to_create_one() {
+    each(|how, built| {
+        let f = built.function("add_one");
+        let (mut sx, mut sy) = ([10i64], [10i64]);
+        let x = cuda_tensor(0x1000, 0, &mut sx);
+        let y = cuda_tensor(0x2000, 0, &mut sy);
+        fake().set_user_context(0);
+        for round in 0..2 {
+            let skip = fake().calls().len();
+            call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
+            let calls = calls_after(skip);
+            // Asked once whether the primary context is active; never retained.
+            let asked = calls
+                .iter()
+                .filter(|c| *c == "cuDevicePrimaryCtxGetState")
+                .count();
+            assert_eq!(asked, usize::from(round == 0), "{how:?}: {calls:?}");
+            assert!(
+                !calls.contains(&"cuDevicePrimaryCtxRetain".to_owned()),
+                "{how:?}: {calls:?}"
+            );
+            assert_eq!(fake().launches().last().unwrap()["ctx"], "user:0");
+        }
     });
 }
 
@@ -114,12 +192,7 @@ fn a_current_context_on_the_launch_device_is_kept() {
         call(&f, &[Arg::Tensor(&x), Arg::Tensor(&y)]).unwrap();
         assert_eq!(
             fake().calls(),
-            [
-                "cuDeviceGet",
-                "cuCtxGetCurrent",
-                "cuCtxGetDevice",
-                "cuLaunchKernelEx"
-            ],
+            ["cuCtxGetCurrent", "cuCtxGetDevice", "cuLaunchKernelEx"],
             "{how:?}"
         );
         assert_eq!(fake().launches()[0]["ctx"], "user:0");

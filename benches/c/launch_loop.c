@@ -2,7 +2,7 @@
  * Calls `__tvm_ffi_<argv[2]>` of the shared library argv[1] argv[3] times with one int
  * argument (the device, 0), after one warm-up call that finds the driver and loads the
  * binary: the driver of benches/gpu_launch_count.sh. The CUDA driver is the test double
- * argv[4] (tests/fake_cuda) in benchmark mode, with a context of device 0 current, as
+ * argv[4] (tests/fake_cuda) in benchmark mode, with device 0's primary context current, as
  * PyTorch leaves it.
  */
 #include <dlfcn.h>
@@ -16,7 +16,12 @@ int main(int argc, char** argv) {
   void* fake = dlopen(argv[4], RTLD_NOW);
   if (!fake) { fprintf(stderr, "%s\n", dlerror()); return 1; }
   ((void (*)(int))dlsym(fake, "safecall_fake_cuda_quiet"))(1);
-  ((void (*)(int))dlsym(fake, "safecall_fake_cuda_set_user_context"))(0);
+  /* Device 0's primary context current, as PyTorch (cudaSetDevice) leaves it. */
+  int dev = 0;
+  void* ctx = NULL;
+  ((int (*)(int*, int))dlsym(fake, "cuDeviceGet"))(&dev, 0);
+  ((int (*)(void**, int))dlsym(fake, "cuDevicePrimaryCtxRetain"))(&ctx, dev);
+  ((int (*)(void*))dlsym(fake, "cuCtxSetCurrent"))(ctx);
   void* lib = dlopen(argv[1], RTLD_NOW);
   if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
   char symbol[256];

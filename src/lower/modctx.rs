@@ -189,6 +189,9 @@ pub(crate) struct GpuState {
     /// Primary contexts retained, by device ordinal (below
     /// `gpu::cuda::CACHED_DEVICES`).
     pub(super) primary_contexts: Option<DataId>,
+    /// `CUdevice` handles, by device ordinal (below `gpu::cuda::CACHED_DEVICES`): the handle
+    /// with bit 32 set once known, 0 before.
+    pub(super) devices: Option<DataId>,
     /// Per kernel (binary, kernel) and kind of cache (`gpu::opt_in`): one 8-byte entry per
     /// device ordinal.
     pub(super) kernel_caches: HashMap<(String, String, &'static str), DataId>,

@@ -81,6 +81,23 @@ impl Fake {
         self.sym::<extern "C" fn(c_int)>("safecall_fake_cuda_set_user_context")(ordinal);
     }
 
+    /// Retains the primary context of `ordinal` and makes it current on this thread, as
+    /// PyTorch's `cudaSetDevice` does (the two calls are recorded like any).
+    pub fn set_primary_context(&self, ordinal: i32) {
+        let mut dev = 0;
+        let mut ctx = 0usize;
+        let get = self.sym::<unsafe extern "C" fn(*mut c_int, c_int) -> c_int>("cuDeviceGet");
+        let retain = self
+            .sym::<unsafe extern "C" fn(*mut usize, c_int) -> c_int>("cuDevicePrimaryCtxRetain");
+        let set = self.sym::<extern "C" fn(usize) -> c_int>("cuCtxSetCurrent");
+        // SAFETY: valid out pointers.
+        unsafe {
+            assert_eq!(get(&mut dev, ordinal), 0);
+            assert_eq!(retain(&mut ctx, dev), 0);
+        }
+        assert_eq!(set(ctx), 0);
+    }
+
     /// What `cuDriverGetVersion` reports on this thread (0: the double's default, 13000).
     pub fn set_driver_version(&self, version: i32) {
         self.sym::<extern "C" fn(c_int)>("safecall_fake_cuda_set_driver_version")(version);

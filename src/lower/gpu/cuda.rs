@@ -158,6 +158,8 @@ pub enum Entry {
     CtxSetCurrent,
     /// `CUresult cuDevicePrimaryCtxRetain(CUcontext*, CUdevice)`
     DevicePrimaryCtxRetain,
+    /// `CUresult cuDevicePrimaryCtxGetState(CUdevice, unsigned* flags, int* active)`
+    DevicePrimaryCtxGetState,
     /// `CUresult cuLibraryLoadData(CUlibrary*, const void* image, CUjit_option*, void**,
     /// unsigned, CUlibraryOption*, void**, unsigned)`
     LibraryLoadData,
@@ -188,7 +190,7 @@ pub enum Entry {
 
 impl Entry {
     /// Every entry, in table order.
-    pub const ALL: [Entry; 18] = [
+    pub const ALL: [Entry; 19] = [
         Entry::GetErrorName,
         Entry::GetErrorString,
         Entry::Init,
@@ -197,6 +199,7 @@ impl Entry {
         Entry::CtxGetDevice,
         Entry::CtxSetCurrent,
         Entry::DevicePrimaryCtxRetain,
+        Entry::DevicePrimaryCtxGetState,
         Entry::LibraryLoadData,
         Entry::LibraryUnload,
         Entry::LibraryGetKernel,
@@ -220,6 +223,7 @@ impl Entry {
             Entry::CtxGetDevice => "cuCtxGetDevice",
             Entry::CtxSetCurrent => "cuCtxSetCurrent",
             Entry::DevicePrimaryCtxRetain => "cuDevicePrimaryCtxRetain",
+            Entry::DevicePrimaryCtxGetState => "cuDevicePrimaryCtxGetState",
             Entry::LibraryLoadData => "cuLibraryLoadData",
             Entry::LibraryUnload => "cuLibraryUnload",
             Entry::LibraryGetKernel => "cuLibraryGetKernel",
@@ -246,6 +250,7 @@ impl Entry {
             Entry::DeviceGetAttribute => &[Ptr, I32, I32],
             Entry::LibraryUnload => &[Ptr],
             Entry::DevicePrimaryCtxRetain => &[Ptr, I32],
+            Entry::DevicePrimaryCtxGetState => &[I32, Ptr, Ptr],
             Entry::LibraryLoadData => &[Ptr, Ptr, Ptr, Ptr, I32, Ptr, Ptr, I32],
             Entry::LibraryGetKernel => &[Ptr, Ptr, Ptr],
             Entry::KernelSetAttribute => &[I32, I32, Ptr, I32],

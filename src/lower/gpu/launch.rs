@@ -5,7 +5,7 @@
 //! released, the caller's context back.
 
 use crate::ir::{Launch, Platform};
-use crate::lir::{Ty, Var};
+use crate::lir::{BinOp, IntCC, Ty, Var};
 
 use super::super::calls::load_once;
 use super::super::context::FnCtx;
@@ -14,11 +14,11 @@ use super::super::raise::MsgPart;
 use super::args::lower_args;
 use super::config::launch_config;
 use super::context::{make_current, restore};
-use super::cuda::Entry;
+use super::cuda::{self, Entry};
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::settings::settings;
-use super::support::{call_entry, driver_check};
+use super::support::{cached_entry, call_entry, driver_check, zeroed};
 use super::tensormap::cache as tensormap_cache;
 
 /// Lowers `launch binary.kernel[...](args)`.
@@ -92,8 +92,27 @@ fn load_kernel(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(Var, Var), LowerEr
     Ok((table, fx.b.load(Ty::Ptr, kernels, index * 8)))
 }
 
-/// The `CUdevice` of the launch's ordinal.
+/// The `CUdevice` of the launch's ordinal: from a per-ordinal cache (a device's handle never
+/// changes in a process), asked of `cuDeviceGet` on the first launch on that device.
 fn device_handle(fx: &mut FnCtx<'_, '_>, table: Var, ops: &Operands, prefix: &str) -> Var {
+    let cache = match fx.m.gpu.devices {
+        Some(id) => id,
+        None => {
+            let id = zeroed(fx.m, "cuda_devices", cuda::CACHED_DEVICES as usize * 8);
+            fx.m.gpu.devices = Some(id);
+            id
+        }
+    };
+    let entry = cached_entry(fx, cache, ops.device.var);
+    let cached = fx.b.load(Ty::I64, entry, 0);
+    let dev = fx.b.mutable_var(Ty::I32);
+    let low = fx.b.resize(cached, Ty::I32, false);
+    fx.b.assign(dev, low);
+    let known = fx.b.icmp_imm(IntCC::Ne, cached, 0);
+    let ask = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.b.branch(known, join, ask);
+    fx.b.switch_to(ask);
     let slot = fx.b.slot(8, 8);
     let dev_at = fx.b.stack_addr(slot, 0);
     let rc = call_entry(
@@ -110,7 +129,15 @@ fn device_handle(fx: &mut FnCtx<'_, '_>, table: Var, ops: &Operands, prefix: &st
             MsgPart::text(" is not available: cuDeviceGet returned "),
         ]
     });
-    fx.b.load(Ty::I32, dev_at, 0)
+    let got = fx.b.load(Ty::I32, dev_at, 0);
+    fx.b.assign(dev, got);
+    // Bit 32 marks the entry as known (a handle may be 0).
+    let wide = fx.b.resize(got, Ty::I64, false);
+    let marked = fx.b.binary_imm(BinOp::Or, wide, 1 << 32);
+    fx.b.store(entry, 0, marked);
+    fx.b.jump(join);
+    fx.b.switch_to(join);
+    dev
 }
 
 /// The message of a failed `cuLaunchKernelEx` (the driver's words follow).

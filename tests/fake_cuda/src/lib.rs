@@ -119,6 +119,10 @@ struct Thread {
     current: usize,
     /// What `cuDriverGetVersion` reports (0: the default).
     driver_version: c_int,
+    /// Ordinals whose primary context was retained on this thread: active, for
+    /// `cuDevicePrimaryCtxGetState` (per thread, like every state of the double, so that tests
+    /// running in parallel do not see each other's).
+    active_primaries: Vec<c_int>,
 }
 
 thread_local! {
@@ -339,6 +343,10 @@ const ENTRIES: &[(&str, *const ())] = &[
         "cuDevicePrimaryCtxRetain",
         cuDevicePrimaryCtxRetain as *const (),
     ),
+    (
+        "cuDevicePrimaryCtxGetState",
+        cuDevicePrimaryCtxGetState as *const (),
+    ),
     ("cuLibraryLoadData", cuLibraryLoadData as *const ()),
     ("cuLibraryUnload", cuLibraryUnload as *const ()),
     ("cuLibraryGetKernel", cuLibraryGetKernel as *const ()),
@@ -475,8 +483,38 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, device: c_int
     if !(0..DEVICES).contains(&ordinal) {
         return INVALID_DEVICE;
     }
+    THREAD.with(|t| {
+        let mut t = t.borrow_mut();
+        if !t.active_primaries.contains(&ordinal) {
+            t.active_primaries.push(ordinal);
+        }
+    });
     // SAFETY: output pointer from the caller.
     unsafe { write(ctx, PRIMARY + 16 * ordinal as usize) }
+}
+
+/// `cuDevicePrimaryCtxGetState`: flags 0; active once retained on this thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
+    device: c_int,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> CUresult {
+    if let Some(code) = record("cuDevicePrimaryCtxGetState", || json!({ "device": device })) {
+        return code;
+    }
+    let ordinal = device - device_base();
+    if !(0..DEVICES).contains(&ordinal) {
+        return INVALID_DEVICE;
+    }
+    let on = THREAD.with(|t| t.borrow().active_primaries.contains(&ordinal));
+    // SAFETY: output pointers from the caller.
+    unsafe {
+        if write(flags, 0) != SUCCESS {
+            return INVALID_VALUE;
+        }
+        write(active, c_int::from(on))
+    }
 }
 
 /// `cuLibraryLoadData`: reads the kernels declared in the image.
