@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::{Error, lir};
+use super::BackendError;
+use crate::lir;
 
 /// The code generator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -46,26 +47,27 @@ pub(crate) struct JitOutput {
 pub(crate) trait CodeGenerator {
     /// A relocatable, position-independent object file for the configured target: `.eh_frame`
     /// without text relocations, the TVM-FFI C API left undefined.
-    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, Error>;
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, BackendError>;
 
     /// The backend's IR as built (before optimization), annotated with the host-IR item each
     /// part came from.
-    fn backend_ir(&self, module: &lir::Module) -> Result<String, Error>;
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, BackendError>;
 
     /// The machine code as assembly text.
-    fn asm(&self, module: &lir::Module) -> Result<String, Error>;
+    fn asm(&self, module: &lir::Module) -> Result<String, BackendError>;
 
     /// Compiles into executable memory of this process, resolving imports through
-    /// `request.lookup`; unresolved imports are [`Error::UnresolvedSymbols`].
-    fn jit(&self, module: &lir::Module, request: JitRequest<'_>) -> Result<JitOutput, Error>;
+    /// `request.lookup`; unresolved imports are [`BackendError::UnresolvedSymbols`].
+    fn jit(&self, module: &lir::Module, request: JitRequest<'_>)
+    -> Result<JitOutput, BackendError>;
 }
 
 /// The index of the function named `name` in `module` (entries the JIT asks for are always
 /// functions of the module it lowered).
-pub(crate) fn function_index(module: &lir::Module, name: &str) -> Result<usize, Error> {
+pub(crate) fn function_index(module: &lir::Module, name: &str) -> Result<usize, BackendError> {
     module
         .functions
         .iter()
         .position(|f| f.name == name)
-        .ok_or_else(|| Error::Backend(format!("no function `{name}` in the lowered module")))
+        .ok_or_else(|| BackendError::Failed(format!("no function `{name}` in the lowered module")))
 }

@@ -5,11 +5,12 @@ use std::sync::Weak;
 use std::sync::atomic::Ordering;
 
 use super::code::{Built, JitCode, Switch};
-use super::memory::PooledMemory;
 use super::options::{FirstTier, JitOptions, TierUp};
 use super::symbols::Resolver;
+use crate::backend::memory::PooledMemory;
 use crate::backend::{JitOutput, LoadedCode, baseline, function_index};
-use crate::{Error, lir};
+use crate::error::Error;
+use crate::lir;
 
 /// Executable memory of a baseline-compiled module.
 struct BaselineCode {
