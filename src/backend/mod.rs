@@ -31,16 +31,12 @@ pub(crate) mod baseline;
 pub mod cranelift;
 pub mod llvm;
 
-mod error;
 mod generator;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod memory;
 
-pub use error::BackendError;
-pub use generator::Backend;
-pub(crate) use generator::{
-    CodeGenerator, JitOutput, JitRequest, LoadedCode, SymbolLookup, function_index,
-};
+pub use generator::{Backend, BackendError};
+pub(crate) use generator::{CodeGenerator, JitOutput, JitRequest, LoadedCode, SymbolLookup};
 
 /// The code generator `backend` with its settings: the one place that knows which backends
 /// this build of safecall has.

@@ -7,8 +7,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use super::define::{declare, define_data, define_functions, define_functions_parallel};
 use super::isa::{IsaPurpose, host_isa};
 use super::settings::CraneliftOptions;
-use crate::backend::BackendError;
-use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::backend::generator::{BackendError, JitOutput, JitRequest, LoadedCode, function_index};
 use crate::lir;
 
 /// A finalized `JITModule`; dropping it frees its memory.

@@ -15,8 +15,7 @@ mod text;
 pub(crate) mod translate;
 mod unwind;
 
-use crate::backend::BackendError;
-use crate::backend::generator::{CodeGenerator, JitOutput, JitRequest};
+use crate::backend::generator::{BackendError, CodeGenerator, JitOutput, JitRequest};
 use crate::lir;
 pub use error::CraneliftError;
 pub use settings::{ColdFunctions, CraneliftOptions, OptLevel, Regalloc, UnknownSetting};

@@ -23,8 +23,7 @@ use inkwell::llvm_sys::orc2::{
 
 use super::error::LlvmError;
 use super::settings::LlvmOptions;
-use crate::backend::BackendError;
-use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
+use crate::backend::generator::{BackendError, JitOutput, JitRequest, LoadedCode, function_index};
 use crate::lir;
 
 /// Executable memory of one module compiled by LLVM; freed on drop.

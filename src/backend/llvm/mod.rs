@@ -44,9 +44,7 @@ pub use error::LlvmError;
 pub use settings::LlvmOptions;
 
 #[cfg(feature = "llvm")]
-use crate::backend::BackendError;
-#[cfg(feature = "llvm")]
-use crate::backend::generator::{CodeGenerator, JitOutput, JitRequest};
+use crate::backend::generator::{BackendError, CodeGenerator, JitOutput, JitRequest};
 #[cfg(feature = "llvm")]
 use crate::lir;
 
