@@ -1,15 +1,17 @@
-//! The compiler driver: verify, lower, generate code, and deliver.
+//! The AOT driver: verify, lower, generate code, and deliver an object file or a shared
+//! library. The JIT driver ([`crate::jit`]) stands beside it over the same stages.
 
-use std::borrow::Cow;
 use std::path::Path;
 
 use crate::aot::LinkOptions;
 use crate::backend::cranelift::CraneliftOptions;
 use crate::backend::llvm::LlvmOptions;
 use crate::backend::{Backend, CodeGenerator, code_generator};
+use crate::error::Error;
+use crate::input::ModuleInput;
 use crate::lower::{self, LowerOptions};
 use crate::target::Target;
-use crate::{Error, ir, lir};
+use crate::{ir, lir};
 
 /// Options of AOT compilation.
 #[derive(Clone, Debug, Default)]
@@ -64,43 +66,6 @@ pub enum Emit {
     Asm,
 }
 
-/// What the driver functions ([`compile_object`], [`build_shared_library`], [`emit`]) accept:
-/// an [`ir::Module`], verified on the way, or an [`ir::VerifiedModule`], which is lowered
-/// without verifying it again. Sealed: the two are the only kinds.
-pub trait ModuleInput: sealed::Sealed {
-    /// The module as verified, or every problem the verifier found.
-    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error>;
-
-    /// The module.
-    fn module(&self) -> &ir::Module;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for crate::ir::Module {}
-    impl Sealed for crate::ir::VerifiedModule<'_> {}
-}
-
-impl ModuleInput for ir::Module {
-    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error> {
-        Ok(Cow::Owned(ir::verify(self)?))
-    }
-
-    fn module(&self) -> &ir::Module {
-        self
-    }
-}
-
-impl ModuleInput for ir::VerifiedModule<'_> {
-    fn verified(&self) -> Result<Cow<'_, ir::VerifiedModule<'_>>, Error> {
-        Ok(Cow::Borrowed(self))
-    }
-
-    fn module(&self) -> &ir::Module {
-        ir::VerifiedModule::module(self)
-    }
-}
-
 fn lower_verified(
     module: &(impl ModuleInput + ?Sized),
     options: &Options,
@@ -111,7 +76,7 @@ fn lower_verified(
 impl Options {
     /// The chosen backend's code generator with its settings.
     fn code_generator(&self) -> Result<&dyn CodeGenerator, Error> {
-        code_generator(self.backend, &self.cranelift, &self.llvm)
+        Ok(code_generator(self.backend, &self.cranelift, &self.llvm)?)
     }
 }
 
@@ -121,7 +86,7 @@ pub fn compile_object(
     options: &Options,
 ) -> Result<Vec<u8>, Error> {
     let generator = options.code_generator()?;
-    generator.object(&lower_verified(module, options)?)
+    Ok(generator.object(&lower_verified(module, options)?)?)
 }
 
 /// Compiles a module and links it into the shared library `output`, in this process unless
@@ -150,11 +115,11 @@ pub fn emit(
         Emit::Lowered => Ok(lower_verified(module, options)?.to_string()),
         Emit::BackendIr => {
             let generator = options.code_generator()?;
-            generator.backend_ir(&lower_verified(module, options)?)
+            Ok(generator.backend_ir(&lower_verified(module, options)?)?)
         }
         Emit::Asm => {
             let generator = options.code_generator()?;
-            generator.asm(&lower_verified(module, options)?)
+            Ok(generator.asm(&lower_verified(module, options)?)?)
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::aot::LinkError;
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendError};
 use crate::ir::verify::VerifyError;
 use crate::lower::LowerError;
 
@@ -55,20 +55,11 @@ impl std::fmt::Display for Error {
                 Ok(())
             }
             Error::Lower(e) => write!(f, "lowering failed: {e}"),
-            Error::Backend(e) => write!(f, "code generation failed: {e}"),
-            Error::BackendUnavailable(Backend::Llvm) => f.write_str(
-                "backend unavailable: this build of safecall has no LLVM backend (build with `--features llvm`)",
-            ),
-            Error::BackendUnavailable(backend) => write!(
-                f,
-                "backend unavailable: this build of safecall has no {backend:?} backend"
-            ),
+            // The backend's words, which `BackendError` owns.
+            Error::Backend(e) => BackendError::Failed(e.clone()).fmt(f),
+            Error::BackendUnavailable(backend) => BackendError::Unavailable(*backend).fmt(f),
             Error::UnresolvedSymbols(names) => {
-                write!(
-                    f,
-                    "unresolved symbols in JIT-compiled code: {}",
-                    names.join(", ")
-                )
+                BackendError::UnresolvedSymbols(names.clone()).fmt(f)
             }
             Error::Link(e) => e.fmt(f),
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
@@ -81,6 +72,16 @@ impl std::error::Error for Error {}
 impl From<LowerError> for Error {
     fn from(e: LowerError) -> Self {
         Error::Lower(e)
+    }
+}
+
+impl From<BackendError> for Error {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::Failed(e) => Error::Backend(e),
+            BackendError::Unavailable(backend) => Error::BackendUnavailable(backend),
+            BackendError::UnresolvedSymbols(names) => Error::UnresolvedSymbols(names),
+        }
     }
 }
 

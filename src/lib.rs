@@ -21,6 +21,7 @@ pub mod backend;
 mod compile;
 mod error;
 pub mod gpu_binary;
+mod input;
 pub mod ir;
 pub mod jit;
 pub mod lir;
@@ -28,8 +29,9 @@ pub mod lower;
 pub mod target;
 
 pub use backend::Backend;
-pub use compile::{Emit, ModuleInput, Options, build_shared_library, compile_object, emit};
+pub use compile::{Emit, Options, build_shared_library, compile_object, emit};
 pub use error::Error;
+pub use input::ModuleInput;
 
 /// The guides in `docs/` whose Rust samples run as doctests (`cargo test --doc`).
 #[cfg(doctest)]

@@ -1,11 +1,13 @@
 //! The interface every code generator implements and the drivers use (the [module
-//! docs](super)): the backend's name, what the JIT asks for and gets, and the
-//! `CodeGenerator` trait. The backends import it from here, and `backend/mod.rs` chooses among
-//! them, so no backend depends on the module that dispatches to it.
+//! docs](super)): the backend's name, what the JIT asks for and gets, the `CodeGenerator`
+//! trait, and how a backend fails ([`BackendError`]: each backend's own error converted, which
+//! the crate's [`Error`](crate::Error) takes in). The backends import it from here, and
+//! `backend/mod.rs` chooses among them, so no backend depends on the module that dispatches to
+//! it, nor on anything above the backends.
 
 use std::sync::Arc;
 
-use crate::{Error, lir};
+use crate::lir;
 
 /// The code generator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -16,6 +18,49 @@ pub enum Backend {
     /// LLVM through inkwell: optimized code (cargo feature `llvm`).
     Llvm,
 }
+
+/// Why a backend made no code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendError {
+    /// The code generator failed: its message, which starts with its name (`cranelift: ...`).
+    Failed(String),
+    /// The requested backend is not built into this binary (pick another one, or build
+    /// safecall with its cargo feature).
+    Unavailable(Backend),
+    /// JIT-compiled code refers to symbols that were not found.
+    UnresolvedSymbols(Vec<String>),
+}
+
+impl BackendError {
+    /// A code generator's failure, from its error.
+    pub fn failed(e: impl std::fmt::Display) -> Self {
+        BackendError::Failed(e.to_string())
+    }
+}
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackendError::Failed(e) => write!(f, "code generation failed: {e}"),
+            BackendError::Unavailable(Backend::Llvm) => f.write_str(
+                "backend unavailable: this build of safecall has no LLVM backend (build with `--features llvm`)",
+            ),
+            BackendError::Unavailable(backend) => write!(
+                f,
+                "backend unavailable: this build of safecall has no {backend:?} backend"
+            ),
+            BackendError::UnresolvedSymbols(names) => {
+                write!(
+                    f,
+                    "unresolved symbols in JIT-compiled code: {}",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
 
 /// Resolves a symbol name to an address for JIT-compiled code (`None`: unknown).
 pub(crate) type SymbolLookup = Arc<dyn Fn(&str) -> Option<*const u8> + Send + Sync>;
@@ -46,26 +91,27 @@ pub(crate) struct JitOutput {
 pub(crate) trait CodeGenerator {
     /// A relocatable, position-independent object file for the configured target: `.eh_frame`
     /// without text relocations, the TVM-FFI C API left undefined.
-    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, Error>;
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, BackendError>;
 
     /// The backend's IR as built (before optimization), annotated with the host-IR item each
     /// part came from.
-    fn backend_ir(&self, module: &lir::Module) -> Result<String, Error>;
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, BackendError>;
 
     /// The machine code as assembly text.
-    fn asm(&self, module: &lir::Module) -> Result<String, Error>;
+    fn asm(&self, module: &lir::Module) -> Result<String, BackendError>;
 
     /// Compiles into executable memory of this process, resolving imports through
-    /// `request.lookup`; unresolved imports are [`Error::UnresolvedSymbols`].
-    fn jit(&self, module: &lir::Module, request: JitRequest<'_>) -> Result<JitOutput, Error>;
+    /// `request.lookup`; unresolved imports are [`BackendError::UnresolvedSymbols`].
+    fn jit(&self, module: &lir::Module, request: JitRequest<'_>)
+    -> Result<JitOutput, BackendError>;
 }
 
 /// The index of the function named `name` in `module` (entries the JIT asks for are always
 /// functions of the module it lowered).
-pub(crate) fn function_index(module: &lir::Module, name: &str) -> Result<usize, Error> {
+pub(crate) fn function_index(module: &lir::Module, name: &str) -> Result<usize, BackendError> {
     module
         .functions
         .iter()
         .position(|f| f.name == name)
-        .ok_or_else(|| Error::Backend(format!("no function `{name}` in the lowered module")))
+        .ok_or_else(|| BackendError::Failed(format!("no function `{name}` in the lowered module")))
 }

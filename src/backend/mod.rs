@@ -32,13 +32,11 @@ pub mod cranelift;
 pub mod llvm;
 
 mod generator;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod memory;
 
-pub use generator::Backend;
-pub(crate) use generator::{
-    CodeGenerator, JitOutput, JitRequest, LoadedCode, SymbolLookup, function_index,
-};
-
-use crate::Error;
+pub use generator::{Backend, BackendError};
+pub(crate) use generator::{CodeGenerator, JitOutput, JitRequest, LoadedCode, SymbolLookup};
 
 /// The code generator `backend` with its settings: the one place that knows which backends
 /// this build of safecall has.
@@ -46,7 +44,7 @@ pub(crate) fn code_generator<'a>(
     backend: Backend,
     cranelift: &'a cranelift::CraneliftOptions,
     llvm: &'a llvm::LlvmOptions,
-) -> Result<&'a dyn CodeGenerator, Error> {
+) -> Result<&'a dyn CodeGenerator, BackendError> {
     match backend {
         Backend::Cranelift => Ok(cranelift),
         #[cfg(feature = "llvm")]
@@ -54,7 +52,7 @@ pub(crate) fn code_generator<'a>(
         #[cfg(not(feature = "llvm"))]
         Backend::Llvm => {
             let _ = llvm;
-            Err(Error::BackendUnavailable(Backend::Llvm))
+            Err(BackendError::Unavailable(Backend::Llvm))
         }
     }
 }

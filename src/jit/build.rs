@@ -6,7 +6,8 @@ use super::options::JitOptions;
 #[cfg(target_arch = "x86_64")]
 use super::options::uses_baseline;
 use super::symbols::Resolver;
-use crate::{Error, lir};
+use crate::error::Error;
+use crate::lir;
 
 /// Compiles a lowered module with the compiler `options` choose; returns the code and the
 /// addresses of the functions named `entries`.

@@ -5,7 +5,8 @@ use super::code::Built;
 use super::options::{JitOptions, PARALLEL_MIN_INSTRUCTIONS};
 use super::symbols::Resolver;
 use crate::backend::{JitRequest, code_generator};
-use crate::{Error, lir};
+use crate::error::Error;
+use crate::lir;
 
 /// Compiles `module` with the backend of `options`; returns the code and the addresses of the
 /// functions named `entries`.

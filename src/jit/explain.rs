@@ -16,8 +16,9 @@ use super::code::JitCode;
 use super::options::{JitOptions, TierUp, uses_baseline};
 use super::symbols::{Resolver, SymbolAddress, SymbolBinding, capi_address};
 use crate::backend::Backend;
+use crate::error::Error;
+use crate::ir;
 use crate::lower::{self, LowerSettings, RaiseHelper};
-use crate::{Error, ir};
 
 /// Symbol of the shared error helper inside JIT-compiled code.
 pub(super) const RAISE_SYMBOL: &str = "__safecall_jit_raise";

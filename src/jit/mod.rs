@@ -33,17 +33,16 @@ use std::sync::{Arc, Mutex};
 use safecall_runtime::Function;
 use safecall_runtime::abi::TVMFFISafeCallType;
 
-use crate::compile::ModuleInput;
+use crate::error::Error;
+use crate::input::ModuleInput;
+use crate::ir;
 use crate::lower::{self, ExplainStrategy, LowerSettings, RaiseHelper};
-use crate::{Error, ir};
 use safecall_runtime::abi::symbols::EXPORT_PREFIX;
 
 mod build;
 mod code;
 mod direct;
 mod explain;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) mod memory;
 mod options;
 mod symbols;
 #[cfg(target_arch = "x86_64")]

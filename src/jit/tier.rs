@@ -5,26 +5,11 @@ use std::sync::Weak;
 use std::sync::atomic::Ordering;
 
 use super::code::{Built, JitCode, Switch};
-use super::memory::PooledMemory;
 use super::options::{FirstTier, JitOptions, TierUp};
 use super::symbols::Resolver;
-use crate::backend::{JitOutput, LoadedCode, baseline, function_index};
-use crate::{Error, lir};
-
-/// Executable memory of a baseline-compiled module.
-struct BaselineCode {
-    memory: PooledMemory,
-}
-
-impl LoadedCode for BaselineCode {}
-
-impl Drop for BaselineCode {
-    fn drop(&mut self) {
-        // SAFETY: a `BaselineCode` is dropped with the last reference to its module's code (see
-        // `JitCode`), when none of its functions can run any more.
-        unsafe { cranelift_jit::JITMemoryProvider::free_memory(&mut self.memory) };
-    }
-}
+use crate::backend::baseline;
+use crate::error::Error;
+use crate::lir;
 
 /// Compiles `lowered` again with Cranelift on a background thread, then points `switches` (the
 /// entries `entries` name, in order) at the new code, which `code` then owns. Nothing happens
@@ -76,37 +61,13 @@ pub(super) fn build_baseline(
     resolver: &Resolver,
     tier_up: TierUp,
 ) -> Result<Built, Error> {
-    let indices = entries
-        .iter()
-        .map(|e| function_index(module, e))
-        .collect::<Result<Vec<_>, _>>()?;
-    let switchable: Vec<lir::FuncId> = match tier_up {
-        TierUp::Never => Vec::new(),
-        TierUp::Background => indices.iter().map(|&i| lir::FuncId(i as u32)).collect(),
+    let switchable = match tier_up {
+        TierUp::Never => false,
+        TierUp::Background => true,
     };
-    let mut imports = Vec::with_capacity(module.imports.len());
-    let mut missing = Vec::new();
-    for import in &module.imports {
-        match resolver.resolve(&import.name) {
-            Some(a) => imports.push(a as u64),
-            None => missing.push(import.name.clone()),
-        }
-    }
-    if !missing.is_empty() {
-        return Err(Error::UnresolvedSymbols(missing));
-    }
-    let image = baseline::compile(module, &imports, &switchable).map_err(Error::backend)?;
-    let mut code = BaselineCode {
-        memory: PooledMemory::default(),
-    };
-    let linked = image
-        .link(module, &mut code.memory)
-        .map_err(Error::backend)?;
+    let built = baseline::jit(module, entries, &|name| resolver.resolve(name), switchable)?;
     Ok(Built {
-        out: JitOutput {
-            entries: indices.iter().map(|&i| linked.functions[i]).collect(),
-            code: Box::new(code),
-        },
-        switches: linked.switches.into_iter().map(Switch).collect(),
+        out: built.out,
+        switches: built.switches.into_iter().map(Switch).collect(),
     })
 }

@@ -34,7 +34,7 @@ pub const ACYCLIC: &[&str] = &[
 
 /// Directories whose modules must not import each other in a cycle, a sub-folder counting as
 /// one node (checked by `cargo xtask lint`; the files inside those sub-folders still do).
-pub const ACYCLIC_MODULES: &[&str] = &["src/aot", "src/backend", "src/ir"];
+pub const ACYCLIC_MODULES: &[&str] = &["src", "src/aot", "src/backend", "src/ir"];
 
 /// Fails, printing the graph, if the modules of `dir` (relative to the workspace) import each
 /// other in a cycle, every file a node when `files`; prints one line otherwise.

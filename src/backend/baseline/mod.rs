@@ -12,7 +12,7 @@
 //!
 //! The output is an [`Image`](image::Image): the code of every function in one buffer, the data
 //! objects, and the relocations that [`Image::link`](image::Image::link) resolves when it
-//! copies them into executable memory.
+//! copies them into executable memory; `jit` does that in the pooled memory the JIT uses.
 //!
 //! x86-64 (System V) only.
 
@@ -25,11 +25,12 @@ mod float;
 mod frame;
 mod image;
 mod isel;
+mod jit;
 mod link;
 mod relocatable;
 #[cfg(test)]
 mod tests;
 
-pub use compile::compile;
 pub use image::RelocKind;
+pub(crate) use jit::jit;
 pub(crate) use relocatable::{FRAME_SETUP, FrameStep, compile_relocatable};

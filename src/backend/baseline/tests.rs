@@ -4,8 +4,8 @@
 
 use cranelift_jit::JITMemoryProvider;
 
-use super::compile;
-use crate::jit::memory::PooledMemory;
+use super::compile::compile;
+use crate::backend::memory::PooledMemory;
 use crate::lir::builder::FuncBuilder;
 use crate::lir::{BinOp, Callee, ConvOp, FuncId, Linkage, Module, Signature, Ty, Var};
 

@@ -7,8 +7,8 @@ use cranelift_jit::{JITBuilder, JITModule};
 use super::define::{declare, define_data, define_functions, define_functions_parallel};
 use super::isa::{IsaPurpose, host_isa};
 use super::settings::CraneliftOptions;
-use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
-use crate::{Error, lir};
+use crate::backend::generator::{BackendError, JitOutput, JitRequest, LoadedCode, function_index};
+use crate::lir;
 
 /// A finalized `JITModule`; dropping it frees its memory.
 struct CraneliftCode(Option<JITModule>);
@@ -30,11 +30,11 @@ pub(crate) fn compile(
     module: &lir::Module,
     options: &CraneliftOptions,
     request: JitRequest<'_>,
-) -> Result<JitOutput, Error> {
-    let isa = host_isa(IsaPurpose::Jit, options).map_err(Error::backend)?;
+) -> Result<JitOutput, BackendError> {
+    let isa = host_isa(IsaPurpose::Jit, options).map_err(BackendError::failed)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    builder.memory_provider(Box::new(crate::jit::memory::PooledMemory::default()));
+    builder.memory_provider(Box::new(crate::backend::memory::PooledMemory::default()));
     let missing = Arc::new(Mutex::new(Vec::<String>::new()));
     let missing_in_lookup = missing.clone();
     let lookup = request.lookup.clone();
@@ -50,15 +50,15 @@ pub(crate) fn compile(
         Some(found.unwrap_or(std::ptr::null()))
     }));
     let mut jit = JITModule::new(builder);
-    let declared = declare(&mut jit, module).map_err(Error::backend)?;
-    define_data(&mut jit, module, &declared).map_err(Error::backend)?;
+    let declared = declare(&mut jit, module).map_err(BackendError::failed)?;
+    define_data(&mut jit, module, &declared).map_err(BackendError::failed)?;
     if request.threads > 1 && module.functions.len() > 1 {
         define_functions_parallel(&mut jit, module, &declared, request.threads)
     } else {
         define_functions(&mut jit, module, &declared, None, |_| Ok(()))
     }
-    .map_err(Error::backend)?;
-    jit.finalize_definitions().map_err(Error::backend)?;
+    .map_err(BackendError::failed)?;
+    jit.finalize_definitions().map_err(BackendError::failed)?;
     let entries = request
         .entries
         .iter()
@@ -70,7 +70,7 @@ pub(crate) fn compile(
     let code = CraneliftCode(Some(jit));
     let missing = std::mem::take(&mut *missing.lock().unwrap_or_else(|p| p.into_inner()));
     if !missing.is_empty() {
-        return Err(Error::UnresolvedSymbols(missing));
+        return Err(BackendError::UnresolvedSymbols(missing));
     }
     Ok(JitOutput {
         code: Box::new(code),

@@ -15,27 +15,30 @@ mod text;
 pub(crate) mod translate;
 mod unwind;
 
-use crate::Error;
-use crate::backend::generator::{CodeGenerator, JitOutput, JitRequest};
+use crate::backend::generator::{BackendError, CodeGenerator, JitOutput, JitRequest};
 use crate::lir;
 pub use error::CraneliftError;
 pub use settings::{ColdFunctions, CraneliftOptions, OptLevel, Regalloc, UnknownSetting};
 use text::{clif_text_for, disasm_text};
 
 impl CodeGenerator for CraneliftOptions {
-    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, Error> {
-        object::object(module, self).map_err(Error::backend)
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, BackendError> {
+        object::object(module, self).map_err(BackendError::failed)
     }
 
-    fn backend_ir(&self, module: &lir::Module) -> Result<String, Error> {
-        clif_text_for(module, self).map_err(Error::backend)
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, BackendError> {
+        clif_text_for(module, self).map_err(BackendError::failed)
     }
 
-    fn asm(&self, module: &lir::Module) -> Result<String, Error> {
-        disasm_text(module, self).map_err(Error::backend)
+    fn asm(&self, module: &lir::Module) -> Result<String, BackendError> {
+        disasm_text(module, self).map_err(BackendError::failed)
     }
 
-    fn jit(&self, module: &lir::Module, request: JitRequest<'_>) -> Result<JitOutput, Error> {
+    fn jit(
+        &self,
+        module: &lir::Module,
+        request: JitRequest<'_>,
+    ) -> Result<JitOutput, BackendError> {
         jit::compile(module, self, request)
     }
 }

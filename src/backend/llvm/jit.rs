@@ -23,8 +23,8 @@ use inkwell::llvm_sys::orc2::{
 
 use super::error::LlvmError;
 use super::settings::LlvmOptions;
-use crate::backend::generator::{JitOutput, JitRequest, LoadedCode, function_index};
-use crate::{Error, lir};
+use crate::backend::generator::{BackendError, JitOutput, JitRequest, LoadedCode, function_index};
+use crate::lir;
 
 /// Executable memory of one module compiled by LLVM; freed on drop.
 pub(crate) struct LlvmJitCode {
@@ -86,7 +86,7 @@ pub(crate) fn compile_request(
     module: &lir::Module,
     options: &LlvmOptions,
     request: JitRequest<'_>,
-) -> Result<JitOutput, Error> {
+) -> Result<JitOutput, BackendError> {
     let mut addresses = Vec::with_capacity(module.imports.len());
     let mut missing = Vec::new();
     for import in &module.imports {
@@ -96,7 +96,7 @@ pub(crate) fn compile_request(
         }
     }
     if !missing.is_empty() {
-        return Err(Error::UnresolvedSymbols(missing));
+        return Err(BackendError::UnresolvedSymbols(missing));
     }
     // Entries are found by symbol lookup, so they must be exported from the JIT's object even
     // where the module registers them as a system library instead.
@@ -105,13 +105,13 @@ pub(crate) fn compile_request(
         let i = function_index(&module, e)?;
         module.functions[i].linkage = lir::Linkage::Export;
     }
-    let code = compile(&module, options, &addresses).map_err(Error::backend)?;
+    let code = compile(&module, options, &addresses).map_err(BackendError::failed)?;
     let entries = request
         .entries
         .iter()
         .map(|e| code.lookup(e))
         .collect::<Result<_, _>>()
-        .map_err(Error::backend)?;
+        .map_err(BackendError::failed)?;
     Ok(JitOutput {
         code: Box::new(code),
         entries,

@@ -44,24 +44,29 @@ pub use error::LlvmError;
 pub use settings::LlvmOptions;
 
 #[cfg(feature = "llvm")]
-impl crate::backend::generator::CodeGenerator for LlvmOptions {
-    fn object(&self, module: &crate::lir::Module) -> Result<Vec<u8>, crate::Error> {
-        codegen::object(module, self).map_err(crate::Error::backend)
+use crate::backend::generator::{BackendError, CodeGenerator, JitOutput, JitRequest};
+#[cfg(feature = "llvm")]
+use crate::lir;
+
+#[cfg(feature = "llvm")]
+impl CodeGenerator for LlvmOptions {
+    fn object(&self, module: &lir::Module) -> Result<Vec<u8>, BackendError> {
+        codegen::object(module, self).map_err(BackendError::failed)
     }
 
-    fn backend_ir(&self, module: &crate::lir::Module) -> Result<String, crate::Error> {
-        codegen::ir_text(module, self).map_err(crate::Error::backend)
+    fn backend_ir(&self, module: &lir::Module) -> Result<String, BackendError> {
+        codegen::ir_text(module, self).map_err(BackendError::failed)
     }
 
-    fn asm(&self, module: &crate::lir::Module) -> Result<String, crate::Error> {
-        codegen::asm_text(module, self).map_err(crate::Error::backend)
+    fn asm(&self, module: &lir::Module) -> Result<String, BackendError> {
+        codegen::asm_text(module, self).map_err(BackendError::failed)
     }
 
     fn jit(
         &self,
-        module: &crate::lir::Module,
-        request: crate::backend::generator::JitRequest<'_>,
-    ) -> Result<crate::backend::generator::JitOutput, crate::Error> {
+        module: &lir::Module,
+        request: JitRequest<'_>,
+    ) -> Result<JitOutput, BackendError> {
         jit::compile_request(module, self, request)
     }
 }

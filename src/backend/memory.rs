@@ -1,4 +1,5 @@
-//! Executable memory for Cranelift JIT modules, recycled between modules.
+//! Executable memory for JIT-compiled code (Cranelift's JIT modules and the baseline
+//! compiler's), recycled between modules.
 //!
 //! cranelift-jit's default provider maps fresh pages for every module and unmaps them when the
 //! module is freed: each compile pays `mmap`, a page fault per touched page and `munmap`, and
