@@ -53,6 +53,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use serde_json::{Value, json};
 
+mod context;
 mod image;
 mod launch;
 mod memory;
@@ -345,7 +346,7 @@ const ENTRIES: &[(&str, *const ())] = &[
     ),
     (
         "cuDevicePrimaryCtxGetState",
-        cuDevicePrimaryCtxGetState as *const (),
+        context::cuDevicePrimaryCtxGetState as *const (),
     ),
     ("cuLibraryLoadData", cuLibraryLoadData as *const ()),
     ("cuLibraryUnload", cuLibraryUnload as *const ()),
@@ -491,30 +492,6 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut usize, device: c_int
     });
     // SAFETY: output pointer from the caller.
     unsafe { write(ctx, PRIMARY + 16 * ordinal as usize) }
-}
-
-/// `cuDevicePrimaryCtxGetState`: flags 0; active once retained on this thread.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
-    device: c_int,
-    flags: *mut c_uint,
-    active: *mut c_int,
-) -> CUresult {
-    if let Some(code) = record("cuDevicePrimaryCtxGetState", || json!({ "device": device })) {
-        return code;
-    }
-    let ordinal = device - device_base();
-    if !(0..DEVICES).contains(&ordinal) {
-        return INVALID_DEVICE;
-    }
-    let on = THREAD.with(|t| t.borrow().active_primaries.contains(&ordinal));
-    // SAFETY: output pointers from the caller.
-    unsafe {
-        if write(flags, 0) != SUCCESS {
-            return INVALID_VALUE;
-        }
-        write(active, c_int::from(on))
-    }
 }
 
 /// `cuLibraryLoadData`: reads the kernels declared in the image.
