@@ -49,7 +49,7 @@ from ._expr import (  # noqa: F401
     var,
 )
 from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
-from ._native import BINARY_FORMATS, CLUSTER_POLICIES
+from ._native import BINARY_FORMATS, LAUNCH_SETTINGS
 from ._parse import parse
 from ._text import _bytes, _name, _string
 from ._types import (  # noqa: F401
@@ -310,57 +310,59 @@ class FunctionBuilder:
         self._emit(f"let {_name(name)} = get_stream({device_type.text}, {device_id.text});")
         return Expr(_name(name), "ptr")
 
-    def launch(
-        self,
-        binary: str,
-        kernel: str,
-        *args: Any,
-        grid: Sequence[Any],
-        block: Sequence[Any],
-        cluster: Optional[Sequence[Any]] = None,
-        shared_mem: Any = None,
-        stream: Any = None,
-        device: Any = None,
-        pdl: Any = None,
-        cooperative: Any = None,
-        cluster_policy: Optional[str] = None,
-        preferred_cluster: Optional[Sequence[Any]] = None,
-        priority: Any = None,
-    ) -> None:
+    def launch(self, binary: str, kernel: str, *args: Any, **settings: Any) -> None:
         """``launch binary.kernel[grid=(..), block=(..), ...](args);``: launches a kernel of a
-        ``ModuleBuilder.device_binary`` through the CUDA driver. ``grid``, ``block``,
-        ``cluster`` and ``preferred_cluster`` are 1 to 3 integer expressions; ``stream``
-        defaults to the device's environment stream and ``device`` to the first CUDA tensor
-        parameter's device id; ``pdl`` (programmatic dependent launch) and ``cooperative``
-        are bools (Python ``True``/``False`` or ``bool`` expressions decided at call time);
-        ``cluster_policy`` is ``"default"``, ``"spread"`` or ``"load_balancing"``;
-        ``priority`` is an integer. The arguments are scalars and pointers (a tensor's
-        ``.data``), passed by value, and TMA descriptors (``tensormap(x, box=...)``)."""
+        ``ModuleBuilder.device_binary`` (through the CUDA driver, or the HIP runtime for an
+        ``hsaco``/``hipfb`` binary).
+
+        The settings are keywords, the IR's (``_native.LAUNCH_SETTINGS``, which the Rust side
+        owns): ``grid`` and ``block`` (required), ``cluster`` and ``preferred_cluster`` take 1
+        to 3 integer expressions (or one int or expression); ``shared_mem``, ``stream``
+        (default: the device's environment stream), ``device`` (default: the first CUDA, or
+        ROCm, tensor parameter's device id), ``pdl`` and ``cooperative`` (bools: Python
+        ``True``/``False`` or ``bool`` expressions decided at call time) and ``priority`` take
+        one expression; ``cluster_policy`` takes one of its words (``"default"``, ``"spread"``,
+        ``"load_balancing"``). A setting given as ``None`` is left out. The arguments are
+        scalars and pointers (a tensor's ``.data``), passed by value, and TMA descriptors
+        (``tensormap(x, box=...)``).
+
+        Raises
+        ------
+        TypeError
+            An unknown setting, or ``grid`` or ``block`` missing.
+        ValueError
+            A keyword setting's value is not one of its words.
+        """
 
         def dims(values: Any) -> str:
             if isinstance(values, (int, Expr)):
                 values = [values]
             return "(" + ", ".join(_expr(v) for v in values) + ")"
 
-        settings = [f"grid={dims(grid)}", f"block={dims(block)}"]
-        if cluster is not None:
-            settings.append(f"cluster={dims(cluster)}")
-        for key, value in (("shared_mem", shared_mem), ("stream", stream), ("device", device)):
-            if value is not None:
-                settings.append(f"{key}={_expr(value)}")
-        for key, value in (("pdl", pdl), ("cooperative", cooperative)):
-            if value is not None:
-                settings.append(f"{key}={_expr(value)}")
-        if cluster_policy is not None:
-            if cluster_policy not in CLUSTER_POLICIES:
-                raise ValueError(f"cluster_policy must be {_one_of(CLUSTER_POLICIES)}, not {cluster_policy!r}")
-            settings.append(f"cluster_policy={cluster_policy}")
-        if preferred_cluster is not None:
-            settings.append(f"preferred_cluster={dims(preferred_cluster)}")
-        if priority is not None:
-            settings.append(f"priority={_expr(priority)}")
+        known = {keyword for keyword, *_ in LAUNCH_SETTINGS}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise TypeError(
+                f"launch() got an unexpected setting {unknown[0]!r}; the settings are "
+                f"{', '.join(keyword for keyword, *_ in LAUNCH_SETTINGS)}"
+            )
+        text = []
+        for keyword, shape, required, words in LAUNCH_SETTINGS:
+            value = settings.get(keyword)
+            if value is None:
+                if required:
+                    raise TypeError(f"launch() missing the required setting {keyword!r}")
+                continue
+            if shape == "dims":
+                text.append(f"{keyword}={dims(value)}")
+            elif shape == "keyword":
+                if value not in words:
+                    raise ValueError(f"{keyword} must be {_one_of(words)}, not {value!r}")
+                text.append(f"{keyword}={value}")
+            else:
+                text.append(f"{keyword}={_expr(value)}")
         self._emit(
-            f"launch {_name(binary)}.{_name(kernel)}[{', '.join(settings)}]("
+            f"launch {_name(binary)}.{_name(kernel)}[{', '.join(text)}]("
             + ", ".join(a.text if isinstance(a, TensorMap) else _expr(a) for a in args)
             + ");"
         )

@@ -448,3 +448,44 @@ def test_the_python_vocabulary_is_the_rust_sides():
         m.function("f").launch("k", "g", grid=1, block=1, cluster=[2], cluster_policy="nope", device=0)
     assert str(e.value) == "cluster_policy must be 'default', 'spread' or 'load_balancing', not 'nope'"
     assert _native.CLUSTER_POLICIES == ("default", "spread", "load_balancing")
+
+
+def test_launch_settings_come_from_the_rust_side():
+    """``FunctionBuilder.launch`` takes exactly the settings of ``_native.LAUNCH_SETTINGS``
+    (Rust's ``LaunchSettingKind::ALL``), writes each in its shape and order, and the parser
+    reads back every one of them."""
+    from safecall import _native
+
+    words = [s[0] for s in _native.LAUNCH_SETTINGS]
+    assert words[:2] == ["grid", "block"] and "priority" in words and "cluster_policy" in words
+    assert [s[0] for s in _native.LAUNCH_SETTINGS if s[2]] == ["grid", "block"]
+    values = {"dims": [2, 1, 1], "expr": None, "keyword": None}
+    m = sc.ModuleBuilder("m")
+    m.device_binary("k", "ptx", b".visible .entry e() { ret; }", ["e"])
+    f = m.function("f")
+    dev = f.param("d", sc.i32)
+    on = f.param("on", sc.bool_)
+    s = f.param("s", sc.ptr)
+    given = {}
+    for keyword, shape, _, choices in _native.LAUNCH_SETTINGS:
+        if shape == "dims":
+            given[keyword] = values["dims"]
+        elif shape == "keyword":
+            given[keyword] = choices[-1]
+        else:
+            given[keyword] = {"stream": s, "device": dev, "pdl": on, "cooperative": on}.get(keyword, 0)
+    f.launch("k", "e", **given)
+    text = m.text()
+    line = [l for l in text.splitlines() if "launch k.e[" in l][0]
+    positions = [line.index(f"{w}=") for w in words]
+    assert positions == sorted(positions), line
+    sc.parse(text)
+    with pytest.raises(TypeError) as e:
+        f.launch("k", "e", grid=1, block=1, clusters=2)
+    assert str(e.value).startswith("launch() got an unexpected setting 'clusters'; the settings are grid, block")
+    with pytest.raises(TypeError) as e:
+        f.launch("k", "e", grid=1)
+    assert str(e.value) == "launch() missing the required setting 'block'"
+    with pytest.raises(ValueError) as e:
+        f.launch("k", "e", grid=1, block=1, cluster=1, cluster_policy="fast")
+    assert str(e.value) == "cluster_policy must be 'default', 'spread' or 'load_balancing', not 'fast'"
