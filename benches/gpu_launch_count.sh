@@ -3,9 +3,10 @@
 # without the launch (argument checks only), counted by callgrind: (N calls - 0 calls) / N, in
 # steady state (the driver is found and the binary loaded by a warm-up call). The driver is the
 # test double (tests/fake_cuda) in benchmark mode, whose entry points do next to nothing, so
-# the difference is the host-side launch path: the launch's own checks, the cached driver and
-# kernel loads, cuDeviceGet, cuCtxGetCurrent, cuCtxGetDevice and cuLaunchKernelEx calls (the
-# double's few instructions per call included).
+# the difference is the host-side launch path: the launch's own checks, the cached driver,
+# kernel and device loads, the cuCtxGetCurrent and cuLaunchKernelEx calls (device 0's primary
+# context is current, as PyTorch leaves it, and recognised by handle: benches/c/launch_loop.c),
+# the double's few instructions per call included.
 # `launch_cluster` is a launch in a cluster of two blocks; `launch_all_settings` the same with
 # PDL, a cooperative grid, the SPREAD policy, a preferred cluster and a priority: the ratio of
 # the two is what the launch settings cost. SAFECALL_CLI=path counts the functions a given
