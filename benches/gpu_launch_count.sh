@@ -30,12 +30,22 @@ cargo build --quiet --release -p safecall-runtime -p safecall-fake-cuda -p safec
 cargo build --quiet --bin safecall "${features[@]}"
 cli=${SAFECALL_CLI:-target/debug/safecall}
 release=$PWD/target/release
-cc -O2 -I"$include" benches/c/launch_loop.c -o "$out/launch_loop" -ldl \
-    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
-count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$out/launch_loop" "$out/$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+# The loop programs (benches/c/NAME.c), each calling one function of a library N times.
+for loop in launch_loop tma_loop hip_launch_loop; do
+    cc -O2 -I"$include" "benches/c/$loop.c" -o "$out/$loop" -ldl \
+        -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
+done
+# Instructions per call of FUNC in LIB.so under LOOP with DOUBLE (a library of
+# target/release/deps): (N calls - 0 calls) / N, one decimal.
+per_call() {
+    local loop=$1 lib=$2 func=$3 double=$4 base total
+    for calls in 0 "$n"; do
+        total=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            "$out/$loop" "$out/$lib.so" "$func" "$calls" "$release/deps/$double" 2>&1 |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+        base=${base:-$total}
+    done
+    awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }'
 }
 # An older build cannot parse the new settings: it gets the file without that function.
 if "$cli" check benches/ir/gpu_launch.scir >/dev/null 2>&1; then
@@ -54,9 +64,7 @@ for backend in cranelift llvm; do
         if ! grep -q "^fn $f(" "$out/gpu_launch.scir"; then
             continue
         fi
-        base=$(count "$backend" "$f" 0)
-        total=$(count "$backend" "$f" "$n")
-        per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+        per_call[$f]=$(per_call launch_loop "$backend" "$f" libsafecall_fake_cuda.so)
         echo "$backend $f: ${per_call[$f]} instructions per call"
         cuda_per_call[$backend:$f]=${per_call[$f]}
     done
@@ -72,13 +80,6 @@ for backend in cranelift llvm; do
 done
 # TMA: two descriptors taken from the launch sites' caches (benches/ir/gpu_tma.scir) against the
 # same launch passing the tensors' data pointers (target: at most 1.3x).
-cc -O2 -I"$include" benches/c/tma_loop.c -o "$out/tma_loop" -ldl \
-    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
-count_tma() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$out/tma_loop" "$out/tma_$1.so" "$2" "$3" "$release/deps/libsafecall_fake_cuda.so" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
 if "$cli" check benches/ir/gpu_tma.scir >/dev/null 2>&1; then
     for backend in cranelift llvm; do
         if ! "$cli" build --backend "$backend" benches/ir/gpu_tma.scir -o "$out/tma_$backend.so" >/dev/null 2>&1; then
@@ -86,9 +87,7 @@ if "$cli" check benches/ir/gpu_tma.scir >/dev/null 2>&1; then
         fi
         declare -A tma=()
         for f in tma_plain tma_two; do
-            base=$(count_tma "$backend" "$f" 0)
-            total=$(count_tma "$backend" "$f" "$n")
-            tma[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+            tma[$f]=$(per_call tma_loop "tma_$backend" "$f" libsafecall_fake_cuda.so)
             echo "$backend $f: ${tma[$f]} instructions per call"
         done
         awk -v a="${tma[tma_two]}" -v p="${tma[tma_plain]}" -v b="$backend" \
@@ -98,13 +97,6 @@ fi
 # HIP (issue 40): the same launch shapes on AMDGPU code objects through the HIP runtime double
 # (benches/ir/hip_launch.scir), against the CUDA launch of the same shape counted above in this
 # run (target: within 10%).
-cc -O2 -I"$include" benches/c/hip_launch_loop.c -o "$out/hip_launch_loop" -ldl \
-    -Wl,--no-as-needed -L"$release" -lsafecall_runtime -Wl,-rpath,"$release"
-count_hip() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$out/hip_launch_loop" "$out/hip_$1.so" "$2" "$3" "$release/deps/libsafecall_fake_hip.so" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
 if "$cli" check benches/ir/hip_launch.scir >/dev/null 2>&1; then
     for backend in cranelift llvm; do
         if ! "$cli" build --backend "$backend" benches/ir/hip_launch.scir -o "$out/hip_$backend.so" >/dev/null 2>&1; then
@@ -112,9 +104,7 @@ if "$cli" check benches/ir/hip_launch.scir >/dev/null 2>&1; then
         fi
         declare -A hip_per_call=()
         for f in checks_only launch_empty launch_three; do
-            base=$(count_hip "$backend" "$f" 0)
-            total=$(count_hip "$backend" "$f" "$n")
-            hip_per_call[$f]=$(awk -v t="$total" -v b="$base" -v n="$n" 'BEGIN { printf "%.1f", (t - b) / n }')
+            hip_per_call[$f]=$(per_call hip_launch_loop "hip_$backend" "$f" libsafecall_fake_hip.so)
             echo "$backend hip $f: ${hip_per_call[$f]} instructions per call"
         done
         for f in launch_empty launch_three; do

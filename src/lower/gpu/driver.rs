@@ -1,14 +1,14 @@
 //! The once-per-process parts of launching: finding the driver and filling the driver
 //! table; loading a device binary and filling its kernel table.
 
-use crate::ir::{BinaryFormat, DeviceBinary};
-use crate::lir::{Callee, DataId, FuncId, IntCC, Linkage, Symbol, Ty, Var};
+use crate::ir::DeviceBinary;
+use crate::lir::{Callee, DataId, FuncId, IntCC, Symbol, Ty, Var};
 
 use super::super::modctx::ModuleCtx;
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
-use super::support::{InitFn, call_entry, cstr_or, describe_error, zeroed};
+use super::support::{InitFn, call_entry, cstr_or, describe_error, embed_image, zeroed};
 
 /// Start of every message about finding or starting the driver.
 const NO_LAUNCH: &str = "cannot launch CUDA kernels: ";
@@ -200,27 +200,8 @@ fn emit_driver_init(m: &mut ModuleCtx<'_>, table: DataId) -> FuncId {
 /// `int init(void** out)`: loads `binary`, looks up its kernels into a table; `*out` = that
 /// table. Expects the driver table in `driver_cell`.
 fn emit_binary_init(m: &mut ModuleCtx<'_>, binary: &DeviceBinary, driver_cell: DataId) -> FuncId {
-    let mut image = binary.data.clone();
-    if binary.format == BinaryFormat::Ptx && image.last() != Some(&0) {
-        image.push(0);
-    }
-    let image_name = m.local_name("cuda_image");
-    let image = m.add_data(crate::lir::Data {
-        name: image_name,
-        linkage: Linkage::Local,
-        writable: false,
-        align: 8,
-        contents: image,
-        relocs: Vec::new(),
-        section: None,
-    });
+    let (image, what) = embed_image(m, binary, "cuda_image");
     let kernels = zeroed(m, "cuda_kernels", binary.kernels.len() * 8);
-    let what = format!(
-        "device binary '{}' ({}, {} bytes)",
-        binary.name,
-        binary.format.keyword(),
-        binary.data.len()
-    );
 
     let mut f = InitFn::new(m, "cuda_binary_init");
     let cell = f.b.symbol_addr(Symbol::Data(driver_cell));

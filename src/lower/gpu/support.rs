@@ -6,6 +6,8 @@ use crate::lir::{
     builder::FuncBuilder,
 };
 
+use crate::ir::{BinaryFormat, DeviceBinary};
+
 use super::super::context::FnCtx;
 use super::super::modctx::ModuleCtx;
 use super::super::raise::{MsgPart, PART_SIZE, Tag, emit_raise};
@@ -24,6 +26,37 @@ pub(super) fn zeroed(m: &mut ModuleCtx<'_>, what: &str, bytes: usize) -> DataId 
         relocs: Vec::new(),
         section: None,
     })
+}
+
+/// Embeds the image of device binary `binary` as read-only module data (PTX with the NUL the
+/// CUDA driver needs appended); returns it with the binary's description for messages,
+/// `device binary 'NAME' (FORMAT, N bytes)`.
+pub(super) fn embed_image(
+    m: &mut ModuleCtx<'_>,
+    binary: &DeviceBinary,
+    what: &str,
+) -> (DataId, String) {
+    let mut contents = binary.data.clone();
+    if binary.format == BinaryFormat::Ptx && contents.last() != Some(&0) {
+        contents.push(0);
+    }
+    let name = m.local_name(what);
+    let image = m.add_data(crate::lir::Data {
+        name,
+        linkage: Linkage::Local,
+        writable: false,
+        align: 8,
+        contents,
+        relocs: Vec::new(),
+        section: None,
+    });
+    let description = format!(
+        "device binary '{}' ({}, {} bytes)",
+        binary.name,
+        binary.format.keyword(),
+        binary.data.len()
+    );
+    (image, description)
 }
 
 /// A function of the `int init(void** out)` shape `TVMFFIHandleInitOnce` runs, with a slot

@@ -7,13 +7,13 @@
 //! each stores valid handles, and one module stays loaded unused (nothing is ever unloaded).
 
 use crate::ir::{DeviceBinary, Platform};
-use crate::lir::{Callee, DataId, FuncId, IntCC, Linkage, Symbol, Ty, Var};
+use crate::lir::{Callee, DataId, FuncId, IntCC, Symbol, Ty, Var};
 
 use super::super::super::modctx::ModuleCtx;
 use super::super::super::options::LowerError;
 use super::super::super::raise::{MsgPart, Tag};
 use super::super::driver::static_str;
-use super::super::support::{InitFn, zeroed};
+use super::super::support::{InitFn, embed_image, zeroed};
 use super::api::{self, Entry};
 use super::runtime::{call, describe_error};
 
@@ -52,22 +52,7 @@ impl ModuleCtx<'_> {
 /// `int load(void* table, int device, void** row)`: makes `device` current, loads the image,
 /// looks each kernel up into `row`, makes the caller's device current again.
 fn emit_loader(m: &mut ModuleCtx<'_>, binary: &DeviceBinary) -> FuncId {
-    let image_name = m.local_name("hip_image");
-    let image = m.add_data(crate::lir::Data {
-        name: image_name,
-        linkage: Linkage::Local,
-        writable: false,
-        align: 8,
-        contents: binary.data.clone(),
-        relocs: Vec::new(),
-        section: None,
-    });
-    let what = format!(
-        "device binary '{}' ({}, {} bytes)",
-        binary.name,
-        binary.format.keyword(),
-        binary.data.len()
-    );
+    let (image, what) = embed_image(m, binary, "hip_image");
 
     let mut f = InitFn::with_params(m, "hip_binary_load", vec![Ty::Ptr, Ty::I32, Ty::Ptr]);
     let table = f.b.param(0);
