@@ -17,7 +17,7 @@ warm-up calls, a global the kernel read that changed.
 
 The key, per parameter in declaration order:
 
-- a constexpr: its type and value (floats by ``repr``, so ``0.0`` and ``-0.0`` differ as in
+- a constexpr: its type and value (floats by their bits, so ``0.0`` and ``-0.0`` differ as in
   Triton's string key);
 - ``None``, a ``bool``, a ``float``: the kind alone;
 - an ``int``: whether it is 1, whether it is divisible by 16, and its width class (i32, i64,
@@ -28,6 +28,9 @@ The key, per parameter in declaration order:
 then the keyword options (``num_warps``, ``num_stages``, ...), the device, the Triton knobs
 that Triton adds to the options on each call (``debug``, the instrumentation mode, ...) and
 the kernel's own ``debug`` attribute.
+The native side holds it as machine words (``python/src/triton_key.rs``): numbers by value,
+other objects by a code given to each distinct value (by ``==`` and ``hash``), so a call does
+not hash or compare Python objects.
 ``do_not_specialize`` and annotations only make Triton's key coarser, so the table then holds
 more entries for one kernel, never a wrong one.
 """
@@ -69,7 +72,6 @@ class Dispatcher:
         self.fn = fn
         params = list(fn.signature.parameters.values())
         self.names = [p.name for p in params]
-        self._table: Dict[Tuple[Any, ...], Tuple[Any, Any, Any, Any]] = {}
         self._stats: collections.Counter = collections.Counter()
         # The knobs Triton folds into the options on every call, as this release names them.
         knob_reads = [
@@ -80,7 +82,7 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
-            self._table, fn, knobs.runtime, knob_reads, triton.runtime.driver, _constexpr_key,
+            fn, knobs.runtime, knob_reads, triton.runtime.driver, _constexpr_key,
             self._globals_changed, self._slow,
         )
         self.run = self._native.run
@@ -100,7 +102,7 @@ class Dispatcher:
         """Forgets every recorded kernel (as clearing ``kernel.device_caches`` does for
         Triton's own cache, which the table does not watch): the next call of each key goes
         through Triton's ``run`` again."""
-        self._table.clear()
+        self._native.clear()
 
     def _triton_run(self, *args: Any, **kwargs: Any) -> Any:
         """Triton's own ``JITFunction.run`` (the unpatched method where the dispatch is installed)."""
@@ -108,13 +110,13 @@ class Dispatcher:
         return run(self.fn, *args, **kwargs)
 
     def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool,
-              key: Optional[Tuple[Any, ...]]) -> Any:
+              key: Optional[Any]) -> Any:
         """A call the table does not serve: through Triton's ``run``; a miss (``key`` given)
         then records the kernel Triton chose."""
         self._stats["miss" if reason is None else "fallback: " + reason] += 1
         kernel = self._triton_run(*args, grid=grid, warmup=warmup, **kwargs)
         if key is not None and kernel is not None:
-            self._table[key] = (kernel, kernel.run, kernel.function, kernel.packed_metadata)
+            self._native.record(key, kernel)
         return kernel
 
     def _globals_changed(self) -> bool:

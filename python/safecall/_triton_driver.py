@@ -11,7 +11,6 @@ registers it as the ``nvidia`` backend's driver class, so ``driver.default`` and
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any, Optional
 
@@ -64,8 +63,9 @@ def _driver_class() -> type:
             else:
                 self.get_device_capability = self.utils.get_device_capability
                 path = _libcuda_path()
-                self.get_current_stream = functools.partial(_native.cuda_default_stream, path)
-                self.get_current_device = functools.partial(_native.cuda_current_device, path)
+                # Native callables, which the dispatcher calls without Python.
+                self.get_current_stream = _native.CudaDefaultStream(path)
+                self.get_current_device = _native.CudaCurrentDevice(path)
                 self.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:

@@ -152,8 +152,63 @@ fn cuda_default_stream(libcuda: &str, device: i32) -> PyResult<u64> {
     Ok(0)
 }
 
-/// Adds the functions to the module.
+/// `CudaCurrentDevice(libcuda)()`: [`cuda_current_device`] as the driver's
+/// `get_current_device`, a callable the dispatcher (`triton_dispatch`) recognises and calls
+/// without going through Python.
+#[pyclass(frozen)]
+pub struct CudaCurrentDevice {
+    libcuda: String,
+}
+
+#[pymethods]
+impl CudaCurrentDevice {
+    #[new]
+    fn new(libcuda: String) -> Self {
+        CudaCurrentDevice { libcuda }
+    }
+
+    fn __call__(&self) -> PyResult<i32> {
+        self.device()
+    }
+}
+
+impl CudaCurrentDevice {
+    /// The current device (see [`cuda_current_device`]).
+    pub(crate) fn device(&self) -> PyResult<i32> {
+        cuda_current_device(&self.libcuda)
+    }
+}
+
+/// `CudaDefaultStream(libcuda)(device)`: [`cuda_default_stream`] as the driver's
+/// `get_current_stream`, recognised by the dispatcher as [`CudaCurrentDevice`] is.
+#[pyclass(frozen)]
+pub struct CudaDefaultStream {
+    libcuda: String,
+}
+
+#[pymethods]
+impl CudaDefaultStream {
+    #[new]
+    fn new(libcuda: String) -> Self {
+        CudaDefaultStream { libcuda }
+    }
+
+    fn __call__(&self, device: i32) -> PyResult<u64> {
+        self.stream(device)
+    }
+}
+
+impl CudaDefaultStream {
+    /// `device`'s default stream (see [`cuda_default_stream`]).
+    pub(crate) fn stream(&self, device: i32) -> PyResult<u64> {
+        cuda_default_stream(&self.libcuda, device)
+    }
+}
+
+/// Adds the functions and classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CudaCurrentDevice>()?;
+    m.add_class::<CudaDefaultStream>()?;
     m.add_function(wrap_pyfunction!(cuda_current_device, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_default_stream, m)?)
 }

@@ -24,6 +24,7 @@ mod cuda_context;
 mod tensor_map;
 mod triton_autotune;
 mod triton_dispatch;
+mod triton_key;
 mod triton_launch;
 mod vocabulary;
 
@@ -329,6 +330,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_dispatch::BoundDispatch>()?;
+    m.add_class::<triton_dispatch::DispatchKey>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;

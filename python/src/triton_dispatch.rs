@@ -1,27 +1,53 @@
 //! `TritonDispatch`: the hot path of `safecall.triton.jit` (Python's `_triton_dispatch`, whose
 //! module docs define the key). One call binds the arguments to the kernel's parameters,
-//! computes the specialization key, looks the compiled kernel up in a table the Python side
-//! fills, evaluates the grid and calls the kernel's launcher with Triton's launch protocol.
+//! computes the specialization key (as words: `triton_key`), looks the compiled kernel up in
+//! the table, evaluates the grid and calls the kernel's launcher with Triton's launch protocol.
 //! Anything else (a key not in the table, hooks, an argument kind not modelled, a changed
 //! global) goes to the Python side's `slow(reason, args, kwargs, grid, warmup, key)`, which
-//! runs Triton's own `JITFunction.run`.
+//! runs Triton's own `JITFunction.run` and, for a missed key, `record`s the kernel it chose.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 
+use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
 use crate::triton_launch::TritonLaunch;
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
 const BOOL: u8 = 1;
-const INT: u8 = 2;
+// 2 is an `int`, which enters the key by its `int_key` (16 to 31) instead.
 const FLOAT: u8 = 3;
 const TENSOR: u8 = 4;
 const OTHER: u8 = 5;
+
+/// A word that starts the keyword options' part of a key (no argument's first word is 6).
+const OPTIONS: u64 = 6;
+
+/// How many argument types the kind cache holds before it starts over.
+const KIND_CAPACITY: usize = 1024;
+
+/// Type address -> (the type, kept alive so the address is not reused; its kind; its code).
+type KindCache = HashMap<usize, (Py<PyAny>, u8, u64), rustc_hash::FxBuildHasher>;
+
+/// What the table holds for a key: the compiled kernel Triton chose and what its launch needs.
+struct Entry {
+    kernel: Py<PyAny>,
+    launcher: Py<PyAny>,
+    function: Py<PyAny>,
+    packed_metadata: Py<PyAny>,
+}
+
+/// A key that missed, handed to the Python side, which passes it back to
+/// [`TritonDispatch::record`] with the kernel Triton chose.
+#[pyclass(frozen)]
+pub struct DispatchKey(Key);
 
 /// The dispatcher of one kernel (see the module docs).
 #[pyclass(frozen)]
@@ -33,10 +59,12 @@ pub struct TritonDispatch {
     /// Each parameter's default, `None` where it has none.
     defaults: Vec<Option<Py<PyAny>>>,
     constexpr: Vec<bool>,
-    /// Key -> `(kernel, launcher, function, packed_metadata)`, filled by the Python side.
-    table: Py<PyDict>,
-    /// Type -> kind, for the types not told apart by identity.
-    kinds: Py<PyDict>,
+    /// Key -> what Triton chose, filled through [`TritonDispatch::record`].
+    table: Mutex<KeyMap<Arc<Entry>>>,
+    /// Codes for the key's objects.
+    interner: Interner,
+    /// The kinds of the argument types seen.
+    kinds: Mutex<KindCache>,
     /// The `JITFunction` (its `pre_run_hooks` and `used_global_vals`).
     function: Py<PyAny>,
     /// `triton.knobs.runtime`.
@@ -45,7 +73,7 @@ pub struct TritonDispatch {
     knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
     driver: Py<PyAny>,
-    /// `constexpr_key(value)` for floats and tuples; `globals_changed()`; `slow(...)`.
+    /// `constexpr_key(value)` for tuples; `globals_changed()`; `slow(...)`.
     constexpr_key: Py<PyAny>,
     globals_changed: Py<PyAny>,
     slow: Py<PyAny>,
@@ -102,7 +130,7 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 
 #[pymethods]
 impl TritonDispatch {
-    /// `TritonDispatch(names, defaults, constexpr, table, function, runtime, knob_reads,
+    /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
     /// driver, constexpr_key, globals_changed, slow)`; `defaults[i]` is `empty` (any
     /// object, compared by identity) where parameter `i` has no default.
     #[new]
@@ -113,7 +141,6 @@ impl TritonDispatch {
         defaults: Vec<Py<PyAny>>,
         empty: Py<PyAny>,
         constexpr: Vec<bool>,
-        table: Py<PyDict>,
         function: Py<PyAny>,
         runtime: Py<PyAny>,
         knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
@@ -132,8 +159,9 @@ impl TritonDispatch {
             index,
             defaults,
             constexpr,
-            table,
-            kinds: PyDict::new(py).unbind(),
+            table: Mutex::new(KeyMap::default()),
+            interner: Interner::new(py),
+            kinds: Mutex::new(HashMap::default()),
             function,
             runtime,
             knob_reads,
@@ -165,6 +193,30 @@ impl TritonDispatch {
         self.call(args, kwargs, grid, warmup)
     }
 
+    /// Records `kernel` (a `CompiledKernel`) as Triton's choice for the missed `key`.
+    fn record(&self, key: &DispatchKey, kernel: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = kernel.py();
+        let entry = Entry {
+            kernel: kernel.clone().unbind(),
+            launcher: kernel.getattr(intern!(py, "run"))?.unbind(),
+            function: kernel.getattr(intern!(py, "function"))?.unbind(),
+            packed_metadata: kernel.getattr(intern!(py, "packed_metadata"))?.unbind(),
+        };
+        self.table().insert(key.0.clone(), Arc::new(entry));
+        Ok(())
+    }
+
+    /// Forgets every recorded kernel.
+    fn clear(&self) {
+        self.table().clear();
+    }
+
+    /// Keys recorded.
+    #[getter]
+    fn recorded(&self) -> usize {
+        self.table().len()
+    }
+
     /// Launches served from the table so far.
     #[getter]
     fn hits(&self) -> u64 {
@@ -173,12 +225,33 @@ impl TritonDispatch {
 }
 
 /// Why a call goes to the Python side, or the key it missed with.
-enum Slow<'py> {
+enum Slow {
     Fallback(String),
-    Miss(Bound<'py, PyTuple>),
+    Miss(Key),
+}
+
+impl From<Unhashable> for Slow {
+    fn from(_: Unhashable) -> Self {
+        Slow::Fallback("unhashable value".into())
+    }
+}
+
+/// `?` for the steps of the key: a Python error propagates, a reason to go slow returns it.
+macro_rules! slow_on {
+    ($e:expr) => {
+        match $e? {
+            Ok(v) => v,
+            Err(slow) => return Ok(Err(Slow::from(slow))),
+        }
+    };
 }
 
 impl TritonDispatch {
+    fn table(&self) -> std::sync::MutexGuard<'_, KeyMap<Arc<Entry>>> {
+        // The table stays consistent whatever panicked while it was held (one insert or clear).
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) fn call<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
@@ -200,7 +273,7 @@ impl TritonDispatch {
             Err(slow) => {
                 let (reason, key) = match slow {
                     Slow::Fallback(reason) => (Some(reason), None),
-                    Slow::Miss(key) => (None, Some(key)),
+                    Slow::Miss(key) => (None, Some(DispatchKey(key))),
                 };
                 let kwargs = match kwargs {
                     Some(k) => k.clone(),
@@ -214,13 +287,12 @@ impl TritonDispatch {
     }
 
     /// The launch from the table, or why it cannot be.
-    #[allow(clippy::type_complexity)]
     fn fast<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
         grid: &Bound<'py, PyAny>,
-    ) -> PyResult<Result<Bound<'py, PyAny>, Slow<'py>>> {
+    ) -> PyResult<Result<Bound<'py, PyAny>, Slow>> {
         let py = args.py();
         let function = self.function.bind(py);
         if function
@@ -244,66 +316,67 @@ impl TritonDispatch {
             return Ok(Err(Slow::Fallback("binding".into())));
         };
         let active = self.driver.bind(py).getattr(intern!(py, "active"))?;
-        let device = active.call_method0(intern!(py, "get_current_device"))?;
-        // One flat tuple (no nested ones to allocate and hash): each parameter's items
-        // delimit themselves (a constexpr is always two; an argument starts with its kind,
-        // and only a tensor's has more), so two keys are equal only when every part is.
-        let mut key: Vec<Bound<'py, PyAny>> = Vec::with_capacity(2 * values.len() + 6);
-        key.push(device.clone());
+        let device = current_device(&active)?;
+        let tuple_key = self.constexpr_key.bind(py);
+        // Each parameter's words delimit themselves (a constant is always two; an argument
+        // starts with its kind, and only a tensor's has more), so two keys are equal only
+        // when every part is.
+        let mut key: Key = Vec::with_capacity(4 * values.len() + 12);
+        slow_on!(self.interner.constant(&device, tuple_key, &mut key));
         for (value, &constexpr) in values.iter().zip(&self.constexpr) {
             if constexpr {
-                self.constant(value, &mut key)?;
+                slow_on!(self.interner.constant(value, tuple_key, &mut key));
                 continue;
             }
-            match self.kind(value)? {
-                TENSOR => {
-                    let dtype = value.getattr(intern!(py, "dtype"))?;
-                    let address = value.call_method0(intern!(py, "data_ptr"))?;
-                    let aligned = match address.extract::<u64>() {
-                        Ok(a) => a % 16 == 0,
-                        Err(_) => address.rem(16)?.extract::<i64>()? == 0,
-                    };
-                    key.push(TENSOR.into_pyobject(py)?.into_any());
-                    key.push(value.get_type().into_any());
-                    key.push(dtype);
-                    key.push(PyBool::new(py, aligned).to_owned().into_any());
-                }
-                INT => key.push(int_key(value)?.into_pyobject(py)?.into_any()),
-                OTHER => {
+            if value.is_none() {
+                key.push(NONE.into());
+            } else if value.is_exact_instance_of::<PyBool>() {
+                key.push(BOOL.into());
+            } else if value.is_exact_instance_of::<PyInt>() {
+                key.push(int_key(value)?.into());
+            } else if value.is_exact_instance_of::<PyFloat>() {
+                key.push(FLOAT.into());
+            } else {
+                let (kind, type_code) = slow_on!(self.kind(value));
+                if kind != TENSOR {
                     let name = value.get_type().name()?;
                     return Ok(Err(Slow::Fallback(format!("argument type {name}"))));
                 }
-                kind => key.push(kind.into_pyobject(py)?.into_any()),
+                let dtype = value.getattr(intern!(py, "dtype"))?;
+                let dtype_code = slow_on!(
+                    self.interner
+                        .code(Space::Dtype, &dtype, true, || Ok(vec![dtype.clone()]))
+                );
+                let address = value.call_method0(intern!(py, "data_ptr"))?;
+                let aligned = match address.extract::<u64>() {
+                    Ok(a) => a % 16 == 0,
+                    Err(_) => address.rem(16)?.extract::<i64>()? == 0,
+                };
+                key.extend([TENSOR.into(), type_code, dtype_code, aligned.into()]);
             }
         }
         if !options.is_empty() {
             let mut sorted = options;
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            let items = sorted
-                .into_iter()
-                .map(|(name, value)| {
-                    let mut item = vec![name.into_pyobject(py)?.into_any()];
-                    self.constant(&value, &mut item)?;
-                    PyTuple::new(py, item)
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            key.push(PyTuple::new(py, items)?.into_any());
+            // Strings always compare.
+            sorted.sort_by(|a, b| a.0.compare(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+            key.extend([OPTIONS, sorted.len() as u64]);
+            for (name, value) in sorted {
+                let code = slow_on!(self.interner.code(Space::Option, &name, true, || Ok(vec![
+                    name.clone().into_any()
+                ])));
+                key.push(code);
+                slow_on!(self.interner.constant(&value, tuple_key, &mut key));
+            }
         }
         for (group, name) in &self.knob_reads {
-            key.push(group.bind(py).getattr(name.bind(py))?);
+            let knob = group.bind(py).getattr(name.bind(py))?;
+            slow_on!(self.interner.constant(&knob, tuple_key, &mut key));
         }
         // The kernel's own `debug` (an attribute callers may set), which Triton folds into the
         // options with the knob.
-        key.push(function.getattr(intern!(py, "debug"))?);
-        let key = PyTuple::new(py, key)?;
-        let hit = match self.table.bind(py).get_item(&key) {
-            Ok(hit) => hit,
-            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
-                return Ok(Err(Slow::Fallback("unhashable value".into())));
-            }
-            Err(e) => return Err(e),
-        };
-        let Some(hit) = hit else {
+        let debug = function.getattr(intern!(py, "debug"))?;
+        slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
+        let Some(hit) = self.table().get(&key).cloned() else {
             return Ok(Err(Slow::Miss(key)));
         };
         if function
@@ -313,8 +386,6 @@ impl TritonDispatch {
         {
             return Ok(Err(Slow::Fallback("globals changed".into())));
         }
-        let kernel = hit.get_item(0)?;
-        let launcher = hit.get_item(1)?;
         let grid = if grid.is_callable() {
             let meta = PyDict::new(py);
             for (name, value) in self.names.iter().zip(&values) {
@@ -326,7 +397,7 @@ impl TritonDispatch {
         };
         let size = grid.len()?;
         let one = 1i64.into_pyobject(py)?.into_any();
-        let stream = active.call_method1(intern!(py, "get_current_stream"), (&device,))?;
+        let stream = current_stream(&active, &device)?;
         let fixed = [
             grid.get_item(0)?,
             if size > 1 {
@@ -336,13 +407,14 @@ impl TritonDispatch {
             },
             if size > 2 { grid.get_item(2)? } else { one },
             stream,
-            hit.get_item(2)?,
-            hit.get_item(3)?,
+            hit.function.bind(py).clone(),
+            hit.packed_metadata.bind(py).clone(),
             py.None().into_bound(py),
             enter,
             leave,
         ];
         // safecall's own launcher is called directly; any other (Triton's) through Python.
+        let launcher = hit.launcher.bind(py);
         if let Ok(native) = launcher.cast::<TritonLaunch>() {
             native.get().launch(&fixed, &values)?;
         } else {
@@ -350,7 +422,7 @@ impl TritonDispatch {
             call.extend(values);
             launcher.call1(PyTuple::new(py, call)?)?;
         }
-        Ok(Ok(kernel))
+        Ok(Ok(hit.kernel.bind(py).clone()))
     }
 
     /// The parameters' values in declaration order and the keyword options, or `None` where
@@ -360,7 +432,12 @@ impl TritonDispatch {
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Option<(Vec<Bound<'py, PyAny>>, Vec<(String, Bound<'py, PyAny>)>)>> {
+    ) -> PyResult<
+        Option<(
+            Vec<Bound<'py, PyAny>>,
+            Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        )>,
+    > {
         let py = args.py();
         let given = args.len();
         if given > self.names.len() {
@@ -377,7 +454,7 @@ impl TritonDispatch {
             let index = self.index.bind(py);
             for (name, value) in kwargs.iter() {
                 match index.get_item(&name)? {
-                    None => options.push((name.extract::<String>()?, value)),
+                    None => options.push((name.cast_into::<PyString>()?, value)),
                     Some(i) => {
                         let i: usize = i.extract()?;
                         if i < given {
@@ -394,50 +471,62 @@ impl TritonDispatch {
             .map(|values| (values, options)))
     }
 
-    /// A constexpr's (or an option's) part of the key, two items: its type and its value
-    /// (floats and tuples: the Python side's `constexpr_key` of it).
-    fn constant<'py>(
-        &self,
-        value: &Bound<'py, PyAny>,
-        key: &mut Vec<Bound<'py, PyAny>>,
-    ) -> PyResult<()> {
-        let py = value.py();
-        key.push(value.get_type().into_any());
-        if value.is_exact_instance_of::<PyFloat>() || value.is_instance_of::<PyTuple>() {
-            key.push(self.constexpr_key.bind(py).call1((value,))?);
-        } else {
-            key.push(value.clone());
-        }
-        Ok(())
-    }
-
-    /// The kind of a non-constexpr argument (Python's `_kind_of`).
-    fn kind(&self, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        if value.is_none() {
-            return Ok(NONE);
-        }
-        if value.is_exact_instance_of::<PyBool>() {
-            return Ok(BOOL);
-        }
-        if value.is_exact_instance_of::<PyInt>() {
-            return Ok(INT);
-        }
-        if value.is_exact_instance_of::<PyFloat>() {
-            return Ok(FLOAT);
-        }
-        let py = value.py();
+    /// The kind of an argument that is not `None`, a `bool`, an `int` or a `float` (Python's
+    /// `_kind_of`), and its type's code; remembered per type.
+    fn kind(&self, value: &Bound<'_, PyAny>) -> PyResult<Result<(u8, u64), Unhashable>> {
         let ty = value.get_type();
-        let kinds = self.kinds.bind(py);
-        if let Some(kind) = kinds.get_item(&ty)? {
-            return kind.extract();
+        let address = ty.as_ptr() as usize;
+        let kinds = || self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, kind, code)) = kinds().get(&address) {
+            return Ok(Ok((*kind, *code)));
         }
+        let py = value.py();
         let kind = if ty.hasattr(intern!(py, "data_ptr"))? && !value.is_instance_of::<PyTuple>() {
             TENSOR
         } else {
             OTHER
         };
-        kinds.set_item(&ty, kind)?;
-        Ok(kind)
+        let ty = ty.into_any();
+        let code = match self
+            .interner
+            .code(Space::Type, &ty, true, || Ok(vec![ty.clone()]))?
+        {
+            Ok(code) => code,
+            Err(unhashable) => return Ok(Err(unhashable)),
+        };
+        let mut kinds = kinds();
+        if kinds.len() >= KIND_CAPACITY {
+            kinds.clear();
+        }
+        kinds.insert(address, (ty.unbind(), kind, code));
+        Ok(Ok((kind, code)))
+    }
+}
+
+/// The active driver's `get_current_device()`, called natively when it is safecall's.
+fn current_device<'py>(active: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = active.py();
+    let get = active.getattr(intern!(py, "get_current_device"))?;
+    match get.cast::<CudaCurrentDevice>() {
+        Ok(native) => Ok(native.get().device()?.into_pyobject(py)?.into_any()),
+        Err(_) => get.call0(),
+    }
+}
+
+/// The active driver's `get_current_stream(device)`, called natively when it is safecall's.
+fn current_stream<'py>(
+    active: &Bound<'py, PyAny>,
+    device: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = active.py();
+    let get = active.getattr(intern!(py, "get_current_stream"))?;
+    match get.cast::<CudaDefaultStream>() {
+        Ok(native) => Ok(native
+            .get()
+            .stream(device.extract()?)?
+            .into_pyobject(py)?
+            .into_any()),
+        Err(_) => get.call1((device,)),
     }
 }
 

@@ -125,3 +125,20 @@ def test_the_kernels_debug_attribute_is_part_of_the_key(result):
     by_triton, by_dispatch = result["debug attribute"]["kernels"]
     assert by_dispatch == by_triton
     assert by_triton != result["cases"]["i32 not divisible"]["kernels"][0]
+
+
+def test_equal_dtypes_are_one_key(result):
+    case = result["equal dtypes"]
+    by_triton, *by_dispatch = case["kernels"]
+    assert by_dispatch == [by_triton] * 3
+    assert case["after"]["miss"] - case["before"]["miss"] == 1
+    assert case["after"]["hit"] - case["before"]["hit"] == 2
+
+
+def test_keys_survive_the_identity_caches_starting_over(result):
+    case = result["many types"]
+    assert case["middle"]["miss"] - case["before"]["miss"] == 4200
+    assert case["after"]["hit"] - case["middle"]["hit"] == 10
+    assert case["after"]["miss"] == case["middle"]["miss"]
+    assert case["recorded"] >= 4200
+    assert case["kernels"] == [result["cases"]["i32 not divisible"]["kernels"][0]] * 10

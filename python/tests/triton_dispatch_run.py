@@ -128,6 +128,34 @@ copy.debug = True
 results["debug attribute"] = {"kernels": [call(path, kernel, grid, args, kwargs)[0] for path in ("triton", "dispatch")]}
 copy.debug = None
 
+# Equal dtypes that are distinct objects (``triton.language.dtype`` compares by name) are one
+# key, as in a tuple key: the first call is a miss, the next ones hit without Triton's run.
+def fp32(address):
+    return Tensor(address, triton.language.dtype("fp32"))
+
+
+d = safecall.triton.jit(copy)
+before = dict(d.stats())
+by_triton = id(JITFunction.run(copy, fp32(X.address), fp32(Y.address), 1000, grid=(8,), warmup=False, BLOCK=128))
+results["equal dtypes"] = {
+    "kernels": [by_triton] + [id(d[(8,)](fp32(X.address), fp32(Y.address), 1000, BLOCK=128)) for _ in range(3)],
+    "before": before, "after": dict(d.stats()),
+}
+
+# More argument types than the native side remembers by identity (1024 types, 4096 objects):
+# each new type is a new key (a miss); after the caches started over, the first types' keys
+# still hit the kernels recorded for them.
+types = [type(f"Tensor{i}", (Tensor,), {}) for i in range(4200)]
+before = dict(d.stats())
+for t in types:
+    fake.safecall_fake_cuda_reset()
+    d[(8,)](t(X.address), Y, 1000, BLOCK=128)
+middle = dict(d.stats())
+again = [id(d[(8,)](t(X.address), Y, 1000, BLOCK=128)) for t in types[:10]]
+results["many types"] = {"kernels": again, "before": before, "middle": middle, "after": dict(d.stats()),
+                         "recorded": d._native.recorded}
+fake.safecall_fake_cuda_reset()
+
 # An autotuned kernel on Triton's own path, then the same with the dispatch installed: tuning
 # is Triton's, then the tuned key is served natively and the best config's calls hit the
 # kernel's table.

@@ -1,0 +1,183 @@
+//! The specialization key of `TritonDispatch` as machine words, hashed and compared in Rust.
+//!
+//! The key used to be a Python tuple of the parts (types, dtypes, constexpr values), so each
+//! call hashed and compared them in Python: a `triton.language.dtype` costs about 70 ns to hash
+//! and 160 ns to compare there, per tensor argument. Here every part is one or two words:
+//! integers, booleans, `None` and floats by value, and any other object by a *code*, a number
+//! the [`Interner`] gives each distinct value (equal values, by Python's `==` and `hash`, get
+//! the same code). Objects known to be immutable (`str`, `tuple`, `dtype`s, types) are also
+//! remembered by identity, so a call with the same objects as before reads their codes without
+//! calling into Python.
+//!
+//! Two keys are equal exactly when the tuples the Python side documents
+//! (`safecall._triton_dispatch`) would be equal, with one refinement that only makes the key
+//! finer: floats are told apart by their bits rather than by `repr` (so two NaNs with different
+//! payloads are two entries of the table, each recorded from Triton's own choice).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+
+/// A specialization key.
+pub(crate) type Key = Vec<u64>;
+
+/// The table from keys to what Triton chose for them, hashed with rustc's Fx hasher (the keys
+/// are short and ours: no hash flooding to defend against).
+pub(crate) type KeyMap<V> = HashMap<Key, V, rustc_hash::FxBuildHasher>;
+
+/// Tags of a constant's first word (a constexpr, a keyword option, a knob, the device).
+const INT: u64 = 1;
+const BOOL: u64 = 2;
+const NONE: u64 = 3;
+const FLOAT: u64 = 4;
+const OBJECT: u64 = 5;
+
+/// How many objects the identity cache holds before it starts over (an object a caller makes
+/// afresh on every call would otherwise grow it without bound).
+const IDENTITY_CAPACITY: usize = 4096;
+
+/// A value the key cannot hold: Python's `hash` refused it (Triton's own key would too).
+pub(crate) struct Unhashable;
+
+/// Codes for values (see the module docs).
+pub(crate) struct Interner {
+    /// Python key -> code.
+    by_value: Py<PyDict>,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Object address -> (the object, kept alive so the address is not reused; its code).
+    by_identity: HashMap<usize, (Py<PyAny>, u64), rustc_hash::FxBuildHasher>,
+    next: u64,
+}
+
+/// Which name space a code belongs to (the Python keys of different kinds never compare).
+#[derive(Clone, Copy)]
+pub(crate) enum Space {
+    /// A constexpr, option or knob value: keyed `("c", type, value)`.
+    Constant,
+    /// A tensor argument's `dtype`: keyed `("d", dtype)`.
+    Dtype,
+    /// A tensor argument's type: keyed `("t", type)`.
+    Type,
+    /// A keyword option's name: keyed `("o", name)`.
+    Option,
+}
+
+impl Space {
+    fn tag(self) -> &'static str {
+        match self {
+            Space::Constant => "c",
+            Space::Dtype => "d",
+            Space::Type => "t",
+            Space::Option => "o",
+        }
+    }
+}
+
+impl Interner {
+    pub(crate) fn new(py: Python<'_>) -> Self {
+        Interner {
+            by_value: PyDict::new(py).unbind(),
+            state: Mutex::new(State {
+                by_identity: HashMap::default(),
+                next: 0,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves only caches behind: still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The code of `value` in `space`; `by_identity` when the object is immutable, so its
+    /// address may stand for its value while the cache keeps it alive. `parts` are the items
+    /// of its Python key after the space's tag. No lock is held while Python runs (a `__eq__`
+    /// may call anything, this dispatcher included).
+    pub(crate) fn code<'py>(
+        &self,
+        space: Space,
+        value: &Bound<'py, PyAny>,
+        by_identity: bool,
+        parts: impl FnOnce() -> PyResult<Vec<Bound<'py, PyAny>>>,
+    ) -> PyResult<Result<u64, Unhashable>> {
+        let address = value.as_ptr() as usize;
+        if by_identity && let Some((_, code)) = self.state().by_identity.get(&address) {
+            return Ok(Ok(*code));
+        }
+        let py = value.py();
+        let mut items = vec![PyString::new(py, space.tag()).into_any()];
+        items.extend(parts()?);
+        let key = PyTuple::new(py, items)?;
+        let by_value = self.by_value.bind(py);
+        let code = match by_value.get_item(&key) {
+            Ok(Some(code)) => code.extract::<u64>()?,
+            Ok(None) => {
+                let code = {
+                    let mut state = self.state();
+                    state.next += 1;
+                    state.next
+                };
+                by_value.set_item(&key, code)?;
+                code
+            }
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
+                return Ok(Err(Unhashable));
+            }
+            Err(e) => return Err(e),
+        };
+        if by_identity {
+            let mut state = self.state();
+            if state.by_identity.len() >= IDENTITY_CAPACITY {
+                state.by_identity.clear();
+            }
+            state
+                .by_identity
+                .insert(address, (value.clone().unbind(), code));
+        }
+        Ok(Ok(code))
+    }
+
+    /// A constant's two words: its tag and its value or code (`("c", type, value)` for an
+    /// object; `float_key(value)` for a tuple, as the Python side's `_constexpr_key`).
+    pub(crate) fn constant(
+        &self,
+        value: &Bound<'_, PyAny>,
+        tuple_key: &Bound<'_, PyAny>,
+        words: &mut Key,
+    ) -> PyResult<Result<(), Unhashable>> {
+        if value.is_none() {
+            words.extend([NONE, 0]);
+            return Ok(Ok(()));
+        }
+        if value.is_exact_instance_of::<PyBool>() {
+            words.extend([BOOL, u64::from(value.is_truthy()?)]);
+            return Ok(Ok(()));
+        }
+        if value.is_exact_instance_of::<PyInt>()
+            && let Ok(v) = value.extract::<i64>()
+        {
+            words.extend([INT, v as u64]);
+            return Ok(Ok(()));
+        }
+        if value.is_exact_instance_of::<PyFloat>() {
+            words.extend([FLOAT, value.extract::<f64>()?.to_bits()]);
+            return Ok(Ok(()));
+        }
+        let immutable =
+            value.is_exact_instance_of::<PyString>() || value.is_exact_instance_of::<PyTuple>();
+        let code = self.code(Space::Constant, value, immutable, || {
+            let shown = if value.is_instance_of::<PyTuple>() {
+                tuple_key.call1((value,))?
+            } else {
+                value.clone()
+            };
+            Ok(vec![value.get_type().into_any(), shown])
+        })?;
+        Ok(code.map(|code| words.extend([OBJECT, code])))
+    }
+}
