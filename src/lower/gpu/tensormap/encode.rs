@@ -11,7 +11,10 @@ use super::super::support::{call_entry, driver_check};
 use super::cleanup::Cleanup;
 use super::prepare::Prepared;
 
-/// The 128-byte aligned storage of a descriptor on the stack.
+/// The storage of a descriptor on the stack, aligned to [`limits::MAP_ALIGN`] (128) bytes as
+/// CUDA 13 declares `CUtensorMap` (the driver checks 64). Stack slots are aligned to at most
+/// 16 bytes by every backend (the frame's own alignment), so the slot is `MAP_ALIGN` bytes
+/// longer than the map and its address is rounded up inside it.
 pub(crate) fn storage(fx: &mut FnCtx<'_, '_>) -> Var {
     let align = i64::from(limits::MAP_ALIGN);
     let slot = fx.b.slot(limits::MAP_SIZE + limits::MAP_ALIGN, 16);
@@ -36,22 +39,20 @@ pub(crate) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup
     let first_at = fx.b.stack_addr(arrays, 80);
     let second_at = fx.b.stack_addr(arrays, 100);
     let es_at = fx.b.stack_addr(arrays, 120);
-    for (j, &d) in p.dims.iter().enumerate() {
+    // The driver's arrays are innermost first: each list is reversed as it is stored.
+    for (j, &d) in p.dims.iter().rev().enumerate() {
         fx.b.store(dims_at, 8 * j, d);
     }
-    for (j, &s) in p.strides.iter().enumerate() {
+    for (j, &s) in p.byte_strides.iter().rev().enumerate() {
         fx.b.store(strides_at, 8 * j, s);
     }
-    // 32-bit arrays, innermost first.
     let store32 = |fx: &mut FnCtx<'_, '_>, at: Var, values: &[Var]| {
         for (j, &v) in values.iter().rev().enumerate() {
             let v = fx.b.resize(v, Ty::I32, false);
             fx.b.store(at, 4 * j, v);
         }
     };
-    let mut es = p.element_strides.clone();
-    es.reverse();
-    store32(fx, es_at, &es);
+    store32(fx, es_at, &p.element_strides);
     let i32c = |fx: &mut FnCtx<'_, '_>, v: u32| fx.b.iconst(Ty::I32, i64::from(v));
     let mut args = vec![
         out,
@@ -126,12 +127,15 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
         fx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
     let mut last = fx.b.iconst(Ty::I64, 0);
     let size = fx.b.iconst(Ty::I64, i64::from(p.elem.size()));
-    for (j, &d) in p.dims.iter().enumerate() {
+    let rank = p.dims.len();
+    // Innermost first, as the driver counts.
+    for (i, &d) in p.dims.iter().enumerate().rev() {
         // The span is in bytes: a packed type's innermost extent is the tensor's, in bytes.
-        let (d, stride) = match (j, p.inner_extent) {
-            (0, Some(bytes)) => (bytes, size),
-            (0, None) => (d, size),
-            _ => (d, p.strides[j - 1]),
+        let innermost = i + 1 == rank;
+        let (d, stride) = match (innermost, p.inner_extent) {
+            (true, Some(bytes)) => (bytes, size),
+            (true, None) => (d, size),
+            (false, _) => (d, p.byte_strides[i]),
         };
         let extent = fx.b.binary_imm(BinOp::Isub, d, 1);
         let bytes = fx.b.binary(BinOp::Imul, extent, stride);

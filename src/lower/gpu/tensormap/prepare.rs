@@ -1,5 +1,9 @@
 //! Preparation: the encoder's inputs of one `tensormap(..)` argument read from its tensor
-//! (address, dims and strides innermost first, the layout's values, the cache key).
+//! (address, dims and strides, the layout's values, the cache key).
+//!
+//! Every list here is in the tensor's order (outermost first), as the IR and the messages
+//! count; the driver's arrays are innermost first, and [`super::encode`] reverses them as it
+//! stores them. The cache key alone is in the driver's order.
 
 use crate::ir::{Expr, Strides, TensorField, TensorMapArg, TensorMapDtype};
 use crate::lir::{BinOp, ConvOp, Ty, Var};
@@ -18,20 +22,22 @@ pub(crate) struct Prepared<'a> {
     pub(crate) addr: Var,
     /// `addr` as an `I64`.
     pub(crate) addr_int: Var,
-    /// Strides in elements, in the tensor's order (`I64`).
-    pub(crate) elem_strides: Vec<Var>,
-    /// Dims, innermost first (`I64`), as the driver counts them (values of a packed type).
+    /// The tensor's strides in elements (`I64`).
+    pub(crate) tensor_strides: Vec<Var>,
+    /// Dims (`I64`) as the driver counts them: the innermost one in values of a packed type.
     pub(crate) dims: Vec<Var>,
-    /// The tensor's innermost extent (bytes for a packed type; `dims[0]` otherwise).
+    /// The tensor's innermost extent (bytes for a packed type; the last of `dims` otherwise).
     pub(crate) inner_extent: Option<Var>,
-    /// Strides in bytes of dims 1.. innermost first (`I64`).
-    pub(crate) strides: Vec<Var>,
-    /// The layout's values (`I64`), in [`TensorMapLayout::exprs`] order (outermost first).
+    /// The byte strides of every dim but the innermost (`I64`), as the driver takes them.
+    pub(crate) byte_strides: Vec<Var>,
+    /// The layout's values (`I64`), in [`TensorMapLayout::exprs`] order.
+    ///
+    /// [`TensorMapLayout::exprs`]: crate::ir::TensorMapLayout::exprs
     pub(crate) layout: Vec<Var>,
-    /// Element strides, innermost first (`I64`).
+    /// The traversal strides (`element_strides=`, 1 where not given) (`I64`).
     pub(crate) element_strides: Vec<Var>,
-    /// The cache key: address, dims, strides, then each layout value and element stride that
-    /// is not a constant.
+    /// The cache key, in the driver's order: address, dims and byte strides innermost first,
+    /// then each layout value and element stride that is not a constant.
     pub key: Vec<Var>,
 }
 
@@ -90,17 +96,18 @@ pub(crate) fn prepare<'a>(
         dims.push(field(fx, &t.tensor, TensorField::Shape(i))?);
     }
     // All strides at once (a compact tensor's from its dims, else NULL read as compact).
-    let elem_strides = match tensor.spec.strides {
+    let tensor_strides = match tensor.spec.strides {
         Strides::Compact => compact_strides(fx, &dims),
         Strides::Any | Strides::Exact(_) => effective_strides(fx, tensor.dl, &dims),
     };
-    let mut strides = Vec::with_capacity(rank.saturating_sub(1));
+    // Computed innermost first, the key's order, then held in the tensor's.
+    let mut byte_strides = Vec::with_capacity(rank.saturating_sub(1));
     for i in (0..rank.saturating_sub(1)).rev() {
-        strides.push(fx.b.binary_imm(BinOp::Imul, elem_strides[i], size));
+        byte_strides.push(fx.b.binary_imm(BinOp::Imul, tensor_strides[i], size));
     }
-    dims.reverse();
-    let inner_extent = dims.first().copied();
-    if let (Some((values, bytes)), Some(d)) = (elem.packing(), dims.first_mut()) {
+    byte_strides.reverse();
+    let inner_extent = dims.last().copied();
+    if let (Some((values, bytes)), Some(d)) = (elem.packing(), dims.last_mut()) {
         let scaled = fx.b.binary_imm(BinOp::Imul, *d, values);
         *d = if bytes == 1 {
             scaled
@@ -111,8 +118,8 @@ pub(crate) fn prepare<'a>(
     }
 
     let mut key = vec![addr_int];
-    key.extend(&dims);
-    key.extend(&strides);
+    key.extend(dims.iter().rev());
+    key.extend(byte_strides.iter().rev());
     let mut layout = Vec::new();
     for e in t.layout.exprs() {
         let v = int_i64(fx, e)?;
@@ -121,6 +128,7 @@ pub(crate) fn prepare<'a>(
         }
         layout.push(v);
     }
+    // Innermost first, as the key holds them.
     let mut element_strides = Vec::with_capacity(rank);
     for i in (0..rank).rev() {
         let v = match t.element_strides.get(i) {
@@ -135,16 +143,17 @@ pub(crate) fn prepare<'a>(
         };
         element_strides.push(v);
     }
+    element_strides.reverse();
     Ok(Prepared {
         arg: t,
         what,
         elem,
         addr,
         addr_int,
-        elem_strides,
+        tensor_strides,
         dims,
         inner_extent,
-        strides,
+        byte_strides,
         layout,
         element_strides,
         key,

@@ -60,10 +60,8 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             )),
         ],
     );
-    // `dims` is innermost first; messages use the tensor's order.
-    for (j, &d) in p.dims.iter().enumerate().rev() {
-        let i = rank - 1 - j;
-        if j == 0 && p.elem.is_packed() {
+    for (i, &d) in p.dims.iter().enumerate() {
+        if i + 1 == rank && p.elem.is_packed() {
             packed_inner_rules(fx, cleanup, p, d);
             continue;
         }
@@ -84,7 +82,7 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
         );
     }
     // The innermost dimension is contiguous.
-    if let (Some(&s), Some(d)) = (p.elem_strides.last(), p.inner_extent) {
+    if let (Some(&s), Some(d)) = (p.tensor_strides.last(), p.inner_extent) {
         let one = fx.b.icmp_imm(IntCC::Eq, s, 1);
         let single = fx.b.icmp_imm(IntCC::Eq, d, 1);
         let ok = fx.b.binary(BinOp::Or, one, single);
@@ -100,9 +98,8 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             ],
         );
     }
-    for (j, &bytes) in p.strides.iter().enumerate().rev() {
-        let i = rank - 2 - j;
-        let s = p.elem_strides[i];
+    for (i, &bytes) in p.byte_strides.iter().enumerate() {
+        let s = p.tensor_strides[i];
         let aligned = multiple_of(fx, bytes, align);
         let nonneg = fx.b.icmp_imm(IntCC::Sge, bytes, 0);
         let below = fx.b.icmp_imm(IntCC::Slt, bytes, limits::STRIDE_LIMIT);
@@ -147,8 +144,7 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             inner_box_rules(fx, cleanup, p, v, multiple);
         }
     }
-    for (j, &v) in p.element_strides.iter().enumerate().rev() {
-        let i = rank - 1 - j;
+    for (i, &v) in p.element_strides.iter().enumerate() {
         if t.element_strides
             .get(i)
             .is_none_or(|e| matches!(e, Expr::Int { .. }))
