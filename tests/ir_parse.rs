@@ -466,3 +466,36 @@ fn nesting_limits_allow_realistic_depths() {
     let parens = format!("{}1{}", "(".repeat(127), ")".repeat(127));
     assert!(parse_expr(&parens).is_ok());
 }
+
+#[test]
+fn every_type_word_parses_prints_and_is_listed() {
+    let unknown = parse("module m;\nfn f(x: nosuchtype) {\n}\n").unwrap_err();
+    let listed = format!("{unknown:?}");
+    for word in ParamWord::ALL {
+        let text = format!("module m;\n\nfn f(x: {}) {{\n}}\n", word.keyword());
+        let m = parse(&text).unwrap();
+        assert_eq!(m.functions[0].params[0].ty, word.param_type(), "{text}");
+        assert_eq!(print(&m), text);
+        assert!(
+            listed.contains(&format!("`{}`", word.keyword())),
+            "{listed}"
+        );
+    }
+    for form in ParamForm::ALL {
+        assert!(listed.contains(&format!("`{}`", form.shown())), "{listed}");
+    }
+    let unknown = parse("module m;\nfn f() -> nosuchtype {\n}\n").unwrap_err();
+    let listed = format!("{unknown:?}");
+    for word in RetWord::ALL {
+        let text = format!("module m;\n\nfn f() -> {} {{\n}}\n", word.keyword());
+        let m = parse(&text).unwrap();
+        assert_eq!(m.functions[0].ret, word.ret_type(), "{text}");
+        if word != RetWord::None {
+            assert_eq!(print(&m), text);
+        }
+        assert!(
+            listed.contains(&format!("`{}`", word.keyword())),
+            "{listed}"
+        );
+    }
+}

@@ -412,3 +412,157 @@ pub enum Callee {
     /// A symbol following the safe-call ABI (e.g. `__tvm_ffi_other`), called directly.
     Direct(String),
 }
+
+// The words of the parameter and return types that are not scalar types (those are
+// `ScalarType`'s): one owner for the parser, the printer and the parser's "expected one of"
+// lists.
+
+keyword_enum! {
+    /// A parameter type written as one word, besides the scalar types.
+    ParamWord {
+        /// [`ParamType::Str`].
+        Str = "str",
+        /// [`ParamType::Bytes`].
+        Bytes = "bytes",
+        /// [`ParamType::Device`].
+        Device = "device",
+        /// [`ParamType::DType`].
+        DType = "dtype",
+        /// [`ParamType::Shape`].
+        Shape = "shape",
+        /// [`ParamType::Func`].
+        Func = "func",
+        /// [`ParamType::Any`].
+        Any = "any",
+        /// [`ParamType::DataPtr`].
+        DataPtr = "data_ptr",
+        /// [`ParamType::Stream`].
+        Stream = "stream",
+    }
+}
+
+keyword_enum! {
+    /// A parameter type written as a word and a bracketed part.
+    ParamForm {
+        /// `optional[T]`: [`ParamType::Optional`].
+        Optional = "optional",
+        /// `const(V)`: [`ParamType::Const`].
+        Const = "const",
+        /// `tuple(name: T, ...)`: [`ParamType::Tuple`].
+        Tuple = "tuple",
+        /// `tensor[...]`: [`ParamType::Tensor`].
+        Tensor = "tensor",
+    }
+}
+
+keyword_enum! {
+    /// A return type written as one word, besides the scalar types (a tuple is `(T, ...)`).
+    RetWord {
+        /// [`RetType::None`].
+        None = "none",
+        /// [`RetType::Device`].
+        Device = "device",
+        /// [`RetType::DType`].
+        DType = "dtype",
+        /// [`RetType::Str`].
+        Str = "str",
+        /// [`RetType::Tensor`].
+        Tensor = "tensor",
+        /// [`RetType::Any`].
+        Any = "any",
+    }
+}
+
+impl ParamWord {
+    /// The type the word names.
+    pub fn param_type(self) -> ParamType {
+        match self {
+            ParamWord::Str => ParamType::Str,
+            ParamWord::Bytes => ParamType::Bytes,
+            ParamWord::Device => ParamType::Device,
+            ParamWord::DType => ParamType::DType,
+            ParamWord::Shape => ParamType::Shape,
+            ParamWord::Func => ParamType::Func,
+            ParamWord::Any => ParamType::Any,
+            ParamWord::DataPtr => ParamType::DataPtr,
+            ParamWord::Stream => ParamType::Stream,
+        }
+    }
+}
+
+impl ParamForm {
+    /// How the parser's messages show the form: `optional[...]`, `const(...)`, ...
+    pub fn shown(self) -> &'static str {
+        match self {
+            ParamForm::Optional => "optional[...]",
+            ParamForm::Const => "const(...)",
+            ParamForm::Tuple => "tuple(...)",
+            ParamForm::Tensor => "tensor[...]",
+        }
+    }
+}
+
+impl RetWord {
+    /// The type the word names.
+    pub fn ret_type(self) -> RetType {
+        match self {
+            RetWord::None => RetType::None,
+            RetWord::Device => RetType::Device,
+            RetWord::DType => RetType::DType,
+            RetWord::Str => RetType::Str,
+            RetWord::Tensor => RetType::Tensor,
+            RetWord::Any => RetType::Any,
+        }
+    }
+}
+
+impl ParamType {
+    /// The parameter type of a scalar type.
+    pub fn scalar(t: ScalarType) -> ParamType {
+        match t {
+            ScalarType::Bool => ParamType::Bool,
+            ScalarType::Int(i) => ParamType::Int(i),
+            ScalarType::Float(f) => ParamType::Float(f),
+            ScalarType::Ptr => ParamType::Ptr,
+        }
+    }
+
+    /// The scalar type or the word this type is written as, where it is one word.
+    pub fn word(&self) -> Option<Result<ScalarType, ParamWord>> {
+        Some(match self {
+            ParamType::Bool => Ok(ScalarType::Bool),
+            ParamType::Int(i) => Ok(ScalarType::Int(*i)),
+            ParamType::Float(f) => Ok(ScalarType::Float(*f)),
+            ParamType::Ptr => Ok(ScalarType::Ptr),
+            ParamType::Str => Err(ParamWord::Str),
+            ParamType::Bytes => Err(ParamWord::Bytes),
+            ParamType::Device => Err(ParamWord::Device),
+            ParamType::DType => Err(ParamWord::DType),
+            ParamType::Shape => Err(ParamWord::Shape),
+            ParamType::Func => Err(ParamWord::Func),
+            ParamType::Any => Err(ParamWord::Any),
+            ParamType::DataPtr => Err(ParamWord::DataPtr),
+            ParamType::Stream => Err(ParamWord::Stream),
+            ParamType::Tensor(_)
+            | ParamType::Optional(_)
+            | ParamType::Const(_)
+            | ParamType::Tuple(_) => return None,
+        })
+    }
+}
+
+impl RetType {
+    /// The scalar type or the word this type is written as, where it is one word.
+    pub fn word(&self) -> Option<Result<ScalarType, RetWord>> {
+        Some(match self {
+            RetType::Scalar(s) => Ok(*s),
+            RetType::None => Err(RetWord::None),
+            RetType::Device => Err(RetWord::Device),
+            RetType::DType => Err(RetWord::DType),
+            RetType::Str => Err(RetWord::Str),
+            RetType::Tensor => Err(RetWord::Tensor),
+            RetType::Any => Err(RetWord::Any),
+            RetType::Tuple(_) => return None,
+        })
+    }
+}

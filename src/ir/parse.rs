@@ -108,28 +108,23 @@ static SCALAR_TYPES: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| ScalarType::all().map(syntax::scalar_type).collect());
 /// Parameter types: the scalars, then the other words and forms `param_type` takes.
 static PARAM_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let others = [
-        "str",
-        "bytes",
-        "device",
-        "dtype",
-        "shape",
-        "func",
-        "any",
-        "data_ptr",
-        "stream",
-        "optional[...]",
-        "const(...)",
-        "tuple(...)",
-        "tensor[...]",
-    ];
-    SCALAR_TYPES.iter().copied().chain(others).collect()
+    SCALAR_TYPES
+        .iter()
+        .copied()
+        .chain(ParamWord::KEYWORDS.iter().copied())
+        .chain(ParamForm::ALL.map(ParamForm::shown))
+        .collect()
 });
 /// Return types: `none`, the scalars, then the other words `ret_type` takes.
 static RET_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    std::iter::once("none")
+    std::iter::once(RetWord::None.keyword())
         .chain(SCALAR_TYPES.iter().copied())
-        .chain(["device", "dtype", "str", "tensor", "any"])
+        .chain(
+            RetWord::ALL
+                .into_iter()
+                .filter(|w| *w != RetWord::None)
+                .map(RetWord::keyword),
+        )
         .collect()
 });
 const FIELDS: &[&str] = &[

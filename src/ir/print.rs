@@ -146,26 +146,23 @@ pub fn print_constraint(c: &Constraint) -> String {
 /// Prints a parameter type.
 pub fn print_param_type(t: &ParamType) -> String {
     match t {
-        ParamType::Int(i) => syntax::int_type(*i).to_owned(),
-        ParamType::Bool => "bool".to_owned(),
-        ParamType::Float(f) => syntax::float_type(*f).to_owned(),
-        ParamType::Ptr => "ptr".to_owned(),
-        ParamType::Str => "str".to_owned(),
-        ParamType::Bytes => "bytes".to_owned(),
-        ParamType::Device => "device".to_owned(),
-        ParamType::DType => "dtype".to_owned(),
-        ParamType::Shape => "shape".to_owned(),
-        ParamType::Func => "func".to_owned(),
-        ParamType::Any => "any".to_owned(),
-        ParamType::DataPtr => "data_ptr".to_owned(),
-        ParamType::Stream => "stream".to_owned(),
-        ParamType::Optional(inner) => format!("optional[{}]", print_param_type(inner)),
-        ParamType::Const(v) => format!("const({})", print_const(v)),
+        ParamType::Optional(inner) => format!(
+            "{}[{}]",
+            ParamForm::Optional.keyword(),
+            print_param_type(inner)
+        ),
+        ParamType::Const(v) => format!("{}({})", ParamForm::Const.keyword(), print_const(v)),
         ParamType::Tuple(elems) => {
             let es: Vec<String> = elems.iter().map(print_param).collect();
-            format!("tuple({})", es.join(", "))
+            format!("{}({})", ParamForm::Tuple.keyword(), es.join(", "))
         }
         ParamType::Tensor(spec) => print_tensor_spec(spec),
+        // Every other type is one word (`ParamType::word` matches them all).
+        one_word => match one_word.word() {
+            Some(Ok(scalar)) => syntax::scalar_type(scalar).to_owned(),
+            Some(Err(word)) => word.keyword().to_owned(),
+            None => unreachable!("the bracketed forms are printed above"),
+        },
     }
 }
 
@@ -246,15 +243,13 @@ pub fn print_tensor_spec(spec: &TensorSpec) -> String {
 
 /// Prints a return type.
 pub fn print_ret_type(t: &RetType) -> String {
-    match t {
-        RetType::None => "none".to_owned(),
-        RetType::Scalar(s) => syntax::scalar_type(*s).to_owned(),
-        RetType::Device => "device".to_owned(),
-        RetType::DType => "dtype".to_owned(),
-        RetType::Str => "str".to_owned(),
-        RetType::Tensor => "tensor".to_owned(),
-        RetType::Any => "any".to_owned(),
-        RetType::Tuple(items) => {
+    match t.word() {
+        Some(Ok(scalar)) => syntax::scalar_type(scalar).to_owned(),
+        Some(Err(word)) => word.keyword().to_owned(),
+        None => {
+            let RetType::Tuple(items) = t else {
+                unreachable!("every return type but a tuple is one word")
+            };
             let items: Vec<String> = items.iter().map(print_ret_type).collect();
             format!("({})", items.join(", "))
         }

@@ -93,39 +93,27 @@ impl Parser<'_> {
             Tok::Ident { quoted: false, .. } => self.word(&[])?,
             _ => return Err(self.unexpected(vec!["a parameter type".to_owned()])),
         };
-        let simple = match word.as_str() {
-            "bool" => Some(ParamType::Bool),
-            "ptr" => Some(ParamType::Ptr),
-            "str" => Some(ParamType::Str),
-            "bytes" => Some(ParamType::Bytes),
-            "device" => Some(ParamType::Device),
-            "dtype" => Some(ParamType::DType),
-            "shape" => Some(ParamType::Shape),
-            "func" => Some(ParamType::Func),
-            "any" => Some(ParamType::Any),
-            "data_ptr" => Some(ParamType::DataPtr),
-            "stream" => Some(ParamType::Stream),
-            w => syntax::parse_int_type(w)
-                .map(ParamType::Int)
-                .or_else(|| syntax::parse_float_type(w).map(ParamType::Float)),
+        let simple = match ParamWord::from_keyword(&word) {
+            Some(w) => Some(w.param_type()),
+            None => syntax::parse_scalar_type(&word).map(ParamType::scalar),
         };
         if let Some(t) = simple {
             return Ok((t, TypeSpans::default()));
         }
-        match word.as_str() {
-            "optional" => {
+        match ParamForm::from_keyword(&word) {
+            Some(ParamForm::Optional) => {
                 self.expect_punct("[")?;
                 let (inner, parts) = self.param_type()?;
                 self.expect_punct("]")?;
                 Ok((ParamType::Optional(Box::new(inner)), parts))
             }
-            "const" => {
+            Some(ParamForm::Const) => {
                 self.expect_punct("(")?;
                 let v = self.const_value()?;
                 self.expect_punct(")")?;
                 Ok((ParamType::Const(v), TypeSpans::default()))
             }
-            "tuple" => {
+            Some(ParamForm::Tuple) => {
                 self.expect_punct("(")?;
                 let elems = self.list(")", |p| p.param())?;
                 let (elems, spans): (Vec<_>, Vec<_>) = elems.into_iter().unzip();
@@ -137,7 +125,7 @@ impl Parser<'_> {
                     },
                 ))
             }
-            "tensor" => {
+            Some(ParamForm::Tensor) => {
                 let (spec, spans) = self.tensor_spec()?;
                 Ok((
                     ParamType::Tensor(spec),
@@ -147,7 +135,7 @@ impl Parser<'_> {
                     },
                 ))
             }
-            _ => Err(ParseError::new(
+            None => Err(ParseError::new(
                 span,
                 format!("unknown parameter type `{word}`"),
                 ticks(&PARAM_TYPES),
@@ -217,14 +205,9 @@ impl Parser<'_> {
             ));
         }
         let (w, _) = self.word(&RET_TYPES)?;
-        let t = match w.as_str() {
-            "none" => RetType::None,
-            "device" => RetType::Device,
-            "dtype" => RetType::DType,
-            "str" => RetType::Str,
-            "tensor" => RetType::Tensor,
-            "any" => RetType::Any,
-            w => RetType::Scalar(syntax::parse_scalar_type(w).ok_or_else(|| {
+        let t = match RetWord::from_keyword(&w) {
+            Some(word) => word.ret_type(),
+            None => RetType::Scalar(syntax::parse_scalar_type(&w).ok_or_else(|| {
                 ParseError::new(
                     span,
                     format!("unknown return type `{w}`"),
