@@ -18,6 +18,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
+use smallvec::SmallVec;
 
 use safecall_runtime::abi::{TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, TVMFFIValue, type_index};
 
@@ -179,7 +180,7 @@ impl TritonLaunch {
                 args.len()
             )));
         }
-        let all: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let all: SmallVec<[Bound<'_, PyAny>; 32]> = args.iter().collect();
         self.launch(&all[..FIXED], &all[FIXED..])
     }
 }
@@ -202,7 +203,7 @@ impl TritonLaunch {
                 kernel_args.len()
             )));
         }
-        let function: u64 = fixed[4].extract()?;
+        let function = to_u64(&fixed[4])?;
         let entry = self.entry(py, function)?;
         // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
         // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
@@ -212,27 +213,29 @@ impl TritonLaunch {
         if self.hook_first {
             self.hook(enter, launch_metadata)?;
         }
-        let mut values: Vec<TVMFFIAny> = Vec::with_capacity(self.kinds.len() + 6);
+        // On the stack for up to 32 arguments (no allocation per launch).
+        let mut values: SmallVec<[TVMFFIAny; 32]> = SmallVec::with_capacity(self.kinds.len() + 6);
         for g in &fixed[..3] {
-            values.push(int(g.extract::<i64>()?));
+            values.push(int(to_i64(g)?));
         }
-        values.push(int(fixed[3].extract::<u64>()? as i64));
-        let mut pointers: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
+        values.push(int(to_u64(&fixed[3])? as i64));
+        let mut pointers: SmallVec<[(usize, &Bound<'_, PyAny>); 16]> = SmallVec::new();
         for (i, kind) in self.kinds.iter().enumerate() {
-            let value = kernel_args[i].clone();
+            let value = &kernel_args[i];
             match kind {
                 Kind::Skip => {}
-                Kind::Pointer if self.hook_first => values.push(int(self.pointer(&value)? as i64)),
+                Kind::Pointer if self.hook_first => values.push(int(self.pointer(value)? as i64)),
                 Kind::Pointer => {
                     pointers.push((values.len(), value));
                     values.push(int(0));
                 }
                 Kind::Integer { rule, lo, hi } => {
-                    let bits = match value.extract::<i64>() {
-                        Ok(v) if (*lo..=*hi).contains(&v) => v,
+                    // `isize` is `i64` here (`PyLong_AsSsize_t`: see `to_u64`).
+                    let bits = match value.extract::<isize>() {
+                        Ok(v) if (*lo..=*hi).contains(&(v as i64)) => v as i64,
                         _ => self
                             .integer_slow
-                            .call1(py, (*rule, &value))?
+                            .call1(py, (*rule, value))?
                             .extract::<i64>(py)?,
                     };
                     values.push(int(bits))
@@ -247,7 +250,7 @@ impl TritonLaunch {
         if !self.hook_first {
             self.hook(enter, launch_metadata)?;
             for (slot, value) in pointers {
-                values[slot] = int(self.pointer(&value)? as i64);
+                values[slot] = int(self.pointer(value)? as i64);
             }
         }
         // The two scratch pointers: none for the kernels this launcher serves.
@@ -311,16 +314,14 @@ impl TritonLaunch {
             return Ok(0);
         }
         if value.is_exact_instance_of::<PyInt>() {
-            return value.extract::<u64>();
+            return to_u64(value);
         }
         let py = value.py();
         if value.get_type().is(self.tensor_type.bind(py)) {
             if !value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()? {
                 return Err(cpu_tensor());
             }
-            return value
-                .call_method0(pyo3::intern!(py, "data_ptr"))?
-                .extract::<u64>();
+            return to_u64(&value.call_method0(pyo3::intern!(py, "data_ptr"))?);
         }
         // Anything else: its `data_ptr()`, checked by the driver as Triton checks it.
         let address = match value.call_method0(pyo3::intern!(py, "data_ptr")) {
@@ -337,7 +338,7 @@ impl TritonLaunch {
                 "data_ptr method of Pointer object must return 64-bit int",
             ));
         }
-        let address = address.extract::<u64>()?;
+        let address = to_u64(&address)?;
         if address == 0 {
             return Ok(0);
         }
@@ -390,6 +391,34 @@ impl TritonLaunch {
             _ => PyRuntimeError::new_err(message),
         }
     }
+}
+
+// `to_u64` and the integer rules read an `isize` as an `i64`.
+const _: () = assert!(std::mem::size_of::<isize>() == 8);
+
+/// An `int` as an `i64`: the value and the errors of `extract::<i64>()`, read through
+/// `PyLong_AsSsize_t` where it succeeds (see [`to_u64`]).
+fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if value.is_exact_instance_of::<PyInt>()
+        && let Ok(v) = value.extract::<isize>()
+    {
+        return Ok(v as i64);
+    }
+    value.extract::<i64>()
+}
+
+/// An `int` as a `u64`: the value and the errors of `extract::<u64>()`, with the values below
+/// 2^63 read through `PyLong_AsSsize_t`, which CPython converts digit by digit (its unsigned
+/// long long conversion goes through a byte array for any value of two digits or more: every
+/// device address).
+fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if value.is_exact_instance_of::<PyInt>()
+        && let Ok(v) = value.extract::<isize>()
+        && v >= 0
+    {
+        return Ok(v as u64);
+    }
+    value.extract::<u64>()
 }
 
 fn cpu_tensor() -> PyErr {
