@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::aot::LinkError;
-use crate::backend::{Backend, BackendError};
+use crate::backend::BackendError;
 use crate::ir::verify::VerifyError;
 use crate::lower::LowerError;
 
@@ -14,13 +14,10 @@ pub enum Error {
     Invalid(Vec<VerifyError>),
     /// The lowering could not express verified IR (a limit was exceeded).
     Lower(LowerError),
-    /// The backend failed.
-    Backend(String),
-    /// The requested backend is not built into this binary (pick another one, or build
-    /// safecall with its cargo feature).
-    BackendUnavailable(Backend),
-    /// JIT-compiled code refers to symbols that were not found.
-    UnresolvedSymbols(Vec<String>),
+    /// The backend made no code: it failed, it is not built into this binary, or JIT-compiled
+    /// code refers to symbols that were not found ([`BackendError`] owns the cases and their
+    /// words).
+    Backend(BackendError),
     /// Linking a shared library failed.
     Link(LinkError),
     /// Reading or writing a file failed.
@@ -33,9 +30,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// A backend error from any displayable error.
+    /// A backend error from any displayable error ([`BackendError::Failed`]).
     pub fn backend(e: impl std::fmt::Display) -> Self {
-        Error::Backend(e.to_string())
+        Error::Backend(BackendError::failed(e))
     }
 }
 
@@ -55,12 +52,7 @@ impl std::fmt::Display for Error {
                 Ok(())
             }
             Error::Lower(e) => write!(f, "lowering failed: {e}"),
-            // The backend's words, which `BackendError` owns.
-            Error::Backend(e) => BackendError::Failed(e.clone()).fmt(f),
-            Error::BackendUnavailable(backend) => BackendError::Unavailable(*backend).fmt(f),
-            Error::UnresolvedSymbols(names) => {
-                BackendError::UnresolvedSymbols(names.clone()).fmt(f)
-            }
+            Error::Backend(e) => e.fmt(f),
             Error::Link(e) => e.fmt(f),
             Error::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }
@@ -77,11 +69,7 @@ impl From<LowerError> for Error {
 
 impl From<BackendError> for Error {
     fn from(e: BackendError) -> Self {
-        match e {
-            BackendError::Failed(e) => Error::Backend(e),
-            BackendError::Unavailable(backend) => Error::BackendUnavailable(backend),
-            BackendError::UnresolvedSymbols(names) => Error::UnresolvedSymbols(names),
-        }
+        Error::Backend(e)
     }
 }
 

@@ -209,7 +209,9 @@ fn unresolved_externs_are_reported_by_name() {
     // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
     // and calls only symbols it declares with their real signatures.
     match unsafe { jit::compile(&module, &options) } {
-        Err(safecall::Error::UnresolvedSymbols(names)) => {
+        Err(safecall::Error::Backend(safecall::backend::BackendError::UnresolvedSymbols(
+            names,
+        ))) => {
             assert_eq!(names, ["no_such_function_anywhere"])
         }
         other => panic!("expected unresolved symbols, got {other:?}"),

@@ -514,7 +514,10 @@ fn llvm_without_the_feature_is_unavailable() {
     let module = example("add_one");
     let err = safecall::compile_object(&module, &options(Backend::Llvm)).unwrap_err();
     assert!(
-        matches!(err, safecall::Error::BackendUnavailable(Backend::Llvm)),
+        matches!(
+            err,
+            safecall::Error::Backend(safecall::backend::BackendError::Unavailable(Backend::Llvm))
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("`--features llvm`"), "{err}");
@@ -523,7 +526,10 @@ fn llvm_without_the_feature_is_unavailable() {
     let err =
         unsafe { safecall::jit::compile(&module, &jit_options(Backend::Llvm, 2)) }.unwrap_err();
     assert!(
-        matches!(err, safecall::Error::BackendUnavailable(Backend::Llvm)),
+        matches!(
+            err,
+            safecall::Error::Backend(safecall::backend::BackendError::Unavailable(Backend::Llvm))
+        ),
         "{err}"
     );
 }

@@ -97,21 +97,22 @@ impl IrFile {
     /// A failure for an error of the compiler API while compiling this file.
     pub fn compile_failure(&self, error: safecall::Error) -> Failure {
         use safecall::Error as E;
+        use safecall::backend::BackendError as B;
         match error {
             E::Invalid(errors) => self.invalid(&errors),
             E::Lower(e) => Failure::failed(format!("`{}` cannot be compiled", self.name))
                 .detail(e)
                 .with_code(Code::Invalid),
-            E::Backend(e) => {
+            E::Backend(B::Failed(e)) => {
                 Failure::failed(format!("code generation for `{}` failed", self.name)).detail(e)
             }
-            E::BackendUnavailable(_) => {
+            E::Backend(B::Unavailable(_)) => {
                 Failure::usage("this safecall was built without the LLVM backend").help(
                     "build safecall with the cargo feature `llvm` (LLVM 19): \
                          `cargo build --features llvm`",
                 )
             }
-            E::UnresolvedSymbols(names) => Failure::failed(format!(
+            E::Backend(B::UnresolvedSymbols(names)) => Failure::failed(format!(
                 "`{}` calls symbols that are not defined in this process: {}",
                 self.name,
                 names.join(", ")

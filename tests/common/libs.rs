@@ -101,7 +101,9 @@ fn build_all(
         let module = parse_module(&suite.module);
         let output = dir.join(format!("{}.so", suite.module));
         safecall::build_shared_library(&module, &output, &options, &link).map_err(|e| match e {
-            e @ safecall::Error::BackendUnavailable(_) => BuildError::Unavailable(e.to_string()),
+            e @ safecall::Error::Backend(safecall::backend::BackendError::Unavailable(_)) => {
+                BuildError::Unavailable(e.to_string())
+            }
             other => BuildError::Failed(format!("{}: {other}", suite.module)),
         })?;
     }

@@ -86,7 +86,7 @@ impl Compiled {
                 label: format!("jit/{backend:?}"),
                 code: Code::Jit(jit),
             }),
-            Err(e @ safecall::Error::BackendUnavailable(_)) => {
+            Err(e @ safecall::Error::Backend(safecall::backend::BackendError::Unavailable(_))) => {
                 Err(Unavailable::Backend(e.to_string()))
             }
             Err(e) => panic!("JIT-compiling hostile.scir: {e}"),
@@ -102,7 +102,7 @@ impl Compiled {
         };
         match safecall::build_shared_library(&module(), &path, &options, &Default::default()) {
             Ok(()) => {}
-            Err(e @ safecall::Error::BackendUnavailable(_)) => {
+            Err(e @ safecall::Error::Backend(safecall::backend::BackendError::Unavailable(_))) => {
                 return Err(Unavailable::Backend(e.to_string()));
             }
             Err(e) => panic!("building {}: {e}", path.display()),

@@ -239,7 +239,7 @@ fn unresolved_externs_are_reported_identically() {
         // and calls only symbols it declares with their real signatures.
         let err = unsafe { safecall::jit::compile(&module, &jit_options(backend, 2)) }.unwrap_err();
         match err {
-            safecall::Error::UnresolvedSymbols(names) => {
+            safecall::Error::Backend(safecall::backend::BackendError::UnresolvedSymbols(names)) => {
                 assert_eq!(
                     names,
                     vec!["safecall_test_no_such_function".to_owned()],
