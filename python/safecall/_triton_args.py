@@ -15,12 +15,12 @@ def pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
     """The DLPack dtype a pointer ``*DTYPE`` argument's tensor must have (``"any"`` unchecked)."""
     if not check_dtypes:
         return "any"
-    elem = ty[len(TRITON_ABI["pointer_prefix"]) :]
-    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
+    elem = ty[len(TRITON_ABI.pointer_prefix) :]
+    dtype = TRITON_ABI.pointee_dtypes.get(elem)
     if dtype is None:
         raise UnsupportedKernelError(
             f"kernel `{kernel.name}`: argument '{arg}' points to `{elem}`, which has no DLPack "
-            f"dtype; supported: {', '.join(TRITON_ABI['pointee_dtypes'])} (or check_dtypes=False)"
+            f"dtype; supported: {', '.join(TRITON_ABI.pointee_dtypes)} (or check_dtypes=False)"
         )
     return dtype
 
@@ -29,42 +29,42 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
     """A host tensor descriptor's (DLPack dtype, rank, the IR's ``tensormap`` dtype word), from
     its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry; refuses the
     kinds the adapter does not build."""
-    table = TRITON_ABI["tensor_descriptor"]
+    table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
-    match = re.fullmatch(re.escape(table["prefix"]) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
-    if ty.startswith(table["im2col_prefix"]) or entry.get("is_im2col"):
+    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+    if ty.startswith(table.im2col_prefix) or entry.get("is_im2col"):
         raise UnsupportedKernelError(f"{what}: im2col tensor descriptors are not supported (tiled ones are)")
     if match is None:
-        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table['prefix']}<DTYPE[BLOCK, ...]>`")
+        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
     if entry.get("fp4_padded"):
         raise UnsupportedKernelError(f"{what}: padded fp4 descriptors are not supported")
     element, rank = match.group(1), len(match.group(2).split(","))
     if len(entry["block_size"]) != rank:
         raise UnsupportedKernelError(f"{what}: block_size {entry['block_size']} does not have rank {rank}")
-    code = table["device_to_host_element_type"].get(entry["elem_type"], entry["elem_type"])
-    if entry["swizzle"] not in table["swizzle"] or not 0 <= code < len(table["element_types"]):
+    code = table.device_to_host_element_type.get(entry["elem_type"], entry["elem_type"])
+    if entry["swizzle"] not in table.swizzle or not 0 <= code < len(table.element_types):
         raise UnsupportedKernelError(
             f"{what}: unknown swizzle {entry['swizzle']} or element type {entry['elem_type']}"
         )
-    return pointee(kernel, arg, TRITON_ABI["pointer_prefix"] + element, True), rank, table["element_types"][code]
+    return pointee(kernel, arg, TRITON_ABI.pointer_prefix + element, True), rank, table.element_types[code]
 
 
 def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """The ``descriptors=`` option checked: descriptor arguments of ``k`` -> the
     ``TensorDescriptor`` fields their tensors cannot say (``padding``, ``round_f32_to_tf32``)."""
-    table = TRITON_ABI["tensor_descriptor"]
+    table = TRITON_ABI.tensor_descriptor
     out: Dict[str, Dict[str, Any]] = {}
     for arg, fields in options.items():
         ty = k.signature.get(arg, "")
-        if not ty.startswith(table["prefix"]):
+        if not ty.startswith(table.prefix):
             raise ValueError(f"descriptors={{{arg!r}: ...}}: kernel `{k.name}` has no tensor descriptor argument {arg!r}")
-        unknown = sorted(set(fields) - set(table["fields"]))
+        unknown = sorted(set(fields) - set(table.fields))
         if unknown:
             raise ValueError(
-                f"descriptors[{arg!r}]: unknown field {unknown[0]!r}; supported: {', '.join(table['fields'])}"
+                f"descriptors[{arg!r}]: unknown field {unknown[0]!r}; supported: {', '.join(table.fields)}"
             )
         padding = fields.get("padding", "zero")
-        if padding not in table["fields"]["padding"]:
+        if padding not in table.fields["padding"]:
             raise ValueError(f"descriptors[{arg!r}]: padding={padding!r}, expected 'zero' or 'nan'")
         out[arg] = {"padding": padding, "round_f32_to_tf32": bool(fields.get("round_f32_to_tf32", False))}
     return out
@@ -77,12 +77,12 @@ def descriptor_argument(
     and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it
     (with the ``TensorDescriptor`` ``fields`` of :func:`check_descriptor_options`), the shape
     as ``i32``s (checked to fit) and the strides as ``i64``s."""
-    table = TRITON_ABI["tensor_descriptor"]
+    table = TRITON_ABI.tensor_descriptor
     dtype, rank, element = descriptor_type(k, arg, ty, entry)
     if fields.get("round_f32_to_tf32"):
         if dtype != "float32":
             raise ValueError(f"descriptors[{arg!r}]: round_f32_to_tf32 needs a float32 descriptor, not {ty}")
-        element = table["tf32_element_type"]
+        element = table.tf32_element_type
     if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
         raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
     dims = [f"{arg}_dim{i}" for i in range(rank)]
@@ -95,12 +95,12 @@ def descriptor_argument(
     tmap = ir.tensormap(
         t,
         box=list(entry["block_size"]),
-        swizzle=table["swizzle"][entry["swizzle"]],
-        l2_promotion=table["l2_promotion"],
-        oob_fill=table["fields"]["padding"][fields.get("padding", "zero")],
+        swizzle=table.swizzle[entry["swizzle"]],
+        l2_promotion=table.l2_promotion,
+        oob_fill=table.fields["padding"][fields.get("padding", "zero")],
         dtype=element,
     )
-    shape_ty = table["shape"][0]
+    shape_ty = table.shape[0]
     limit = 2**31 - 1
     for i in range(rank):
         f.assert_(
@@ -122,7 +122,7 @@ def scratch_pointers(f: ir.FunctionBuilder, k: Kernel, grid: Sequence[Any], devi
     when the function returns, its data checked to be aligned to ``<name>_align``."""
     md = k.metadata
     out: List[Any] = []
-    for name in TRITON_ABI["trailing_pointers"]:
+    for name in TRITON_ABI.trailing_pointers:
         size = int(md.get(f"{name}_size") or 0)
         if size == 0:
             out.append(ir.cast(ir.ptr, ir.lit(0, ir.u64)))

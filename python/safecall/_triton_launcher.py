@@ -120,12 +120,12 @@ class SafecallLauncher:
     def _plan(self, ty: Any, entries: Any) -> Any:
         if isinstance(ty, tuple):
             return tuple(self._plan(t, entries) for t in ty)
-        if ty == TRITON_ABI["constexpr"]:
+        if ty == TRITON_ABI.constexpr:
             return None
-        if isinstance(ty, str) and ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
+        if isinstance(ty, str) and ty.startswith(TRITON_ABI.tensor_descriptor.prefix):
             entry = next(entries, None) if self.tensordesc_meta else None
             return _Leaf(ty, _pointer, {"entry": entry})
-        if isinstance(ty, str) and ty.startswith(TRITON_ABI["pointer_prefix"]):
+        if isinstance(ty, str) and ty.startswith(TRITON_ABI.pointer_prefix):
             return _Leaf(ty, _pointer)
         if ty not in _SCALARS:
             raise UnsupportedKernelError(f"kernel `{self.name}`: argument type {ty!r} is not served by safecall's Triton driver")
@@ -279,7 +279,7 @@ def _address(value: Any) -> int:
 
 def _descriptor_dtype(ty: str) -> str:
     elem = ty[ty.index("<") + 1 : ty.index("[")]
-    dtype = TRITON_ABI["pointee_dtypes"].get(elem)
+    dtype = TRITON_ABI.pointee_dtypes.get(elem)
     if dtype is None:
         raise UnsupportedKernelError(f"a tensor descriptor of `{elem}` is not served by safecall's Triton driver")
     return dtype
@@ -318,28 +318,28 @@ def launch_module(
             fields = {"padding": padding, "round_f32_to_tf32": tf32}
             _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
             args += passed
-        elif leaf.startswith(TRITON_ABI["pointer_prefix"]):
+        elif leaf.startswith(TRITON_ABI.pointer_prefix):
             args.append(f.param(pname, ir.data_ptr))
         else:
             outer, inner, _ = _SCALARS[leaf]
             p = f.param(pname, outer)
             args.append(p if inner is None else ir.cast(inner, p))
-    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI["trailing_pointers"]]
+    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
     num_ctas = int(metadata.get("num_ctas", 1) or 1)
     settings: Dict[str, Any] = {"device": ordinal, "stream": stream}
     if num_ctas > 1:
         settings["cluster"] = [num_ctas, 1, 1]
-        settings["cluster_policy"] = TRITON_ABI["cluster_when_num_ctas_above_1"]
+        settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
     if metadata.get("shared"):
         settings["shared_mem"] = int(metadata["shared"])
-    for flag, setting in TRITON_ABI["flags"].items():
+    for flag, setting in TRITON_ABI.flags.items():
         if metadata.get(flag):
             settings[setting] = True
     x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
     # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
     wide = [ir.cast(ir.i64, g) for g in grid]
     nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
-    block = TRITON_ABI["threads_per_warp"] * int(metadata["num_warps"])
+    block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
     with f.if_(nonempty):
         f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
     return m
@@ -382,7 +382,7 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
 
 
 def _kind_code(ty: str) -> int:
-    if ty.startswith(TRITON_ABI["pointer_prefix"]):
+    if ty.startswith(TRITON_ABI.pointer_prefix):
         return _KIND_CODES["*"]
     return _KIND_CODES.get(ty) or _integer_rule(ty)
 

@@ -24,7 +24,16 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from . import builder as ir
 from ._compile import build as build_module
 from ._compile import jit as jit_module
-from ._triton_abi import SUPPORTED_TRITON, TRITON_ABI, Kernel, TritonVersionError, UnsupportedKernelError
+from ._triton_abi import (
+    SUPPORTED_TRITON,
+    TRITON_ABI,
+    BackendAbi,
+    Kernel,
+    TensorDescriptorAbi,
+    TritonAbi,
+    TritonVersionError,
+    UnsupportedKernelError,
+)
 from ._triton_dispatch import AutotuneDispatcher, Dispatcher
 from ._triton_dispatch import dispatcher as jit
 from ._triton_driver import ENV_VAR, helion_launcher, install, installed
@@ -32,11 +41,14 @@ from ._triton_args import check_descriptor_options, descriptor_argument, descrip
 
 __all__ = [
     "AutotuneDispatcher",
+    "BackendAbi",
     "ENV_VAR",
     "SUPPORTED_TRITON",
     "TRITON_ABI",
     "Dispatcher",
     "Kernel",
+    "TensorDescriptorAbi",
+    "TritonAbi",
     "TritonVersionError",
     "UnsupportedKernelError",
     "add_function",
@@ -97,7 +109,7 @@ def _by_name(signature: Mapping[str, str], keyed: Mapping[Any, Any]) -> Dict[str
 
 
 def _divisible_from_attrs(signature: Mapping[str, str], attrs: Mapping[Any, Any]) -> FrozenSet[str]:
-    attr, value = TRITON_ABI["divisibility"]
+    attr, value = TRITON_ABI.divisibility
     named = _by_name(signature, attrs)
     return frozenset(n for n, items in named.items() if [attr, value] in [list(i) for i in items])
 
@@ -132,7 +144,7 @@ def from_compiled(kernel: Any) -> Kernel:
     signature = dict(src.signature)
     return Kernel(
         name=md["name"],
-        cubin=bytes(kernel.asm[TRITON_ABI["backends"][backend]["asm"]]),
+        cubin=bytes(kernel.asm[TRITON_ABI.backends[backend].asm]),
         backend=backend,
         metadata=md,
         signature=signature,
@@ -184,7 +196,7 @@ def load(
         divisible = _divisible_from_ttir(path.with_suffix(".ttir").read_text(), md["name"])
     return Kernel(
         name=md["name"],
-        cubin=path.with_suffix("." + TRITON_ABI["backends"][backend]["asm"]).read_bytes(),
+        cubin=path.with_suffix("." + TRITON_ABI.backends[backend].asm).read_bytes(),
         backend=backend,
         metadata=md,
         signature=dict(signature),
@@ -195,8 +207,8 @@ def load(
 
 def _check_backend(backend: Any, what: str) -> None:
     """Refuses a kernel for a backend other than CUDA and HIP (AMD)."""
-    if backend not in TRITON_ABI["backends"]:
-        known = " and ".join(repr(b) for b in TRITON_ABI["backends"])
+    if backend not in TRITON_ABI.backends:
+        known = " and ".join(repr(b) for b in TRITON_ABI.backends)
         raise UnsupportedKernelError(f"{what}: backend {backend!r}, only {known} are supported")
 
 
@@ -205,7 +217,7 @@ def _divisible_from_ttir(text: str, name: str) -> List[str]:
     carry Triton's divisibility attribute."""
     import re
 
-    attr, value = TRITON_ABI["divisibility"]
+    attr, value = TRITON_ABI.divisibility
     head = re.search(r"tt\.func public @" + re.escape(name) + r"\((.*)\) attributes", text)
     if head is None:
         raise UnsupportedKernelError(f"no `tt.func public @{name}` in the .ttir")
@@ -227,18 +239,18 @@ def _refuse_unsupported(kernel: Kernel) -> None:
                 f"kernel `{kernel.name}`: num_ctas={md['num_ctas']} on AMD (Triton launches it with "
                 f"hipDrvLaunchKernelEx and a cluster), which safecall.triton does not support"
             )
-        if any(ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]) for ty in kernel.signature.values()):
+        if any(ty.startswith(TRITON_ABI.tensor_descriptor.prefix) for ty in kernel.signature.values()):
             raise UnsupportedKernelError(
                 f"kernel `{kernel.name}`: tensor descriptor arguments on AMD (TDM descriptors) are not supported"
             )
-    for name in TRITON_ABI["zeroed_scratch"]:
+    for name in TRITON_ABI.zeroed_scratch:
         if md.get(f"{name}_size"):
             raise UnsupportedKernelError(
                 f"kernel `{kernel.name}` needs {md[f'{name}_size']} bytes of {name} per program, which "
                 f"Triton zeroes (proton instrumentation); safecall.triton allocates scratch uninitialized, "
                 f"so it does not launch such kernels"
             )
-    prefix = TRITON_ABI["tensor_descriptor"]["prefix"]
+    prefix = TRITON_ABI.tensor_descriptor.prefix
     descriptors = [arg for arg, ty in kernel.signature.items() if ty.startswith(prefix)]
     entries = md.get("tensordesc_meta") or []
     if descriptors and len(entries) != len(descriptors):
@@ -254,11 +266,11 @@ def _refuse_unsupported(kernel: Kernel) -> None:
             continue
         if ty.startswith("(") or ty.startswith("["):
             raise UnsupportedKernelError(f"kernel `{kernel.name}`: argument '{arg}' ({ty}): tuple arguments are not supported")
-        if not ty.startswith(TRITON_ABI["pointer_prefix"]) and ty != TRITON_ABI["constexpr"]:
-            if ty not in TRITON_ABI["scalars"]:
+        if not ty.startswith(TRITON_ABI.pointer_prefix) and ty != TRITON_ABI.constexpr:
+            if ty not in TRITON_ABI.scalars:
                 raise UnsupportedKernelError(
                     f"kernel `{kernel.name}`: argument '{arg}' has type `{ty}`; supported: pointers "
-                    f"(*DTYPE), constexpr and {', '.join(TRITON_ABI['scalars'])}"
+                    f"(*DTYPE), constexpr and {', '.join(TRITON_ABI.scalars)}"
                 )
 
 
@@ -332,14 +344,14 @@ def add_function(
     descriptor_options = check_descriptor_options(k, descriptors or {})
     md = k.metadata
     fname = name or k.name
-    image = TRITON_ABI["backends"][k.backend]
-    binary = f"{fname}_{image['asm']}"
-    module.device_binary(binary, image["format"], k.cubin, [k.name])
+    image = TRITON_ABI.backends[k.backend]
+    binary = f"{fname}_{image.asm}"
+    module.device_binary(binary, image.format, k.cubin, [k.name])
     f = module.function(fname, doc=f"Launches the Triton {md.get('triton_version')} kernel `{k.name}` as Triton's launcher does.")
     meta: Dict[str, Any] = {}
     params: List[Tuple[str, str]] = []
     for arg, ty in k.signature.items():
-        if ty == TRITON_ABI["constexpr"]:
+        if ty == TRITON_ABI.constexpr:
             meta[arg] = k.constants.get(arg)
         else:
             params.append((arg, ty))
@@ -348,7 +360,7 @@ def add_function(
     first_tensor: Optional[Any] = None
     entries = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
-        if ty == TRITON_ABI["constexpr"]:
+        if ty == TRITON_ABI.constexpr:
             if constexpr_params:
                 value = k.constants.get(arg)
                 if value is not None and not isinstance(value, (bool, int, float)):
@@ -359,18 +371,18 @@ def add_function(
                 f.param(arg, ir.const(value))
             continue
         divisible = check_divisibility and arg in k.divisible
-        if ty.startswith(TRITON_ABI["tensor_descriptor"]["prefix"]):
+        if ty.startswith(TRITON_ABI.tensor_descriptor.prefix):
             entry = next(entries)
             meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}))
             first_tensor = meta[arg] if first_tensor is None else first_tensor
             args += passed_args
-        elif ty.startswith(TRITON_ABI["pointer_prefix"]):
+        elif ty.startswith(TRITON_ABI.pointer_prefix):
             spec = ir.tensor(
                 "any",
                 pointee(k, arg, ty, check_dtypes),
-                device=image["device"],
+                device=image.device,
                 byte_offset="any",
-                align=TRITON_ABI["divisibility"][1] if divisible else None,
+                align=TRITON_ABI.divisibility[1] if divisible else None,
             )
             t = f.param(arg, spec)
             meta[arg] = t
@@ -378,11 +390,11 @@ def add_function(
             # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
             args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
         else:
-            value = f.param(arg, TRITON_ABI["scalars"][ty][0])
+            value = f.param(arg, TRITON_ABI.scalars[ty][0])
             meta[arg] = value
             args.append(value)
             if divisible and ty not in ("i1", "u1") and not ty.startswith("fp") and ty != "bf16":
-                f.divisible(arg, TRITON_ABI["divisibility"][1])
+                f.divisible(arg, TRITON_ABI.divisibility[1])
     if grid_exprs is None:
         grid_exprs = _grid_exprs(grid, meta)
     passed = isinstance(grid, int) and not isinstance(grid, bool)
@@ -401,16 +413,16 @@ def _launch(
     settings: Dict[str, Any] = {}
     if num_ctas > 1:
         settings["cluster"] = [num_ctas, 1, 1]
-        settings["cluster_policy"] = TRITON_ABI["cluster_when_num_ctas_above_1"]
+        settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
     if md.get("shared"):
         settings["shared_mem"] = int(md["shared"])
     hip = k.backend == "hip"
-    for flag, setting in TRITON_ABI["hip_flags" if hip else "flags"].items():
+    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
         if md.get(flag):
             settings[setting] = True
     if tensor is None:
         settings["device"] = 0
-    warp = int(md[TRITON_ABI["warp_size_key"]]) if hip else TRITON_ABI["threads_per_warp"]
+    warp = int(md[TRITON_ABI.warp_size_key]) if hip else TRITON_ABI.threads_per_warp
     block = warp * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
     # Triton's launcher reads the grid as C ints (and multiplies x by num_ctas).
@@ -420,13 +432,15 @@ def _launch(
         why = f" (num_ctas={num_ctas})" if axis == "x" and num_ctas > 1 else ""
         f.assert_(ir.and_(zero <= g, g <= ir.lit(limit, ir.i64)), "ValueError", f"{what} is ", g, f", expected 0 to {limit}{why}")
     programs = list(grid)
-    if num_ctas > 1 and TRITON_ABI["grid_x_times_num_ctas"]:
+    # Triton launches num_ctas blocks per program along x (TritonAbi's docs).
+    if num_ctas > 1:
         grid = [grid[0] * ir.lit(num_ctas, ir.i64)] + list(grid[1:])
     nonempty = zero < grid[0]
     for g in grid[1:]:
         nonempty = ir.and_(nonempty, zero < g)
-    with f.if_(nonempty if TRITON_ABI["launches_only_nonempty_grids"] else ir.lit(True)):
-        device = tensor.device if tensor is not None else (TRITON_ABI["backends"][k.backend]["device_type"], 0)
+    # An empty grid launches nothing, as Triton's launcher.
+    with f.if_(nonempty):
+        device = tensor.device if tensor is not None else (TRITON_ABI.backends[k.backend].device_type, 0)
         scratch = scratch_pointers(f, k, programs, device)
         f.launch(binary, k.name, *args, *scratch, grid=grid, block=[block], **settings)
 

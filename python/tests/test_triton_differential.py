@@ -283,7 +283,7 @@ class ScratchAllocator:
 @functools.lru_cache(maxsize=None)
 def compiled(case_name: str) -> Any:
     case = CASES[case_name]
-    attrs = {(i,): [list(TRITON_ABI["divisibility"])] for i in case.divisible}
+    attrs = {(i,): [list(TRITON_ABI.divisibility)] for i in case.divisible}
     src = ASTSource(case.kernel, signature=dict(case.signature), constexprs=dict(case.constants), attrs=attrs)
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(case.options))
 
@@ -392,7 +392,7 @@ def test_the_cases_cover_what_the_issues_ask(fake):
     """Shared memory above the default, more than one CTA, PDL and cooperative flags: each
     case compiles to what its name says (a kernel that compiled differently would make its
     case meaningless)."""
-    assert compiled("num_warps=8, >48 KiB shared").metadata.shared > TRITON_ABI["shared_opt_in_above"]
+    assert compiled("num_warps=8, >48 KiB shared").metadata.shared > TRITON_ABI.shared_opt_in_above
     assert compiled("num_warps=8, >48 KiB shared").metadata.num_warps == 8
     assert compiled("num_ctas=2 (cluster + SPREAD)").metadata.num_ctas == 2
     assert compiled("PDL").metadata.launch_pdl

@@ -22,6 +22,8 @@ import triton_hip
 from triton_fakes import packed
 from triton_hip import CASES, Launch
 
+from safecall.triton import TRITON_ABI
+
 triton_hip.skip_unless_available()
 
 #: Triton's AMD launcher packs scalars as its CUDA one does (``driver.c``'s extractors; ``i1``
@@ -147,7 +149,7 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
     out: List[Any] = []
     for (_, ty), arg in zip(case.signature, launch.args):
         if ty.startswith("*"):
-            dtype = sct_abi()["pointee_dtypes"][ty[1:]]
+            dtype = TRITON_ABI.pointee_dtypes[ty[1:]]
             if arg is None:
                 out.append(CudaTensor(0, dtype, shape=(0,), device_type=10))
                 continue
@@ -156,12 +158,6 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
         else:
             out.append(arg)
     return out
-
-
-def sct_abi() -> Dict[str, Any]:
-    from safecall.triton import TRITON_ABI
-
-    return TRITON_ABI
 
 
 @pytest.mark.parametrize("case_name", list(CASES))

@@ -7,7 +7,7 @@ SCRIPT = """
 import sys
 sys.modules["triton"] = None  # any `import triton` now raises ImportError
 import safecall.triton as sct
-assert sct.SUPPORTED_TRITON == "3.9" and "scalars" in sct.TRITON_ABI
+assert sct.SUPPORTED_TRITON == "3.9" and "fp32" in sct.TRITON_ABI.scalars
 try:
     sct.check_version("3.10.0")
 except sct.TritonVersionError as e:

@@ -109,7 +109,7 @@ class DescriptorBase:
 
 def is_descriptor(triton_type: str) -> bool:
     """Whether a signature type is a host tensor descriptor (``tensordesc<...>``)."""
-    return triton_type.startswith(TRITON_ABI["tensor_descriptor"]["prefix"])
+    return triton_type.startswith(TRITON_ABI.tensor_descriptor.prefix)
 
 
 def descriptor_fields(signature: Mapping[str, str], args: Sequence[Any]) -> Dict[str, Dict[str, Any]]:
@@ -133,8 +133,8 @@ def cuda_tensors(signature: Mapping[str, str], args: Sequence[Any]) -> List[Any]
     pointee's dtype at that address."""
     out = []
     for ty, value in zip(signature.values(), args):
-        if ty.startswith(TRITON_ABI["pointer_prefix"]) and isinstance(value, int):
-            dtype = TRITON_ABI["pointee_dtypes"][ty[1:]]
+        if ty.startswith(TRITON_ABI.pointer_prefix) and isinstance(value, int):
+            dtype = TRITON_ABI.pointee_dtypes[ty[1:]]
             out.append(CudaTensor(value, dtype))
         else:
             out.append(value)
@@ -148,7 +148,7 @@ def scratch_requests(kernel: Any, grid: Sequence[int]) -> Dict[str, Tuple[int, i
     programs = grid[0] * grid[1] * grid[2] * md.num_ctas
     return {
         name: (programs * getattr(md, f"{name}_size"), getattr(md, f"{name}_align"))
-        for name in TRITON_ABI["trailing_pointers"]
+        for name in TRITON_ABI.trailing_pointers
         if getattr(md, f"{name}_size")
     }
 
@@ -161,7 +161,7 @@ def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
     return {
         "kernel": md.name,
         "grid": [grid[0] * num_ctas, grid[1], grid[2]],
-        "block": [TRITON_ABI["threads_per_warp"] * md.num_warps, 1, 1],
+        "block": [TRITON_ABI.threads_per_warp * md.num_warps, 1, 1],
         "cluster": cluster,
         "shared_mem": md.shared,
     }
@@ -169,9 +169,9 @@ def expected_launch(kernel: Any, grid: Tuple[int, int, int]) -> Dict[str, Any]:
 
 def packed(triton_type: str, value: Any) -> bytes:
     """The bytes Triton's launcher passes for one non-constexpr argument."""
-    if triton_type.startswith(TRITON_ABI["pointer_prefix"]):
-        return struct.pack(TRITON_ABI["pointer_format"], value or 0)
-    fmt = TRITON_ABI["scalars"][triton_type][1]
+    if triton_type.startswith(TRITON_ABI.pointer_prefix):
+        return struct.pack(TRITON_ABI.pointer_format, value or 0)
+    fmt = TRITON_ABI.scalars[triton_type][1]
     if fmt.startswith("bf16"):
         return struct.pack("<f", value)[2:]
     return struct.pack(fmt, value)
@@ -182,16 +182,16 @@ def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Ma
     records them; None for a descriptor's ``CUtensorMap``, whose bytes the driver writes), then the trailing pointers (``scratch``: the addresses allocated; NULL for
     the others)."""
     out: List[Optional[str]] = []
-    table = TRITON_ABI["tensor_descriptor"]
+    table = TRITON_ABI.tensor_descriptor
     for ty, value in zip(signature.values(), args):
         if is_descriptor(ty):
             # The map's bytes are the driver's (None: not predicted), then shape and strides.
             out.append(None)
-            out += [struct.pack(table["shape"][1], d).hex() for d in value.shape]
-            out += [struct.pack(table["strides"][1], d).hex() for d in value.strides]
-        elif ty != TRITON_ABI["constexpr"]:
+            out += [struct.pack(table.shape[1], d).hex() for d in value.shape]
+            out += [struct.pack(table.strides[1], d).hex() for d in value.strides]
+        elif ty != TRITON_ABI.constexpr:
             out.append(packed(ty, value).hex())
-    return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI["trailing_pointers"]]
+    return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI.trailing_pointers]
 
 
 class FakeAddressAllocator:
