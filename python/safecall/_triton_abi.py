@@ -1,5 +1,6 @@
-"""Triton 3.9's launch ABI as named facts (:data:`TRITON_ABI`, a :class:`TritonAbi`), the adapter's errors and what it
-reads from a compiled kernel (:class:`Kernel`); ``safecall.triton`` re-exports them."""
+"""Triton 3.9's launch ABI as named facts (:data:`TRITON_ABI`, a :class:`TritonAbi`), the
+adapter's errors and what it reads from a compiled kernel (:class:`Kernel`);
+``safecall.triton`` re-exports them."""
 
 from __future__ import annotations
 
