@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use smallvec::SmallVec;
 
 use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
-use crate::triton_launch::TritonLaunch;
+use crate::triton_launch::{TritonLaunch, to_u64};
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
@@ -322,8 +323,10 @@ impl TritonDispatch {
         // starts with its kind, and only a tensor's has more), so two keys are equal only
         // when every part is.
         let mut key: Key = Vec::with_capacity(4 * values.len() + 12);
+        // Each tensor's `data_ptr()`, read once for the key and the launch.
+        let mut addresses: SmallVec<[Option<Bound<'py, PyAny>>; 16]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
-        for (value, &constexpr) in values.iter().zip(&self.constexpr) {
+        for (i, (value, &constexpr)) in values.iter().zip(&self.constexpr).enumerate() {
             if constexpr {
                 slow_on!(self.interner.constant(value, tuple_key, &mut key));
                 continue;
@@ -348,11 +351,13 @@ impl TritonDispatch {
                         .code(Space::Dtype, &dtype, true, || Ok(vec![dtype.clone()]))
                 );
                 let address = value.call_method0(intern!(py, "data_ptr"))?;
-                let aligned = match address.extract::<u64>() {
+                let aligned = match to_u64(&address) {
                     Ok(a) => a % 16 == 0,
                     Err(_) => address.rem(16)?.extract::<i64>()? == 0,
                 };
                 key.extend([TENSOR.into(), type_code, dtype_code, aligned.into()]);
+                addresses.resize(i, None);
+                addresses.push(Some(address));
             }
         }
         if !options.is_empty() {
@@ -416,7 +421,7 @@ impl TritonDispatch {
         // safecall's own launcher is called directly; any other (Triton's) through Python.
         let launcher = hit.launcher.bind(py);
         if let Ok(native) = launcher.cast::<TritonLaunch>() {
-            native.get().launch(&fixed, &values)?;
+            native.get().launch(&fixed, &values, &addresses)?;
         } else {
             let mut call = fixed.to_vec();
             call.extend(values);

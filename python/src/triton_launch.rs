@@ -181,18 +181,22 @@ impl TritonLaunch {
             )));
         }
         let all: SmallVec<[Bound<'_, PyAny>; 32]> = args.iter().collect();
-        self.launch(&all[..FIXED], &all[FIXED..])
+        self.launch(&all[..FIXED], &all[FIXED..], &[])
     }
 }
 
 impl TritonLaunch {
     /// One launch: `fixed` the JIT's nine leading arguments (grid x, y, z, stream, function,
     /// packed metadata, launch metadata, enter and exit hooks), `kernel_args` one per
-    /// positional kernel argument. The dispatcher (`triton_dispatch`) calls this directly.
+    /// positional kernel argument. The dispatcher (`triton_dispatch`) calls this directly,
+    /// with `addresses[i]` the `data_ptr()` it already read of kernel argument `i` (an
+    /// object with `data_ptr()`), which is then not called again; `addresses` may be shorter
+    /// than `kernel_args` (empty: every `data_ptr()` called here).
     pub(crate) fn launch(
         &self,
         fixed: &[Bound<'_, PyAny>],
         kernel_args: &[Bound<'_, PyAny>],
+        addresses: &[Option<Bound<'_, PyAny>>],
     ) -> PyResult<()> {
         let py = fixed[0].py();
         if fixed.len() != 9 || kernel_args.len() != self.kinds.len() {
@@ -219,14 +223,17 @@ impl TritonLaunch {
             values.push(int(to_i64(g)?));
         }
         values.push(int(to_u64(&fixed[3])? as i64));
-        let mut pointers: SmallVec<[(usize, &Bound<'_, PyAny>); 16]> = SmallVec::new();
+        let mut pointers: SmallVec<[(usize, usize); 16]> = SmallVec::new();
+        let address = |i: usize| addresses.get(i).and_then(Option::as_ref);
         for (i, kind) in self.kinds.iter().enumerate() {
             let value = &kernel_args[i];
             match kind {
                 Kind::Skip => {}
-                Kind::Pointer if self.hook_first => values.push(int(self.pointer(value)? as i64)),
+                Kind::Pointer if self.hook_first => {
+                    values.push(int(self.pointer(value, address(i))? as i64))
+                }
                 Kind::Pointer => {
-                    pointers.push((values.len(), value));
+                    pointers.push((values.len(), i));
                     values.push(int(0));
                 }
                 Kind::Integer { rule, lo, hi } => {
@@ -249,8 +256,8 @@ impl TritonLaunch {
         }
         if !self.hook_first {
             self.hook(enter, launch_metadata)?;
-            for (slot, value) in pointers {
-                values[slot] = int(self.pointer(value)? as i64);
+            for (slot, i) in pointers {
+                values[slot] = int(self.pointer(&kernel_args[i], address(i))? as i64);
             }
         }
         // The two scratch pointers: none for the kernels this launcher serves.
@@ -309,7 +316,12 @@ impl TritonLaunch {
     /// A pointer argument's address, as `driver.c`'s `extractPointer`: `None` is NULL, an
     /// `int` itself, a torch tensor its `data_ptr()` when `is_cuda` (Triton's ValueError
     /// otherwise), anything else its `data_ptr()` checked with `cuPointerGetAttribute`.
-    fn pointer(&self, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    /// `address` is the `data_ptr()` the caller already read, if it did.
+    fn pointer(
+        &self,
+        value: &Bound<'_, PyAny>,
+        address: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
         if value.is_none() {
             return Ok(0);
         }
@@ -317,14 +329,18 @@ impl TritonLaunch {
             return to_u64(value);
         }
         let py = value.py();
+        let data_ptr = || match address {
+            Some(a) => Ok(a.clone()),
+            None => value.call_method0(pyo3::intern!(py, "data_ptr")),
+        };
         if value.get_type().is(self.tensor_type.bind(py)) {
             if !value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()? {
                 return Err(cpu_tensor());
             }
-            return to_u64(&value.call_method0(pyo3::intern!(py, "data_ptr"))?);
+            return to_u64(&data_ptr()?);
         }
         // Anything else: its `data_ptr()`, checked by the driver as Triton checks it.
-        let address = match value.call_method0(pyo3::intern!(py, "data_ptr")) {
+        let address = match data_ptr() {
             Ok(address) => address,
             Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
                 return Err(PyTypeError::new_err(
@@ -411,7 +427,7 @@ fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// 2^63 read through `PyLong_AsSsize_t`, which CPython converts digit by digit (its unsigned
 /// long long conversion goes through a byte array for any value of two digits or more: every
 /// device address).
-fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if value.is_exact_instance_of::<PyInt>()
         && let Ok(v) = value.extract::<isize>()
         && v >= 0

@@ -142,3 +142,8 @@ def test_keys_survive_the_identity_caches_starting_over(result):
     assert case["after"]["miss"] == case["middle"]["miss"]
     assert case["recorded"] >= 4200
     assert case["kernels"] == [result["cases"]["i32 not divisible"]["kernels"][0]] * 10
+
+
+def test_a_hit_reads_each_data_ptr_once(result):
+    # Triton's own path calls it twice per tensor (its key, then its launcher).
+    assert result["data_ptr calls per hit"] == 2

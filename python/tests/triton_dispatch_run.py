@@ -142,6 +142,21 @@ results["equal dtypes"] = {
     "before": before, "after": dict(d.stats()),
 }
 
+# A hit reads each tensor's data_ptr() once: for the key's alignment and for the launch.
+class Counted(Tensor):
+    calls = 0
+
+    def data_ptr(self) -> int:
+        Counted.calls += 1
+        return self.address
+
+
+counted = (Counted(X.address), Counted(Y.address))
+d[(8,)](*counted, 1000, BLOCK=128)  # a new argument type: a miss, through Triton's run
+before = Counted.calls
+d[(8,)](*counted, 1000, BLOCK=128)
+results["data_ptr calls per hit"] = Counted.calls - before
+
 # More argument types than the native side remembers by identity (1024 types, 4096 objects):
 # each new type is a new key (a miss); after the caches started over, the first types' keys
 # still hit the kernels recorded for them.
