@@ -147,3 +147,10 @@ def test_keys_survive_the_identity_caches_starting_over(result):
 def test_a_hit_reads_each_data_ptr_once(result):
     # Triton's own path calls it twice per tensor (its key, then its launcher).
     assert result["data_ptr calls per hit"] == 2
+
+
+def test_generated_arguments_choose_tritons_kernel(result):
+    generated = result["generated"]
+    for i, (by_triton, first, second) in enumerate(generated["choices"]):
+        assert first == by_triton and second == by_triton, i
+    assert generated["kernels"] >= 10  # the draws cover many specializations

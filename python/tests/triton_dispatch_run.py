@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import random
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -141,6 +142,35 @@ results["equal dtypes"] = {
     "kernels": [by_triton] + [id(d[(8,)](fp32(X.address), fp32(Y.address), 1000, BLOCK=128)) for _ in range(3)],
     "before": before, "after": dict(d.stats()),
 }
+
+# Generated argument sets (seeded): each call goes through Triton's run, then twice through
+# the dispatcher, which must choose Triton's compiled kernel every time.
+def generated(rng):
+    def pointer(dtype=F32):
+        return Tensor(0x7F00_0010_0000 + rng.choice([0, 4, 8, 16, 32, 0x1000]), dtype)
+
+    def integer():
+        return rng.choice([1, 16, 17, 32, 1000, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**40,
+                           2**63 - 1, -1, 0, rng.randrange(-(2**40), 2**40)])
+
+    if rng.random() < 0.5:
+        return copy, (pointer(), pointer(), integer()), {"BLOCK": rng.choice([64, 128])}
+    bias = rng.choice([None, pointer(F64)])
+    args = (pointer(), pointer(), bias, integer(), rng.choice([1, 2, 16]), rng.choice([0.5, -0.0, 2.0]))
+    kwargs = {"BLOCK": 256}
+    if rng.random() < 0.2:
+        kwargs["num_warps"] = rng.choice([2, 8])
+    return axpy, args, kwargs
+
+
+rng = random.Random(2026)
+choices = []
+for _ in range(60):
+    kernel, args, kwargs = generated(rng)
+    runs = [call(path, kernel, (4,), args, kwargs)[0] for path in ("triton", "dispatch", "dispatch")]
+    choices.append(runs)
+results["generated"] = {"choices": choices, "kernels": len({runs[0] for runs in choices})}
+fake.safecall_fake_cuda_reset()
 
 # A hit reads each tensor's data_ptr() once: for the key's alignment and for the launch.
 class Counted(Tensor):
