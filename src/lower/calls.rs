@@ -80,7 +80,11 @@ pub(crate) fn lower_extern_call(
                 let data = fx.m.cstring(s.as_bytes());
                 fx.b.symbol_addr(Symbol::Data(data))
             }
-            other => {
+            other @ (Val::Device(_)
+            | Val::DType(_)
+            | Val::Ref { .. }
+            | Val::Tensor(_)
+            | Val::Str(_)) => {
                 return Err(LowerError::internal(format!(
                     "argument of extern `{func}` is not a scalar: {other:?}"
                 )));

@@ -5,10 +5,10 @@
 //! The check is syntactic: `syn` cannot know a scrutinee's type, so a `match` counts as one
 //! over our enums when one of its arms' patterns names one (a path with a segment that is the
 //! name of an enum declared under `src/` or `runtime/src/`: `enum Name`, or the first name in a
-//! `keyword_enum!` invocation). A catch-all arm is an unguarded `_`, or a tuple or reference of
-//! `_`s and bindings (`(_, part) =>`). A bare binding (`other =>`, mostly the lowering's
-//! internal errors for a value the verifier rules out) is not flagged yet: it is the same
-//! catch-all, and the next step of this rule. A `match` whose arms name only foreign types
+//! `keyword_enum!` invocation). A catch-all arm is an unguarded `_`, a bare binding (`other =>`,
+//! the same catch-all under a name: the lowering's internal errors for values the verifier
+//! rules out list the variants they reject instead, `other @ (Val::Str(_) | ...) =>`), or a
+//! tuple or reference of `_`s and bindings (`(_, part) =>`). A `match` whose arms name only foreign types
 //! (`Option`'s `None`, `Ordering`, integers) is not checked. Where a catch-all over a foreign
 //! type is mixed with our paths, the arm may opt out with a comment on the line above it that
 //! starts with `// foreign:` and says why.
@@ -160,11 +160,12 @@ impl<'ast> Visit<'ast> for Matches<'_> {
     }
 }
 
-/// Whether `pat` is a catch-all: `_`, or a tuple or reference of `_`s and bindings (a bare
-/// binding, `other =>`, is not flagged: see the module's docs).
+/// Whether `pat` is a catch-all: `_`, a bare binding (`other =>`), or a tuple or reference of
+/// `_`s and bindings.
 fn catch_all(pat: &syn::Pat) -> bool {
     match pat {
         syn::Pat::Wild(_) => true,
+        syn::Pat::Ident(_) => wild_or_binding(pat),
         syn::Pat::Tuple(t) => t.elems.iter().all(wild_or_binding),
         syn::Pat::Reference(r) => catch_all(&r.pat),
         syn::Pat::Paren(p) => catch_all(&p.pat),
@@ -233,12 +234,17 @@ mod tests {
             check("fn f(k: (Kind, u8)) { match k { (Kind::A, 1) => {} (_, _) => {} } }").len(),
             1
         );
+        assert_eq!(
+            check("fn f(k: Kind) { match k {\n Kind::A => {}\n other => g(other) } }"),
+            ["f.rs:3: a catch-all arm in a match over `Kind`"]
+        );
     }
 
     #[test]
     fn passes_exhaustive_foreign_guarded_and_opted_out_arms() {
         let ok = [
             "fn f(k: Kind) { match k { Kind::A | Kind::B => {} Kind::C => {} } }",
+            "fn f(k: Kind) { match k { Kind::A => {} other @ (Kind::B | Kind::C) => g(other) } }",
             "fn f(k: Option<u8>) { match k { Some(1) => {} None => {} _ => {} } }",
             "fn f(k: Kind) { match k { Kind::A => {} x if g(x) => {} Kind::B | Kind::C => {} } }",
             "fn f(k: Result<Kind, E>) { match k {\n Ok(Kind::A) => {}\n \

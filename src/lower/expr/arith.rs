@@ -61,9 +61,11 @@ pub(super) fn lower_binary(
             let signed = matches!(s, ScalarType::Int(t) if t.is_signed());
             Ok(int_binary(fx, op, a, b, signed, constant_rhs))
         }
-        other => Err(LowerError::internal(format!(
-            "operator {op:?} applied to a value of type {other}"
-        ))),
+        other @ (Type::Str | Type::Bytes | Type::Shape | Type::Func | Type::Tensor | Type::Any) => {
+            Err(LowerError::internal(format!(
+                "operator {op:?} applied to a value of type {other}"
+            )))
+        }
     }
 }
 

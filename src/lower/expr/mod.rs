@@ -47,7 +47,12 @@ impl Val {
             ir::Type::Scalar(s) => Ok(Val::Scalar(var, *s)),
             ir::Type::Device => Ok(Val::Device(var)),
             ir::Type::DType => Ok(Val::DType(var)),
-            other => Err(LowerError::internal(format!(
+            other @ (ir::Type::Str
+            | ir::Type::Bytes
+            | ir::Type::Shape
+            | ir::Type::Func
+            | ir::Type::Tensor
+            | ir::Type::Any) => Err(LowerError::internal(format!(
                 "a value of type {other} is not a machine value"
             ))),
         }
@@ -65,9 +70,9 @@ fn lower_machine(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<(Var, ir::Type), Lo
         Val::Scalar(v, s) => Ok((v, ir::Type::Scalar(s))),
         Val::Device(v) => Ok((v, ir::Type::Device)),
         Val::DType(v) => Ok((v, ir::Type::DType)),
-        other => Err(LowerError::internal(format!(
-            "expected a scalar value, found {other:?}"
-        ))),
+        other @ (Val::Ref { .. } | Val::Tensor(_) | Val::Str(_)) => Err(LowerError::internal(
+            format!("expected a scalar value, found {other:?}"),
+        )),
     }
 }
 
@@ -79,7 +84,11 @@ pub(crate) fn lower_ptr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerEr
             let data = fx.m.cstring(s.as_bytes());
             Ok(fx.b.symbol_addr(lir::Symbol::Data(data)))
         }
-        other => Err(LowerError::internal(format!(
+        other @ (Val::Scalar(..)
+        | Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)) => Err(LowerError::internal(format!(
             "expected a pointer, found {other:?}"
         ))),
     }
@@ -172,7 +181,7 @@ pub(crate) fn lower_expr(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Val, LowerE
                 Val::Scalar(v, from) => cast::convert(fx, v, from, *to)?,
                 // A value of type any, checked at run time.
                 Val::Ref { any } => cast::unpack_any(fx, any, *to),
-                other => {
+                other @ (Val::Device(_) | Val::DType(_) | Val::Tensor(_) | Val::Str(_)) => {
                     return Err(LowerError::internal(format!("cannot cast {other:?}")));
                 }
             };

@@ -97,7 +97,11 @@ pub(super) fn lower_args<'a>(
 fn lower_value(fx: &mut FnCtx<'_, '_>, k: usize, e: &Expr) -> Result<Var, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(v, _) => Ok(v),
-        other => Err(LowerError::internal(format!(
+        other @ (Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
             "kernel argument {k} is not a scalar: {other:?}"
         ))),
     }

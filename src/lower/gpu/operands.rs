@@ -139,7 +139,12 @@ fn widen_int(fx: &mut FnCtx<'_, '_>, value: Val, what: &str) -> Result<Int, Lowe
                 tag: if signed { Tag::I64 } else { Tag::U64 },
             })
         }
-        other => Err(LowerError::internal(format!(
+        other @ (Val::Scalar(..)
+        | Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
             "{what} is not an integer: {other:?}"
         ))),
     }
@@ -361,7 +366,12 @@ fn lower_stream(
     Ok(match stream {
         Some(e) => match lower_expr(fx, e)? {
             Val::Scalar(v, ScalarType::Ptr) => v,
-            other => {
+            other @ (Val::Scalar(..)
+            | Val::Device(_)
+            | Val::DType(_)
+            | Val::Ref { .. }
+            | Val::Tensor(_)
+            | Val::Str(_)) => {
                 return Err(LowerError::internal(format!(
                     "the stream is not a pointer: {other:?}"
                 )));
@@ -387,7 +397,12 @@ fn lower_flag(fx: &mut FnCtx<'_, '_>, e: Option<&Expr>, what: &str) -> Result<Fl
         Some(Expr::Bool(true)) => Flag::On,
         Some(e) => match lower_expr(fx, e)? {
             Val::Scalar(v, ScalarType::Bool) => Flag::Dynamic(fx.b.resize(v, Ty::I32, false)),
-            other => {
+            other @ (Val::Scalar(..)
+            | Val::Device(_)
+            | Val::DType(_)
+            | Val::Ref { .. }
+            | Val::Tensor(_)
+            | Val::Str(_)) => {
                 return Err(LowerError::internal(format!(
                     "{what} is not a bool: {other:?}"
                 )));

@@ -119,7 +119,7 @@ pub(super) fn bind_or_compare(
             };
             compare(fx, bound_by)
         }
-        state => {
+        state @ (None | Some(SymState::Dynamic { .. })) => {
             let state = state.cloned();
             if state.is_none() && !guarded && skip.is_none() {
                 fx.b.assign(var, value);

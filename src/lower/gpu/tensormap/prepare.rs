@@ -45,7 +45,11 @@ pub(crate) struct Prepared<'a> {
 fn field(fx: &mut FnCtx<'_, '_>, tensor: &str, f: TensorField) -> Result<Var, LowerError> {
     match lower_tensor_field(fx, tensor, f)? {
         Val::Scalar(v, _) => Ok(v),
-        other => Err(LowerError::internal(format!(
+        other @ (Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
             "{tensor}: field {f:?} is not a scalar: {other:?}"
         ))),
     }
@@ -55,7 +59,12 @@ fn field(fx: &mut FnCtx<'_, '_>, tensor: &str, f: TensorField) -> Result<Var, Lo
 fn int_i64(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
     match lower_expr(fx, e)? {
         Val::Scalar(v, crate::ir::ScalarType::Int(i)) => Ok(fx.b.resize(v, Ty::I64, i.is_signed())),
-        other => Err(LowerError::internal(format!(
+        other @ (Val::Scalar(..)
+        | Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
             "a box or element stride is not an integer: {other:?}"
         ))),
     }
