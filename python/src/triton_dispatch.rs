@@ -415,8 +415,9 @@ impl TritonDispatch {
             hit.function.bind(py).clone(),
             hit.packed_metadata.bind(py).clone(),
             py.None().into_bound(py),
-            enter,
-            leave,
+            // Both hooks were found empty above: the launcher need not look at them again.
+            py.None().into_bound(py),
+            py.None().into_bound(py),
         ];
         // safecall's own launcher is called directly; any other (Triton's) through Python.
         let launcher = hit.launcher.bind(py);
