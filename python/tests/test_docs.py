@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+from .._dlpack import RawTensor
 from ._allocator import RecordingAllocator
-from ._raw_tensor import RawTensor
 
 __all__ = ["RawTensor", "RecordingAllocator"]
+
+RawTensor.__module__ = __name__

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import tvm_ffi
 
-from ._raw_tensor import RawTensor
+from .._dlpack import RawTensor
 
 DEVICE_TYPES = {
     "cpu": 1,

@@ -15,7 +15,7 @@ import os
 import pathlib
 from typing import Any, Dict, List
 
-from conftest import ROOT
+from . import ROOT
 
 #: The double's shared library, as ``cargo test`` (or ``cargo build -p safecall-fake-hip``)
 #: builds it.

@@ -13,7 +13,7 @@ import os
 import pathlib
 from typing import Any, Dict, List
 
-from conftest import ROOT
+from . import ROOT
 
 #: The double's shared library, as ``cargo test`` builds it.
 PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
