@@ -13,6 +13,9 @@ import os
 
 import pytest
 
+# The helpers' assertions explain themselves as the tests' own do.
+pytest.register_assert_rewrite("safecall.testing")
+
 if os.environ.get("CI") not in ("true", "1"):
     pytest.importorskip(
         "safecall._native",

@@ -18,4 +18,7 @@ from ._allocator import RecordingAllocator
 
 __all__ = ["RawTensor", "RecordingAllocator"]
 
-RawTensor.__module__ = __name__
+# Their home is ``safecall.testing`` (as their docs and reprs say).
+for _exported in (RawTensor, RecordingAllocator):
+    _exported.__module__ = __name__
+del _exported

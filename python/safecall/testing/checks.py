@@ -176,7 +176,7 @@ def run_case(function: Callable[..., Any], case: Mapping[str, Any], mode: str = 
         assert exc is not None, f"{case['name']}: expected {kind}, nothing raised"
         assert type(exc) is expected, f"raised {type(exc).__name__}: {exc}"
         text = exc.args[0] if isinstance(exc, KeyError) else str(exc)
-        assert text == message
+        assert text == message, f"{case['name']}: raised {kind} {text!r}, expected {message!r}"
     else:
         with _allocator(case):
             got = function(*args.values)
