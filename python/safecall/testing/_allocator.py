@@ -9,7 +9,7 @@ import gc
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._dlpack import DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor, _VDELETER
+from .._dlpack import _VDELETER, DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor
 from ..allocator import _set_allocator
 
 __all__ = ["RecordingAllocator"]

@@ -10,6 +10,7 @@ import tvm_ffi
 
 from ._check_tensors import TensorDesc, make_tensor, parse_device
 
+
 def callback(name):
     if name == "echo":
         return lambda *args: args[0] if args else None
