@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -487,7 +488,7 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     script.write_text(AOT_SCRIPT)
     # The DLPack producer without the package: its module imports nothing of safecall.
     (tmp_path / "path").mkdir()
-    (tmp_path / "path" / "dlpack.py").symlink_to(ROOT / "python" / "safecall" / "_dlpack.py")
+    (tmp_path / "path" / "dlpack.py").symlink_to(pathlib.Path(sct.__file__).with_name("_dlpack.py"))
     env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(tmp_path / "path"))
     out = subprocess.run(
         [sys.executable, str(script), str(lib), str(fake_cuda.PATH)], env=env, capture_output=True, text=True, timeout=120
