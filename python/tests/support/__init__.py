@@ -3,7 +3,8 @@ its cargo-built artifacts are, and how this run is configured. (Helpers that wor
 installed wheel live in ``safecall.testing``.)
 
 ``python/tests`` is on ``sys.path`` through pytest's ``pythonpath`` option (pytest.ini); the
-runner scripts started in other processes get it through ``PYTHONPATH``.
+runners started in processes of their own get it through ``PYTHONPATH`` (``triton_driver_run.py``,
+``triton_dispatch_run.py``) or run as ``python -m support.triton_hip`` in ``python/tests``.
 """
 
 from __future__ import annotations
