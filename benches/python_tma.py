@@ -24,10 +24,11 @@ import sys
 import timeit
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "python"))
+# The test tree's `support` package (the CUDA double, CUDA tensors at fake addresses), as
+# pytest's `pythonpath` option gives it to the tests.
 sys.path.insert(0, str(ROOT / "python" / "tests"))
 
-import fake_cuda  # noqa: E402  (python/tests: the double's path and helpers)
+from support import fake_cuda  # noqa: E402  (the double's path and helpers)
 
 os.environ["TRITON_LIBCUDA_PATH"] = str(ROOT / "target" / "triton-libcuda")
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
@@ -41,7 +42,7 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 import safecall.triton as sct  # noqa: E402
-from triton_fakes import DescriptorBase  # noqa: E402  (python/tests: CUDA tensors at fake addresses)
+from support.triton_fakes import DescriptorBase  # noqa: E402  (CUDA tensors at fake addresses)
 
 ROUNDS = 7
 PER_ROUND = 2000

@@ -32,13 +32,11 @@ import ctypes
 import os
 import pathlib
 import statistics
-import sys
 import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOUBLE = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
-sys.path.insert(0, str(ROOT / "tests" / "python"))  # the DLPack producer of the check suite
 
 # Before triton is imported: its launcher links the double as libcuda.so.1.
 LIBCUDA_DIR = ROOT / "target" / "triton-libcuda"
@@ -54,12 +52,12 @@ FAKE = ctypes.CDLL(str(DOUBLE))
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 import tvm_ffi  # noqa: E402
-from dlpack import RawTensor  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.backends.nvidia import driver as nvidia  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import safecall.triton as sct  # noqa: E402
+from safecall.testing import RawTensor  # noqa: E402
 
 
 @triton.jit
@@ -179,7 +177,7 @@ def main() -> None:
     kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32))
     utils = triton.runtime.driver.active.utils  # Triton's helper module, built (or cached)
     # Triton passes the CUdevice from cuCtxGetDevice where it expects an ordinal (equal on
-    # NVIDIA's driver; the double numbers devices from 100, as python/tests/fake_cuda.py says).
+    # NVIDIA's driver; the double numbers devices from 100, as python/tests/support/fake_cuda.py says).
     properties = utils.get_device_properties
     utils.get_device_properties = lambda device: properties(device - 100)
 

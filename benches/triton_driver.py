@@ -31,8 +31,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def child(mode: str, rounds: int, calls: int) -> dict:
-    sys.path[:0] = [str(ROOT / "python" / "tests"), str(ROOT / "tests" / "python")]
-    import fake_cuda
+    # The test tree's `support` package, as pytest's `pythonpath` option gives it to the tests.
+    sys.path.insert(0, str(ROOT / "python" / "tests"))
+    from support import fake_cuda
 
     fake = fake_cuda.load()
     fake.safecall_fake_cuda_ordinal_handles(1)
@@ -41,7 +42,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     import triton as version
 
     if tuple(int(p) for p in version.__version__.split(".")[:2]) < (3, 8):
-        from triton_fakes import torch_stand_in
+        from support.triton_fakes import torch_stand_in
 
         torch_stand_in()
     import safecall.triton as safecall_triton

@@ -29,13 +29,13 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.append(str(ROOT / "tests" / "python"))  # the DLPack producer of the check suite
-sys.path.insert(0, str(ROOT / "python" / "tests"))  # fake_hip, triton_hip, triton_fakes (its conftest first)
+# The test tree's `support` package (the HIP double, the launcher's cases, CUDA tensors at fake
+# addresses), as pytest's `pythonpath` option gives it to the tests.
+sys.path.insert(0, str(ROOT / "python" / "tests"))
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-import fake_hip  # noqa: E402
-import triton_hip  # noqa: E402
+from support import fake_hip, triton_hip  # noqa: E402
 
 N, REPEAT = 20000, 7
 
@@ -59,7 +59,7 @@ def main() -> None:
     import safecall.triton as sct
     import tvm_ffi
     from triton.backends.amd.driver import HIPLauncher
-    from triton_fakes import CudaTensor
+    from support.triton_fakes import CudaTensor
 
     driver = triton_hip._activate_hip_driver()
     case = triton_hip.CASES["vector add"]

@@ -1,5 +1,6 @@
 //! GPU launches from Python's real `tvm_ffi`: builds `tests/gpu/launch.scir` with each backend
-//! and runs `$SAFECALL_PYTHON -m pytest tests/python_gpu` against the CUDA driver test double.
+//! and runs `$SAFECALL_PYTHON -m pytest python/tests/gpu_launch` against the CUDA driver test
+//! double.
 
 #[path = "gpu/support.rs"]
 mod support;
@@ -39,7 +40,7 @@ fn python_launches_through_the_driver_double() {
         .args([
             "-m",
             "pytest",
-            "tests/python_gpu",
+            "python/tests/gpu_launch",
             "-q",
             "-p",
             "no:cacheprovider",

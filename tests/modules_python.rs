@@ -1,5 +1,5 @@
 //! Python interop with the real `tvm_ffi`: builds the libraries into a temporary directory and
-//! runs `$SAFECALL_PYTHON -m pytest tests/python_modules` with that directory in
+//! runs `$SAFECALL_PYTHON -m pytest python/tests/modules` with that directory in
 //! `SAFECALL_MODULES_LIBDIR`. The Python side imports only `tvm_ffi`; the libraries bind to
 //! the C API of the `libtvm_ffi` it loaded.
 
@@ -75,7 +75,7 @@ fn python_calls_imports_callbacks_and_system_lib() {
         .args([
             "-m",
             "pytest",
-            "tests/python_modules",
+            "python/tests/modules",
             "-q",
             "-p",
             "no:cacheprovider",

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 import safecall
-from conftest import ROOT
+from support import ROOT
 
 CONTEXT = "  when calling add_one(x: Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])"
 MISMATCH = "add_one: argument 'y' (#1): shape[0] is 4, expected 3 (= n, bound by x.shape[0])"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 
@@ -151,3 +151,28 @@ def test_the_builder_reference_documents_every_parameter():
                 continue
             missing += [f"{cls.__name__}.{attr}({p})" for p in _parameters(member) if p not in row]
     assert not missing, f"docs/python.md's builder reference leaves out: {missing}"
+
+
+# ---- safecall.testing ------------------------------------------------------------------------
+
+
+def test_the_testing_table_names_exactly_the_public_names():
+    import safecall.testing
+    import safecall.testing.checks
+
+    text = (ROOT / "docs" / "python.md").read_text()
+    start = text.index("### Testing what you compile: `safecall.testing`")
+    end = text.index("\n### ", start + 1)
+    names = set(_rows(text[start:end]))
+    public = set(safecall.testing.__all__) | {f"checks.{n}" for n in safecall.testing.checks.__all__}
+    assert names == public, f"missing: {sorted(public - names)}; not public: {sorted(names - public)}"
+
+
+@pytest.mark.parametrize("name", ["safecall.testing", "safecall.testing.checks"])
+def test_the_testing_examples_run(name):
+    """The examples of safecall.testing's docstrings, as doctests."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0, result

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from conftest import ROOT
+from support import ROOT
 
 SIGNATURE = (
     "scaled_add(a: Tensor[(m, n), float32, cpu, strides=(sa0, sa1)], b: Tensor[(m, n), float32, "

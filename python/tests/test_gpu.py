@@ -10,7 +10,7 @@ import pytest
 
 import safecall
 import safecall as sc
-from conftest import ROOT
+from support import ROOT
 
 PTX = (ROOT / "examples" / "ir" / "cuda_add_one.ptx").read_bytes()
 FAKE_PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"

@@ -8,7 +8,7 @@ import pytest
 
 import safecall
 import safecall as sc
-from conftest import backends
+from support import backends
 
 
 def _f16_bits(x: float) -> int:

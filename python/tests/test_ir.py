@@ -10,7 +10,7 @@ import tvm_ffi
 
 import safecall
 import safecall as sc
-from conftest import ROOT, backends
+from support import ROOT, backends
 
 EXAMPLES = ROOT / "examples" / "ir"
 

@@ -11,7 +11,7 @@ import venv
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 SECTION = "## From Python, in process"
 

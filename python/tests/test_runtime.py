@@ -15,7 +15,7 @@ import pytest
 import tvm_ffi
 
 import safecall
-from conftest import ROOT, backends, stress
+from support import ROOT, backends, stress
 
 CALLBACKS = """
 module callbacks;

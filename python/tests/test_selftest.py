@@ -12,8 +12,7 @@ import sys
 
 import pytest
 
-import fake_cuda
-from conftest import ROOT
+from support import ROOT, fake_cuda
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +162,7 @@ def test_without_a_driver_it_says_so_and_exits_zero(tmp_path):
 def test_the_amd_checks_run_on_the_hip_double(monkeypatch):
     """With a HIP runtime (the double), the AMD example launches from the offload bundle over
     every size, on device 0, 256 threads per block."""
-    import fake_hip
+    from support import fake_hip
     from safecall import selftest
 
     # Set through monkeypatch (fake_hip.load sets it too), so later tests run without it.

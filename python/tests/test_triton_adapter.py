@@ -14,19 +14,19 @@ import dataclasses
 import functools
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-import fake_cuda
-from conftest import ROOT
+from support import ROOT, fake_cuda
 
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from triton_fakes import skip_unless_triton  # noqa: E402
+from support.triton_fakes import skip_unless_triton  # noqa: E402
 
 skip_unless_triton()
 
@@ -37,7 +37,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import safecall.triton as sct  # noqa: E402
-from triton_fakes import CudaTensor, FakeAddressAllocator  # noqa: E402
+from support.triton_fakes import CudaTensor, FakeAddressAllocator  # noqa: E402
 
 X, Y = 0x7F00_0000_1000, 0x7F00_0000_2000
 
@@ -451,7 +451,7 @@ AOT_SCRIPT = textwrap.dedent(
 
     sys.meta_path.insert(0, Blocker())
     import tvm_ffi
-    from dlpack import RawTensor
+    from dlpack import RawTensor  # safecall/_dlpack.py as a file: safecall.testing.RawTensor
 
     fake = ctypes.CDLL(sys.argv[2])
     fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
@@ -486,7 +486,10 @@ def test_an_aot_library_of_several_kernels_loads_without_triton(tmp_path, fake):
     sct.build({"scale": scale_kernel(), "fill": fill_kernel(), "tile": host_desc_kernel()}, lib, grid=1)
     script = tmp_path / "run.py"
     script.write_text(AOT_SCRIPT)
-    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(ROOT / "tests" / "python"))
+    # The DLPack producer without the package: its module imports nothing of safecall.
+    (tmp_path / "path").mkdir()
+    (tmp_path / "path" / "dlpack.py").symlink_to(pathlib.Path(sct.__file__).with_name("_dlpack.py"))
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(fake_cuda.PATH), PYTHONPATH=str(tmp_path / "path"))
     out = subprocess.run(
         [sys.executable, str(script), str(lib), str(fake_cuda.PATH)], env=env, capture_output=True, text=True, timeout=120
     )

@@ -31,11 +31,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-import fake_cuda
+from support import ROOT, fake_cuda
 import safecall.triton as sct
-from conftest import ROOT
 from safecall.triton import TRITON_ABI
-from triton_fakes import (
+from support.triton_fakes import (
     DescriptorBase,
     FakeAddressAllocator,
     descriptor_fields,
@@ -82,7 +81,7 @@ import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from triton_kernels import axpy, copy, desc_copy, half_scale, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
+from support.triton_kernels import axpy, copy, desc_copy, half_scale, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
 
 #: The stream both launchers are given.
 STREAM = 0x5000

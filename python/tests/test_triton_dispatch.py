@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-import fake_cuda
+from support import TESTS, fake_cuda
 from test_triton_driver import OTHER_TRITONS, _unavailable
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = TESTS / "support" / "triton_dispatch_run.py"
 
 
 @pytest.fixture(scope="module", params=["3.9", "3.6"])
@@ -36,7 +36,7 @@ def result(request, tmp_path_factory):
 
             (tmp / "pkg").mkdir()
             (tmp / "pkg" / "safecall").symlink_to(os.path.dirname(safecall.__file__))
-            path = str(tmp / "pkg")
+            path = os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
     if reason is not None:
         if fake_cuda.in_ci():
             pytest.fail(reason)
@@ -44,7 +44,7 @@ def result(request, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "SAFECALL_TRITON_DRIVER"}
     env.update(TRITON_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=path, TRITON_DEFAULT_FP_FUSION="1")
     out = tmp / "result.json"
-    proc = subprocess.run([python, os.path.join(HERE, "triton_dispatch_run.py"), str(out)],
+    proc = subprocess.run([python, str(RUNNER), str(out)],
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return dict(json.loads(out.read_text()), requested=request.param)

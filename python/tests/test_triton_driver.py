@@ -22,11 +22,9 @@ import sys
 
 import pytest
 
-import fake_cuda
-from conftest import ROOT
+from support import ROOT, TESTS, fake_cuda
 
-HERE = pathlib.Path(__file__).resolve().parent
-RUNNER = HERE / "triton_driver_run.py"
+RUNNER = TESTS / "support" / "triton_driver_run.py"
 TRITON_VERSION = "3.9.0"
 #: The other Tritons, each in a venv of its own: 3.6 (PyTorch 2.11's) is created by `cargo xtask
 #: test` and required in CI; 3.7 and 3.8 by `cargo xtask triton-versions`, skipped without them.
@@ -69,12 +67,12 @@ def runs(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("triton_driver")
     if python != sys.executable:
         # The other venv sees safecall (and nothing else of this one) through a directory
-        # holding a link to the package.
+        # holding a link to the package, and the tests' helpers.
         import safecall
 
         (tmp / "pkg").mkdir()
         (tmp / "pkg" / "safecall").symlink_to(pathlib.Path(safecall.__file__).parent)
-        path = str(tmp / "pkg")
+        path = os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
     else:
         path = os.pathsep.join(sys.path)
     stock = _run("stock", tmp / "stock", {"CC": compiler}, python=python, path=path)
@@ -291,16 +289,14 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
     if reason is not None:
         pytest.skip(reason)
     code = (
-        "import sys, pathlib\n"
-        f"sys.path[:0] = [{str(HERE)!r}, {str(ROOT / 'tests' / 'python')!r}]\n"
-        "import fake_cuda\n"
+        "from support import fake_cuda\n"
         "fake = fake_cuda.load()\n"
         "fake.safecall_fake_cuda_ordinal_handles(1)\n"
         "import safecall.triton\n"
         "safecall.triton.install(strict=True)\n"
         "import triton\n"
-        "from triton_fakes import DescriptorBase as T\n"
-        "from triton_kernels import copy\n"
+        "from support.triton_fakes import DescriptorBase as T\n"
+        "from support.triton_kernels import copy\n"
         "x, y = T(0x7F0000001000, 'float32', [1024]), T(0x7F0000002000, 'float32', [1024])\n"
         "copy[(8,)](x, y, 1000, BLOCK=128)\n"
         "launch = [r for r in fake_cuda.records(fake) if r['call'] == 'cuLaunchKernelEx'][-1]\n"

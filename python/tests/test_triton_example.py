@@ -7,13 +7,12 @@ from __future__ import annotations
 import importlib.util
 import os
 
-import fake_cuda
-from conftest import ROOT
+from support import ROOT, fake_cuda
 
 os.environ.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from triton_fakes import CudaTensor, skip_unless_triton  # noqa: E402
+from support.triton_fakes import CudaTensor, skip_unless_triton  # noqa: E402
 
 skip_unless_triton()
 

@@ -18,9 +18,9 @@ import struct
 from typing import Any, Dict, List
 
 import pytest
-import triton_hip
-from triton_fakes import packed
-from triton_hip import CASES, Launch
+from support import triton_hip
+from support.triton_fakes import packed
+from support.triton_hip import CASES, Launch
 
 from safecall.triton import TRITON_ABI
 
@@ -144,7 +144,7 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
     """The launch's arguments as safecall takes them: each pointer a ROCm tensor (DLPack
     ``kDLROCM``) at the address Triton was given (``None``: an empty tensor at address 0, since
     safecall refuses a NULL tensor with elements), constexprs as given."""
-    from triton_fakes import CudaTensor
+    from support.triton_fakes import CudaTensor
 
     out: List[Any] = []
     for (_, ty), arg in zip(case.signature, launch.args):
@@ -164,7 +164,7 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
 def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
     """Per launch, safecall's record (device, kernel, grid, block, shared memory, stream, every
     argument's bytes) equals the one Triton's own AMD launcher made on the same code object."""
-    import fake_hip
+    from support import fake_hip
     import safecall.triton as sct
     import tvm_ffi
 

@@ -4,10 +4,11 @@
 //! (under `CI=true` the Python suite runs against the release wheel, see `wheel.rs`):
 //! it creates `.venv` with the pinned `apache-tvm-ffi`, `numpy` and `pytest` (the real TVM-FFI
 //! peer the interop tests load our outputs into) and the pinned `triton` (whose own launcher
-//! the differential launch test compares with), points the tests at it, and runs
-//! `cargo test --workspace`, with the `llvm` feature when LLVM 19 is installed (always in CI);
-//! then it builds the Python package (`python/`) into `.venv` and runs its pytest suite
-//! ([`python_package`]; `cargo xtask python` does only that).
+//! the differential launch test compares with), builds the Python package (`python/`) into
+//! `.venv` (the Rust tests that run pytest on `python/tests` import it; in CI the release
+//! wheel), points the tests at it, and runs `cargo test --workspace`, with the `llvm` feature
+//! when LLVM 19 is installed (always in CI); then it runs the package's pytest suite,
+//! `python/tests` ([`python_package`]; `cargo xtask python` does only that).
 //!
 //! `cargo xtask asan` runs the runtime's tests and a JIT smoke run under AddressSanitizer with
 //! leak detection (see `asan.rs`).
@@ -240,6 +241,24 @@ fn test(extra: &[String]) -> Result<(), String> {
     let include = capture(Command::new(&config).arg("--includedir"))?;
     let libdir = capture(Command::new(&config).arg("--libdir"))?;
 
+    // The Rust tests that run pytest on python/tests (check_suite, gpu_python, modules_python)
+    // need the package in `.venv` (its conftest, `safecall.testing`): built first. In CI it is
+    // the release wheel, which the Python suite then runs against in a fresh venv.
+    let wheel = if in_ci() {
+        let wheel = wheel::wheel(&[])?;
+        pip_install(
+            &python,
+            &[
+                "--force-reinstall".as_ref(),
+                "--no-deps".as_ref(),
+                wheel.as_os_str(),
+            ],
+        )?;
+        Some(wheel)
+    } else {
+        python_package::install(&python)?;
+        None
+    };
     let log = skip_log();
     // A fresh log: the summary lists this run's skips only.
     let _ = std::fs::remove_file(&log);
@@ -252,13 +271,12 @@ fn test(extra: &[String]) -> Result<(), String> {
     let result = run(&mut cargo);
     print_skips(&log);
     result?;
-    if in_ci() {
+    match wheel {
         // What a Python user gets: the release wheel, installed with pip into a fresh venv,
         // run with no compiler and no Rust toolchain on PATH (built once, never `develop`).
-        return wheel::test_installed(&[]);
+        Some(wheel) => wheel::test_wheel(&wheel, &[]),
+        None => python_package::pytest(&python, &[]),
     }
-    python_package::install(&python)?;
-    python_package::pytest(&python, &[])
 }
 
 /// Where the Rust tests record their skips (`tests/common/skip.rs`: `CARGO_TARGET_TMPDIR`).

@@ -50,7 +50,11 @@ pub fn wheel(extra: &[String]) -> Result<PathBuf, String> {
 /// (Triton compiles its C launcher), gets the machine's compiler through
 /// `SAFECALL_TEST_TRITON_CC`.
 pub fn test_installed(extra: &[String]) -> Result<(), String> {
-    let wheel = wheel(&[])?;
+    test_wheel(&wheel(&[])?, extra)
+}
+
+/// [`test_installed`] with a wheel already built.
+pub fn test_wheel(wheel: &Path, extra: &[String]) -> Result<(), String> {
     let root = workspace_root();
     let dir = root.join("target").join("wheel-venv");
     let _ = std::fs::remove_dir_all(&dir);
@@ -58,7 +62,7 @@ pub fn test_installed(extra: &[String]) -> Result<(), String> {
     run(Command::new(base).args(["-m", "venv"]).arg(&dir))?;
     let python = dir.join("bin").join("python");
     let started = Instant::now();
-    let mut args = vec![wheel.clone().into_os_string()];
+    let mut args = vec![wheel.as_os_str().to_owned()];
     args.extend(python_requirements().into_iter().map(Into::into));
     crate::pip_install(&python, &args)?;
     eprintln!(

@@ -15,7 +15,7 @@ import os
 import pathlib
 from typing import Any, Dict, List
 
-from conftest import ROOT
+from . import ROOT, in_ci
 
 #: The double's shared library, as ``cargo test`` (or ``cargo build -p safecall-fake-hip``)
 #: builds it.
@@ -23,11 +23,6 @@ PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_hip.so"
 
 #: The launch entry points whose records :func:`launches` returns.
 LAUNCH_CALLS = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel")
-
-
-def in_ci() -> bool:
-    """Whether the suite runs in CI, where a skip is a failure."""
-    return os.environ.get("CI") in ("true", "1")
 
 
 def missing_reason() -> str | None:

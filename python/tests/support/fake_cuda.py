@@ -13,18 +13,13 @@ import os
 import pathlib
 from typing import Any, Dict, List
 
-from conftest import ROOT
+from . import ROOT, in_ci
 
 #: The double's shared library, as ``cargo test`` builds it.
 PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
 
 #: The double's ``CUdevice`` of ordinal 0 (handles differ from ordinals on purpose).
 DEVICE_HANDLE_BASE = 100
-
-
-def in_ci() -> bool:
-    """Whether the suite runs in CI, where a skip is a failure."""
-    return os.environ.get("CI") in ("true", "1")
 
 
 def missing_reason() -> str | None:

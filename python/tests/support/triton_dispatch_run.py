@@ -15,10 +15,7 @@ import pathlib
 import random
 import sys
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parents[1] / "tests" / "python")]
-
-import fake_cuda  # noqa: E402
+from support import fake_cuda  # python/tests is on PYTHONPATH
 
 OUT = sys.argv[1]
 fake = fake_cuda.load()
@@ -28,7 +25,7 @@ os.environ["TRITON_LIBCUDA_PATH"] = str(fake_cuda.libcuda_dir(fake_cuda.PATH, pa
 import triton as _triton_version  # noqa: E402
 
 if tuple(int(p) for p in _triton_version.__version__.split(".")[:2]) < (3, 8):
-    from triton_fakes import torch_stand_in
+    from support.triton_fakes import torch_stand_in
 
     torch_stand_in()
 import safecall.triton  # noqa: E402
@@ -37,8 +34,8 @@ safecall.triton.install()
 
 import triton  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
-from triton_fakes import ElementType  # noqa: E402
-from triton_kernels import axpy, copy, scalars  # noqa: E402
+from support.triton_fakes import ElementType  # noqa: E402
+from support.triton_kernels import axpy, copy, scalars  # noqa: E402
 
 F32, F64 = ElementType("float32"), ElementType("float64")
 

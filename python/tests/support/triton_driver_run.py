@@ -17,10 +17,7 @@ import os
 import pathlib
 import sys
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parents[1] / "tests" / "python")]
-
-import fake_cuda  # noqa: E402
+from support import fake_cuda  # python/tests is on PYTHONPATH
 
 MODE, OUT = sys.argv[1], sys.argv[2]
 fake = fake_cuda.load()
@@ -34,7 +31,7 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 import triton as _triton_version  # noqa: E402  (only its version: the driver is not touched)
 
 if tuple(int(p) for p in _triton_version.__version__.split(".")[:2]) < (3, 8):
-    from triton_fakes import torch_stand_in
+    from support.triton_fakes import torch_stand_in
 
     torch_stand_in()
 if MODE == "safecall":
@@ -45,8 +42,8 @@ if MODE == "safecall":
 import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from triton_fakes import DescriptorBase, ElementType  # noqa: E402
-from triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
+from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
+from support.triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
 
 
 class Tensor:

@@ -26,8 +26,7 @@ import sys
 import tempfile
 from typing import Any, Dict, Tuple
 
-import fake_hip
-from conftest import ROOT
+from . import ROOT, TESTS, fake_hip
 
 #: The Triton release these facts are for.
 TRITON_VERSION = "3.9.0"
@@ -200,21 +199,21 @@ def launch_records() -> Dict[str, Any]:
         out = os.path.join(tmp, "report.json")
         env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1")
         env.setdefault("TRITON_CACHE_DIR", str(ROOT / "target" / "triton-cache"))
-        here = os.path.dirname(os.path.abspath(__file__))
-        run = subprocess.run([sys.executable, __file__, out], check=False, env=env, cwd=here, capture_output=True, text=True)
+        # As `python -m support.triton_hip` from python/tests, where `support` is a package.
+        run = subprocess.run([sys.executable, "-m", __name__, out], check=False, env=env, cwd=TESTS, capture_output=True, text=True)
         if run.returncode != 0:
             raise RuntimeError(f"the Triton HIP runner failed:\n{run.stdout}\n{run.stderr}")
         with open(out) as f:
             return json.load(f)
 
 
-# ---- the runner (this file as a script) ----------------------------------------------------
+# ---- the runner (this module as a script) --------------------------------------------------
 
 
 def _kernels() -> Dict[str, Any]:
     import triton
     import triton.language as tl
-    from triton_kernels import axpy, half_scale, matmul, scalars
+    from .triton_kernels import axpy, half_scale, matmul, scalars
 
     @triton.jit
     def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):

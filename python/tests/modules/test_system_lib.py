@@ -7,7 +7,7 @@ import ctypes
 import pytest
 import tvm_ffi
 
-from conftest import SYSTEM_LIBS, lib_path
+from support.modules import SYSTEM_LIBS, lib_path
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from dlpack import RawTensor  # tests/python: the check suite's DLPack producer
-
-import fake_cuda
+from safecall.testing import RawTensor, RecordingAllocator
 from safecall.triton import SUPPORTED_TRITON, TRITON_ABI
+
+from . import fake_cuda
 
 
 def triton_unavailable() -> Optional[str]:
@@ -194,52 +194,13 @@ def expected_args(signature: Mapping[str, str], args: Sequence[Any], scratch: Ma
     return out + [packed("*", scratch.get(name)).hex() for name in TRITON_ABI.trailing_pointers]
 
 
-class FakeAddressAllocator:
+class FakeAddressAllocator(RecordingAllocator):
     """A TVM-FFI environment allocator (what PyTorch's is to tvm_ffi) that hands out ``address``
     without memory behind it (the double never touches memory), recording each request
     (shape, DLPack dtype, device) and each free. ``with allocator:`` installs it on this thread."""
 
     def __init__(self, address: int) -> None:
-        import allocator as dl  # tests/python: the DLPack structs and the installer
-
-        self.address = address
-        self.requests: List[Tuple[List[int], Tuple[int, int, int], Tuple[int, int]]] = []
-        self.frees = 0
-        self._dl = dl
-        self._live: Dict[int, Any] = {}
-        self._delete = dl._DELETER(self._free)
-        self._allocate = dl._ALLOCATOR(self._alloc)
-
-    def _free(self, managed: Any) -> None:
-        import ctypes
-
-        self._live.pop(ctypes.cast(managed, ctypes.c_void_p).value, None)
-        self.frees += 1
-
-    def _alloc(self, prototype: Any, out: Any, error_ctx: Any, set_error: Any) -> int:
-        import ctypes
-
-        dl, p = self._dl, prototype.contents
-        shape = [p.shape[k] for k in range(p.ndim)]
-        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-        m = dl.DLManagedTensorVersioned()
-        m.major, m.minor, m.deleter = 1, 0, self._delete
-        m.dl_tensor.data = self.address
-        m.dl_tensor.device = dl.DLDevice(p.device.device_type, p.device.device_id)
-        m.dl_tensor.ndim = p.ndim
-        m.dl_tensor.dtype = dl.DLDataType(p.dtype.code, p.dtype.bits, p.dtype.lanes)
-        m.dl_tensor.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
-        self._live[ctypes.addressof(m)] = (m, dims)
-        self.requests.append((shape, (p.dtype.code, p.dtype.bits, p.dtype.lanes), (p.device.device_type, p.device.device_id)))
-        out[0] = ctypes.pointer(m)
-        return 0
-
-    def __enter__(self) -> "FakeAddressAllocator":
-        self._dl._set(self._allocate)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._dl._set(None)
+        super().__init__(address=address)
 
 
 def torch_stand_in():

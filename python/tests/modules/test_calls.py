@@ -9,7 +9,7 @@ import pytest
 import tvm_ffi
 from tvm_ffi.core import TypeSchema
 
-from conftest import LOADED_PAYLOADS
+from support.modules import LOADED_PAYLOADS
 
 
 @tvm_ffi.register_global_func("sc_test.scale")

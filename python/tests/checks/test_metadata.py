@@ -1,6 +1,6 @@
-"""Metadata and docs of the case modules, read by ``tvm_ffi`` as a user would:
-``Module.get_function_metadata`` parsed with ``TypeSchema.from_json_str``, and
-``Module.get_function_doc``."""
+"""Metadata and docs of the case modules (built by ``tests/check_suite.rs``), read by
+``tvm_ffi`` as a user would: ``Module.get_function_metadata`` parsed with
+``TypeSchema.from_json_str``, and ``Module.get_function_doc``."""
 
 import json
 
@@ -8,8 +8,7 @@ import pytest
 import tvm_ffi
 from tvm_ffi.core import TypeSchema
 
-from cases import libraries, suites
-from conftest import COUNTS
+from support.checks import COUNTS, NO_LIBRARIES, libraries, suites
 
 
 def _params():
@@ -26,14 +25,7 @@ def _params():
                     )
                 )
     if not out:
-        out.append(
-            pytest.param(
-                None, None, None,
-                marks=pytest.mark.skip(
-                    reason="SAFECALL_CHECK_LIBS is not set: run through `cargo test --test check_suite`"
-                ),
-            )
-        )
+        out.append(pytest.param(None, None, None, marks=pytest.mark.skip(reason=NO_LIBRARIES)))
     return out
 
 

@@ -1,13 +1,13 @@
-"""Shared by the pytest files of tests/python_modules.
+"""Shared by the pytest files of python/tests/modules.
 
 tests/modules_python.rs builds the libraries with safecall into a directory named by the
-environment variable SAFECALL_MODULES_LIBDIR, then runs pytest here. Only `tvm_ffi` (the real
-runtime) is imported: the libraries bind to its C API when they are loaded.
+environment variable SAFECALL_MODULES_LIBDIR, then runs pytest on python/tests/modules. The
+tests use only `tvm_ffi` (the real runtime): the libraries bind to its C API when they are
+loaded.
 """
 
 import os
 
-import pytest
 import tvm_ffi
 
 LIBDIR = os.environ.get("SAFECALL_MODULES_LIBDIR")
@@ -43,9 +43,3 @@ SYSTEM_LIBS = {}
 @tvm_ffi.register_global_func("ffi.Module.load_from_bytes.sc_syslib_prefix")
 def _load_system_lib(payload: bytes):
     return SYSTEM_LIBS[bytes(payload)]
-
-
-@pytest.fixture(scope="session")
-def calls():
-    """libcalls.so (tests/modules/calls.scir) loaded by the real runtime."""
-    return tvm_ffi.load_module(lib_path("libcalls.so"))
