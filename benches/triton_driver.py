@@ -1,6 +1,7 @@
 """Host time of Triton's everyday launch path on safecall's installed driver against Triton's
-own, side by side, on the CUDA driver double in its quiet mode (each driver call does next to
-nothing, so the figures are the host paths themselves).
+own, side by side, on the CUDA driver double in its quiet mode, built in release mode (each
+driver call does next to nothing, so the figures are the host paths themselves;
+``--debug-double`` takes the debug build ``cargo test`` makes instead).
 
     .venv/bin/python benches/triton_driver.py [--rounds N] [--calls N]
     PYTHONPATH=python .venv-triton36/bin/python benches/triton_driver.py   # Triton 3.6
@@ -174,10 +175,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--child", choices=["stock", "safecall"])
+    parser.add_argument("--debug-double", action="store_true",
+                        help="the double as `cargo test` builds it (its entry points cost hundreds of instructions)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.rounds, args.calls)))
         return
+    if not args.debug_double:
+        # A release build of the double: its entry points cost next to nothing, as a driver's
+        # do, so the figures are the host paths (a debug build adds ~0.1 us per launch).
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "safecall-fake-cuda"], cwd=ROOT, check=True)
+        os.environ["SAFECALL_FAKE_CUDA_PATH"] = str(ROOT / "target" / "release" / "libsafecall_fake_cuda.so")
     results = {}
     for mode in ("stock", "safecall"):
         with tempfile.TemporaryDirectory() as cache:

@@ -15,8 +15,12 @@ from typing import Any, Dict, List
 
 from . import ROOT, in_ci
 
-#: The double's shared library, as ``cargo test`` builds it.
-PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
+#: The double's shared library, as ``cargo test`` builds it, or ``$SAFECALL_FAKE_CUDA_PATH``
+#: (the benchmarks use a release build, whose entry points cost next to nothing, as a
+#: driver's do).
+PATH = pathlib.Path(
+    os.environ.get("SAFECALL_FAKE_CUDA_PATH") or ROOT / "target" / "debug" / "deps" / "libsafecall_fake_cuda.so"
+)
 
 #: The double's ``CUdevice`` of ordinal 0 (handles differ from ordinals on purpose).
 DEVICE_HANDLE_BASE = 100
