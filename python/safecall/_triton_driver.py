@@ -88,7 +88,7 @@ def _driver_class() -> type:
             if torch is not None:
                 return bool(torch.cuda.is_available() and torch.version.hip is None)
             try:
-                _utils().lib
+                _utils().lib  # noqa: B018  (loading the driver is the check)
             except RuntimeError:
                 return False
             return True

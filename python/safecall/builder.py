@@ -347,15 +347,15 @@ class FunctionBuilder:
                 f"{', '.join(keyword for keyword, *_ in LAUNCH_SETTINGS)}"
             )
         text = []
-        for keyword, shape, required, words in LAUNCH_SETTINGS:
+        for keyword, value_shape, required, words in LAUNCH_SETTINGS:
             value = settings.get(keyword)
             if value is None:
                 if required:
                     raise TypeError(f"launch() missing the required setting {keyword!r}")
                 continue
-            if shape == "dims":
+            if value_shape == "dims":
                 text.append(f"{keyword}={dims(value)}")
-            elif shape == "keyword":
+            elif value_shape == "keyword":
                 if value not in words:
                     raise ValueError(f"{keyword} must be {_one_of(words)}, not {value!r}")
                 text.append(f"{keyword}={value}")

@@ -67,16 +67,16 @@ def test_a_number_that_does_not_fit_is_an_error_naming_it():
     _, f, x = _function()
     k = f.param("k", sc.u8)
     with pytest.raises(ValueError, match=r"^300 does not fit u8 \(0 to 255\), the type of k "):
-        k == 300
+        k == 300  # noqa: B015  (the operator raises)
     with pytest.raises(ValueError, match=r"^-1 does not fit u8"):
-        k + -1
+        k + -1  # noqa: B015  (the operator raises)
     with pytest.raises(TypeError, match=r"^1\.5 \(a Python float\) cannot be i32, the type of "
                        r"x\.device_type"):
-        x.device_type * 1.5
+        x.device_type * 1.5  # noqa: B015  (the operator raises)
     with pytest.raises(ValueError, match=r"does not fit f32"):
-        f.param("s", sc.f32) < 1e300
+        f.param("s", sc.f32) < 1e300  # noqa: B015  (the operator raises)
     with pytest.raises(TypeError, match=r"^True cannot be u8"):
-        k == True  # noqa: E712
+        k == True  # noqa: E712, B015  (the operator raises)
     with pytest.raises(ValueError, match=r"^lit\(128, i8\): 128 does not fit i8"):
         sc.lit(128, sc.i8)
 
@@ -84,7 +84,7 @@ def test_a_number_that_does_not_fit_is_an_error_naming_it():
 def test_two_typed_operands_never_convert_and_the_hint_is_python():
     _, f, x = _function()
     with pytest.raises(TypeError) as info:
-        x.device_type == x.shape[0]
+        x.device_type == x.shape[0]  # noqa: B015  (the operator raises)
     assert str(info.value) == (
         "operands of == have different types: x.device_type is i32, x.shape[0] is i64; "
         "convert one explicitly, e.g. sc.cast(sc.i32, x.shape[0])"

@@ -4,7 +4,6 @@ examples/) and checks itself with assert. (tests/docs.rs runs the plain ```pytho
 which need no package.)"""
 
 import os
-import pathlib
 import shutil
 import subprocess
 import sys

@@ -164,7 +164,7 @@ def test_builder_statements_run():
     f.assert_(n > 0, "ValueError", "n must be positive, got ", n)
     v = f.let("v", n, mut=True)
     steps = f.let("steps", 0, mut=True)
-    with f.for_range("i", 0, 1000) as i:
+    with f.for_range("i", 0, 1000):
         with f.if_(v == 1):
             f.return_(steps)
         with f.else_():

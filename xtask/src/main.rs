@@ -24,7 +24,8 @@
 //! `cargo xtask lint` checks that the directories of `modgraph::ACYCLIC` (files) and
 //! `modgraph::ACYCLIC_MODULES` (modules) have no import cycle,
 //! that no source file is over 700 lines (`file_size.rs`), that no `match` over the project's
-//! own enums in `src/lower` and `src/ir/verify` has a catch-all arm (`exhaustive.rs`), then
+//! own enums in `src/lower` and `src/ir/verify` has a catch-all arm (`exhaustive.rs`), that
+//! the Python sources pass ruff (its rules in `ruff.toml`; ruff from `.venv`), then
 //! formatting, clippy (warnings are errors, every target) and
 //! rustdoc (warnings are errors), with the same features as the tests so nothing is built
 //! twice.
@@ -48,7 +49,16 @@ const TVM_FFI_REQUIREMENT: &str = "apache-tvm-ffi==0.1.15.post2";
 /// compares safecall's launches with. A large install (a 286 MB wheel, about 1 GB unpacked,
 /// ~15 s with a warm network), but one the test needs: with `CI=true` it must run.
 const TRITON_REQUIREMENT: &str = "triton==3.9.0";
-const PYTHON_REQUIREMENTS: &[&str] = &[TVM_FFI_REQUIREMENT, "numpy", "pytest", TRITON_REQUIREMENT];
+const PYTHON_REQUIREMENTS: &[&str] = &[
+    TVM_FFI_REQUIREMENT,
+    "numpy",
+    "pytest",
+    TRITON_REQUIREMENT,
+    RUFF_REQUIREMENT,
+];
+/// The linter of the Python sources (`cargo xtask lint`; its rules in ruff.toml), pinned since
+/// its rules change between releases.
+const RUFF_REQUIREMENT: &str = "ruff==0.17.6";
 /// The other TVM-FFI consumers `python/tests/test_consumers.py` runs safecall's outputs in
 /// (TVM's runtime and RPC server, which needs cloudpickle and psutil; orcjit), installed under
 /// `CI=true`; elsewhere their tests skip with the reason unless they are installed.
@@ -80,8 +90,8 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  test [ARGS...]  set up .venv and run the whole suite (ARGS go to cargo test)\n  \
                  lint            no module cycles in src/{{aot,backend,ir,jit,lower}}, no file over 700 lines, \
-                 no catch-all arm over our enums in src/{{lower,ir/verify}}, cargo fmt --check, clippy, \
-                 rustdoc\n  \
+                 no catch-all arm over our enums in src/{{lower,ir/verify}}, ruff (Python), \
+                 cargo fmt --check, clippy, rustdoc\n  \
                  exhaustive      only lint's catch-all rule\n  \
                  venv            only create or update .venv\n  \
                  python [ARGS]   build the Python package into .venv and run its pytest suite\n  \
@@ -349,6 +359,11 @@ fn lint() -> Result<(), String> {
     }
     file_size::check()?;
     exhaustive::check()?;
+    // The Python sources (package, tests, benchmarks), with ruff from the test venv.
+    let python = venv_at(".venv", &python_requirements())?;
+    run(Command::new(python)
+        .current_dir(workspace_root())
+        .args(["-m", "ruff", "check", "--quiet", "."]))?;
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     run(Command::new(&cargo)
         .current_dir(workspace_root())

@@ -254,10 +254,7 @@ def _run(out: str) -> None:
     os.environ["TRITON_LIBHIP_PATH"] = str(libhip)
     fake.safecall_fake_hip_reset()
 
-    import triton
     from triton.backends.amd.driver import HIPLauncher
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
     driver = _activate_hip_driver()
     report: Dict[str, Any] = {"setup": fake_hip.records(fake), "cases": {}}
