@@ -16,7 +16,7 @@ CUDA driver double (tests/fake_cuda; no GPU needed, figures are host time only):
 
 Run it from the repository root with a release build of the package and the double built::
 
-    cargo test --test gpu_launch --no-run          # builds target/debug/deps/libsafecall_fake_cuda.so
+    cargo test --test gpu --no-run                 # builds target/debug/deps/libsafecall_fake_cuda.so
     cd python && maturin develop --release && cd ..
     .venv/bin/python benches/triton_adapter.py
 

@@ -13,23 +13,17 @@
 //! Needs Debian's `qemu-user` and `gcc-aarch64-linux-gnu`, and pip (to fetch the wheels once
 //! into the target directory); without them the test prints why it skips, unless `CI=true`.
 
-#[allow(dead_code)]
-#[path = "common/cases.rs"]
-mod cases;
-#[path = "aarch64/examples.rs"]
 mod examples;
-#[path = "aarch64/suite.rs"]
 mod suite;
-#[allow(dead_code)]
-#[path = "common/tensor.rs"]
-mod tensor;
-#[path = "aarch64/toolchain.rs"]
 mod toolchain;
+
+use crate::common::cases;
 
 use std::path::Path;
 
+use crate::common::delivery::{row_name, shared_libraries};
 use suite::differences;
-use toolchain::{deliveries, machines, row_name, work_dir};
+use toolchain::{machines, work_dir};
 
 #[test]
 fn aarch64_libraries_pass_the_check_suite_under_qemu() {
@@ -45,7 +39,7 @@ fn aarch64_libraries_pass_the_check_suite_under_qemu() {
         std::fs::write(&driver_c, &source).unwrap();
         let driver = work.join("driver");
         machine.compile_driver(&driver_c, &driver);
-        for (backend, linker) in deliveries() {
+        for (backend, linker) in shared_libraries() {
             let row = row_name(backend, linker);
             let dir = work.join(&row);
             std::fs::create_dir_all(&dir).unwrap();
@@ -102,7 +96,7 @@ fn the_examples_run_under_qemu_as_on_x86_64() {
         let work = work_dir(&format!("{}-examples", arch.name));
         let driver = work.join("examples");
         machine.compile_driver(&Path::new(toolchain::C_DIR).join("examples.c"), &driver);
-        for (backend, linker) in deliveries() {
+        for (backend, linker) in shared_libraries() {
             let row = row_name(backend, linker);
             let dir = work.join(&row);
             std::fs::create_dir_all(&dir).unwrap();

@@ -3,15 +3,14 @@
 //! the C compiler, loaded into this process (safecall-runtime), the JIT, and the same
 //! libraries loaded by Python's real `tvm_ffi` (`python/tests/checks`).
 
-mod common;
-
 use std::process::Command;
 
-use common::aot::Library;
-use common::cases::{Suite, load_all, parse_module};
-use common::libs::{BuildError, backends, deliveries, libraries};
-use common::runner::{Callee, Tally, run_cases};
-use common::skip::skip;
+use crate::common::aot::Library;
+use crate::common::cases::{Suite, load_all, parse_module};
+use crate::common::delivery::{backend_name, backends, jit_tiers, row_name, shared_libraries};
+use crate::common::libs::{BuildError, libraries};
+use crate::common::runner::{Callee, Tally, run_cases};
+use crate::common::skip::skip;
 use safecall::aot::Linker;
 
 /// The AOT run of one backend and linker; false when the backend is not built in (skipped).
@@ -41,7 +40,7 @@ fn run_aot(backend: safecall::Backend, linker: Linker, name: &str, suites: &[Sui
     for (suite, lib) in suites.iter().zip(&libs) {
         for m in &suite.metadata {
             tally.metadata += 1;
-            if let Err(e) = common::metadata::check(lib, m) {
+            if let Err(e) = crate::common::metadata::check(lib, m) {
                 tally.failures.push(format!(
                     "[{label}] {}: metadata of {}: {e}",
                     suite.module, m.func
@@ -57,8 +56,13 @@ fn run_aot(backend: safecall::Backend, linker: Linker, name: &str, suites: &[Sui
 fn aot_libraries_pass_the_check_suite() {
     let suites = load_all();
     let mut ran = 0;
-    for (backend, linker, name) in deliveries() {
-        ran += usize::from(run_aot(backend, linker, name, &suites));
+    for (backend, linker) in shared_libraries() {
+        ran += usize::from(run_aot(
+            backend,
+            linker,
+            &row_name(backend, linker),
+            &suites,
+        ));
     }
     assert!(ran > 0, "no backend ran");
 }
@@ -69,25 +73,14 @@ fn jit_passes_the_check_suite() {
     // The baseline tier (the default on x86-64), then each backend directly; Cranelift compiles
     // each module on the calling thread, then on two threads at once.
     use safecall::jit::FirstTier;
-    let baseline = [(
-        safecall::Backend::Cranelift,
-        "baseline",
-        FirstTier::Baseline,
-        1,
-    )];
-    let direct = backends().into_iter().flat_map(|(backend, label)| {
-        let threads: &[usize] = match backend {
-            safecall::Backend::Cranelift => &[1, 2],
-            _ => &[1],
+    let runs = jit_tiers().into_iter().flat_map(|(first_tier, backend)| {
+        let (name, threads): (_, &[usize]) = match (first_tier, backend) {
+            (FirstTier::Baseline, _) => ("baseline", &[1]),
+            (_, safecall::Backend::Cranelift) => ("cranelift", &[1, 2]),
+            (_, backend) => (backend_name(backend), &[1]),
         };
-        threads
-            .iter()
-            .map(move |&t| (backend, label, FirstTier::Backend, t))
+        threads.iter().map(move |&t| (backend, name, first_tier, t))
     });
-    let runs = baseline
-        .into_iter()
-        .filter(|_| cfg!(target_arch = "x86_64"))
-        .chain(direct);
     for (backend, name, first_tier, threads) in runs {
         let label = format!("{name}, {threads} compile thread(s)");
         let options = safecall::jit::JitOptions {
@@ -130,7 +123,9 @@ fn python_tvm_ffi_passes_the_check_suite() {
     };
     let suites = load_all();
     let mut libs = Vec::new();
-    for (backend, linker, name) in deliveries() {
+    for (backend, linker) in shared_libraries() {
+        let name = row_name(backend, linker);
+        let name = name.as_str();
         match &*libraries(backend, linker, name, &suites) {
             Ok(dir) => libs.push(format!("{name}={}", dir.display())),
             Err(BuildError::Unavailable(why)) => skip(&format!("python [{name}]: {why}")),
@@ -191,19 +186,20 @@ fn dynamic_symbols(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
 fn both_linkers_export_and_import_the_same_symbols() {
     let suites = load_all();
     let mut compared = 0;
-    for (backend, _) in backends() {
-        let rows: Vec<_> = deliveries()
+    for backend in backends() {
+        let rows: Vec<_> = shared_libraries()
             .into_iter()
-            .filter(|(b, _, _)| *b == backend)
+            .filter(|(b, _)| *b == backend)
             .collect();
         let dirs: Vec<_> = rows
             .iter()
-            .map(
-                |&(b, linker, name)| match &*libraries(b, linker, name, &suites) {
+            .map(|&(b, linker)| {
+                let name = row_name(b, linker);
+                match &*libraries(b, linker, &name, &suites) {
                     Ok(dir) => dir.clone(),
                     Err(e) => panic!("{name}: {e:?}"),
-                },
-            )
+                }
+            })
             .collect();
         let [in_process, cc] = [Linker::InProcess, Linker::Cc].map(|l| {
             let i = rows
@@ -259,9 +255,10 @@ fn unwinders_walk_through_the_generated_code_of_every_delivery() {
         "module unwind;\nextern fn safecall_unwind_probe(i64) -> i64;\n\
          fn f(x: i64) -> i64 { let r = call safecall_unwind_probe(x); return r; }\n",
     );
-    let dir = common::libs::run_dir().join("unwind");
+    let dir = crate::common::libs::run_dir().join("unwind");
     std::fs::create_dir_all(&dir).unwrap();
-    for (backend, linker, name) in deliveries() {
+    for (backend, linker) in shared_libraries() {
+        let name = row_name(backend, linker);
         let path = dir.join(format!("{name}.so"));
         let options = safecall::Options {
             backend,

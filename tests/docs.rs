@@ -184,9 +184,7 @@ impl Workspace {
     }
 }
 
-#[path = "common/skip.rs"]
-mod skip;
-use skip::skip;
+use crate::common::skip::skip;
 
 /// Runs the console and python blocks of `doc` (a path from the repository root); returns how
 /// many commands and scripts ran.

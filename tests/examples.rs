@@ -2,9 +2,7 @@
 //! builds for them (`cargo run --example NAME` runs the same), the Python one with the real
 //! `tvm_ffi` on a library the `safecall` CLI builds.
 
-#[path = "common/skip.rs"]
-mod skip;
-
+use crate::common::skip;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,15 +2,12 @@
 //! backend and delivery path (JIT memory and a loaded shared library). The long run is
 //! `cargo bench --features llvm --bench hostile_calls -- 10000000`.
 
-#[allow(dead_code)] // the check suite's helpers: this test uses the tensor, array and library ones
-mod common;
-mod hostile;
-
 use safecall::Backend;
 
-use common::libs::{backends, run_dir};
-use common::skip::skip;
-use hostile::{Compiled, Unavailable, kinds, run_kind};
+use crate::common::delivery::backends;
+use crate::common::libs::run_dir;
+use crate::common::skip::skip;
+use crate::hostile::{Compiled, Unavailable, kinds, run_kind};
 
 /// Calls per kind and path: enough to reach every generator branch, cheap enough for CI.
 const CALLS: u64 = 3_000;
@@ -52,7 +49,7 @@ fn hostile_calls_library_cranelift() {
 
 #[test]
 fn hostile_calls_jit_llvm() {
-    if !backends().iter().any(|(b, _)| *b == Backend::Llvm) {
+    if !backends().contains(&Backend::Llvm) {
         return skip("built without the `llvm` feature");
     }
     run(Compiled::jit(Backend::Llvm), 3);
@@ -60,7 +57,7 @@ fn hostile_calls_jit_llvm() {
 
 #[test]
 fn hostile_calls_library_llvm() {
-    if !backends().iter().any(|(b, _)| *b == Backend::Llvm) {
+    if !backends().contains(&Backend::Llvm) {
         return skip("built without the `llvm` feature");
     }
     run(Compiled::library(Backend::Llvm, run_dir()), 4);

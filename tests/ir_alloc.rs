@@ -6,10 +6,7 @@ use safecall::ir::parse::parse;
 use safecall::ir::verify::verify;
 use safecall::ir::{AllocDevice, IntType, RetType, Stmt, print};
 
-#[path = "common/diagnostics.rs"]
-mod diagnostics;
-
-use diagnostics::{assert_error, diagnose};
+use crate::common::diagnostics::{assert_error, diagnose};
 
 fn body(ret: &str, stmts: &str) -> String {
     format!(

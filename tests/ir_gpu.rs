@@ -6,14 +6,10 @@ use safecall::ir::parse::{parse, parse_in_dir, parse_with_source_map};
 use safecall::ir::verify::{Source, render_errors, render_warnings, verify};
 use safecall::ir::{self, BinaryFormat, ClusterPolicy, Expr, IntType, ParamType, print};
 
-#[path = "common/diagnostics.rs"]
-mod diagnostics;
-#[path = "ir_gpu/hip.rs"]
 mod hip;
-#[path = "ir_gpu/tensormap.rs"]
 mod tensormap;
 
-use diagnostics::{assert_error, assert_rendered, diagnose};
+use crate::common::diagnostics::{assert_error, assert_rendered, diagnose};
 
 const HEAD: &str = "module m;\n\ndevice_binary kernels {\n    format ptx;\n    data b\".entry k(.param .u64 a, .param .u64 b)\";\n    kernels [k, k2];\n}\n\n";
 

@@ -445,14 +445,7 @@ fn half_conversions_agree_with_the_host_reference_on_every_tier_and_backend() {
     let module = parse(HALVES);
     let inputs = half_inputs();
     let every_half: Vec<u16> = (0..=u16::MAX).collect();
-    let mut tiers = vec![
-        (jit::FirstTier::Baseline, safecall::Backend::Cranelift),
-        (jit::FirstTier::Backend, safecall::Backend::Cranelift),
-    ];
-    if cfg!(feature = "llvm") {
-        tiers.push((jit::FirstTier::Backend, safecall::Backend::Llvm));
-    }
-    for (first_tier, backend) in tiers {
+    for (first_tier, backend) in crate::common::delivery::jit_tiers() {
         let options = JitOptions {
             first_tier,
             backend,

@@ -4,16 +4,14 @@
 //! Without the `llvm` feature only the Cranelift half runs (the LLVM half is skipped with a
 //! printed reason, or fails in CI).
 
-#[path = "llvm_backends/jit_side.rs"]
 mod jit_side;
-mod llvm_support;
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::path::PathBuf;
 
+use crate::llvm_support::{backends, example, jit_options, options};
 use cranelift_object::object::{self, Object, ObjectSection, ObjectSymbol, SymbolKind};
-use llvm_support::{backends, example, jit_options, options};
 use safecall::Backend;
 use safecall::aot::LinkOptions;
 use safecall::jit::SymbolAddress;

@@ -18,8 +18,7 @@
 //! `SAFECALL_DIFF_SEED` and `SAFECALL_DIFF_PROGRAMS` override the seed and the number of
 //! programs; `SAFECALL_DIFF_VERBOSE` prints every program and outcome.
 
-mod llvm_support;
-
+use crate::llvm_support;
 use std::fmt::Write;
 
 use safecall::Backend;

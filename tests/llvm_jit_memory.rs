@@ -3,6 +3,11 @@
 //! executable (unmapped, or returned read-write to the Cranelift JIT's pool).
 //! (One test in its own binary, so that no other JIT compilation maps memory meanwhile.)
 
+#[allow(dead_code)] // this test uses the backends only
+mod common {
+    pub mod delivery;
+    pub mod skip;
+}
 mod llvm_support;
 
 use safecall_runtime::AnyView;

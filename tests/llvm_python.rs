@@ -3,8 +3,7 @@
 //! `SAFECALL_PYTHON`) and behave identically there: results, error types and messages, and
 //! function metadata.
 
-mod llvm_support;
-
+use crate::llvm_support;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -38,7 +37,7 @@ fn python() -> Option<PathBuf> {
     match std::env::var_os("SAFECALL_PYTHON") {
         Some(p) => Some(PathBuf::from(p)),
         None => {
-            llvm_support::skip::skip("SAFECALL_PYTHON is not set (`cargo xtask test` sets it)");
+            crate::common::skip::skip("SAFECALL_PYTHON is not set (`cargo xtask test` sets it)");
             None
         }
     }

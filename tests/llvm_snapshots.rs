@@ -2,8 +2,7 @@
 //! optimization, snapshotted in `snapshots/llvm/`: every host-IR item shows up as a comment
 //! before the instructions implementing it, cold paths carry `!prof` weights and `cold`.
 
-mod llvm_support;
-
+use crate::llvm_support;
 use safecall::{Backend, Emit};
 
 /// The annotated LLVM IR of `examples/ir/<name>.scir`, or `None` (with a printed reason) when

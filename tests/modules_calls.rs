@@ -4,8 +4,7 @@
 //! registered in Rust, and to a callback; extern C calls that raise; a direct call into another
 //! library; the stream query; reference counts on every path.
 
-#[path = "modules/support.rs"]
-mod support;
+use crate::modules::support;
 
 use std::ffi::c_void;
 use std::path::PathBuf;

@@ -2,8 +2,7 @@
 //! and run under safecall-runtime's module loader. A C library with hand-written safe-call
 //! functions (and an import tree), and a C++ library using `TVM_FFI_DLL_EXPORT_TYPED_FUNC`.
 
-#[path = "modules/support.rs"]
-mod support;
+use crate::modules::support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

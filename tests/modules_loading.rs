@@ -4,8 +4,7 @@
 //! `__tvm_ffi__library_ctx`, context symbols), hostile blobs embedded in real libraries, and
 //! the C API symbols generated code references.
 
-#[path = "modules/support.rs"]
-mod support;
+use crate::modules::support;
 
 use std::collections::BTreeSet;
 use std::ffi::c_void;

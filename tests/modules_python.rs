@@ -3,8 +3,7 @@
 //! `SAFECALL_MODULES_LIBDIR`. The Python side imports only `tvm_ffi`; the libraries bind to
 //! the C API of the `libtvm_ffi` it loaded.
 
-#[path = "modules/support.rs"]
-mod support;
+use crate::modules::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 //! into this process and in an executable that links the objects and `libsafecall_runtime.a`
 //! statically.
 
-#[path = "modules/support.rs"]
-mod support;
+use crate::modules::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use cranelift_object::object::{self, Object};
 use safecall::ir::Module;
 
-use crate::suite::Want;
-use crate::toolchain::Arch;
+use super::suite::Want;
+use super::toolchain::Arch;
 
 /// What `imports.scir`'s loader of the `cuda` kind returns in the driver: a module with the
 /// `add_bias` that `forward` finds in the imports (a CPU stand-in that reads no data).

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use safecall_runtime::abi::{DEVICE_ID_SHIFT, type_index};
 use serde_json::Value;
 
-use crate::cases::{Case, Expect, Suite, arg_path, float_of, int_list, tag};
-use crate::tensor::{self, Data, Storage, TensorDesc};
+use crate::common::cases::{Case, Expect, Suite, arg_path, float_of, int_list, tag};
+use crate::common::tensor::{self, Data, Storage, TensorDesc};
 
 /// The 64-bit payload of a POD descriptor (int, bool, float, ptr, dtype, device) as
 /// little-endian memory holds it: (type index, bits).

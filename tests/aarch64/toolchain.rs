@@ -61,8 +61,7 @@ pub const X86_64: Arch = Arch {
     ],
 };
 
-#[path = "../common/skip.rs"]
-mod skip;
+use crate::common::skip;
 
 /// Skips (records why and returns false) outside CI; fails under CI.
 pub fn require(ok: bool, why: &str) -> bool {
@@ -79,9 +78,7 @@ fn runs(program: &str, arg: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-#[path = "../common/command.rs"]
-mod command;
-pub use command::run;
+pub use crate::common::command::run;
 
 /// The working directory of a test, under the target directory.
 pub fn work_dir(name: &str) -> PathBuf {
@@ -217,34 +214,6 @@ impl Ready {
             None => Command::new(driver),
         };
         run(cmd.args(args).envs(env.iter().copied()))
-    }
-}
-
-/// The backends built into this test binary.
-pub fn backends() -> Vec<safecall::Backend> {
-    let mut all = vec![safecall::Backend::Cranelift];
-    if safecall::backend::llvm::AVAILABLE {
-        all.push(safecall::Backend::Llvm);
-    }
-    all
-}
-
-/// The rows of the runs: each backend built into this test binary, its libraries linked
-/// in-process (the default) and by the target's C compiler.
-pub fn deliveries() -> Vec<(safecall::Backend, safecall::aot::Linker)> {
-    use safecall::aot::Linker;
-    backends()
-        .into_iter()
-        .flat_map(|b| [(b, Linker::InProcess), (b, Linker::Cc)])
-        .collect()
-}
-
-/// A row's name in messages and directories: `cranelift`, `cranelift+cc`, ...
-pub fn row_name(backend: safecall::Backend, linker: safecall::aot::Linker) -> String {
-    let backend = format!("{backend:?}").to_lowercase();
-    match linker {
-        safecall::aot::Linker::InProcess => backend,
-        safecall::aot::Linker::Cc => format!("{backend}+cc"),
     }
 }
 

@@ -4,8 +4,8 @@
 use cranelift_object::object::{self, Object, ObjectKind, ObjectSymbol};
 use safecall_runtime::{AnyView, Module, Tensor};
 
+use super::support::{Dir, runtime_libdir};
 use crate::snapshot;
-use crate::support::{Dir, runtime_libdir};
 
 /// Loads `lib` into this process and checks that `add_one` computes y = x + 1.
 pub(crate) fn check_add_one(lib: &std::path::Path) {
@@ -132,7 +132,7 @@ fn linker_options_that_cannot_apply_are_usage_errors() {
 #[test]
 fn every_example_links_in_process_into_a_library_inspect_accepts() {
     let dir = Dir::new("build_in_process_examples");
-    let examples = crate::support::repo().join("examples/ir");
+    let examples = super::support::repo().join("examples/ir");
     let mut files: Vec<_> = std::fs::read_dir(&examples)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -447,7 +447,7 @@ fn a_library_for_another_target_links_with_its_cross_compiler_and_inspects_from_
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_cc {
-        crate::support::skip(&format!(
+        super::support::skip(&format!(
             "{cc} is not installed (Debian: gcc-aarch64-linux-gnu)"
         ));
         return;

@@ -1,7 +1,7 @@
 //! `safecall check`.
 
+use super::support::Dir;
 use crate::snapshot;
-use crate::support::Dir;
 
 #[test]
 fn a_valid_file_is_ok() {

@@ -5,7 +5,7 @@
 
 use cranelift_object::object::{self, Object, ObjectSection, ObjectSymbol, elf};
 
-use crate::support::{Dir, Run};
+use super::support::{Dir, Run};
 
 /// `add_one.scir` built as `add_one.so`: its bytes.
 fn fresh_library(dir: &Dir) -> Vec<u8> {

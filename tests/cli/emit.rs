@@ -1,9 +1,9 @@
 //! `safecall build --emit`: the intermediate forms on stdout or beside the output, per
 //! backend, and the usage errors of asking one backend for the other's.
 
-use crate::build::check_add_one;
+use super::build::check_add_one;
+use super::support::Dir;
 use crate::snapshot;
-use crate::support::Dir;
 
 #[test]
 fn emit_prints_each_form_on_stdout() {

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::{Dir, Run, repo};
+use super::support::{Dir, Run, repo};
 
 /// Runs `safecall run tests/gpu/launch.scir twice 0` with `SAFECALL_LIBCUDA_PATH` set to
 /// `libcuda` (or unset).
@@ -83,7 +83,7 @@ fn no_driver_anywhere_says_where_it_looked() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        crate::support::skip("this machine has libcuda.so.1 (the test needs a machine without it)");
+        super::support::skip("this machine has libcuda.so.1 (the test needs a machine without it)");
         return;
     }
     let run = run_twice("gpu_no_driver", None).expect(3);

@@ -1,7 +1,7 @@
 //! `--help` texts and command-line errors.
 
+use super::support::Dir;
 use crate::snapshot;
-use crate::support::Dir;
 
 #[test]
 fn top_level_help_lists_the_commands_and_the_exit_codes() {

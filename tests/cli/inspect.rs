@@ -6,8 +6,8 @@ use std::process::Command;
 
 use safecall_runtime::library_bin::{self, BinModule, LibraryBin};
 
+use super::support::{Dir, cc_shared, repo, run, tvm_ffi_include};
 use crate::snapshot;
-use crate::support::{Dir, cc_shared, repo, run, tvm_ffi_include};
 
 /// `imports.scir` (two imported modules, kinds `cuda` and `test_helpers`, whose loaders this
 /// process does not have) built with `--main forward`.

@@ -1,8 +1,8 @@
 //! `safecall run`: the argument syntax for every kind of value, the printed results, errors
 //! exactly as raised, and the failures before the call.
 
+use super::support::{Dir, cc_shared};
 use crate::snapshot;
-use crate::support::{Dir, cc_shared};
 
 /// Functions that return what they are given, one per kind of value.
 const ECHO: &str = r#"module echo;

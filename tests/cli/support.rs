@@ -109,9 +109,7 @@ macro_rules! snapshot {
     };
 }
 
-#[path = "../common/command.rs"]
-mod command;
-pub use command::run;
+pub use crate::common::command::run;
 
 /// Compiles C sources into a shared library `dir/<name>`.
 pub fn cc_shared(dir: &Dir, name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {
@@ -126,9 +124,7 @@ pub fn cc_shared(dir: &Dir, name: &str, sources: &[PathBuf], extra: &[&str]) -> 
     out
 }
 
-#[path = "../common/skip.rs"]
-mod skip;
-pub use skip::skip;
+pub use crate::common::skip::skip;
 
 /// The real TVM-FFI headers (`SAFECALL_TVM_FFI_INCLUDE`, set by `cargo xtask test`), or
 /// `None` after printing why the test is skipped (a failure under `CI=true`).

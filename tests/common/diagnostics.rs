@@ -1,5 +1,5 @@
 //! Rendered parse and verify diagnostics of IR text, for the tests that assert an error's
-//! message and position (included with `#[path]` by tests/ir_gpu.rs and tests/ir_alloc.rs).
+//! message and position (tests/ir_gpu.rs and tests/ir_alloc.rs).
 
 use safecall::ir::parse::parse_with_source_map;
 use safecall::ir::verify::{Source, render_errors, verify};

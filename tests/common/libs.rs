@@ -1,5 +1,5 @@
-//! The delivery paths under test: backends, shared libraries built once per test process,
-//! and JIT modules.
+//! The check suite's shared libraries, built once per test process for each shared-library
+//! row of the delivery paths (`delivery.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,28 +9,6 @@ use safecall::Backend;
 use safecall::aot::{LinkOptions, Linker};
 
 use super::cases::{Suite, parse_module};
-
-/// The AOT backends the suite runs on. A new backend is one more line here.
-pub fn backends() -> Vec<(Backend, &'static str)> {
-    vec![
-        (Backend::Cranelift, "cranelift"),
-        #[cfg(feature = "llvm")]
-        (Backend::Llvm, "llvm"),
-    ]
-}
-
-/// The shared-library rows of the AOT runners: each backend's libraries linked in-process
-/// (the default) and by the C compiler. A new backend or linker is one more line here.
-pub fn deliveries() -> Vec<(Backend, Linker, &'static str)> {
-    vec![
-        (Backend::Cranelift, Linker::InProcess, "cranelift"),
-        (Backend::Cranelift, Linker::Cc, "cranelift+cc"),
-        #[cfg(feature = "llvm")]
-        (Backend::Llvm, Linker::InProcess, "llvm"),
-        #[cfg(feature = "llvm")]
-        (Backend::Llvm, Linker::Cc, "llvm+cc"),
-    ]
-}
 
 /// The directory of this process's build outputs; stale directories of earlier test
 /// processes are removed first.

@@ -1,13 +1,17 @@
-//! Shared helpers of the check suite (`tests/check_suite.rs`): the case format, arguments
-//! built from descriptors, result comparison, and the delivery paths under test.
+//! Shared helpers of the tests: the check suite's case format (`tests/check_suite.rs`),
+//! arguments built from descriptors, result comparison, the delivery paths under test, skips,
+//! diagnostics and running programs.
 
 pub mod allocator;
 pub mod aot;
 pub mod args;
 pub mod array;
 pub mod cases;
+pub mod command;
 pub mod compare;
 pub mod contract;
+pub mod delivery;
+pub mod diagnostics;
 pub mod libs;
 pub mod metadata;
 pub mod runner;

@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::each;
-use super::support::{Arg, call, call_err, fake};
+use crate::launch::each;
+use crate::support::{Arg, call, call_err, fake};
 
 /// `CUlaunchAttributeID` values (cudarc's `CUlaunchAttributeID_enum`).
 const COOPERATIVE: u32 = 2;

@@ -1,5 +1,5 @@
-//! Shared by the GPU-launch tests: the CUDA driver test double (tests/fake_cuda), the delivery
-//! paths (JIT, `.so`, `.o` linked by hand, on each backend) and argument building.
+//! Shared by the GPU-launch tests: the CUDA driver test double (tests/fake_cuda), building a
+//! module for each delivery path (`tests/common/delivery.rs`) and argument building.
 
 #![allow(dead_code)]
 
@@ -144,33 +144,7 @@ impl Fake {
     }
 }
 
-/// How a module reaches the test.
-#[derive(Clone, Copy, Debug)]
-pub enum Delivery {
-    /// JIT-compiled by the baseline tier (the JIT's default on x86-64).
-    JitBaseline,
-    /// JIT-compiled by the backend itself.
-    Jit(Backend),
-    /// A shared library built by safecall.
-    Shared(Backend),
-    /// An object file linked by hand with `cc -shared`.
-    Object(Backend),
-}
-
-/// Every delivery path on every backend this build has.
-pub fn deliveries() -> Vec<Delivery> {
-    let mut backends = vec![Backend::Cranelift];
-    if cfg!(feature = "llvm") {
-        backends.push(Backend::Llvm);
-    }
-    let mut all = vec![Delivery::JitBaseline];
-    all.extend(
-        backends
-            .into_iter()
-            .flat_map(|b| [Delivery::Jit(b), Delivery::Shared(b), Delivery::Object(b)]),
-    );
-    all
-}
+pub use crate::common::delivery::{Delivery, deliveries};
 
 /// JIT options for a tier: the baseline compiler, or `backend` itself.
 fn jit_options(baseline: bool, backend: Backend) -> safecall::jit::JitOptions {
@@ -229,8 +203,12 @@ pub fn build(module: &ir::Module, how: Delivery) -> Built {
                 lib: None,
             };
         }
-        Delivery::Shared(backend) => {
-            safecall::build_shared_library(module, &so, &options(backend), &LinkOptions::default())
+        Delivery::Shared(backend, linker) => {
+            let link = LinkOptions {
+                linker,
+                ..LinkOptions::default()
+            };
+            safecall::build_shared_library(module, &so, &options(backend), &link)
                 .expect("build the library");
         }
         Delivery::Object(backend) => {

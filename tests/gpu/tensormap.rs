@@ -9,7 +9,7 @@ use safecall::ir;
 use safecall_runtime::abi::{DLDataType, DLDevice, DLTensor};
 use serde_json::{Value, json};
 
-use super::support::{self, Arg, Delivery, call, call_err, fake};
+use crate::support::{self, Arg, Delivery, call, call_err, fake};
 
 /// The module of `tests/gpu/tensormap.scir`.
 fn tma_module() -> ir::Module {

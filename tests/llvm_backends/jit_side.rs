@@ -3,7 +3,7 @@
 //! both backends.
 
 use super::*;
-use llvm_support::parse;
+use crate::llvm_support::parse;
 use safecall::jit::JitModule;
 use std::sync::Mutex;
 

@@ -3,8 +3,7 @@
 
 use safecall::Backend;
 
-#[path = "../common/skip.rs"]
-pub mod skip;
+use crate::common::skip;
 use safecall::backend::llvm::LlvmOptions;
 use safecall::jit::{JitModule, JitOptions};
 
@@ -12,14 +11,15 @@ use safecall::jit::{JitModule, JitOptions};
 /// `llvm` feature the LLVM half is skipped with a printed reason, except in CI (`CI=true`),
 /// where the feature must be on.
 pub fn backends() -> Vec<Backend> {
-    if safecall::backend::llvm::AVAILABLE {
-        return vec![Backend::Cranelift, Backend::Llvm];
+    let all = crate::common::delivery::backends();
+    if all.contains(&Backend::Llvm) {
+        return all;
     }
     skip::skip(
         "the LLVM half: safecall was built without the `llvm` feature (`cargo xtask test` \
          enables it when llvm-config-19 is installed; or `cargo test --features llvm`)",
     );
-    vec![Backend::Cranelift]
+    all
 }
 
 /// Whether the LLVM backend can run; prints why not (and fails in CI) otherwise.

@@ -77,9 +77,7 @@ pub fn build_object(
     out
 }
 
-#[path = "../common/command.rs"]
-mod command;
-pub use command::run;
+pub use crate::common::command::run;
 
 /// The C compiler (`$CC`, else `cc`).
 pub fn cc() -> Command {
@@ -98,9 +96,7 @@ pub fn build_c_so(dir: &Path, name: &str, sources: &[PathBuf], extra: &[&str]) -
     out
 }
 
-#[path = "../common/skip.rs"]
-mod skip;
-pub use skip::skip;
+pub use crate::common::skip::skip;
 
 /// The real `apache-tvm-ffi` (from `cargo xtask test`'s environment).
 pub struct Peer {

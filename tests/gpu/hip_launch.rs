@@ -3,16 +3,11 @@
 //! grid, block, shared memory, stream, argument bytes), the calls made once per process, once
 //! per device and on each launch, and every error with its exact message.
 
-#[path = "hip/double.rs"]
-mod double;
-#[path = "gpu/support.rs"]
-mod support;
-
 use std::path::Path;
 
-use double::{hip, rocm_tensor};
+use crate::hip_double::{hip, rocm_tensor};
+use crate::support::{Arg, Delivery, build, call, call_err, deliveries, hex};
 use serde_json::json;
-use support::{Arg, Delivery, build, call, call_err, deliveries, hex};
 
 /// The module of `tests/hip/launch.scir`.
 fn module() -> safecall::ir::Module {
@@ -25,7 +20,7 @@ fn module() -> safecall::ir::Module {
 
 /// Runs `test` on a fresh build of the launch module for every delivery path, with this
 /// thread's runtime state reset first.
-fn each(test: impl Fn(Delivery, &support::Built)) {
+fn each(test: impl Fn(Delivery, &crate::support::Built)) {
     let m = module();
     for how in deliveries() {
         hip().reset();

@@ -2,37 +2,31 @@
 //! and runs `$SAFECALL_PYTHON -m pytest python/tests/gpu_launch` against the CUDA driver test
 //! double.
 
-#[path = "gpu/support.rs"]
-mod support;
-
-#[path = "common/skip.rs"]
-mod skip;
-
 use std::process::Command;
 
+use safecall::Options;
 use safecall::aot::LinkOptions;
-use safecall::{Backend, Options};
+
+use crate::common::delivery::{backend_name, backends};
 
 #[test]
 fn python_launches_through_the_driver_double() {
     let Some(python) = std::env::var_os("SAFECALL_PYTHON") else {
-        skip::skip("SAFECALL_PYTHON is not set (run `cargo xtask test`, which sets it)");
+        crate::common::skip::skip(
+            "SAFECALL_PYTHON is not set (run `cargo xtask test`, which sets it)",
+        );
         return;
     };
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("gpu-python-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let module = support::module();
-    let mut backends = vec![(Backend::Cranelift, "cranelift")];
-    if cfg!(feature = "llvm") {
-        backends.push((Backend::Llvm, "llvm"));
-    }
-    for (backend, name) in &backends {
+    let module = crate::support::module();
+    for backend in backends() {
         let options = Options {
-            backend: *backend,
+            backend,
             ..Default::default()
         };
-        let out = dir.join(format!("launch_{name}.so"));
+        let out = dir.join(format!("launch_{}.so", backend_name(backend)));
         safecall::build_shared_library(&module, &out, &options, &LinkOptions::default())
             .expect("build the library");
     }
@@ -47,7 +41,7 @@ fn python_launches_through_the_driver_double() {
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("SAFECALL_GPU_LIBDIR", &dir)
-        .env("SAFECALL_LIBCUDA_PATH", support::fake_path())
+        .env("SAFECALL_LIBCUDA_PATH", crate::support::fake_path())
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .expect("run pytest");
@@ -60,7 +54,7 @@ fn python_launches_through_the_driver_double() {
         out.status
     );
     // Three tests per backend and one for both.
-    let expected = format!("{} passed", 3 * backends.len() + 1);
+    let expected = format!("{} passed", 3 * backends().len() + 1);
     assert!(
         stdout.contains(&expected),
         "expected {expected:?}:\n{stdout}"

@@ -3,14 +3,9 @@
 //! the tensors allocated and returned, and every allocation freed exactly once, on the error
 //! paths too, on every delivery path and backend.
 
-#[allow(dead_code)] // the check suite's helpers: this test uses the allocator
-mod common;
-#[path = "gpu/support.rs"]
-mod support;
-
+use crate::support::{Arg, build, call, call_err, cuda_tensor, deliveries, fake, hex};
 use safecall_runtime::Tensor;
 use serde_json::json;
-use support::{Arg, build, call, call_err, cuda_tensor, deliveries, fake, hex};
 
 fn example() -> safecall::ir::Module {
     let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ir"));
@@ -21,7 +16,7 @@ fn example() -> safecall::ir::Module {
 }
 
 fn all_freed(what: &str) {
-    let r = common::allocator::record();
+    let r = crate::common::allocator::record();
     assert!(
         r.live.is_empty() && r.bad_frees == 0 && r.frees == r.sizes.len(),
         "{what}: allocations not freed exactly once: {r:?}"
@@ -37,9 +32,9 @@ fn add_two_allocates_launches_twice_through_the_scratch_buffer_and_returns_its_o
         let f = built.function("add_two");
         let mut shape = [1000i64];
         let x = cuda_tensor(0x7000_0000, 1, &mut shape);
-        common::allocator::install();
+        crate::common::allocator::install();
         let result = call(&f, &[Arg::Tensor(&x)]).unwrap();
-        let r = common::allocator::record();
+        let r = crate::common::allocator::record();
         assert_eq!(
             r.sizes,
             [4000, 4000],
@@ -80,11 +75,11 @@ fn add_two_allocates_launches_twice_through_the_scratch_buffer_and_returns_its_o
             err.starts_with("RuntimeError: add_two: launch of kernels.add_one failed"),
             "{err}"
         );
-        assert_eq!(common::allocator::record().sizes.len(), 4);
+        assert_eq!(crate::common::allocator::record().sizes.len(), 4);
         all_freed(&format!("{how:?}, failed launch"));
 
         // No allocator: the message names the tensor, its shape, dtype and device.
-        common::allocator::set(None);
+        crate::common::allocator::set(None);
         let err = call_err(&f, &[Arg::Tensor(&x)]);
         assert!(
             err.starts_with(

@@ -3,21 +3,14 @@
 //! grid, block, cluster, shared memory, stream, argument bytes), the driver calls made once
 //! and on each launch, and every error with its exact message.
 
-#[path = "gpu/settings.rs"]
-mod settings;
-#[path = "gpu/support.rs"]
-mod support;
-#[path = "gpu/tensormap.rs"]
-mod tensormap;
-
-use serde_json::json;
-use support::{
+use crate::support::{
     Arg, Delivery, build, call, call_err, call_err_full, cuda_tensor, deliveries, fake, hex, module,
 };
+use serde_json::json;
 
 /// Runs `test` on a fresh build of the launch module for every delivery path, with this
 /// thread's driver state reset first.
-fn each(test: impl Fn(Delivery, &support::Built)) {
+pub(crate) fn each(test: impl Fn(Delivery, &crate::support::Built)) {
     let m = module();
     for how in deliveries() {
         fake().reset();

@@ -1,0 +1,3 @@
+//! The `modules_*` tests' helpers; their IR, C and C++ sources sit beside this file.
+
+pub mod support;
