@@ -9,7 +9,7 @@ the same bytes.
 
 Needs the test venv (``cargo xtask venv``: triton 3.9.0, numpy), the package built into it
 (``cargo xtask python`` or ``maturin develop``) and the double (``cargo test --test
-gpu_launch`` builds it). Run::
+gpu`` builds it). Run::
 
     .venv/bin/python benches/python_tma.py
 

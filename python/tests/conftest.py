@@ -27,7 +27,7 @@ if os.environ.get("CI") not in ("true", "1"):
 BUILT_BY_RUST = {
     "checks/test_libraries.py": ("SAFECALL_CHECK_LIBS", "tests/check_suite.rs"),
     "checks/test_metadata.py": ("SAFECALL_CHECK_LIBS", "tests/check_suite.rs"),
-    "gpu_launch": ("SAFECALL_GPU_LIBDIR", "tests/gpu_python.rs"),
+    "gpu_launch": ("SAFECALL_GPU_LIBDIR", "tests/gpu/python.rs"),
     "modules": ("SAFECALL_MODULES_LIBDIR", "tests/modules_python.rs"),
 }
 

@@ -1,7 +1,7 @@
 """GPU launches from Python's real tvm_ffi, through the CUDA driver test double.
 
 `SAFECALL_GPU_LIBDIR` holds `launch_<backend>.so` (tests/gpu/launch.scir built by each
-backend in tests/gpu_python.rs); `SAFECALL_LIBCUDA_PATH` names the double, which this file also loads with ctypes to
+backend in tests/gpu/python.rs); `SAFECALL_LIBCUDA_PATH` names the double, which this file also loads with ctypes to
 read its records (the same instance the generated code calls).
 """
 

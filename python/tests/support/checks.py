@@ -16,7 +16,7 @@ from . import CHECKS
 COUNTS: collections.Counter = collections.Counter()
 
 #: Why the library tests have nothing to run without the Rust test.
-NO_LIBRARIES = "SAFECALL_CHECK_LIBS is not set: run through `cargo test --test check_suite`"
+NO_LIBRARIES = "SAFECALL_CHECK_LIBS is not set: run through `cargo test --test integration check_suite`"
 
 
 def suites() -> List[Dict[str, Any]]:
