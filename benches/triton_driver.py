@@ -138,7 +138,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *kernels[8][1], 128)
         firsts.append((time.perf_counter() - start) * 1e6)
     out["first launch of a new signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
-    if mode == "safecall":
+    if mode == "safecall" and triton.__version__.startswith(safecall_triton.SUPPORTED_TRITON + "."):
         # A new specialization with four host TMA descriptors: safecall.triton.function's
         # host function built (IR, verification, lowering, JIT), compile excluded.
         @triton.jit
