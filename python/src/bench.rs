@@ -21,11 +21,8 @@ fn rust_jit_times(
     iterations: usize,
     backend: &str,
 ) -> PyResult<Vec<u64>> {
-    let backend = match backend {
-        "cranelift" => Backend::Cranelift,
-        "llvm" => Backend::Llvm,
-        other => return Err(PyValueError::new_err(format!("backend={other:?}"))),
-    };
+    let backend = Backend::from_name(backend)
+        .ok_or_else(|| PyValueError::new_err(format!("backend={backend:?}")))?;
     let options = JitOptions {
         binding: SymbolBinding::Process,
         symbols: symbols

@@ -41,8 +41,8 @@ fn codegen(
         Some(v) if v.is_none() => None,
         Some(v) => Some(v.str()?.to_string()),
     };
-    match backend {
-        "cranelift" => {
+    match Backend::from_name(backend) {
+        Some(Backend::Cranelift) => {
             if cpu.is_some() || target_features.is_some() {
                 return Err(PyValueError::new_err(
                     "cpu and target_features apply to the LLVM backend; Cranelift compiles for \
@@ -70,8 +70,8 @@ fn codegen(
                 llvm: LlvmOptions::default(),
             })
         }
-        "llvm" => {
-            if !cfg!(feature = "llvm") {
+        Some(Backend::Llvm) => {
+            if !Backend::Llvm.available() {
                 return Err(CompileError::new_err(
                     "backend=\"llvm\": this build of safecall has no LLVM backend (build the \
                      package with the cargo feature `llvm`)",
@@ -103,8 +103,9 @@ fn codegen(
                 llvm,
             })
         }
-        other => Err(PyValueError::new_err(format!(
-            "backend={other:?}: expected \"cranelift\" or \"llvm\""
+        None => Err(PyValueError::new_err(format!(
+            "backend={backend:?}: expected {}",
+            Backend::ALL.map(|b| format!("{:?}", b.name())).join(" or ")
         ))),
     }
 }

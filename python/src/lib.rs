@@ -335,6 +335,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;
+    // The backends built into this extension, by name (the Rust side's list).
+    let backends: Vec<&str> = safecall::Backend::ALL
+        .into_iter()
+        .filter(|b| b.available())
+        .map(safecall::Backend::name)
+        .collect();
+    m.add("BACKENDS", pyo3::types::PyTuple::new(m.py(), backends)?)?;
     // The address of a `DLPackManagedTensorAllocator` for CPU tensors (zero-filled, 64-byte
     // aligned, compact): it calls no TVM-FFI function (errors go through the callback it is
     // given), so installing it in libtvm_ffi keeps one runtime in the process.

@@ -489,3 +489,14 @@ def test_launch_settings_come_from_the_rust_side():
     with pytest.raises(ValueError) as e:
         f.launch("k", "e", grid=1, block=1, cluster=1, cluster_policy="fast")
     assert str(e.value) == "cluster_policy must be 'default', 'spread' or 'load_balancing', not 'fast'"
+
+
+def test_the_backends_come_from_the_rust_side():
+    from safecall import _native
+
+    assert _native.BACKENDS == (("cranelift", "llvm") if sc.HAS_LLVM else ("cranelift",))
+    module = sc.parse("module m;\nfn one() -> i64 { return 1; }\n")
+    for backend in _native.BACKENDS:
+        assert sc.jit(module, backend=backend).one() == 1
+    with pytest.raises(ValueError, match=r'^backend="gcc": expected "cranelift" or "llvm"$'):
+        sc.jit(module, backend="gcc")

@@ -19,6 +19,32 @@ pub enum Backend {
     Llvm,
 }
 
+impl Backend {
+    /// Every backend, in declaration order.
+    pub const ALL: [Backend; 2] = [Backend::Cranelift, Backend::Llvm];
+
+    /// Its name, as the Python package's `backend=` and the CLI's `--backend` take it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cranelift => "cranelift",
+            Backend::Llvm => "llvm",
+        }
+    }
+
+    /// The backend named `name`.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether this build of safecall has it (LLVM needs the cargo feature `llvm`).
+    pub fn available(self) -> bool {
+        match self {
+            Backend::Cranelift => true,
+            Backend::Llvm => cfg!(feature = "llvm"),
+        }
+    }
+}
+
 /// Why a backend made no code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BackendError {
