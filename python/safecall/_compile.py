@@ -125,6 +125,11 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
         (a JSON string), ``arg_names`` and ``signature``."""
         return metadata(self.module, name)
 
+    def get_function_metadata(self, name: str) -> dict:
+        """:meth:`metadata` under ``tvm_ffi.Module``'s name for it, so code written against a
+        loaded library reads a JIT module the same way."""
+        return self.metadata(name)
+
     def doc(self, name: str) -> Optional[str]:
         """The doc comment of ``name``, or None."""
         return self.module.doc(name)

@@ -255,6 +255,7 @@ def test_signature_metadata_and_doc():
     assert meta["arg_names"] == ["x", "y"]
     assert meta["signature"] == sig
     assert json.loads(meta["type_schema"])["named_args"]["params"] == [{"type": "ffi.Tensor"}] * 2
+    assert jm.get_function_metadata("add_one") == meta  # tvm_ffi.Module's name
     assert jm.doc("add_one") == "y = x + 1, elementwise, over float32 tensors on the CPU."
     with pytest.raises(KeyError, match="no function `nope`"):
         m.signature("nope")
