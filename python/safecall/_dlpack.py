@@ -80,6 +80,18 @@ DLManagedTensorVersioned._fields_ = [
     ("dl_tensor", DLTensor),
 ]
 
+#: ``DLPackManagedTensorAllocator``'s error callback: ``SetError(error_ctx, kind, message)``.
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+#: ``DLPackManagedTensorAllocator`` (dlpack.h): ``(prototype, out, error_ctx, SetError) -> int``,
+#: the environment allocator's C type.
+_ALLOCATOR = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.POINTER(DLTensor),
+    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+    ctypes.c_void_p,
+    _SET_ERROR,
+)
+
 # Managed tensors handed out and not deleted yet, by address: what keeps their storage alive.
 _LIVE: Dict[int, Any] = {}
 

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import tvm_ffi
 
-from .._dlpack import _VDELETER, DTYPES, KDL_CUDA, DLDataType, DLDevice, DLManagedTensorVersioned, DLPackVersion, DLTensor, View
+from .._dlpack import _ALLOCATOR, _VDELETER, DTYPES, KDL_CUDA, DLDataType, DLDevice, DLManagedTensorVersioned, DLPackVersion, View
 from ._driver import Driver
 
 class DeviceArray:
@@ -63,14 +63,6 @@ def unpack(dtype: str, data: bytes) -> List[Any]:
 
 # ---- the environment allocator ------------------------------------------------------------
 
-_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
-_ALLOCATOR = ctypes.CFUNCTYPE(
-    ctypes.c_int,
-    ctypes.POINTER(DLTensor),
-    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
-    ctypes.c_void_p,
-    _SET_ERROR,
-)
 
 
 class CudaAllocator:

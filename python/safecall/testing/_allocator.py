@@ -9,19 +9,11 @@ import gc
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
-from .._dlpack import _VDELETER, DLDataType, DLDevice, DLManagedTensorVersioned, DLTensor
+from .._dlpack import _ALLOCATOR, _VDELETER, DLDataType, DLDevice, DLManagedTensorVersioned
 from ..allocator import _set_allocator
 
 __all__ = ["RecordingAllocator"]
 
-_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
-_ALLOCATOR = ctypes.CFUNCTYPE(
-    ctypes.c_int,
-    ctypes.POINTER(DLTensor),
-    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
-    ctypes.c_void_p,
-    _SET_ERROR,
-)
 
 
 class RecordingAllocator:

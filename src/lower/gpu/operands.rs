@@ -124,7 +124,9 @@ pub(super) fn lower_operands(
     })
 }
 
-fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, LowerError> {
+/// An integer expression widened to `I64` (`what` names it in the internal error of a value
+/// the verifier rules out).
+pub(super) fn lower_int(fx: &mut FnCtx<'_, '_>, e: &Expr, what: &str) -> Result<Int, LowerError> {
     let value = lower_expr(fx, e)?;
     widen_int(fx, value, what)
 }

@@ -9,9 +9,10 @@ use crate::ir::{Expr, Strides, TensorField, TensorMapArg, TensorMapDtype};
 use crate::lir::{BinOp, ConvOp, Ty, Var};
 
 use super::super::super::context::{Binding, FnCtx};
-use super::super::super::expr::{Val, lower_expr, lower_tensor_field};
+use super::super::super::expr::{Val, lower_tensor_field};
 use super::super::super::layout::{compact_strides, effective_strides};
 use super::super::super::options::LowerError;
+use super::super::operands::lower_int;
 
 /// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
 /// the key of inputs that passed).
@@ -55,19 +56,9 @@ fn field(fx: &mut FnCtx<'_, '_>, tensor: &str, f: TensorField) -> Result<Var, Lo
     }
 }
 
-/// An integer expression widened to `I64`.
+/// An integer expression (a box value or element stride) widened to `I64`.
 fn int_i64(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
-    match lower_expr(fx, e)? {
-        Val::Scalar(v, crate::ir::ScalarType::Int(i)) => Ok(fx.b.resize(v, Ty::I64, i.is_signed())),
-        other @ (Val::Scalar(..)
-        | Val::Device(_)
-        | Val::DType(_)
-        | Val::Ref { .. }
-        | Val::Tensor(_)
-        | Val::Str(_)) => Err(LowerError::internal(format!(
-            "a box or element stride is not an integer: {other:?}"
-        ))),
-    }
+    Ok(lower_int(fx, e, "a box or element stride")?.var)
 }
 
 /// Reads the encoder's inputs of descriptor argument `k` (`prefix` starts every message).
