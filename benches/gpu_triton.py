@@ -16,7 +16,8 @@ that both drivers computed bit-identical outputs, and prints, per driver:
 - the first ``kernel[grid](...)`` of a new 8-argument kernel (Triton's compile included in both);
 - host time per steady-state ``kernel[grid](...)`` of the vector add and of an 8-argument
   kernel (median of the rounds, launches queued without synchronizing), and of the vector
-  add's launcher alone (``CompiledKernel.run`` with the arguments the JIT passes), in
+  add's launcher alone (``CompiledKernel.run`` with the arguments the JIT passes), and of a
+  ``kernel[grid](...)`` taking a host ``TensorDescriptor``, in
   microseconds.
 
 Exit status 1 when a case failed or the drivers disagree. Needs a CUDA GPU, torch and triton.
@@ -259,6 +260,21 @@ def child(mode: str, calls: int, rounds: int) -> dict:
         per.append((time.perf_counter() - t) / calls * 1e6)
         torch.cuda.synchronize()
     out["launcher_us"] = round(statistics.median(per), 3)
+    # Steady state with a host TensorDescriptor (its CUtensorMap encoded on every launch).
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    xd = rand(256, 192)
+    yd = torch.empty_like(xd)
+    desc = TensorDescriptor.from_tensor(xd, block_shape=[64, 64])
+    host_desc_copy[(4, 3)](desc, yd, yd.stride(0), BM=64, BN=64)
+    per = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            host_desc_copy[(4, 3)](desc, yd, yd.stride(0), BM=64, BN=64)
+        per.append((time.perf_counter() - t) / calls * 1e6)
+        torch.cuda.synchronize()
+    out["kernel_grid_desc_us"] = round(statistics.median(per), 3)
     out["driver_at_end"] = type(triton.runtime.driver.active).__name__
     if mode == "dispatch":
         totals: dict = {}
@@ -282,7 +298,8 @@ def main() -> int:
         print("RESULT " + json.dumps(child(a.child, a.calls, a.rounds)))
         return 0
     results: dict = {}
-    timed = ("import_ms", "first_touch_ms", "first_call_8_args_ms", "kernel_grid_us", "kernel_grid_8_args_us", "launcher_us")
+    timed = ("import_ms", "first_touch_ms", "first_call_8_args_ms", "kernel_grid_us", "kernel_grid_8_args_us", "launcher_us",
+             "kernel_grid_desc_us")
     # The drivers alternate, --repeat times: each figure is the median of its repeats (host
     # timings on a shared machine drift between processes more than within one).
     for _ in range(a.repeat):

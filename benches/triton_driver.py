@@ -11,7 +11,8 @@ driver call does next to nothing, so the figures are the host paths themselves;
 For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
 per call, steady state, the same call through safecall's dispatcher
 (``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
-the JIT hands it), for kernels of 3, 8 and 16 arguments; and, for the first call of a new
+the JIT hands it), for kernels of 3, 8 and 16 arguments, one of two host ``TensorDescriptor``s
+and an autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
 the rounds, in microseconds.
 """
@@ -106,6 +107,28 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
+    # Two host TMA descriptors (the launcher encodes both on every call).
+    from support.triton_fakes import DescriptorBase
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    @triton.jit
+    def kdesc(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
+        i = tl.program_id(0) * BM
+        y_desc.store([i, 0], x_desc.load([i, 0]))
+
+    descs = [TensorDescriptor.from_tensor(DescriptorBase(0x7F00_0100_0000 + 0x100000 * i, "float16", [256, 64]), [64, 64])
+             for i in range(2)]
+    kdesc[(4,)](*descs, 256, BM=64, BN=64)
+    desc_dispatch = safecall_triton.jit(kdesc)
+    fake.safecall_fake_cuda_quiet(1)
+    out["kernel[grid]() 2 host descriptors"] = _median(lambda: kdesc[(4,)](*descs, 256, BM=64, BN=64), rounds, calls)
+    out["safecall.triton.jit(kernel)[grid]() 2 host descriptors"] = _median(
+        lambda: desc_dispatch[(4,)](*descs, 256, BM=64, BN=64), rounds, calls)
+    compiled = next(iter(kdesc.device_caches[0][0].values()))
+    desc_args = (4, 1, 1, 0, compiled.function, compiled.packed_metadata, None,
+                 triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook, *descs, 256, 64, 64)
+    out["CompiledKernel.run 2 host descriptors"] = _median(lambda: compiled.run(*desc_args), rounds, calls)
+    fake.safecall_fake_cuda_quiet(0)
     # An autotuned kernel (two configs, a stand-in benchmarker), once tuned: Triton's
     # Autotuner.run above its JIT, and the same through safecall's dispatch.
     tuned = triton.autotune(

@@ -12,7 +12,7 @@ through Triton's own ``run`` (which compiles, or finds the kernel in its cache, 
 and the kernel Triton chose is recorded for the key. Anything it cannot decide exactly as
 Triton would goes through Triton's ``run`` every time, counted by reason
 (:meth:`Dispatcher.stats`): launch hooks or pre-run hooks registered, an argument kind it does
-not model (tuples, tensor descriptors, objects without ``data_ptr``), an unhashable constexpr,
+not model (tuples, Gluon's tensor descriptors, objects without ``data_ptr``), an unhashable constexpr,
 warm-up calls, a global the kernel read that changed.
 
 The key, per parameter in declaration order:
@@ -24,6 +24,10 @@ The key, per parameter in declaration order:
   u64, beyond);
 - an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
   its type, its dtype and whether ``data_ptr()`` is 16-byte aligned;
+- a host ``triton.tools.tensor_descriptor.TensorDescriptor`` (exactly that type): its base
+  tensor's dtype and its block shape, which is all Triton's ``tensordesc<DTYPE[BLOCK]>``
+  specialization holds (the launcher encodes the shape, strides, padding and base address on
+  every launch); Gluon's descriptors, which carry a layout, go through Triton's path;
 
 then the keyword options (``num_warps``, ``num_stages``, ...), the device, the Triton knobs
 that Triton adds to the options on each call (``debug``, the instrumentation mode, ...) and
@@ -57,6 +61,15 @@ def _constexpr_key(v: Any) -> Any:
     return (t, v)
 
 
+def _descriptor_type() -> Any:
+    """Triton's host ``TensorDescriptor`` class, or ``None`` where this release has none."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+    return TensorDescriptor
+
+
 class Dispatcher:
     """The table of one ``JITFunction`` (see the module docs). Called as the kernel is:
     ``d[grid](*args, **kwargs)`` or ``d.run(*args, grid=grid, warmup=False, **kwargs)``; the
@@ -82,7 +95,7 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
-            fn, knobs.runtime, knob_reads, triton.runtime.driver, _constexpr_key,
+            fn, knobs.runtime, knob_reads, triton.runtime.driver, _descriptor_type(), _constexpr_key,
             self._globals_changed, self._slow,
         )
         self.run = self._native.run

@@ -1,9 +1,9 @@
 """``launcher_cls`` of the installed safecall Triton driver: launches a compiled kernel with
 the running Triton's launcher semantics (3.7+: ``CudaLauncher`` over ``driver.c``'s
 ``launch``; 3.6: its launcher generated per signature), through a host function safecall
-generates per kernel. Kernels of pointers and scalars launch through the native
-:class:`safecall._native.TritonLaunch`; the others (tuples, host descriptors, scratch memory)
-through :class:`SafecallLauncher`, in Python.
+generates per kernel. Kernels of pointers, scalars and host TMA descriptors launch through
+the native :class:`safecall._native.TritonLaunch`; the others (tuples, descriptors Triton
+decomposes into pointers, scratch memory) through :class:`SafecallLauncher`, in Python.
 
 Per call it receives what Triton's JIT hands any launcher (grid, stream, the ``CUfunction``
 from ``utils.load_binary``, packed metadata, launch metadata, the two hooks, then every bound
@@ -241,11 +241,12 @@ class SafecallLauncher:
         self._functions[(function, tuple(key))] = fn
         return fn
 
-    def build_entry(self, function: int, leaves: Sequence[Any]) -> Tuple[int, Any]:
-        """The host function of ``function`` (no descriptors) as ``(safe-call address, what
-        keeps its code alive)``, for :class:`safecall._native.TritonLaunch`."""
+    def build_entry(self, function: int, leaves: Sequence[Any], key: Sequence[Any] = ()) -> Tuple[int, Any]:
+        """The host function of ``function`` for the descriptor fields ``key`` (per host
+        descriptor ``(padding, round_f32_to_tf32)``) as ``(safe-call address, what keeps its
+        code alive)``, for :class:`safecall._native.TritonLaunch`."""
         name, cubin, ordinal = self._binary(function)
-        jitted = jit(launch_module(name, cubin, self.metadata, leaves, (), ordinal).build())
+        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal).build())
         return jitted.addresses["launch"], jitted.code
 
 
@@ -352,32 +353,50 @@ def _hooked(hook: Any) -> bool:
 
 
 def launcher(src: Any, metadata: Any) -> Callable[..., None]:
-    """The driver's ``launcher_cls``: for a kernel whose arguments are pointers and scalars
-    only (no tuples, no host descriptors) and without scratch memory, a launch function
-    generated for its exact argument list (no loop over a plan per call); otherwise a
+    """The driver's ``launcher_cls``: for a kernel whose arguments are pointers, scalars and
+    host TMA descriptors (no tuples, no descriptors decomposed into pointers) and without
+    scratch memory, :class:`safecall._native.TritonLaunch` over a launch function generated
+    for its exact argument list (no loop over a plan per call); otherwise a
     :class:`SafecallLauncher`. Both launch the same way."""
     general = SafecallLauncher(src, metadata)
     if general.global_scratch[0] or general.profile_scratch[0]:
         return general
-    if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None) for step in general.plan):
+    if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None and step.descriptor["entry"] is None)
+           for step in general.plan):
         return general
     import sys
 
     from triton.knobs import HookChain
 
+    from ._dlpack import DTYPES
     from ._native import TritonLaunch
 
-    leaves = [step.ty for step in general.plan if step is not None]
-    kinds = [0 if step is None else _kind_code(step.ty) for step in general.plan]
+    leaves: List[Any] = []
+    kinds: List[int] = []
+    descriptors: List[Tuple[int, int]] = []
+    for step in general.plan:
+        if step is None:
+            kinds.append(0)
+        elif step.descriptor is not None:
+            leaves.append((step.ty, len(descriptors)))
+            kinds.append(_KIND_CODES["tensordesc"])
+            code, bits, _ = DTYPES[_descriptor_dtype(step.ty)]
+            descriptors.append((code, bits))
+        else:
+            leaves.append(step.ty)
+            kinds.append(_kind_code(step.ty))
     torch = sys.modules.get("torch")
+    minor = _triton_minor()
     return TritonLaunch(
         kinds,
-        lambda function: general.build_entry(function, leaves),
+        lambda function, key: general.build_entry(function, leaves, key),
         HookChain,
         getattr(torch, "Tensor", _NoTensor),
         _libcuda_path(),
         _integer_slow,
-        _triton_minor() >= (3, 7),
+        minor >= (3, 7),
+        descriptors,
+        minor >= (3, 7),
     )
 
 
@@ -388,9 +407,10 @@ def _kind_code(ty: str) -> int:
 
 
 #: A leaf type -> the argument kind code of :class:`safecall._native.TritonLaunch` (``"*"``: any
-#: pointer; integers by :func:`_integer_rule`).
+#: pointer; ``"tensordesc"``: a host TMA descriptor; integers by :func:`_integer_rule`).
 _KIND_CODES: Dict[str, int] = {
     "*": 1,
+    "tensordesc": 2,
     **{t: 4 for t in ("fp32", "f32", "fp64")},
     "fp16": 5,
     "bf16": 6,

@@ -27,6 +27,8 @@ const BOOL: u8 = 1;
 const FLOAT: u8 = 3;
 const TENSOR: u8 = 4;
 const OTHER: u8 = 5;
+/// A host `triton.tools.tensor_descriptor.TensorDescriptor` (6 starts the options).
+const DESCRIPTOR: u8 = 7;
 
 /// A word that starts the keyword options' part of a key (no argument's first word is 6).
 const OPTIONS: u64 = 6;
@@ -74,6 +76,9 @@ pub struct TritonDispatch {
     knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
     driver: Py<PyAny>,
+    /// `triton.tools.tensor_descriptor.TensorDescriptor` (`None` where this Triton has none):
+    /// arguments of exactly this type enter the key as Triton specializes them.
+    descriptor_type: Py<PyAny>,
     /// `constexpr_key(value)` for tuples; `globals_changed()`; `slow(...)`.
     constexpr_key: Py<PyAny>,
     globals_changed: Py<PyAny>,
@@ -132,8 +137,8 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 #[pymethods]
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
-    /// driver, constexpr_key, globals_changed, slow)`; `defaults[i]` is `empty` (any
-    /// object, compared by identity) where parameter `i` has no default.
+    /// driver, descriptor_type, constexpr_key, globals_changed, slow)`; `defaults[i]` is
+    /// `empty` (any object, compared by identity) where parameter `i` has no default.
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -146,6 +151,7 @@ impl TritonDispatch {
         runtime: Py<PyAny>,
         knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
         driver: Py<PyAny>,
+        descriptor_type: Py<PyAny>,
         constexpr_key: Py<PyAny>,
         globals_changed: Py<PyAny>,
         slow: Py<PyAny>,
@@ -167,6 +173,7 @@ impl TritonDispatch {
             runtime,
             knob_reads,
             driver,
+            descriptor_type,
             constexpr_key,
             globals_changed,
             slow,
@@ -341,6 +348,14 @@ impl TritonDispatch {
                 key.push(FLOAT.into());
             } else {
                 let (kind, type_code) = slow_on!(self.kind(value));
+                if kind == DESCRIPTOR {
+                    if !slow_on!(self.descriptor_key(value, type_code, &mut key)) {
+                        return Ok(Err(Slow::Fallback(
+                            "a TensorDescriptor's block_shape".into(),
+                        )));
+                    }
+                    continue;
+                }
                 if kind != TENSOR {
                     let name = value.get_type().name()?;
                     return Ok(Err(Slow::Fallback(format!("argument type {name}"))));
@@ -477,6 +492,57 @@ impl TritonDispatch {
             .map(|values| (values, options)))
     }
 
+    /// A host tensor descriptor's part of the key, as Triton specializes it
+    /// (`tensordesc<DTYPE[BLOCK]>`): its type, its base tensor's dtype and its block shape
+    /// (rank, then each extent). The shape, strides, padding and base address are not part
+    /// of the specialization: the launcher encodes them on every launch. `false` where the
+    /// block shape is not a sequence of `int`s (Triton's own path then decides).
+    fn descriptor_key(
+        &self,
+        value: &Bound<'_, PyAny>,
+        type_code: u64,
+        key: &mut Key,
+    ) -> PyResult<Result<bool, Unhashable>> {
+        let py = value.py();
+        // Anything unexpected (a field deleted or replaced after construction) is Triton's to
+        // decide, and to report.
+        let Ok(dtype) = value
+            .getattr(intern!(py, "base"))
+            .and_then(|base| base.getattr(intern!(py, "dtype")))
+        else {
+            return Ok(Ok(false));
+        };
+        let dtype_code = match self
+            .interner
+            .code(Space::Dtype, &dtype, true, || Ok(vec![dtype.clone()]))?
+        {
+            Ok(code) => code,
+            Err(unhashable) => return Ok(Err(unhashable)),
+        };
+        let Ok(block) = value
+            .getattr(intern!(py, "block_shape"))
+            .and_then(|b| b.try_iter())
+        else {
+            return Ok(Ok(false));
+        };
+        let start = key.len();
+        key.extend([DESCRIPTOR.into(), type_code, dtype_code, 0]);
+        let mut rank = 0;
+        for extent in block {
+            let extent = match extent {
+                Ok(e) if e.is_exact_instance_of::<PyInt>() => e,
+                Ok(_) | Err(_) => return Ok(Ok(false)),
+            };
+            let Ok(extent) = extent.extract::<i64>() else {
+                return Ok(Ok(false));
+            };
+            key.push(extent as u64);
+            rank += 1;
+        }
+        key[start + 3] = rank;
+        Ok(Ok(true))
+    }
+
     /// The kind of an argument that is not `None`, a `bool`, an `int` or a `float` (Python's
     /// `_kind_of`), and its type's code; remembered per type.
     fn kind(&self, value: &Bound<'_, PyAny>) -> PyResult<Result<(u8, u64), Unhashable>> {
@@ -487,7 +553,9 @@ impl TritonDispatch {
             return Ok(Ok((*kind, *code)));
         }
         let py = value.py();
-        let kind = if ty.hasattr(intern!(py, "data_ptr"))? && !value.is_instance_of::<PyTuple>() {
+        let kind = if ty.is(self.descriptor_type.bind(py)) {
+            DESCRIPTOR
+        } else if ty.hasattr(intern!(py, "data_ptr"))? && !value.is_instance_of::<PyTuple>() {
             TENSOR
         } else {
             OTHER

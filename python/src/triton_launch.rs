@@ -1,13 +1,15 @@
 //! `TritonLaunch`: the installed Triton driver's launcher for kernels whose arguments are
-//! pointers and scalars, as a native callable. Triton's JIT calls it on every launch with
+//! pointers, scalars and host tensor descriptors (`triton_descriptor`), as a native callable. Triton's JIT calls it on every launch with
 //! `(grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
 //! exit_hook, *args)`; it converts the arguments as Triton 3.9's `driver.c` extractors do and
 //! calls the generated host function's safe-call entry directly (no tvm_ffi Python layer in
 //! between), raising the function's error as the Python exception of its kind.
 //!
-//! The host function is built on the first launch of each `CUfunction` by a Python callback
-//! (`build(function) -> (address, keepalive)`, `safecall._triton_launcher`), since Triton only
-//! hands the cubin to `load_binary`.
+//! The host function is built on the first launch of each `CUfunction` (and, for kernels with
+//! descriptors, of each combination of their paddings and `round_f32_to_tf32`, which the
+//! `CUtensorMap` encodes) by a Python callback (`build(function, key) -> (address,
+//! keepalive)`, `safecall._triton_launcher`), since Triton only hands the cubin to
+//! `load_binary`.
 
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
@@ -20,7 +22,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 use smallvec::SmallVec;
 
-use safecall_runtime::abi::{TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, TVMFFIValue, type_index};
+use safecall_runtime::abi::{
+    DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, TVMFFIValue, type_index,
+};
+
+use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 
 /// How one of the JIT's positional kernel arguments is passed (Python's `_triton_launcher`
 /// spells the same codes).
@@ -41,7 +47,12 @@ enum Kind {
     Half,
     /// `bf16`: the upper half of the float32 (truncated, as Triton does).
     BFloat16,
+    /// A host `TensorDescriptor` (TMA): the launcher's `descriptors[index]`.
+    Descriptor { index: usize },
 }
+
+/// The kind code of a host descriptor argument.
+const DESCRIPTOR_CODE: u8 = 2;
 
 impl Kind {
     fn from_code(code: u8) -> PyResult<Kind> {
@@ -110,6 +121,8 @@ fn error_api() -> PyResult<ErrorApi> {
 /// A built host function: the safe-call entry and what keeps its code alive.
 struct Built {
     function: u64,
+    /// The descriptors' launch flags it was built for.
+    flags: u64,
     entry: TVMFFISafeCallType,
     _keepalive: Py<PyAny>,
 }
@@ -118,6 +131,10 @@ struct Built {
 #[pyclass(frozen)]
 pub struct TritonLaunch {
     kinds: Vec<Kind>,
+    /// The host descriptor parameters, in order.
+    descriptors: Vec<DescriptorSpec>,
+    /// Whether a descriptor's `round_f32_to_tf32` is honoured (Triton 3.7+).
+    tf32: bool,
     build: Py<PyAny>,
     hook_chain: Py<PyAny>,
     tensor_type: Py<PyAny>,
@@ -125,23 +142,29 @@ pub struct TritonLaunch {
     integer_slow: Py<PyAny>,
     hook_first: bool,
     errors: ErrorApi,
-    /// The first function built: `CUfunction` and entry, read without the lock (a kernel is
-    /// almost always launched on the one device it was loaded on).
-    first: std::sync::OnceLock<(u64, TVMFFISafeCallType)>,
+    /// The first function built: `CUfunction`, descriptor flags and entry, read without the
+    /// lock (a kernel is almost always launched on the one device it was loaded on, with
+    /// descriptors of one padding).
+    first: std::sync::OnceLock<(u64, u64, TVMFFISafeCallType)>,
     built: Mutex<Vec<Built>>,
 }
 
 #[pymethods]
 impl TritonLaunch {
-    /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow)`: `kinds`
-    /// one code per positional kernel argument; `build(function) -> (address, keepalive)`;
+    /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow,
+    /// hook_first, descriptors, tf32)`: `kinds` one code per positional kernel argument (2: a
+    /// host descriptor, the next of `descriptors`, each `(DLPack type code, bits)`);
+    /// `build(function, key) -> (address, keepalive)`, `key` per descriptor `(padding,
+    /// round_f32_to_tf32)`;
     /// `hook_chain` Triton's `HookChain` class (hooks of that class run only when they hold
     /// calls); `tensor_type` `torch.Tensor` or any class (checked by `is_cuda`, its
     /// `data_ptr()` read directly); `libcuda` the driver library, which checks any other
     /// pointer argument; `integer_slow(rule, value)` an integer outside its rule's fast range;
     /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
-    /// after the scalars and before the pointers (3.6).
+    /// after the scalars and before the pointers (3.6); `tf32` whether descriptors'
+    /// `round_f32_to_tf32` is honoured (3.7+).
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         kinds: Vec<u8>,
         build: Py<PyAny>,
@@ -150,12 +173,40 @@ impl TritonLaunch {
         libcuda: String,
         integer_slow: Py<PyAny>,
         hook_first: bool,
+        descriptors: Vec<(u8, u8)>,
+        tf32: bool,
     ) -> PyResult<Self> {
+        let mut next = 0;
+        let kinds = kinds
+            .into_iter()
+            .map(|code| {
+                if code != DESCRIPTOR_CODE {
+                    return Kind::from_code(code);
+                }
+                next += 1;
+                Ok(Kind::Descriptor { index: next - 1 })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        if next != descriptors.len() || next as u32 * FLAG_BITS > u64::BITS {
+            return Err(PyValueError::new_err(format!(
+                "{next} descriptor arguments but {} descriptions (at most {})",
+                descriptors.len(),
+                u64::BITS / FLAG_BITS
+            )));
+        }
         Ok(TritonLaunch {
-            kinds: kinds
+            kinds,
+            descriptors: descriptors
                 .into_iter()
-                .map(Kind::from_code)
-                .collect::<PyResult<_>>()?,
+                .map(|(code, bits)| DescriptorSpec {
+                    dtype: DLDataType {
+                        code,
+                        bits,
+                        lanes: 1,
+                    },
+                })
+                .collect(),
+            tf32,
             build,
             hook_chain,
             tensor_type,
@@ -208,7 +259,12 @@ impl TritonLaunch {
             )));
         }
         let function = to_u64(&fixed[4])?;
-        let entry = self.entry(py, function)?;
+        // Without descriptors the host function is known before any argument is read.
+        let known = if self.descriptors.is_empty() {
+            Some(self.entry(py, function, 0)?)
+        } else {
+            None
+        };
         // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
         // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
         // then reads the pointers.
@@ -225,6 +281,10 @@ impl TritonLaunch {
         values.push(int(to_u64(&fixed[3])? as i64));
         let mut pointers: SmallVec<[(usize, usize); 16]> = SmallVec::new();
         let address = |i: usize| addresses.get(i).and_then(Option::as_ref);
+        // Each descriptor's DLTensor and the argument slot it goes to, pointed at once every
+        // slot is in place (the vector does not move after that).
+        let mut slots: SmallVec<[(DescriptorSlot, usize); 4]> = SmallVec::new();
+        let mut flags = 0u64;
         for (i, kind) in self.kinds.iter().enumerate() {
             let value = &kernel_args[i];
             match kind {
@@ -252,8 +312,22 @@ impl TritonLaunch {
                 Kind::BFloat16 => values.push(int(
                     ((value.extract::<f64>()? as f32).to_bits() >> 16) as i64,
                 )),
+                Kind::Descriptor { index } => {
+                    let (slot, f) =
+                        DescriptorSlot::read(&self.descriptors[*index], value, self.tf32)?;
+                    flags |= f << (FLAG_BITS * *index as u32);
+                    slots.push((slot, values.len()));
+                    values.push(int(0));
+                }
             }
         }
+        for (slot, at) in slots.iter_mut() {
+            values[*at] = slot.argument();
+        }
+        let entry = match known {
+            Some(entry) => entry,
+            None => self.entry(py, function, flags)?,
+        };
         if !self.hook_first {
             self.hook(enter, launch_metadata)?;
             for (slot, i) in pointers {
@@ -280,21 +354,27 @@ impl TritonLaunch {
         self.hook(&fixed[8], launch_metadata)
     }
 
-    /// The entry of `function`'s host function, built on its first launch.
-    fn entry(&self, py: Python<'_>, function: u64) -> PyResult<TVMFFISafeCallType> {
-        if let Some((f, entry)) = self.first.get()
+    /// The entry of `function`'s host function for descriptors with launch `flags`, built on
+    /// its first launch.
+    fn entry(&self, py: Python<'_>, function: u64, flags: u64) -> PyResult<TVMFFISafeCallType> {
+        if let Some((f, g, entry)) = self.first.get()
             && *f == function
+            && *g == flags
         {
             return Ok(*entry);
         }
         {
             let built = self.built.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(b) = built.iter().find(|b| b.function == function) {
+            if let Some(b) = built
+                .iter()
+                .find(|b| b.function == function && b.flags == flags)
+            {
                 return Ok(b.entry);
             }
         }
+        let key = flags_key(flags, self.descriptors.len());
         let (address, keepalive): (usize, Py<PyAny>) =
-            self.build.call1(py, (function,))?.extract(py)?;
+            self.build.call1(py, (function, key))?.extract(py)?;
         if address == 0 {
             return Err(PyRuntimeError::new_err(
                 "the host function's address is NULL",
@@ -306,10 +386,11 @@ impl TritonLaunch {
         let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
         built.push(Built {
             function,
+            flags,
             entry,
             _keepalive: keepalive,
         });
-        let _ = self.first.set((function, entry));
+        let _ = self.first.set((function, flags, entry));
         Ok(entry)
     }
 

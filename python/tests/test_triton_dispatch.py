@@ -2,7 +2,8 @@
 and sends the CUDA driver double the same launches, for a table of calls (aligned and
 misaligned pointers, ints equal to 1, divisible and not by 16, at the i32/i64/u64 boundaries,
 ``None``, floats, constexprs and keywords, a ``lambda META`` grid, an empty grid, several
-specializations of one kernel interleaved, an autotuned kernel after tuning); what it cannot
+specializations of one kernel interleaved, host ``TensorDescriptor``s, an autotuned kernel
+after tuning); what it cannot
 decide exactly (hooks, warm-up, argument kinds it does not model) goes through Triton's path,
 counted. Runs ``triton_dispatch_run.py`` in a process of its own per Triton release."""
 
@@ -71,6 +72,18 @@ def test_specializations_differ_where_tritons_do(result):
     assert kernels["i64 min of i64"] != kernels["i32 max"]
     assert kernels["num_warps=8"] != kernels["i32 not divisible"]
     assert kernels["n by keyword"] == kernels["i32 not divisible"]
+    # A host descriptor specializes on its dtype and block shape only (`tensordesc<fp16[64, 64]>`).
+    assert kernels["host descriptors, another shape, nan padding"] == kernels["host descriptors"]
+    assert kernels["host descriptors, another block"] != kernels["host descriptors"]
+
+
+def test_host_tensor_descriptors_are_served_from_the_table(result):
+    for name in ("host descriptors", "host descriptors, another shape, nan padding", "host descriptors, another block"):
+        triton_launch, miss_launch, hit_launch = result["cases"][name]["launches"]
+        assert hit_launch == triton_launch, name
+    # Two keys (the other shape and padding are the first key again): each recorded once, then
+    # hit: 4 calls of the table, then 3 interleaved.
+    assert result["stats"]["host_desc_copy"] == {"miss": 2, "hit": 7}
 
 
 def test_interleaved_calls_hit_the_same_kernels(result):
@@ -105,8 +118,9 @@ def test_what_it_cannot_decide_goes_through_triton_counted(result):
     assert stats["copy"]["fallback: launch hooks"] == 1
     assert stats["copy"]["fallback: warmup"] == 1
     assert stats["scalars"]["fallback: argument type Tuple2"] == 1
+    assert stats["host_desc_copy"]["fallback: argument type SubDescriptor"] == 1
     assert result["hook calls"] == 1
-    assert result["fallback launches"] == 1  # the hooked call launched; warm-up does not
+    assert result["fallback launches"] == 2  # the hooked call and the descriptor subclass's; warm-up launches nothing
     assert result["tuple error"]  # Triton's own error for the tuple, raised as Triton raises it
 
 

@@ -116,7 +116,7 @@ def _without_bit21(record):
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "triton", "errors", "errors, safecall's own")]
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "triton", "errors", "errors, safecall's own")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -153,6 +153,13 @@ def test_kernel_grid_launches_are_byte_identical(runs):
     assert tuned == [([47, 1, 1], [128, 1, 1]), ([24, 1, 1], [128, 1, 1]), ([12, 1, 1], [256, 1, 1])] + [
         ([24, 1, 1], [128, 1, 1])
     ] * 2
+
+
+def test_host_descriptors_launch_natively(runs):
+    stock, ours, _, _ = runs
+    assert ours["launchers"] == {"copy": ["TritonLaunch"], "host_desc_copy": ["TritonLaunch"],
+                                 "desc_copy": ["SafecallLauncher"]}
+    assert set(stock["launchers"]["host_desc_copy"]) != {"TritonLaunch"}
 
 
 def test_bad_arguments_fail_as_with_tritons_driver(runs):

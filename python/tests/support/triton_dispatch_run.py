@@ -34,8 +34,9 @@ safecall.triton.install()
 
 import triton  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
-from support.triton_fakes import ElementType  # noqa: E402
-from support.triton_kernels import axpy, copy, scalars  # noqa: E402
+from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
+from support.triton_kernels import axpy, copy, host_desc_copy, scalars  # noqa: E402
 
 F32, F64 = ElementType("float32"), ElementType("float64")
 
@@ -53,6 +54,16 @@ class Tensor:
 
 class Tuple2(tuple):
     """A tuple subclass: an argument kind the dispatcher does not model."""
+
+
+class SubDescriptor(TensorDescriptor):
+    """A descriptor type of its own (as Gluon's, which adds a layout): through Triton's path."""
+
+
+def descriptor(address: int, shape, block, cls=TensorDescriptor, **fields):
+    """A host ``TensorDescriptor`` of a float16 CUDA tensor at a fake address."""
+    base = DescriptorBase(address, "float16", shape)
+    return cls(base, base.shape, base.stride(), block, **fields)
 
 
 X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000, F64)
@@ -88,6 +99,16 @@ CASES = {
     "scalar mix": (scalars, (1,), (Z, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True), {}),
     "u64 at 2^64 - 1": (scalars, (1,), (Z, 0, 0, 0, 0, 0, 0, 0, 2**64 - 1, 0.0, 0.0, False), {}),
     "empty grid": (copy, (0,), (X, Y, 1000), {"BLOCK": 128}),
+    "host descriptors": (host_desc_copy, (4,), (descriptor(0x7F00_0006_0000, [256, 64], [64, 64]),
+                                                descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256), {"BM": 64, "BN": 64}),
+    # The same specialization (dtype and block shape): the launch encodes the new shape, strides
+    # and padding.
+    "host descriptors, another shape, nan padding": (
+        host_desc_copy, (2,), (descriptor(0x7F00_0008_0000, [128, 64], [64, 64], padding="nan"),
+                               descriptor(0x7F00_0009_0000, [128, 64], [64, 64]), 128), {"BM": 64, "BN": 64}),
+    "host descriptors, another block": (host_desc_copy, (8,), (descriptor(0x7F00_0006_0000, [256, 64], [32, 64]),
+                                                               descriptor(0x7F00_0007_0000, [256, 64], [32, 64]), 256),
+                                        {"BM": 32, "BN": 64}),
 }
 
 
@@ -110,7 +131,7 @@ for name, (kernel, grid, args, kwargs) in CASES.items():
     results["cases"][name] = {"kernels": [r[0] for r in runs], "launches": [r[1] for r in runs]}
 for name, (kernel, grid, args, kwargs) in reversed(list(CASES.items())):
     results["interleaved"][name] = {"kernel": call("dispatch", kernel, grid, args, kwargs)[0]}
-results["stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, axpy, scalars)}
+results["stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, axpy, scalars, host_desc_copy)}
 # clear(): the next call of a recorded key goes through Triton's run again (a miss), then hits.
 d = safecall.triton.jit(axpy)
 before = dict(d.stats())
@@ -226,8 +247,10 @@ try:
     safecall.triton.jit(scalars)[(1,)](Z, Tuple2((1, 2)), 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, False)
 except Exception as e:  # noqa: BLE001  (Triton's own error is the result)
     results["tuple error"] = type(e).__name__
+safecall.triton.jit(host_desc_copy)[(4,)](descriptor(0x7F00_0006_0000, [256, 64], [64, 64], SubDescriptor),
+                                         descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64)
 results["fallback launches"] = len(launches())
 results["hook calls"] = len(hook_calls)
-results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, scalars)}
+results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, scalars, host_desc_copy)}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -260,6 +260,12 @@ results["errors"] = {
 results["errors"]["a negative grid"] = run(X, Y, 1000, 128, grid=(-1, 1, 1))
 results["errors, safecall's own"] = {"two negative grid entries": run(X, Y, 1000, 128, grid=(-1, -1, 1))}
 results["hook calls"] = len(hook_calls)
+# The launcher each compiled kernel got (the installed driver: native for pointers, scalars
+# and host TMA descriptors; in Python with scratch memory).
+results["launchers"] = {
+    k.fn.__name__: sorted({type(c.run).__name__ for c in k.device_caches[0][0].values()})
+    for k in (copy, host_desc_copy, desc_copy)
+}
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -79,6 +79,13 @@ class ElementType:
     def __str__(self) -> str:
         return self.name
 
+    # One dtype per name, as torch's dtypes are singletons.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ElementType) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
 
 class DescriptorBase:
     """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes

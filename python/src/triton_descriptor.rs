@@ -1,0 +1,186 @@
+//! Host `TensorDescriptor` arguments of [`TritonLaunch`](crate::triton_launch::TritonLaunch):
+//! each one read from its Python object on every launch (the base tensor's address, the shape,
+//! the strides, the padding and `round_f32_to_tf32`) into a `DLTensor` on the launcher's
+//! stack, which the generated host function takes as a `DLTensor*` argument and builds the
+//! `CUtensorMap` from (`safecall._triton_args.descriptor_argument`). No Python object is made
+//! per launch.
+
+use std::ffi::c_void;
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::PyInt;
+
+use safecall_runtime::abi::{
+    DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, device_type, type_index,
+};
+
+use crate::triton_launch::to_u64;
+
+/// The largest rank of a `TensorDescriptor` (Triton asserts `rank <= 5`).
+pub(crate) const MAX_RANK: usize = 5;
+
+/// Bit of a descriptor's launch flags: `padding == "nan"`.
+const NAN_PADDING: u64 = 1;
+/// Bit of a descriptor's launch flags: `round_f32_to_tf32` (Triton 3.7+).
+const ROUND_TF32: u64 = 2;
+/// Bits per descriptor in a launch's flags word.
+pub(crate) const FLAG_BITS: u32 = 2;
+
+/// What the compiled kernel fixes of one descriptor parameter.
+#[derive(Clone, Copy)]
+pub(crate) struct DescriptorSpec {
+    /// The element type (DLPack), as the host function's tensor parameter expects it.
+    pub dtype: DLDataType,
+}
+
+/// One descriptor's `DLTensor` with the storage its shape and strides point into.
+pub(crate) struct DescriptorSlot {
+    shape: [i64; MAX_RANK],
+    strides: [i64; MAX_RANK],
+    tensor: DLTensor,
+}
+
+impl DescriptorSlot {
+    /// Reads `desc` (a `TensorDescriptor`) for the parameter `spec`: the slot and the
+    /// descriptor's launch flags (`padding == "nan"` as Triton's `make_tensordesc_arg` reads
+    /// it; `round_f32_to_tf32` where `tf32` says this Triton honours it).
+    pub(crate) fn read(
+        spec: &DescriptorSpec,
+        desc: &Bound<'_, PyAny>,
+        tf32: bool,
+    ) -> PyResult<(DescriptorSlot, u64)> {
+        let py = desc.py();
+        let address = base_address(&desc.getattr(intern!(py, "base"))?)?;
+        let mut slot = DescriptorSlot {
+            shape: [0; MAX_RANK],
+            strides: [0; MAX_RANK],
+            tensor: DLTensor {
+                data: address as usize as *mut c_void,
+                // Device 0, as the launcher's Python path describes it: the launch device is
+                // the one the kernel was loaded on, which the host function names itself.
+                device: DLDevice {
+                    device_type: device_type::CUDA,
+                    device_id: 0,
+                },
+                ndim: 0,
+                dtype: spec.dtype,
+                shape: std::ptr::null_mut(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        };
+        let rank = fill(
+            &mut slot.shape,
+            &desc.getattr(intern!(py, "shape"))?,
+            "shape",
+        )?;
+        let strides = fill(
+            &mut slot.strides,
+            &desc.getattr(intern!(py, "strides"))?,
+            "strides",
+        )?;
+        if strides != rank {
+            return Err(PyValueError::new_err(format!(
+                "a TensorDescriptor's shape has {rank} dimensions but its strides {strides}"
+            )));
+        }
+        slot.tensor.ndim = rank as i32;
+        let mut flags = 0;
+        if desc
+            .getattr(intern!(py, "padding"))?
+            .eq(intern!(py, "nan"))?
+        {
+            flags |= NAN_PADDING;
+        }
+        if tf32
+            && let Ok(round) = desc.getattr(intern!(py, "round_f32_to_tf32"))
+            && round.is_truthy()?
+        {
+            flags |= ROUND_TF32;
+        }
+        Ok((slot, flags))
+    }
+
+    /// The argument: a `DLTensor*` to this slot's tensor, its shape and strides pointed at.
+    /// The slot must not move while the argument is in use.
+    pub(crate) fn argument(&mut self) -> TVMFFIAny {
+        self.tensor.shape = self.shape.as_mut_ptr();
+        self.tensor.strides = self.strides.as_mut_ptr();
+        TVMFFIAny {
+            type_index: type_index::DL_TENSOR_PTR,
+            small_str_len: 0,
+            value: TVMFFIValue {
+                v_ptr: (&mut self.tensor as *mut DLTensor).cast(),
+            },
+        }
+    }
+}
+
+/// A launch's descriptor flags as the Python builder's key: per descriptor
+/// `(padding, round_f32_to_tf32)`.
+pub(crate) fn flags_key(flags: u64, count: usize) -> Vec<(&'static str, bool)> {
+    (0..count)
+        .map(|i| {
+            let f = flags >> (FLAG_BITS * i as u32);
+            (
+                if f & NAN_PADDING != 0 { "nan" } else { "zero" },
+                f & ROUND_TF32 != 0,
+            )
+        })
+        .collect()
+}
+
+/// `values` (a sequence of `int`s, at most [`MAX_RANK`]) into `out`; their number.
+fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
+    let mut n = 0;
+    for v in values.try_iter()? {
+        if n == MAX_RANK {
+            return Err(PyValueError::new_err(format!(
+                "a TensorDescriptor's {what} has more than {MAX_RANK} dimensions"
+            )));
+        }
+        out[n] = v?.extract::<i64>()?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The base tensor's address as the launcher's Python path reads it
+/// (`safecall._triton_launcher._address`): `None` is NULL, an `int` itself, anything else its
+/// `data_ptr()`, a CPU tensor refused.
+fn base_address(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if value.is_none() {
+        return Ok(0);
+    }
+    if value.is_exact_instance_of::<PyInt>() {
+        return to_u64(value);
+    }
+    let py = value.py();
+    let data_ptr = match value.getattr(intern!(py, "data_ptr")) {
+        Ok(f) => f,
+        Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
+            return Err(PyTypeError::new_err(
+                "Pointer argument must be either uint64 or have data_ptr method",
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    if let Ok(device) = value.getattr(intern!(py, "device"))
+        && !device.is_none()
+        && let Ok(kind) = device.getattr(intern!(py, "type"))
+        && kind.eq(intern!(py, "cpu"))?
+    {
+        return Err(PyValueError::new_err(
+            "Pointer argument cannot be accessed from Triton (cpu tensor?)",
+        ));
+    }
+    let address = data_ptr.call0()?;
+    if !address.is_exact_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(
+            "data_ptr method of Pointer object must return 64-bit int",
+        ));
+    }
+    to_u64(&address)
+}
