@@ -61,6 +61,24 @@ def _constexpr_key(v: Any) -> Any:
     return (t, v)
 
 
+def _env_bool_variable(group: Any, name: str) -> Optional[str]:
+    """The environment variable of ``group.name`` when that attribute is Triton's
+    ``env_bool`` descriptor as shipped (its value: the instance's override, else
+    ``getenv_bool(variable, default)``, which the native side then reads only when the
+    variable's text changed); ``None`` for any other attribute, read as it is on every call."""
+    from triton import knobs
+
+    env_base, env_bool = getattr(knobs, "env_base", None), getattr(knobs, "env_bool", None)
+    descriptor = inspect.getattr_static(type(group), name, None)
+    if (env_bool is None or type(descriptor) is not env_bool or getattr(descriptor, "name", None) != name
+            or type(group).__getattribute__ is not object.__getattribute__):
+        return None
+    shipped = (env_bool.__get__ is env_base.__get__ and env_bool.transform is env_base.transform
+               and env_bool.get.__module__ == knobs.__name__ and knobs.getenv_bool.__module__ != knobs.__name__)
+    key = getattr(descriptor, "key", None)
+    return key if shipped and isinstance(key, str) else None
+
+
 def _descriptor_type() -> Any:
     """Triton's host ``TensorDescriptor`` class, or ``None`` where this release has none."""
     try:
@@ -88,7 +106,7 @@ class Dispatcher:
         self._stats: collections.Counter = collections.Counter()
         # The knobs Triton folds into the options on every call, as this release names them.
         knob_reads = [
-            (getattr(knobs, group), name)
+            (getattr(knobs, group), name, _env_bool_variable(getattr(knobs, group), name))
             for group, name in (("runtime", "debug"), ("compilation", "instrumentation_mode"),
                                 ("compilation", "fpsan_homomorphic_casts"))
             if hasattr(getattr(knobs, group, None), name)

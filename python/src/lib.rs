@@ -26,6 +26,7 @@ mod triton_autotune;
 mod triton_descriptor;
 mod triton_dispatch;
 mod triton_key;
+mod triton_knobs;
 mod triton_launch;
 mod vocabulary;
 

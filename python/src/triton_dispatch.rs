@@ -18,6 +18,7 @@ use smallvec::SmallVec;
 use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
+use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{TritonLaunch, to_u64};
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
@@ -72,8 +73,8 @@ pub struct TritonDispatch {
     function: Py<PyAny>,
     /// `triton.knobs.runtime`.
     runtime: Py<PyAny>,
-    /// `(knob group, attribute)`: the knobs Triton folds into the options on every call.
-    knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
+    /// The knobs Triton folds into the options on every call.
+    knob_reads: Vec<KnobRead>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
     driver: Py<PyAny>,
     /// `triton.tools.tensor_descriptor.TensorDescriptor` (`None` where this Triton has none):
@@ -138,7 +139,9 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
     /// driver, descriptor_type, constexpr_key, globals_changed, slow)`; `defaults[i]` is
-    /// `empty` (any object, compared by identity) where parameter `i` has no default.
+    /// `empty` (any object, compared by identity) where parameter `i` has no default;
+    /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
+    /// knob that is Triton's `env_bool` as shipped (else `None`).
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -149,7 +152,7 @@ impl TritonDispatch {
         constexpr: Vec<bool>,
         function: Py<PyAny>,
         runtime: Py<PyAny>,
-        knob_reads: Vec<(Py<PyAny>, Py<PyString>)>,
+        knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
         descriptor_type: Py<PyAny>,
         constexpr_key: Py<PyAny>,
@@ -171,7 +174,10 @@ impl TritonDispatch {
             kinds: Mutex::new(HashMap::default()),
             function,
             runtime,
-            knob_reads,
+            knob_reads: knob_reads
+                .into_iter()
+                .map(|(group, name, variable)| KnobRead::new(group, name, variable))
+                .collect::<PyResult<_>>()?,
             driver,
             descriptor_type,
             constexpr_key,
@@ -388,8 +394,8 @@ impl TritonDispatch {
                 slow_on!(self.interner.constant(&value, tuple_key, &mut key));
             }
         }
-        for (group, name) in &self.knob_reads {
-            let knob = group.bind(py).getattr(name.bind(py))?;
+        for read in &self.knob_reads {
+            let knob = read.read(py)?;
             slow_on!(self.interner.constant(&knob, tuple_key, &mut key));
         }
         // The kernel's own `debug` (an attribute callers may set), which Triton folds into the

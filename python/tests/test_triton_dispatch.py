@@ -141,6 +141,21 @@ def test_the_kernels_debug_attribute_is_part_of_the_key(result):
     assert by_triton != result["cases"]["i32 not divisible"]["kernels"][0]
 
 
+def test_an_environment_knob_is_read_on_every_call(result):
+    knob = result["environment knob"]
+    if result["triton"].startswith("3.6."):
+        assert knob is None  # 3.6 folds no environment-backed knob into the options
+        return
+    assert knob["set by triton"] != knob["first"]
+    assert knob["set"] == [knob["set by triton"]] * 2
+    assert knob["zero"] == knob["first"]
+    assert knob["overridden"] == [knob["set by triton"]] * 2
+    assert knob["unset"] == knob["first"]
+    # One miss (the variable set), then hits only.
+    assert knob["after"]["miss"] - knob["before"]["miss"] == 1
+    assert knob["after"]["hit"] - knob["before"]["hit"] == 4
+
+
 def test_equal_dtypes_are_one_key(result):
     case = result["equal dtypes"]
     by_triton, *by_dispatch = case["kernels"]

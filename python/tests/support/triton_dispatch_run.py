@@ -147,6 +147,28 @@ copy.debug = True
 results["debug attribute"] = {"kernels": [call(path, kernel, grid, args, kwargs)[0] for path in ("triton", "dispatch")]}
 copy.debug = None
 
+# An environment-backed knob (3.9's TRITON_FPSAN_HOMOMORPHIC_CASTS, which Triton folds into the
+# options on every call): setting the variable selects another specialization, as in Triton's
+# run; unsetting it selects the first again; the knob's own override wins over the variable.
+results["environment knob"] = None
+if hasattr(triton.knobs.compilation, "fpsan_homomorphic_casts"):
+    kernel, grid, args, kwargs = CASES["i32 not divisible"]
+    d = safecall.triton.jit(copy)
+    first = call("dispatch", kernel, grid, args, kwargs)[0]
+    before = dict(d.stats())
+    os.environ["TRITON_FPSAN_HOMOMORPHIC_CASTS"] = "1"
+    set_by_triton = call("triton", kernel, grid, args, kwargs)[0]
+    set_by_dispatch = [call("dispatch", kernel, grid, args, kwargs)[0] for _ in range(2)]
+    os.environ["TRITON_FPSAN_HOMOMORPHIC_CASTS"] = "0"
+    zero = call("dispatch", kernel, grid, args, kwargs)[0]
+    triton.knobs.compilation.__dict__["fpsan_homomorphic_casts"] = True  # an override, the variable still "0"
+    overridden = [call(path, kernel, grid, args, kwargs)[0] for path in ("triton", "dispatch")]
+    del triton.knobs.compilation.fpsan_homomorphic_casts
+    del os.environ["TRITON_FPSAN_HOMOMORPHIC_CASTS"]
+    unset = call("dispatch", kernel, grid, args, kwargs)[0]
+    results["environment knob"] = {"first": first, "set by triton": set_by_triton, "set": set_by_dispatch, "zero": zero,
+                                   "overridden": overridden, "unset": unset, "before": before, "after": dict(d.stats())}
+
 # Equal dtypes that are distinct objects (``triton.language.dtype`` compares by name) are one
 # key, as in a tuple key: the first call is a miss, the next ones hit without Triton's run.
 def fp32(address):

@@ -1,0 +1,79 @@
+//! The Triton knobs the dispatcher folds into its key on every call, read as Triton reads
+//! them (`getattr(knobs.<group>, name)`), with one shortcut: a knob that is Triton's
+//! environment-backed boolean (`triton.knobs.env_bool`, as shipped; the Python side checks)
+//! is worth the instance's override when one is set, else `getenv_bool(VAR, default)`, a pure
+//! function of the variable's text. Its value is therefore remembered with the text it was
+//! read for, and a call whose `getenv(VAR)` finds the same text reuses it: a C `getenv` and a
+//! dictionary lookup instead of a Python descriptor call (about 2300 instructions per read).
+
+use std::ffi::{CStr, CString};
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+/// One knob read.
+pub(crate) struct KnobRead {
+    group: Py<PyAny>,
+    name: Py<PyString>,
+    /// For an `env_bool` knob: its variable and the value last read, with the variable's text
+    /// then (`None`: unset).
+    env: Option<(CString, Mutex<Option<(Option<Vec<u8>>, Py<PyAny>)>>)>,
+}
+
+impl KnobRead {
+    /// `(group, name, variable)`: `variable` the environment variable of an `env_bool` knob,
+    /// else `None`.
+    pub(crate) fn new(
+        group: Py<PyAny>,
+        name: Py<PyString>,
+        variable: Option<String>,
+    ) -> PyResult<Self> {
+        let env = match variable {
+            None => None,
+            Some(v) => Some((
+                CString::new(v)
+                    .map_err(|_| PyValueError::new_err("a knob's variable holds a NUL byte"))?,
+                Mutex::new(None),
+            )),
+        };
+        Ok(KnobRead { group, name, env })
+    }
+
+    /// The knob's value now.
+    pub(crate) fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let group = self.group.bind(py);
+        let name = self.name.bind(py);
+        let Some((variable, last)) = &self.env else {
+            return group.getattr(name);
+        };
+        // `env_base.__get__`: the instance's override first (`transform` is the identity for
+        // `env_bool`).
+        if let Ok(dict) = group.getattr(intern!(py, "__dict__"))
+            && let Ok(dict) = dict.cast::<PyDict>()
+            && let Some(value) = dict.get_item(name)?
+        {
+            return Ok(value);
+        }
+        // SAFETY: a NUL-terminated name; the environment changes only through Python's
+        // `os.environ` (`putenv` under the interpreter lock, which this call holds) or through
+        // code that would race Triton's own `getenv` alike. The text is copied before the lock
+        // is released.
+        let text = unsafe {
+            let p = libc::getenv(variable.as_ptr());
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
+        };
+        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, value)) = &*last
+            && seen.as_deref() == text
+        {
+            return Ok(value.bind(py).clone());
+        }
+        let text = text.map(<[u8]>::to_vec);
+        let value = group.getattr(name)?;
+        *last = Some((text, value.clone().unbind()));
+        Ok(value)
+    }
+}
