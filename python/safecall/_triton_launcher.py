@@ -171,7 +171,7 @@ class SafecallLauncher:
                 out.append(v)
                 leaves.append("i64")
             return
-        address = _address(desc.base)
+        address = _descriptor_address(desc.base)
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides))
         leaves.append((step.ty, len(key)))
@@ -275,6 +275,15 @@ def _address(value: Any) -> int:
     address = data_ptr()
     if type(address) is not int:
         raise TypeError("data_ptr method of Pointer object must return 64-bit int")
+    return address
+
+
+def _descriptor_address(base: Any) -> int:
+    """A TMA descriptor's base address as Triton's ``make_tensordesc_arg`` reads it:
+    ``base.data_ptr()``, with no device check."""
+    address = base.data_ptr()
+    if type(address) is not int:
+        raise TypeError("data_ptr method of a TensorDescriptor's base must return 64-bit int")
     return address
 
 

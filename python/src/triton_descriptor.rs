@@ -7,7 +7,7 @@
 
 use std::ffi::c_void;
 
-use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
@@ -147,39 +147,14 @@ fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyR
     Ok(n)
 }
 
-/// The base tensor's address as the launcher's Python path reads it
-/// (`safecall._triton_launcher._address`): `None` is NULL, an `int` itself, anything else its
-/// `data_ptr()`, a CPU tensor refused.
-fn base_address(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    if value.is_none() {
-        return Ok(0);
-    }
-    if value.is_exact_instance_of::<PyInt>() {
-        return to_u64(value);
-    }
-    let py = value.py();
-    let data_ptr = match value.getattr(intern!(py, "data_ptr")) {
-        Ok(f) => f,
-        Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
-            return Err(PyTypeError::new_err(
-                "Pointer argument must be either uint64 or have data_ptr method",
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    if let Ok(device) = value.getattr(intern!(py, "device"))
-        && !device.is_none()
-        && let Ok(kind) = device.getattr(intern!(py, "type"))
-        && kind.eq(intern!(py, "cpu"))?
-    {
-        return Err(PyValueError::new_err(
-            "Pointer argument cannot be accessed from Triton (cpu tensor?)",
-        ));
-    }
-    let address = data_ptr.call0()?;
+/// The base tensor's address as Triton's `make_tensordesc_arg` reads it: `base.data_ptr()`,
+/// with no device check (Triton's launcher makes none for a descriptor's base), which must be
+/// an `int`.
+fn base_address(base: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let address = base.call_method0(intern!(base.py(), "data_ptr"))?;
     if !address.is_exact_instance_of::<PyInt>() {
         return Err(PyTypeError::new_err(
-            "data_ptr method of Pointer object must return 64-bit int",
+            "data_ptr method of a TensorDescriptor's base must return 64-bit int",
         ));
     }
     to_u64(&address)

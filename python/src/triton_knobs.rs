@@ -14,13 +14,15 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+/// An `env_bool` knob's value last read, with its variable's text then (`None`: unset).
+type LastRead = Mutex<Option<(Option<Vec<u8>>, Py<PyAny>)>>;
+
 /// One knob read.
 pub(crate) struct KnobRead {
     group: Py<PyAny>,
     name: Py<PyString>,
-    /// For an `env_bool` knob: its variable and the value last read, with the variable's text
-    /// then (`None`: unset).
-    env: Option<(CString, Mutex<Option<(Option<Vec<u8>>, Py<PyAny>)>>)>,
+    /// For an `env_bool` knob: its variable and the value last read.
+    env: Option<(CString, LastRead)>,
 }
 
 impl KnobRead {

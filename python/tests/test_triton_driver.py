@@ -116,7 +116,7 @@ def _without_bit21(record):
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "triton", "errors", "errors, safecall's own")]
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -160,6 +160,18 @@ def test_host_descriptors_launch_natively(runs):
     assert ours["launchers"] == {"copy": ["TritonLaunch"], "host_desc_copy": ["TritonLaunch"],
                                  "desc_copy": ["SafecallLauncher"]}
     assert set(stock["launchers"]["host_desc_copy"]) != {"TritonLaunch"}
+
+
+def test_bad_host_descriptors_are_refused_with_their_reason(runs):
+    stock, ours = runs[0]["descriptor errors"], runs[1]["descriptor errors"]
+    # A base on the CPU launches on both: Triton's launcher reads `base.data_ptr()` unchecked.
+    assert stock["base on the CPU"] is None and ours["base on the CPU"] is None
+    # The rest both refuse; safecall's messages say what is wrong.
+    assert all(stock[case] is not None for case in stock if case != "base on the CPU")
+    assert ours["base without data_ptr"] == "AttributeError: 'object' object has no attribute 'data_ptr'"
+    assert ours["strides shorter than the shape"] == "ValueError: a TensorDescriptor's shape has 2 dimensions but its strides 1"
+    assert ours["rank 6"] == "ValueError: a TensorDescriptor's shape has more than 5 dimensions"
+    assert ours["rank 3 for a rank-2 parameter"].startswith("ValueError: launch: argument 'arg0' (#4): ndim is 3, expected 2\n")
 
 
 def test_bad_arguments_fail_as_with_tritons_driver(runs):

@@ -266,6 +266,39 @@ results["launchers"] = {
     k.fn.__name__: sorted({type(c.run).__name__ for c in k.device_caches[0][0].values()})
     for k in (copy, host_desc_copy, desc_copy)
 }
+
+
+# Bad host descriptors (fields changed after construction, which TensorDescriptor allows),
+# after the hook count above: each refused by both drivers, safecall's with its own words.
+class CpuBase(DescriptorBase):
+    """A base tensor on the CPU (what `device.type` says of a torch CPU tensor)."""
+
+    device = type("Device", (), {"type": "cpu"})()
+
+
+def bad_descriptor(**fields):
+    d = descriptor(0x7F00_0006_0000, [256, 64], [64, 64])
+    for name, value in fields.items():
+        setattr(d, name, value)
+    return d
+
+
+desc_compiled = next(iter(host_desc_copy.device_caches[0][0].values()))
+
+
+def run_desc(x_desc):
+    y_desc = descriptor(0x7F00_0007_0000, [256, 64], [64, 64])
+    return outcome(lambda: desc_compiled.run(4, 1, 1, 0, desc_compiled.function, desc_compiled.packed_metadata, None,
+                                             hooks.launch_enter_hook, hooks.launch_exit_hook, x_desc, y_desc, 256, 64, 64))
+
+
+results["descriptor errors"] = {
+    "base without data_ptr": run_desc(bad_descriptor(base=object())),
+    "base on the CPU": run_desc(bad_descriptor(base=CpuBase(0x7F00_0006_0000, "float16", [256, 64]))),
+    "strides shorter than the shape": run_desc(bad_descriptor(strides=[1])),
+    "rank 3 for a rank-2 parameter": run_desc(bad_descriptor(shape=[4, 256, 64], strides=[16384, 64, 1])),
+    "rank 6": run_desc(bad_descriptor(shape=[1] * 4 + [256, 64], strides=[16384] * 4 + [64, 1])),
+}
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
