@@ -373,6 +373,8 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
     if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None and step.descriptor["entry"] is None)
            for step in general.plan):
         return general
+    if sum(step is not None and step.descriptor is not None for step in general.plan) > _MAX_NATIVE_DESCRIPTORS:
+        return general
     import sys
 
     from triton.knobs import HookChain
@@ -407,6 +409,11 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         descriptors,
         minor >= (3, 7),
     )
+
+
+#: The most host descriptors :class:`safecall._native.TritonLaunch` takes (2 bits of each in a
+#: 64-bit key of its host functions).
+_MAX_NATIVE_DESCRIPTORS = 32
 
 
 def _kind_code(ty: str) -> int:

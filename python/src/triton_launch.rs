@@ -1,9 +1,10 @@
 //! `TritonLaunch`: the installed Triton driver's launcher for kernels whose arguments are
-//! pointers, scalars and host tensor descriptors (`triton_descriptor`), as a native callable. Triton's JIT calls it on every launch with
-//! `(grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
-//! exit_hook, *args)`; it converts the arguments as Triton 3.9's `driver.c` extractors do and
-//! calls the generated host function's safe-call entry directly (no tvm_ffi Python layer in
-//! between), raising the function's error as the Python exception of its kind.
+//! pointers, scalars and host tensor descriptors (`triton_descriptor`), as a native callable.
+//! Triton's JIT calls it on every launch with `(grid_x, grid_y, grid_z, stream, function,
+//! packed_metadata, launch_metadata, enter_hook, exit_hook, *args)`; it converts the arguments
+//! as Triton 3.9's `driver.c` extractors do and calls the generated host function's safe-call
+//! entry directly (no tvm_ffi Python layer in between), raising the function's error as the
+//! Python exception of its kind.
 //!
 //! The host function is built on the first launch of each `CUfunction` (and, for kernels with
 //! descriptors, of each combination of their paddings and `round_f32_to_tf32`, which the
