@@ -11,8 +11,8 @@ driver call does next to nothing, so the figures are the host paths themselves;
 For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
 per call, steady state, the same call through safecall's dispatcher
 (``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
-the JIT hands it), for kernels of 3, 8 and 16 arguments, one of two host ``TensorDescriptor``s
-and an autotuned one; and, for the first call of a new
+the JIT hands it), for kernels of 3, 8 and 16 arguments, a ``lambda META`` grid calling
+``triton.cdiv``, one of two host ``TensorDescriptor``s and an autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
 the rounds, in microseconds.
 """
@@ -107,6 +107,19 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
+    # The everyday grid: a lambda over META calling triton.cdiv, made anew per call as in a
+    # wrapper function (Triton calls it; the dispatch computes it from its trace).
+    k3_args = kernels[3][1]
+    dispatched3 = safecall_triton.jit(k3)
+
+    def lambda_grid(n):
+        return lambda META: (triton.cdiv(n, META["BLOCK"]),)
+
+    fake.safecall_fake_cuda_quiet(1)
+    out["kernel[lambda META: cdiv]() 3 args"] = _median(lambda: k3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
+    out["safecall.triton.jit(kernel)[lambda META: cdiv]() 3 args"] = _median(
+        lambda: dispatched3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
+    fake.safecall_fake_cuda_quiet(0)
     # Two host TMA descriptors (the launcher encodes both on every call).
     from support.triton_fakes import DescriptorBase
     from triton.tools.tensor_descriptor import TensorDescriptor

@@ -99,6 +99,7 @@ class Dispatcher:
         from triton import knobs
 
         from ._native import TritonDispatch
+        from ._triton_grid import trace_grid
 
         self.fn = fn
         params = list(fn.signature.parameters.values())
@@ -113,7 +114,7 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
-            fn, knobs.runtime, knob_reads, triton.runtime.driver, _descriptor_type(), _constexpr_key,
+            fn, knobs.runtime, knob_reads, triton.runtime.driver, _descriptor_type(), trace_grid, _constexpr_key,
             self._globals_changed, self._slow,
         )
         self.run = self._native.run

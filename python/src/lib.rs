@@ -25,6 +25,7 @@ mod tensor_map;
 mod triton_autotune;
 mod triton_descriptor;
 mod triton_dispatch;
+mod triton_grid;
 mod triton_key;
 mod triton_knobs;
 mod triton_launch;

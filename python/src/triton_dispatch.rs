@@ -17,6 +17,7 @@ use smallvec::SmallVec;
 
 use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{TritonLaunch, to_u64};
@@ -80,6 +81,8 @@ pub struct TritonDispatch {
     /// `triton.tools.tensor_descriptor.TensorDescriptor` (`None` where this Triton has none):
     /// arguments of exactly this type enter the key as Triton specializes them.
     descriptor_type: Py<PyAny>,
+    /// Grid functions traced to what they compute.
+    grids: GridTraces,
     /// `constexpr_key(value)` for tuples; `globals_changed()`; `slow(...)`.
     constexpr_key: Py<PyAny>,
     globals_changed: Py<PyAny>,
@@ -138,7 +141,8 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 #[pymethods]
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
-    /// driver, descriptor_type, constexpr_key, globals_changed, slow)`; `defaults[i]` is
+    /// driver, descriptor_type, trace_grid, constexpr_key, globals_changed, slow)`;
+    /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
     /// knob that is Triton's `env_bool` as shipped (else `None`).
@@ -155,6 +159,7 @@ impl TritonDispatch {
         knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
         descriptor_type: Py<PyAny>,
+        trace_grid: Py<PyAny>,
         constexpr_key: Py<PyAny>,
         globals_changed: Py<PyAny>,
         slow: Py<PyAny>,
@@ -180,6 +185,7 @@ impl TritonDispatch {
                 .collect::<PyResult<_>>()?,
             driver,
             descriptor_type,
+            grids: GridTraces::new(py, trace_grid)?,
             constexpr_key,
             globals_changed,
             slow,
@@ -413,11 +419,16 @@ impl TritonDispatch {
             return Ok(Err(Slow::Fallback("globals changed".into())));
         }
         let grid = if grid.is_callable() {
-            let meta = PyDict::new(py);
-            for (name, value) in self.names.iter().zip(&values) {
-                meta.set_item(name.bind(py), value)?;
+            match self.grids.evaluate(grid, &self.names, &values)? {
+                Some(traced) => traced,
+                None => {
+                    let meta = PyDict::new(py);
+                    for (name, value) in self.names.iter().zip(&values) {
+                        meta.set_item(name.bind(py), value)?;
+                    }
+                    grid.call1((meta,))?
+                }
             }
-            grid.call1((meta,))?
         } else {
             grid.clone()
         };

@@ -156,6 +156,18 @@ def test_an_environment_knob_is_read_on_every_call(result):
     assert knob["after"]["hit"] - knob["before"]["hit"] == 4
 
 
+def test_a_grid_lambda_is_computed_from_its_trace(result):
+    traced = result["traced grid"]
+    # cdiv(5000, 128) = 40: three dispatched launches without a call of triton.cdiv (the trace
+    # computed them), then Triton's run, which calls it.
+    assert traced["int"] == {"cdiv calls": 1, "grids": [[40, 1, 1]] * 4, "errors": [None] * 4}
+    # Over a float the grid itself runs on every call; its 40.0 is refused as Triton refuses it.
+    assert traced["float"]["cdiv calls"] == 4 and traced["float"]["grids"] == []
+    assert len(set(traced["float"]["errors"])) == 1 and traced["float"]["errors"][0].startswith("TypeError")
+    # A replaced triton.cdiv is what the grid calls: the trace is not used.
+    assert traced["cdiv replaced"] == {"grids": [[7, 1, 1]]}
+
+
 def test_equal_dtypes_are_one_key(result):
     case = result["equal dtypes"]
     by_triton, *by_dispatch = case["kernels"]

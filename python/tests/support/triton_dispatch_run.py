@@ -79,6 +79,12 @@ def autotuned():
 
 
 tuned, reference = autotuned(), autotuned()
+N_ROWS = 4000
+
+
+def closure_grid(m):
+    """A grid over a closure cell, made anew on every call as in a wrapper function."""
+    return lambda META: (triton.cdiv(m, META["BLOCK"]),)
 
 #: name -> (kernel, grid, args, kwargs).
 CASES = {
@@ -99,6 +105,9 @@ CASES = {
     "scalar mix": (scalars, (1,), (Z, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 - 5, 0.1, -2.5e-300, True), {}),
     "u64 at 2^64 - 1": (scalars, (1,), (Z, 0, 0, 0, 0, 0, 0, 0, 2**64 - 1, 0.0, 0.0, False), {}),
     "empty grid": (copy, (0,), (X, Y, 1000), {"BLOCK": 128}),
+    "grid lambda over a closure cell": (copy, closure_grid(3000), (X, Y, 3000), {"BLOCK": 128}),
+    "grid lambda over a module-level int, 2 dims": (copy, lambda META: (triton.cdiv(N_ROWS, META["BLOCK"]), 2), (X, Y, 1000),
+                                                    {"BLOCK": 64}),
     "host descriptors": (host_desc_copy, (4,), (descriptor(0x7F00_0006_0000, [256, 64], [64, 64]),
                                                 descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256), {"BM": 64, "BN": 64}),
     # The same specialization (dtype and block shape): the launch encodes the new shape, strides
@@ -168,6 +177,45 @@ if hasattr(triton.knobs.compilation, "fpsan_homomorphic_casts"):
     unset = call("dispatch", kernel, grid, args, kwargs)[0]
     results["environment knob"] = {"first": first, "set by triton": set_by_triton, "set": set_by_dispatch, "zero": zero,
                                    "overridden": overridden, "unset": unset, "before": before, "after": dict(d.stats())}
+
+# A traced grid: a hit computes it without calling the grid (triton.cdiv, about 1.5 us from
+# host code, is not called); a grid over a value that is no int, or a triton.cdiv replaced, is
+# called as Triton calls it.
+cdiv_calls = []
+constexpr_function = type(triton.cdiv)
+original_call = constexpr_function.__call__
+
+
+def counting_call(self, *args, **kwargs):
+    cdiv_calls.append(1)
+    return original_call(self, *args, **kwargs)
+
+
+constexpr_function.__call__ = counting_call
+d = safecall.triton.jit(copy)
+traced = {}
+for name, m in (("int", 5000), ("float", 5000.0)):
+    fake.safecall_fake_cuda_reset()
+    before = len(cdiv_calls)
+    errors = []
+    for path in ("dispatch", "dispatch", "dispatch", "triton"):
+        try:
+            if path == "triton":
+                JITFunction.run(copy, X, Y, 5000, grid=closure_grid(m), warmup=False, BLOCK=128)
+            else:
+                d[closure_grid(m)](X, Y, 5000, BLOCK=128)
+            errors.append(None)
+        except Exception as e:  # noqa: BLE001  (the error is the result)
+            errors.append(f"{type(e).__name__}: {e}")
+    traced[name] = {"cdiv calls": len(cdiv_calls) - before, "grids": [r["grid"] for r in launches()], "errors": errors}
+real_cdiv = triton.cdiv
+triton.cdiv = lambda a, b: 7
+fake.safecall_fake_cuda_reset()
+d[closure_grid(5000)](X, Y, 5000, BLOCK=128)
+traced["cdiv replaced"] = {"grids": [r["grid"] for r in launches()]}
+triton.cdiv = real_cdiv
+constexpr_function.__call__ = original_call
+results["traced grid"] = traced
 
 # Equal dtypes that are distinct objects (``triton.language.dtype`` compares by name) are one
 # key, as in a tuple key: the first call is a miss, the next ones hit without Triton's run.
