@@ -14,7 +14,8 @@ that both drivers computed bit-identical outputs, and prints, per driver:
 
 - the first touch of ``triton.runtime.driver.active`` (stock Triton compiles its C driver there);
 - the first ``kernel[grid](...)`` of a new 8-argument kernel (Triton's compile included in both);
-- host time per steady-state ``kernel[grid](...)`` of the vector add and of an 8-argument
+- host time per steady-state ``kernel[grid](...)`` of the vector add (with a tuple grid and
+  with a ``lambda META`` grid calling ``triton.cdiv``) and of an 8-argument
   kernel (median of the rounds, launches queued without synchronizing), and of the vector
   add's launcher alone (``CompiledKernel.run`` with the arguments the JIT passes), and of a
   ``kernel[grid](...)`` taking a host ``TensorDescriptor``, in
@@ -236,6 +237,15 @@ def child(mode: str, calls: int, rounds: int) -> dict:
         per.append((time.perf_counter() - t) / calls * 1e6)
         torch.cuda.synchronize()
     out["kernel_grid_us"] = round(statistics.median(per), 3)
+    # The same with the everyday grid: a lambda over META calling triton.cdiv, made per call.
+    per = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(calls):
+            add[lambda META: (triton.cdiv(1024, META["BLOCK"]),)](x, y, o, 1024, BLOCK=1024)
+        per.append((time.perf_counter() - t) / calls * 1e6)
+        torch.cuda.synchronize()
+    out["kernel_grid_lambda_us"] = round(statistics.median(per), 3)
     out["kernel_grid_rounds_us"] = [round(p, 3) for p in per]
     wide_args = bufs + [4096]
     per = []
@@ -299,7 +309,7 @@ def main() -> int:
         return 0
     results: dict = {}
     timed = ("import_ms", "first_touch_ms", "first_call_8_args_ms", "kernel_grid_us", "kernel_grid_8_args_us", "launcher_us",
-             "kernel_grid_desc_us")
+             "kernel_grid_desc_us", "kernel_grid_lambda_us")
     # The drivers alternate, --repeat times: each figure is the median of its repeats (host
     # timings on a shared machine drift between processes more than within one).
     for _ in range(a.repeat):
