@@ -12,7 +12,8 @@ For each driver, in a process of its own (an empty Triton cache each): ``kernel[
 per call, steady state, the same call through safecall's dispatcher
 (``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
 the JIT hands it), for kernels of 3, 8 and 16 arguments, a ``lambda META`` grid calling
-``triton.cdiv``, one of two host ``TensorDescriptor``s and an autotuned one; and, for the first call of a new
+``triton.cdiv``, a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
+autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
 the rounds, in microseconds.
 """
@@ -115,7 +116,14 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     def lambda_grid(n):
         return lambda META: (triton.cdiv(n, META["BLOCK"]),)
 
+    # A @triton.heuristics layer computing the constexpr (Heuristics.run above the JIT).
+    with_heuristics = triton.heuristics({"BLOCK": lambda args: 128 if args["n"] > 512 else 64})(k3)
+    with_heuristics[(4,)](*k3_args)
+    heuristics_dispatch = safecall_triton.jit(with_heuristics)
     fake.safecall_fake_cuda_quiet(1)
+    out["@heuristics kernel[grid]() 3 args"] = _median(lambda: with_heuristics[(4,)](*k3_args), rounds, calls)
+    out["safecall.triton.jit(@heuristics kernel)[grid]() 3 args"] = _median(
+        lambda: heuristics_dispatch[(4,)](*k3_args), rounds, calls)
     out["kernel[lambda META: cdiv]() 3 args"] = _median(lambda: k3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
     out["safecall.triton.jit(kernel)[lambda META: cdiv]() 3 args"] = _median(
         lambda: dispatched3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)

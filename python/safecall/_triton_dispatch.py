@@ -45,7 +45,7 @@ import collections
 import inspect
 from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["AutotuneDispatcher", "Dispatcher", "dispatcher", "install_dispatch"]
+__all__ = ["AutotuneDispatcher", "Dispatcher", "HeuristicsDispatcher", "dispatcher", "install_dispatch"]
 
 _EMPTY = inspect.Parameter.empty
 
@@ -189,25 +189,74 @@ class AutotuneDispatcher:
         return run(self.tuner, *args, grid=grid, warmup=warmup, **kwargs)
 
 
+class HeuristicsDispatcher:
+    """The dispatch of a ``@triton.heuristics`` kernel over a dispatched one (a ``@triton.jit``
+    function, an autotuned one, another heuristics layer):
+    :class:`safecall._native.HeuristicsDispatch` does what ``Heuristics.run`` does (each
+    heuristic called as Triton calls it, its value added to the keyword arguments) and calls
+    the inner dispatcher directly. A keyword or a heuristic named ``grid`` or ``warmup`` goes
+    through Triton's ``Heuristics.run``, counted."""
+
+    def __init__(self, heuristics: Any):
+        from ._native import HeuristicsDispatch
+
+        self.heuristics = heuristics
+        self.inner = dispatcher(heuristics.fn)
+        self._stats: collections.Counter = collections.Counter()
+        self._native = HeuristicsDispatch(heuristics, self.inner._native, self._slow)
+        self.run = self._native.run
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        return self._native.bind(grid)
+
+    def stats(self) -> Dict[str, int]:
+        """Calls that went through ``Heuristics.run``, by reason; the others show in the inner
+        dispatcher's ``stats()``."""
+        return dict(self._stats)
+
+    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
+        self._stats[reason] += 1
+        run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
+        return run(self.heuristics, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _dispatchable(fn: Any) -> bool:
+    """Whether ``fn`` is a ``@triton.jit`` function, or autotune and heuristics layers over
+    one (each layer then has a native dispatcher)."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+
+    if isinstance(fn, JITFunction):
+        return True
+    if isinstance(fn, Autotuner):
+        return isinstance(fn.fn, JITFunction)
+    if isinstance(fn, Heuristics):
+        return _dispatchable(fn.fn)
+    return False
+
+
 def dispatcher(fn: Any) -> Any:
-    """The dispatcher of a ``@triton.jit`` function (a :class:`Dispatcher`) or of a
-    ``@triton.autotune`` kernel over one (an :class:`AutotuneDispatcher`), made on first use
-    and kept on it. Other wrappers (``@triton.heuristics``) keep their Python layer: install
-    the dispatch (:func:`install_dispatch`) so that their inner call goes through it."""
+    """The dispatcher of a ``@triton.jit`` function (a :class:`Dispatcher`), of a
+    ``@triton.autotune`` kernel over one (an :class:`AutotuneDispatcher`) or of a
+    ``@triton.heuristics`` layer over either (a :class:`HeuristicsDispatcher`), made on first
+    use and kept on it."""
     d = getattr(fn, "_safecall_dispatcher", None)
-    if d is None:
-        from triton.runtime.autotuner import Autotuner
+    if not d:
+        from triton.runtime.autotuner import Autotuner, Heuristics
         from triton.runtime.jit import JITFunction
 
+        if not _dispatchable(fn):
+            raise TypeError(
+                "safecall.triton.jit: expected a @triton.jit function, or @triton.autotune over one, or "
+                f"@triton.heuristics over either, got {type(fn).__name__}"
+            )
         if isinstance(fn, JITFunction):
             d = Dispatcher(fn)
-        elif isinstance(fn, Autotuner) and isinstance(fn.fn, JITFunction):
+        elif isinstance(fn, Autotuner):
             d = AutotuneDispatcher(fn)
         else:
-            raise TypeError(
-                "safecall.triton.jit: expected a @triton.jit function or a @triton.autotune kernel over one, "
-                f"got {type(fn).__name__}"
-            )
+            assert isinstance(fn, Heuristics)
+            d = HeuristicsDispatcher(fn)
         fn._safecall_dispatcher = d
     return d
 
@@ -260,3 +309,32 @@ def install_dispatch() -> None:
     autotune_getitem.__doc__ = tune_getitem.__doc__
     Autotuner.run = autotune_run
     Autotuner.__getitem__ = autotune_getitem
+
+    from triton.runtime.autotuner import Heuristics
+
+    heuristics_run = Heuristics.run
+    _ORIGINAL_RUN["heuristics"] = heuristics_run
+
+    def heuristics_dispatcher(self: Any) -> Any:
+        """The layer's dispatcher, or ``None`` where it is over something not dispatched
+        (remembered, so that such a layer is examined once)."""
+        d = self.__dict__.get("_safecall_dispatcher")
+        if d is None:
+            d = dispatcher(self) if _dispatchable(self) else False
+            self.__dict__["_safecall_dispatcher"] = d
+        return d or None
+
+    def dispatched_heuristics_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        d = heuristics_dispatcher(self)
+        return heuristics_run(self, *args, **kwargs) if d is None else d.run(*args, **kwargs)
+
+    heuristics_getitem = Heuristics.__getitem__
+
+    def dispatched_heuristics_getitem(self: Any, grid: Any) -> Callable[..., Any]:
+        d = heuristics_dispatcher(self)
+        return heuristics_getitem(self, grid) if d is None else d[grid]
+
+    dispatched_heuristics_run.__doc__ = heuristics_run.__doc__
+    dispatched_heuristics_getitem.__doc__ = heuristics_getitem.__doc__
+    Heuristics.run = dispatched_heuristics_run
+    Heuristics.__getitem__ = dispatched_heuristics_getitem

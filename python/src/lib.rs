@@ -26,6 +26,7 @@ mod triton_autotune;
 mod triton_descriptor;
 mod triton_dispatch;
 mod triton_grid;
+mod triton_heuristics;
 mod triton_key;
 mod triton_knobs;
 mod triton_launch;
@@ -335,6 +336,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_dispatch::BoundDispatch>()?;
     m.add_class::<triton_dispatch::DispatchKey>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
+    m.add_class::<triton_heuristics::HeuristicsDispatch>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

@@ -18,6 +18,7 @@ use smallvec::SmallVec;
 use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_grid::GridTraces;
+use crate::triton_heuristics::HeuristicsDispatch;
 use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{TritonLaunch, to_u64};
@@ -101,6 +102,7 @@ pub struct BoundDispatch {
 enum Target {
     Kernel(Py<TritonDispatch>),
     Autotuned(Py<AutotuneDispatch>),
+    Heuristics(Py<HeuristicsDispatch>),
 }
 
 impl BoundDispatch {
@@ -108,6 +110,14 @@ impl BoundDispatch {
     pub(crate) fn autotuned(dispatch: Py<AutotuneDispatch>, grid: Py<PyAny>) -> Self {
         BoundDispatch {
             target: Target::Autotuned(dispatch),
+            grid,
+        }
+    }
+
+    /// `kernel[grid]` of a `@triton.heuristics` kernel's dispatcher.
+    pub(crate) fn heuristics(dispatch: Py<HeuristicsDispatch>, grid: Py<PyAny>) -> Self {
+        BoundDispatch {
+            target: Target::Heuristics(dispatch),
             grid,
         }
     }
@@ -125,6 +135,7 @@ impl BoundDispatch {
         match &self.target {
             Target::Kernel(d) => d.get().call(args, kwargs, grid, false),
             Target::Autotuned(d) => d.get().call(args, kwargs, grid, false),
+            Target::Heuristics(d) => d.get().call(args, kwargs, grid, false),
         }
     }
 }

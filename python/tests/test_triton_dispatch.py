@@ -168,6 +168,19 @@ def test_a_grid_lambda_is_computed_from_its_trace(result):
     assert traced["cdiv replaced"] == {"grids": [[7, 1, 1]]}
 
 
+def test_a_heuristics_layer_is_served_as_tritons(result):
+    heuristics = result["heuristics"]
+    for row in heuristics["calls"]:
+        assert row["dispatch"] == row["triton"]
+        assert len(row["triton"]["launches"]) == 1
+    kernels = [row["triton"]["kernel"] for row in heuristics["calls"]]
+    # BLOCK 64 and stride 1 for n = 1000, BLOCK 128 and stride 2 for n = 5000: two kernels.
+    assert kernels[0] == kernels[2] and kernels[1] == kernels[3] and kernels[0] != kernels[1]
+    assert heuristics["stats"] == {}  # nothing went through Heuristics.run
+    assert heuristics["error"] == "KeyError: 'missing'"
+    assert result["heuristics kernel[grid] once installed"] == "BoundDispatch"
+
+
 def test_equal_dtypes_are_one_key(result):
     case = result["equal dtypes"]
     by_triton, *by_dispatch = case["kernels"]

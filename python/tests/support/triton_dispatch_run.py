@@ -31,6 +31,9 @@ if tuple(int(p) for p in _triton_version.__version__.split(".")[:2]) < (3, 8):
 import safecall.triton  # noqa: E402
 
 safecall.triton.install()
+from triton.runtime.autotuner import Heuristics  # noqa: E402
+
+_ORIGINAL_HEURISTICS_RUN = Heuristics.run
 
 import triton  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
@@ -217,6 +220,32 @@ triton.cdiv = real_cdiv
 constexpr_function.__call__ = original_call
 results["traced grid"] = traced
 
+# A @triton.heuristics layer: the dispatcher computes the heuristics as Triton's
+# Heuristics.run does (the arguments by name, `grid` and `warmup` among them, earlier
+# heuristics' values seen by later ones) and calls the kernel's dispatcher directly.
+heur = triton.heuristics({
+    "BLOCK": lambda args: 64 if args["n"] < 2000 and args["warmup"] is False and "grid" in args else 128,
+    "stride": lambda args: args["BLOCK"] // 64,  # sees BLOCK's value: 1 or 2
+})(axpy)
+heuristics = {"calls": []}
+for n in (1000, 5000, 1000, 5000):
+    row = {}
+    for path in ("triton", "dispatch"):
+        fake.safecall_fake_cuda_reset()
+        if path == "triton":
+            kernel = _ORIGINAL_HEURISTICS_RUN(heur, X, Y, None, n, grid=(8,), warmup=False, alpha=1.5)
+        else:
+            kernel = safecall.triton.jit(heur)[(8,)](X, Y, None, n, alpha=1.5)
+        row[path] = {"kernel": id(kernel), "launches": launches()}
+    heuristics["calls"].append(row)
+try:
+    safecall.triton.jit(triton.heuristics({"BLOCK": lambda args: args["missing"]})(copy))[(8,)](X, Y, 1000)
+    heuristics["error"] = None
+except KeyError as e:
+    heuristics["error"] = f"KeyError: {e}"
+heuristics["stats"] = safecall.triton.jit(heur).stats()
+results["heuristics"] = heuristics
+
 # Equal dtypes that are distinct objects (``triton.language.dtype`` compares by name) are one
 # key, as in a tuple key: the first call is a miss, the next ones hit without Triton's run.
 def fp32(address):
@@ -298,6 +327,7 @@ for _ in range(3):
 results["autotuned reference"] = {"launches": launches(), "best": str(reference.best_config)}
 safecall.triton.install(dispatch=True)
 results["kernel[grid] once installed"] = type(copy[(8,)]).__name__
+results["heuristics kernel[grid] once installed"] = type(heur[(8,)]).__name__
 before = dict(safecall.triton.jit(copy).stats())
 fake.safecall_fake_cuda_reset()
 for _ in range(3):
