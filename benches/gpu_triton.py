@@ -216,6 +216,20 @@ def child(mode: str, calls: int, rounds: int) -> dict:
 
     case("autotuned add", run_tuned)
 
+    # A @triton.heuristics layer choosing the block size from n.
+    heuristic_add = triton.heuristics({"BLOCK": lambda args: 1024 if args["n"] > 4096 else 128})(add)
+
+    def run_heuristics():
+        outs = []
+        for n in (1000, 70001, 1000):
+            xs, ys = rand(n), rand(n)
+            o = torch.empty(n, device=dev)
+            heuristic_add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](xs, ys, o, n)
+            outs.append((bool(torch.equal(o, xs + ys)), o))
+        return all(ok for ok, _ in outs), "n=1000 (BLOCK 128), 70001 (BLOCK 1024), 1000 again", outs[1][1]
+
+    case("heuristics add", run_heuristics)
+
     # First call of a new 8-argument kernel: Triton's compile in both, plus stock 3.5/3.6's C
     # launcher build, or safecall's host function.
     bufs = [rand(4096) for _ in range(7)]
@@ -289,6 +303,7 @@ def child(mode: str, calls: int, rounds: int) -> dict:
     if mode == "dispatch":
         totals: dict = {}
         totals["autotune: through Autotuner.run"] = sum(safecall.triton.jit(tuned_add).stats().values())
+        totals["heuristics: through Heuristics.run"] = sum(safecall.triton.jit(heuristic_add).stats().values())
         for k in (add, softmax, matmul, scalars, wide, host_desc_copy, device_desc_copy):
             for reason, count in safecall.triton.jit(k).stats().items():
                 totals[reason] = totals.get(reason, 0) + count
