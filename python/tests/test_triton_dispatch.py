@@ -22,7 +22,7 @@ from test_triton_driver import OTHER_TRITONS, _unavailable
 RUNNER = TESTS / "support" / "triton_dispatch_run.py"
 
 
-@pytest.fixture(scope="module", params=["3.9", "3.6"])
+@pytest.fixture(scope="module", params=["3.9", "3.6", "3.7", "3.8"])
 def result(request, tmp_path_factory):
     reason = _unavailable()
     python = sys.executable
@@ -31,6 +31,8 @@ def result(request, tmp_path_factory):
     if reason is None and request.param != "3.9":
         python = str(OTHER_TRITONS[request.param])
         if not os.path.exists(python):
+            if request.param != "3.6":
+                pytest.skip(f"{python} is missing (cargo xtask triton-versions creates it)")
             reason = f"{python} is missing (cargo xtask test creates it)"
         else:
             import safecall
@@ -143,8 +145,8 @@ def test_the_kernels_debug_attribute_is_part_of_the_key(result):
 
 def test_an_environment_knob_is_read_on_every_call(result):
     knob = result["environment knob"]
-    if result["triton"].startswith("3.6."):
-        assert knob is None  # 3.6 folds no environment-backed knob into the options
+    if not result["triton"].startswith("3.9."):
+        assert knob is None  # releases before 3.9 fold no environment-backed knob into the options
         return
     assert knob["set by triton"] != knob["first"]
     assert knob["set"] == [knob["set by triton"]] * 2

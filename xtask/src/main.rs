@@ -103,8 +103,8 @@ fn main() -> ExitCode {
                  (ARGS go to maturin build)\n  \
                  gpu-kit         target/gpu-kit: the wheel, apache-tvm-ffi for CPython 3.12 and \
                  run.sh, which runs python -m safecall.selftest on a GPU machine\n  \
-                 triton-versions the installed Triton driver's differential on Triton 3.6, 3.7, \
-                 3.8 and 3.9 (a venv each)"
+                 triton-versions the installed Triton driver's differential and the dispatch's \
+                 tests on Triton 3.6, 3.7, 3.8 and 3.9 (a venv each)"
             );
             return ExitCode::from(2);
         }
@@ -329,14 +329,15 @@ const MORE_TRITONS: &[(&str, &str)] = &[
 ];
 
 /// `cargo xtask triton-versions`: the installed driver's differential
-/// (python/tests/test_triton_driver.py) on every Triton it serves, each in its own venv.
+/// (python/tests/test_triton_driver.py) and the dispatch's tests
+/// (python/tests/test_triton_dispatch.py) on every Triton they serve, each in its own venv.
 fn triton_versions() -> Result<(), String> {
     for (dir, triton) in MORE_TRITONS {
         venv_at(dir, &[triton, TVM_FFI_REQUIREMENT, "pytest"])?;
     }
     let python = venv()?;
     python_package::install(&python)?;
-    let args = ["-k", "triton_driver", "-v"].map(str::to_owned);
+    let args = ["-k", "triton_driver or triton_dispatch", "-v"].map(str::to_owned);
     python_package::pytest(&python, &args)
 }
 
