@@ -266,10 +266,11 @@ _ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
 
 
 def install_dispatch() -> None:
-    """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, heuristics-wrapped
-    kernels' inner calls, Helion's and Inductor's ``.run``) through the kernel's
-    :class:`Dispatcher`, and every ``Autotuner.run`` over a ``JITFunction`` through its
-    :class:`AutotuneDispatcher`. Idempotent."""
+    """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, Helion's and
+    Inductor's ``.run``) through the kernel's :class:`Dispatcher`, every ``Autotuner.run`` over
+    a ``JITFunction`` through its :class:`AutotuneDispatcher`, and every ``Heuristics.run``
+    over either through its :class:`HeuristicsDispatcher` (``__getitem__`` alike).
+    Idempotent."""
     from triton.runtime.jit import JITFunction
 
     if "run" in _ORIGINAL_RUN:
