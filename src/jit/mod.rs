@@ -162,6 +162,7 @@ fn compile_unchecked(
         },
         skip_annotations: true,
         skip_metadata_getters: true,
+        branch_per_check: options::uses_baseline(options),
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;

@@ -206,13 +206,17 @@ impl FnCtx<'_, '_> {
         parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
     ) {
         match self.mode {
-            // Conditions accumulate; `flush_checks` turns them into one branch.
+            // Conditions accumulate; `flush_checks` turns them into one branch (or each
+            // check branches at once: `LowerSettings::branch_per_check`).
             CheckMode::Fast { .. } => {
                 let all = match self.pending {
                     Some(p) => self.b.binary(BinOp::And, p, ok),
                     None => ok,
                 };
                 self.pending = Some(all);
+                if self.m.options.branch_per_check {
+                    self.flush_checks();
+                }
             }
             CheckMode::Explain => self.check(ok, kind, parts),
         }

@@ -167,3 +167,51 @@ fn lowering_is_deterministic() {
         assert_eq!(first, again, "two lowerings of one module differ");
     }
 }
+
+/// `LowerSettings::branch_per_check`: each argument check of the fast path branches to the
+/// explain block on its own; the default folds the checks between branches into one
+/// condition with `and`s.
+#[test]
+fn branch_per_check_gives_each_check_its_own_branch() {
+    use crate::lir::{BinOp, Inst, Terminator};
+
+    let module = parse(
+        "module m;\nfn f(x: tensor[(n,), float32, device=cpu], y: tensor[(n,), float32, device=cpu]) {\n}\n",
+    );
+    let verified = ir::verify(&module).expect("valid");
+    // (branches, `and`s) in the exported function.
+    let shape = |branch_per_check: bool| {
+        let settings = super::LowerSettings {
+            branch_per_check,
+            ..super::LowerSettings::default()
+        };
+        let lowered = super::lower_with(&verified, &settings).expect("lowers");
+        let f = lowered
+            .functions
+            .iter()
+            .find(|f| f.name == "__tvm_ffi_f")
+            .expect("the exported function");
+        let branches = f
+            .blocks
+            .iter()
+            .filter(|b| matches!(b.term, Terminator::Branch { .. }))
+            .count();
+        let ands = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| matches!(i, Inst::Binary { op: BinOp::And, .. }))
+            .count();
+        (branches, ands)
+    };
+    let (folded_branches, folded_ands) = shape(false);
+    let (branches, ands) = shape(true);
+    // The `and`s left are inside single conditions (a tensor's type index and non-NULL
+    // handle): every fold between checks became a branch of its own.
+    assert!(ands < folded_ands, "{ands} `and`s against {folded_ands}");
+    assert_eq!(
+        branches - folded_branches,
+        folded_ands - ands,
+        "each fold becomes one branch ({branches} branches against {folded_branches})"
+    );
+}
