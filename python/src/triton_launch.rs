@@ -340,7 +340,9 @@ impl TritonLaunch {
         values.push(int(0));
         let mut result = TVMFFIAny::NONE;
         // SAFETY: `entry` is a generated safe-call function kept alive by `built`; `values`
-        // holds `len` initialised arguments of the kinds its parameters take.
+        // holds `len` initialised arguments of the kinds its parameters take; the descriptors'
+        // `DLTensor*` arguments point into `slots`, which lives, unmoved, until the call
+        // returns.
         let rc = unsafe {
             entry(
                 std::ptr::null_mut(),
