@@ -70,7 +70,13 @@ fn lower_verified(
     module: &(impl ModuleInput + ?Sized),
     options: &Options,
 ) -> Result<lir::Module, Error> {
-    Ok(lower::lower(&*module.verified()?, &options.lower)?)
+    let settings = lower::LowerSettings {
+        // LLVM compiles a branch per check to compare-and-branch with fewer registers live
+        // than the folded conditions; Cranelift's compile time grows with the blocks.
+        branch_per_check: options.backend == Backend::Llvm,
+        ..lower::LowerSettings::from(&options.lower)
+    };
+    Ok(lower::lower_with(&*module.verified()?, &settings)?)
 }
 
 impl Options {

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use safecall_runtime::Function;
 use safecall_runtime::abi::TVMFFISafeCallType;
 
+use crate::backend::Backend;
 use crate::error::Error;
 use crate::input::ModuleInput;
 use crate::ir;
@@ -162,7 +163,9 @@ fn compile_unchecked(
         },
         skip_annotations: true,
         skip_metadata_getters: true,
-        branch_per_check: options::uses_baseline(options),
+        // The baseline compiler and LLVM make a branch per check into compare-and-branch;
+        // Cranelift keeps the folded checks (its compile time grows with the blocks).
+        branch_per_check: options::uses_baseline(options) || options.backend == Backend::Llvm,
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;
