@@ -19,7 +19,7 @@ use safecall_runtime::abi::{
 use crate::triton_launch::to_u64;
 
 /// The largest rank of a `TensorDescriptor` (Triton asserts `rank <= 5`).
-pub(crate) const MAX_RANK: usize = 5;
+const MAX_RANK: usize = 5;
 
 /// Bit of a descriptor's launch flags: `padding == "nan"`.
 const NAN_PADDING: u64 = 1;

@@ -384,10 +384,7 @@ impl TritonDispatch {
                     return Ok(Err(Slow::Fallback(format!("argument type {name}"))));
                 }
                 let dtype = value.getattr(intern!(py, "dtype"))?;
-                let dtype_code = slow_on!(
-                    self.interner
-                        .code(Space::Dtype, &dtype, true, || Ok(vec![dtype.clone()]))
-                );
+                let dtype_code = slow_on!(self.interner.dtype(&dtype));
                 let address = value.call_method0(intern!(py, "data_ptr"))?;
                 let aligned = match to_u64(&address) {
                     Ok(a) => a % 16 == 0,
@@ -540,10 +537,7 @@ impl TritonDispatch {
         else {
             return Ok(Ok(false));
         };
-        let dtype_code = match self
-            .interner
-            .code(Space::Dtype, &dtype, true, || Ok(vec![dtype.clone()]))?
-        {
+        let dtype_code = match self.interner.dtype(&dtype)? {
             Ok(code) => code,
             Err(unhashable) => return Ok(Err(unhashable)),
         };

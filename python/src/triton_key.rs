@@ -142,6 +142,11 @@ impl Interner {
         Ok(Ok(code))
     }
 
+    /// A dtype's code (dtypes cannot change: remembered by identity too).
+    pub(crate) fn dtype(&self, dtype: &Bound<'_, PyAny>) -> PyResult<Result<u64, Unhashable>> {
+        self.code(Space::Dtype, dtype, true, || Ok(vec![dtype.clone()]))
+    }
+
     /// A constant's two words: its tag and its value or code (`("c", type, value)` for an
     /// object; `float_key(value)` for a tuple, as the Python side's `_constexpr_key`).
     pub(crate) fn constant(
