@@ -7,7 +7,7 @@
 //! most into_add_one + the allocator alone + 50 ns.
 //!
 //! ```text
-//! cargo bench --bench alloc_return
+//! cargo bench --features criterion --bench alloc_return
 //! ```
 
 mod support;

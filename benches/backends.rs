@@ -17,7 +17,7 @@
 //! - `loop/*`: `add_one` over 1M float32 elements (y = x + 1) from the JIT with Cranelift and
 //!   with LLVM O3, against the same C loop compiled by `cc -O3` into a shared library.
 //!
-//! `cargo bench --features llvm --bench backends` (LLVM rows need the `llvm` feature).
+//! `cargo bench --features llvm,criterion --bench backends` (LLVM rows need the `llvm` feature).
 
 mod support;
 

@@ -4,7 +4,7 @@
 //! with `DLTensor*` arguments.
 //!
 //! ```text
-//! cargo bench --bench call_overhead
+//! cargo bench --features criterion --bench call_overhead
 //! ```
 //!
 //! Timings this small move with the machine's load; `benches/instruction_count.sh` counts the

@@ -18,7 +18,7 @@
 //! `benches/gpu_launch_count.sh` counts the same in instructions.
 //!
 //! ```text
-//! cargo bench --bench gpu_launch
+//! cargo bench --features criterion --bench gpu_launch
 //! ```
 
 mod support;

@@ -9,7 +9,7 @@
 # and a 4-element loop), and per element of the loop ((count at n = 1024 - count at n = 0) /
 # 1024). LLVM builds for `--cpu generic`, the ISA of C's and TVM's builds (valgrind cannot run
 # the AVX-512 that `native` may pick). Counts do not depend on the machine's load, unlike the
-# timings of `cargo bench --bench call_overhead`.
+# timings of `cargo bench --features criterion --bench call_overhead`.
 # Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). For the TVM row:
 #   python3 -m venv .venv-tvm && .venv-tvm/bin/pip install apache-tvm==0.27.0.post1
 # Usage: benches/instruction_count.sh [N] (N calls per count, default 100000)

@@ -14,7 +14,7 @@
 //!   doing the same work.
 //!
 //! ```text
-//! cargo bench --bench jit
+//! cargo bench --features criterion --bench jit
 //! ```
 
 mod support;

@@ -3,7 +3,7 @@
 //! `benches/jit_tier_count.sh` compares the tiers) N times (the first argument; 0 compiles it
 //! once outside the count, to warm the process-wide error helper and the pools). `benches/compile_instruction_count.sh` runs it under callgrind:
 //! instructions per compile do not depend on the machine's load, unlike the timings of
-//! `cargo bench --bench jit`. Run by `cargo bench`, it compiles 1000 times and prints the mean.
+//! `cargo bench --features criterion --bench jit`. Run by `cargo bench`, it compiles 1000 times and prints the mean.
 
 mod support;
 

@@ -26,9 +26,8 @@
 //! that no source file is over 700 lines (`file_size.rs`), that no `match` over the project's
 //! own enums in `src/lower` and `src/ir/verify` has a catch-all arm (`exhaustive.rs`), that
 //! the Python sources pass ruff (its rules in `ruff.toml`; ruff from `.venv`), then
-//! formatting, clippy (warnings are errors, every target) and
-//! rustdoc (warnings are errors), with the same features as the tests so nothing is built
-//! twice.
+//! formatting, clippy (warnings are errors, every target, the criterion benchmarks' feature
+//! on) and rustdoc (warnings are errors), with the tests' features so nothing is built twice.
 
 mod asan;
 mod exhaustive;
@@ -369,7 +368,15 @@ fn lint() -> Result<(), String> {
     run(Command::new(&cargo)
         .current_dir(workspace_root())
         .args(["fmt", "--all", "--check"]))?;
-    run(cargo_workspace("clippy")?.args(["--all-targets", "--", "-D", "warnings"]))?;
+    // `criterion`: the criterion benchmarks are linted too (the tests do not build them).
+    run(cargo_workspace("clippy")?.args([
+        "--all-targets",
+        "--features",
+        "criterion",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run(cargo_workspace("doc")?
         .arg("--no-deps")
         .env("RUSTDOCFLAGS", "-D warnings"))
