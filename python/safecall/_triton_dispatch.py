@@ -114,7 +114,8 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
-            fn, knobs.runtime, knob_reads, triton.runtime.driver, _descriptor_type(), trace_grid, _constexpr_key,
+            fn, knobs.runtime, knob_reads, triton.runtime.driver, _driver_state(triton.runtime.driver),
+            _descriptor_type(), trace_grid, _constexpr_key,
             self._globals_changed, self._slow,
         )
         self.run = self._native.run
@@ -220,6 +221,16 @@ class HeuristicsDispatcher:
         return run(self.heuristics, *args, grid=grid, warmup=warmup, **kwargs)
 
 
+def _driver_state(driver: Any) -> Optional[Dict[str, Any]]:
+    """``vars(driver)`` where ``driver.active`` is Triton's property as shipped (``_active``
+    when set, else the default driver made and kept there), which the dispatcher then reads
+    directly; else ``None`` (the dispatcher reads ``driver.active``)."""
+    prop = type(driver).__dict__.get("active")
+    shipped = isinstance(prop, property) and getattr(prop.fget, "__module__", None) == "triton.runtime.driver"
+    state = getattr(driver, "__dict__", None)
+    return state if shipped and isinstance(state, dict) and "_active" in state else None
+
+
 def _dispatchable(fn: Any) -> bool:
     """Whether ``fn`` is a ``@triton.jit`` function, or autotune and heuristics layers over
     one (each layer then has a native dispatcher)."""
@@ -258,6 +269,10 @@ def dispatcher(fn: Any) -> Any:
             assert isinstance(fn, Heuristics)
             d = HeuristicsDispatcher(fn)
         fn._safecall_dispatcher = d
+        # What `kernel[grid]` and `kernel.run(...)` find once `install_dispatch` made
+        # `__getitem__` and `run` `DispatchedMethod`s: the native methods, with no Python frame.
+        fn._safecall_getitem = d._native.bind
+        fn._safecall_run = d._native.run
     return d
 
 
@@ -273,6 +288,8 @@ def install_dispatch() -> None:
     Idempotent."""
     from triton.runtime.jit import JITFunction
 
+    from ._native import DispatchedMethod
+
     if "run" in _ORIGINAL_RUN:
         return
     original = JITFunction.run
@@ -286,8 +303,8 @@ def install_dispatch() -> None:
 
     run.__doc__ = original.__doc__
     getitem.__doc__ = JITFunction.__getitem__.__doc__
-    JITFunction.run = run
-    JITFunction.__getitem__ = getitem
+    JITFunction.run = DispatchedMethod("_safecall_run", run)
+    JITFunction.__getitem__ = DispatchedMethod("_safecall_getitem", getitem)
 
     from triton.runtime.autotuner import Autotuner
 
@@ -308,8 +325,8 @@ def install_dispatch() -> None:
 
     autotune_run.__doc__ = tune.__doc__
     autotune_getitem.__doc__ = tune_getitem.__doc__
-    Autotuner.run = autotune_run
-    Autotuner.__getitem__ = autotune_getitem
+    Autotuner.run = DispatchedMethod("_safecall_run", autotune_run)
+    Autotuner.__getitem__ = DispatchedMethod("_safecall_getitem", autotune_getitem)
 
     from triton.runtime.autotuner import Heuristics
 
@@ -337,5 +354,5 @@ def install_dispatch() -> None:
 
     dispatched_heuristics_run.__doc__ = heuristics_run.__doc__
     dispatched_heuristics_getitem.__doc__ = heuristics_getitem.__doc__
-    Heuristics.run = dispatched_heuristics_run
-    Heuristics.__getitem__ = dispatched_heuristics_getitem
+    Heuristics.run = DispatchedMethod("_safecall_run", dispatched_heuristics_run)
+    Heuristics.__getitem__ = DispatchedMethod("_safecall_getitem", dispatched_heuristics_getitem)

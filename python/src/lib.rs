@@ -30,6 +30,7 @@ mod triton_heuristics;
 mod triton_key;
 mod triton_knobs;
 mod triton_launch;
+mod triton_method;
 mod vocabulary;
 
 pyo3::create_exception!(
@@ -337,6 +338,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_dispatch::DispatchKey>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
     m.add_class::<triton_heuristics::HeuristicsDispatch>()?;
+    m.add_class::<triton_method::DispatchedMethod>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

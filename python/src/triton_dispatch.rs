@@ -79,6 +79,9 @@ pub struct TritonDispatch {
     knob_reads: Vec<KnobRead>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
     driver: Py<PyAny>,
+    /// Its instance dictionary, where its `active` is Triton's property as shipped (which
+    /// returns `_active` when that is set): read directly, without the property's frame.
+    driver_state: Option<Py<PyDict>>,
     /// `triton.tools.tensor_descriptor.TensorDescriptor` (`None` where this Triton has none):
     /// arguments of exactly this type enter the key as Triton specializes them.
     descriptor_type: Py<PyAny>,
@@ -152,7 +155,9 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 #[pymethods]
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
-    /// driver, descriptor_type, trace_grid, constexpr_key, globals_changed, slow)`;
+    /// driver, driver_state, descriptor_type, trace_grid, constexpr_key, globals_changed,
+    /// slow)`; `driver_state` `vars(driver)` where `driver.active` is Triton's property as
+    /// shipped, else `None`;
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
@@ -169,6 +174,7 @@ impl TritonDispatch {
         runtime: Py<PyAny>,
         knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
+        driver_state: Option<Py<PyDict>>,
         descriptor_type: Py<PyAny>,
         trace_grid: Py<PyAny>,
         constexpr_key: Py<PyAny>,
@@ -195,6 +201,7 @@ impl TritonDispatch {
                 .map(|(group, name, variable)| KnobRead::new(group, name, variable))
                 .collect::<PyResult<_>>()?,
             driver,
+            driver_state,
             descriptor_type,
             grids: GridTraces::new(py, trace_grid)?,
             constexpr_key,
@@ -212,8 +219,9 @@ impl TritonDispatch {
         }
     }
 
-    /// `JITFunction.run`'s protocol: `run(*args, grid, warmup=False, **kwargs)`.
-    #[pyo3(signature = (*args, grid, warmup = false, **kwargs))]
+    /// `JITFunction.run`'s protocol: `run(*args, grid, warmup, **kwargs)` (both keywords
+    /// required, as Triton's).
+    #[pyo3(signature = (*args, grid, warmup, **kwargs))]
     fn run<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
@@ -346,7 +354,7 @@ impl TritonDispatch {
         let Some((values, options)) = self.bind_arguments(args, kwargs)? else {
             return Ok(Err(Slow::Fallback("binding".into())));
         };
-        let active = self.driver.bind(py).getattr(intern!(py, "active"))?;
+        let active = self.active_driver(py)?;
         let device = current_device(&active)?;
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
@@ -563,6 +571,18 @@ impl TritonDispatch {
         }
         key[start + 3] = rank;
         Ok(Ok(true))
+    }
+
+    /// `triton.runtime.driver.active`: its `_active` when set and the property is Triton's
+    /// (what the property returns then), else the property.
+    fn active_driver<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(state) = &self.driver_state
+            && let Some(active) = state.bind(py).get_item(intern!(py, "_active"))?
+            && !active.is_none()
+        {
+            return Ok(active);
+        }
+        self.driver.bind(py).getattr(intern!(py, "active"))
     }
 
     /// The kind of an argument that is not `None`, a `bool`, an `int` or a `float` (Python's

@@ -168,6 +168,28 @@ def test_a_grid_lambda_is_computed_from_its_trace(result):
     assert traced["cdiv replaced"] == {"grids": [[7, 1, 1]]}
 
 
+def test_installed_subscripts_and_runs_run_no_python_frame(result):
+    installed = result["installed kernel[grid]"]
+    assert installed["types"] == ["BoundDispatch"] * 3
+    # No frame of safecall's: the subscripts run no Python at all; the `run` call reads the
+    # test tensors' own `data_ptr()` methods once per tensor (and, before Triton 3.8, the
+    # tests' torch stand-in, which Triton's driver asks for the stream).
+    frames = installed["python frames"]
+    assert not [f for f in frames if f.startswith(("_triton_", "triton.py", "__init__.py:getitem"))], frames
+    assert [f for f in frames if f.endswith(":data_ptr")] == ["triton_dispatch_run.py:data_ptr"] * 2
+    assert installed["class attribute"] == "DispatchedMethod"
+    # On the class, the Python function it stands for (its name and docstring).
+    assert installed["class access"] == "getitem"
+    # `run` requires `warmup` as Triton's does.
+    assert "warmup" in installed["run without warmup"]
+
+
+def test_the_active_driver_is_read_on_every_call(result):
+    first, second = result["set_active"]["streams"]
+    assert first == 0x5151 and second != 0x5151
+    assert result["set_active"]["hits"] == 2
+
+
 def test_a_heuristics_layer_is_served_as_tritons(result):
     heuristics = result["heuristics"]
     for row in heuristics["calls"]:

@@ -336,6 +336,56 @@ results["autotuned"] = {"launches": launches(), "stats_before": before, "stats_a
                         "best": str(tuned.best_config), "tuner stats": safecall.triton.jit(tuned).stats(),
                         "kernel[grid]": type(tuned[(8,)]).__name__}
 
+# Once installed, `kernel[grid]` of a dispatched kernel, autotuned kernel and heuristics layer
+# runs no Python frame: `DispatchedMethod` finds the dispatcher's native method on the kernel.
+frames = []
+
+
+def watch(frame, event, arg):
+    if event == "call":
+        frames.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
+
+
+sys.setprofile(watch)
+bound = copy[(8,)], tuned[(8,)], heur[(8,)]  # no comprehension: it would be a frame itself
+copy.run(X, Y, 1000, grid=(8,), warmup=False, BLOCK=128)
+sys.setprofile(None)
+bound = [type(b).__name__ for b in bound]
+try:
+    copy.run(X, Y, 1000, grid=(8,), BLOCK=128)
+    missing_warmup = "no error"
+except TypeError as e:
+    missing_warmup = str(e)
+results["installed kernel[grid]"] = {
+    "types": bound, "python frames": frames, "class attribute": type(JITFunction.__dict__["__getitem__"]).__name__,
+    "class access": JITFunction.__getitem__.__name__, "run without warmup": missing_warmup,
+}
+
+
+# The active driver is read on every call: one set active later gives the launch its stream.
+class Relay:
+    """The installed driver with another current stream."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def get_current_stream(self, device):
+        return 0x5151
+
+
+installed = triton.runtime.driver.active
+hits = safecall.triton.jit(copy).stats().get("hit", 0)
+triton.runtime.driver.set_active(Relay(installed))
+fake.safecall_fake_cuda_reset()
+copy[(8,)](X, Y, 1000, BLOCK=128)
+triton.runtime.driver.set_active(installed)
+copy[(8,)](X, Y, 1000, BLOCK=128)
+results["set_active"] = {"streams": [launch["stream"] for launch in launches()],
+                         "hits": safecall.triton.jit(copy).stats().get("hit", 0) - hits}
+
 # Fallbacks: each goes through Triton's run (and launches) and is counted.
 fake.safecall_fake_cuda_reset()
 hook_calls = []
