@@ -173,7 +173,12 @@ class AutotuneDispatcher:
         self.tuner = tuner
         self.inner = dispatcher(tuner.fn)
         self._stats: collections.Counter = collections.Counter()
-        self._native = AutotuneDispatch(tuner, list(tuner.arg_names), list(tuner.keys), self.inner._native, self._slow)
+        from triton import Config
+
+        shipped = Config.__dict__.get("all_kwargs")
+        shipped = shipped if getattr(shipped, "__module__", None) == "triton.runtime.autotuner" else None
+        self._native = AutotuneDispatch(tuner, list(tuner.arg_names), list(tuner.keys), self.inner._native, self._slow,
+                                        Config, shipped)
         self.run = self._native.run
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:

@@ -23,6 +23,7 @@ mod cuda_constants;
 mod cuda_context;
 mod tensor_map;
 mod triton_autotune;
+mod triton_config;
 mod triton_descriptor;
 mod triton_dispatch;
 mod triton_grid;

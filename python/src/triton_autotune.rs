@@ -9,7 +9,10 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use smallvec::SmallVec;
+
+use crate::triton_config::ConfigKwargs;
 
 use crate::triton_dispatch::{BoundDispatch, TritonDispatch, name_index};
 
@@ -21,8 +24,10 @@ pub struct AutotuneDispatch {
     /// `tuner.arg_names`, and each name's position.
     arg_names: Vec<Py<PyString>>,
     index: Py<PyDict>,
-    /// `tuner.keys`.
-    keys: Vec<Py<PyString>>,
+    /// The position in `arg_names` of each of `tuner.keys` (`None`: not an argument name).
+    keys: Vec<Option<usize>>,
+    /// The tuned configs' `all_kwargs()`.
+    config_kwargs: ConfigKwargs,
     /// The dispatcher of `tuner.fn`.
     inner: Py<TritonDispatch>,
     slow: Py<PyAny>,
@@ -30,8 +35,11 @@ pub struct AutotuneDispatch {
 
 #[pymethods]
 impl AutotuneDispatch {
-    /// `AutotuneDispatch(tuner, arg_names, keys, inner, slow)`.
+    /// `AutotuneDispatch(tuner, arg_names, keys, inner, slow, config_type, all_kwargs)`:
+    /// `config_type` `triton.Config`, `all_kwargs` its method as Triton shipped it (`None`
+    /// where it is not: each config's `all_kwargs()` is then called on every call).
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         tuner: Py<PyAny>,
@@ -39,13 +47,26 @@ impl AutotuneDispatch {
         keys: Vec<Py<PyString>>,
         inner: Py<TritonDispatch>,
         slow: Py<PyAny>,
+        config_type: Py<PyAny>,
+        all_kwargs: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let index = name_index(py, &arg_names)?;
+        let keys = keys
+            .iter()
+            .map(|k| {
+                index
+                    .bind(py)
+                    .get_item(k.bind(py))?
+                    .map(|i| i.extract::<usize>())
+                    .transpose()
+            })
+            .collect::<PyResult<_>>()?;
         Ok(AutotuneDispatch {
             tuner,
             arg_names,
             index,
             keys,
+            config_kwargs: ConfigKwargs::new(config_type, all_kwargs),
             inner,
             slow,
         })
@@ -125,8 +146,8 @@ impl AutotuneDispatch {
         }
         tuner.setattr(intern!(py, "best_config"), &config)?;
         let merged = kwargs.copy()?;
-        let extra = config.call_method0(intern!(py, "all_kwargs"))?;
-        for (name, value) in extra.cast::<PyDict>()?.iter() {
+        let extra = self.config_kwargs.get(&config)?;
+        for (name, value) in extra.iter() {
             if kwargs.contains(&name)? {
                 return Ok(Err("keyword given twice"));
             }
@@ -136,34 +157,52 @@ impl AutotuneDispatch {
     }
 
     /// Triton's autotune key: the values of the key arguments present, then `str(dtype)` of
-    /// every argument (positional, then keyword, as Triton's dict orders them) that has one.
+    /// every argument that has one, in the order of Triton's `_args` dict (the positional
+    /// arguments, then the keyword ones not among them, as the caller gave them).
     fn key<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let py = args.py();
-        // `{**dict(zip(arg_names, args)), **kwargs}` restricted to the argument names.
-        let named = PyDict::new(py);
-        for (name, value) in self.arg_names.iter().zip(args.iter()) {
-            named.set_item(name.bind(py), value)?;
+        let names = self.arg_names.len();
+        let mut values: SmallVec<[Option<Bound<'py, PyAny>>; 16]> =
+            SmallVec::from_elem(None, names);
+        let mut order: SmallVec<[usize; 16]> = SmallVec::new();
+        for (i, value) in args.iter().take(names).enumerate() {
+            values[i] = Some(value);
+            order.push(i);
         }
         let index = self.index.bind(py);
         for (name, value) in kwargs.iter() {
-            if index.contains(&name)? {
-                named.set_item(name, value)?;
+            if let Some(i) = index.get_item(&name)? {
+                let i: usize = i.extract()?;
+                if values[i].is_none() {
+                    order.push(i);
+                }
+                values[i] = Some(value);
             }
         }
-        let mut key: Vec<Bound<'py, PyAny>> = Vec::with_capacity(self.keys.len() + named.len());
-        for name in &self.keys {
-            if let Some(value) = named.get_item(name.bind(py))? {
-                key.push(value);
+        let mut key: Vec<Bound<'py, PyAny>> = Vec::with_capacity(self.keys.len() + order.len());
+        for &i in self.keys.iter().flatten() {
+            if let Some(value) = &values[i] {
+                key.push(value.clone());
             }
         }
         let dtype = intern!(py, "dtype");
-        for (_, value) in named.iter() {
-            if value.hasattr(dtype)? {
-                key.push(value.getattr(dtype)?.str()?.into_any());
+        for &i in &order {
+            let Some(value) = &values[i] else { continue };
+            // Python's own scalars have no `dtype` (nor can be given one): not asked, which
+            // would build an AttributeError for each.
+            if value.is_none()
+                || value.is_exact_instance_of::<PyInt>()
+                || value.is_exact_instance_of::<PyFloat>()
+                || value.is_exact_instance_of::<PyBool>()
+            {
+                continue;
+            }
+            if let Some(d) = value.getattr_opt(dtype)? {
+                key.push(d.str()?.into_any());
             }
         }
         PyTuple::new(py, key)

@@ -113,6 +113,29 @@ def test_an_autotuned_kernel_dispatches_its_best_config(result):
     assert tuned["best"] == reference["best"]
 
 
+def test_a_tuned_config_changed_after_tuning_is_followed(result):
+    changed = result["config changed after tuning"]
+    for what in ("num_warps", "kwargs"):
+        runs = changed["runs"][what]
+        assert len(runs["dispatch"]) == 1 and runs["dispatch"] == runs["triton"], what
+    # Fewer warps: a smaller block and another specialization of the kernel; another BLOCK:
+    # another one again (each a miss of the kernel's own dispatcher, which Triton compiled).
+    assert changed["runs"]["num_warps"]["dispatch"][0]["block"][0] == 64
+    for what in ("num_warps", "kwargs"):
+        assert changed["runs"][what]["misses after"] - changed["runs"][what]["misses before"] == 1, what
+    # Both served by the native autotune layer (only the first, untuned call went to Triton's).
+    assert changed["tuner stats"] == {"not tuned": 1}
+
+
+def test_the_autotune_key_follows_the_keywords_order(result):
+    keyed = result["autotune key from keywords"]
+    # Two keys, as Triton makes them (the dtypes in the keywords' order)...
+    assert len(keyed["triton"]["keys"]) == 2 and keyed["dispatch"]["keys"] == keyed["triton"]["keys"]
+    assert keyed["dispatch"]["launches"] == keyed["triton"]["launches"]
+    # ...each tuned through Triton's Autotuner.run, the third call served natively.
+    assert keyed["dispatch"]["not tuned"] == 2
+
+
 def test_what_it_cannot_decide_goes_through_triton_counted(result):
     stats = result["final stats"]
     assert stats["copy"]["fallback: launch hooks"] == 1

@@ -336,6 +336,44 @@ results["autotuned"] = {"launches": launches(), "stats_before": before, "stats_a
                         "best": str(tuned.best_config), "tuner stats": safecall.triton.jit(tuned).stats(),
                         "kernel[grid]": type(tuned[(8,)]).__name__}
 
+# The tuned config changed after tuning (a launch option, then a kernel keyword): the dispatch
+# follows as Triton's Autotuner.run does (it reads `config.all_kwargs()` on every call), still
+# natively; compared with Triton's own Autotuner.run on the reference autotuner.
+from safecall._triton_dispatch import _ORIGINAL_RUN  # noqa: E402
+
+changed = {}
+for what, change in (("num_warps", lambda c: setattr(c, "num_warps", 2)),
+                     ("kwargs", lambda c: c.kwargs.update(BLOCK=256))):
+    runs = {"misses before": safecall.triton.jit(copy).stats().get("miss", 0)}
+    for label, tuner in (("triton", reference), ("dispatch", tuned)):
+        change(tuner.best_config)
+        fake.safecall_fake_cuda_reset()
+        if label == "triton":
+            _ORIGINAL_RUN["autotune"](tuner, X, Y, 4000, grid=(8,), warmup=False)
+        else:
+            tuner[(8,)](X, Y, 4000)
+        runs[label] = launches()
+    runs["misses after"] = safecall.triton.jit(copy).stats().get("miss", 0)
+    changed[what] = runs
+results["config changed after tuning"] = {"runs": changed, "tuner stats": safecall.triton.jit(tuned).stats()}
+for tuner in (reference, tuned):
+    tuner.best_config.num_warps, tuner.best_config.kwargs["BLOCK"] = 8, 128
+
+# The autotune key as Triton builds it from keywords: the key arguments' values, then each
+# dtype in the order of the keywords given (`y_ptr` first is another key than `x_ptr` first).
+keyed = {}
+for label, tuner in (("triton", reference), ("dispatch", tuned)):
+    before_keys, before_stats = set(tuner.cache), dict(safecall.triton.jit(tuned).stats())
+    fake.safecall_fake_cuda_reset()
+    for kwargs in ({"x_ptr": X, "y_ptr": Z, "n": 4000}, {"y_ptr": Z, "x_ptr": X, "n": 4000}, {"y_ptr": Z, "x_ptr": X, "n": 4000}):
+        if label == "triton":
+            _ORIGINAL_RUN["autotune"](tuner, grid=(8,), warmup=False, **kwargs)
+        else:
+            tuner[(8,)](**kwargs)
+    keyed[label] = {"keys": sorted(str(k) for k in set(tuner.cache) - before_keys), "launches": launches(),
+                    "not tuned": safecall.triton.jit(tuned).stats().get("not tuned", 0) - before_stats.get("not tuned", 0)}
+results["autotune key from keywords"] = keyed
+
 # Once installed, `kernel[grid]` of a dispatched kernel, autotuned kernel and heuristics layer
 # runs no Python frame: `DispatchedMethod` finds the dispatcher's native method on the kernel.
 frames = []
