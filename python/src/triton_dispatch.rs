@@ -198,7 +198,7 @@ impl TritonDispatch {
             runtime,
             knob_reads: knob_reads
                 .into_iter()
-                .map(|(group, name, variable)| KnobRead::new(group, name, variable))
+                .map(|(group, name, variable)| KnobRead::new(py, group, name, variable))
                 .collect::<PyResult<_>>()?,
             driver,
             driver_state,

@@ -23,12 +23,16 @@ pub(crate) struct KnobRead {
     name: Py<PyString>,
     /// For an `env_bool` knob: its variable and the value last read.
     env: Option<(CString, LastRead)>,
+    /// `group.__dict__` (the instance's overrides), read once: an instance's dictionary is
+    /// the same object for its life.
+    overrides: Option<Py<PyDict>>,
 }
 
 impl KnobRead {
     /// `(group, name, variable)`: `variable` the environment variable of an `env_bool` knob,
     /// else `None`.
     pub(crate) fn new(
+        py: Python<'_>,
         group: Py<PyAny>,
         name: Py<PyString>,
         variable: Option<String>,
@@ -41,7 +45,21 @@ impl KnobRead {
                 Mutex::new(None),
             )),
         };
-        Ok(KnobRead { group, name, env })
+        let overrides = match &env {
+            Some(_) => group
+                .bind(py)
+                .getattr(intern!(py, "__dict__"))
+                .ok()
+                .and_then(|d| d.cast_into::<PyDict>().ok())
+                .map(Bound::unbind),
+            None => None,
+        };
+        Ok(KnobRead {
+            group,
+            name,
+            env,
+            overrides,
+        })
     }
 
     /// The knob's value now.
@@ -53,10 +71,10 @@ impl KnobRead {
         };
         // `env_base.__get__`: the instance's override first (`transform` is the identity for
         // `env_bool`).
-        if let Ok(dict) = group.getattr(intern!(py, "__dict__"))
-            && let Ok(dict) = dict.cast::<PyDict>()
-            && let Some(value) = dict.get_item(name)?
-        {
+        let Some(overrides) = &self.overrides else {
+            return group.getattr(name);
+        };
+        if let Some(value) = overrides.bind(py).get_item(name)? {
             return Ok(value);
         }
         // SAFETY: a NUL-terminated name; the environment changes only through Python's
