@@ -88,33 +88,39 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
         #: address, for callers that call the entries natively (the Triton driver's launcher).
         self.code = code
         self.addresses: Dict[str, int] = dict(addresses)
-        self._functions: Dict[str, tvm_ffi.Function] = {
-            name: _documented(
-                module, name, tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=code)
+        # Each function's `tvm_ffi.Function`, made on first use (about 20 us per function,
+        # which the Triton driver, reading only `addresses`, never pays).
+        self._functions: Dict[str, tvm_ffi.Function] = {}
+
+    def _function(self, name: str) -> tvm_ffi.Function:
+        fn = self._functions.get(name)
+        if fn is None:
+            address = self.addresses[name]
+            fn = _documented(
+                self.module, name, tvm_ffi.Function.__from_extern_c__(address, keep_alive_object=self.code)
             )
-            for name, address in addresses
-        }
+            self._functions[name] = fn
+        return fn
 
     def __getitem__(self, name: str) -> tvm_ffi.Function:
         try:
-            return self._functions[name]
+            return self._function(name)
         except KeyError:
             raise KeyError(
                 f"module `{self.module.name}` has no function `{name}` "
-                f"(it has: {', '.join(self._functions)})"
+                f"(it has: {', '.join(self.addresses)})"
             ) from None
 
     def __getattr__(self, name: str) -> tvm_ffi.Function:
-        functions = self.__dict__.get("_functions", {})
-        if name in functions:
-            return functions[name]
+        if name in self.__dict__.get("addresses", {}):
+            return self._function(name)
         raise AttributeError(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._functions)
+        return iter(self.addresses)
 
     def __len__(self) -> int:
-        return len(self._functions)
+        return len(self.addresses)
 
     def signature(self, name: str) -> str:
         """``name(param: type, ...)``, as error messages show it."""
@@ -135,7 +141,7 @@ class JitModule(Mapping[str, tvm_ffi.Function]):
         return self.module.doc(name)
 
     def __repr__(self) -> str:
-        return f"<safecall.JitModule {self.module.name} ({', '.join(self._functions)})>"
+        return f"<safecall.JitModule {self.module.name} ({', '.join(self.addresses)})>"
 
 
 def jit(

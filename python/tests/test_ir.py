@@ -280,6 +280,20 @@ def test_help_on_a_jit_function_shows_its_signature_and_doc():
     assert bare(3) == 3
 
 
+def test_a_jit_modules_functions_are_made_once_and_named():
+    jm = safecall.jit("module m; fn f(n: i64) -> i64 { return n; } fn g(n: i64) -> i64 { return n + 1; }")
+    # Each `tvm_ffi.Function` is one object, however it is reached, and keeps the code alive.
+    assert jm["g"] is jm.g and jm["f"] is jm["f"]
+    assert list(jm) == ["f", "g"] and len(jm) == 2 and set(jm.addresses) == {"f", "g"}
+    f = jm["f"]
+    del jm
+    assert f(41) == 41
+    with pytest.raises(KeyError, match=r"module `m` has no function `h` \(it has: f, g\)"):
+        safecall.jit("module m; fn f(n: i64) -> i64 { return n; } fn g(n: i64) -> i64 { return n; }")["h"]
+    with pytest.raises(AttributeError):
+        _ = safecall.jit("module m; fn f(n: i64) -> i64 { return n; }").h
+
+
 def test_bad_options_are_clear_errors():
     m = example("add_one")
     with pytest.raises(ValueError, match='backend="gcc": expected "cranelift" or "llvm"'):
