@@ -10,7 +10,9 @@ driver call does next to nothing, so the figures are the host paths themselves;
 
 For each driver, in a process of its own (an empty Triton cache each): ``kernel[grid](...)``
 per call, steady state, the same call through safecall's dispatcher
-(``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
+(``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), ``kernel.run(...)`` as Inductor
+and Helion call it, the same two with the dispatch installed (``install(dispatch=True)``, safecall's
+side only), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
 the JIT hands it), for kernels of 3, 8 and 16 arguments, a ``lambda META`` grid calling
 ``triton.cdiv``, a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
@@ -105,6 +107,10 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             dispatched[(4,)](*args, BLOCK=128)
 
         out[f"kernel[grid]() {n} args"] = _median(call, rounds, calls)
+        if n == 3:
+            # Inductor's and Helion's call: `JITFunction.run` with the grid as a keyword.
+            out["kernel.run(*args, grid=, warmup=False) 3 args"] = _median(
+                lambda: kernel.run(*args, grid=(4,), warmup=False, BLOCK=128), rounds, calls)
         out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
@@ -200,6 +206,16 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             safecall_triton.function(compiled)
             builds.append((time.perf_counter() - start) * 1e6)
         out["host function of a new kernel with 4 TMA descriptors (built)"] = round(statistics.median(builds), 1)
+    if mode == "safecall":
+        # Stock code with the dispatch installed (`install(dispatch=True)`, no code change):
+        # `kernel[grid]` and `kernel.run` reach the kernel's dispatcher with no Python frame.
+        safecall_triton.install(dispatch=True)
+        k3, k3_args = kernels[3]
+        fake.safecall_fake_cuda_quiet(1)
+        out["installed dispatch: kernel[grid]() 3 args"] = _median(lambda: k3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+        out["installed dispatch: kernel.run(*args, grid=, warmup=False) 3 args"] = _median(
+            lambda: k3.run(*k3_args, grid=(4,), warmup=False, BLOCK=128), rounds, calls)
+        fake.safecall_fake_cuda_quiet(0)
     return out
 
 
