@@ -3,6 +3,8 @@ own, side by side, on the CUDA driver double in its quiet mode, built in release
 driver call does next to nothing, so the figures are the host paths themselves;
 ``--debug-double`` takes the debug build ``cargo test`` makes instead).
 
+    (cd python && ../.venv/bin/maturin develop --release)   # `cargo xtask test` leaves a debug build,
+                                                            # which makes the dispatch 4-5x slower
     .venv/bin/python benches/triton_driver.py [--rounds N] [--calls N]
     PYTHONPATH=python .venv-triton36/bin/python benches/triton_driver.py   # Triton 3.6
 
