@@ -45,13 +45,11 @@ impl ConfigKwargs {
     /// `config.all_kwargs()`, as a dict the caller only reads.
     pub(crate) fn get<'py>(&self, config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let py = config.py();
+        let ty = config.get_type();
         let plain = match &self.method {
             Some(method) => {
-                config.get_type().is(self.config_type.bind(py))
-                    && config
-                        .get_type()
-                        .getattr(intern!(py, "all_kwargs"))?
-                        .is(method.bind(py))
+                ty.is(self.config_type.bind(py))
+                    && ty.getattr(intern!(py, "all_kwargs"))?.is(method.bind(py))
             }
             None => false,
         };

@@ -17,15 +17,21 @@ use pyo3::types::{PyDict, PyString};
 /// An `env_bool` knob's value last read, with its variable's text then (`None`: unset).
 type LastRead = Mutex<Option<(Option<Vec<u8>>, Py<PyAny>)>>;
 
+/// An `env_bool` knob's shortcut: its variable, the group's instance dictionary (where an
+/// override would be; an instance's dictionary is the same object for its life) and the value
+/// last read.
+struct EnvKnob {
+    variable: CString,
+    overrides: Py<PyDict>,
+    last: LastRead,
+}
+
 /// One knob read.
 pub(crate) struct KnobRead {
     group: Py<PyAny>,
     name: Py<PyString>,
-    /// For an `env_bool` knob: its variable and the value last read.
-    env: Option<(CString, LastRead)>,
-    /// `group.__dict__` (the instance's overrides), read once: an instance's dictionary is
-    /// the same object for its life.
-    overrides: Option<Py<PyDict>>,
+    /// For an `env_bool` knob whose group's `__dict__` is a dict: the shortcut.
+    env: Option<EnvKnob>,
 }
 
 impl KnobRead {
@@ -39,41 +45,38 @@ impl KnobRead {
     ) -> PyResult<Self> {
         let env = match variable {
             None => None,
-            Some(v) => Some((
-                CString::new(v)
-                    .map_err(|_| PyValueError::new_err("a knob's variable holds a NUL byte"))?,
-                Mutex::new(None),
-            )),
+            Some(v) => {
+                let variable = CString::new(v)
+                    .map_err(|_| PyValueError::new_err("a knob's variable holds a NUL byte"))?;
+                group
+                    .bind(py)
+                    .getattr(intern!(py, "__dict__"))
+                    .ok()
+                    .and_then(|d| d.cast_into::<PyDict>().ok())
+                    .map(|overrides| EnvKnob {
+                        variable,
+                        overrides: overrides.unbind(),
+                        last: Mutex::new(None),
+                    })
+            }
         };
-        let overrides = match &env {
-            Some(_) => group
-                .bind(py)
-                .getattr(intern!(py, "__dict__"))
-                .ok()
-                .and_then(|d| d.cast_into::<PyDict>().ok())
-                .map(Bound::unbind),
-            None => None,
-        };
-        Ok(KnobRead {
-            group,
-            name,
-            env,
-            overrides,
-        })
+        Ok(KnobRead { group, name, env })
     }
 
     /// The knob's value now.
     pub(crate) fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let group = self.group.bind(py);
         let name = self.name.bind(py);
-        let Some((variable, last)) = &self.env else {
+        let Some(EnvKnob {
+            variable,
+            overrides,
+            last,
+        }) = &self.env
+        else {
             return group.getattr(name);
         };
         // `env_base.__get__`: the instance's override first (`transform` is the identity for
         // `env_bool`).
-        let Some(overrides) = &self.overrides else {
-            return group.getattr(name);
-        };
         if let Some(value) = overrides.bind(py).get_item(name)? {
             return Ok(value);
         }
