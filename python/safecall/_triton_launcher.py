@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import operator
 import struct
+import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import builder as ir
@@ -260,22 +261,28 @@ def _triton_minor() -> Tuple[int, int]:
 
 def _address(value: Any) -> int:
     """A pointer argument's address, as ``driver.c``'s ``extractPointer``: ``None`` is NULL,
-    an ``int`` itself, anything else its ``data_ptr()`` (a CPU tensor refused)."""
+    an ``int`` (or an instance of a subclass, ``bool`` included) itself, anything else its
+    ``data_ptr()``, which must be an ``int``, checked by the driver (``cuPointerGetAttribute``:
+    host memory the device cannot reach is Triton's ``ValueError``), except a torch tensor
+    whose ``is_cuda`` is true."""
     if value is None:
         return 0
-    if type(value) is int:
-        return value
+    if isinstance(value, int):
+        return int(value)
     try:
         data_ptr = value.data_ptr
     except AttributeError:
         raise TypeError("Pointer argument must be either uint64 or have data_ptr method") from None
-    device = getattr(value, "device", None)
-    if device is not None and getattr(device, "type", None) == "cpu":
-        raise ValueError("Pointer argument cannot be accessed from Triton (cpu tensor?)")
     address = data_ptr()
-    if type(address) is not int:
+    if not isinstance(address, int):
         raise TypeError("data_ptr method of Pointer object must return 64-bit int")
-    return address
+    address = int(address)
+    torch = sys.modules.get("torch")
+    if address == 0 or (type(value) is getattr(torch, "Tensor", None) and value.is_cuda):
+        return address
+    from ._native import cuda_device_pointer
+
+    return cuda_device_pointer(_libcuda_path(), address)
 
 
 def _descriptor_address(base: Any) -> int:
@@ -375,8 +382,6 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         return general
     if sum(step is not None and step.descriptor is not None for step in general.plan) > _MAX_NATIVE_DESCRIPTORS:
         return general
-    import sys
-
     from triton.knobs import HookChain
 
     from ._dlpack import DTYPES

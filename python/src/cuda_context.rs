@@ -57,6 +57,7 @@ fn load(path: &str) -> Result<Driver, String> {
     })
 }
 
+#[inline]
 fn driver(path: &str) -> PyResult<&'static Driver> {
     let d = DRIVER
         .get_or_init(|| load(path))
@@ -68,10 +69,17 @@ fn driver(path: &str) -> PyResult<&'static Driver> {
 
 impl Driver {
     /// `Ok` for `CUDA_SUCCESS`, else Triton's `RuntimeError("Triton Error [CUDA]: ...")`.
+    #[inline]
     fn check(&self, code: CuResult) -> PyResult<()> {
         if code == 0 {
             return Ok(());
         }
+        Err(self.error(code))
+    }
+
+    /// Triton's `RuntimeError` for a failed driver call.
+    #[cold]
+    fn error(&self, code: CuResult) -> PyErr {
         let mut text: *const c_char = std::ptr::null();
         // SAFETY: an output pointer; the driver writes a static string or leaves it NULL.
         unsafe { (self.get_error_string)(code, &mut text) };
@@ -83,9 +91,7 @@ impl Driver {
                 .to_string_lossy()
                 .into_owned()
         };
-        Err(PyRuntimeError::new_err(format!(
-            "Triton Error [CUDA]: {text}"
-        )))
+        PyRuntimeError::new_err(format!("Triton Error [CUDA]: {text}"))
     }
 
     /// Makes `device`'s primary context current.
@@ -118,6 +124,13 @@ pub(crate) fn device_pointer(libcuda: &str, address: u64) -> PyResult<u64> {
     }
     d.check(code)?;
     Ok(out)
+}
+
+/// `cuda_device_pointer(libcuda, address)`: [`device_pointer`], for the Python launcher
+/// (`safecall._triton_launcher`).
+#[pyfunction]
+fn cuda_device_pointer(libcuda: &str, address: u64) -> PyResult<u64> {
+    device_pointer(libcuda, address)
 }
 
 /// `cuda_current_device(libcuda)`: the current context's device, device 0's primary context
@@ -210,5 +223,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CudaCurrentDevice>()?;
     m.add_class::<CudaDefaultStream>()?;
     m.add_function(wrap_pyfunction!(cuda_current_device, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_device_pointer, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_default_stream, m)?)
 }

@@ -21,6 +21,7 @@ mod bench;
 mod compile;
 mod cuda_constants;
 mod cuda_context;
+mod method_call;
 mod tensor_map;
 mod triton_autotune;
 mod triton_config;

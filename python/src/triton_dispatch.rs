@@ -19,9 +19,9 @@ use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_grid::GridTraces;
 use crate::triton_heuristics::HeuristicsDispatch;
-use crate::triton_key::{Interner, Key, KeyMap, Space, Unhashable};
+use crate::triton_key::{Interner, Key, KeyMap, KeyWords, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
-use crate::triton_launch::{TritonLaunch, to_u64};
+use crate::triton_launch::{Address, TritonLaunch, to_u64};
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
@@ -38,6 +38,12 @@ const OPTIONS: u64 = 6;
 
 /// How many argument types the kind cache holds before it starts over.
 const KIND_CAPACITY: usize = 1024;
+
+/// How many arguments a call holds on the stack (more spill to the heap).
+const INLINE_ARGUMENTS: usize = 24;
+
+/// A call's parameter values, in declaration order.
+type Values<'py> = SmallVec<[Bound<'py, PyAny>; INLINE_ARGUMENTS]>;
 
 /// Type address -> (the type, kept alive so the address is not reused; its kind; its code).
 type KindCache = HashMap<usize, (Py<PyAny>, u8, u64), rustc_hash::FxBuildHasher>;
@@ -351,18 +357,20 @@ impl TritonDispatch {
         {
             return Ok(Err(Slow::Fallback("stages inspection hook".into())));
         }
-        let Some((values, options)) = self.bind_arguments(args, kwargs)? else {
+        let mut values = Values::new();
+        let mut options = Vec::new();
+        if !self.bind_arguments(args, kwargs, &mut values, &mut options)? {
             return Ok(Err(Slow::Fallback("binding".into())));
-        };
+        }
         let active = self.active_driver(py)?;
         let device = current_device(&active)?;
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
         // starts with its kind, and only a tensor's has more), so two keys are equal only
         // when every part is.
-        let mut key: Key = Vec::with_capacity(4 * values.len() + 12);
+        let mut key = KeyWords::new();
         // Each tensor's `data_ptr()`, read once for the key and the launch.
-        let mut addresses: SmallVec<[Option<Bound<'py, PyAny>>; 16]> = SmallVec::new();
+        let mut addresses: SmallVec<[Option<Address<'py>>; 16]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
         for (i, (value, &constexpr)) in values.iter().zip(&self.constexpr).enumerate() {
             if constexpr {
@@ -393,13 +401,19 @@ impl TritonDispatch {
                 }
                 let dtype = value.getattr(intern!(py, "dtype"))?;
                 let dtype_code = slow_on!(self.interner.dtype(&dtype));
-                let address = value.call_method0(intern!(py, "data_ptr"))?;
-                let aligned = match to_u64(&address) {
-                    Ok(a) => a % 16 == 0,
-                    Err(_) => address.rem(16)?.extract::<i64>()? == 0,
+                let address = Address::new(crate::method_call::call_method0(
+                    value,
+                    intern!(py, "data_ptr"),
+                )?);
+                let aligned = match &address {
+                    Address::Int(a) => a % 16 == 0,
+                    Address::Object(a) => match to_u64(a) {
+                        Ok(a) => a % 16 == 0,
+                        Err(_) => a.rem(16)?.extract::<i64>()? == 0,
+                    },
                 };
                 key.extend([TENSOR.into(), type_code, dtype_code, aligned.into()]);
-                addresses.resize(i, None);
+                addresses.resize_with(i, || None);
                 addresses.push(Some(address));
             }
         }
@@ -424,8 +438,8 @@ impl TritonDispatch {
         // options with the knob.
         let debug = function.getattr(intern!(py, "debug"))?;
         slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
-        let Some(hit) = self.table().get(&key).cloned() else {
-            return Ok(Err(Slow::Miss(key)));
+        let Some(hit) = self.table().get(key.as_slice()).cloned() else {
+            return Ok(Err(Slow::Miss(key.to_vec())));
         };
         if function
             .getattr(intern!(py, "used_global_vals"))?
@@ -479,50 +493,51 @@ impl TritonDispatch {
         Ok(Ok(hit.kernel.bind(py).clone()))
     }
 
-    /// The parameters' values in declaration order and the keyword options, or `None` where
-    /// Triton's binder would raise (too many, repeated or missing arguments).
-    #[allow(clippy::type_complexity)]
+    /// Binds the call's arguments: `values` receives the parameters' values in declaration
+    /// order and `options` the keyword options; `false` where Triton's binder would raise (too
+    /// many, repeated or missing arguments).
     fn bind_arguments<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<
-        Option<(
-            Vec<Bound<'py, PyAny>>,
-            Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
-        )>,
-    > {
+        values: &mut Values<'py>,
+        options: &mut Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+    ) -> PyResult<bool> {
         let py = args.py();
         let given = args.len();
         if given > self.names.len() {
-            return Ok(None);
+            return Ok(false);
         }
-        let mut values: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
-        values.extend(
-            self.defaults[given..]
-                .iter()
-                .map(|d| d.as_ref().map(|d| d.bind(py).clone())),
-        );
-        let mut options = Vec::new();
+        values.extend(args.iter());
+        // A parameter without a default holds `None` until a keyword gives it a value.
+        let mut missing = 0usize;
+        values.extend(self.defaults[given..].iter().map(|d| match d {
+            Some(d) => d.bind(py).clone(),
+            None => {
+                missing += 1;
+                py.None().into_bound(py)
+            }
+        }));
         if let Some(kwargs) = kwargs {
             let index = self.index.bind(py);
             for (name, value) in kwargs.iter() {
                 match index.get_item(&name)? {
                     None => options.push((name.cast_into::<PyString>()?, value)),
                     Some(i) => {
-                        let i: usize = i.extract()?;
+                        let i = i.extract::<isize>()? as usize;
                         if i < given {
-                            return Ok(None);
+                            return Ok(false);
                         }
-                        values[i] = Some(value);
+                        // A dictionary's keys are distinct: each slot is given at most once.
+                        if self.defaults[i].is_none() {
+                            missing -= 1;
+                        }
+                        values[i] = value;
                     }
                 }
             }
         }
-        Ok(values
-            .into_iter()
-            .collect::<Option<Vec<_>>>()
-            .map(|values| (values, options)))
+        Ok(missing == 0)
     }
 
     /// A host tensor descriptor's part of the key, as Triton specializes it
@@ -534,7 +549,7 @@ impl TritonDispatch {
         &self,
         value: &Bound<'_, PyAny>,
         type_code: u64,
-        key: &mut Key,
+        key: &mut KeyWords,
     ) -> PyResult<Result<bool, Unhashable>> {
         let py = value.py();
         // Anything unexpected (a field deleted or replaced after construction) is Triton's to

@@ -23,6 +23,9 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 /// A specialization key.
 pub(crate) type Key = Vec<u64>;
 
+/// A key being built, on the stack for the usual sizes (made a [`Key`] only when it misses).
+pub(crate) type KeyWords = smallvec::SmallVec<[u64; 96]>;
+
 /// The table from keys to what Triton chose for them, hashed with rustc's Fx hasher (the keys
 /// are short and ours: no hash flooding to defend against).
 pub(crate) type KeyMap<V> = HashMap<Key, V, rustc_hash::FxBuildHasher>;
@@ -153,7 +156,7 @@ impl Interner {
         &self,
         value: &Bound<'_, PyAny>,
         tuple_key: &Bound<'_, PyAny>,
-        words: &mut Key,
+        words: &mut KeyWords,
     ) -> PyResult<Result<(), Unhashable>> {
         if value.is_none() {
             words.extend([NONE, 0]);

@@ -119,6 +119,46 @@ fn error_api() -> PyResult<ErrorApi> {
     }
 }
 
+/// A pointer argument's `data_ptr()` the dispatcher already read (see
+/// [`TritonLaunch::launch`]).
+pub(crate) enum Address<'py> {
+    /// An exact `int` in `[0, 2^64)`: its value.
+    Int(u64),
+    /// Anything else it returned, converted here as when read here.
+    Object(Bound<'py, PyAny>),
+}
+
+impl<'py> Address<'py> {
+    /// What `data_ptr()` returned, its value taken once where it is an exact `int` that
+    /// [`to_u64`] reads.
+    pub(crate) fn new(address: Bound<'py, PyAny>) -> Self {
+        if address.is_exact_instance_of::<PyInt>()
+            && let Ok(a) = to_u64(&address)
+        {
+            return Address::Int(a);
+        }
+        Address::Object(address)
+    }
+}
+
+/// An argument of [`TritonLaunch::launch`]: owned by the caller, or borrowed from the call's
+/// tuple (no reference counting).
+pub(crate) trait Arg<'py> {
+    fn bound(&self) -> &Bound<'py, PyAny>;
+}
+
+impl<'py> Arg<'py> for Bound<'py, PyAny> {
+    fn bound(&self) -> &Bound<'py, PyAny> {
+        self
+    }
+}
+
+impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
+    fn bound(&self) -> &Bound<'py, PyAny> {
+        self
+    }
+}
+
 /// A built host function: the safe-call entry and what keeps its code alive.
 struct Built {
     function: u64,
@@ -158,7 +198,7 @@ impl TritonLaunch {
     /// `build(function, key) -> (address, keepalive)`, `key` per descriptor `(padding,
     /// round_f32_to_tf32)`;
     /// `hook_chain` Triton's `HookChain` class (hooks of that class run only when they hold
-    /// calls); `tensor_type` `torch.Tensor` or any class (checked by `is_cuda`, its
+    /// calls); `tensor_type` `torch.Tensor` or any class (one whose `is_cuda` is true has its
     /// `data_ptr()` read directly); `libcuda` the driver library, which checks any other
     /// pointer argument; `integer_slow(rule, value)` an integer outside its rule's fast range;
     /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
@@ -232,7 +272,8 @@ impl TritonLaunch {
                 args.len()
             )));
         }
-        let all: SmallVec<[Bound<'_, PyAny>; 32]> = args.iter().collect();
+        // Borrowed from the tuple, which holds them for the call: no reference counting.
+        let all: SmallVec<[Borrowed<'_, '_, PyAny>; 32]> = args.iter_borrowed().collect();
         self.launch(&all[..FIXED], &all[FIXED..], &[])
     }
 }
@@ -244,13 +285,13 @@ impl TritonLaunch {
     /// with `addresses[i]` the `data_ptr()` it already read of kernel argument `i` (an
     /// object with `data_ptr()`), which is then not called again; `addresses` may be shorter
     /// than `kernel_args` (empty: every `data_ptr()` called here).
-    pub(crate) fn launch(
+    pub(crate) fn launch<'py>(
         &self,
-        fixed: &[Bound<'_, PyAny>],
-        kernel_args: &[Bound<'_, PyAny>],
-        addresses: &[Option<Bound<'_, PyAny>>],
+        fixed: &[impl Arg<'py>],
+        kernel_args: &[impl Arg<'py>],
+        addresses: &[Option<Address<'py>>],
     ) -> PyResult<()> {
-        let py = fixed[0].py();
+        let py = fixed[0].bound().py();
         if fixed.len() != 9 || kernel_args.len() != self.kinds.len() {
             return Err(PyTypeError::new_err(format!(
                 "the launcher takes 9 arguments and the kernel's {}, got {} and {}",
@@ -259,7 +300,7 @@ impl TritonLaunch {
                 kernel_args.len()
             )));
         }
-        let function = to_u64(&fixed[4])?;
+        let function = to_u64(fixed[4].bound())?;
         // Without descriptors the host function is known before any argument is read.
         let known = if self.descriptors.is_empty() {
             Some(self.entry(py, function, 0)?)
@@ -269,17 +310,17 @@ impl TritonLaunch {
         // Triton 3.7+ (driver.c) run the enter hook before reading any argument; 3.6's
         // generated launcher parses the scalars first (PyArg_ParseTuple), then runs the hook,
         // then reads the pointers.
-        let launch_metadata = &fixed[6];
-        let enter = &fixed[7];
+        let launch_metadata = fixed[6].bound();
+        let enter = fixed[7].bound();
         if self.hook_first {
             self.hook(enter, launch_metadata)?;
         }
         // On the stack for up to 32 arguments (no allocation per launch).
         let mut values: SmallVec<[TVMFFIAny; 32]> = SmallVec::with_capacity(self.kinds.len() + 6);
         for g in &fixed[..3] {
-            values.push(int(to_i64(g)?));
+            values.push(int(to_i64(g.bound())?));
         }
-        values.push(int(to_u64(&fixed[3])? as i64));
+        values.push(int(to_u64(fixed[3].bound())? as i64));
         let mut pointers: SmallVec<[(usize, usize); 16]> = SmallVec::new();
         let address = |i: usize| addresses.get(i).and_then(Option::as_ref);
         // Each descriptor's DLTensor and the argument slot it goes to, pointed at once every
@@ -287,7 +328,7 @@ impl TritonLaunch {
         let mut slots: SmallVec<[(DescriptorSlot, usize); 4]> = SmallVec::new();
         let mut flags = 0u64;
         for (i, kind) in self.kinds.iter().enumerate() {
-            let value = &kernel_args[i];
+            let value = kernel_args[i].bound();
             match kind {
                 Kind::Skip => {}
                 Kind::Pointer if self.hook_first => {
@@ -332,7 +373,7 @@ impl TritonLaunch {
         if !self.hook_first {
             self.hook(enter, launch_metadata)?;
             for (slot, i) in pointers {
-                values[slot] = int(self.pointer(&kernel_args[i], address(i))? as i64);
+                values[slot] = int(self.pointer(kernel_args[i].bound(), address(i))? as i64);
             }
         }
         // The two scratch pointers: none for the kernels this launcher serves.
@@ -354,7 +395,7 @@ impl TritonLaunch {
         if rc != 0 {
             return Err(self.raised());
         }
-        self.hook(&fixed[8], launch_metadata)
+        self.hook(fixed[8].bound(), launch_metadata)
     }
 
     /// The entry of `function`'s host function for descriptors with launch `flags`, built on
@@ -398,50 +439,51 @@ impl TritonLaunch {
     }
 
     /// A pointer argument's address, as `driver.c`'s `extractPointer`: `None` is NULL, an
-    /// `int` itself, a torch tensor its `data_ptr()` when `is_cuda` (Triton's ValueError
-    /// otherwise), anything else its `data_ptr()` checked with `cuPointerGetAttribute`.
+    /// `int` (or an instance of a subclass, `bool` included: `PyLong_Check`) itself, anything
+    /// else its `data_ptr()`, which must be an `int`, checked with `cuPointerGetAttribute`. One
+    /// shortcut: a torch tensor whose `is_cuda` is true is device memory, its `data_ptr()`
+    /// taken without the driver's check (which would return it unchanged); any other tensor
+    /// (pinned host memory included) is checked by the driver, as Triton checks it.
     /// `address` is the `data_ptr()` the caller already read, if it did.
-    fn pointer(
+    fn pointer<'py>(
         &self,
-        value: &Bound<'_, PyAny>,
-        address: Option<&Bound<'_, PyAny>>,
+        value: &Bound<'py, PyAny>,
+        address: Option<&Address<'py>>,
     ) -> PyResult<u64> {
         if value.is_none() {
             return Ok(0);
         }
-        if value.is_exact_instance_of::<PyInt>() {
+        if value.is_instance_of::<PyInt>() {
             return to_u64(value);
         }
         let py = value.py();
-        let data_ptr = || match address {
-            Some(a) => Ok(a.clone()),
-            None => value.call_method0(pyo3::intern!(py, "data_ptr")),
-        };
-        if value.get_type().is(self.tensor_type.bind(py)) {
-            if !value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()? {
-                return Err(cpu_tensor());
-            }
-            return to_u64(&data_ptr()?);
-        }
-        // Anything else: its `data_ptr()`, checked by the driver as Triton checks it.
-        let address = match data_ptr() {
-            Ok(address) => address,
-            Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
+        let device_tensor = value.get_type().is(self.tensor_type.bind(py))
+            && value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()?;
+        let read = |address: &Bound<'py, PyAny>| {
+            if !address.is_instance_of::<PyInt>() {
                 return Err(PyTypeError::new_err(
-                    "Pointer argument must be either uint64 or have data_ptr method",
+                    "data_ptr method of Pointer object must return 64-bit int",
                 ));
             }
-            Err(e) => return Err(e),
+            to_u64(address)
         };
-        if !address.is_exact_instance_of::<PyInt>() {
-            return Err(PyTypeError::new_err(
-                "data_ptr method of Pointer object must return 64-bit int",
-            ));
+        let address = match address {
+            Some(Address::Int(a)) => *a,
+            Some(Address::Object(a)) => read(a)?,
+            None => match crate::method_call::call_method0(value, pyo3::intern!(py, "data_ptr")) {
+                Ok(a) => read(&a)?,
+                Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
+                    return Err(PyTypeError::new_err(
+                        "Pointer argument must be either uint64 or have data_ptr method",
+                    ));
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        if device_tensor || address == 0 {
+            return Ok(address);
         }
-        let address = to_u64(&address)?;
-        if address == 0 {
-            return Ok(0);
-        }
+        // Anything else's address, checked by the driver as Triton checks it.
         crate::cuda_context::device_pointer(&self.libcuda, address)
     }
 
@@ -519,10 +561,6 @@ pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
         return Ok(v as u64);
     }
     value.extract::<u64>()
-}
-
-fn cpu_tensor() -> PyErr {
-    PyValueError::new_err("Pointer argument cannot be accessed from Triton (cpu tensor?)")
 }
 
 fn int(v: i64) -> TVMFFIAny {

@@ -118,7 +118,8 @@ def _without_bit21(record):
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own")]
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
+                                   "pointer forms", "pointer checks")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -185,6 +186,17 @@ def test_bad_arguments_fail_as_with_tritons_driver(runs):
     assert ours["errors, safecall's own"]["two negative grid entries"].startswith(
         "ValueError: launch: launch of kernel.copy: grid is (-1, -1, 1), but grid[0] must be 1 to 2147483647"
     )
+
+
+def test_every_pointer_form_tritons_driver_takes_launches_the_same(runs):
+    stock, ours, _, _ = runs
+    assert ours["pointer forms"] == stock["pointer forms"]
+    assert all(r["error"] is None and len(r["launches"]) == 1 for r in stock["pointer forms"].values())
+    # Triton checks every data_ptr() address with the driver (both pointers); safecall skips
+    # the check of a torch tensor on the device, and only of that one.
+    assert stock["pointer checks"]["a torch tensor on the device"] == 2
+    assert ours["pointer checks"]["a torch tensor on the device"] == 1
+    assert ours["pointer checks"]["a torch tensor in host memory the device maps"] == 2
 
 
 def test_every_utils_entry_point_answers_as_tritons(runs):

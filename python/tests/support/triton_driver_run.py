@@ -299,6 +299,72 @@ results["descriptor errors"] = {
     "rank 3 for a rank-2 parameter": run_desc(bad_descriptor(shape=[4, 256, 64], strides=[16384, 64, 1])),
     "rank 6": run_desc(bad_descriptor(shape=[1] * 4 + [256, 64], strides=[16384] * 4 + [64, 1])),
 }
+
+
+class IntAddress(int):
+    """An address of an ``int`` subclass (an ``IntEnum``, a wrapper's handle type)."""
+
+
+class SubclassPointer(Tensor):
+    """A tensor-like whose ``data_ptr()`` returns an ``int`` subclass."""
+
+    def data_ptr(self) -> int:
+        return IntAddress(self.address)
+
+
+class TorchTensor(Tensor):
+    """A stand-in ``torch.Tensor``, the class a launcher made while it is ``torch.Tensor`` takes
+    for torch's (safecall's skips the driver's check of a device tensor's address)."""
+
+    def __init__(self, address: int, is_cuda: bool) -> None:
+        super().__init__(address)
+        self.is_cuda = is_cuda
+
+
+def torch_launcher():
+    """A launcher of ``copy`` made while ``torch.Tensor`` is :class:`TorchTensor`."""
+    import types
+
+    saved = sys.modules.get("torch")
+    torch = saved or types.ModuleType("torch")
+    had, previous = hasattr(torch, "Tensor"), getattr(torch, "Tensor", None)
+    torch.Tensor = TorchTensor
+    sys.modules["torch"] = torch
+    try:
+        return triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
+    finally:
+        if had:
+            torch.Tensor = previous
+        else:
+            del torch.Tensor
+        if saved is None:
+            del sys.modules["torch"]
+
+
+def pointer_form(launcher, first):
+    """``copy`` launched with ``first`` as its first pointer: the error, the launches and how
+    many pointers the driver checked."""
+    fake.safecall_fake_cuda_reset()
+    error = outcome(lambda: launcher(8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None,
+                                     first, Y, 1000, 128))
+    records = fake_cuda.records(fake)
+    launched = [{k: v for k, v in r.items() if k != "call"} for r in records if r["call"] == "cuLaunchKernelEx"]
+    return {"error": error, "launches": launched}, sum(r["call"] == "cuPointerGetAttribute" for r in records)
+
+
+# The pointer forms driver.c accepts (PyLong_Check: int subclasses, bool; a data_ptr() of an int
+# subclass; a torch tensor, on the device or not: Triton checks every address with the driver).
+with_torch = torch_launcher()
+forms = {
+    "an int subclass": (compiled.run, IntAddress(0x7F00_0000_1000)),
+    "True": (compiled.run, True),
+    "data_ptr() of an int subclass": (compiled.run, SubclassPointer(0x7F00_0000_1000)),
+    "a torch tensor on the device": (with_torch, TorchTensor(0x7F00_0000_1000, True)),
+    "a torch tensor in host memory the device maps": (with_torch, TorchTensor(0x7F00_0000_1000, False)),
+}
+results["pointer forms"], results["pointer checks"] = {}, {}
+for name, (launcher, first) in forms.items():
+    results["pointer forms"][name], results["pointer checks"][name] = pointer_form(launcher, first)
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
