@@ -23,6 +23,7 @@ mod cuda_constants;
 mod cuda_context;
 mod method_call;
 mod tensor_map;
+mod triton_active;
 mod triton_autotune;
 mod triton_config;
 mod triton_descriptor;
@@ -32,7 +33,9 @@ mod triton_heuristics;
 mod triton_key;
 mod triton_knobs;
 mod triton_launch;
+mod triton_memo;
 mod triton_method;
+mod triton_table;
 mod vocabulary;
 
 pyo3::create_exception!(

@@ -7,21 +7,23 @@
 //! runs Triton's own `JITFunction.run` and, for a missed key, `record`s the kernel it chose.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use smallvec::SmallVec;
 
-use crate::cuda_context::{CudaCurrentDevice, CudaDefaultStream};
+use crate::triton_active::{current_device, current_stream};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_grid::GridTraces;
 use crate::triton_heuristics::HeuristicsDispatch;
-use crate::triton_key::{Interner, Key, KeyMap, KeyWords, Space, Unhashable};
+use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{Address, TritonLaunch, to_u64};
+use crate::triton_memo::PositionMemo;
+use crate::triton_table::{Entry, Table};
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
@@ -48,14 +50,6 @@ type Values<'py> = SmallVec<[Bound<'py, PyAny>; INLINE_ARGUMENTS]>;
 /// Type address -> (the type, kept alive so the address is not reused; its kind; its code).
 type KindCache = HashMap<usize, (Py<PyAny>, u8, u64), rustc_hash::FxBuildHasher>;
 
-/// What the table holds for a key: the compiled kernel Triton chose and what its launch needs.
-struct Entry {
-    kernel: Py<PyAny>,
-    launcher: Py<PyAny>,
-    function: Py<PyAny>,
-    packed_metadata: Py<PyAny>,
-}
-
 /// A key that missed, handed to the Python side, which passes it back to
 /// [`TritonDispatch::record`] with the kernel Triton chose.
 #[pyclass(frozen)]
@@ -72,11 +66,13 @@ pub struct TritonDispatch {
     defaults: Vec<Option<Py<PyAny>>>,
     constexpr: Vec<bool>,
     /// Key -> what Triton chose, filled through [`TritonDispatch::record`].
-    table: Mutex<KeyMap<Arc<Entry>>>,
+    table: Mutex<Table>,
     /// Codes for the key's objects.
     interner: Interner,
     /// The kinds of the argument types seen.
     kinds: Mutex<KindCache>,
+    /// The type and dtype last seen at each position, with their codes.
+    memo: PositionMemo,
     /// The `JITFunction` (its `pre_run_hooks` and `used_global_vals`).
     function: Py<PyAny>,
     /// `triton.knobs.runtime`.
@@ -188,6 +184,7 @@ impl TritonDispatch {
         slow: Py<PyAny>,
     ) -> PyResult<Self> {
         let index = name_index(py, &names)?;
+        let positions = names.len();
         let defaults = defaults
             .into_iter()
             .map(|d| (!d.is(&empty)).then_some(d))
@@ -197,9 +194,10 @@ impl TritonDispatch {
             index,
             defaults,
             constexpr,
-            table: Mutex::new(KeyMap::default()),
+            table: Mutex::new(Table::default()),
             interner: Interner::new(py),
             kinds: Mutex::new(HashMap::default()),
+            memo: PositionMemo::new(positions),
             function,
             runtime,
             knob_reads: knob_reads
@@ -247,7 +245,7 @@ impl TritonDispatch {
             function: kernel.getattr(intern!(py, "function"))?.unbind(),
             packed_metadata: kernel.getattr(intern!(py, "packed_metadata"))?.unbind(),
         };
-        self.table().insert(key.0.clone(), Arc::new(entry));
+        self.table().insert(key.0.clone(), entry);
         Ok(())
     }
 
@@ -292,7 +290,7 @@ macro_rules! slow_on {
 }
 
 impl TritonDispatch {
-    fn table(&self) -> std::sync::MutexGuard<'_, KeyMap<Arc<Entry>>> {
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
         // The table stays consistent whatever panicked while it was held (one insert or clear).
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -386,7 +384,15 @@ impl TritonDispatch {
             } else if value.is_exact_instance_of::<PyFloat>() {
                 key.push(FLOAT.into());
             } else {
-                let (kind, type_code) = slow_on!(self.kind(value));
+                let (kind, type_code) = match self.memo.kind(i, value.get_type_ptr()) {
+                    Some(known) => known,
+                    None => {
+                        let (kind, code) = slow_on!(self.kind(value));
+                        self.memo
+                            .remember_kind(i, value.get_type().as_any(), kind, code);
+                        (kind, code)
+                    }
+                };
                 if kind == DESCRIPTOR {
                     if !slow_on!(self.descriptor_key(value, type_code, &mut key)) {
                         return Ok(Err(Slow::Fallback(
@@ -400,7 +406,14 @@ impl TritonDispatch {
                     return Ok(Err(Slow::Fallback(format!("argument type {name}"))));
                 }
                 let dtype = value.getattr(intern!(py, "dtype"))?;
-                let dtype_code = slow_on!(self.interner.dtype(&dtype));
+                let dtype_code = match self.memo.dtype(i, &dtype) {
+                    Some(code) => code,
+                    None => {
+                        let code = slow_on!(self.interner.dtype(&dtype));
+                        self.memo.remember_dtype(i, &dtype, code);
+                        code
+                    }
+                };
                 let address = Address::new(crate::method_call::call_method0(
                     value,
                     intern!(py, "data_ptr"),
@@ -412,9 +425,11 @@ impl TritonDispatch {
                         Err(_) => a.rem(16)?.extract::<i64>()? == 0,
                     },
                 };
-                key.extend([TENSOR.into(), type_code, dtype_code, aligned.into()]);
-                addresses.resize_with(i, || None);
-                addresses.push(Some(address));
+                key.extend_from_slice(&[TENSOR.into(), type_code, dtype_code, aligned.into()]);
+                if addresses.is_empty() {
+                    addresses.resize_with(values.len(), || None);
+                }
+                addresses[i] = Some(address);
             }
         }
         if !options.is_empty() {
@@ -438,7 +453,7 @@ impl TritonDispatch {
         // options with the knob.
         let debug = function.getattr(intern!(py, "debug"))?;
         slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
-        let Some(hit) = self.table().get(key.as_slice()).cloned() else {
+        let Some(hit) = self.table().get(key.as_slice()) else {
             return Ok(Err(Slow::Miss(key.to_vec())));
         };
         if function
@@ -631,33 +646,6 @@ impl TritonDispatch {
         }
         kinds.insert(address, (ty.unbind(), kind, code));
         Ok(Ok((kind, code)))
-    }
-}
-
-/// The active driver's `get_current_device()`, called natively when it is safecall's.
-fn current_device<'py>(active: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = active.py();
-    let get = active.getattr(intern!(py, "get_current_device"))?;
-    match get.cast::<CudaCurrentDevice>() {
-        Ok(native) => Ok(native.get().device()?.into_pyobject(py)?.into_any()),
-        Err(_) => get.call0(),
-    }
-}
-
-/// The active driver's `get_current_stream(device)`, called natively when it is safecall's.
-fn current_stream<'py>(
-    active: &Bound<'py, PyAny>,
-    device: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = active.py();
-    let get = active.getattr(intern!(py, "get_current_stream"))?;
-    match get.cast::<CudaDefaultStream>() {
-        Ok(native) => Ok(native
-            .get()
-            .stream(device.extract()?)?
-            .into_pyobject(py)?
-            .into_any()),
-        Err(_) => get.call1((device,)),
     }
 }
 

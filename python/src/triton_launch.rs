@@ -131,6 +131,7 @@ pub(crate) enum Address<'py> {
 impl<'py> Address<'py> {
     /// What `data_ptr()` returned, its value taken once where it is an exact `int` that
     /// [`to_u64`] reads.
+    #[inline]
     pub(crate) fn new(address: Bound<'py, PyAny>) -> Self {
         if address.is_exact_instance_of::<PyInt>()
             && let Ok(a) = to_u64(&address)
@@ -457,7 +458,7 @@ impl TritonLaunch {
             return to_u64(value);
         }
         let py = value.py();
-        let device_tensor = value.get_type().is(self.tensor_type.bind(py))
+        let device_tensor = value.get_type_ptr().cast() == self.tensor_type.as_ptr()
             && value.getattr(pyo3::intern!(py, "is_cuda"))?.is_truthy()?;
         let read = |address: &Bound<'py, PyAny>| {
             if !address.is_instance_of::<PyInt>() {
@@ -553,6 +554,7 @@ fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// 2^63 read through `PyLong_AsSsize_t`, which CPython converts digit by digit (its unsigned
 /// long long conversion goes through a byte array for any value of two digits or more: every
 /// device address).
+#[inline]
 pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if value.is_exact_instance_of::<PyInt>()
         && let Ok(v) = value.extract::<isize>()

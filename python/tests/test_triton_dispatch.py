@@ -69,6 +69,7 @@ def test_specializations_differ_where_tritons_do(result):
     assert kernels["i32 divisible by 16"] != kernels["i32 not divisible"]
     assert kernels["i32 equal to 1"] != kernels["i32 not divisible"]
     assert kernels["misaligned pointer"] != kernels["i32 not divisible"]
+    assert kernels["x of float64"] not in (kernels["i32 not divisible"], kernels["misaligned pointer"])
     assert kernels["i64 min of i64"] != kernels["i32 max"]
     assert kernels["num_warps=8"] != kernels["i32 not divisible"]
     assert kernels["n by keyword"] == kernels["i32 not divisible"]

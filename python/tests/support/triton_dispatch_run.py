@@ -95,6 +95,9 @@ CASES = {
     "i32 divisible by 16": (copy, (8,), (X, Y, 1024), {"BLOCK": 128}),
     "i32 equal to 1": (copy, (8,), (X, Y, 1), {"BLOCK": 128}),
     "misaligned pointer": (copy, (8,), (MISALIGNED, Y, 1000), {"BLOCK": 128}),
+    # A float64 tensor where the cases around have a float32 one (the dispatcher remembers the
+    # type and dtype last seen at each position).
+    "x of float64": (copy, (8,), (Z, Y, 1000), {"BLOCK": 128}),
     "another constexpr": (copy, (4,), (X, Y, 1000), {"BLOCK": 256}),
     "num_warps=8": (copy, (8,), (X, Y, 1000), {"BLOCK": 128, "num_warps": 8}),
     "n by keyword": (copy, (8,), (X, Y), {"n": 1000, "BLOCK": 128}),
