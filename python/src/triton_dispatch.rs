@@ -21,7 +21,7 @@ use crate::triton_grid::GridTraces;
 use crate::triton_heuristics::HeuristicsDispatch;
 use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
-use crate::triton_launch::{Address, TritonLaunch, to_u64};
+use crate::triton_launch::{Address, TritonLaunch, exact_i64, to_u64};
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 
@@ -660,16 +660,16 @@ fn hooked(hook: &Bound<'_, PyAny>) -> PyResult<bool> {
     }
 }
 
-/// An `int`'s part of the key, one item: `16 + (== 1) + 2 * (divisible by 16) + 4 * width`,
+/// An exact `int`'s part of the key, one item: `16 + (== 1) + 2 * (divisible by 16) + 4 * width`,
 /// the width 0 for i32, 1 for i64, 2 for u64 and 3 beyond (16 to 31: no other kind's code).
 fn int_key(value: &Bound<'_, PyAny>) -> PyResult<u8> {
-    let (one, divisible, width) = match value.extract::<i64>() {
-        Ok(v) => (
+    let (one, divisible, width) = match exact_i64(value) {
+        Some(v) => (
             v == 1,
             v % 16 == 0,
             if i32::try_from(v).is_ok() { 0u8 } else { 1 },
         ),
-        Err(_) => match value.extract::<u64>() {
+        None => match value.extract::<u64>() {
             Ok(v) => (false, v % 16 == 0, 2),
             Err(_) => (false, value.rem(16)?.extract::<i64>()? == 0, 3),
         },

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyString, PyTuple};
 
 /// A specialization key.
 pub(crate) type Key = Vec<u64>;
@@ -166,9 +166,7 @@ impl Interner {
             words.extend([BOOL, u64::from(value.is_truthy()?)]);
             return Ok(Ok(()));
         }
-        if value.is_exact_instance_of::<PyInt>()
-            && let Ok(v) = value.extract::<i64>()
-        {
+        if let Some(v) = crate::triton_launch::exact_i64(value) {
             words.extend([INT, v as u64]);
             return Ok(Ok(()));
         }

@@ -340,9 +340,9 @@ impl TritonLaunch {
                     values.push(int(0));
                 }
                 Kind::Integer { rule, lo, hi } => {
-                    // `isize` is `i64` here (`PyLong_AsSsize_t`: see `to_u64`).
-                    let bits = match value.extract::<isize>() {
-                        Ok(v) if (*lo..=*hi).contains(&(v as i64)) => v as i64,
+                    let v = exact_i64(value).or_else(|| value.extract::<i64>().ok());
+                    let bits = match v {
+                        Some(v) if (*lo..=*hi).contains(&v) => v,
                         _ => self
                             .integer_slow
                             .call1(py, (*rule, value))?
@@ -536,33 +536,42 @@ impl TritonLaunch {
     }
 }
 
-// `to_u64` and the integer rules read an `isize` as an `i64`.
-const _: () = assert!(std::mem::size_of::<isize>() == 8);
+// `exact_i64` reads a C `long` as an `i64` (LP64: every target the extension is built for).
+const _: () = assert!(std::mem::size_of::<std::ffi::c_long>() == 8);
 
-/// An `int` as an `i64`: the value and the errors of `extract::<i64>()`, read through
-/// `PyLong_AsSsize_t` where it succeeds (see [`to_u64`]).
-fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if value.is_exact_instance_of::<PyInt>()
-        && let Ok(v) = value.extract::<isize>()
-    {
-        return Ok(v as i64);
+/// An exact `int`'s value when it fits an `i64`, read with `PyLong_AsLongAndOverflow` (which
+/// reports a value out of range without raising); `None` for a value out of range or any other
+/// object.
+#[inline]
+pub(crate) fn exact_i64(value: &Bound<'_, PyAny>) -> Option<i64> {
+    if !value.is_exact_instance_of::<PyInt>() {
+        return None;
     }
-    value.extract::<i64>()
+    let mut overflow = 0;
+    // SAFETY: the interpreter lock is held (`value` is bound to it); `value` is an exact `int`,
+    // which this function reads without calling Python code or raising; an output pointer.
+    let v = unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(value.as_ptr(), &mut overflow) };
+    (overflow == 0).then_some(v)
+}
+
+/// An `int` as an `i64`: the value and the errors of `extract::<i64>()`.
+#[inline]
+fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match exact_i64(value) {
+        Some(v) => Ok(v),
+        None => value.extract::<i64>(),
+    }
 }
 
 /// An `int` as a `u64`: the value and the errors of `extract::<u64>()`, with the values below
-/// 2^63 read through `PyLong_AsSsize_t`, which CPython converts digit by digit (its unsigned
-/// long long conversion goes through a byte array for any value of two digits or more: every
-/// device address).
+/// 2^63 read as an `i64` (CPython's unsigned conversion goes through a byte array for any
+/// value of two digits or more: every device address).
 #[inline]
 pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    if value.is_exact_instance_of::<PyInt>()
-        && let Ok(v) = value.extract::<isize>()
-        && v >= 0
-    {
-        return Ok(v as u64);
+    match exact_i64(value) {
+        Some(v) if v >= 0 => Ok(v as u64),
+        _ => value.extract::<u64>(),
     }
-    value.extract::<u64>()
 }
 
 fn int(v: i64) -> TVMFFIAny {
