@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import collections
 import inspect
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 __all__ = ["AutotuneDispatcher", "Dispatcher", "HeuristicsDispatcher", "dispatcher", "install_dispatch"]
 
@@ -114,7 +114,8 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
-            fn, knobs.runtime, knob_reads, triton.runtime.driver, _driver_state(triton.runtime.driver),
+            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knob_reads,
+            triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,
             self._globals_changed, self._slow,
         )
@@ -224,6 +225,25 @@ class HeuristicsDispatcher:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
         return run(self.heuristics, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _instance_state(obj: Any, names: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """``vars(obj)`` where each of ``names`` is a plain instance attribute of ``obj`` (in its
+    ``__dict__``, looked up by ``object.__getattribute__``, with no data descriptor of that
+    name on its classes), which the dispatcher then reads there directly (a dictionary lookup
+    instead of Python's attribute protocol); else ``None``."""
+    cls = type(obj)
+    state = getattr(obj, "__dict__", None)
+    if cls.__getattribute__ is not object.__getattribute__ or not isinstance(state, dict):
+        return None
+    for name in names:
+        if name not in state:
+            return None
+        for klass in cls.__mro__:
+            attr = type(klass.__dict__.get(name))
+            if hasattr(attr, "__set__") or hasattr(attr, "__delete__"):
+                return None
+    return state
 
 
 def _driver_state(driver: Any) -> Optional[Dict[str, Any]]:

@@ -73,8 +73,11 @@ pub struct TritonDispatch {
     kinds: Mutex<KindCache>,
     /// The type and dtype last seen at each position, with their codes.
     memo: PositionMemo,
-    /// The `JITFunction` (its `pre_run_hooks` and `used_global_vals`).
+    /// The `JITFunction` (its `pre_run_hooks`, `debug` and `used_global_vals`).
     function: Py<PyAny>,
+    /// Its instance dictionary, where those three are plain instance attributes (read there
+    /// directly, without Python's attribute protocol).
+    function_state: Option<Py<PyDict>>,
     /// `triton.knobs.runtime`.
     runtime: Py<PyAny>,
     /// The knobs Triton folds into the options on every call.
@@ -156,10 +159,12 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 
 #[pymethods]
 impl TritonDispatch {
-    /// `TritonDispatch(names, defaults, empty, constexpr, function, runtime, knob_reads,
-    /// driver, driver_state, descriptor_type, trace_grid, constexpr_key, globals_changed,
-    /// slow)`; `driver_state` `vars(driver)` where `driver.active` is Triton's property as
-    /// shipped, else `None`;
+    /// `TritonDispatch(names, defaults, empty, constexpr, function, function_state, runtime,
+    /// knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
+    /// globals_changed, slow)`; `function_state` `vars(function)` where its `pre_run_hooks`,
+    /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
+    /// `driver_state` `vars(driver)` where `driver.active` is Triton's property as shipped,
+    /// else `None`;
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
@@ -173,6 +178,7 @@ impl TritonDispatch {
         empty: Py<PyAny>,
         constexpr: Vec<bool>,
         function: Py<PyAny>,
+        function_state: Option<Py<PyDict>>,
         runtime: Py<PyAny>,
         knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
@@ -199,6 +205,7 @@ impl TritonDispatch {
             kinds: Mutex::new(HashMap::default()),
             memo: PositionMemo::new(positions),
             function,
+            function_state,
             runtime,
             knob_reads: knob_reads
                 .into_iter()
@@ -337,9 +344,8 @@ impl TritonDispatch {
         grid: &Bound<'py, PyAny>,
     ) -> PyResult<Result<Bound<'py, PyAny>, Slow>> {
         let py = args.py();
-        let function = self.function.bind(py);
-        if function
-            .getattr(intern!(py, "pre_run_hooks"))?
+        if self
+            .function_attr(intern!(py, "pre_run_hooks"))?
             .is_truthy()?
         {
             return Ok(Err(Slow::Fallback("pre-run hooks".into())));
@@ -451,13 +457,13 @@ impl TritonDispatch {
         }
         // The kernel's own `debug` (an attribute callers may set), which Triton folds into the
         // options with the knob.
-        let debug = function.getattr(intern!(py, "debug"))?;
+        let debug = self.function_attr(intern!(py, "debug"))?;
         slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
         let Some(hit) = self.table().get(key.as_slice()) else {
             return Ok(Err(Slow::Miss(key.to_vec())));
         };
-        if function
-            .getattr(intern!(py, "used_global_vals"))?
+        if self
+            .function_attr(intern!(py, "used_global_vals"))?
             .is_truthy()?
             && self.globals_changed.bind(py).call0()?.is_truthy()?
         {
@@ -601,6 +607,18 @@ impl TritonDispatch {
         }
         key[start + 3] = rank;
         Ok(Ok(true))
+    }
+
+    /// The kernel's attribute `name`: from its instance dictionary where that is exact (see
+    /// `function_state`), else through Python's attribute lookup.
+    fn function_attr<'py>(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+        let py = name.py();
+        if let Some(state) = &self.function_state
+            && let Some(value) = state.bind(py).get_item(name)?
+        {
+            return Ok(value);
+        }
+        self.function.bind(py).getattr(name)
     }
 
     /// `triton.runtime.driver.active`: its `_active` when set and the property is Triton's

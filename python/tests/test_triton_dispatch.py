@@ -254,3 +254,33 @@ def test_generated_arguments_choose_tritons_kernel(result):
     for i, (by_triton, first, second) in enumerate(generated["choices"]):
         assert first == by_triton and second == by_triton, i
     assert generated["kernels"] >= 10  # the draws cover many specializations
+
+
+def test_kernel_attributes_are_read_from_the_instance_only_where_that_is_exact():
+    from safecall._triton_dispatch import _instance_state
+
+    class Plain:
+        def __init__(self):
+            self.debug, self.hooks = None, []
+
+    class Property:
+        debug = property(lambda self: True)
+
+        def __init__(self):
+            self.__dict__["debug"] = None  # shadowed by the property
+
+    class Custom(Plain):
+        def __getattribute__(self, name):
+            return object.__getattribute__(self, name)
+
+    plain = Plain()
+    assert _instance_state(plain, ("debug", "hooks")) is vars(plain)
+    # A data descriptor wins over the instance dictionary; a custom lookup may do anything;
+    # an attribute the instance lacks comes from its class.
+    assert _instance_state(Property(), ("debug",)) is None
+    assert _instance_state(Custom(), ("debug",)) is None
+    assert _instance_state(plain, ("debug", "missing")) is None
+    # A method (a non-data descriptor) is shadowed by the instance's attribute, as Python does.
+    plain.run = 1
+    Plain.run = lambda self: 0
+    assert _instance_state(plain, ("run",)) is vars(plain) and plain.run == 1
