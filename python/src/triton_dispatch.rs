@@ -442,7 +442,7 @@ impl TritonDispatch {
             let mut sorted = options;
             // Strings always compare.
             sorted.sort_by(|a, b| a.0.compare(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-            key.extend([OPTIONS, sorted.len() as u64]);
+            key.extend_from_slice(&[OPTIONS, sorted.len() as u64]);
             for (name, value) in sorted {
                 let code = slow_on!(self.interner.code(Space::Option, &name, true, || Ok(vec![
                     name.clone().into_any()
@@ -542,10 +542,18 @@ impl TritonDispatch {
         if let Some(kwargs) = kwargs {
             let index = self.index.bind(py);
             for (name, value) in kwargs.iter() {
-                match index.get_item(&name)? {
+                // A keyword is usually the very string object of the parameter's name
+                // (identifiers are interned): found by address, else by the name's value.
+                let position = match self.names.iter().position(|n| n.as_ptr() == name.as_ptr()) {
+                    Some(i) => Some(i),
+                    None => match index.get_item(&name)? {
+                        Some(i) => Some(i.extract::<usize>()?),
+                        None => None,
+                    },
+                };
+                match position {
                     None => options.push((name.cast_into::<PyString>()?, value)),
                     Some(i) => {
-                        let i = i.extract::<isize>()? as usize;
                         if i < given {
                             return Ok(false);
                         }
@@ -592,7 +600,7 @@ impl TritonDispatch {
             return Ok(Ok(false));
         };
         let start = key.len();
-        key.extend([DESCRIPTOR.into(), type_code, dtype_code, 0]);
+        key.extend_from_slice(&[DESCRIPTOR.into(), type_code, dtype_code, 0]);
         let mut rank = 0;
         for extent in block {
             let extent = match extent {

@@ -159,19 +159,19 @@ impl Interner {
         words: &mut KeyWords,
     ) -> PyResult<Result<(), Unhashable>> {
         if value.is_none() {
-            words.extend([NONE, 0]);
+            words.extend_from_slice(&[NONE, 0]);
             return Ok(Ok(()));
         }
         if value.is_exact_instance_of::<PyBool>() {
-            words.extend([BOOL, u64::from(value.is_truthy()?)]);
+            words.extend_from_slice(&[BOOL, u64::from(value.is_truthy()?)]);
             return Ok(Ok(()));
         }
         if let Some(v) = crate::triton_launch::exact_i64(value) {
-            words.extend([INT, v as u64]);
+            words.extend_from_slice(&[INT, v as u64]);
             return Ok(Ok(()));
         }
         if value.is_exact_instance_of::<PyFloat>() {
-            words.extend([FLOAT, value.extract::<f64>()?.to_bits()]);
+            words.extend_from_slice(&[FLOAT, value.extract::<f64>()?.to_bits()]);
             return Ok(Ok(()));
         }
         let immutable =
@@ -184,6 +184,6 @@ impl Interner {
             };
             Ok(vec![value.get_type().into_any(), shown])
         })?;
-        Ok(code.map(|code| words.extend([OBJECT, code])))
+        Ok(code.map(|code| words.extend_from_slice(&[OBJECT, code])))
     }
 }
