@@ -25,6 +25,7 @@ mod method_call;
 mod tensor_map;
 mod triton_active;
 mod triton_autotune;
+mod triton_bound;
 mod triton_config;
 mod triton_descriptor;
 mod triton_dispatch;
@@ -339,7 +340,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cuda_context::register(m)?;
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
-    m.add_class::<triton_dispatch::BoundDispatch>()?;
+    m.add_class::<triton_bound::BoundDispatch>()?;
     m.add_class::<triton_dispatch::DispatchKey>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
     m.add_class::<triton_heuristics::HeuristicsDispatch>()?;

@@ -14,7 +14,8 @@ use smallvec::SmallVec;
 
 use crate::triton_config::ConfigKwargs;
 
-use crate::triton_dispatch::{BoundDispatch, TritonDispatch, name_index};
+use crate::triton_bound::{BoundDispatch, Target};
+use crate::triton_dispatch::{TritonDispatch, name_index};
 
 /// The dispatcher of one autotuned kernel (see the module docs).
 #[pyclass(frozen)]
@@ -73,8 +74,8 @@ impl AutotuneDispatch {
     }
 
     /// `d[grid]`: the callable that launches with `grid`.
-    fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundDispatch {
-        BoundDispatch::autotuned(slf, grid)
+    fn bind(slf: Py<Self>, grid: &Bound<'_, PyAny>) -> PyResult<Py<BoundDispatch>> {
+        BoundDispatch::bound(Target::Autotuned(slf), grid)
     }
 
     /// `Autotuner.run`'s protocol: `run(*args, grid, warmup=False, **kwargs)`.

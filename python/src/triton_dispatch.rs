@@ -16,9 +16,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use smallvec::SmallVec;
 
 use crate::triton_active::{current_device, current_stream};
-use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
-use crate::triton_heuristics::HeuristicsDispatch;
 use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{Address, TritonLaunch, exact_i64, to_u64};
@@ -99,55 +98,6 @@ pub struct TritonDispatch {
     hits: AtomicU64,
 }
 
-/// A dispatcher with its grid: `kernel[grid]`, for a kernel or an autotuned kernel.
-#[pyclass(frozen)]
-pub struct BoundDispatch {
-    target: Target,
-    grid: Py<PyAny>,
-}
-
-/// What a [`BoundDispatch`] calls.
-enum Target {
-    Kernel(Py<TritonDispatch>),
-    Autotuned(Py<AutotuneDispatch>),
-    Heuristics(Py<HeuristicsDispatch>),
-}
-
-impl BoundDispatch {
-    /// `kernel[grid]` of an autotuned kernel's dispatcher.
-    pub(crate) fn autotuned(dispatch: Py<AutotuneDispatch>, grid: Py<PyAny>) -> Self {
-        BoundDispatch {
-            target: Target::Autotuned(dispatch),
-            grid,
-        }
-    }
-
-    /// `kernel[grid]` of a `@triton.heuristics` kernel's dispatcher.
-    pub(crate) fn heuristics(dispatch: Py<HeuristicsDispatch>, grid: Py<PyAny>) -> Self {
-        BoundDispatch {
-            target: Target::Heuristics(dispatch),
-            grid,
-        }
-    }
-}
-
-#[pymethods]
-impl BoundDispatch {
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let grid = self.grid.bind(args.py());
-        match &self.target {
-            Target::Kernel(d) => d.get().call(args, kwargs, grid, false),
-            Target::Autotuned(d) => d.get().call(args, kwargs, grid, false),
-            Target::Heuristics(d) => d.get().call(args, kwargs, grid, false),
-        }
-    }
-}
-
 /// Parameter name -> position, for binding keyword arguments.
 pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<PyDict>> {
     let index = PyDict::new(py);
@@ -223,11 +173,8 @@ impl TritonDispatch {
     }
 
     /// `d[grid]`: the callable that launches with `grid`.
-    fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundDispatch {
-        BoundDispatch {
-            target: Target::Kernel(slf),
-            grid,
-        }
+    fn bind(slf: Py<Self>, grid: &Bound<'_, PyAny>) -> PyResult<Py<BoundDispatch>> {
+        BoundDispatch::bound(Target::Kernel(slf), grid)
     }
 
     /// `JITFunction.run`'s protocol: `run(*args, grid, warmup, **kwargs)` (both keywords

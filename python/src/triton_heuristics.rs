@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::triton_autotune::AutotuneDispatch;
-use crate::triton_dispatch::{BoundDispatch, TritonDispatch};
+use crate::triton_bound::{BoundDispatch, Target};
+use crate::triton_dispatch::TritonDispatch;
 
 /// What a heuristics layer hands its call to.
 enum Inner {
@@ -59,8 +60,8 @@ impl HeuristicsDispatch {
     }
 
     /// `d[grid]`: the callable that launches with `grid`.
-    fn bind(slf: Py<Self>, grid: Py<PyAny>) -> BoundDispatch {
-        BoundDispatch::heuristics(slf, grid)
+    fn bind(slf: Py<Self>, grid: &Bound<'_, PyAny>) -> PyResult<Py<BoundDispatch>> {
+        BoundDispatch::bound(Target::Heuristics(slf), grid)
     }
 
     /// `Heuristics.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid,

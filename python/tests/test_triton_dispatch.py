@@ -284,3 +284,9 @@ def test_kernel_attributes_are_read_from_the_instance_only_where_that_is_exact()
     plain.run = 1
     Plain.run = lambda self: 0
     assert _instance_state(plain, ("run",)) is vars(plain) and plain.run == 1
+
+
+def test_kernel_grid_is_kept_for_the_same_grid_tuple(result):
+    case = result["kept kernel[grid]"]
+    assert case["same"] == [True, False, False, False]
+    assert case["grids"] == [[7, 1, 1], [8, 1, 1]]

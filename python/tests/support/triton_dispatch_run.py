@@ -330,6 +330,19 @@ for _ in range(3):
 results["autotuned reference"] = {"launches": launches(), "best": str(reference.best_config)}
 safecall.triton.install(dispatch=True)
 results["kernel[grid] once installed"] = type(copy[(8,)]).__name__
+# `kernel[grid]` with the same grid tuple object is the same callable (kept, not made per
+# call); another tuple, another kernel, or a grid function each get their own, which launch
+# their own grids.
+GRID = (8,)
+grid_fn = lambda META: (8,)  # noqa: E731
+fake.safecall_fake_cuda_reset()
+bound = [copy[GRID], copy[GRID], copy[(7,)], axpy[GRID], copy[grid_fn], copy[grid_fn]]
+bound[2](X, Y, 1000, BLOCK=128)
+bound[1](X, Y, 1000, BLOCK=128)
+results["kept kernel[grid]"] = {
+    "same": [bound[0] is bound[1], bound[2] is bound[0], bound[3] is bound[0], bound[4] is bound[5]],
+    "grids": [launch["grid"] for launch in launches()],
+}
 results["heuristics kernel[grid] once installed"] = type(heur[(8,)]).__name__
 before = dict(safecall.triton.jit(copy).stats())
 fake.safecall_fake_cuda_reset()
