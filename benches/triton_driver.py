@@ -15,7 +15,7 @@ per call, steady state, the same call through safecall's dispatcher
 (``safecall.triton.jit(kernel)[grid](...)``, on either driver's launcher), ``kernel.run(...)`` as Inductor
 and Helion call it, the same two with the dispatch installed (``install(dispatch=True)``, safecall's
 side only), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
-the JIT hands it), for kernels of 3, 8 and 16 arguments, a ``lambda META`` grid calling
+the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` grid calling
 ``triton.cdiv``, a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
@@ -67,6 +67,11 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             return self.address
 
     @triton.jit
+    def k2(x, n, BLOCK: tl.constexpr):
+        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x + o, tl.load(x + o, mask=o < n) + 1, mask=o < n)
+
+    @triton.jit
     def k3(x, y, n, BLOCK: tl.constexpr):
         o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
@@ -87,6 +92,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
 
     ptrs = [T(0x7F00_0000_0000 + 0x10000 * i) for i in range(12)]
     kernels = {
+        2: (k2, ptrs[:1] + [1000]),
         3: (k3, ptrs[:2] + [1000]),
         8: (k8, ptrs[:6] + [3, 5]),
         16: (k16, ptrs[:12] + [3, 5, 7, 9]),
