@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use crate::triton_active::{current_device, current_stream};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
-use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable};
+use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable, append};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{Address, TritonLaunch, exact_i64, to_u64};
 use crate::triton_memo::PositionMemo;
@@ -378,7 +378,10 @@ impl TritonDispatch {
                         Err(_) => a.rem(16)?.extract::<i64>()? == 0,
                     },
                 };
-                key.extend_from_slice(&[TENSOR.into(), type_code, dtype_code, aligned.into()]);
+                append(
+                    &mut key,
+                    &[TENSOR.into(), type_code, dtype_code, aligned.into()],
+                );
                 if addresses.is_empty() {
                     addresses.resize_with(values.len(), || None);
                 }
@@ -389,7 +392,7 @@ impl TritonDispatch {
             let mut sorted = options;
             // Strings always compare.
             sorted.sort_by(|a, b| a.0.compare(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-            key.extend_from_slice(&[OPTIONS, sorted.len() as u64]);
+            append(&mut key, &[OPTIONS, sorted.len() as u64]);
             for (name, value) in sorted {
                 let code = slow_on!(self.interner.code(Space::Option, &name, true, || Ok(vec![
                     name.clone().into_any()
@@ -547,7 +550,7 @@ impl TritonDispatch {
             return Ok(Ok(false));
         };
         let start = key.len();
-        key.extend_from_slice(&[DESCRIPTOR.into(), type_code, dtype_code, 0]);
+        append(key, &[DESCRIPTOR.into(), type_code, dtype_code, 0]);
         let mut rank = 0;
         for extent in block {
             let extent = match extent {
