@@ -321,7 +321,7 @@ impl TritonDispatch {
         // when every part is.
         let mut key = KeyWords::new();
         // Each tensor's `data_ptr()`, read once for the key and the launch.
-        let mut addresses: SmallVec<[Option<Address<'py>>; 16]> = SmallVec::new();
+        let mut addresses: SmallVec<[Option<Address<'py>>; INLINE_ARGUMENTS]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
         for (i, (value, &constexpr)) in values.iter().zip(&self.constexpr).enumerate() {
             if constexpr {
