@@ -319,7 +319,9 @@ impl TritonDispatch {
         // Each parameter's words delimit themselves (a constant is always two; an argument
         // starts with its kind, and only a tensor's has more), so two keys are equal only
         // when every part is.
-        let mut key = KeyWords::new();
+        // Two words per constant, at most four per argument but a descriptor's block shape,
+        // the options' and the knobs' (reserved again only past that).
+        let mut key = KeyWords::with_capacity(4 * values.len() + 2 * self.knob_reads.len() + 16);
         // Each tensor's `data_ptr()`, read once for the key and the launch.
         let mut addresses: SmallVec<[Option<Address<'py>>; INLINE_ARGUMENTS]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
@@ -410,7 +412,7 @@ impl TritonDispatch {
         let debug = self.function_attr(intern!(py, "debug"))?;
         slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
         let Some(hit) = self.table().get(key.as_slice()) else {
-            return Ok(Err(Slow::Miss(key.to_vec())));
+            return Ok(Err(Slow::Miss(key)));
         };
         if self
             .function_attr(intern!(py, "used_global_vals"))?
