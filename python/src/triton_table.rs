@@ -41,8 +41,11 @@ impl Table {
         Some(entry)
     }
 
-    /// Records `entry` for `key`.
+    /// Records `entry` for `key` (replacing the one remembered last, if it was this key's).
     pub(crate) fn insert(&mut self, key: Key, entry: Entry) {
+        if self.last == key {
+            self.last_entry = None;
+        }
         self.entries.insert(key, Arc::new(entry));
     }
 
