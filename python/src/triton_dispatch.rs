@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use crate::triton_active::{current_device, current_stream};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
-use crate::triton_key::{Interner, Key, KeyWords, Space, Unhashable, append};
+use crate::triton_key::{Interner, Key, Space, Unhashable, append};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::{Address, TritonLaunch, exact_i64, to_u64};
 use crate::triton_memo::PositionMemo;
@@ -319,9 +319,10 @@ impl TritonDispatch {
         // Each parameter's words delimit themselves (a constant is always two; an argument
         // starts with its kind, and only a tensor's has more), so two keys are equal only
         // when every part is.
-        // Two words per constant, at most four per argument but a descriptor's block shape,
-        // the options' and the knobs' (reserved again only past that).
-        let mut key = KeyWords::with_capacity(4 * values.len() + 2 * self.knob_reads.len() + 16);
+        // Room for the usual key (at most four words per argument, two per knob, the device,
+        // the kernel's debug flag and a few options); a descriptor's block shape or many
+        // options grow it.
+        let mut key = Key::with_capacity(4 * values.len() + 2 * self.knob_reads.len() + 16);
         // Each tensor's `data_ptr()`, read once for the key and the launch.
         let mut addresses: SmallVec<[Option<Address<'py>>; INLINE_ARGUMENTS]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
@@ -530,7 +531,7 @@ impl TritonDispatch {
         &self,
         value: &Bound<'_, PyAny>,
         type_code: u64,
-        key: &mut KeyWords,
+        key: &mut Key,
     ) -> PyResult<Result<bool, Unhashable>> {
         let py = value.py();
         // Anything unexpected (a field deleted or replaced after construction) is Triton's to

@@ -23,13 +23,10 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyString, PyTuple};
 /// A specialization key.
 pub(crate) type Key = Vec<u64>;
 
-/// A key being built (its capacity reserved for the call's words once: appending is then a
-/// store each, where a `SmallVec`'s push cost about 18 instructions).
-pub(crate) type KeyWords = Key;
-
-/// Appends `words` to `key`.
+/// Appends `words` to `key` (built in a `Vec` with its capacity reserved once: appending is a
+/// store or two per word, where a `SmallVec`'s push cost about 18 instructions).
 #[inline]
-pub(crate) fn append(key: &mut KeyWords, words: &[u64]) {
+pub(crate) fn append(key: &mut Key, words: &[u64]) {
     key.extend_from_slice(words);
 }
 
@@ -163,7 +160,7 @@ impl Interner {
         &self,
         value: &Bound<'_, PyAny>,
         tuple_key: &Bound<'_, PyAny>,
-        words: &mut KeyWords,
+        words: &mut Key,
     ) -> PyResult<Result<(), Unhashable>> {
         if value.is_none() {
             append(words, &[NONE, 0]);
