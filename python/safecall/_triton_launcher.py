@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import builder as ir
 from ._compile import jit
+from ._native import cuda_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument
 from ._triton_utils import _libcuda_path
@@ -280,8 +281,6 @@ def _address(value: Any) -> int:
     torch = sys.modules.get("torch")
     if address == 0 or (type(value) is getattr(torch, "Tensor", None) and value.is_cuda):
         return address
-    from ._native import cuda_device_pointer
-
     return cuda_device_pointer(_libcuda_path(), address)
 
 

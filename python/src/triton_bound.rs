@@ -48,10 +48,9 @@ impl BoundDispatch {
     pub(crate) fn bound(target: Target, grid: &Bound<'_, PyAny>) -> PyResult<Py<Self>> {
         let py = grid.py();
         let key = (target.as_ptr() as usize, grid.as_ptr() as usize);
-        let kept = grid.cast::<PyTuple>().is_ok_and(|t| {
-            t.is_exact_instance_of::<PyTuple>()
-                && t.iter().all(|g| g.is_exact_instance_of::<PyInt>())
-        });
+        let kept = grid
+            .cast_exact::<PyTuple>()
+            .is_ok_and(|t| t.iter().all(|g| g.is_exact_instance_of::<PyInt>()));
         if kept
             && let Some((t, g, bound)) = &*last()
             && (*t, *g) == key
