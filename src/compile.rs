@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::aot::LinkOptions;
-use crate::backend::cranelift::CraneliftOptions;
+use crate::backend::cranelift::{CraneliftOptions, OptLevel};
 use crate::backend::llvm::LlvmOptions;
 use crate::backend::{Backend, CodeGenerator, code_generator};
 use crate::error::Error;
@@ -74,6 +74,8 @@ fn lower_verified(
         // LLVM compiles a branch per check to compare-and-branch with fewer registers live
         // than the folded conditions; Cranelift's compile time grows with the blocks.
         branch_per_check: options.backend == Backend::Llvm,
+        explain_args_on_stack: options.backend == Backend::Cranelift
+            && options.cranelift.opt_level != OptLevel::None,
         ..lower::LowerSettings::from(&options.lower)
     };
     Ok(lower::lower_with(&*module.verified()?, &settings)?)

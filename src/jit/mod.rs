@@ -34,6 +34,7 @@ use safecall_runtime::Function;
 use safecall_runtime::abi::TVMFFISafeCallType;
 
 use crate::backend::Backend;
+use crate::backend::cranelift::OptLevel;
 use crate::error::Error;
 use crate::input::ModuleInput;
 use crate::ir;
@@ -166,6 +167,9 @@ fn compile_unchecked(
         // The baseline compiler and LLVM make a branch per check into compare-and-branch;
         // Cranelift keeps the folded checks (its compile time grows with the blocks).
         branch_per_check: options::uses_baseline(options) || options.backend == Backend::Llvm,
+        explain_args_on_stack: !options::uses_baseline(options)
+            && options.backend == Backend::Cranelift
+            && options.cranelift.opt_level != OptLevel::None,
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;

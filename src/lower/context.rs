@@ -100,6 +100,9 @@ pub(crate) struct FnCtx<'a, 'm> {
     pub(super) error_exit: BlockId,
     pub(super) ok_exit: BlockId,
     pub(super) parts_slot: SlotId,
+    /// Fast mode with [`LowerSettings::explain_args_on_stack`](super::LowerSettings): where the
+    /// entry stores `handle`, `args` and `num_args` for the explain call.
+    pub(super) explain_args_slot: Option<SlotId>,
     pub(super) owned: Vec<SlotId>,
     pub(super) entry_inits: Vec<(Var, i64)>,
     /// `name(param: type, ...)`, for the `when calling` line of messages (built on first use).
@@ -110,16 +113,13 @@ pub(crate) struct FnCtx<'a, 'm> {
 }
 
 impl FnCtx<'_, '_> {
-    /// Writes None into `result`.
+    /// Writes None into `result`: the type index (None is 0) and the padding after it in one
+    /// 8-byte store, then the value.
     pub fn write_none_result(&mut self) {
-        self.b.store_imm(
-            Ty::I32,
-            self.result,
-            ANY_TYPE_INDEX_OFFSET,
-            i64::from(type_index::NONE),
-        );
+        const _: () = assert!(ANY_TYPE_INDEX_OFFSET == 0 && ANY_SMALL_STR_LEN_OFFSET == 4);
+        const _: () = assert!(type_index::NONE == 0);
         self.b
-            .store_imm(Ty::I32, self.result, ANY_SMALL_STR_LEN_OFFSET, 0);
+            .store_imm(Ty::I64, self.result, ANY_TYPE_INDEX_OFFSET, 0);
         self.b.store_imm(Ty::I64, self.result, ANY_VALUE_OFFSET, 0);
     }
 

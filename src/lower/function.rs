@@ -48,6 +48,8 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             },
             None => CheckMode::Explain,
         };
+        let explain_args_slot =
+            (mode != CheckMode::Explain && m.options.explain_args_on_stack).then(|| b.slot(24, 8));
         b.switch_to(start);
         FnCtx {
             m,
@@ -64,6 +66,7 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             error_exit,
             ok_exit,
             parts_slot,
+            explain_args_slot,
             owned: Vec::new(),
             entry_inits: Vec::new(),
             signature: std::cell::OnceCell::new(),
@@ -147,6 +150,12 @@ impl FnCtx<'_, '_> {
     fn finish_frame(&mut self) {
         let owned = self.owned.clone();
         self.b.switch_to(self.prologue);
+        if let Some(slot) = self.explain_args_slot {
+            let p = self.b.stack_addr(slot, 0);
+            self.b.store(p, 0, self.handle);
+            self.b.store(p, 8, self.args);
+            self.b.store(p, 16, self.num_args);
+        }
         for (var, value) in std::mem::take(&mut self.entry_inits) {
             if self.b.ty(var).is_float() {
                 self.b.push_fconst(var, 0);
@@ -188,7 +197,17 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(explain);
         self.b
             .source("a check failed: the explain function raises its precise error");
-        let args = vec![self.handle, self.args, self.num_args, self.result];
+        let args = match self.explain_args_slot {
+            // The entry stored them: none is held in a register through the checks.
+            Some(slot) => {
+                let p = self.b.stack_addr(slot, 0);
+                let handle = self.b.load(Ty::Ptr, p, 0);
+                let args = self.b.load(Ty::Ptr, p, 8);
+                let num_args = self.b.load(Ty::I32, p, 16);
+                vec![handle, args, num_args, self.result]
+            }
+            None => vec![self.handle, self.args, self.num_args, self.result],
+        };
         let rc = match target {
             ExplainTarget::Function(id) => self.b.call(Callee::Func(id), Some(Ty::I32), args),
             ExplainTarget::Lazy {

@@ -54,6 +54,7 @@ pub(crate) fn declare<M: Module>(
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Declared {
         functions,
+        on_success_path: lir::success_path::success_path_functions(module),
         imports,
         data,
     })
@@ -169,8 +170,7 @@ fn define_functions_in<M: Module>(
         }
         let id = declared.functions[i];
         ctx.clear();
-        let markers =
-            translate::translate_function(m, module, declared, func, &mut ctx.func, fb_ctx);
+        let markers = translate::translate_function(m, module, declared, i, &mut ctx.func, fb_ctx);
         if let Some(out) = clif_dump.as_deref_mut() {
             annotate::write_annotated(out, &names, &func.name, &ctx.func, &markers);
         }
@@ -211,9 +211,10 @@ pub(crate) fn define_functions_parallel<M: Module>(
     let functions: Vec<Mutex<Option<cranelift_codegen::ir::Function>>> = module
         .functions
         .iter()
-        .map(|func| {
+        .enumerate()
+        .map(|(i, _)| {
             let mut clif = cranelift_codegen::ir::Function::new();
-            translate::translate_function(m, module, declared, func, &mut clif, &mut fb_ctx);
+            translate::translate_function(m, module, declared, i, &mut clif, &mut fb_ctx);
             Mutex::new(Some(clif))
         })
         .collect();

@@ -5,6 +5,7 @@
 
 mod annotate;
 mod cold;
+mod conditions;
 mod define;
 mod error;
 mod isa;

@@ -41,16 +41,10 @@ pub(crate) fn clif_text_for(
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
     let names = annotate::symbol_names(module, &declared);
-    for func in &module.functions {
+    for (i, func) in module.functions.iter().enumerate() {
         ctx.clear();
-        let markers = translate::translate_function(
-            &mut m,
-            module,
-            &declared,
-            func,
-            &mut ctx.func,
-            &mut fb_ctx,
-        );
+        let markers =
+            translate::translate_function(&mut m, module, &declared, i, &mut ctx.func, &mut fb_ctx);
         annotate::write_annotated(&mut out, &names, &func.name, &ctx.func, &markers);
     }
     Ok(out)
@@ -70,9 +64,9 @@ pub(crate) fn disasm_text(
     let mut out = String::new();
     let mut ctx = m.make_context();
     let mut fb_ctx = FunctionBuilderContext::new();
-    for func in &module.functions {
+    for (i, func) in module.functions.iter().enumerate() {
         ctx.clear();
-        translate::translate_function(&mut m, module, &declared, func, &mut ctx.func, &mut fb_ctx);
+        translate::translate_function(&mut m, module, &declared, i, &mut ctx.func, &mut fb_ctx);
         ctx.set_disasm(true);
         let code = ctx.compile(&*isa, &mut Default::default()).map_err(|e| {
             CraneliftError(format!(

@@ -5,8 +5,11 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::{
     self, AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, condcodes, types,
 };
+use cranelift_codegen::settings::OptLevel;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_module::{DataId, FuncId, Module};
+
+use super::conditions::{Conditions, Split};
 
 use crate::lir::{
     self, BinOp, Callee, ConvOp, Ext, FloatCC, Inst, IntCC, Signature, Symbol, Terminator, Ty, UnOp,
@@ -16,6 +19,10 @@ use crate::lir::{
 pub struct Declared {
     /// Functions of the module, by lowered id.
     pub functions: Vec<FuncId>,
+    /// Whether each function (by lowered id) is on the
+    /// [success path](crate::lir::success_path): only there are branches split per
+    /// comparison ([`conditions`](super::conditions)).
+    pub on_success_path: Vec<bool>,
     /// Imports, by lowered id.
     pub imports: Vec<FuncId>,
     /// Data objects, by lowered id.
@@ -74,15 +81,17 @@ enum Slot {
     Variable(Variable),
 }
 
-/// Builds the CLIF of one lowered function. Blocks unreachable from the entry are dropped.
+/// Builds the CLIF of function `index` of `module`. Blocks unreachable from the entry are
+/// dropped.
 pub fn translate_function<M: Module>(
     m: &mut M,
     module: &lir::Module,
     declared: &Declared,
-    func: &lir::Function,
+    index: usize,
     clif: &mut ir::Function,
     fb_ctx: &mut FunctionBuilderContext,
 ) -> Vec<SourceMarker> {
+    let func = &module.functions[index];
     clif.signature = clif_signature(m, &func.sig);
     let mut b = FunctionBuilder::new(clif, fb_ctx);
     let mut vars: Vec<Slot> = func
@@ -122,6 +131,11 @@ pub fn translate_function<M: Module>(
     let mut markers = Vec::new();
     let mut func_refs: HashMap<FuncId, ir::FuncRef> = HashMap::new();
     let mut data_refs: HashMap<DataId, ir::GlobalValue> = HashMap::new();
+    // Optimized code on the success path only: the single-pass register allocator of
+    // `--opt none` handles the extra blocks worse than the folded condition (launcher4d: 1102
+    // -> 1222 instructions per call), and code off the path runs once per failed call.
+    let split = declared.on_success_path[index] && m.isa().flags().opt_level() != OptLevel::None;
+    let mut conditions = Conditions::new(func, split);
     let target = |blocks: &[Option<ir::Block>], id: lir::BlockId| {
         blocks[id.0 as usize].expect("successors of reachable blocks are reachable")
     };
@@ -164,7 +178,10 @@ pub fn translate_function<M: Module>(
                             .stack_addr(types::I64, slots[slot.0 as usize], *offset);
                     t.def(*dst, v);
                 }
-                other => t.inst(other),
+                other => {
+                    t.inst(other);
+                    conditions.record(func, other);
+                }
             }
         }
         match &block.term {
@@ -176,14 +193,9 @@ pub fn translate_function<M: Module>(
                 then_block,
                 else_block,
             } => {
-                let c = t.get(*cond);
-                t.b.ins().brif(
-                    c,
-                    target(&blocks, *then_block),
-                    &[],
-                    target(&blocks, *else_block),
-                    &[],
-                );
+                let (then_block, else_block) =
+                    (target(&blocks, *then_block), target(&blocks, *else_block));
+                t.branch(&conditions, *cond, then_block, else_block, block.cold);
             }
             Terminator::Return(value) => {
                 let rets: Vec<ir::Value> = value.iter().map(|v| t.get(*v)).collect();
@@ -235,6 +247,58 @@ impl<M: Module> Translator<'_, '_, M> {
                 *slot = Some(value);
             }
         }
+    }
+
+    /// Ends the current block with a branch on `cond`: a branch per comparison where `cond`
+    /// combines comparisons ([`conditions`](super::conditions)), each in a new block (cold
+    /// when the branch's block is).
+    fn branch(
+        &mut self,
+        conditions: &Conditions,
+        cond: lir::Var,
+        then_block: ir::Block,
+        else_block: ir::Block,
+        cold: bool,
+    ) {
+        // Work left: a condition, its targets, and the block that tests it (`None`: the
+        // current one). Iterative: the checks of a function with many parameters make long
+        // `and` chains.
+        let mut work = vec![(cond, then_block, else_block, None)];
+        while let Some((cond, then_block, else_block, block)) = work.pop() {
+            if let Some(block) = block {
+                // Its one predecessor (the branch that made it) is in place: sealed now, the
+                // variables read through it resolve at once, with no block parameters for
+                // values that are the same on every edge.
+                self.b.switch_to_block(block);
+                self.b.seal_block(block);
+            }
+            match conditions.split(cond) {
+                Some(Split::And(a, b)) => {
+                    let next = self.new_block(cold);
+                    work.push((b, then_block, else_block, Some(next)));
+                    work.push((a, next, else_block, None));
+                }
+                Some(Split::Or(a, b)) => {
+                    let next = self.new_block(cold);
+                    work.push((b, then_block, else_block, Some(next)));
+                    work.push((a, then_block, next, None));
+                }
+                Some(Split::Not(a)) => work.push((a, else_block, then_block, None)),
+                None => {
+                    let c = self.get(cond);
+                    self.b.ins().brif(c, then_block, &[], else_block, &[]);
+                }
+            }
+        }
+    }
+
+    /// A new block, cold when `cold`.
+    fn new_block(&mut self, cold: bool) -> ir::Block {
+        let block = self.b.create_block();
+        if cold {
+            self.b.set_cold_block(block);
+        }
+        block
     }
 
     fn ty(&self, v: lir::Var) -> Ty {

@@ -152,7 +152,11 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
             }
             self.imports.push(f);
         }
-        for func in &self.lir.functions {
+        // Functions only a failing call reaches (the explain functions) stay out of line: inlined
+        // into the fast path, their frame (message parts, saved registers) would be set up on
+        // every call, and optimizing them is compile time spent on an error path.
+        let on_success_path = crate::lir::success_path::success_path_functions(self.lir);
+        for (func, hot) in self.lir.functions.iter().zip(on_success_path) {
             self.claim_symbol(&func.name)?;
             let f = self.module.add_function(
                 &func.name,
@@ -172,7 +176,7 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
                 self.ctx.create_string_attribute("frame-pointer", "all"),
             );
             f.add_attribute(fun, self.ctx.create_string_attribute("no-builtins", ""));
-            if func.cold {
+            if func.cold || !hot {
                 f.add_attribute(fun, self.enum_attr("cold", 0));
                 f.add_attribute(fun, self.enum_attr("optnone", 0));
                 f.add_attribute(fun, self.enum_attr("noinline", 0));
