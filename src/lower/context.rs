@@ -101,7 +101,7 @@ pub(crate) struct FnCtx<'a, 'm> {
     pub(super) ok_exit: BlockId,
     pub(super) parts_slot: SlotId,
     /// Fast mode with [`LowerSettings::explain_args_on_stack`](super::LowerSettings): where the
-    /// entry stores `handle`, `args` and `num_args` for the explain call.
+    /// entry stores `args` and `num_args` for the explain call.
     pub(super) explain_args_slot: Option<SlotId>,
     pub(super) owned: Vec<SlotId>,
     pub(super) entry_inits: Vec<(Var, i64)>,

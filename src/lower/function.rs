@@ -49,7 +49,7 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             None => CheckMode::Explain,
         };
         let explain_args_slot =
-            (mode != CheckMode::Explain && m.options.explain_args_on_stack).then(|| b.slot(24, 8));
+            (mode != CheckMode::Explain && m.options.explain_args_on_stack).then(|| b.slot(16, 8));
         b.switch_to(start);
         FnCtx {
             m,
@@ -152,9 +152,8 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(self.prologue);
         if let Some(slot) = self.explain_args_slot {
             let p = self.b.stack_addr(slot, 0);
-            self.b.store(p, 0, self.handle);
-            self.b.store(p, 8, self.args);
-            self.b.store(p, 16, self.num_args);
+            self.b.store(p, 0, self.args);
+            self.b.store(p, 8, self.num_args);
         }
         for (var, value) in std::mem::take(&mut self.entry_inits) {
             if self.b.ty(var).is_float() {
@@ -199,11 +198,13 @@ impl FnCtx<'_, '_> {
             .source("a check failed: the explain function raises its precise error");
         let args = match self.explain_args_slot {
             // The entry stored them: none is held in a register through the checks.
+            // The explain function re-runs the argument checks, which never read the handle
+            // (the function object): it gets NULL rather than a third saved value.
             Some(slot) => {
                 let p = self.b.stack_addr(slot, 0);
-                let handle = self.b.load(Ty::Ptr, p, 0);
-                let args = self.b.load(Ty::Ptr, p, 8);
-                let num_args = self.b.load(Ty::I32, p, 16);
+                let handle = self.b.iconst(Ty::Ptr, 0);
+                let args = self.b.load(Ty::Ptr, p, 0);
+                let num_args = self.b.load(Ty::I32, p, 8);
                 vec![handle, args, num_args, self.result]
             }
             None => vec![self.handle, self.args, self.num_args, self.result],

@@ -36,10 +36,11 @@ pub(crate) struct LowerSettings {
     /// compare-and-branch directly (the baseline JIT tier), more blocks for one that builds a
     /// graph of them (Cranelift: about 17% longer compiles).
     pub branch_per_check: bool,
-    /// The fast path stores `handle`, `args` and `num_args` in a stack slot at entry and the
-    /// explain call loads them from there, instead of holding them in registers through
-    /// every check (for a register allocator that would otherwise keep them in callee-saved
-    /// registers, saved and restored on every call: Cranelift).
+    /// The fast path stores `args` and `num_args` in a stack slot at entry and the explain
+    /// call loads them from there (and gets a NULL handle, which the checks never read),
+    /// instead of holding them in registers through every check (for a register allocator
+    /// that would otherwise keep them in callee-saved registers, saved and restored on every
+    /// call: Cranelift).
     pub explain_args_on_stack: bool,
 }
 

@@ -113,6 +113,7 @@ pub fn translate_function<M: Module>(
     for &bi in &order {
         blocks[bi] = Some(b.create_block());
     }
+    let sealable = sealable_on_entry(func, &order);
     let slots: Vec<ir::StackSlot> = func
         .slots
         .iter()
@@ -144,6 +145,9 @@ pub fn translate_function<M: Module>(
         let block = &func.blocks[bi];
         let cb = blocks[bi].expect("reachable");
         b.switch_to_block(cb);
+        if sealable[bi] {
+            b.seal_block(cb);
+        }
         if block.cold {
             b.set_cold_block(cb);
         }
@@ -206,6 +210,46 @@ pub fn translate_function<M: Module>(
     b.seal_all_blocks();
     b.finalize(m.target_config());
     markers
+}
+
+/// For each block (by index), whether every predecessor comes before it in `order` (the
+/// reverse postorder the blocks are translated in): no loop's back edge enters it. Such a
+/// block is sealed when it is reached, so that the mutable variables read in it resolve at
+/// once to their values (which the peepholes here can see through) rather than to block
+/// parameters resolved only when every block is sealed at the end.
+fn sealable_on_entry(func: &lir::Function, order: &[usize]) -> Vec<bool> {
+    let mut position = vec![usize::MAX; func.blocks.len()];
+    for (i, &bi) in order.iter().enumerate() {
+        position[bi] = i;
+    }
+    let mut sealable = vec![true; func.blocks.len()];
+    for &bi in order {
+        for succ in func.blocks[bi].term.successors() {
+            if position[succ.0 as usize] <= position[bi] {
+                sealable[succ.0 as usize] = false;
+            }
+        }
+    }
+    sealable
+}
+
+/// `(a, b)` when `x` and `y` are the same extension (both sign- or both zero-extended) of
+/// `a` and `b` of one type: equal exactly when `a` and `b` are, so an equality compares them
+/// as they are (two extensions fewer; a device id is a sign-extended `i32`).
+fn same_extension(
+    func: &ir::Function,
+    x: ir::Value,
+    y: ir::Value,
+) -> Option<(ir::Value, ir::Value)> {
+    let extension = |v: ir::Value| match func.dfg.insts[func.dfg.value_def(v).inst()?] {
+        ir::InstructionData::Unary {
+            opcode: opcode @ (ir::Opcode::Sextend | ir::Opcode::Uextend),
+            arg,
+        } => Some((opcode, arg)),
+        _ => None,
+    };
+    let ((ox, a), (oy, b)) = (extension(x)?, extension(y)?);
+    (ox == oy && func.dfg.value_type(a) == func.dfg.value_type(b)).then_some((a, b))
 }
 
 struct Translator<'a, 'b, M: Module> {
@@ -394,7 +438,12 @@ impl<M: Module> Translator<'_, '_, M> {
                 self.def(*dst, v);
             }
             Inst::Icmp { dst, cc, a, b } => {
-                let (x, y) = (self.get(*a), self.get(*b));
+                let (mut x, mut y) = (self.get(*a), self.get(*b));
+                if matches!(cc, IntCC::Eq | IntCC::Ne)
+                    && let Some((nx, ny)) = same_extension(self.b.func, x, y)
+                {
+                    (x, y) = (nx, ny);
+                }
                 let cc = match cc {
                     IntCC::Eq => condcodes::IntCC::Equal,
                     IntCC::Ne => condcodes::IntCC::NotEqual,

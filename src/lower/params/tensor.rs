@@ -20,7 +20,7 @@ use crate::lower::layout::{compact_strides, effective_strides};
 use crate::lower::raise::{MsgPart, Tag};
 use crate::lower::schema::{self, int_range};
 
-use super::syms::{SymKey, Syms, bind_or_compare};
+use super::syms::{SymKey, SymState, Syms, bind_or_compare};
 use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 /// A tensor parameter waiting for its phase-3 checks.
@@ -210,7 +210,7 @@ fn check_same_device_type(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Sy
 fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<Var> {
     let (spec, prefix) = (&t.leaf.spec, &t.prefix);
     let shape_ptr = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_SHAPE_OFFSET);
-    let dims: Vec<Var> = (0..spec.shape.dims().len())
+    let mut dims: Vec<Var> = (0..spec.shape.dims().len())
         .map(|k| fx.b.load(Ty::I64, shape_ptr, k * 8))
         .collect();
     for (k, dim) in spec.shape.dims().iter().enumerate() {
@@ -228,7 +228,15 @@ fn check_shape(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, syms: &mut Syms) -> Vec<
     }
     for (k, dim) in spec.shape.dims().iter().enumerate() {
         if let Dim::Var(name) = dim {
+            let key = SymKey::Named(name.clone());
+            let bound = matches!(syms.state.get(&key), Some(SymState::Bound { .. }));
             bind_dim_var(fx, t, syms, ("shape", k), name, dims[k], None);
+            // Compared with a binding made on every path: from here on the dim is that
+            // value, and the checks below read the binding (already in a register) rather
+            // than holding one more value through them.
+            if bound && !t.guarded {
+                dims[k] = syms.vars[&key];
+            }
         }
     }
     dims
