@@ -70,12 +70,16 @@ fn lower_verified(
     module: &(impl ModuleInput + ?Sized),
     options: &Options,
 ) -> Result<lir::Module, Error> {
+    // Optimized code branches once per argument check, each comparison its own branch
+    // (Cranelift splits combined conditions: `backend::cranelift::conditions`), and keeps
+    // the explain call's arguments in a stack slot: fewer registers held through the checks,
+    // and less work for Cranelift's register allocator than the folded conditions.
+    // Cranelift's `--opt none` keeps the folded form, the fastest to compile.
+    let optimized_cranelift =
+        options.backend == Backend::Cranelift && options.cranelift.opt_level != OptLevel::None;
     let settings = lower::LowerSettings {
-        // LLVM compiles a branch per check to compare-and-branch with fewer registers live
-        // than the folded conditions; Cranelift's compile time grows with the blocks.
-        branch_per_check: options.backend == Backend::Llvm,
-        explain_args_on_stack: options.backend == Backend::Cranelift
-            && options.cranelift.opt_level != OptLevel::None,
+        branch_per_check: options.backend == Backend::Llvm || optimized_cranelift,
+        explain_args_on_stack: optimized_cranelift,
         ..lower::LowerSettings::from(&options.lower)
     };
     Ok(lower::lower_with(&*module.verified()?, &settings)?)

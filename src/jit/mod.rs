@@ -156,6 +156,9 @@ fn compile_unchecked(
         .zip(&explains)
         .map(|(f, e)| (f.name.clone(), &**e as *const LazyExplain as u64))
         .collect();
+    let optimized_cranelift = !options::uses_baseline(options)
+        && options.backend == Backend::Cranelift
+        && options.cranelift.opt_level != OptLevel::None;
     let lower_options = LowerSettings {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
         explain: ExplainStrategy::Lazy {
@@ -164,12 +167,13 @@ fn compile_unchecked(
         },
         skip_annotations: true,
         skip_metadata_getters: true,
-        // The baseline compiler and LLVM make a branch per check into compare-and-branch;
-        // Cranelift keeps the folded checks (its compile time grows with the blocks).
-        branch_per_check: options::uses_baseline(options) || options.backend == Backend::Llvm,
-        explain_args_on_stack: !options::uses_baseline(options)
-            && options.backend == Backend::Cranelift
-            && options.cranelift.opt_level != OptLevel::None,
+        // The baseline compiler, LLVM and optimizing Cranelift make a branch per check into
+        // compare-and-branch (see `compile::lower_verified`); Cranelift's fast-compile
+        // settings keep the folded checks.
+        branch_per_check: options::uses_baseline(options)
+            || options.backend == Backend::Llvm
+            || optimized_cranelift,
+        explain_args_on_stack: optimized_cranelift,
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;

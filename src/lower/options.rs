@@ -33,8 +33,8 @@ pub(crate) struct LowerSettings {
     /// Branch to the explain block after each argument check instead of folding the checks
     /// since the last branch into one condition (`and` of flags): fewer instructions and
     /// registers on the success path for a code generator that compiles each check's
-    /// compare-and-branch directly (the baseline JIT tier), more blocks for one that builds a
-    /// graph of them (Cranelift: about 17% longer compiles).
+    /// compare-and-branch (the baseline JIT tier, LLVM, optimizing Cranelift), more blocks to
+    /// compile (Cranelift's `--opt none` keeps the folded form).
     pub branch_per_check: bool,
     /// The fast path stores `args` and `num_args` in a stack slot at entry and the explain
     /// call loads them from there (and gets a NULL handle, which the checks never read),
