@@ -26,6 +26,13 @@ pub(crate) enum ExplainTarget {
     Lazy { dispatcher: ImportId, context: u64 },
 }
 
+/// The slot of the explain call's arguments
+/// ([`explain_args_on_stack`](super::LowerSettings::explain_args_on_stack)): `args` at 0,
+/// `num_args` at 8.
+const EXPLAIN_ARGS_SLOT_SIZE: u32 = 16;
+const EXPLAIN_ARGS_OFFSET: usize = 0;
+const EXPLAIN_NUM_ARGS_OFFSET: usize = 8;
+
 impl<'a, 'm> FnCtx<'a, 'm> {
     fn new(
         m: &'a mut ModuleCtx<'m>,
@@ -48,8 +55,8 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             },
             None => CheckMode::Explain,
         };
-        let explain_args_slot =
-            (mode != CheckMode::Explain && m.options.explain_args_on_stack).then(|| b.slot(16, 8));
+        let explain_args_slot = (mode != CheckMode::Explain && m.options.explain_args_on_stack)
+            .then(|| b.slot(EXPLAIN_ARGS_SLOT_SIZE, 8));
         b.switch_to(start);
         FnCtx {
             m,
@@ -152,8 +159,8 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(self.prologue);
         if let Some(slot) = self.explain_args_slot {
             let p = self.b.stack_addr(slot, 0);
-            self.b.store(p, 0, self.args);
-            self.b.store(p, 8, self.num_args);
+            self.b.store(p, EXPLAIN_ARGS_OFFSET, self.args);
+            self.b.store(p, EXPLAIN_NUM_ARGS_OFFSET, self.num_args);
         }
         for (var, value) in std::mem::take(&mut self.entry_inits) {
             if self.b.ty(var).is_float() {
@@ -197,14 +204,14 @@ impl FnCtx<'_, '_> {
         self.b
             .source("a check failed: the explain function raises its precise error");
         let args = match self.explain_args_slot {
-            // The entry stored them: none is held in a register through the checks.
-            // The explain function re-runs the argument checks, which never read the handle
+            // The entry stored `args` and `num_args`: neither is held in a register through
+            // the checks. The explain function re-runs the argument checks, which never read the handle
             // (the function object): it gets NULL rather than a third saved value.
             Some(slot) => {
                 let p = self.b.stack_addr(slot, 0);
                 let handle = self.b.iconst(Ty::Ptr, 0);
-                let args = self.b.load(Ty::Ptr, p, 0);
-                let num_args = self.b.load(Ty::I32, p, 8);
+                let args = self.b.load(Ty::Ptr, p, EXPLAIN_ARGS_OFFSET);
+                let num_args = self.b.load(Ty::I32, p, EXPLAIN_NUM_ARGS_OFFSET);
                 vec![handle, args, num_args, self.result]
             }
             None => vec![self.handle, self.args, self.num_args, self.result],

@@ -208,16 +208,14 @@ pub(crate) fn define_functions_parallel<M: Module>(
 
     let mut fb_ctx = FunctionBuilderContext::new();
     // Each translated function is taken (moved) by the thread that compiles it.
-    let functions: Vec<Mutex<Option<cranelift_codegen::ir::Function>>> = module
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            let mut clif = cranelift_codegen::ir::Function::new();
-            translate::translate_function(m, module, declared, i, &mut clif, &mut fb_ctx);
-            Mutex::new(Some(clif))
-        })
-        .collect();
+    let functions: Vec<Mutex<Option<cranelift_codegen::ir::Function>>> =
+        (0..module.functions.len())
+            .map(|i| {
+                let mut clif = cranelift_codegen::ir::Function::new();
+                translate::translate_function(m, module, declared, i, &mut clif, &mut fb_ctx);
+                Mutex::new(Some(clif))
+            })
+            .collect();
     let next = AtomicUsize::new(0);
     let isa = m.isa();
     let results: Vec<Mutex<Option<Result<CompiledBytes, CraneliftError>>>> =

@@ -152,9 +152,10 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
             }
             self.imports.push(f);
         }
-        // Functions only a failing call reaches (the explain functions) stay out of line: inlined
-        // into the fast path, their frame (message parts, saved registers) would be set up on
-        // every call, and optimizing them is compile time spent on an error path.
+        // Functions off the success path (the cold error helpers, and the explain functions
+        // only a failing call reaches) stay out of line and unoptimized: inlined into the fast
+        // path, their frame (message parts, saved registers) would be set up on every call,
+        // and optimizing them is compile time spent on an error path.
         let on_success_path = crate::lir::success_path::success_path_functions(self.lir);
         for (func, hot) in self.lir.functions.iter().zip(on_success_path) {
             self.claim_symbol(&func.name)?;
@@ -176,7 +177,7 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
                 self.ctx.create_string_attribute("frame-pointer", "all"),
             );
             f.add_attribute(fun, self.ctx.create_string_attribute("no-builtins", ""));
-            if func.cold || !hot {
+            if !hot {
                 f.add_attribute(fun, self.enum_attr("cold", 0));
                 f.add_attribute(fun, self.enum_attr("optnone", 0));
                 f.add_attribute(fun, self.enum_attr("noinline", 0));
