@@ -18,6 +18,7 @@ pub mod reg {
     pub const RDI: u8 = 7;
     pub const R8: u8 = 8;
     pub const R9: u8 = 9;
+    pub const R10: u8 = 10;
     pub const R11: u8 = 11;
     pub const XMM0: u8 = 0;
     pub const XMM1: u8 = 1;
@@ -147,6 +148,12 @@ pub struct Pending {
     /// The variable is read exactly once, so the read that takes it from the register makes
     /// the store unnecessary.
     pub single_use: bool,
+    /// The register holds the value zero-extended to 64 bits (a load), so a zero-extending
+    /// read needs no extension.
+    pub zero_extended: bool,
+    /// The flags hold the value as this condition (a comparison's `setcc` result), so a branch
+    /// on it needs no `test`.
+    pub flags: Option<Cond>,
 }
 
 /// The bytes of the code. The assembler's own `CodeSink` for `Vec<u8>` lives in its crate and
@@ -277,13 +284,23 @@ impl Asm {
     /// The register holding variable `var` if it is the held-back result. The store is dropped
     /// when this is the variable's only read, else written now.
     pub fn take(&mut self, var: u32) -> Option<u8> {
+        self.take_extended(var).map(|(r, _)| r)
+    }
+
+    /// [`Asm::take`], and whether the register holds the value zero-extended to 64 bits.
+    pub fn take_extended(&mut self, var: u32) -> Option<(u8, bool)> {
+        self.take_pending(var).map(|p| (p.reg, p.zero_extended))
+    }
+
+    /// The held-back result if it is variable `var`'s, taken as [`Asm::take`] does.
+    pub fn take_pending(&mut self, var: u32) -> Option<Pending> {
         let p = self.pending.filter(|p| p.var == var)?;
         if p.single_use {
             self.pending = None;
         } else {
             self.flush();
         }
-        Some(p.reg)
+        Some(p)
     }
 
     /// Whether variable `var` is the held-back result.

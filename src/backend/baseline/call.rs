@@ -1,8 +1,8 @@
 //! The System V x86-64 calling convention: the prologue and epilogue, parameters, calls and
 //! returns of baseline-compiled functions.
 //!
-//! Only caller-saved registers are used (`rax`, `rcx`, `rdx`, `r11`, the argument registers,
-//! `xmm0`, `xmm1`), so the prologue saves nothing but `rbp`.
+//! Only caller-saved registers are used (`rax`, `rcx`, `rdx`, `r10`, `r11`, the argument
+//! registers, `xmm0`, `xmm1`), so the prologue saves nothing but `rbp`.
 
 use cranelift_assembler_x64::GprMem;
 
@@ -134,6 +134,8 @@ impl FnGen<'_> {
                 emit!(self.a, callq_m(GprMem::Gpr(R11)));
             }
         }
+        // The callee may change `r10`.
+        self.base = None;
         if let Some(d) = dst {
             if sig.ret.is_some_and(Ty::is_float) {
                 self.store_float(d, XMM0);

@@ -84,6 +84,9 @@ pub(super) fn compile_function(
         frame,
         relocs,
         blocks: Vec::new(),
+        scratch: Default::default(),
+        base: None,
+        block_tag: 0,
     };
     g.function();
     Ok(())
@@ -98,42 +101,74 @@ impl FnGen<'_> {
             .filter(|&b| b == 0 || !f.blocks[b].cold)
             .chain((1..f.blocks.len()).filter(|&b| f.blocks[b].cold))
             .collect();
+        // Each block's one predecessor, if it has exactly one (`u32::MAX`: none or several).
+        let mut only_pred = vec![u32::MAX - 1; f.blocks.len()];
+        for (p, block) in f.blocks.iter().enumerate() {
+            for s in block.term.successors() {
+                let only = &mut only_pred[s.0 as usize];
+                *only = if *only == u32::MAX - 1 {
+                    p as u32
+                } else {
+                    u32::MAX
+                };
+            }
+        }
         self.prologue();
         for (k, &b) in order.iter().enumerate() {
             let next = order.get(k + 1).map(|&n| self.blocks[n]);
-            self.block(b, next);
+            // Registers keep what they held at the end of the block laid out before when it is
+            // the only way in.
+            let after_only_pred = k > 0 && only_pred[b] == order[k - 1] as u32;
+            self.block(b, next, after_only_pred);
         }
         self.a.finish_function();
     }
 
-    /// Whether the last instruction of `block` is a comparison read only by its branch.
-    fn fused_compare(&self, block: &lir::Block) -> bool {
-        let Terminator::Branch { cond, .. } = &block.term else {
-            return false;
+    /// What `block` returns when it does nothing but return a constant (or nothing).
+    fn constant_return(&self, block: &lir::Block) -> Option<Option<lir::Var>> {
+        let Terminator::Return(value) = block.term else {
+            return None;
         };
-        match block.insts.last() {
-            Some(Inst::Icmp { dst, .. }) => {
-                dst == cond
-                    && !self.f.vars[dst.0 as usize].mutable
-                    && self.frame.vars[dst.0 as usize].uses == 1
-            }
+        let constant = |v: &lir::Var| self.frame.vars[v.0 as usize].konst().is_some();
+        let only_constants = block.insts.iter().all(|inst| match inst {
+            Inst::Iconst { dst, .. } | Inst::Fconst { dst, .. } => constant(dst),
+            Inst::Source(_) => true,
             _ => false,
-        }
+        });
+        (only_constants && value.as_ref().is_none_or(constant)).then_some(value)
     }
 
-    fn block(&mut self, b: usize, next: Option<Label>) {
+    fn block(&mut self, b: usize, next: Option<Label>, after_only_pred: bool) {
         let block = &self.f.blocks[b];
         let label = self.blocks[b];
         self.a.bind(label);
-        let fused = self.fused_compare(block);
-        let n = block.insts.len() - usize::from(fused);
-        for inst in &block.insts[..n] {
-            self.inst(inst);
+        if !after_only_pred {
+            self.base = None;
         }
+        let planned = self.plan_branch(b, block);
+        let absorbed = std::mem::take(&mut self.scratch.absorbed);
+        // The absorbed instructions (ascending) are skipped.
+        let (mut skip, mut next_skip) = (0, u32::MAX);
+        if planned {
+            next_skip = absorbed[0];
+        }
+        for (i, inst) in block.insts.iter().enumerate() {
+            if i as u32 == next_skip {
+                skip += 1;
+                next_skip = absorbed.get(skip).copied().unwrap_or(u32::MAX);
+            } else {
+                self.inst(inst);
+            }
+        }
+        self.scratch.absorbed = absorbed;
         match &block.term {
             Terminator::Jump(to) => {
                 let t = self.blocks[to.0 as usize];
-                if Some(t) != next {
+                if Some(t) == next {
+                } else if let Some(value) = self.constant_return(&self.f.blocks[to.0 as usize]) {
+                    // The epilogue is as short as the jump to it.
+                    self.ret(value);
+                } else {
                     self.a.jmp(t);
                 }
             }
@@ -142,24 +177,15 @@ impl FnGen<'_> {
                 then_block,
                 else_block,
             } => {
-                let cc = match block.insts.last() {
-                    Some(Inst::Icmp { cc, a, b, .. }) if fused => self.icmp(*cc, *a, *b),
-                    _ => {
-                        self.test_cond(*cond);
-                        asm::Cond::Ne
-                    }
-                };
                 let (t, e) = (
                     self.blocks[then_block.0 as usize],
                     self.blocks[else_block.0 as usize],
                 );
-                if Some(t) == next {
-                    self.a.jcc(cc.invert(), e);
+                if planned {
+                    self.branch_on_plan(t, e, next);
                 } else {
-                    self.a.jcc(cc, t);
-                    if Some(e) != next {
-                        self.a.jmp(e);
-                    }
+                    let holds = self.test_cond(*cond);
+                    self.jump_if(holds, t, e, next);
                 }
             }
             Terminator::Return(v) => self.ret(*v),

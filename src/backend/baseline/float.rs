@@ -7,7 +7,7 @@ use crate::lir::{BinOp, ConvOp, FloatCC, Ty, Var};
 impl FnGen<'_> {
     /// Reads float `v` into `x`.
     pub fn load_float(&mut self, x: u8, v: Var) {
-        if self.frame.vars[v.0 as usize].konst.is_some() {
+        if self.frame.vars[v.0 as usize].konst().is_some() {
             self.load_bits(RAX, v);
             emit!(self.a, movq_a(x, RAX));
             return;

@@ -13,7 +13,7 @@
 //! are undefined, so every read extends from the width. Variables defined once by a constant
 //! get no code at all: their uses see the constant as an immediate.
 
-use crate::lir::{Function, Inst, Ty, Var};
+use crate::lir::{BinOp, Function, Inst, Ty, Var};
 
 use super::abi::{FLOAT_ARG_REGS, INT_ARG_REGS};
 
@@ -34,9 +34,31 @@ pub struct VarInfo {
     pub offset: i32,
     /// How many times the variable is read (terminators included).
     pub uses: u32,
+    /// The value of [`VarInfo::konst`] when `has_konst` (two fields rather than an `Option`,
+    /// which would make the record a third larger).
+    konst_value: i64,
+    /// Whether the variable is a constant.
+    has_konst: bool,
+    /// A single-assignment variable known to be 0 or 1: a comparison, the constant 0 or 1, or
+    /// `and`/`or`/`xor` of such variables defined before it in block order.
+    pub boolean: bool,
+    /// For a single-assignment comparison or `and`/`or`/`xor`, the index of the block defining
+    /// it plus one (0: another kind of variable), for the branches that compute them.
+    pub def_block: u32,
+}
+
+impl VarInfo {
     /// The constant of a single-assignment variable defined by `iconst` (truncated to its
     /// type's width) or `fconst` (its bits).
-    pub konst: Option<i64>,
+    #[inline]
+    pub fn konst(&self) -> Option<i64> {
+        self.has_konst.then_some(self.konst_value)
+    }
+
+    fn set_konst(&mut self, value: i64) {
+        self.konst_value = value;
+        self.has_konst = true;
+    }
 }
 
 /// A stack slot the frame cannot hold.
@@ -87,19 +109,39 @@ impl Frame {
         let n = func.vars.len();
         let mut vars = vec![VarInfo::default(); n];
         let mut outgoing = 0u32;
-        for block in &func.blocks {
+        for (block_index, block) in func.blocks.iter().enumerate() {
             for inst in &block.insts {
                 match inst {
                     Inst::Iconst { dst, value } => {
                         let d = func.vars[dst.0 as usize];
                         if !d.mutable && !d.ty.is_float() {
-                            vars[dst.0 as usize].konst = Some(truncate(*value, d.ty));
+                            let v = &mut vars[dst.0 as usize];
+                            v.set_konst(truncate(*value, d.ty));
+                            v.boolean = matches!(value, 0 | 1);
                         }
+                    }
+                    Inst::Icmp { dst, .. } | Inst::Fcmp { dst, .. } => {
+                        let v = &mut vars[dst.0 as usize];
+                        v.boolean = !func.vars[dst.0 as usize].mutable;
+                        v.def_block = block_index as u32 + 1;
+                    }
+                    Inst::Binary {
+                        dst,
+                        op: BinOp::And | BinOp::Or | BinOp::Xor,
+                        a,
+                        b,
+                    } => {
+                        let boolean = !func.vars[dst.0 as usize].mutable
+                            && vars[a.0 as usize].boolean
+                            && vars[b.0 as usize].boolean;
+                        let v = &mut vars[dst.0 as usize];
+                        v.boolean = boolean;
+                        v.def_block = block_index as u32 + 1;
                     }
                     Inst::Fconst { dst, bits } => {
                         let d = func.vars[dst.0 as usize];
                         if !d.mutable {
-                            vars[dst.0 as usize].konst = Some(float_bits(*bits, d.ty));
+                            vars[dst.0 as usize].set_konst(float_bits(*bits, d.ty));
                         }
                     }
                     Inst::Call { .. } => outgoing = outgoing.max(call_stack_words(inst)),
@@ -129,7 +171,7 @@ impl Frame {
         }
         let mut below: u32 = 0;
         for v in &mut vars {
-            if v.offset == 0 && v.konst.is_none() {
+            if v.offset == 0 && !v.has_konst {
                 below += 8;
                 v.offset = -(below as i32);
             }

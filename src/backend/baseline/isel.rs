@@ -56,6 +56,12 @@ pub struct FnGen<'a> {
     pub relocs: &'a mut Vec<Reloc>,
     /// Label of each block.
     pub blocks: Vec<Label>,
+    /// The plan of the current block's branch.
+    pub scratch: super::branch::BranchScratch,
+    /// The pointer variable `r10` holds (see [`FnGen::base`]).
+    pub base: Option<Var>,
+    /// The index plus one of the block whose branch is being planned (see `branch`).
+    pub block_tag: u32,
 }
 
 /// The sign-extension of the low `bytes` bytes of `v`.
@@ -81,7 +87,7 @@ impl FnGen<'_> {
 
     /// The constant value of `v`, widened to 64 bits, if it is a constant.
     pub fn constant(&self, v: Var, widen: Widen) -> Option<i64> {
-        let c = self.frame.vars[v.0 as usize].konst?;
+        let c = self.frame.vars[v.0 as usize].konst()?;
         Some(match widen {
             Widen::Zero => c,
             Widen::Sign => sext(c, self.ty(v).bytes()),
@@ -94,7 +100,13 @@ impl FnGen<'_> {
             self.a.mov_imm(r, c);
             return;
         }
-        if let Some(src) = self.a.take(v.0) {
+        if let Some((src, extended)) = self.a.take_extended(v.0) {
+            if extended && widen == Widen::Zero {
+                if r != src {
+                    emit!(self.a, movq_rm(r, src));
+                }
+                return;
+            }
             match (self.ty(v).bytes(), widen) {
                 (1, Widen::Sign) => emit!(self.a, movsbq_rm(r, src)),
                 (1, Widen::Zero) => emit!(self.a, movzbq_rm(r, src)),
@@ -139,13 +151,68 @@ impl FnGen<'_> {
 
     /// Writes `r` to `v`'s slot (held back until the next instruction, see [`Asm`]).
     pub fn store(&mut self, v: Var, r: u8) {
+        self.store_with(v, r, false, None);
+    }
+
+    /// [`Self::store`] of a register that holds the value zero-extended to 64 bits when
+    /// `zero_extended`, and whose value the flags hold as `flags`, if given.
+    fn store_with(&mut self, v: Var, r: u8, zero_extended: bool, flags: Option<Cond>) {
         let decl = self.f.vars[v.0 as usize];
+        self.forget_base(v);
         self.a.defer_store(super::asm::Pending {
             var: v.0,
             offset: self.frame.vars[v.0 as usize].offset,
             reg: r,
             single_use: !decl.mutable && self.frame.vars[v.0 as usize].uses == 1,
+            zero_extended,
+            flags,
         });
+    }
+
+    /// The register to address memory through `addr`: `r10`, which keeps the last address
+    /// loaded this way until it is reassigned, a call or a join, or `rax` for a value held
+    /// back in a register or a constant.
+    fn base(&mut self, addr: Var) -> u8 {
+        if self.base == Some(addr) {
+            return R10;
+        }
+        if self.a.holds(addr.0) || self.frame.vars[addr.0 as usize].konst().is_some() {
+            self.load(RAX, addr, Widen::Zero);
+            return RAX;
+        }
+        self.load(R10, addr, Widen::Zero);
+        self.base = Some(addr);
+        R10
+    }
+
+    /// Forgets the address `r10` keeps if it is `v`'s (being reassigned).
+    pub fn forget_base(&mut self, v: Var) {
+        if self.base == Some(v) {
+            self.base = None;
+        }
+    }
+
+    /// Whether `inst` may be left out: it computes a single-assignment variable nothing reads,
+    /// and has no effect (no memory access, call or division).
+    fn unused(&self, inst: &Inst) -> bool {
+        let dst = match inst {
+            Inst::Copy { dst, .. }
+            | Inst::Unary { dst, .. }
+            | Inst::Icmp { dst, .. }
+            | Inst::Fcmp { dst, .. }
+            | Inst::Select { dst, .. }
+            | Inst::Convert { dst, .. }
+            | Inst::PtrAdd { dst, .. }
+            | Inst::StackAddr { dst, .. }
+            | Inst::SymbolAddr { dst, .. } => dst,
+            Inst::Binary { dst, op, .. }
+                if !matches!(op, BinOp::Sdiv | BinOp::Srem | BinOp::Udiv | BinOp::Urem) =>
+            {
+                dst
+            }
+            _ => return false,
+        };
+        !self.f.vars[dst.0 as usize].mutable && self.frame.vars[dst.0 as usize].uses == 0
     }
 
     /// `v` as a second operand widened to 64 bits: an immediate, its slot (64-bit types), or
@@ -170,12 +237,16 @@ impl FnGen<'_> {
 
     /// Compiles one instruction (not `icmp`s fused into branches).
     pub fn inst(&mut self, inst: &Inst) {
+        if self.unused(inst) {
+            return;
+        }
         match inst {
             Inst::Iconst { dst, value } => {
-                if self.frame.vars[dst.0 as usize].konst.is_none() {
+                if self.frame.vars[dst.0 as usize].konst().is_none() {
                     let v = super::frame::truncate(*value, self.ty(*dst));
                     match i32::try_from(v) {
                         Ok(i) => {
+                            self.forget_base(*dst);
                             let m = self.slot(*dst);
                             emit!(self.a, movq_mi_sxl(m, i));
                         }
@@ -187,7 +258,7 @@ impl FnGen<'_> {
                 }
             }
             Inst::Fconst { dst, bits } => {
-                if self.frame.vars[dst.0 as usize].konst.is_none() {
+                if self.frame.vars[dst.0 as usize].konst().is_none() {
                     let bits = super::frame::float_bits(*bits, self.ty(*dst));
                     self.a.mov_imm(RAX, bits);
                     self.store(*dst, RAX);
@@ -208,35 +279,37 @@ impl FnGen<'_> {
             Inst::Icmp { dst, cc, a, b } => {
                 let cond = self.icmp(*cc, *a, *b);
                 self.a.setcc(cond, RAX);
-                self.store(*dst, RAX);
+                self.store_with(*dst, RAX, false, Some(cond));
             }
             Inst::Fcmp { dst, cc, a, b } => self.fcmp(*dst, *cc, *a, *b),
             Inst::Select { dst, cond, a, b } => {
-                self.test_cond(*cond);
+                // The operands first: one held back in `rax` is taken from it (the test
+                // changes no register).
                 self.load_bits(RAX, *a);
                 self.load_bits(RDX, *b);
-                self.a.cmov(Cond::E, RAX, RDX);
+                let holds = self.test_cond(*cond);
+                self.a.cmov(holds.invert(), RAX, RDX);
                 self.store(*dst, RAX);
             }
             Inst::Convert { dst, op, src } => self.convert(*dst, *op, *src),
             Inst::Load { dst, addr, offset } => {
-                self.load(RAX, *addr, Widen::Zero);
-                let m = mem(RAX, *offset);
+                let base = self.base(*addr);
+                let m = mem(base, *offset);
                 match self.ty(*dst).bytes() {
                     1 => emit!(self.a, movzbq_rm(RAX, m)),
                     2 => emit!(self.a, movzwq_rm(RAX, m)),
                     4 => emit!(self.a, movl_rm(RAX, m)),
-                    _ => self.a.load64(RAX, RAX, *offset),
+                    _ => self.a.load64(RAX, base, *offset),
                 }
-                self.store(*dst, RAX);
+                self.store_with(*dst, RAX, true, None);
             }
             Inst::Store {
                 addr,
                 offset,
                 value,
             } => {
-                self.load(RAX, *addr, Widen::Zero);
-                let m = mem(RAX, *offset);
+                let base = self.base(*addr);
+                let m = mem(base, *offset);
                 let bytes = self.ty(*value).bytes();
                 match self.constant(*value, Widen::Sign) {
                     Some(c) if bytes < 8 || i32::try_from(c).is_ok() => match bytes {
@@ -310,17 +383,23 @@ impl FnGen<'_> {
         }
     }
 
-    /// Sets the flags for `cond != 0` (ZF clear when true); returns nothing to load.
-    pub fn test_cond(&mut self, cond: Var) {
+    /// Sets the flags for `cond != 0`; returns the condition that holds when it is (`Ne`,
+    /// or the comparison's own when the flags still hold the comparison that computed it).
+    /// Changes no register but `rcx`, and that only for a constant.
+    pub fn test_cond(&mut self, cond: Var) -> Cond {
         if let Some(c) = self.constant(cond, Widen::Zero) {
             self.a.mov_imm(RCX, c);
             emit!(self.a, testq_mr(RCX, RCX));
-        } else if let Some(r) = self.a.take(cond.0) {
-            emit!(self.a, testb_mr(r, r));
+        } else if let Some(p) = self.a.take_pending(cond.0) {
+            if let Some(holds) = p.flags {
+                return holds;
+            }
+            emit!(self.a, testb_mr(p.reg, p.reg));
         } else {
             let m = self.slot(cond);
             emit!(self.a, cmpb_mi(m, 0u8));
         }
+        Cond::Ne
     }
 
     /// Compares `a` with `b`; returns the condition that holds when `a cc b`.
@@ -337,6 +416,11 @@ impl FnGen<'_> {
             IntCC::Ugt => (Widen::Zero, Cond::A),
             IntCC::Uge => (Widen::Zero, Cond::Ae),
         };
+        if let Some(c) = self.constant(b, widen)
+            && self.compare_in_place(a, c)
+        {
+            return cond;
+        }
         self.load(RAX, a, widen);
         // Unsigned comparisons against zero-extended 32-bit immediates would be sign-extended
         // by the instruction: only immediates whose sign extension is the same value are used.
@@ -349,6 +433,38 @@ impl FnGen<'_> {
             Operand::Rm(rm) => emit!(self.a, cmpq_rm(RAX, rm)),
         }
         cond
+    }
+
+    /// Compares `a` with the constant `c` (widened as the comparison widens) where `a` is,
+    /// with no load: its slot at its own width (a comparison of the low bytes orders and
+    /// equates them as the widened values do), or `r10` when it holds it. `false` (nothing
+    /// emitted) when `a` is held back in a register, a constant, or `c` does not fit the
+    /// instruction's immediate.
+    fn compare_in_place(&mut self, a: Var, c: i64) -> bool {
+        if self.a.holds(a.0) || self.frame.vars[a.0 as usize].konst().is_some() {
+            return false;
+        }
+        let bytes = self.ty(a).bytes();
+        if self.base == Some(a) {
+            let Ok(i) = i32::try_from(c) else {
+                return false;
+            };
+            emit!(self.a, cmpq_mi(R10, i));
+            return true;
+        }
+        let m = self.slot(a);
+        match bytes {
+            1 => emit!(self.a, cmpb_mi(m, c as u8)),
+            2 => emit!(self.a, cmpw_mi(m, c as u16)),
+            4 => emit!(self.a, cmpl_mi(m, c as u32)),
+            _ => {
+                let Ok(i) = i32::try_from(c) else {
+                    return false;
+                };
+                emit!(self.a, cmpq_mi(m, i));
+            }
+        }
+        true
     }
 
     /// `v` as a register or memory operand (never an immediate).

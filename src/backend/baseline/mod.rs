@@ -4,9 +4,15 @@
 //! Every lowered instruction becomes a short fixed sequence of machine instructions (see
 //! `isel`): operands are read from the variables' stack slots (or are immediates, for
 //! variables defined by a constant), the result is computed in a scratch register and written
-//! back to its slot. There is no register allocator, no SSA construction and no optimization
-//! beyond three local rules: constants become immediates, a comparison that only feeds the
-//! branch after it becomes `cmp` + `jcc`, and cold blocks are laid out after the others.
+//! back to its slot. There is no register allocator, no SSA construction and no global
+//! optimization, only local rules, each decided from what one pass over the function counted
+//! (`frame`): constants become immediates; a result read once by the next instruction stays
+//! in its register; a branch on comparisons combined by `&&`, `||` and `!` becomes a jump per
+//! comparison (`branch`), and one on a comparison the flags still hold needs no `test`; a
+//! comparison of a variable with a constant reads its slot in place; the last address loaded
+//! through stays in `r10` while nothing can have changed it; instructions whose results nothing
+//! reads are left out; a jump to a block that only returns a constant returns in place; cold
+//! blocks are laid out after the others.
 //! Instructions are encoded by `cranelift-assembler-x64`, the encoder Cranelift's own x64
 //! backend uses (already built with Cranelift, and tested against XED and capstone).
 //!
@@ -18,6 +24,7 @@
 
 mod abi;
 mod asm;
+mod branch;
 mod call;
 mod compile;
 mod error;
@@ -28,6 +35,8 @@ mod isel;
 mod jit;
 mod link;
 mod relocatable;
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 mod tests;
 

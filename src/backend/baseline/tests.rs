@@ -10,9 +10,19 @@ use crate::lir::builder::FuncBuilder;
 use crate::lir::{BinOp, Callee, ConvOp, FuncId, Linkage, Module, Signature, Ty, Var};
 
 /// A linked module; its memory is freed on drop.
-struct Compiled {
+pub(super) struct Compiled {
     memory: PooledMemory,
-    functions: Vec<*const u8>,
+    /// The address of each function.
+    pub functions: Vec<*const u8>,
+    /// The module's machine code as compiled (before linking).
+    code: Vec<u8>,
+}
+
+impl Compiled {
+    /// The module's machine code.
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
 }
 
 impl Drop for Compiled {
@@ -26,24 +36,26 @@ impl Drop for Compiled {
 ///
 /// # Safety
 /// `p` must be a function with the signature `F` describes.
-unsafe fn as_fn<F: Copy>(p: *const u8) -> F {
+pub(super) unsafe fn as_fn<F: Copy>(p: *const u8) -> F {
     assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*const u8>());
     // SAFETY: `F` is a function pointer of the same size; the caller vouches for the signature.
     unsafe { std::mem::transmute_copy(&p) }
 }
 
-fn link(functions: Vec<crate::lir::Function>) -> Compiled {
+pub(super) fn link(functions: Vec<crate::lir::Function>) -> Compiled {
     let module = Module {
         name: "t".to_owned(),
         functions,
         ..Default::default()
     };
     let image = compile(&module, &[], &[]).expect("compiles");
+    let code = image.code.clone();
     let mut memory = PooledMemory::default();
     let linked = image.link(&module, &mut memory).expect("links");
     Compiled {
         memory,
         functions: linked.functions,
+        code,
     }
 }
 

@@ -1,0 +1,209 @@
+//! Branches on combinations of comparisons: a block's branch on `a && b`, `a || b` or `!a`,
+//! whose combining instructions only the branch reads, becomes a conditional jump per
+//! comparison, as the Cranelift translation does (`backend::cranelift::conditions`).
+//!
+//! Compiled where they stand, each comparison of an argument check would be `cmp`, `setcc`
+//! and a store, each combination a load, an `and`/`or` and a store, and the branch a `test`:
+//! the branch per comparison is a `cmp` and a `jcc`. The comparisons the branch takes over
+//! ("absorbed": read by nothing else, in the same block) are computed at the branch instead of
+//! where they stand, which is exact because nothing they read is assigned in between (checked:
+//! single-assignment variables never are, mutable ones are looked for), and a comparison has
+//! no effect to reorder. Every other value the condition reads is tested as it is.
+
+use super::asm::{Cond, Label};
+use super::isel::FnGen;
+use crate::lir::{BinOp, Block, Inst, IntCC, Terminator, Var};
+
+/// A node of a branch condition, in [`BranchScratch::nodes`].
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    /// Both hold (indices of the nodes).
+    And(u32, u32),
+    /// Either holds.
+    Or(u32, u32),
+    /// The node does not hold.
+    Not(u32),
+    /// A comparison computed at the branch.
+    Cmp { cc: IntCC, a: Var, b: Var },
+    /// A boolean variable tested at the branch.
+    Test(Var),
+}
+
+/// What is left to compile of a condition.
+#[derive(Clone, Copy)]
+enum Work {
+    /// The node, its targets when it holds and when not, and the label bound right after it
+    /// (the fall-through), if known.
+    Node(u32, Label, Label, Option<Label>),
+    /// Binds the label here.
+    Bind(Label),
+}
+
+/// The plan of one block's branch, in vectors kept for the whole function (a branch per block
+/// allocates nothing once they have grown).
+#[derive(Default)]
+pub struct BranchScratch {
+    /// The condition's tree, its root first.
+    nodes: Vec<Node>,
+    /// Variables of the tree not yet found, with their node.
+    wanted: Vec<(Var, u32)>,
+    /// Indices of the block's instructions the branch computes, ascending once planned.
+    pub absorbed: Vec<u32>,
+    /// Mutable variables assigned after the instruction being looked at.
+    assigned_after: Vec<Var>,
+    /// The work list of [`FnGen::branch_on_plan`].
+    work: Vec<Work>,
+}
+
+impl FnGen<'_> {
+    /// Plans the branch of `block` into `self.scratch`: `true` when the branch computes some of
+    /// the block's instructions (listed in `absorbed`), `false` when it tests its condition as
+    /// it is (nothing planned).
+    pub fn plan_branch(&mut self, index: usize, block: &Block) -> bool {
+        let Terminator::Branch { cond, .. } = block.term else {
+            return false;
+        };
+        // Only variables defined in this block are looked for.
+        self.block_tag = index as u32 + 1;
+        if !self.absorbable(cond) {
+            return false;
+        }
+        let s = &mut self.scratch;
+        s.nodes.clear();
+        s.wanted.clear();
+        s.absorbed.clear();
+        s.assigned_after.clear();
+        s.nodes.push(Node::Test(cond));
+        s.wanted.push((cond, 0));
+        for (i, inst) in block.insts.iter().enumerate().rev() {
+            if self.scratch.wanted.is_empty() {
+                break;
+            }
+            let Some(dst) = inst.dst() else {
+                continue;
+            };
+            if self.f.vars[dst.0 as usize].mutable {
+                self.scratch.assigned_after.push(dst);
+                continue;
+            }
+            let s = &mut self.scratch;
+            let Some(k) = s.wanted.iter().position(|&(v, _)| v == dst) else {
+                continue;
+            };
+            let (_, slot) = s.wanted.swap_remove(k);
+            if !self.absorbable(dst) {
+                continue;
+            }
+            // Its operands are read at the branch instead of here.
+            let s = &self.scratch;
+            let (a, b) = match *inst {
+                Inst::Icmp { a, b, .. } | Inst::Binary { a, b, .. } => (a, b),
+                _ => continue,
+            };
+            if s.assigned_after.contains(&a) || s.assigned_after.contains(&b) {
+                continue;
+            }
+            let node = match *inst {
+                Inst::Icmp { cc, a, b, .. } => Node::Cmp { cc, a, b },
+                Inst::Binary { op, a, b, .. } if self.boolean(a) && self.boolean(b) => {
+                    let next = self.scratch.nodes.len() as u32;
+                    let (operands, count) = match op {
+                        BinOp::And | BinOp::Or => ([a, b], 2),
+                        BinOp::Xor if self.is_one(b) => ([a, a], 1),
+                        BinOp::Xor if self.is_one(a) => ([b, b], 1),
+                        _ => continue,
+                    };
+                    for (k, &v) in operands[..count].iter().enumerate() {
+                        let absorbable = self.absorbable(v);
+                        let s = &mut self.scratch;
+                        s.nodes.push(Node::Test(v));
+                        if absorbable {
+                            s.wanted.push((v, next + k as u32));
+                        }
+                    }
+                    match op {
+                        BinOp::And => Node::And(next, next + 1),
+                        BinOp::Or => Node::Or(next, next + 1),
+                        _ => Node::Not(next),
+                    }
+                }
+                _ => continue,
+            };
+            self.scratch.nodes[slot as usize] = node;
+            self.scratch.absorbed.push(i as u32);
+        }
+        self.scratch.absorbed.reverse();
+        !self.scratch.absorbed.is_empty()
+    }
+
+    /// Whether `v` may be computed by the branch being planned: a comparison or combination
+    /// assigned once, in its block, and read once (by the branch or a combination it
+    /// computes).
+    fn absorbable(&self, v: Var) -> bool {
+        let info = &self.frame.vars[v.0 as usize];
+        info.def_block == self.block_tag && info.uses == 1 && !self.f.vars[v.0 as usize].mutable
+    }
+
+    /// Whether `v` is known to be 0 or 1.
+    fn boolean(&self, v: Var) -> bool {
+        self.frame.vars[v.0 as usize].boolean
+    }
+
+    /// Whether `v` is the constant 1.
+    fn is_one(&self, v: Var) -> bool {
+        self.frame.vars[v.0 as usize].konst() == Some(1)
+    }
+
+    /// Compiles the planned branch: to `then` when its condition holds, else to `els`;
+    /// `next` is the label bound right after it, if known.
+    pub fn branch_on_plan(&mut self, then: Label, els: Label, next: Option<Label>) {
+        let mut work = std::mem::take(&mut self.scratch.work);
+        work.clear();
+        work.push(Work::Node(0, then, els, next));
+        while let Some(w) = work.pop() {
+            let (n, t, f, fall) = match w {
+                Work::Bind(l) => {
+                    self.a.bind(l);
+                    continue;
+                }
+                Work::Node(n, t, f, fall) => (n, t, f, fall),
+            };
+            match self.scratch.nodes[n as usize] {
+                Node::And(x, y) => {
+                    let mid = self.a.label();
+                    work.push(Work::Node(y, t, f, fall));
+                    work.push(Work::Bind(mid));
+                    work.push(Work::Node(x, mid, f, Some(mid)));
+                }
+                Node::Or(x, y) => {
+                    let mid = self.a.label();
+                    work.push(Work::Node(y, t, f, fall));
+                    work.push(Work::Bind(mid));
+                    work.push(Work::Node(x, t, mid, Some(mid)));
+                }
+                Node::Not(x) => work.push(Work::Node(x, f, t, fall)),
+                Node::Cmp { cc, a, b } => {
+                    let cc = self.icmp(cc, a, b);
+                    self.jump_if(cc, t, f, fall);
+                }
+                Node::Test(v) => {
+                    let holds = self.test_cond(v);
+                    self.jump_if(holds, t, f, fall);
+                }
+            }
+        }
+        self.scratch.work = work;
+    }
+
+    /// Jumps to `then` when `cc` holds, else to `els`, falling through where `fall` allows.
+    pub fn jump_if(&mut self, cc: Cond, then: Label, els: Label, fall: Option<Label>) {
+        if Some(then) == fall {
+            self.a.jcc(cc.invert(), els);
+        } else {
+            self.a.jcc(cc, then);
+            if Some(els) != fall {
+                self.a.jmp(els);
+            }
+        }
+    }
+}
