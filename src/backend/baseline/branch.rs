@@ -11,49 +11,9 @@
 //! no effect to reorder. Every other value the condition reads is tested as it is.
 
 use super::asm::{Cond, Label};
+use super::condition::{Node, Work};
 use super::isel::FnGen;
-use crate::lir::{BinOp, Block, Inst, IntCC, Terminator, Var};
-
-/// A node of a branch condition, in [`BranchScratch::nodes`].
-#[derive(Clone, Copy, Debug)]
-enum Node {
-    /// Both hold (indices of the nodes).
-    And(u32, u32),
-    /// Either holds.
-    Or(u32, u32),
-    /// The node does not hold.
-    Not(u32),
-    /// A comparison computed at the branch.
-    Cmp { cc: IntCC, a: Var, b: Var },
-    /// A boolean variable tested at the branch.
-    Test(Var),
-}
-
-/// What is left to compile of a condition.
-#[derive(Clone, Copy)]
-enum Work {
-    /// The node, its targets when it holds and when not, and the label bound right after it
-    /// (the fall-through), if known.
-    Node(u32, Label, Label, Option<Label>),
-    /// Binds the label here.
-    Bind(Label),
-}
-
-/// The plan of one block's branch, in vectors kept for the whole function (a branch per block
-/// allocates nothing once they have grown).
-#[derive(Default)]
-pub struct BranchScratch {
-    /// The condition's tree, its root first.
-    nodes: Vec<Node>,
-    /// Variables of the tree not yet found, with their node.
-    wanted: Vec<(Var, u32)>,
-    /// Indices of the block's instructions the branch computes, ascending once planned.
-    pub absorbed: Vec<u32>,
-    /// Mutable variables assigned after the instruction being looked at.
-    assigned_after: Vec<Var>,
-    /// The work list of [`FnGen::branch_on_plan`].
-    work: Vec<Work>,
-}
+use crate::lir::{BinOp, Block, Inst, Terminator, Var};
 
 impl FnGen<'_> {
     /// Plans the branch of `block` into `self.scratch`: `true` when the branch computes some of

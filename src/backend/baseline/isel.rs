@@ -57,7 +57,7 @@ pub struct FnGen<'a> {
     /// Label of each block.
     pub blocks: Vec<Label>,
     /// The plan of the current block's branch.
-    pub scratch: super::branch::BranchScratch,
+    pub scratch: super::condition::BranchScratch,
     /// The pointer variable `r10` holds (see [`FnGen::base`]).
     pub base: Option<Var>,
     /// The index plus one of the block whose branch is being planned (see `branch`).

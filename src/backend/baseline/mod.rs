@@ -27,6 +27,7 @@ mod asm;
 mod branch;
 mod call;
 mod compile;
+mod condition;
 mod error;
 mod float;
 mod frame;
