@@ -146,6 +146,18 @@ impl FnCtx<'_, '_> {
         var
     }
 
+    /// A new mutable variable for a value decoded from an argument: one holding `value` from
+    /// the entry ([`FnCtx::entry_var`]) when `maybe_unassigned` (the argument sits inside an
+    /// optional one, or is bound only on some paths), else a plain one, which the decoding
+    /// assigns before every later use (the lowered form's verifier checks it in debug builds).
+    pub fn decoded_var(&mut self, ty: Ty, value: i64, maybe_unassigned: bool) -> Var {
+        if maybe_unassigned {
+            self.entry_var(ty, value)
+        } else {
+            self.b.mutable_var(ty)
+        }
+    }
+
     /// A new owned `TVMFFIAny` slot: None at entry, released on every exit.
     pub fn owned_slot(&mut self) -> SlotId {
         let slot = self.b.slot(ANY_SIZE as u32, 8);

@@ -155,13 +155,13 @@ fn decode_value(
         ParamType::Device => {
             let ok = arg.is(fx, ti::DEVICE);
             arg.type_error(fx, ok);
-            let var = decode_pod(fx, arg, Ty::I64);
+            let var = decode_pod(fx, arg, Ty::I64, guard.is_some());
             Binding::Device { var, guard }
         }
         ParamType::DType => {
             let ok = arg.is(fx, ti::DATA_TYPE);
             arg.type_error(fx, ok);
-            let var = decode_pod(fx, arg, Ty::I32);
+            let var = decode_pod(fx, arg, Ty::I32, guard.is_some());
             Binding::DType { var, guard }
         }
         ParamType::Str | ParamType::Bytes | ParamType::Shape | ParamType::Func => {
@@ -211,7 +211,7 @@ fn decode_int(
         });
     }
     let lty = int_lir_type(t);
-    let var = fx.entry_var(lty, 0);
+    let var = fx.decoded_var(lty, 0, guard.is_some());
     let narrowed = fx.b.resize(raw, lty, true);
     fx.b.assign(var, narrowed);
     Binding::Scalar { var, guard }
@@ -222,7 +222,7 @@ fn decode_bool(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) 
     let ok = arg.int_or_bool(fx);
     arg.type_error(fx, ok);
     let raw = arg.load_value(fx, Ty::I64);
-    let var = fx.entry_var(Ty::I8, 0);
+    let var = fx.decoded_var(Ty::I8, 0, guard.is_some());
     let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
     fx.b.assign(var, nz);
     Binding::Scalar { var, guard }
@@ -250,7 +250,7 @@ fn decode_float(
         // Rounded once from the f64 (to nearest, ties to even).
         FloatType::F16 | FloatType::BF16 => (Ty::I16, half::round_from_f64(&mut fx.b, wide, ft)),
     };
-    let var = fx.entry_var(lty, 0);
+    let var = fx.decoded_var(lty, 0, guard.is_some());
     fx.b.assign(var, value);
     Binding::Scalar { var, guard }
 }
@@ -275,14 +275,15 @@ fn decode_pointer(
     }
     arg.type_error(fx, ok);
     // The value of None is all zero bits (null), so one load covers every case.
-    let var = decode_pod(fx, arg, Ty::Ptr);
+    let var = decode_pod(fx, arg, Ty::Ptr, guard.is_some());
     Binding::Scalar { var, guard }
 }
 
-/// The value field as `ty`, in a variable defined from the entry (type already checked).
-fn decode_pod(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, ty: Ty) -> Var {
+/// The value field as `ty` (type already checked), in a variable defined from the entry when
+/// the argument is `guarded` (inside an optional one).
+fn decode_pod(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, ty: Ty, guarded: bool) -> Var {
     let raw = arg.load_value(fx, ty);
-    let var = fx.entry_var(ty, 0);
+    let var = fx.decoded_var(ty, 0, guarded);
     fx.b.assign(var, raw);
     var
 }
@@ -351,7 +352,7 @@ fn decode_tensor(
     });
     let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
     let dl_value = fx.b.select(is_obj, embedded, raw);
-    let dl = fx.entry_var(Ty::Ptr, 0);
+    let dl = fx.decoded_var(Ty::Ptr, 0, guard.is_some());
     fx.b.assign(dl, dl_value);
     // One copy of the spec, shared by the checks and the binding.
     let spec = Rc::new(spec.clone());

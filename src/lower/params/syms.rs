@@ -71,7 +71,9 @@ pub(super) fn bind_or_compare(
     let var = match syms.vars.get(&key) {
         Some(&var) => var,
         None => {
-            let var = fx.entry_var(Ty::I64, 0);
+            // A first occurrence that binds it directly assigns it on every path to its uses.
+            let direct = !guarded && skip.is_none() && !syms.state.contains_key(&key);
+            let var = fx.decoded_var(Ty::I64, 0, !direct);
             syms.vars.insert(key.clone(), var);
             var
         }
