@@ -8,7 +8,11 @@
 # ($TVM_PYTHON, else .venv-tvm/bin/python), at n = 0 (the checks alone) and n = 4 (the checks
 # and a 4-element loop), and per element of the loop ((count at n = 1024 - count at n = 0) /
 # 1024). LLVM builds for `--cpu generic`, the ISA of C's and TVM's builds (valgrind cannot run
-# the AVX-512 that `native` may pick). Counts do not depend on the machine's load, unlike the
+# the AVX-512 that `native` may pick). The last row is the JIT's baseline tier (its default on
+# x86-64, which writes no `.so`): benches/jit_tier_loop.rs calls the function through its
+# safe-call pointer, and the count is the JIT code's own inclusive cost (the largest of the
+# unnamed code objects callgrind reports) per call; that harness has no n = 4 case.
+# Counts do not depend on the machine's load, unlike the
 # timings of `cargo bench --features criterion --bench call_overhead`.
 # Needs valgrind and `cargo xtask venv` (the TVM-FFI headers). For the TVM row:
 #   python3 -m venv .venv-tvm && .venv-tvm/bin/pip install apache-tvm==0.27.0.post1
@@ -72,3 +76,22 @@ for lib in "${libs[@]}"; do
         "$(ratio "${c4[$lib]}" "${c4[hand_written_c]}")" \
         "$(ratio "${e[$lib]}" "${e[hand_written_c]}")"
 done
+# The baseline tier: instructions inside the JIT-compiled function per call, for CASE over $2
+# calls.
+jit_count() {
+    local cg="$out/callgrind.jit"
+    valgrind --tool=callgrind --callgrind-out-file="$cg" "$tier_loop" call baseline "$1" "$2" \
+        >/dev/null 2>&1
+    callgrind_annotate --inclusive=yes --threshold=100 "$cg" 2>/dev/null |
+        awk -v n="$2" '/\[\?\?\?\]$/ { gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0 }
+            END { printf "%.1f", max / n }'
+}
+# With LLVM when this machine builds it, as benches/jit_tier_count.sh does (one build for both).
+tier_loop=$( (cargo bench --no-run --features llvm --bench jit_tier_loop 2>&1 ||
+    cargo bench --no-run --bench jit_tier_loop 2>&1) |
+    sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | tail -1)
+b0=$(jit_count add_one_0 "$n")
+b1024=$(jit_count add_one_1024 "$long_calls")
+be=$(awk -v l="$b1024" -v z="$b0" 'BEGIN { printf "%.2f", (l - z) / 1024 }')
+printf '%-16s %8s %8s %12s %8s %8s %8s\n' baseline_jit "$b0" - "$be" \
+    "$(ratio "$b0" "${c0[hand_written_c]}")" - "$(ratio "$be" "${e[hand_written_c]}")"
