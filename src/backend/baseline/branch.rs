@@ -65,7 +65,11 @@ impl FnGen<'_> {
             }
             let node = match *inst {
                 Inst::Icmp { cc, a, b, .. } => Node::Cmp { cc, a, b },
-                Inst::Binary { op, a, b, .. } if self.boolean(a) && self.boolean(b) => {
+                // Cold functions (error paths) keep their combinations: compile time matters
+                // more there.
+                Inst::Binary { op, a, b, .. }
+                    if !self.f.cold && self.boolean(a) && self.boolean(b) =>
+                {
                     let next = self.scratch.nodes.len() as u32;
                     let (operands, count) = match op {
                         BinOp::And | BinOp::Or => ([a, b], 2),
