@@ -312,3 +312,24 @@ fn a_jump_to_a_block_returning_a_constant_returns_in_place() {
     let f: extern "C" fn(i64) -> i64 = unsafe { as_fn(code.functions[0]) };
     assert_eq!((f(0), f(1), f(5)), (7, 7, 2));
 }
+
+#[test]
+fn cold_functions_keep_their_combined_conditions() {
+    // The condition of the first test, in a cold function: computed as values, same results.
+    let f = branch_fn(vec![Ty::I64, Ty::I64], |b| {
+        b.set_cold();
+        let (x, y) = (b.param(0), b.param(1));
+        let zero = b.icmp_imm(IntCC::Eq, x, 0);
+        let big = b.icmp_imm(IntCC::Sgt, y, 7);
+        b.binary(BinOp::Or, zero, big)
+    });
+    let code = link(vec![f]);
+    assert!(has_setcc(code.code()));
+    // SAFETY: `f(i64, i64) -> i64`.
+    let f: extern "C" fn(i64, i64) -> i64 = unsafe { as_fn(code.functions[0]) };
+    for x in EDGES {
+        for y in EDGES {
+            assert_eq!(f(x, y), i64::from(x == 0 || y > 7), "x = {x}, y = {y}");
+        }
+    }
+}
