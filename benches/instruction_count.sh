@@ -3,7 +3,8 @@
 # tensors, every check), counted by callgrind (inclusive cost of the function divided by the
 # calls), for the same function written by hand in C (benches/c/add_one_baseline.c, cc -O2)
 # and safecall's `.so` on Cranelift at `--opt none` and `--opt speed` (the default),
-# and on LLVM when the `safecall` binary is built with the cargo feature `llvm`, and TVM 0.27's
+# and on LLVM when the `safecall` binary is built with the cargo feature `llvm` (also with
+# `--omit-frame-pointer`, as the C build has no frame pointer), and TVM 0.27's
 # generated function (benches/tvm/add_one.py) when a Python with apache-tvm is found
 # ($TVM_PYTHON, else .venv-tvm/bin/python), at n = 0 (the checks alone) and n = 4 (the checks
 # and a 4-element loop), and per element of the loop ((count at n = 1024 - count at n = 0) /
@@ -47,6 +48,7 @@ build() {
 build cranelift_none --opt none
 build cranelift_speed --opt speed
 build llvm --backend llvm --cpu generic
+build llvm_no_fp --backend llvm --cpu generic --omit-frame-pointer
 tvm_python=${TVM_PYTHON:-.venv-tvm/bin/python}
 if [ -x "$tvm_python" ] && "$tvm_python" benches/tvm/add_one.py "$out/tvm_0.27.so" 2>/dev/null; then
     libs+=(tvm_0.27)

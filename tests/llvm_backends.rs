@@ -492,6 +492,31 @@ mod llvm_only {
     }
 
     #[test]
+    fn frame_pointers_are_kept_unless_omitted() {
+        let module = example("add_one");
+        // The assembly of `__tvm_ffi_add_one` (up to the end of its unwind description).
+        let add_one_asm = |frame_pointers: bool| {
+            let mut opts = options(Backend::Llvm);
+            opts.llvm.frame_pointers = frame_pointers;
+            let text = safecall::emit(&module, safecall::Emit::Asm, &opts).unwrap();
+            let start = text.find("__tvm_ffi_add_one:").expect("the function");
+            let end = start + text[start..].find(".cfi_endproc").expect("its end");
+            text[start..end].to_owned()
+        };
+        let sets_up_rbp = |asm: &str| asm.contains("movq\t%rsp, %rbp");
+        assert!(sets_up_rbp(&add_one_asm(true)), "{}", add_one_asm(true));
+        assert!(!sets_up_rbp(&add_one_asm(false)), "{}", add_one_asm(false));
+        // The code without frame pointers behaves the same.
+        let mut opts = jit_options(Backend::Llvm, 2);
+        opts.llvm.frame_pointers = false;
+        // SAFETY: the IR is this test's own: it dereferences only the arguments it checks and
+        // calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&module, &opts) }.unwrap();
+        let outcome = add_one_outcomes(jit.function("add_one").unwrap());
+        assert!(outcome[0].1.starts_with("Ok(()) [2.0, -1.5"), "{outcome:?}");
+    }
+
+    #[test]
     fn the_add_one_loop_is_vectorized_at_o3() {
         // Pointer arithmetic reaches LLVM as `getelementptr`, so the loop vectorizer sees it:
         // the float additions become packed SSE additions of four lanes.

@@ -18,7 +18,7 @@ pub enum BackendArg {
     Llvm,
 }
 
-/// `--backend`, `--opt`, `--target`, `--cpu`, `--target-features`.
+/// `--backend`, `--opt`, `--target`, `--cpu`, `--target-features`, `--omit-frame-pointer`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct CodegenArgs {
     /// Code generator
@@ -45,6 +45,12 @@ pub struct CodegenArgs {
     /// LLVM only: extra target features, e.g. `+avx2,-fma`
     #[arg(long, value_name = "FEATURES", allow_hyphen_values = true)]
     pub target_features: Option<String>,
+
+    /// LLVM only: let functions that need no frame set up none, as C compilers do at `-O2`
+    /// (the default keeps a frame pointer in every function, as Cranelift does, for profilers
+    /// that walk frame pointers; unwinders have `.eh_frame` either way)
+    #[arg(long)]
+    pub omit_frame_pointer: bool,
 }
 
 /// Validated settings of both backends.
@@ -82,13 +88,19 @@ impl CodegenArgs {
         };
         let backend = match self.backend {
             BackendArg::Cranelift => {
-                for (flag, value) in [
-                    ("--cpu", &self.cpu),
-                    ("--target-features", &self.target_features),
+                let cpu = "Cranelift compiles for the host CPU";
+                for (flag, given, why) in [
+                    ("--cpu", self.cpu.is_some(), cpu),
+                    ("--target-features", self.target_features.is_some(), cpu),
+                    (
+                        "--omit-frame-pointer",
+                        self.omit_frame_pointer,
+                        "Cranelift keeps a frame pointer in every function",
+                    ),
                 ] {
-                    if value.is_some() {
+                    if given {
                         return Err(Failure::usage(format!(
-                            "{flag} applies to the LLVM backend; Cranelift compiles for the host CPU"
+                            "{flag} applies to the LLVM backend; {why}"
                         ))
                         .help("add `--backend llvm`"));
                     }
@@ -123,6 +135,7 @@ impl CodegenArgs {
                 if let Some(features) = &self.target_features {
                     llvm.features = features.clone();
                 }
+                llvm.frame_pointers = !self.omit_frame_pointer;
                 Backend::Llvm
             }
         };
@@ -155,6 +168,7 @@ mod tests {
             target: Some(target.to_owned()),
             cpu: None,
             target_features: None,
+            omit_frame_pointer: false,
         };
         let host = args("host").settings().unwrap();
         assert_eq!(host.target, None);

@@ -340,6 +340,15 @@ fn options_the_backend_does_not_have_are_usage_errors() {
         "error: --cpu applies to the LLVM backend; Cranelift compiles for the host CPU\n\
          help: add `--backend llvm`\n"
     );
+    let out = dir
+        .safecall(&["build", &file, "-o", "x.so", "--omit-frame-pointer"])
+        .expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: --omit-frame-pointer applies to the LLVM backend; Cranelift keeps a frame \
+         pointer in every function\n\
+         help: add `--backend llvm`\n"
+    );
     dir.safecall(&["build", &file, "-o", "x.so", "--opt", "none"])
         .expect(0);
     check_add_one(&dir.path("x.so"));

@@ -115,7 +115,7 @@ pub(crate) fn optimize(
 pub(crate) fn object(module: &lir::Module, options: &LlvmOptions) -> Result<Vec<u8>, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
-    let m = translate::translate_module(&ctx, module, &machine, false)?;
+    let m = translate::translate_module(&ctx, module, &machine, false, options.frame_pointers)?;
     optimize(&m, &machine, options.opt_level)?;
     let buffer = machine
         .write_to_memory_buffer(&m, FileType::Object)
@@ -157,7 +157,7 @@ fn check_undefined_symbols(object_bytes: &[u8], module: &lir::Module) -> Result<
 pub(crate) fn ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
-    let m = translate::translate_module(&ctx, module, &machine, true)?;
+    let m = translate::translate_module(&ctx, module, &machine, true, options.frame_pointers)?;
     Ok(annotate::render(&m.print_to_string().to_string()))
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn ir_text(module: &lir::Module, options: &LlvmOptions) -> Result<Str
 pub(crate) fn asm_text(module: &lir::Module, options: &LlvmOptions) -> Result<String, LlvmError> {
     let machine = target_machine(options)?;
     let ctx = Context::create();
-    let m = translate::translate_module(&ctx, module, &machine, false)?;
+    let m = translate::translate_module(&ctx, module, &machine, false, options.frame_pointers)?;
     optimize(&m, &machine, options.opt_level)?;
     let buffer = machine
         .write_to_memory_buffer(&m, FileType::Assembly)

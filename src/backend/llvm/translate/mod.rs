@@ -23,14 +23,17 @@ use module::ModuleTranslator;
 
 /// Translates `lir` into a new LLVM module of `ctx` for `machine`'s target. With `annotate`,
 /// values and blocks are named after the lowered form and instructions carry
-/// [`SOURCE_KIND`] metadata. The result has passed LLVM's verifier.
+/// [`SOURCE_KIND`] metadata. Every function keeps a frame pointer when `frame_pointers`
+/// ([`LlvmOptions::frame_pointers`](super::LlvmOptions::frame_pointers)). The result has passed
+/// LLVM's verifier.
 pub(crate) fn translate_module<'ctx>(
     ctx: &'ctx Context,
     lir: &lir::Module,
     machine: &TargetMachine,
     annotate: bool,
+    frame_pointers: bool,
 ) -> Result<Module<'ctx>, LlvmError> {
-    let mut t = ModuleTranslator::new(ctx, lir, machine, annotate);
+    let mut t = ModuleTranslator::new(ctx, lir, machine, annotate, frame_pointers);
     t.declare()?;
     t.define_data()?;
     t.define_aliases()?;

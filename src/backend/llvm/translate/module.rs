@@ -24,6 +24,8 @@ pub(super) struct ModuleTranslator<'a, 'ctx> {
     pub(super) module: Module<'ctx>,
     pub(super) lir: &'a lir::Module,
     pub(super) annotate: bool,
+    /// The `frame-pointer` attribute of every function: `all` or `none`.
+    pub(super) frame_pointer: &'static str,
     pub(super) ptr: PointerType<'ctx>,
     pub(super) functions: Vec<FunctionValue<'ctx>>,
     pub(super) imports: Vec<FunctionValue<'ctx>>,
@@ -70,6 +72,7 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
         lir: &'a lir::Module,
         machine: &TargetMachine,
         annotate: bool,
+        frame_pointers: bool,
     ) -> Self {
         let module = ctx.create_module(&lir.name);
         module.set_triple(&machine.get_triple());
@@ -79,6 +82,7 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
             module,
             lir,
             annotate,
+            frame_pointer: if frame_pointers { "all" } else { "none" },
             ptr: ctx.ptr_type(AddressSpace::default()),
             functions: Vec::new(),
             imports: Vec::new(),
@@ -174,7 +178,8 @@ impl<'a, 'ctx> ModuleTranslator<'a, 'ctx> {
             f.add_attribute(fun, self.enum_attr("uwtable", 2));
             f.add_attribute(
                 fun,
-                self.ctx.create_string_attribute("frame-pointer", "all"),
+                self.ctx
+                    .create_string_attribute("frame-pointer", self.frame_pointer),
             );
             f.add_attribute(fun, self.ctx.create_string_attribute("no-builtins", ""));
             if !hot {
