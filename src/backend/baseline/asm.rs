@@ -154,6 +154,23 @@ pub struct Pending {
     /// The flags hold the value as this condition (a comparison's `setcc` result), so a branch
     /// on it needs no `test`.
     pub flags: Option<Cond>,
+    /// The load that computes the value, not emitted yet: the register is loaded when the value
+    /// is first needed, unless the one instruction that reads it reads the memory itself
+    /// ([`Asm::take_deferred_load`]).
+    pub load: Option<DeferredLoad>,
+}
+
+/// A load held back with its result (see [`Pending::load`]): `[base + disp]`, zero-extended
+/// from `bytes` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct DeferredLoad {
+    /// The address register (nothing changes it while the load is held back: any instruction
+    /// emitted first emits the load).
+    pub base: u8,
+    /// The displacement.
+    pub disp: i32,
+    /// The width: 1, 2, 4 or 8 bytes.
+    pub bytes: u8,
 }
 
 /// The bytes of the code. The assembler's own `CodeSink` for `Vec<u8>` lives in its crate and
@@ -231,10 +248,31 @@ impl Asm {
         (first..first + n).map(|i| Label(i as u32)).collect()
     }
 
-    /// Writes the held-back result to its slot.
+    /// Writes the held-back result to its slot (emitting its load first, if held back too).
+    #[inline]
     pub fn flush(&mut self) {
         if let Some(p) = self.pending.take() {
+            if let Some(l) = p.load {
+                self.emit_deferred_load(p.reg, l);
+            }
             self.encode_mov64(MovDir::Store, p.reg, reg::RBP, p.offset);
+        }
+    }
+
+    /// Emits a held-back load into `reg` (without flushing: it is what a flush or a take emits
+    /// first). Out of line: the callers' common paths stay small.
+    #[inline(never)]
+    fn emit_deferred_load(&mut self, reg: u8, l: DeferredLoad) {
+        let m = mem(l.base, l.disp);
+        match l.bytes {
+            1 => {
+                cranelift_assembler_x64::inst::movzbq_rm::<Regs>::new(reg, m).encode(&mut self.buf)
+            }
+            2 => {
+                cranelift_assembler_x64::inst::movzwq_rm::<Regs>::new(reg, m).encode(&mut self.buf)
+            }
+            4 => cranelift_assembler_x64::inst::movl_rm::<Regs>::new(reg, m).encode(&mut self.buf),
+            _ => self.encode_mov64(MovDir::Load, reg, l.base, l.disp),
         }
     }
 
@@ -293,14 +331,36 @@ impl Asm {
     }
 
     /// The held-back result if it is variable `var`'s, taken as [`Asm::take`] does.
+    #[inline]
     pub fn take_pending(&mut self, var: u32) -> Option<Pending> {
-        let p = self.pending.filter(|p| p.var == var)?;
+        let mut p = self.pending.filter(|p| p.var == var)?;
         if p.single_use {
             self.pending = None;
+            if let Some(l) = p.load {
+                self.emit_deferred_load(p.reg, l);
+            }
         } else {
             self.flush();
         }
+        p.load = None;
         Some(p)
+    }
+
+    /// The held-back load of variable `var`, when it is the held-back result, read only once
+    /// and not emitted yet: taken (nothing is emitted), for the instruction that reads its
+    /// memory operand directly instead.
+    pub fn take_deferred_load(&mut self, var: u32) -> Option<DeferredLoad> {
+        let load = self
+            .pending
+            .filter(|p| p.var == var && p.single_use)?
+            .load?;
+        self.pending = None;
+        Some(load)
+    }
+
+    /// [`Asm::take_deferred_load`] without taking it.
+    pub fn deferred_load(&self, var: u32) -> Option<DeferredLoad> {
+        self.pending.filter(|p| p.var == var && p.single_use)?.load
     }
 
     /// Whether variable `var` is the held-back result.

@@ -11,22 +11,29 @@
 //! no effect to reorder. Every other value the condition reads is tested as it is.
 
 use super::asm::{Cond, Label};
-use super::condition::{Node, Work};
+use super::condition::{Node, Plan, Work};
 use super::isel::FnGen;
 use crate::lir::{BinOp, Block, Inst, Terminator, Var};
 
 impl FnGen<'_> {
-    /// Plans the branch of `block` into `self.scratch`: `true` when the branch computes some of
-    /// the block's instructions (listed in `absorbed`), `false` when it tests its condition as
-    /// it is (nothing planned).
-    pub fn plan_branch(&mut self, index: usize, block: &Block) -> bool {
+    /// Plans the branch of `block`: [`Plan::Tree`] when the branch computes some of the
+    /// block's instructions (the tree and the instructions, in `absorbed`, are in
+    /// `self.scratch`), [`Plan::LastCompare`] when it computes only the comparison that ends the
+    /// block (the most common case, planned without the general search), [`Plan::None`] when
+    /// it tests its condition as it is.
+    pub fn plan_branch(&mut self, index: usize, block: &Block) -> Plan {
         let Terminator::Branch { cond, .. } = block.term else {
-            return false;
+            return Plan::None;
         };
         // Only variables defined in this block are looked for.
         self.block_tag = index as u32 + 1;
         if !self.absorbable(cond) {
-            return false;
+            return Plan::None;
+        }
+        if let Some(&Inst::Icmp { dst, cc, a, b }) = block.insts.last()
+            && dst == cond
+        {
+            return Plan::LastCompare { cc, a, b };
         }
         let s = &mut self.scratch;
         s.nodes.clear();
@@ -97,7 +104,11 @@ impl FnGen<'_> {
             self.scratch.absorbed.push(i as u32);
         }
         self.scratch.absorbed.reverse();
-        !self.scratch.absorbed.is_empty()
+        if self.scratch.absorbed.is_empty() {
+            Plan::None
+        } else {
+            Plan::Tree
+        }
     }
 
     /// Whether `v` may be computed by the branch being planned: a comparison or combination

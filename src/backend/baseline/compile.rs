@@ -3,6 +3,7 @@
 //! turned into jumps.
 
 use super::asm::{self, Asm, Label};
+use super::condition::Plan;
 use super::error::BaselineError;
 use super::frame::{self, Frame};
 use super::image::{Image, Reloc, Stub};
@@ -145,12 +146,14 @@ impl FnGen<'_> {
         if !after_only_pred {
             self.base = None;
         }
-        let planned = self.plan_branch(b, block);
+        let plan = self.plan_branch(b, block);
         let absorbed = std::mem::take(&mut self.scratch.absorbed);
         // The absorbed instructions (ascending) are skipped.
         let (mut skip, mut next_skip) = (0, u32::MAX);
-        if planned {
-            next_skip = absorbed[0];
+        match plan {
+            Plan::Tree => next_skip = absorbed[0],
+            Plan::LastCompare { .. } => next_skip = block.insts.len() as u32 - 1,
+            Plan::None => {}
         }
         for (i, inst) in block.insts.iter().enumerate() {
             if i as u32 == next_skip {
@@ -181,7 +184,10 @@ impl FnGen<'_> {
                     self.blocks[then_block.0 as usize],
                     self.blocks[else_block.0 as usize],
                 );
-                if planned {
+                if let Plan::LastCompare { cc, a, b } = plan {
+                    let holds = self.icmp(cc, a, b);
+                    self.jump_if(holds, t, e, next);
+                } else if let Plan::Tree = plan {
                     self.branch_on_plan(t, e, next);
                 } else {
                     let holds = self.test_cond(*cond);

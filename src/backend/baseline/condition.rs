@@ -4,6 +4,19 @@
 use super::asm::Label;
 use crate::lir::{IntCC, Var};
 
+/// How a block's branch is compiled.
+#[derive(Clone, Copy, Debug)]
+pub enum Plan {
+    /// The condition is tested as it is.
+    None,
+    /// The block's last instruction, this comparison, is the condition: computed by the
+    /// branch.
+    LastCompare { cc: IntCC, a: Var, b: Var },
+    /// The tree in [`BranchScratch::nodes`] computes the instructions in
+    /// [`BranchScratch::absorbed`].
+    Tree,
+}
+
 /// A node of a branch condition, in [`BranchScratch::nodes`].
 #[derive(Clone, Copy, Debug)]
 pub enum Node {

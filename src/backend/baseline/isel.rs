@@ -4,7 +4,7 @@
 
 use cranelift_assembler_x64::{Amode, GprMem};
 
-use super::asm::{Asm, Cond, Label, emit, mem, reg::*};
+use super::asm::{Asm, Cond, DeferredLoad, Label, emit, mem, reg::*};
 use super::frame::Frame;
 use super::image::{Reloc, RelocKind};
 use crate::lir::{self, BinOp, Function, Inst, IntCC, Symbol, Ty, UnOp, Var};
@@ -157,6 +157,19 @@ impl FnGen<'_> {
     /// [`Self::store`] of a register that holds the value zero-extended to 64 bits when
     /// `zero_extended`, and whose value the flags hold as `flags`, if given.
     fn store_with(&mut self, v: Var, r: u8, zero_extended: bool, flags: Option<Cond>) {
+        self.defer(v, r, zero_extended, flags, None);
+    }
+
+    /// Holds back `v`'s result in `r` (see [`Asm`](super::asm::Asm)), and its load too when
+    /// `load` is given.
+    fn defer(
+        &mut self,
+        v: Var,
+        r: u8,
+        zero_extended: bool,
+        flags: Option<Cond>,
+        load: Option<DeferredLoad>,
+    ) {
         let decl = self.f.vars[v.0 as usize];
         self.forget_base(v);
         self.a.defer_store(super::asm::Pending {
@@ -166,6 +179,7 @@ impl FnGen<'_> {
             single_use: !decl.mutable && self.frame.vars[v.0 as usize].uses == 1,
             zero_extended,
             flags,
+            load,
         });
     }
 
@@ -293,15 +307,14 @@ impl FnGen<'_> {
             }
             Inst::Convert { dst, op, src } => self.convert(*dst, *op, *src),
             Inst::Load { dst, addr, offset } => {
-                let base = self.base(*addr);
-                let m = mem(base, *offset);
-                match self.ty(*dst).bytes() {
-                    1 => emit!(self.a, movzbq_rm(RAX, m)),
-                    2 => emit!(self.a, movzwq_rm(RAX, m)),
-                    4 => emit!(self.a, movl_rm(RAX, m)),
-                    _ => self.a.load64(RAX, base, *offset),
-                }
-                self.store_with(*dst, RAX, true, None);
+                // Emitted when the value is first needed, or never when a comparison reads the
+                // memory itself.
+                let load = DeferredLoad {
+                    base: self.base(*addr),
+                    disp: *offset,
+                    bytes: self.ty(*dst).bytes() as u8,
+                };
+                self.defer(*dst, RAX, true, None, Some(load));
             }
             Inst::Store {
                 addr,
@@ -416,10 +429,19 @@ impl FnGen<'_> {
             IntCC::Ugt => (Widen::Zero, Cond::A),
             IntCC::Uge => (Widen::Zero, Cond::Ae),
         };
-        if let Some(c) = self.constant(b, widen)
-            && self.compare_in_place(a, c)
-        {
-            return cond;
+        if let Some(c) = self.constant(b, widen) {
+            if self.compare_in_place(a, c) {
+                return cond;
+            }
+            // A 64-bit constant against loaded memory: the constant in a register.
+            if let Some(load) = self.a.deferred_load(a.0)
+                && load.bytes == 8
+            {
+                self.a.take_deferred_load(a.0);
+                self.a.mov_imm(RCX, c);
+                emit!(self.a, cmpq_mr(mem(load.base, load.disp), RCX));
+                return cond;
+            }
         }
         self.load(RAX, a, widen);
         // Unsigned comparisons against zero-extended 32-bit immediates would be sign-extended
@@ -441,10 +463,25 @@ impl FnGen<'_> {
     /// emitted) when `a` is held back in a register, a constant, or `c` does not fit the
     /// instruction's immediate.
     fn compare_in_place(&mut self, a: Var, c: i64) -> bool {
+        let bytes = self.ty(a).bytes();
+        if let Some(load) = self.a.deferred_load(a.0) {
+            // The loaded memory itself, at the load's width.
+            if bytes == 8 && i32::try_from(c).is_err() {
+                return false;
+            }
+            self.a.take_deferred_load(a.0);
+            let m = mem(load.base, load.disp);
+            match bytes {
+                1 => emit!(self.a, cmpb_mi(m, c as u8)),
+                2 => emit!(self.a, cmpw_mi(m, c as u16)),
+                4 => emit!(self.a, cmpl_mi(m, c as u32)),
+                _ => emit!(self.a, cmpq_mi(m, c as i32)),
+            }
+            return true;
+        }
         if self.a.holds(a.0) || self.frame.vars[a.0 as usize].konst().is_some() {
             return false;
         }
-        let bytes = self.ty(a).bytes();
         if self.base == Some(a) {
             let Ok(i) = i32::try_from(c) else {
                 return false;

@@ -9,7 +9,8 @@
 //! (`frame`): constants become immediates; a result read once by the next instruction stays
 //! in its register; a branch on comparisons combined by `&&`, `||` and `!` becomes a jump per
 //! comparison (`branch`), and one on a comparison the flags still hold needs no `test`; a
-//! comparison of a variable with a constant reads its slot in place; the last address loaded
+//! comparison of a variable with a constant reads its slot in place, and a load read once by
+//! such a comparison is not emitted (the comparison reads the memory); the last address loaded
 //! through stays in `r10` while nothing can have changed it; instructions whose results nothing
 //! reads are left out; a jump to a block that only returns a constant returns in place; cold
 //! blocks are laid out after the others.

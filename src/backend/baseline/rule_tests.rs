@@ -333,3 +333,72 @@ fn cold_functions_keep_their_combined_conditions() {
         }
     }
 }
+
+#[test]
+fn comparisons_of_loaded_memory_with_constants_order_every_width_as_the_widened_values() {
+    use IntCC::*;
+    let ccs = [Eq, Ne, Slt, Sle, Sgt, Sge, Ult, Ule, Ugt, Uge];
+    // 0x1_2000_0000_0001 does not fit an immediate: compared through a register.
+    let constants = [
+        0,
+        1,
+        -1,
+        0x7f,
+        0x80,
+        -0x80,
+        0x7fff_ffff,
+        -0x8000_0000,
+        0x1_2000_0000_0001,
+    ];
+    for ty in [Ty::I8, Ty::I16, Ty::I32, Ty::I64] {
+        for cc in ccs {
+            for k in constants {
+                // f(p) = [p] cc k: the load is read once, by the comparison.
+                let sig = Signature::new(vec![Ty::Ptr], Some(Ty::I8));
+                let mut b = FuncBuilder::new("f", Linkage::Export, sig);
+                let v = b.load(ty, b.param(0), 8);
+                let c = b.icmp_imm(cc, v, k);
+                b.ret(Some(c));
+                let code = link(vec![b.finish()]);
+                // SAFETY: `f(*const i64) -> i8`; the pointer is valid for 16 bytes.
+                let f: extern "C" fn(*const i64) -> u8 = unsafe { as_fn(code.functions[0]) };
+                for x in [
+                    0,
+                    1,
+                    -1,
+                    0x7f,
+                    0x80,
+                    -0x81,
+                    0x7fff_ffff,
+                    0x8000_0000,
+                    k,
+                    k - 1,
+                ] {
+                    // The value at offset 8, its bytes above the type's width set.
+                    let memory = [0i64, x | !((1i64 << (ty.bytes() * 8 - 1) << 1) - 1)];
+                    let memory = if ty == Ty::I64 { [0, x] } else { memory };
+                    let want = compare(cc, ty.bytes(), x, k);
+                    assert_eq!(f(memory.as_ptr()) != 0, want, "{ty} [{x}] {cc:?} {k}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_load_reads_memory_before_a_later_store_to_it() {
+    // v = [p]; [p] = 99; v == 5
+    let sig = Signature::new(vec![Ty::Ptr], Some(Ty::I8));
+    let mut b = FuncBuilder::new("f", Linkage::Export, sig);
+    let p = b.param(0);
+    let v = b.load(Ty::I64, p, 0);
+    b.store_imm(Ty::I64, p, 0, 99);
+    let c = b.icmp_imm(IntCC::Eq, v, 5);
+    b.ret(Some(c));
+    let code = link(vec![b.finish()]);
+    // SAFETY: `f(*mut i64) -> i8`; the pointer is valid and writable for 8 bytes.
+    let f: extern "C" fn(*mut i64) -> u8 = unsafe { as_fn(code.functions[0]) };
+    let mut memory = 5i64;
+    assert_eq!(f(&mut memory), 1);
+    assert_eq!(memory, 99);
+}
