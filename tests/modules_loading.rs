@@ -425,6 +425,43 @@ fn dynamic_symbol(file: &object::File<'_>, name: &str) -> (Vec<u8>, u64, bool) {
 }
 
 #[test]
+fn the_symbol_table_names_code_and_the_tvm_ffi_symbols_but_not_internal_data() {
+    let dir = support::out_dir("symtab");
+    let module = support::parse(
+        "add_one",
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ir/add_one.scir"),
+        )
+        .unwrap(),
+    );
+    let lib = support::build_so(
+        &dir,
+        "sc_symtab",
+        &module,
+        Default::default(),
+        &LinkOptions::default(),
+    );
+    let bytes = std::fs::read(&lib).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let names: BTreeSet<&str> = file.symbols().filter_map(|s| s.name().ok()).collect();
+    // The exported function and the local explain function are named; the messages' strings
+    // (local data named `__safecall_*`) are not, though the library has them.
+    assert!(names.contains("__tvm_ffi_add_one"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("__safecall_explain")),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("__safecall_str_")),
+        "{names:?}"
+    );
+    let rodata = file.section_by_name(".rodata").unwrap();
+    let text = rodata.data().unwrap();
+    let message = b"expected 2 arguments";
+    assert!(text.windows(message.len()).any(|w| w == message));
+}
+
+#[test]
 fn library_bin_and_library_ctx_are_in_the_documented_format() {
     let dir = support::out_dir("symbols");
     let module = support::parse(

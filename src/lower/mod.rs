@@ -39,6 +39,10 @@ use safecall_runtime::abi::symbols::MAIN_SYMBOL;
 /// Symbol of the explain function in a module made by [`lower_explain`].
 pub(crate) const EXPLAIN_SYMBOL: &str = "__safecall_explain";
 
+/// The prefix of the local symbols the lowering names (its functions' and data objects' own,
+/// never looked up by name outside the module).
+pub(crate) const INTERNAL_PREFIX: &str = "__safecall_";
+
 /// Lowers only the explain function of host function `name` of a verified module, exported as
 /// [`EXPLAIN_SYMBOL`]. An explain function checks parameters and lowers no expression, so it
 /// needs no expression types.

@@ -61,7 +61,7 @@ impl<'m> ModuleCtx<'m> {
     /// A fresh local symbol name.
     pub fn local_name(&mut self, what: &str) -> String {
         self.unique += 1;
-        format!("__safecall_{what}_{}", self.unique)
+        format!("{}{what}_{}", super::INTERNAL_PREFIX, self.unique)
     }
 
     /// Reserves a function id, defined later with [`ModuleCtx::define_function`].

@@ -50,8 +50,8 @@ pub(super) fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) ->
             section: None,
         })
     };
-    let blob_name = format!("__safecall_{what}_names");
-    let offsets_name = format!("__safecall_{what}_offsets");
+    let blob_name = format!("{}{what}_names", crate::lower::INTERNAL_PREFIX);
+    let offsets_name = format!("{}{what}_offsets", crate::lower::INTERNAL_PREFIX);
     NameTable {
         blob: data(blob_name, blob, 1),
         offsets: data(offsets_name, offsets, 2),
