@@ -78,13 +78,16 @@ pub(super) fn write(input: Input, settings: &Settings) -> Result<Vec<u8>, String
     // module) are left out, as `ld --discard-locals` leaves out temporary labels: nothing
     // looks them up (the local TVM-FFI symbols of a system library, which `safecall inspect`
     // reads, stay), and each costs a string-table entry to write.
+    let internal_data = |s: &super::input::Symbol| {
+        s.kind == elf::STT_OBJECT
+            && s.binding == elf::STB_LOCAL
+            && s.name.starts_with(crate::lower::INTERNAL_PREFIX)
+    };
     let listed = |s: &&super::input::Symbol| {
         !s.name.is_empty()
             && !matches!(s.place, Place::Unplaced(_))
             && !matches!(s.kind, elf::STT_SECTION | elf::STT_FILE)
-            && !(s.kind == elf::STT_OBJECT
-                && s.binding == elf::STB_LOCAL
-                && s.name.starts_with(crate::lower::INTERNAL_PREFIX))
+            && !internal_data(s)
     };
     let mut symtab: Vec<usize> = (0..input.symbols.len())
         .filter(|&i| listed(&&input.symbols[i]))
