@@ -130,16 +130,21 @@ fn repeated_compile_and_drop_does_not_grow_memory() {
         }
     };
     round(200); // warm up allocator pools and the shared error helper
-    let before = rss_bytes();
-    round(2000);
-    let after = rss_bytes();
     // Each leaked module would keep at least a page of code and one of data: 2000 modules
-    // would add ~16 MB. Allow allocator noise well below that.
-    let growth = after.saturating_sub(before);
-    assert!(
-        growth < 4 << 20,
-        "RSS grew by {growth} bytes over 2000 compile/drop cycles"
-    );
+    // would add ~16 MB, on every attempt. Allow allocator noise well below that; the RSS is
+    // the whole process's, so a test compiling with LLVM on another thread at the same time
+    // can add a few MB once: a leak fails all three attempts.
+    let mut growths = Vec::new();
+    for _ in 0..3 {
+        let before = rss_bytes();
+        round(2000);
+        let growth = rss_bytes().saturating_sub(before);
+        if growth < 4 << 20 {
+            return;
+        }
+        growths.push(growth);
+    }
+    panic!("RSS grew by {growths:?} bytes over three rounds of 2000 compile/drop cycles");
 }
 
 extern "C" fn add_i64(a: i64, b: i64) -> i64 {

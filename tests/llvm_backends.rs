@@ -517,6 +517,64 @@ mod llvm_only {
     }
 
     #[test]
+    fn float_min_and_max_chains_propagate_signaling_nans_and_order_zeros_at_every_level() {
+        // min/max of a chain, as LLVM 19 at -O3 once got wrong for a signaling NaN operand
+        // (it returned the other operand), against Cranelift.
+        use safecall_runtime::AnyView;
+        let text = "module m;\nfn f(buf: ptr) {\n\
+            let a = load<f32>(offset(buf, 0i64));\n\
+            let b = load<f32>(offset(buf, 4i64));\n\
+            let c = cast<f32>(load<u8>(offset(buf, 8i64)));\n\
+            let lo = min(b, min(c, a));\n\
+            let hi = max(b, max(c, a));\n\
+            store<f32>(offset(buf, 12i64), select(lo != lo, 7.0f32, lo));\n\
+            store<f32>(offset(buf, 16i64), select(hi != hi, 7.0f32, hi));\n}\n";
+        let module = safecall::ir::parse::parse(text).unwrap();
+        let values: [u32; 8] = [
+            0xffb6_7fff, // negative signaling NaN
+            0x7f93_c0e3, // signaling NaN
+            0x7fc0_0000, // quiet NaN
+            0x8000_0000, // -0
+            0x0000_0000, // +0
+            0x3f80_0000, // 1
+            0xbf80_0000, // -1
+            0x7f80_0000, // inf
+        ];
+        let run = |backend, level| {
+            // SAFETY: the IR reads and writes only the buffer it is given.
+            let jit =
+                unsafe { safecall::jit::compile(&module, &jit_options(backend, level)) }.unwrap();
+            let f = jit.function("f").unwrap().clone();
+            let mut out = Vec::new();
+            for a in values {
+                for b in values {
+                    for c in [0u32, 1] {
+                        let mut buf = [a, b, c, 0, 0];
+                        f.call(&[AnyView::opaque_ptr(buf.as_mut_ptr().cast())])
+                            .unwrap();
+                        out.push((a, b, c, (buf[3], buf[4])));
+                    }
+                }
+            }
+            out
+        };
+        let reference = run(Backend::Cranelift, 2);
+        // A NaN operand gives NaN (7.0 here); min(-0, +0) is -0 and max +0.
+        let at = |a: u32, b: u32, c: u32| {
+            reference
+                .iter()
+                .find(|r| (r.0, r.1, r.2) == (a, b, c))
+                .unwrap()
+                .3
+        };
+        assert_eq!(at(0x7f93_c0e3, 0x3f80_0000, 1), (0x40e0_0000, 0x40e0_0000));
+        assert_eq!(at(0x8000_0000, 0x0000_0000, 0), (0x8000_0000, 0));
+        for level in 0..=3 {
+            assert_eq!(run(Backend::Llvm, level), reference, "LLVM O{level}");
+        }
+    }
+
+    #[test]
     fn the_add_one_loop_is_vectorized_at_o3() {
         // Pointer arithmetic reaches LLVM as `getelementptr`, so the loop vectorizer sees it:
         // the float additions become packed SSE additions of four lanes.

@@ -240,18 +240,53 @@ impl<'ctx> FunctionTranslator<'_, '_, 'ctx> {
             };
             match opcode {
                 Some(opcode) => self.b.build_binop(opcode, x, y, &name)?,
-                None => {
-                    // NaN-propagating, -0 < +0: exactly `llvm.minimum` / `llvm.maximum`.
-                    let f = if op == BinOp::Fmin {
-                        "llvm.minimum"
-                    } else {
-                        "llvm.maximum"
-                    };
-                    self.intrinsic(f, &[x.get_type().into()], &[x.into(), y.into()], &name)?
-                }
+                None => self.float_min_max(op == BinOp::Fmin, x, y, &name)?,
             }
         };
         self.def(dst, v)
+    }
+
+    /// `min(x, y)` (`min`) or `max(x, y)` of floats: NaN-propagating, with -0 < +0, the
+    /// semantics of `llvm.minimum` / `llvm.maximum`, written as comparisons and selects: LLVM
+    /// 19 optimizes chains of those intrinsics on x86 into code that returns the other operand
+    /// for a signaling NaN (`min(x, min(y, sNaN))` gave `x` at -O3, where the lowered form,
+    /// Cranelift and the baseline tier give NaN), and cannot quiet one first
+    /// (`llvm.canonicalize` has no x86 lowering).
+    fn float_min_max(
+        &mut self,
+        min: bool,
+        x: inkwell::values::FloatValue<'ctx>,
+        y: inkwell::values::FloatValue<'ctx>,
+        name: &str,
+    ) -> Result<BasicValueEnum<'ctx>, LlvmError> {
+        let bits = if x.get_type() == self.m.ctx.f32_type() {
+            self.m.ctx.i32_type()
+        } else {
+            self.m.ctx.i64_type()
+        };
+        let x_nan = self.b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+        let y_nan = self.b.build_float_compare(FloatPredicate::UNO, y, y, "")?;
+        let (keep_x, keep_y) = if min {
+            (FloatPredicate::OLT, FloatPredicate::OGT)
+        } else {
+            (FloatPredicate::OGT, FloatPredicate::OLT)
+        };
+        let x_wins = self.b.build_float_compare(keep_x, x, y, "")?;
+        let y_wins = self.b.build_float_compare(keep_y, x, y, "")?;
+        // Equal values: the same bits, or +0 and -0, whose sign bits `or` (min: -0) or `and`
+        // (max: +0) combine.
+        let xb = self.b.build_bit_cast(x, bits, "")?.into_int_value();
+        let yb = self.b.build_bit_cast(y, bits, "")?.into_int_value();
+        let tied = if min {
+            self.b.build_or(xb, yb, "")?
+        } else {
+            self.b.build_and(xb, yb, "")?
+        };
+        let tied = self.b.build_bit_cast(tied, x.get_type(), "")?;
+        let r = self.b.build_select(y_wins, y.into(), tied, "")?;
+        let r = self.b.build_select(x_wins, x.into(), r, "")?;
+        let r = self.b.build_select(y_nan, y.into(), r, "")?;
+        Ok(self.b.build_select(x_nan, x.into(), r, name)?)
     }
 
     /// Records `dst = ptrtoint(base) + offset` for an add of a tracked value and an offset.
