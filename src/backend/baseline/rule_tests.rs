@@ -141,8 +141,9 @@ fn compare(cc: IntCC, bytes: u32, a: i64, b: i64) -> bool {
     }
 }
 
-#[test]
-fn comparisons_of_a_slot_with_a_constant_order_every_width_as_the_widened_values() {
+/// Calls `check(ty, cc, k, xs)` for every integer width, every condition and each constant of
+/// the shared edges plus `extra`, with the operand values `xs` to compare with `k`.
+fn every_comparison(extra: i64, mut check: impl FnMut(Ty, IntCC, i64, [i64; 10])) {
     use IntCC::*;
     let ccs = [Eq, Ne, Slt, Sle, Sgt, Sge, Ult, Ule, Ugt, Uge];
     let constants = [
@@ -154,21 +155,12 @@ fn comparisons_of_a_slot_with_a_constant_order_every_width_as_the_widened_values
         -0x80,
         0x7fff_ffff,
         -0x8000_0000,
-        0x1_0000_0000,
+        extra,
     ];
     for ty in [Ty::I8, Ty::I16, Ty::I32, Ty::I64] {
         for cc in ccs {
             for k in constants {
-                // f(x, pad) = x cc k: `x` is in its slot (the last parameter is the one held
-                // in a register), so the comparison reads the slot.
-                let sig = Signature::new(vec![ty, Ty::I64], Some(Ty::I8));
-                let mut b = FuncBuilder::new("f", Linkage::Export, sig);
-                let c = b.icmp_imm(cc, b.param(0), k);
-                b.ret(Some(c));
-                let code = link(vec![b.finish()]);
-                // SAFETY: `f(int, i64) -> i8`, the integer passed in a 64-bit register.
-                let f: extern "C" fn(i64, i64) -> u8 = unsafe { as_fn(code.functions[0]) };
-                for x in [
+                let xs = [
                     0,
                     1,
                     -1,
@@ -179,13 +171,30 @@ fn comparisons_of_a_slot_with_a_constant_order_every_width_as_the_widened_values
                     0x8000_0000,
                     k,
                     k - 1,
-                ] {
-                    let want = compare(cc, ty.bytes(), x, k);
-                    assert_eq!(f(x, 0) != 0, want, "{ty} {x} {cc:?} {k}");
-                }
+                ];
+                check(ty, cc, k, xs);
             }
         }
     }
+}
+
+#[test]
+fn comparisons_of_a_slot_with_a_constant_order_every_width_as_the_widened_values() {
+    every_comparison(0x1_0000_0000, |ty, cc, k, xs| {
+        // f(x, pad) = x cc k: `x` is in its slot (the last parameter is the one held in a
+        // register), so the comparison reads the slot.
+        let sig = Signature::new(vec![ty, Ty::I64], Some(Ty::I8));
+        let mut b = FuncBuilder::new("f", Linkage::Export, sig);
+        let c = b.icmp_imm(cc, b.param(0), k);
+        b.ret(Some(c));
+        let code = link(vec![b.finish()]);
+        // SAFETY: `f(int, i64) -> i8`, the integer passed in a 64-bit register.
+        let f: extern "C" fn(i64, i64) -> u8 = unsafe { as_fn(code.functions[0]) };
+        for x in xs {
+            let want = compare(cc, ty.bytes(), x, k);
+            assert_eq!(f(x, 0) != 0, want, "{ty} {x} {cc:?} {k}");
+        }
+    });
 }
 
 #[test]
@@ -336,53 +345,28 @@ fn cold_functions_keep_their_combined_conditions() {
 
 #[test]
 fn comparisons_of_loaded_memory_with_constants_order_every_width_as_the_widened_values() {
-    use IntCC::*;
-    let ccs = [Eq, Ne, Slt, Sle, Sgt, Sge, Ult, Ule, Ugt, Uge];
     // 0x1_2000_0000_0001 does not fit an immediate: compared through a register.
-    let constants = [
-        0,
-        1,
-        -1,
-        0x7f,
-        0x80,
-        -0x80,
-        0x7fff_ffff,
-        -0x8000_0000,
-        0x1_2000_0000_0001,
-    ];
-    for ty in [Ty::I8, Ty::I16, Ty::I32, Ty::I64] {
-        for cc in ccs {
-            for k in constants {
-                // f(p) = [p] cc k: the load is read once, by the comparison.
-                let sig = Signature::new(vec![Ty::Ptr], Some(Ty::I8));
-                let mut b = FuncBuilder::new("f", Linkage::Export, sig);
-                let v = b.load(ty, b.param(0), 8);
-                let c = b.icmp_imm(cc, v, k);
-                b.ret(Some(c));
-                let code = link(vec![b.finish()]);
-                // SAFETY: `f(*const i64) -> i8`; the pointer is valid for 16 bytes.
-                let f: extern "C" fn(*const i64) -> u8 = unsafe { as_fn(code.functions[0]) };
-                for x in [
-                    0,
-                    1,
-                    -1,
-                    0x7f,
-                    0x80,
-                    -0x81,
-                    0x7fff_ffff,
-                    0x8000_0000,
-                    k,
-                    k - 1,
-                ] {
-                    // The value at offset 8, its bytes above the type's width set.
-                    let memory = [0i64, x | !((1i64 << (ty.bytes() * 8 - 1) << 1) - 1)];
-                    let memory = if ty == Ty::I64 { [0, x] } else { memory };
-                    let want = compare(cc, ty.bytes(), x, k);
-                    assert_eq!(f(memory.as_ptr()) != 0, want, "{ty} [{x}] {cc:?} {k}");
-                }
-            }
+    every_comparison(0x1_2000_0000_0001, |ty, cc, k, xs| {
+        // f(p) = [p + 8] cc k: the load is read once, by the comparison.
+        let sig = Signature::new(vec![Ty::Ptr], Some(Ty::I8));
+        let mut b = FuncBuilder::new("f", Linkage::Export, sig);
+        let v = b.load(ty, b.param(0), 8);
+        let c = b.icmp_imm(cc, v, k);
+        b.ret(Some(c));
+        let code = link(vec![b.finish()]);
+        // SAFETY: `f(*const i64) -> i8`; the pointer is valid for 16 bytes.
+        let f: extern "C" fn(*const i64) -> u8 = unsafe { as_fn(code.functions[0]) };
+        for x in xs {
+            // The value at offset 8, its bytes above the type's width set.
+            let high = match ty.bytes() {
+                8 => 0,
+                n => !((1i64 << (8 * n)) - 1),
+            };
+            let memory = [0i64, x | high];
+            let want = compare(cc, ty.bytes(), x, k);
+            assert_eq!(f(memory.as_ptr()) != 0, want, "{ty} [{x}] {cc:?} {k}");
         }
-    }
+    });
 }
 
 #[test]
