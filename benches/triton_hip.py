@@ -7,13 +7,17 @@ The kernel is a vector add compiled for gfx942 (Triton links the code object in-
 ROCm needed). Triton's side is one ``HIPLauncher`` call (what ``CompiledKernel.run`` makes per
 launch after the JIT layer) with objects that have ``data_ptr()`` (what it reads from a
 ``torch.Tensor``, each checked with ``hipPointerGetAttribute``) and with plain int addresses
-(no checks at all); safecall's is ``launch(grid, x, y, out, n, BLOCK)`` with ``tvm_ffi.Tensor``
-arguments (dtype, device, alignment and shape checked in generated code). A last row times
-Triton's ``CompiledKernel[grid](...)`` (its per-launch Python layer above the launcher).
+(no checks at all); safecall's installed AMD driver's launcher (``safecall.triton.install(
+backend="hip")``'s ``launcher_cls``, the native launcher over a generated host function) is
+called exactly as Triton's, with the same objects; ``safecall.triton.function``'s is
+``launch(grid, x, y, out, n, BLOCK)`` with ``tvm_ffi.Tensor`` arguments (dtype, device,
+alignment and shape checked in generated code). A last row times Triton's
+``CompiledKernel[grid](...)`` (its per-launch Python layer above the launcher).
 
-Run it from the repository root with a release build of the package and the double built::
+Run it from the repository root with a release build of the package (the script builds the
+double in release mode, as ``benches/triton_driver.py`` does for CUDA: its entry points then
+cost next to nothing, as a runtime's do; ``--debug-double`` uses the one ``cargo test`` builds)::
 
-    cargo build -p safecall-fake-hip
     cd python && ../.venv/bin/maturin develop --release && cd ..
     .venv/bin/python benches/triton_hip.py
 
@@ -25,10 +29,14 @@ from __future__ import annotations
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+if "--debug-double" not in sys.argv:
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "safecall-fake-hip"], cwd=ROOT, check=True)
+    os.environ["SAFECALL_FAKE_HIP_PATH"] = str(ROOT / "target" / "release" / "libsafecall_fake_hip.so")
 # The test tree's `support` package (the HIP double, the launcher's cases, CUDA tensors at fake
 # addresses), as pytest's `pythonpath` option gives it to the tests.
 sys.path.insert(0, str(ROOT / "python" / "tests"))
@@ -80,6 +88,25 @@ def main() -> None:
     def triton_ints():
         launcher(4, 1, 1, stream, function, packed, None, None, None, x, y, out, 1000, 256)
 
+    # safecall's installed AMD driver: its utils load the same code object; its launcher_cls
+    # takes what Triton's takes.
+    import triton
+    from safecall._triton_driver import driver_class
+
+    ours_driver = driver_class("hip")()
+    triton.runtime.driver.set_active(ours_driver)
+    _, our_function, *_ = ours_driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    our_launcher = ours_driver.launcher_cls(case.source(triton_hip._kernels()), md)
+    # The first launch builds the host function from the code object our utils loaded.
+    our_launcher(4, 1, 1, stream, our_function, packed, None, None, None, ox, oy, oo, 1000, 256)
+    triton.runtime.driver.set_active(driver)
+
+    def safecall_objects():
+        our_launcher(4, 1, 1, stream, our_function, packed, None, None, None, ox, oy, oo, 1000, 256)
+
+    def safecall_ints():
+        our_launcher(4, 1, 1, stream, our_function, packed, None, None, None, x, y, out, 1000, 256)
+
     launch = sct.function(kernel)
     tx, ty, to = (tvm_ffi.from_dlpack(CudaTensor(a, "float32", shape=(1000,), device_type=10)) for a in (x, y, out))
 
@@ -98,6 +125,8 @@ def main() -> None:
         ("Triton HIPLauncher, int addresses", per_call_us(triton_ints)),
         ("safecall.triton.function, tvm_ffi.Tensor", per_call_us(safecall_call)),
         ("Triton CompiledKernel[grid](...), data_ptr()", per_call_us(triton_compiled_kernel)),
+        ("safecall driver's launcher, data_ptr() objects", per_call_us(safecall_objects)),
+        ("safecall driver's launcher, int addresses", per_call_us(safecall_ints)),
     ]
     fake.safecall_fake_hip_quiet(0)
     print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
@@ -105,8 +134,12 @@ def main() -> None:
         print(f"  {label:44s} {us:7.2f} us")
     ours = rows[2][1]
     print(
-        f"  Triton launcher (data_ptr objects) / safecall: {rows[0][1] / ours:.2f}x; (ints): {rows[1][1] / ours:.2f}x; "
-        f"CompiledKernel[grid] / safecall: {rows[3][1] / ours:.2f}x"
+        f"  Triton launcher (data_ptr objects) / safecall.triton.function: {rows[0][1] / ours:.2f}x; (ints): "
+        f"{rows[1][1] / ours:.2f}x; CompiledKernel[grid] / safecall: {rows[3][1] / ours:.2f}x"
+    )
+    print(
+        f"  Triton launcher / safecall driver's launcher, same arguments: data_ptr objects "
+        f"{rows[0][1] / rows[4][1]:.2f}x; ints {rows[1][1] / rows[5][1]:.2f}x"
     )
 
 

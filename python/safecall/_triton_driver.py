@@ -1,4 +1,4 @@
-"""safecall as Triton's NVIDIA driver: :func:`install` makes stock Triton code
+"""safecall as Triton's NVIDIA (or AMD) driver: :func:`install` makes stock Triton code
 (``kernel[grid](...)``, Helion, PyTorch Inductor's Triton kernels) launch through safecall's
 generated host functions, with no C compiler on the machine.
 
@@ -7,12 +7,14 @@ Triton builds its own driver (``CudaDriver``, whose ``CudaUtils`` compiles ``dri
 safecall's instead through Triton's public ``triton.runtime.driver.set_active`` and also
 registers it as the ``nvidia`` backend's driver class, so ``driver.default`` and
 ``reset_active()`` give it too. Installing after Triton's own driver was built is an error.
+On AMD GPUs (``install(backend="hip")``, or chosen as Triton chooses) the driver is
+:mod:`safecall._triton_hip`'s, registered for the ``amd`` backend.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from . import _native
 from ._triton_abi import TritonVersionError
@@ -22,6 +24,10 @@ from ._triton_utils import CudaUtils, _libcuda_path
 #: The Triton releases whose driver interface the installed driver serves, each tested against
 #: its own driver (3.6.0 and 3.9.0 in CI, 3.7.1 and 3.8.0 by `cargo xtask triton-versions`).
 INSTALL_SUPPORTED = ("3.6", "3.7", "3.8", "3.9")
+#: The releases whose AMD driver interface it serves (3.9's ``HIPDriver``, tested against it).
+HIP_SUPPORTED = ("3.9",)
+#: Triton's backend name for each of ours.
+_TRITON_BACKENDS = {"cuda": "nvidia", "hip": "amd"}
 
 #: The environment variable the ``.pth`` hook reads: ``1`` installs the driver at start-up.
 ENV_VAR = "SAFECALL_TRITON_DRIVER"
@@ -116,29 +122,52 @@ def _driver_class() -> type:
     return SafecallCudaDriver
 
 
-_CLASS: Optional[type] = None
+_CLASSES: Dict[str, type] = {}
 
 
-def driver_class() -> type:
-    """The driver class (one per process)."""
-    global _CLASS
-    if _CLASS is None:
-        _CLASS = _driver_class()
-    return _CLASS
+def driver_class(backend: str = "cuda") -> type:
+    """The driver class for ``backend`` (``"cuda"`` or ``"hip"``; one per process)."""
+    if backend not in _CLASSES:
+        if backend == "hip":
+            from ._triton_hip import driver_class as hip_driver_class
+
+            _CLASSES[backend] = hip_driver_class()
+        else:
+            _CLASSES[backend] = _driver_class()
+    return _CLASSES[backend]
 
 
-def check_triton_version(version: str) -> None:
+def check_triton_version(version: str, backend: str = "cuda") -> None:
     """Refuses a Triton whose driver interface is not one :func:`install` serves."""
-    if ".".join(version.split(".")[:2]) not in INSTALL_SUPPORTED:
+    supported = HIP_SUPPORTED if backend == "hip" else INSTALL_SUPPORTED
+    if ".".join(version.split(".")[:2]) not in supported:
+        releases = f"{', '.join(supported[:-1])} and {supported[-1]}" if len(supported) > 1 else supported[0]
+        what = "AMD driver" if backend == "hip" else "driver"
         raise TritonVersionError(
-            f"safecall.triton.install(): Triton {version} is installed; the safecall driver serves "
-            f"Triton {', '.join(INSTALL_SUPPORTED[:-1])} and {INSTALL_SUPPORTED[-1]} (the launcher and utils "
-            "interfaces it is tested against)"
+            f"safecall.triton.install(): Triton {version} is installed; the safecall {what} serves "
+            f"Triton {releases} (the launcher and utils interfaces it is tested against)"
         )
 
 
-def install(*, strict: bool = False, dispatch: bool = False) -> Any:
-    """Makes safecall Triton's NVIDIA driver for this process.
+def _choose_backend() -> str:
+    """The backend Triton would pick: with torch imported, AMD when torch is a ROCm build;
+    without, CUDA when its driver loads, else AMD when the HIP runtime loads, else CUDA."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return "hip" if getattr(torch.version, "hip", None) is not None else "cuda"
+    if driver_class("cuda").is_active():
+        return "cuda"
+    from ._triton_hip import utils as hip_utils
+
+    try:
+        hip_utils().lib  # noqa: B018  (loading the runtime is the check)
+    except RuntimeError:
+        return "cuda"
+    return "hip"
+
+
+def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[str] = None) -> Any:
+    """Makes safecall Triton's NVIDIA (or AMD) driver for this process.
 
     Parameters
     ----------
@@ -147,7 +176,7 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
         (each pointer a CUDA tensor of the kernel's dtype on the launch device, aligned where
         Triton specialized it as divisible by 16, constexprs at their compiled values) and
         messages, instead of Triton's semantics (raw ints and ``data_ptr()`` objects
-        accepted unchecked). Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
+        accepted unchecked). CUDA only. Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
         stream is tvm_ffi's environment stream (PyTorch's current stream) and scratch memory
         comes from the TVM-FFI environment allocator, as for ``safecall.triton.function``.
     dispatch : bool, default False
@@ -155,10 +184,16 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
         autotuned and heuristics-wrapped kernels) through a per-kernel table from the
         arguments' specialization key to the compiled kernel (:func:`safecall.triton.jit`),
         which skips Triton's JIT layer on the calls it can decide exactly as Triton would.
+        CUDA only.
+    backend : {"cuda", "hip"}, optional
+        Which of Triton's drivers to replace: ``"cuda"`` (the ``nvidia`` backend) or ``"hip"``
+        (``amd``, Triton 3.9). By default the one Triton would choose: with torch imported,
+        ``hip`` for a ROCm build of torch; without, CUDA when its driver loads, else AMD when
+        the HIP runtime does.
 
     Returns
     -------
-    SafecallCudaDriver
+    SafecallCudaDriver or SafecallHipDriver
         The driver now active (``triton.runtime.driver.active``).
 
     Raises
@@ -168,6 +203,9 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
     RuntimeError
         Triton's own driver was already built in this process (something touched
         ``triton.runtime.driver.active`` first): kernels compiled since would keep its launcher.
+    ValueError
+        ``backend`` is neither ``"cuda"`` nor ``"hip"``, or ``dispatch=True`` or ``strict=True``
+        with ``"hip"``.
 
     Examples
     --------
@@ -178,8 +216,15 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
     from triton.backends import backends
     from triton.runtime.driver import driver
 
-    check_triton_version(triton.__version__)
-    cls = driver_class()
+    if backend is None:
+        backend = _choose_backend()
+    if backend not in _TRITON_BACKENDS:
+        raise ValueError(f"safecall.triton.install(): backend {backend!r}; expected 'cuda' or 'hip'")
+    for flag, on in (("dispatch", dispatch), ("strict", strict)):
+        if on and backend == "hip":
+            raise ValueError(f"safecall.triton.install(): {flag}=True serves CUDA kernels only (not backend='hip')")
+    check_triton_version(triton.__version__, backend)
+    cls = driver_class(backend)
     current = driver._active or driver._default
     if current is not None and not isinstance(current, cls):
         raise RuntimeError(
@@ -187,9 +232,10 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
             f"({type(current).__name__}) was already built in this process; install safecall's "
             "before anything touches triton.runtime.driver.active (or set SAFECALL_TRITON_DRIVER=1)"
         )
-    if "nvidia" in backends:
-        backend = backends["nvidia"]
-        backends["nvidia"] = type(backend)(compiler=backend.compiler, driver=cls)
+    name = _TRITON_BACKENDS[backend]
+    if name in backends:
+        registered = backends[name]
+        backends[name] = type(registered)(compiler=registered.compiler, driver=cls)
     if dispatch:
         from ._triton_dispatch import install_dispatch
 
@@ -207,11 +253,11 @@ def install(*, strict: bool = False, dispatch: bool = False) -> Any:
 
 def installed() -> bool:
     """Whether safecall's driver is Triton's active driver."""
-    if "triton" not in sys.modules or _CLASS is None:
+    if "triton" not in sys.modules or not _CLASSES:
         return False
     from triton.runtime.driver import driver
 
-    return isinstance(driver._active, _CLASS)
+    return isinstance(driver._active, tuple(_CLASSES.values()))
 
 
 def helion_launcher(

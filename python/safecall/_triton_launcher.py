@@ -31,10 +31,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import builder as ir
 from ._compile import jit
-from ._native import cuda_device_pointer
+from ._native import cuda_device_pointer, hip_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument
-from ._triton_utils import _libcuda_path
+from ._triton_hip import libhip_path
+from ._triton_utils import _libcuda_path, flatten
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
 _UNSERVED_INSTRUMENTATION = ("gsan",)
@@ -43,6 +44,10 @@ _UNSERVED_INSTRUMENTATION = ("gsan",)
 
 def _pointer(value: Any, out: List[Any]) -> None:
     out.append(_address(value))
+
+
+def _hip_pointer(value: Any, out: List[Any]) -> None:
+    out.append(_address(value, hip=True))
 
 
 def _integer(rule: int, value: Any, out: List[Any]) -> None:
@@ -105,10 +110,15 @@ class SafecallLauncher:
                 raise UnsupportedKernelError(f"safecall's Triton driver does not serve {mode} instrumentation yet")
         self.metadata = metadata
         self.name = getattr(metadata, "name", "kernel")
+        #: ``"cuda"``, or ``"hip"`` for an AMD kernel (its ``target.backend``).
+        self.backend = kernel_backend(metadata)
+        self.pointer = _hip_pointer if self.backend == "hip" else _pointer
         self.minor = _triton_minor()
         self.types = list(src.signature.values())
         self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
         self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
+        if self.backend == "hip":
+            _refuse_on_amd(self.name, self.num_ctas, self.types)
         self.global_scratch = (int(metadata.global_scratch_size or 0), int(metadata.global_scratch_align or 1))
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
@@ -128,7 +138,7 @@ class SafecallLauncher:
             entry = next(entries, None) if self.tensordesc_meta else None
             return _Leaf(ty, _pointer, {"entry": entry})
         if isinstance(ty, str) and ty.startswith(TRITON_ABI.pointer_prefix):
-            return _Leaf(ty, _pointer)
+            return _Leaf(ty, self.pointer)
         if ty not in _SCALARS:
             raise UnsupportedKernelError(f"kernel `{self.name}`: argument type {ty!r} is not served by safecall's Triton driver")
         convert = _SCALARS[ty][2]
@@ -196,7 +206,7 @@ class SafecallLauncher:
         key: List[Any] = []
         self._flatten(self.plan, args, values, leaves, key)
         for s in scratch:
-            _pointer(s, values)
+            self.pointer(s, values)
         fn = self._functions.get((function, tuple(key)))
         if fn is None:
             fn = self._build(function, leaves, key)
@@ -226,7 +236,8 @@ class SafecallLauncher:
 
     # ---- the host function ----------------------------------------------------------------
     def _binary(self, function: int) -> Tuple[str, bytes, int]:
-        """What ``utils.load_binary`` loaded as ``function``: (kernel name, cubin, ordinal)."""
+        """What ``utils.load_binary`` loaded as ``function``: (kernel name, cubin or HSACO,
+        ordinal)."""
         import triton
 
         found = getattr(triton.runtime.driver.active.utils, "binaries", {}).get(function)
@@ -239,7 +250,7 @@ class SafecallLauncher:
 
     def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
         name, cubin, ordinal = self._binary(function)
-        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal).build())["launch"]
+        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal, self.backend).build())["launch"]
         self._functions[(function, tuple(key))] = fn
         return fn
 
@@ -248,7 +259,7 @@ class SafecallLauncher:
         descriptor ``(padding, round_f32_to_tf32)``) as ``(safe-call address, what keeps its
         code alive)``, for :class:`safecall._native.TritonLaunch`."""
         name, cubin, ordinal = self._binary(function)
-        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal).build())
+        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend).build())
         return jitted.addresses["launch"], jitted.code
 
 
@@ -260,12 +271,36 @@ def _triton_minor() -> Tuple[int, int]:
     return int(major), int(minor)
 
 
-def _address(value: Any) -> int:
+def kernel_backend(metadata: Any) -> str:
+    """A compiled kernel's ``target.backend`` (``"cuda"`` when its metadata has none)."""
+    target = getattr(metadata, "target", None)
+    if isinstance(target, dict):
+        return str(target.get("backend") or "cuda")
+    return str(getattr(target, "backend", None) or "cuda")
+
+
+def _refuse_on_amd(name: str, num_ctas: int, types: Sequence[Any]) -> None:
+    """What the driver's launcher does not serve of Triton's AMD launcher: multi-CTA launches
+    (``hipDrvLaunchKernelEx`` with a cluster) and tensor descriptors (TDM)."""
+    if num_ctas > 1:
+        raise UnsupportedKernelError(
+            f"kernel `{name}`: num_ctas={num_ctas} on AMD (Triton launches it with hipDrvLaunchKernelEx and a "
+            "cluster), which safecall's Triton driver does not serve"
+        )
+    if any(str(ty).startswith(TRITON_ABI.tensor_descriptor.prefix) for ty in flatten(types)):
+        raise UnsupportedKernelError(
+            f"kernel `{name}`: tensor descriptor arguments on AMD (TDM descriptors) are not served by safecall's "
+            "Triton driver"
+        )
+
+
+def _address(value: Any, hip: bool = False) -> int:
     """A pointer argument's address, as ``driver.c``'s ``extractPointer``: ``None`` is NULL,
     an ``int`` (or an instance of a subclass, ``bool`` included) itself, anything else its
-    ``data_ptr()``, which must be an ``int``, checked by the driver (``cuPointerGetAttribute``:
-    host memory the device cannot reach is Triton's ``ValueError``), except a torch tensor
-    whose ``is_cuda`` is true."""
+    ``data_ptr()``, which must be an ``int``, checked by the driver (``cuPointerGetAttribute``,
+    or ``hipPointerGetAttribute`` for ``hip``: host memory the device cannot reach is Triton's
+    ``ValueError``), except (CUDA only, as Triton's AMD driver checks every one) a torch
+    tensor whose ``is_cuda`` is true."""
     if value is None:
         return 0
     if isinstance(value, int):
@@ -278,6 +313,8 @@ def _address(value: Any) -> int:
     if not isinstance(address, int):
         raise TypeError("data_ptr method of Pointer object must return 64-bit int")
     address = int(address)
+    if hip:
+        return address if address == 0 else hip_device_pointer(libhip_path(), address)
     torch = sys.modules.get("torch")
     if address == 0 or (type(value) is getattr(torch, "Tensor", None) and value.is_cuda):
         return address
@@ -312,13 +349,15 @@ def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Se
 
 
 def launch_module(
-    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int
+    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda"
 ) -> ir.ModuleBuilder:
     """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
     profile_scratch)`` for one kernel and one set of descriptor fields (``key``: per host
-    descriptor, ``(padding, round_f32_to_tf32)``)."""
+    descriptor, ``(padding, round_f32_to_tf32)``); ``cubin`` the HSACO of an AMD kernel
+    (``backend == "hip"``)."""
+    hip = backend == "hip"
     m = ir.ModuleBuilder(f"triton_launch_{name}")
-    m.device_binary("kernel", "cubin", cubin, [name])
+    m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
     f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
     grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
     stream = f.param("stream", ir.stream)
@@ -348,14 +387,20 @@ def launch_module(
         settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
     if metadata.get("shared"):
         settings["shared_mem"] = int(metadata["shared"])
-    for flag, setting in TRITON_ABI.flags.items():
+    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
         if metadata.get(flag):
             settings[setting] = True
     x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
-    # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
     wide = [ir.cast(ir.i64, g) for g in grid]
-    nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
-    block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
+    if hip:
+        # The AMD driver.c launches unless gridX * gridY * gridZ == 0.
+        zero = ir.lit(0, ir.i64)
+        nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
+        block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
+    else:
+        # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
+        nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
+        block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
     with f.if_(nonempty):
         f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
     return m
@@ -402,16 +447,19 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
             kinds.append(_kind_code(step.ty))
     torch = sys.modules.get("torch")
     minor = _triton_minor()
+    hip = general.backend == "hip"
     return TritonLaunch(
         kinds,
         lambda function, key: general.build_entry(function, leaves, key),
         HookChain,
-        getattr(torch, "Tensor", _NoTensor),
+        # Triton's AMD driver checks every data_ptr() with the runtime, torch's too.
+        _NoTensor if hip else getattr(torch, "Tensor", _NoTensor),
         _libcuda_path(),
         _integer_slow,
         minor >= (3, 7),
         descriptors,
         minor >= (3, 7),
+        libhip_path() if hip else None,
     )
 
 
@@ -501,7 +549,8 @@ class _Compiled:
     launcher's ``(src, metadata)`` and the cubin ``load_binary`` loaded."""
 
     def __init__(self, src: Any, metadata: Any, cubin: bytes):
-        self.src, self.metadata, self.asm = src, metadata, {"cubin": cubin}
+        self.src, self.metadata = src, metadata
+        self.asm = {TRITON_ABI.backends[kernel_backend(metadata)].asm: cubin}
 
 
 def strict_launcher(src: Any, metadata: Any) -> Callable[..., None]:

@@ -21,6 +21,7 @@ mod bench;
 mod compile;
 mod cuda_constants;
 mod cuda_context;
+mod hip_runtime;
 mod method_call;
 mod tensor_map;
 mod triton_active;
@@ -338,6 +339,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bench::register(m)?;
     cuda_constants::register(m)?;
     cuda_context::register(m)?;
+    hip_runtime::register(m)?;
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_bound::BoundDispatch>()?;

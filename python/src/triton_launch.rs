@@ -169,6 +169,14 @@ struct Built {
     _keepalive: Py<PyAny>,
 }
 
+/// The GPU runtime that checks a pointer argument's `data_ptr()`, by its library's path.
+enum Runtime {
+    /// The CUDA driver: `cuPointerGetAttribute`.
+    Cuda(String),
+    /// The HIP runtime: `hipPointerGetAttribute` (Triton's AMD driver).
+    Hip(String),
+}
+
 /// The launcher (see the module docs).
 #[pyclass(frozen)]
 pub struct TritonLaunch {
@@ -180,7 +188,7 @@ pub struct TritonLaunch {
     build: Py<PyAny>,
     hook_chain: Py<PyAny>,
     tensor_type: Py<PyAny>,
-    libcuda: String,
+    runtime: Runtime,
     integer_slow: Py<PyAny>,
     hook_first: bool,
     errors: ErrorApi,
@@ -194,7 +202,7 @@ pub struct TritonLaunch {
 #[pymethods]
 impl TritonLaunch {
     /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow,
-    /// hook_first, descriptors, tf32)`: `kinds` one code per positional kernel argument (2: a
+    /// hook_first, descriptors, tf32, libhip=None)`: `kinds` one code per positional kernel argument (2: a
     /// host descriptor, the next of `descriptors`, each `(DLPack type code, bits)`);
     /// `build(function, key) -> (address, keepalive)`, `key` per descriptor `(padding,
     /// round_f32_to_tf32)`;
@@ -204,8 +212,10 @@ impl TritonLaunch {
     /// pointer argument; `integer_slow(rule, value)` an integer outside its rule's fast range;
     /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
     /// after the scalars and before the pointers (3.6); `tf32` whether descriptors'
-    /// `round_f32_to_tf32` is honoured (3.7+).
+    /// `round_f32_to_tf32` is honoured (3.7+); `libhip` the HIP runtime, which then checks
+    /// pointers instead of `libcuda` (an AMD kernel).
     #[new]
+    #[pyo3(signature = (kinds, build, hook_chain, tensor_type, libcuda, integer_slow, hook_first, descriptors, tf32, libhip=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         kinds: Vec<u8>,
@@ -217,6 +227,7 @@ impl TritonLaunch {
         hook_first: bool,
         descriptors: Vec<(u8, u8)>,
         tf32: bool,
+        libhip: Option<String>,
     ) -> PyResult<Self> {
         let mut next = 0;
         let kinds = kinds
@@ -252,7 +263,10 @@ impl TritonLaunch {
             build,
             hook_chain,
             tensor_type,
-            libcuda,
+            runtime: match libhip {
+                Some(path) => Runtime::Hip(path),
+                None => Runtime::Cuda(libcuda),
+            },
             integer_slow,
             hook_first,
             errors: error_api()?,
@@ -485,7 +499,10 @@ impl TritonLaunch {
             return Ok(address);
         }
         // Anything else's address, checked by the driver as Triton checks it.
-        crate::cuda_context::device_pointer(&self.libcuda, address)
+        match &self.runtime {
+            Runtime::Cuda(libcuda) => crate::cuda_context::device_pointer(libcuda, address),
+            Runtime::Hip(libhip) => crate::hip_runtime::device_pointer(libhip, address),
+        }
     }
 
     /// Calls a launch hook with the launch metadata, unless it is `None` or a `HookChain`

@@ -17,6 +17,9 @@ mod expr;
 mod function;
 mod gpu;
 mod half;
+/// The HIP runtime's facts (entry points, constants, layouts) generated code and the Python
+/// package's Triton driver rely on: the one place they live.
+pub use gpu::hip::api as hip_api;
 pub(crate) use gpu::{libc_names, libc_symbol};
 mod layout;
 mod modctx;

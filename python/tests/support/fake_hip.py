@@ -18,8 +18,9 @@ from typing import Any, Dict, List
 from . import ROOT, in_ci
 
 #: The double's shared library, as ``cargo test`` (or ``cargo build -p safecall-fake-hip``)
-#: builds it.
-PATH = ROOT / "target" / "debug" / "deps" / "libsafecall_fake_hip.so"
+#: builds it, or ``$SAFECALL_FAKE_HIP_PATH`` (the benchmarks use a release build, whose entry
+#: points cost next to nothing, as a runtime's do).
+PATH = pathlib.Path(os.environ.get("SAFECALL_FAKE_HIP_PATH") or ROOT / "target" / "debug" / "deps" / "libsafecall_fake_hip.so")
 
 #: The launch entry points whose records :func:`launches` returns.
 LAUNCH_CALLS = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel")

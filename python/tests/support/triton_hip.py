@@ -241,6 +241,9 @@ def _activate_hip_driver() -> Any:
         def get_current_device(self) -> int:
             return 0
 
+        def get_current_stream(self, device: int) -> int:
+            return 0
+
     driver = Driver()
     triton.runtime.driver.set_active(driver)
     return driver

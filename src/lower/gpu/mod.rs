@@ -22,7 +22,7 @@ mod config;
 mod context;
 pub(crate) mod cuda;
 mod driver;
-mod hip;
+pub(crate) mod hip;
 mod launch;
 mod operands;
 mod opt_in;

@@ -20,6 +20,35 @@ pub const ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: i64 = 74;
 /// `HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` (`hipFunction_attribute`): a kernel's static LDS.
 pub const FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: i64 = 1;
 
+/// `hipErrorInvalidValue`: what `hipPointerGetAttribute` returns for host memory.
+pub const ERROR_INVALID_VALUE: i64 = 1;
+/// `HIP_POINTER_ATTRIBUTE_DEVICE_POINTER` (`hipPointer_attribute`).
+pub const POINTER_ATTRIBUTE_DEVICE_POINTER: i64 = 3;
+/// `HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` (`hipFunction_attribute`).
+pub const FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: i64 = 0;
+/// `HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`: a kernel's scratch (spill) bytes per thread.
+pub const FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: i64 = 3;
+/// `HIP_FUNC_ATTRIBUTE_NUM_REGS`.
+pub const FUNC_ATTRIBUTE_NUM_REGS: i64 = 4;
+
+/// `sizeof(hipDeviceProp_tR0600)`, what `hipGetDevicePropertiesR0600` fills (the symbol
+/// `hipGetDeviceProperties` names in the headers).
+pub const DEVICE_PROP_SIZE: usize = 1472;
+/// The `hipDeviceProp_tR0600` fields Triton's AMD driver reports (`get_device_properties`),
+/// by C name: (byte offset, C type: `int`, `size_t`, or `char[256]`).
+pub const DEVICE_PROP_FIELDS: [(&str, usize, &str); 10] = [
+    ("sharedMemPerBlock", 296, "size_t"),
+    ("regsPerBlock", 304, "int"),
+    ("warpSize", 308, "int"),
+    ("clockRate", 348, "int"),
+    ("multiProcessorCount", 388, "int"),
+    ("memoryClockRate", 608, "int"),
+    ("memoryBusWidth", 612, "int"),
+    ("maxThreadsPerMultiProcessor", 624, "int"),
+    ("cooperativeLaunch", 688, "int"),
+    ("gcnArchName", 1160, "char[256]"),
+];
+
 /// Largest grid dimensions `hipModuleLaunchKernel` takes (it counts blocks in `unsigned int`).
 pub const MAX_GRID: [i64; 3] = [u32::MAX as i64; 3];
 /// Largest block dimensions of AMD GPUs (`hipDeviceProp_t::maxThreadsDim` of every CDNA and
@@ -155,6 +184,28 @@ mod tests {
             FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
             i64::from(abi::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
         );
+        assert_eq!(ERROR_INVALID_VALUE, i64::from(abi::hipErrorInvalidValue));
+        assert_eq!(
+            POINTER_ATTRIBUTE_DEVICE_POINTER,
+            i64::from(abi::HIP_POINTER_ATTRIBUTE_DEVICE_POINTER)
+        );
+        assert_eq!(
+            FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            i64::from(abi::HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        );
+        assert_eq!(
+            FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            i64::from(abi::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+        );
+        assert_eq!(
+            FUNC_ATTRIBUTE_NUM_REGS,
+            i64::from(abi::HIP_FUNC_ATTRIBUTE_NUM_REGS)
+        );
+        assert_eq!(DEVICE_PROP_SIZE, abi::PROP_SIZE);
+        for (name, offset, _) in DEVICE_PROP_FIELDS {
+            let found = abi::PROP_OFFSETS.iter().find(|(n, _)| *n == name);
+            assert_eq!(found.map(|(_, o)| *o), Some(offset), "{name}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! after), and calls `hipModuleLaunchKernel`, or `hipModuleLaunchCooperativeKernel` for a
 //! cooperative grid. Every failure raises a TVM-FFI error naming what failed.
 
-pub(crate) mod api;
+pub mod api;
 mod launch;
 mod module;
 mod runtime;

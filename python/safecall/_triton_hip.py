@@ -1,0 +1,237 @@
+"""safecall as Triton's AMD driver: ``driver.active.utils`` of Triton 3.9's ``HIPDriver``
+(its ``driver.c``, ``hip_utils``) on the HIP runtime through ctypes, and the driver class,
+so that stock Triton code on AMD GPUs runs with no C compiler.
+
+Each entry point has the name, arguments, results and errors of its ``driver.c`` namesake
+(``RuntimeError("Triton Error [HIP]:  Code: <n>, Messsage: <hipGetErrorString>")`` for a
+failed runtime call). ``load_binary`` also remembers each function's code object: the launcher
+(:mod:`safecall._triton_launcher`) builds its host function from it. The HIP facts (attribute
+numbers, the ``hipDeviceProp_tR0600`` layout) come from ``_native.HIP``, the Rust side's one
+place for them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+from typing import Any, Dict, Optional, Tuple
+
+from . import _native
+from ._native import HIP
+from ._triton_abi import UnsupportedKernelError
+
+#: ``hipDeviceProp_tR0600`` field -> (offset, C type), from ``_native.HIP``.
+_PROP = {name: (offset, ctype) for name, offset, ctype in HIP["PROP_FIELDS"]}
+#: Triton 3.9's ``get_device_properties`` keys, in its order, and the field each reads.
+_PROPERTY_KEYS = (
+    ("max_shared_mem", "sharedMemPerBlock"),
+    ("max_num_regs", "regsPerBlock"),
+    ("multiprocessor_count", "multiProcessorCount"),
+    ("sm_clock_rate", "clockRate"),
+    ("mem_clock_rate", "memoryClockRate"),
+    ("mem_bus_width", "memoryBusWidth"),
+    ("arch", "gcnArchName"),
+    ("warpSize", "warpSize"),
+    ("max_threads_per_sm", "maxThreadsPerMultiProcessor"),
+    ("cooperativeLaunch", "cooperativeLaunch"),
+)
+#: Triton's C types of the HIP backend's arguments (``ty_to_cpp``).
+_TYPES = {
+    "i1": "int8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+    "u1": "uint8_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
+    "fp16": "double", "bf16": "double", "fp32": "double", "f32": "double", "fp64": "double",
+}
+
+
+_PATH: Optional[str] = None
+
+
+def libhip_path() -> str:
+    """The HIP runtime as safecall's generated code finds it (once per process, as it):
+    ``$SAFECALL_LIBAMDHIP64_PATH``, else the first of ``libamdhip64.so`` and its ROCm 7 and 6
+    sonames that ``dlopen`` loads (the development name when none does: its error then says
+    what is missing)."""
+    global _PATH
+    if _PATH is None:
+        _PATH = os.environ.get(HIP["PATH_ENV"]) or next(
+            (name for name in HIP["LIBRARIES"] if _loads(name)), HIP["LIBRARIES"][0]
+        )
+    return _PATH
+
+
+def _loads(name: str) -> bool:
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+class HipUtils:
+    """The entry points of Triton 3.9's ``hip_utils`` that code outside the launcher calls
+    (``launch`` and ``build_signature_metadata`` belong to Triton's ``HIPLauncher``, which the
+    safecall driver replaces; ``create_tdm_descriptor`` is refused: the launcher does not
+    serve tensor descriptors on AMD)."""
+
+    def __init__(self) -> None:
+        self._lib: Optional[ctypes.CDLL] = None
+        #: The runtime library's path (:func:`libhip_path`), once loaded.
+        self.path = ""
+        self._lock = threading.Lock()
+        #: hipFunction_t handle -> (kernel name, code object, device) from ``load_binary``.
+        self.binaries: Dict[int, Tuple[str, bytes, int]] = {}
+
+    @property
+    def lib(self) -> ctypes.CDLL:
+        """The HIP runtime, loaded on first use."""
+        if self._lib is None:
+            with self._lock:
+                if self._lib is None:
+                    path = libhip_path()
+                    try:
+                        lib = ctypes.CDLL(path)
+                    except OSError as e:
+                        raise RuntimeError(f"safecall's Triton driver cannot load the HIP runtime `{path}`: {e}") from None
+                    lib.hipGetErrorString.restype = ctypes.c_char_p
+                    lib.hipModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
+                    lib.hipModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]
+                    self.path, self._lib = path, lib
+        return self._lib
+
+    def _check(self, code: int) -> None:
+        if code != 0:
+            text = self.lib.hipGetErrorString(code)
+            message = text.decode(errors="replace") if text else ""
+            raise RuntimeError(f"Triton Error [HIP]:  Code: {code}, Messsage: {message}")
+
+    def load_binary(self, name: str, hsaco: bytes, shared: int, device: int) -> Tuple[int, int, int, int, int]:
+        """Loads the code object on the current device: ``(module, function, n_regs,
+        n_spills, n_max_threads)``, as Triton's (spills are the scratch bytes / 4)."""
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(self.lib.hipModuleLoadData(ctypes.byref(module), bytes(hsaco)))
+        self._check(self.lib.hipModuleGetFunction(ctypes.byref(function), module, name.encode()))
+        values = []
+        for attr in ("NUM_REGS", "LOCAL_SIZE_BYTES", "MAX_THREADS_PER_BLOCK"):
+            value = ctypes.c_int()
+            # Triton ignores these calls' status.
+            self.lib.hipFuncGetAttribute(ctypes.byref(value), HIP[f"FUNC_ATTRIBUTE_{attr}"], function)
+            values.append(value.value)
+        n_regs, n_spills, n_max_threads = values
+        self.binaries[function.value or 0] = (name, bytes(hsaco), int(device))
+        return module.value or 0, function.value or 0, n_regs, n_spills // 4, n_max_threads
+
+    def unload_module(self, module: int) -> None:
+        """``hipModuleUnload``."""
+        self._check(self.lib.hipModuleUnload(ctypes.c_void_p(module)))
+
+    def get_device_properties(self, device: int) -> Dict[str, Any]:
+        """Triton's 10 keys, from ``hipGetDeviceProperties``."""
+        raw = ctypes.create_string_buffer(HIP["DEVICE_PROP_SIZE"])
+        self._check(self.lib.hipGetDevicePropertiesR0600(raw, ctypes.c_int(device)))
+        out: Dict[str, Any] = {}
+        for key, field in _PROPERTY_KEYS:
+            offset, ctype = _PROP[field]
+            if ctype == "char[256]":
+                out[key] = raw.raw[offset : offset + 256].split(b"\0", 1)[0].decode()
+            else:
+                # Triton builds each number as a C int (`Py_BuildValue("i")`).
+                out[key] = ctypes.c_int.from_buffer(raw, offset).value
+        return out
+
+    def create_tdm_descriptor(self, *args: Any) -> Any:
+        """Refused: safecall's launcher does not serve AMD tensor descriptors (TDM) yet."""
+        raise UnsupportedKernelError("safecall's Triton driver does not serve AMD tensor descriptors (TDM) yet")
+
+    def get_current_device(self) -> int:
+        """``hipGetDevice``."""
+        self.lib  # noqa: B018  (loads the runtime: its path is then known)
+        return _native.HipCurrentDevice(self.path)()
+
+    def set_current_device(self, device: int) -> None:
+        """``hipSetDevice``."""
+        self._check(self.lib.hipSetDevice(ctypes.c_int(device)))
+
+
+_UTILS: Optional[HipUtils] = None
+
+
+def utils() -> HipUtils:
+    """The process's :class:`HipUtils`."""
+    global _UTILS
+    if _UTILS is None:
+        _UTILS = HipUtils()
+    return _UTILS
+
+
+def driver_class() -> type:
+    """``SafecallHipDriver``, a subclass of Triton's ``GPUDriver`` (built on first use, as it
+    needs triton)."""
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.driver import GPUDriver
+
+    from ._triton_launcher import launcher
+
+    class SafecallHipDriver(GPUDriver):
+        """Triton's AMD driver, served by safecall: ``utils`` on the HIP runtime through
+        ctypes, ``launcher_cls`` generating one host function per kernel. With torch imported,
+        device and stream come from torch (as Triton's); without, the current device from
+        ``hipGetDevice`` and the null stream."""
+
+        def __init__(self) -> None:
+            self.utils = utils()
+            self.launcher_cls = launcher
+            if sys.modules.get("torch") is not None:
+                super().__init__()
+            else:
+                self.get_current_device = _native.HipCurrentDevice(libhip_path())
+                self.get_current_stream = lambda device=None: 0
+                self.set_current_device = self.utils.set_current_device
+
+        def get_current_target(self) -> Any:
+            props = self.utils.get_device_properties(self.get_current_device())
+            arch = knobs.runtime.override_arch or props["arch"]
+            return GPUTarget("hip", arch.split(":")[0], props["warpSize"])
+
+        def get_active_torch_device(self) -> Any:
+            import torch
+
+            return torch.device("cuda", self.get_current_device())
+
+        def get_device_interface(self) -> Any:
+            import torch
+
+            return torch.cuda
+
+        @staticmethod
+        def is_active() -> bool:
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                return bool(torch.cuda.is_available() and torch.version.hip is not None)
+            try:
+                utils().lib  # noqa: B018  (loading the runtime is the check)
+            except RuntimeError:
+                return False
+            return True
+
+        def map_python_to_cpp_type(self, ty: str) -> str:
+            if ty.startswith("*"):
+                return "hipDeviceptr_t"
+            return _TYPES[ty]
+
+        def get_benchmarker(self) -> Any:
+            from triton.testing import do_bench
+
+            return do_bench
+
+        def get_empty_cache_for_benchmark(self) -> Any:
+            import torch
+
+            return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+
+        def clear_cache(self, cache: Any) -> None:
+            cache.zero_()
+
+    return SafecallHipDriver

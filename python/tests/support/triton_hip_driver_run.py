@@ -1,0 +1,162 @@
+"""Runs Triton kernels for AMD GPUs the everyday way, ``kernel[grid](...)``, against the HIP
+runtime double, and writes what the double recorded as JSON: the runner of
+``test_triton_hip_driver.py``.
+
+    python triton_hip_driver_run.py (stock|safecall|auto) OUT.json
+
+``stock`` uses Triton 3.9's own AMD driver (``HIPUtils`` compiles ``driver.c`` with ``cc``;
+made active without ``GPUDriver.__init__``, which needs torch: device 0, the null stream);
+``safecall`` installs safecall's (``safecall.triton.install(backend="hip")``) before anything
+touches ``triton.runtime.driver.active``; ``auto`` the same with the backend left for
+``install()`` to choose (no torch, no CUDA driver: the HIP runtime). Every run launches the same
+kernels with the same arguments (tensors are objects with ``data_ptr()`` and ``dtype`` at fake
+addresses: the double touches no memory), with a launch hook registered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from support import ROOT, fake_hip  # python/tests is on PYTHONPATH
+
+MODE, OUT = sys.argv[1], sys.argv[2]
+fake = fake_hip.load()
+os.environ["TRITON_LIBHIP_PATH"] = str(fake_hip.libhip_dir(fake_hip.PATH, ROOT / "target" / "triton-libhip") / "libamdhip64.so")
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+if MODE in ("safecall", "auto"):
+    import safecall.triton
+
+    safecall.triton.install(**({"backend": "hip"} if MODE == "safecall" else {}))
+else:
+    from support.triton_hip import _activate_hip_driver
+
+    _activate_hip_driver()
+
+import triton  # noqa: E402
+from triton import knobs  # noqa: E402
+from support.triton_fakes import ElementType  # noqa: E402
+from support.triton_hip import _kernels  # noqa: E402
+
+
+class Tensor:
+    """What Triton's JIT reads of a tensor: ``data_ptr()`` and ``dtype``."""
+
+    def __init__(self, address: int, dtype: str = "float32") -> None:
+        self.address, self.dtype = address, ElementType(dtype)
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000)
+F64 = Tensor(0x7F00_0000_4000, "float64")
+A, B = Tensor(0x7F00_0001_0000, "float16"), Tensor(0x7F00_0002_0000, "float16")
+K = _kernels()
+add, scalars, matmul, axpy = K["add"], K["scalars"], K["matmul"], K["axpy"]
+hook_calls = []
+
+
+def hook(metadata):
+    hook_calls.append(type(metadata).__name__)
+
+
+RECORDED = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel", "hipPointerGetAttribute")
+
+#: Each case: the launches, as (kernel, grid, args, keyword arguments).
+CASES = {
+    "vector add": [
+        (add, (4,), (X, Y, Z, 1000), {"BLOCK": 256}),
+        (add, (3, 2), (Tensor(X.address + 64), Y, Z, 7), {"BLOCK": 256}),
+        (add, (1,), (X, Y, Z, -1), {"BLOCK": 128}),
+    ],
+    "scalar mix": [
+        (scalars, (1,), (F64, -5, -300, -70000, -(2**40), 200, 60000, 4_000_000_000, 2**63 + 5, 0.1, -2.5, True), {}),
+        (scalars, (1,), (F64, 2, 16, 32, 2**31, 3, 5, 2**32, 2**64 - 1, 1.0, 0.0, False), {}),
+    ],
+    "num_warps=8, LDS (matmul)": [(matmul, (4, 2), (A, B, X, 512), {"BM": 64, "BN": 64, "BK": 32, "num_warps": 8, "num_stages": 2})],
+    "i64 and 1 specialized": [(axpy, (5, 2, 3), (X, Y, Z, 2**33, 1, 1.5), {"BLOCK": 256})],
+    "cooperative grid": [(add, (8,), (X, Y, Z, 2000), {"BLOCK": 256, "launch_cooperative_grid": True})],
+    "empty grid": [(add, (0,), (X, Y, Z, 10), {"BLOCK": 256}), (add, (4, 0, 1), (X, Y, Z, 10), {"BLOCK": 256})],
+    "stream from the driver": [(add, (1,), (X, Y, Z, 3), {"BLOCK": 64})],
+}
+
+
+def outcome(call, message=True):
+    """``"ok"``, or the error's type (and message)."""
+    try:
+        call()
+        return "ok"
+    except Exception as e:  # noqa: BLE001  (the error is the result)
+        return f"{type(e).__name__}: {e}" if message else type(e).__name__
+
+
+def main() -> None:
+    result = {"driver": type(triton.runtime.driver.active).__name__, "triton": triton.__version__, "cases": {}}
+    knobs.runtime.launch_enter_hook = hook
+    for name, launches in CASES.items():
+        fake.safecall_fake_hip_reset()
+        for kernel, grid, args, kwargs in launches:
+            kernel[grid](*args, **kwargs)
+        result["cases"][name] = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+    result["hook calls"] = list(hook_calls)
+    knobs.runtime.launch_enter_hook = None
+
+    # A tensor the runtime calls host memory: Triton's ValueError, before any launch.
+    fake.safecall_fake_hip_reset()
+    add[(1,)](X, Y, Z, 9, BLOCK=256)
+    fake.safecall_fake_hip_reset()
+    fake_hip.fail(fake, "hipPointerGetAttribute", 1)
+    result["host memory"] = {
+        # Triton's message formats an argument index it never passes ("(at %d)"): the type only.
+        "outcome": outcome(lambda: add[(1,)](X, Y, Z, 9, BLOCK=256), message=False),
+        "launches": fake_hip.launches(fake),
+    }
+    compiled = add.warmup(X, Y, Z, 16, BLOCK=256, grid=(1,))
+    md = compiled.metadata
+    # The launcher alone (CompiledKernel[grid]): every pointer form Triton's driver.c takes, an
+    # i32 wider than 32 bits (truncated, as C casts), then the wrong forms and their errors.
+    fake.safecall_fake_hip_reset()
+
+    class IntAddress(int):
+        pass
+
+    class DataPtrSub:
+        def data_ptr(self):
+            return IntAddress(0x7F00_0000_5000)
+
+    runner = compiled[(2, 1, 1)]
+    runner(0x7F00_0000_6000, IntAddress(0x7F00_0000_7000), DataPtrSub(), 2**40 + 7, 256)
+    runner(True, None, X, -(2**31) - 1, 256)
+    result["cases"]["launcher pointer forms"] = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+
+    class StrPtr:
+        def data_ptr(self):
+            return "0x10"
+
+    result["errors"] = {
+        "i32 beyond i64": outcome(lambda: runner(X, Y, Z, 2**70, 256)),
+        "no data_ptr": outcome(lambda: runner(object(), Y, Z, 4, 256)),
+        "data_ptr not an int": outcome(lambda: runner(StrPtr(), Y, Z, 4, 256)),
+        "float for a pointer": outcome(lambda: runner(1.5, Y, Z, 4, 256)),
+        "str for an i32": outcome(lambda: runner(X, Y, Z, "4", 256)),
+    }
+
+    utils = triton.runtime.driver.active.utils
+    loaded = utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
+    result["utils"] = {
+        "get_device_properties": utils.get_device_properties(0),
+        "get_device_properties 1": utils.get_device_properties(1),
+        "get_device_properties 7": outcome(lambda: utils.get_device_properties(7)),
+        "load_binary n_regs n_spills n_max_threads": list(loaded[2:]),
+        "load_binary unknown kernel": outcome(lambda: utils.load_binary("nope", compiled.asm["hsaco"], md.shared, 0)),
+        "unload_module": outcome(lambda: utils.unload_module(loaded[0])),
+        "get_current_target": repr(triton.runtime.driver.active.get_current_target()),
+    }
+    with open(OUT, "w") as f:
+        json.dump(result, f)
+
+
+main()

@@ -1,0 +1,160 @@
+"""``safecall.triton.install(backend="hip")``: stock Triton code for AMD GPUs,
+``kernel[grid](...)``, runs on safecall's driver with no C compiler, and sends the HIP runtime
+exactly what Triton 3.9's own AMD driver sends.
+
+Each side runs ``triton_hip_driver_run.py`` in a process of its own against the HIP runtime
+double (tests/fake_hip), with an empty Triton cache: once with Triton's own ``HIPDriver``
+(which builds ``driver.c`` with the machine's C compiler), once with safecall's installed and
+a ``PATH`` holding only stand-ins for ``cc``, ``gcc``, ``clang`` (and their C++ names) that
+record any call, once more with the backend left for ``install()`` to choose. Every launch
+record (entry, kernel, device, grid, block, shared memory, stream, every argument's bytes),
+every pointer check, the hook calls, the errors and every ``utils`` entry point's result must be
+equal, and no compiler may have run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from support import TESTS, fake_hip
+from test_triton_driver import COMPILERS
+
+RUNNER = TESTS / "support" / "triton_hip_driver_run.py"
+TRITON_VERSION = "3.9.0"
+
+
+def _unavailable():
+    try:
+        import triton
+    except ImportError:
+        return f"triton is not installed (pip install triton=={TRITON_VERSION})"
+    if triton.__version__ != TRITON_VERSION:
+        return f"triton {triton.__version__} is installed; the AMD driver is tested with {TRITON_VERSION}"
+    return fake_hip.missing_reason()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    reason = _unavailable()
+    compiler = os.environ.get("SAFECALL_TEST_TRITON_CC") or shutil.which("cc") or shutil.which("gcc")
+    if reason is None and compiler is None:
+        reason = "stock Triton's AMD driver needs a C compiler for the reference run"
+    if reason is not None:
+        if fake_hip.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp("triton_hip_driver")
+    stock = _run("stock", tmp / "stock", {"CC": compiler})
+    traps = tmp / "traps"
+    traps.mkdir()
+    log = tmp / "compilers.log"
+    for name in COMPILERS:
+        trap = traps / name
+        trap.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\nexit 1\n')
+        trap.chmod(0o755)
+    no_compiler = {"PATH": str(traps)}
+    ours = _run("safecall", tmp / "safecall", no_compiler, drop=("CC", "CXX"))
+    auto = _run("auto", tmp / "auto", no_compiler, drop=("CC", "CXX"))
+    return stock, ours, auto, log, [tmp / "safecall" / "cache", tmp / "auto" / "cache", tmp / "stock" / "cache"]
+
+
+def _run(mode, dir, env_changes, drop=()):
+    dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "SAFECALL_TRITON_DRIVER"}
+    # No CUDA driver to be found: `install()` without a backend must choose the HIP runtime.
+    env.pop("SAFECALL_LIBCUDA_PATH", None)
+    env.pop("TRITON_LIBCUDA_PATH", None)
+    env.update(env_changes, TRITON_CACHE_DIR=str(dir / "cache"), PYTHONPATH=os.pathsep.join(sys.path))
+    out = dir / "result.json"
+    proc = subprocess.run([sys.executable, str(RUNNER), mode, str(out)], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{mode} run failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+def test_the_runs_used_the_drivers_they_name(runs):
+    stock, ours, auto, _, _ = runs
+    assert stock["driver"] == "Driver"  # Triton's HIPDriver, made active without torch
+    assert ours["driver"] == auto["driver"] == "SafecallHipDriver"
+
+
+@pytest.mark.parametrize("which", ["safecall", "auto"])
+def test_kernel_grid_launches_are_byte_identical(runs, which):
+    stock, ours, auto, _, _ = runs
+    ours = ours if which == "safecall" else auto
+    assert list(ours["cases"]) == list(stock["cases"])
+    for case, records in stock["cases"].items():
+        assert ours["cases"][case] == records, case
+    launches = [r for rs in stock["cases"].values() for r in rs if r["call"].startswith("hipModuleLaunch")]
+    assert len(launches) == 11
+    assert {r["call"] for r in launches} == {"hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel"}
+    # An empty grid launches nothing (its pointers are still checked, as Triton checks them).
+    assert {r["call"] for r in stock["cases"]["empty grid"]} == {"hipPointerGetAttribute"}
+    assert ours["hook calls"] == stock["hook calls"] and len(stock["hook calls"]) >= 10
+
+
+def test_errors_are_tritons(runs):
+    stock, ours, _, _, _ = runs
+    assert ours["errors"] == stock["errors"]
+    assert stock["errors"]["no data_ptr"] == "TypeError: Pointer argument must be either uint64 or have data_ptr method"
+    # Host memory (the runtime's hipErrorInvalidValue): a ValueError and no launch. Triton's
+    # message formats an argument index it never passes; safecall's leaves it out.
+    assert ours["host memory"] == stock["host memory"] == {"outcome": "ValueError", "launches": []}
+
+
+def test_every_utils_entry_point_answers_as_tritons(runs):
+    stock, ours, _, _, _ = runs
+    assert ours["utils"] == stock["utils"]
+    assert list(stock["utils"]["get_device_properties"]) == [
+        "max_shared_mem", "max_num_regs", "multiprocessor_count", "sm_clock_rate", "mem_clock_rate",
+        "mem_bus_width", "arch", "warpSize", "max_threads_per_sm", "cooperativeLaunch",
+    ]
+    assert stock["utils"]["get_device_properties 7"] == "RuntimeError: Triton Error [HIP]:  Code: 101, Messsage: invalid device ordinal"
+    assert stock["utils"]["get_current_target"] == "GPUTarget(backend='hip', arch='gfx942', warp_size=64)"
+
+
+def test_no_compiler_ran(runs):
+    _, _, _, log, caches = runs
+    assert not log.exists(), f"a compiler ran: {log.read_text()}"
+    *ours, stock = caches
+    for cache in ours:
+        built = [p.name for p in cache.rglob("*.so")]
+        assert built == [], f"Triton built native modules: {built}"
+    # The reference run did build Triton's driver with the compiler.
+    assert [p.name.split(".")[0] for p in stock.rglob("*.so")] == ["hip_utils"]
+
+
+def test_the_amd_driver_needs_triton_3_9():
+    from safecall._triton_driver import check_triton_version
+    from safecall.triton import TritonVersionError
+
+    check_triton_version("3.9.0", "hip")
+    with pytest.raises(TritonVersionError, match=r"the safecall AMD driver serves Triton 3\.9 \("):
+        check_triton_version("3.8.0", "hip")
+
+
+def test_install_refuses_what_it_does_not_serve(tmp_path):
+    """An unknown backend and the dispatch on AMD are clear errors, before anything is set."""
+    code = (
+        "import safecall.triton, triton\n"
+        "for kw in ({'backend': 'rocm'}, {'backend': 'hip', 'dispatch': True}, {'backend': 'hip', 'strict': True}):\n"
+        "    try:\n"
+        "        safecall.triton.install(**kw)\n"
+        "    except ValueError as e:\n"
+        "        print(e)\n"
+        "print(triton.runtime.driver._active)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "safecall.triton.install(): backend 'rocm'; expected 'cuda' or 'hip'",
+        "safecall.triton.install(): dispatch=True serves CUDA kernels only (not backend='hip')",
+        "safecall.triton.install(): strict=True serves CUDA kernels only (not backend='hip')",
+        "None",
+    ]
