@@ -160,6 +160,61 @@ impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
     }
 }
 
+/// The argument words kept on the stack (longer launches use the heap).
+const INLINE_WORDS: usize = 40;
+/// The call's arguments kept on the stack.
+const INLINE_ARGS: usize = 48;
+
+/// A launch's argument words, filled in order: a buffer of exactly the launch's length, on
+/// the stack or the heap, and how many are written.
+struct Words<'a> {
+    buf: &'a mut [TVMFFIAny],
+    len: usize,
+}
+
+impl<'a> Words<'a> {
+    /// `n` words in `inline` when they fit, else in `heap`.
+    fn new(inline: &'a mut [TVMFFIAny], heap: &'a mut Vec<TVMFFIAny>, n: usize) -> Self {
+        let buf = if n <= inline.len() {
+            &mut inline[..n]
+        } else {
+            heap.resize(n, TVMFFIAny::NONE);
+            &mut heap[..]
+        };
+        Words { buf, len: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, word: TVMFFIAny) {
+        self.buf[self.len] = word;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The words and their count, for the safe-call entry; every word must be written.
+    fn finished(&self) -> (*const TVMFFIAny, i32) {
+        debug_assert_eq!(self.len, self.buf.len());
+        (self.buf.as_ptr(), self.len as i32)
+    }
+}
+
+impl std::ops::IndexMut<usize> for Words<'_> {
+    fn index_mut(&mut self, i: usize) -> &mut TVMFFIAny {
+        &mut self.buf[i]
+    }
+}
+
+impl std::ops::Index<usize> for Words<'_> {
+    type Output = TVMFFIAny;
+    fn index(&self, i: usize) -> &TVMFFIAny {
+        &self.buf[i]
+    }
+}
+
 /// A built host function: the safe-call entry and what keeps its code alive.
 struct Built {
     function: u64,
@@ -191,6 +246,9 @@ pub struct TritonLaunch {
     runtime: Runtime,
     integer_slow: Py<PyAny>,
     hook_first: bool,
+    /// The argument words of every launch: grid, stream, one per non-constexpr kernel
+    /// argument, the two scratch pointers.
+    words: usize,
     errors: ErrorApi,
     /// The first function built: `CUfunction`, descriptor flags and entry, read without the
     /// lock (a kernel is almost always launched on the one device it was loaded on, with
@@ -247,7 +305,9 @@ impl TritonLaunch {
                 u64::BITS / FLAG_BITS
             )));
         }
+        let words = 4 + kinds.iter().filter(|k| !matches!(k, Kind::Skip)).count() + 2;
         Ok(TritonLaunch {
+            words,
             kinds,
             descriptors: descriptors
                 .into_iter()
@@ -287,8 +347,24 @@ impl TritonLaunch {
                 args.len()
             )));
         }
-        // Borrowed from the tuple, which holds them for the call: no reference counting.
-        let all: SmallVec<[Borrowed<'_, '_, PyAny>; 32]> = args.iter_borrowed().collect();
+        // Borrowed from the tuple, which holds them for the call: no reference counting; on
+        // the stack for up to `INLINE_ARGS` (a `SmallVec` collect costs twice the reads).
+        let tuple = args.as_borrowed();
+        let n = args.len();
+        // SAFETY: index 0 < n (n is at least FIXED).
+        let filler = unsafe { tuple.get_borrowed_item_unchecked(0) };
+        let mut inline = [filler; INLINE_ARGS];
+        let mut heap = Vec::new();
+        let all: &mut [Borrowed<'_, '_, PyAny>] = if n <= INLINE_ARGS {
+            &mut inline[..n]
+        } else {
+            heap.resize(n, filler);
+            &mut heap[..]
+        };
+        for (i, item) in all.iter_mut().enumerate() {
+            // SAFETY: i < n, the tuple's length.
+            *item = unsafe { tuple.get_borrowed_item_unchecked(i) };
+        }
         self.launch(&all[..FIXED], &all[FIXED..], &[])
     }
 }
@@ -330,8 +406,11 @@ impl TritonLaunch {
         if self.hook_first {
             self.hook(enter, launch_metadata)?;
         }
-        // On the stack for up to 32 arguments (no allocation per launch).
-        let mut values: SmallVec<[TVMFFIAny; 32]> = SmallVec::with_capacity(self.kinds.len() + 6);
+        // On the stack for up to `INLINE_WORDS` words (no allocation per launch); each push a
+        // store (a `SmallVec` push checks its capacity and where it lives every time).
+        let mut inline = [TVMFFIAny::NONE; INLINE_WORDS];
+        let mut heap = Vec::new();
+        let mut values = Words::new(&mut inline, &mut heap, self.words);
         for g in &fixed[..3] {
             values.push(int(to_i64(g.bound())?));
         }
@@ -399,14 +478,8 @@ impl TritonLaunch {
         // holds `len` initialised arguments of the kinds its parameters take; the descriptors'
         // `DLTensor*` arguments point into `slots`, which lives, unmoved, until the call
         // returns.
-        let rc = unsafe {
-            entry(
-                std::ptr::null_mut(),
-                values.as_ptr(),
-                values.len() as i32,
-                &mut result,
-            )
-        };
+        let (args, count) = values.finished();
+        let rc = unsafe { entry(std::ptr::null_mut(), args, count, &mut result) };
         if rc != 0 {
             return Err(self.raised());
         }

@@ -91,7 +91,8 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     for case, records in stock["cases"].items():
         assert ours["cases"][case] == records, case
     launches = [r for rs in stock["cases"].values() for r in rs if r["call"].startswith("hipModuleLaunch")]
-    assert len(launches) == 11
+    assert len(launches) == 12
+    assert max(len(r["args"]) for r in launches) == 47  # 45 arguments and the two scratch pointers
     assert {r["call"] for r in launches} == {"hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel"}
     # An empty grid launches nothing (its pointers are still checked, as Triton checks them).
     assert {r["call"] for r in stock["cases"]["empty grid"]} == {"hipPointerGetAttribute"}

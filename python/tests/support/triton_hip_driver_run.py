@@ -39,6 +39,7 @@ import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 from support.triton_fakes import ElementType  # noqa: E402
 from support.triton_hip import _kernels  # noqa: E402
+from support.triton_kernels import wide  # noqa: E402
 
 
 class Tensor:
@@ -81,6 +82,8 @@ CASES = {
     "cooperative grid": [(add, (8,), (X, Y, Z, 2000), {"BLOCK": 256, "launch_cooperative_grid": True})],
     "empty grid": [(add, (0,), (X, Y, Z, 10), {"BLOCK": 256}), (add, (4, 0, 1), (X, Y, Z, 10), {"BLOCK": 256})],
     "stream from the driver": [(add, (1,), (X, Y, Z, 3), {"BLOCK": 64})],
+    # More arguments than the native launcher keeps on its stack.
+    "45 arguments": [(wide, (2,), (*[Tensor(0x7F00_0010_0000 + 0x100 * i) for i in range(20)], *[3 + 7 * i for i in range(25)]), {})],
 }
 
 
