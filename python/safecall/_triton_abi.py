@@ -37,6 +37,13 @@ class TensorDescriptorAbi:
         The device-side element type code -> the host enum's.
     l2_promotion : str
         The IR's ``l2_promotion`` word Triton uses.
+    im2col_fields : tuple of str
+        The fields of Gluon's ``TensorDescriptorIm2Col`` an im2col descriptor's
+        ``cuTensorMapEncodeIm2col`` also takes (``fillTMADescriptorIm2col``): the pixel box's
+        lower and upper corners (one offset per spatial dimension) and the element strides
+        (one per dimension; ``None`` is all 1). Its box is ``block_size`` as ``[pixels per
+        column, channels per pixel]``, its rank the type's ``input_rank``, and no bit is
+        cleared after encoding.
     fields : dict
         The ``TensorDescriptor`` fields the launcher reads besides base, shape and strides:
         ``padding`` -> the IR's ``oob_fill`` (``"nan"``: ``OOB_FILL_NAN_REQUEST_ZERO_FMA``), and
@@ -50,6 +57,7 @@ class TensorDescriptorAbi:
 
     prefix: str
     im2col_prefix: str
+    im2col_fields: Tuple[str, ...]
     swizzle: Mapping[int, str]
     element_types: Tuple[str, ...]
     device_to_host_element_type: Mapping[int, int]
@@ -209,6 +217,7 @@ TRITON_ABI = TritonAbi(
     tensor_descriptor=TensorDescriptorAbi(
         prefix="tensordesc",
         im2col_prefix="tensordesc_im2col",
+        im2col_fields=("pixel_box_lower_corner", "pixel_box_upper_corner", "element_strides"),
         swizzle={0: "none", 1: "b32", 2: "b64", 3: "b128"},
         element_types=(
             "u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16",

@@ -25,21 +25,37 @@ def pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
     return dtype
 
 
+def is_im2col(ty: str, entry: Mapping[str, Any]) -> bool:
+    """Whether a host descriptor argument is an im2col one (Gluon's ``TensorDescriptorIm2Col``)."""
+    return ty.startswith(TRITON_ABI.tensor_descriptor.im2col_prefix) or bool(entry.get("is_im2col"))
+
+
 def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[str, int, str]:
     """A host tensor descriptor's (DLPack dtype, rank, the IR's ``tensormap`` dtype word), from
-    its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry; refuses the
-    kinds the adapter does not build."""
+    its signature type (``tensordesc<fp16[64, 64]>``, or
+    ``tensordesc_im2col<fp16[64, 32],input_rank=4,...>``) and ``tensordesc_meta`` entry;
+    refuses the kinds the adapter does not build."""
     table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
-    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
-    if ty.startswith(table.im2col_prefix) or entry.get("is_im2col"):
-        raise UnsupportedKernelError(f"{what}: im2col tensor descriptors are not supported (tiled ones are)")
-    if match is None:
-        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
+    if is_im2col(ty, entry):
+        match = re.fullmatch(
+            re.escape(table.im2col_prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\],input_rank=([0-9]+)(,.*)?>", ty
+        )
+        if match is None or not entry.get("is_im2col") or len(entry["block_size"]) != 2:
+            raise UnsupportedKernelError(
+                f"{what}: not an im2col descriptor `{table.im2col_prefix}<DTYPE[PIXELS, CHANNELS],input_rank=N,...>` "
+                "with a two-entry block_size and is_im2col in its tensordesc_meta entry"
+            )
+        rank = int(match.group(3))
+    else:
+        match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+        if match is None:
+            raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
+        rank = len(match.group(2).split(","))
     if entry.get("fp4_padded"):
         raise UnsupportedKernelError(f"{what}: padded fp4 descriptors are not supported")
-    element, rank = match.group(1), len(match.group(2).split(","))
-    if len(entry["block_size"]) != rank:
+    element = match.group(1)
+    if not is_im2col(ty, entry) and len(entry["block_size"]) != rank:
         raise UnsupportedKernelError(f"{what}: block_size {entry['block_size']} does not have rank {rank}")
     code = table.device_to_host_element_type.get(entry["elem_type"], entry["elem_type"])
     if entry["swizzle"] not in table.swizzle or not 0 <= code < len(table.element_types):
@@ -51,22 +67,37 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
 
 def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """The ``descriptors=`` option checked: descriptor arguments of ``k`` -> the
-    ``TensorDescriptor`` fields their tensors cannot say (``padding``, ``round_f32_to_tf32``)."""
+    ``TensorDescriptor`` fields their tensors cannot say (``padding``, ``round_f32_to_tf32``,
+    and an im2col descriptor's corners and element strides, which it must be given)."""
     table = TRITON_ABI.tensor_descriptor
     out: Dict[str, Dict[str, Any]] = {}
+    im2col = {arg for arg, ty in k.signature.items() if ty.startswith(table.im2col_prefix)}
+    missing = sorted(im2col - set(options))
+    if missing:
+        raise ValueError(
+            f"kernel `{k.name}`: im2col descriptor argument {missing[0]!r} needs descriptors={{{missing[0]!r}: "
+            "{'pixel_box_lower_corner': [...], 'pixel_box_upper_corner': [...]}}"
+        )
     for arg, fields in options.items():
         ty = k.signature.get(arg, "")
         if not ty.startswith(table.prefix):
             raise ValueError(f"descriptors={{{arg!r}: ...}}: kernel `{k.name}` has no tensor descriptor argument {arg!r}")
-        unknown = sorted(set(fields) - set(table.fields))
+        allowed = list(table.fields) + (list(table.im2col_fields) if arg in im2col else [])
+        unknown = sorted(set(fields) - set(allowed))
         if unknown:
-            raise ValueError(
-                f"descriptors[{arg!r}]: unknown field {unknown[0]!r}; supported: {', '.join(table.fields)}"
-            )
+            raise ValueError(f"descriptors[{arg!r}]: unknown field {unknown[0]!r}; supported: {', '.join(allowed)}")
         padding = fields.get("padding", "zero")
         if padding not in table.fields["padding"]:
             raise ValueError(f"descriptors[{arg!r}]: padding={padding!r}, expected 'zero' or 'nan'")
         out[arg] = {"padding": padding, "round_f32_to_tf32": bool(fields.get("round_f32_to_tf32", False))}
+        if arg in im2col:
+            lower, upper, strides = table.im2col_fields
+            for corner in (lower, upper):
+                if corner not in fields:
+                    raise ValueError(f"descriptors[{arg!r}]: an im2col descriptor needs {corner!r}")
+            out[arg].update({name: fields.get(name) for name in table.im2col_fields})
+            if out[arg][strides] is None:
+                del out[arg][strides]
     return out
 
 
@@ -92,14 +123,16 @@ def descriptor_argument(
             f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
         )
     t = f.param(arg, ir.tensor(dims, dtype, device="cuda", strides="any", byte_offset="any"))
-    tmap = ir.tensormap(
-        t,
-        box=list(entry["block_size"]),
+    common = dict(
         swizzle=table.swizzle[entry["swizzle"]],
         l2_promotion=table.l2_promotion,
         oob_fill=table.fields["padding"][fields.get("padding", "zero")],
         dtype=element,
     )
+    if is_im2col(ty, entry):
+        tmap = _im2col_map(t, arg, rank, entry, fields, common)
+    else:
+        tmap = ir.tensormap(t, box=list(entry["block_size"]), **common)
     shape_ty = table.shape[0]
     limit = 2**31 - 1
     for i in range(rank):
@@ -112,6 +145,30 @@ def descriptor_argument(
         )
     shape = [ir.cast(shape_ty, t.shape[i]) for i in range(rank)]
     return t, [tmap, *shape, *(t.strides[i] for i in range(rank))]
+
+
+def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any], common: Dict[str, Any]) -> Any:
+    """The ``tensormap_im2col`` of an im2col descriptor: its corners and element strides (from
+    ``fields``, as ``TensorDescriptorIm2Col`` names them), channels per pixel and pixels per
+    column from ``block_size`` (``[pixels, channels]``), as ``fillTMADescriptorIm2col``."""
+    lower_name, upper_name, strides_name = TRITON_ABI.tensor_descriptor.im2col_fields
+
+    def ints(name: str, n: int) -> List[int]:
+        values = fields.get(name)
+        try:
+            out = [int(v) for v in values]  # type: ignore[union-attr]
+        except TypeError:
+            raise ValueError(f"descriptors[{arg!r}]: {name}={values!r}, expected {n} ints") from None
+        if len(out) != n:
+            raise ValueError(f"descriptors[{arg!r}]: {name} has {len(out)} entries, expected {n} (rank {rank})")
+        return out
+
+    lower, upper = ints(lower_name, rank - 2), ints(upper_name, rank - 2)
+    element_strides = ints(strides_name, rank) if fields.get(strides_name) is not None else None
+    pixels, channels = (int(v) for v in entry["block_size"])
+    return ir.tensormap_im2col(
+        t, lower=lower, upper=upper, channels=channels, pixels=pixels, element_strides=element_strides, **common
+    )
 
 
 def scratch_pointers(f: ir.FunctionBuilder, k: Kernel, grid: Sequence[Any], device: Any) -> List[Any]:

@@ -33,7 +33,7 @@ from . import builder as ir
 from ._compile import jit
 from ._native import cuda_device_pointer, hip_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
-from ._triton_args import descriptor_argument
+from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
 from ._triton_utils import _libcuda_path, flatten
 
@@ -187,7 +187,16 @@ class SafecallLauncher:
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides))
         leaves.append((step.ty, len(key)))
-        key.append((desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7)))
+        fields: Tuple[Any, ...] = (desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7))
+        if is_im2col(step.ty, entry):
+            # The corners and element strides are encoded into the CUtensorMap: part of the
+            # host function's key, as the padding is (None element strides are all 1, as
+            # Triton passes them).
+            lower, upper = (tuple(int(v) for v in getattr(desc, f)) for f in TRITON_ABI.tensor_descriptor.im2col_fields[:2])
+            strides_field = getattr(desc, "element_strides", None)
+            element_strides = tuple(int(v) for v in strides_field) if strides_field is not None else (1,) * len(shape)
+            fields += (lower, upper, element_strides)
+        key.append(fields)
 
     # ---- the call -------------------------------------------------------------------------
     def __call__(
@@ -353,8 +362,8 @@ def launch_module(
 ) -> ir.ModuleBuilder:
     """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
     profile_scratch)`` for one kernel and one set of descriptor fields (``key``: per host
-    descriptor, ``(padding, round_f32_to_tf32)``); ``cubin`` the HSACO of an AMD kernel
-    (``backend == "hip"``)."""
+    descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and upper
+    corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend == "hip"``)."""
     hip = backend == "hip"
     m = ir.ModuleBuilder(f"triton_launch_{name}")
     m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
@@ -368,9 +377,10 @@ def launch_module(
         pname = f"arg{i}"
         if isinstance(leaf, tuple):
             ty, k = leaf
-            padding, tf32 = key[k]
+            padding, tf32, *im2col = key[k]
             entry = metadata["tensordesc_meta"][k]
             fields = {"padding": padding, "round_f32_to_tf32": tf32}
+            fields.update(zip(TRITON_ABI.tensor_descriptor.im2col_fields, im2col))
             _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
             args += passed
         elif leaf.startswith(TRITON_ABI.pointer_prefix):
@@ -422,6 +432,11 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
     if general.global_scratch[0] or general.profile_scratch[0]:
         return general
     if any(isinstance(step, tuple) or (step is not None and step.descriptor is not None and step.descriptor["entry"] is None)
+           for step in general.plan):
+        return general
+    # im2col descriptors: their corners are part of the host function's key, which the native
+    # launcher's (two bits per descriptor) does not hold.
+    if any(step is not None and step.descriptor is not None and is_im2col(step.ty, step.descriptor["entry"])
            for step in general.plan):
         return general
     if sum(step is not None and step.descriptor is not None for step in general.plan) > _MAX_NATIVE_DESCRIPTORS:

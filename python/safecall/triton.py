@@ -510,7 +510,9 @@ def function(
     descriptors : mapping, optional
         Per host tensor descriptor argument, the fields of Triton's ``TensorDescriptor`` that
         its tensor cannot say: ``{"x_desc": {"padding": "nan", "round_f32_to_tf32": True}}``
-        (defaults ``"zero"`` and False, as in Triton).
+        (defaults ``"zero"`` and False, as in Triton); an im2col descriptor (Gluon's
+        ``TensorDescriptorIm2Col``) also needs ``pixel_box_lower_corner`` and
+        ``pixel_box_upper_corner``, and takes ``element_strides`` (all 1 by default).
     backend : str, default "cranelift"
         The JIT backend (``safecall.jit``).
 
@@ -521,7 +523,7 @@ def function(
     Raises
     ------
     UnsupportedKernelError
-        The kernel has im2col or padded-fp4 tensor descriptors, tuple arguments, an argument
+        The kernel has padded-fp4 tensor descriptors, tuple arguments, an argument
         type without a DLPack dtype, or a constexpr ``const()`` cannot check;
         TritonVersionError for Triton other than 3.9.
 

@@ -412,10 +412,68 @@ def test_descriptor_fields_need_their_dtypes():
         sct.function(k, descriptors={"y_desc": {"padding": "nan"}})
 
 
+@functools.lru_cache(maxsize=None)
+def im2col_kernel():
+    """Gluon's im2col TMA load compiled for sm_90 (``support/triton_gluon_kernels.py``)."""
+    from support import triton_gluon_kernels as gluon_kernels
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    layout = gl.NVMMASharedLayout.get_default_for([64, 32], gl.float16)
+    signature = {"in_desc": f"tensordesc_im2col<fp16[64, 32],input_rank=4,{layout!r}>", "out_ptr": "*fp16",
+                 "BLOCK_P": "constexpr", "BLOCK_C": "constexpr"}
+    src = GluonASTSource(gluon_kernels.im2col_copy, signature=signature, constexprs={"BLOCK_P": 64, "BLOCK_C": 32})
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32))
+
+
+def test_im2col_descriptors_take_tensors_and_their_corners(fake):
+    """A ``tensordesc_im2col<fp16[64, 32],input_rank=4,...>`` parameter takes the NHWC tensor;
+    its corners and element strides come from ``descriptors=`` (Gluon's
+    ``TensorDescriptorIm2Col`` fields); the map is encoded with ``cuTensorMapEncodeIm2col`` as
+    Triton's ``fillTMADescriptorIm2col`` does (block ``[pixels, channels]``, everything
+    innermost first), then the shape (i32s) and strides (i64s) follow it."""
+    fields = {"pixel_box_lower_corner": [-1, -2], "pixel_box_upper_corner": [1, 0], "element_strides": [1, 2, 1, 1]}
+    launch = sct.function(im2col_kernel(), grid=1, descriptors={"in_desc": dict(fields, padding="nan")})
+    assert "in_desc: Tensor[(in_desc_dim0, in_desc_dim1, in_desc_dim2, in_desc_dim3), float16, cuda" in launch.__doc__
+    fake.safecall_fake_cuda_reset()
+    launch((1,), CudaTensor(D_X, "float16", (2, 8, 8, 32)), CudaTensor(D_Y, "float16", (64 * 32,)), 64, 32)
+    [encode] = [r for r in fake_cuda.records(fake) if r["call"] == "cuTensorMapEncodeIm2col"]
+    assert {k: encode[k] for k in ("dtype", "rank", "address", "dims", "strides", "lower", "upper", "channels", "pixels",
+                                   "element_strides", "interleave", "swizzle", "l2_promotion", "oob_fill")} == {
+        "dtype": 6, "rank": 4, "address": D_X, "dims": [32, 8, 8, 2], "strides": [64, 512, 4096],
+        "lower": [-2, -1], "upper": [0, 1], "channels": 32, "pixels": 64, "element_strides": [1, 1, 2, 1],
+        "interleave": 0, "swizzle": 2, "l2_promotion": 2, "oob_fill": 1,
+    }
+    [record] = fake_cuda.launches(fake)
+    shape = [v.to_bytes(4, "little").hex() for v in (2, 8, 8, 32)]
+    strides = [v.to_bytes(8, "little").hex() for v in (2048, 256, 32, 1)]
+    assert record["args"][1:9] == shape + strides
+
+
+@pytest.mark.parametrize(
+    "descriptors,message",
+    [
+        ({}, "kernel `im2col_copy`: im2col descriptor argument 'in_desc' needs descriptors={'in_desc': "
+             "{'pixel_box_lower_corner': [...], 'pixel_box_upper_corner': [...]}}"),
+        ({"in_desc": {"pixel_box_lower_corner": [0, 0]}}, "descriptors['in_desc']: an im2col descriptor needs 'pixel_box_upper_corner'"),
+        ({"in_desc": {"pixel_box_lower_corner": [0], "pixel_box_upper_corner": [0, 0]}},
+         "descriptors['in_desc']: pixel_box_lower_corner has 1 entries, expected 2 (rank 4)"),
+        ({"in_desc": {"pixel_box_lower_corner": [0, 0], "pixel_box_upper_corner": [0, 0], "box": [1]}},
+         "descriptors['in_desc']: unknown field 'box'; supported: padding, round_f32_to_tf32, pixel_box_lower_corner, "
+         "pixel_box_upper_corner, element_strides"),
+    ],
+    ids=["no corners", "one corner", "corner rank", "unknown field"],
+)
+def test_im2col_descriptor_fields_are_checked(descriptors, message):
+    with pytest.raises(ValueError) as e:
+        sct.function(im2col_kernel(), grid=1, descriptors=descriptors)
+    assert str(e.value) == message
+
+
 @pytest.mark.parametrize(
     "change,message",
     [
-        ({"is_im2col": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): im2col tensor descriptors are not supported"),
+        ({"is_im2col": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): not an im2col descriptor"),
         ({"fp4_padded": True}, r"argument 'x_desc' \(tensordesc<fp32\[64, 32\]>\): padded fp4 descriptors are not supported"),
         (None, r"2 tensor descriptor arguments but 0 `tensordesc_meta` entries"),
     ],

@@ -134,6 +134,25 @@ CASES = {
     ),
 }
 
+from support import triton_gluon_kernels as gluon_kernels  # noqa: E402
+
+if gluon_kernels.AVAILABLE:
+    # Gluon's im2col descriptors (Triton 3.8+): the corners and element strides are encoded
+    # into the CUtensorMap with the address, shape and strides.
+    def _nhwc(address):
+        return DescriptorBase(address, "float16", [2, 8, 8, 32])
+
+    CASES["im2col descriptor (Gluon)"] = lambda: gluon_kernels.im2col_copy[(1,)](
+        gluon_kernels.im2col_descriptor(_nhwc(0x7F00_0008_0000), pixel_box_lower_corner=[-1, -1],
+                                        pixel_box_upper_corner=[1, 1]),
+        Tensor(0x7F00_0009_0000, "float16"), 64, 32, num_warps=4,
+    )
+    CASES["im2col, element strides and nan padding"] = lambda: gluon_kernels.im2col_copy[(2,)](
+        gluon_kernels.im2col_descriptor(_nhwc(0x7F00_000A_0000), pixel_box_lower_corner=[0, -2],
+                                        pixel_box_upper_corner=[2, 0], element_strides=[1, 2, 2, 1], padding="nan"),
+        Tensor(0x7F00_0009_0000, "float16"), 64, 32, num_warps=4,
+    )
+
 knobs.runtime.launch_enter_hook.add(lambda md: hook_calls.append("enter"))
 results = {}
 for name, call in CASES.items():
