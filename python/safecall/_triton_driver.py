@@ -13,6 +13,7 @@ On AMD GPUs (``install(backend="hip")``, or chosen as Triton chooses) the driver
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from typing import Any, Dict, Optional
 
@@ -151,19 +152,21 @@ def check_triton_version(version: str, backend: str = "cuda") -> None:
 
 def _choose_backend() -> str:
     """The backend Triton would pick: with torch imported, AMD when torch is a ROCm build;
-    without, CUDA when its driver loads, else AMD when the HIP runtime loads, else CUDA."""
+    without, CUDA when its driver library loads, else AMD when the HIP runtime's does, else
+    CUDA. Only ``dlopen``: nothing is initialised (``cuInit`` before a ``fork`` would break
+    the child's CUDA), as installing at start-up must not."""
     torch = sys.modules.get("torch")
     if torch is not None:
         return "hip" if getattr(torch.version, "hip", None) is not None else "cuda"
-    if driver_class("cuda").is_active():
-        return "cuda"
-    from ._triton_hip import utils as hip_utils
+    from ._triton_hip import libhip_path
 
-    try:
-        hip_utils().lib  # noqa: B018  (loading the runtime is the check)
-    except RuntimeError:
-        return "cuda"
-    return "hip"
+    for backend, path in (("cuda", _libcuda_path), ("hip", libhip_path)):
+        try:
+            ctypes.CDLL(path())
+        except OSError:
+            continue
+        return backend
+    return "cuda"
 
 
 def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[str] = None) -> Any:

@@ -159,3 +159,16 @@ def test_install_refuses_what_it_does_not_serve(tmp_path):
         "safecall.triton.install(): strict=True serves CUDA kernels only (not backend='hip')",
         "None",
     ]
+
+
+@pytest.mark.parametrize("hip,expected", [("6.4.43482", "hip"), (None, "cuda")])
+def test_with_torch_imported_the_backend_is_torchs(monkeypatch, hip, expected):
+    """As Triton chooses its driver: a ROCm build of torch (``torch.version.hip`` set) means
+    AMD, any other means CUDA; nothing is loaded or initialised to decide."""
+    import types
+
+    from safecall._triton_driver import _choose_backend
+
+    torch = types.SimpleNamespace(version=types.SimpleNamespace(hip=hip))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    assert _choose_backend() == expected
