@@ -67,9 +67,10 @@ def runs(tmp_path_factory):
 def _run(mode, dir, env_changes, drop=()):
     dir.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in drop and k != "SAFECALL_TRITON_DRIVER"}
-    # No CUDA driver to be found: `install()` without a backend must choose the HIP runtime.
-    env.pop("SAFECALL_LIBCUDA_PATH", None)
+    # No CUDA driver to be found (even on a machine with one): `install()` without a backend
+    # must choose the HIP runtime.
     env.pop("TRITON_LIBCUDA_PATH", None)
+    env["SAFECALL_LIBCUDA_PATH"] = str(dir / "no-cuda-driver" / "libcuda.so.1")
     env.update(env_changes, TRITON_CACHE_DIR=str(dir / "cache"), PYTHONPATH=os.pathsep.join(sys.path))
     out = dir / "result.json"
     proc = subprocess.run([sys.executable, str(RUNNER), mode, str(out)], env=env, capture_output=True, text=True, timeout=900)
