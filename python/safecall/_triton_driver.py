@@ -14,6 +14,7 @@ On AMD GPUs (``install(backend="hip")``, or chosen as Triton chooses) the driver
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 from typing import Any, Dict, Optional
 
@@ -151,10 +152,14 @@ def check_triton_version(version: str, backend: str = "cuda") -> None:
 
 
 def _choose_backend() -> str:
-    """The backend Triton would pick: with torch imported, AMD when torch is a ROCm build;
-    without, CUDA when its driver library loads, else AMD when the HIP runtime's does, else
-    CUDA. Only ``dlopen``: nothing is initialised (``cuInit`` before a ``fork`` would break
-    the child's CUDA), as installing at start-up must not."""
+    """The backend Triton would pick: ``TRITON_DEFAULT_BACKEND`` (``nvidia`` or ``amd``) when
+    set; with torch imported, AMD when torch is a ROCm build; without, CUDA when its driver
+    library loads, else AMD when the HIP runtime's does, else CUDA. Only ``dlopen``: nothing is
+    initialised (``cuInit`` before a ``fork`` would break the child's CUDA), as installing at
+    start-up must not."""
+    selected = {name: ours for ours, name in _TRITON_BACKENDS.items()}.get(os.environ.get("TRITON_DEFAULT_BACKEND", ""))
+    if selected is not None:
+        return selected
     torch = sys.modules.get("torch")
     if torch is not None:
         return "hip" if getattr(torch.version, "hip", None) is not None else "cuda"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
 import sys
 import threading
 from typing import Any, Dict, Optional, Tuple
@@ -49,16 +50,35 @@ _PATH: Optional[str] = None
 
 
 def libhip_path() -> str:
-    """The HIP runtime as safecall's generated code finds it (once per process, as it):
-    ``$SAFECALL_LIBAMDHIP64_PATH``, else the first of ``libamdhip64.so`` and its ROCm 7 and 6
-    sonames that ``dlopen`` loads (the development name when none does: its error then says
-    what is missing)."""
+    """The HIP runtime the driver and safecall's generated code use (found once per process):
+    ``$SAFECALL_LIBAMDHIP64_PATH``; else the one Triton's AMD driver would use (its own finder:
+    ``TRITON_LIBHIP_PATH``, a ROCm SDK package, a runtime the process already mapped, such as
+    PyTorch's, torch's bundled one, the library paths), exported as
+    ``$SAFECALL_LIBAMDHIP64_PATH`` so that generated code binds to the same runtime; else the
+    first of ``libamdhip64.so`` and its ROCm 7 and 6 sonames that ``dlopen`` loads (the
+    development name when none does: its error then says what is missing)."""
     global _PATH
     if _PATH is None:
-        _PATH = os.environ.get(HIP["PATH_ENV"]) or next(
-            (name for name in HIP["LIBRARIES"] if _loads(name)), HIP["LIBRARIES"][0]
-        )
+        path = os.environ.get(HIP["PATH_ENV"]) or _tritons_choice()
+        if path:
+            os.environ[HIP["PATH_ENV"]] = path
+        else:
+            path = next((name for name in HIP["LIBRARIES"] if _loads(name)), HIP["LIBRARIES"][0])
+        _PATH = path
     return _PATH
+
+
+def _tritons_choice() -> Optional[str]:
+    """The runtime Triton's AMD driver would load (``_get_path_to_hip_runtime_dylib``, pure
+    Python), or None without triton or when it finds none."""
+    try:
+        from triton.backends.amd.driver import _get_path_to_hip_runtime_dylib
+    except ImportError:
+        return None
+    try:
+        return str(_get_path_to_hip_runtime_dylib())
+    except (RuntimeError, OSError, subprocess.SubprocessError):
+        return None
 
 
 def _loads(name: str) -> bool:
@@ -67,6 +87,21 @@ def _loads(name: str) -> bool:
     except OSError:
         return False
     return True
+
+
+#: The oldest HIP runtime major version Triton's AMD driver takes.
+_REQUIRED_MAJOR = 6
+
+
+def _check_version(lib: ctypes.CDLL) -> None:
+    """Triton's check: a runtime older than HIP 6 is a ``RuntimeError`` with its message."""
+    version = ctypes.c_int()
+    lib.hipDriverGetVersion(ctypes.byref(version))
+    major, minor, patch = version.value // 10000000, version.value % 10000000 // 100000, version.value % 100000
+    if major < _REQUIRED_MAJOR:
+        raise RuntimeError(
+            f"libamdhip64 version {major}.{minor}.{patch} is not supported! Required major version is >={_REQUIRED_MAJOR}."
+        )
 
 
 class HipUtils:
@@ -94,6 +129,7 @@ class HipUtils:
                         lib = ctypes.CDLL(path)
                     except OSError as e:
                         raise RuntimeError(f"safecall's Triton driver cannot load the HIP runtime `{path}`: {e}") from None
+                    _check_version(lib)
                     lib.hipGetErrorString.restype = ctypes.c_char_p
                     lib.hipModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
                     lib.hipModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]

@@ -35,7 +35,7 @@ from ._native import cuda_device_pointer, hip_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
-from ._triton_utils import _libcuda_path, flatten
+from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
 _UNSERVED_INSTRUMENTATION = ("gsan",)
@@ -118,7 +118,9 @@ class SafecallLauncher:
         self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
         self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
         if self.backend == "hip":
-            _refuse_on_amd(self.name, self.num_ctas, self.types)
+            _refuse_on_amd(self.name, self.num_ctas, self.tensordesc_meta)
+            if getattr(metadata, "launch_cooperative_grid", False):
+                _check_cooperative()
         self.global_scratch = (int(metadata.global_scratch_size or 0), int(metadata.global_scratch_align or 1))
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
@@ -165,7 +167,7 @@ class SafecallLauncher:
             # Decomposed (no TMA): base, shape and strides as i64, the two flags, then the
             # shape as i32 and the strides as i64 again (backends/driver.py's layout).
             elem = step.ty[step.ty.index("<") + 1 : step.ty.index("[")]
-            _pointer(desc.base, out)
+            self.pointer(desc.base, out)
             leaves.append("*" + elem)
             for v in shape + strides:
                 out.append(v)
@@ -192,9 +194,12 @@ class SafecallLauncher:
             # The corners and element strides are encoded into the CUtensorMap: part of the
             # host function's key, as the padding is (None element strides are all 1, as
             # Triton passes them).
-            lower, upper = (tuple(int(v) for v in getattr(desc, f)) for f in TRITON_ABI.tensor_descriptor.im2col_fields[:2])
+            lower = _ints(desc.pixel_box_lower_corner, "pixelBoxLower elements must be int")
+            upper = _ints(desc.pixel_box_upper_corner, "pixelBoxUpper elements must be int")
             strides_field = getattr(desc, "element_strides", None)
-            element_strides = tuple(int(v) for v in strides_field) if strides_field is not None else (1,) * len(shape)
+            element_strides = (
+                _ints(strides_field, "elementStrides elements must be int") if strides_field is not None else (1,) * len(shape)
+            )
             fields += (lower, upper, element_strides)
         key.append(fields)
 
@@ -272,6 +277,15 @@ class SafecallLauncher:
         return jitted.addresses["launch"], jitted.code
 
 
+def _ints(values: Any, message: str) -> Tuple[int, ...]:
+    """A sequence of ``int``s (``PyLong_Check``, as ``fillTMADescriptorIm2col``), else its
+    ``TypeError``."""
+    out = tuple(values)
+    if not all(isinstance(v, int) for v in out):
+        raise TypeError(message)
+    return tuple(int(v) for v in out)
+
+
 def _triton_minor() -> Tuple[int, int]:
     """The running Triton's (major, minor)."""
     import triton
@@ -288,19 +302,31 @@ def kernel_backend(metadata: Any) -> str:
     return str(getattr(target, "backend", None) or "cuda")
 
 
-def _refuse_on_amd(name: str, num_ctas: int, types: Sequence[Any]) -> None:
+def _refuse_on_amd(name: str, num_ctas: int, tensordesc_meta: Sequence[Any]) -> None:
     """What the driver's launcher does not serve of Triton's AMD launcher: multi-CTA launches
-    (``hipDrvLaunchKernelEx`` with a cluster) and tensor descriptors (TDM)."""
+    (``hipDrvLaunchKernelEx`` with a cluster) and TDM tensor descriptors (those with
+    ``tensordesc_meta``; without it, as on gfx942, a descriptor is passed decomposed into its
+    base pointer, shape and strides, which is served)."""
     if num_ctas > 1:
         raise UnsupportedKernelError(
             f"kernel `{name}`: num_ctas={num_ctas} on AMD (Triton launches it with hipDrvLaunchKernelEx and a "
             "cluster), which safecall's Triton driver does not serve"
         )
-    if any(str(ty).startswith(TRITON_ABI.tensor_descriptor.prefix) for ty in flatten(types)):
+    if tensordesc_meta:
         raise UnsupportedKernelError(
-            f"kernel `{name}`: tensor descriptor arguments on AMD (TDM descriptors) are not served by safecall's "
+            f"kernel `{name}`: TDM tensor descriptors (AMD's, with tensordesc_meta) are not served by safecall's "
             "Triton driver"
         )
+
+
+def _check_cooperative() -> None:
+    """Triton's ``HIPLauncher`` check: a cooperative kernel needs a device that supports
+    cooperative launches (an ``AssertionError`` otherwise, as Triton's)."""
+    import triton
+
+    active = triton.runtime.driver.active
+    props = active.utils.get_device_properties(active.get_current_device())
+    assert props["cooperativeLaunch"], "Cooperative launch requested but not supported by device"
 
 
 def _address(value: Any, hip: bool = False) -> int:
@@ -402,17 +428,20 @@ def launch_module(
             settings[setting] = True
     x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
     wide = [ir.cast(ir.i64, g) for g in grid]
+    launch_grid = [x, grid[1], grid[2]]
     if hip:
-        # The AMD driver.c launches unless gridX * gridY * gridZ == 0.
+        # The AMD driver.c launches unless gridX * gridY * gridZ == 0, passing each dimension
+        # as `unsigned int` (a negative one reaches the runtime as 2^32 - |g|, which decides).
         zero = ir.lit(0, ir.i64)
         nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
+        launch_grid = [ir.cast(ir.u32, g) for g in grid]
         block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
     else:
         # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
         nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
         block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
     with f.if_(nonempty):
-        f.launch("kernel", name, *args, *scratch, grid=[x, grid[1], grid[2]], block=[block], **settings)
+        f.launch("kernel", name, *args, *scratch, grid=launch_grid, block=[block], **settings)
     return m
 
 

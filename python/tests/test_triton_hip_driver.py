@@ -92,7 +92,7 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     for case, records in stock["cases"].items():
         assert ours["cases"][case] == records, case
     launches = [r for rs in stock["cases"].values() for r in rs if r["call"].startswith("hipModuleLaunch")]
-    assert len(launches) == 12
+    assert len(launches) == 13
     assert max(len(r["args"]) for r in launches) == 47  # 45 arguments and the two scratch pointers
     assert {r["call"] for r in launches} == {"hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel"}
     # An empty grid launches nothing (its pointers are still checked, as Triton checks them).
@@ -107,6 +107,21 @@ def test_errors_are_tritons(runs):
     # Host memory (the runtime's hipErrorInvalidValue): a ValueError and no launch. Triton's
     # message formats an argument index it never passes; safecall's leaves it out.
     assert ours["host memory"] == stock["host memory"] == {"outcome": "ValueError", "launches": []}
+
+
+def test_a_negative_grid_reaches_the_launch_as_tritons_does(runs):
+    """Triton's AMD driver.c passes a negative grid dimension as an unsigned int (-1 is
+    2^32 - 1) to the runtime; safecall's launch passes the same value, which HIP's rule on the
+    threads per dimension (grid x block below 2^32, the runtime computes the work size in 32
+    bits) refuses before the runtime is called; the double has no such check, so Triton's
+    launch is recorded."""
+    stock, ours, _, _, _ = runs
+    assert stock["negative grid"] == {"outcome": "ok", "launches": [[[4294967295, 1, 1], [256, 1, 1]]]}
+    assert ours["negative grid"] == {
+        "outcome": "ValueError: launch: launch of kernel.add: grid (4294967295, 1, 1) with block (256, 1, 1) has "
+                   "1099511627520 threads in dimension 0; HIP allows at most 4294967295",
+        "launches": [],
+    }
 
 
 def test_every_utils_entry_point_answers_as_tritons(runs):
@@ -173,3 +188,64 @@ def test_with_torch_imported_the_backend_is_torchs(monkeypatch, hip, expected):
     torch = types.SimpleNamespace(version=types.SimpleNamespace(hip=hip))
     monkeypatch.setitem(sys.modules, "torch", torch)
     assert _choose_backend() == expected
+
+
+def test_triton_default_backend_selects_the_driver(monkeypatch):
+    """``TRITON_DEFAULT_BACKEND`` decides first, as in Triton's ``_create_driver``."""
+    from safecall._triton_driver import _choose_backend
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    for name, expected in (("amd", "hip"), ("nvidia", "cuda")):
+        monkeypatch.setenv("TRITON_DEFAULT_BACKEND", name)
+        assert _choose_backend() == expected
+
+
+def _hip_python(code, tmp_path):
+    """``code`` in a fresh process with the HIP double as the runtime, triton installed."""
+    reason = _unavailable()
+    if reason is not None:
+        if fake_hip.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    prelude = (
+        "import os, ctypes\n"
+        "from support import fake_hip\n"
+        "fake = fake_hip.load()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("SAFECALL_TRITON_DRIVER", None)
+    out = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_a_hip_runtime_older_than_6_is_refused_as_triton_refuses_it(tmp_path):
+    lines = _hip_python(
+        "fake.safecall_fake_hip_set_driver_version(50731921)\n"
+        "from safecall._triton_hip import HipUtils\n"
+        "try:\n"
+        "    HipUtils().get_device_properties(0)\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n",
+        tmp_path,
+    )
+    assert lines == ["libamdhip64 version 5.7.31921 is not supported! Required major version is >=6."]
+
+
+def test_a_cooperative_kernel_needs_a_device_that_supports_it(tmp_path):
+    """As Triton's ``HIPLauncher``: an ``AssertionError`` when the launcher is made."""
+    lines = _hip_python(
+        "import safecall.triton\n"
+        "driver = safecall.triton.install(backend='hip')\n"
+        "props = driver.utils.get_device_properties\n"
+        "driver.utils.get_device_properties = lambda d: dict(props(d), cooperativeLaunch=0)\n"
+        "from support.triton_hip import CASES, _kernels\n"
+        "case = CASES['cooperative grid']\n"
+        "kernel = case.compile(_kernels())\n"
+        "try:\n"
+        "    driver.launcher_cls(case.source(_kernels()), kernel.metadata)\n"
+        "except AssertionError as e:\n"
+        "    print('AssertionError:', e)\n",
+        tmp_path,
+    )
+    assert lines[-1] == "AssertionError: Cooperative launch requested but not supported by device"

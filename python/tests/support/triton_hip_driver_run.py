@@ -39,7 +39,9 @@ import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 from support.triton_fakes import ElementType  # noqa: E402
 from support.triton_hip import _kernels  # noqa: E402
-from support.triton_kernels import wide  # noqa: E402
+from support.triton_fakes import DescriptorBase  # noqa: E402
+from support.triton_kernels import host_desc_copy, wide  # noqa: E402
+from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 
 class Tensor:
@@ -50,6 +52,10 @@ class Tensor:
 
     def data_ptr(self) -> int:
         return self.address
+
+
+def descriptor(address, shape, block, **fields):
+    return TensorDescriptor.from_tensor(DescriptorBase(address, "float16", shape), block, **fields)
 
 
 X, Y, Z = Tensor(0x7F00_0000_1000), Tensor(0x7F00_0000_2000), Tensor(0x7F00_0000_3000)
@@ -82,6 +88,12 @@ CASES = {
     "cooperative grid": [(add, (8,), (X, Y, Z, 2000), {"BLOCK": 256, "launch_cooperative_grid": True})],
     "empty grid": [(add, (0,), (X, Y, Z, 10), {"BLOCK": 256}), (add, (4, 0, 1), (X, Y, Z, 10), {"BLOCK": 256})],
     "stream from the driver": [(add, (1,), (X, Y, Z, 3), {"BLOCK": 64})],
+    # Host TensorDescriptors on gfx942 (no TMA, no tensordesc_meta): decomposed into the base
+    # pointer, shape, strides and flags.
+    "decomposed host descriptors": [
+        (host_desc_copy, (4,), (descriptor(0x7F00_0006_0000, [256, 64], [64, 64]),
+                                descriptor(0x7F00_0007_0000, [256, 64], [64, 64], padding="nan"), 256), {"BM": 64, "BN": 64}),
+    ],
     # More arguments than the native launcher keeps on its stack.
     "45 arguments": [(wide, (2,), (*[Tensor(0x7F00_0010_0000 + 0x100 * i) for i in range(20)], *[3 + 7 * i for i in range(25)]), {})],
 }
@@ -101,12 +113,25 @@ def main() -> None:
     knobs.runtime.launch_enter_hook = hook
     for name, launches in CASES.items():
         fake.safecall_fake_hip_reset()
-        for kernel, grid, args, kwargs in launches:
-            kernel[grid](*args, **kwargs)
-        result["cases"][name] = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+        error = None
+        try:
+            for kernel, grid, args, kwargs in launches:
+                kernel[grid](*args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (the error is part of the result)
+            # The type only: a failed launch's message is each driver's own.
+            error = type(e).__name__
+        records = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+        result["cases"][name] = records + ([{"error": error}] if error else [])
     result["hook calls"] = list(hook_calls)
     knobs.runtime.launch_enter_hook = None
 
+    # A negative grid: both drivers pass it on as unsigned ints (2^32 - 1); the double launches
+    # it, where safecall's check applies HIP's rule on the threads per dimension first.
+    fake.safecall_fake_hip_reset()
+    result["negative grid"] = {
+        "outcome": outcome(lambda: add[(-1,)](X, Y, Z, 10, BLOCK=256)).splitlines()[0],
+        "launches": [(r["grid"], r["block"]) for r in fake_hip.launches(fake)],
+    }
     # A tensor the runtime calls host memory: Triton's ValueError, before any launch.
     fake.safecall_fake_hip_reset()
     add[(1,)](X, Y, Z, 9, BLOCK=256)
