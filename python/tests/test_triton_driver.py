@@ -383,3 +383,14 @@ def test_integers_outside_the_fast_range_follow_tritons_extractors(rule, value, 
         assert str(e.value) == str(expected)
     else:
         assert _integer_slow(rule, value) == expected
+
+
+def test_im2col_corners_must_be_ints_as_tritons_encoder_requires():
+    """``fillTMADescriptorIm2col`` takes only ``int``s (``PyLong_Check``) for the corners and
+    element strides; the installed driver reads a descriptor's the same way."""
+    from safecall._triton_launcher import _ints
+
+    assert _ints([-1, True, 2], "m") == (-1, 1, 2)
+    for bad in ([0.0, 1], ["1", 2]):
+        with pytest.raises(TypeError, match="^pixelBoxLower elements must be int$"):
+            _ints(bad, "pixelBoxLower elements must be int")
