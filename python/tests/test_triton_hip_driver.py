@@ -249,3 +249,31 @@ def test_a_cooperative_kernel_needs_a_device_that_supports_it(tmp_path):
         tmp_path,
     )
     assert lines[-1] == "AssertionError: Cooperative launch requested but not supported by device"
+
+
+def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path):
+    """``SAFECALL_TRITON_DRIVER=dispatch`` on an AMD machine (no CUDA driver, the HIP double as
+    the runtime): the start-up hook installs the driver and says why the dispatch is not."""
+    reason = _unavailable()
+    if reason is not None:
+        if fake_hip.in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    code = (
+        "from support import fake_hip\n"
+        "fake_hip.load()\n"
+        "import safecall._triton_hook\n"
+        "import triton\n"
+        "print(type(triton.runtime.driver.active).__name__)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "cache"),
+               SAFECALL_TRITON_DRIVER="dispatch", SAFECALL_LIBCUDA_PATH=str(tmp_path / "none" / "libcuda.so.1"),
+               # For the wheel's `.pth` hook too, which runs before the code below.
+               SAFECALL_LIBAMDHIP64_PATH=str(fake_hip.PATH))
+    env.pop("TRITON_DEFAULT_BACKEND", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["SafecallHipDriver"]
+    note = ("safecall: SAFECALL_TRITON_DRIVER=dispatch: safecall.triton.install(): dispatch=True serves CUDA kernels "
+            "only (not backend='hip'); the driver was installed without it")
+    assert out.stderr.count(note) == 1, out.stderr
