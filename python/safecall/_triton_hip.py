@@ -108,7 +108,7 @@ class HipUtils:
     """The entry points of Triton 3.9's ``hip_utils`` that code outside the launcher calls
     (``launch`` and ``build_signature_metadata`` belong to Triton's ``HIPLauncher``, which the
     safecall driver replaces; ``create_tdm_descriptor`` is refused: the launcher does not
-    serve tensor descriptors on AMD)."""
+    serve TDM descriptors, only host descriptors passed decomposed)."""
 
     def __init__(self) -> None:
         self._lib: Optional[ctypes.CDLL] = None
@@ -177,7 +177,7 @@ class HipUtils:
         return out
 
     def create_tdm_descriptor(self, *args: Any) -> Any:
-        """Refused: safecall's launcher does not serve AMD tensor descriptors (TDM) yet."""
+        """Refused: safecall's launcher does not serve AMD's TDM tensor descriptors yet."""
         raise UnsupportedKernelError("safecall's Triton driver does not serve AMD tensor descriptors (TDM) yet")
 
     def get_current_device(self) -> int:
