@@ -184,7 +184,7 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         (each pointer a CUDA tensor of the kernel's dtype on the launch device, aligned where
         Triton specialized it as divisible by 16, constexprs at their compiled values) and
         messages, instead of Triton's semantics (raw ints and ``data_ptr()`` objects
-        accepted unchecked). CUDA only. Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
+        accepted unchecked). Kernels compiled by Triton 3.9 only; no tuple arguments; the launch
         stream is tvm_ffi's environment stream (PyTorch's current stream) and scratch memory
         comes from the TVM-FFI environment allocator, as for ``safecall.triton.function``.
     dispatch : bool, default False
@@ -212,8 +212,7 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         Triton's own driver was already built in this process (something touched
         ``triton.runtime.driver.active`` first): kernels compiled since would keep its launcher.
     ValueError
-        ``backend`` is neither ``"cuda"`` nor ``"hip"``, or ``dispatch=True`` or ``strict=True``
-        with ``"hip"``.
+        ``backend`` is neither ``"cuda"`` nor ``"hip"``, or ``dispatch=True`` with ``"hip"``.
 
     Examples
     --------
@@ -228,9 +227,8 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         backend = _choose_backend()
     if backend not in _TRITON_BACKENDS:
         raise ValueError(f"safecall.triton.install(): backend {backend!r}; expected 'cuda' or 'hip'")
-    for flag, on in (("dispatch", dispatch), ("strict", strict)):
-        if on and backend == "hip":
-            raise ValueError(f"safecall.triton.install(): {flag}=True serves CUDA kernels only (not backend='hip')")
+    if dispatch and backend == "hip":
+        raise ValueError("safecall.triton.install(): dispatch=True serves CUDA kernels only (not backend='hip')")
     check_triton_version(triton.__version__, backend)
     cls = driver_class(backend)
     current = driver._active or driver._default

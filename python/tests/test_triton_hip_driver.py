@@ -159,7 +159,7 @@ def test_install_refuses_what_it_does_not_serve(tmp_path):
     """An unknown backend and the dispatch on AMD are clear errors, before anything is set."""
     code = (
         "import safecall.triton, triton\n"
-        "for kw in ({'backend': 'rocm'}, {'backend': 'hip', 'dispatch': True}, {'backend': 'hip', 'strict': True}):\n"
+        "for kw in ({'backend': 'rocm'}, {'backend': 'hip', 'dispatch': True}):\n"
         "    try:\n"
         "        safecall.triton.install(**kw)\n"
         "    except ValueError as e:\n"
@@ -172,7 +172,6 @@ def test_install_refuses_what_it_does_not_serve(tmp_path):
     assert out.stdout.splitlines() == [
         "safecall.triton.install(): backend 'rocm'; expected 'cuda' or 'hip'",
         "safecall.triton.install(): dispatch=True serves CUDA kernels only (not backend='hip')",
-        "safecall.triton.install(): strict=True serves CUDA kernels only (not backend='hip')",
         "None",
     ]
 
@@ -277,3 +276,43 @@ def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path
     note = ("safecall: SAFECALL_TRITON_DRIVER=dispatch: safecall.triton.install(): dispatch=True serves CUDA kernels "
             "only (not backend='hip'); the driver was installed without it")
     assert out.stderr.count(note) == 1, out.stderr
+
+
+def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):
+    """``install(backend="hip", strict=True)``: each kernel through ``safecall.triton.function``'s
+    host function (ROCm tensors of the kernel's dtypes, its messages); the block is
+    ``warp_size * num_warps``."""
+    lines = _hip_python(
+        "import safecall.triton\n"
+        "safecall.triton.install(backend='hip', strict=True)\n"
+        "import triton\n"
+        "from support.triton_fakes import CudaTensor, ElementType\n"
+        "from support.triton_hip import _kernels\n"
+        "class T:\n"
+        "    def __init__(self, address, dtype):\n"
+        "        self.tensor = CudaTensor(address, dtype, (1024,), device_type=10)\n"
+        "        self.dtype = ElementType(dtype)\n"
+        "    def data_ptr(self):\n"
+        "        return self.tensor.data_ptr()\n"
+        "    def __dlpack__(self, **kw):\n"
+        "        return self.tensor.__dlpack__(**kw)\n"
+        "    def __dlpack_device__(self):\n"
+        "        return self.tensor.__dlpack_device__()\n"
+        "add = _kernels()['add']\n"
+        "x, y, z = (T(a, 'float32') for a in (0x7F0000001000, 0x7F0000002000, 0x7F0000003000))\n"
+        "add[(8,)](x, y, z, 1000, BLOCK=128)\n"
+        "launch = [r for r in fake_hip.records(fake) if r['call'] == 'hipModuleLaunchKernel'][-1]\n"
+        "print(launch['kernel'], launch['grid'], launch['block'], launch['args'][3])\n"
+        "compiled = next(iter(add.device_caches[0][0].values()))\n"
+        "hooks = triton.knobs.runtime\n"
+        "try:\n"
+        "    compiled.run(8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, hooks.launch_enter_hook,\n"
+        "                 hooks.launch_exit_hook, T(0x7F0000001000, 'float16'), y, z, 1000, 128)\n"
+        "except TypeError as e:\n"
+        "    print(str(e).splitlines()[0])\n",
+        tmp_path,
+    )
+    assert lines[-2:] == [
+        "add [8, 1, 1] [256, 1, 1] e8030000",
+        "add: argument 'x_ptr' (#1): dtype is float16, expected float32",
+    ]
