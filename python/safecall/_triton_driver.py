@@ -34,12 +34,13 @@ _TRITON_BACKENDS = {"cuda": "nvidia", "hip": "amd"}
 #: The environment variable the ``.pth`` hook reads: ``1`` installs the driver at start-up.
 ENV_VAR = "SAFECALL_TRITON_DRIVER"
 
-_TYPES = {
+#: Triton's C types of the scalar arguments (``ty_to_cpp``, the same for NVIDIA and AMD).
+SCALAR_TYPES = {
     "i1": "int8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
     "u1": "uint8_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
     "fp16": "double", "bf16": "double", "fp32": "double", "f32": "double", "fp64": "double",
-    "nvTmaDesc": "CUtensorMap",
 }
+_TYPES = {**SCALAR_TYPES, "nvTmaDesc": "CUtensorMap"}
 
 _UTILS: Optional[CudaUtils] = None
 
@@ -51,13 +52,41 @@ def _utils() -> CudaUtils:
     return _UTILS
 
 
+class TorchDeviceMethods:
+    """The driver methods Triton's NVIDIA and AMD drivers share, all through ``torch.cuda``
+    (ROCm builds of torch name their devices ``cuda`` too): mixed into both of safecall's."""
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device("cuda", self.get_current_device())  # type: ignore[attr-defined]
+
+    def get_device_interface(self) -> Any:
+        import torch
+
+        return torch.cuda
+
+    def get_benchmarker(self) -> Any:
+        from triton.testing import do_bench
+
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        import torch
+
+        return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
+
+
 def _driver_class() -> type:
     """``SafecallCudaDriver``, a subclass of Triton's ``GPUDriver`` (built on first use, as it
     needs triton)."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.driver import GPUDriver
 
-    class SafecallCudaDriver(GPUDriver):
+    class SafecallCudaDriver(TorchDeviceMethods, GPUDriver):
         """Triton's NVIDIA driver, served by safecall: ``utils`` on the CUDA driver API
         through ctypes, ``launcher_cls`` generating one host function per kernel. With torch
         imported, device, stream and capability come from torch (as Triton's); without, from
@@ -80,16 +109,6 @@ def _driver_class() -> type:
             major, minor = self.get_device_capability(self.get_current_device())
             return GPUTarget("cuda", major * 10 + minor, 32)
 
-        def get_active_torch_device(self) -> Any:
-            import torch
-
-            return torch.device("cuda", self.get_current_device())
-
-        def get_device_interface(self) -> Any:
-            import torch
-
-            return torch.cuda
-
         @staticmethod
         def is_active() -> bool:
             torch = sys.modules.get("torch")
@@ -107,19 +126,6 @@ def _driver_class() -> type:
             if ty.startswith("tensordesc"):
                 return "CUtensorMap"
             return _TYPES[ty]
-
-        def get_benchmarker(self) -> Any:
-            from triton.testing import do_bench
-
-            return do_bench
-
-        def get_empty_cache_for_benchmark(self) -> Any:
-            import torch
-
-            return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
-
-        def clear_cache(self, cache: Any) -> None:
-            cache.zero_()
 
     return SafecallCudaDriver
 

@@ -38,12 +38,6 @@ _PROPERTY_KEYS = (
     ("max_threads_per_sm", "maxThreadsPerMultiProcessor"),
     ("cooperativeLaunch", "cooperativeLaunch"),
 )
-#: Triton's C types of the HIP backend's arguments (``ty_to_cpp``).
-_TYPES = {
-    "i1": "int8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-    "u1": "uint8_t", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
-    "fp16": "double", "bf16": "double", "fp32": "double", "f32": "double", "fp64": "double",
-}
 
 
 _PATH: Optional[str] = None
@@ -208,9 +202,10 @@ def driver_class() -> type:
     from triton.backends.compiler import GPUTarget
     from triton.backends.driver import GPUDriver
 
+    from ._triton_driver import SCALAR_TYPES, TorchDeviceMethods
     from ._triton_launcher import launcher
 
-    class SafecallHipDriver(GPUDriver):
+    class SafecallHipDriver(TorchDeviceMethods, GPUDriver):
         """Triton's AMD driver, served by safecall: ``utils`` on the HIP runtime through
         ctypes, ``launcher_cls`` generating one host function per kernel. With torch imported,
         device and stream come from torch (as Triton's); without, the current device from
@@ -231,16 +226,6 @@ def driver_class() -> type:
             arch = knobs.runtime.override_arch or props["arch"]
             return GPUTarget("hip", arch.split(":")[0], props["warpSize"])
 
-        def get_active_torch_device(self) -> Any:
-            import torch
-
-            return torch.device("cuda", self.get_current_device())
-
-        def get_device_interface(self) -> Any:
-            import torch
-
-            return torch.cuda
-
         @staticmethod
         def is_active() -> bool:
             torch = sys.modules.get("torch")
@@ -255,19 +240,6 @@ def driver_class() -> type:
         def map_python_to_cpp_type(self, ty: str) -> str:
             if ty.startswith("*"):
                 return "hipDeviceptr_t"
-            return _TYPES[ty]
-
-        def get_benchmarker(self) -> Any:
-            from triton.testing import do_bench
-
-            return do_bench
-
-        def get_empty_cache_for_benchmark(self) -> Any:
-            import torch
-
-            return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
-
-        def clear_cache(self, cache: Any) -> None:
-            cache.zero_()
+            return SCALAR_TYPES[ty]
 
     return SafecallHipDriver

@@ -199,8 +199,9 @@ def test_triton_default_backend_selects_the_driver(monkeypatch):
         assert _choose_backend() == expected
 
 
-def _hip_python(code, tmp_path):
-    """``code`` in a fresh process with the HIP double as the runtime, triton installed."""
+def _hip_run(code, tmp_path, **env_changes):
+    """``code`` in a fresh process with the HIP double as the runtime (``fake``), triton
+    installed, the environment changed by ``env_changes``: the finished process."""
     reason = _unavailable()
     if reason is not None:
         if fake_hip.in_ci():
@@ -213,7 +214,14 @@ def _hip_python(code, tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("SAFECALL_TRITON_DRIVER", None)
-    out = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=600, env=env)
+    env.pop("TRITON_DEFAULT_BACKEND", None)
+    env.update(env_changes)
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=600, env=env)
+
+
+def _hip_python(code, tmp_path):
+    """:func:`_hip_run`'s standard output lines, the process having succeeded."""
+    out = _hip_run(code, tmp_path)
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
 
@@ -253,24 +261,16 @@ def test_a_cooperative_kernel_needs_a_device_that_supports_it(tmp_path):
 def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path):
     """``SAFECALL_TRITON_DRIVER=dispatch`` on an AMD machine (no CUDA driver, the HIP double as
     the runtime): the start-up hook installs the driver and says why the dispatch is not."""
-    reason = _unavailable()
-    if reason is not None:
-        if fake_hip.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    code = (
-        "from support import fake_hip\n"
-        "fake_hip.load()\n"
+    out = _hip_run(
         "import safecall._triton_hook\n"
         "import triton\n"
-        "print(type(triton.runtime.driver.active).__name__)\n"
+        "print(type(triton.runtime.driver.active).__name__)\n",
+        tmp_path,
+        SAFECALL_TRITON_DRIVER="dispatch",
+        SAFECALL_LIBCUDA_PATH=str(tmp_path / "none" / "libcuda.so.1"),
+        # For the wheel's `.pth` hook too, which runs before the code.
+        SAFECALL_LIBAMDHIP64_PATH=str(fake_hip.PATH),
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "cache"),
-               SAFECALL_TRITON_DRIVER="dispatch", SAFECALL_LIBCUDA_PATH=str(tmp_path / "none" / "libcuda.so.1"),
-               # For the wheel's `.pth` hook too, which runs before the code below.
-               SAFECALL_LIBAMDHIP64_PATH=str(fake_hip.PATH))
-    env.pop("TRITON_DEFAULT_BACKEND", None)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["SafecallHipDriver"]
     note = ("safecall: SAFECALL_TRITON_DRIVER=dispatch: safecall.triton.install(): dispatch=True serves CUDA kernels "
