@@ -4,7 +4,8 @@
 # calls), for the same function written by hand in C (benches/c/add_one_baseline.c, cc -O2)
 # and safecall's `.so` on Cranelift at `--opt none` and `--opt speed` (the default),
 # and on LLVM when the `safecall` binary is built with the cargo feature `llvm` (also with
-# `--omit-frame-pointer`, as the C build has no frame pointer), and TVM 0.27's
+# `--omit-frame-pointer`, as the C build has no frame pointer; the C is counted with frame
+# pointers too, `hand_written_c_fp`), and TVM 0.27's
 # generated function (benches/tvm/add_one.py) when a Python with apache-tvm is found
 # ($TVM_PYTHON, else .venv-tvm/bin/python), at n = 0 (the checks alone) and n = 4 (the checks
 # and a 4-element loop), and per element of the loop ((count at n = 1024 - count at n = 0) /
@@ -34,7 +35,10 @@ runtime=$PWD/target/debug
 cc -O2 -I"$include" benches/c/call_loop.c -o "$out/call_loop" -ldl \
     -Wl,--no-as-needed -L"$runtime" -lsafecall_runtime -Wl,-rpath,"$runtime"
 cc -O2 -shared -fPIC -I"$include" benches/c/add_one_baseline.c -o "$out/hand_written_c.so"
-libs=(hand_written_c)
+# The same C with frame pointers: the like-for-like row for safecall's LLVM default.
+cc -O2 -fno-omit-frame-pointer -shared -fPIC -I"$include" benches/c/add_one_baseline.c \
+    -o "$out/hand_written_c_fp.so"
+libs=(hand_written_c hand_written_c_fp)
 build() {
     local name=$1
     shift
@@ -66,14 +70,14 @@ count() {
 }
 ratio() { awk -v a="$1" -v c="$2" 'BEGIN { printf "%.3f", a / c }'; }
 long_calls=$(((n + 99) / 100))
-printf '%-16s %8s %8s %12s %8s %8s %8s\n' code "n = 0" "n = 4" "per element" "n=0/C" "n=4/C" "elem/C"
+printf '%-18s %8s %8s %12s %8s %8s %8s\n' code "n = 0" "n = 4" "per element" "n=0/C" "n=4/C" "elem/C"
 declare -A c0 c4 e
 for lib in "${libs[@]}"; do
     c0[$lib]=$(count "$lib" 0 "$n")
     c4[$lib]=$(count "$lib" 4 "$n")
     long=$(count "$lib" 1024 "$long_calls")
     e[$lib]=$(awk -v l="$long" -v z="${c0[$lib]}" 'BEGIN { printf "%.2f", (l - z) / 1024 }')
-    printf '%-16s %8s %8s %12s %8s %8s %8s\n' "$lib" "${c0[$lib]}" "${c4[$lib]}" "${e[$lib]}" \
+    printf '%-18s %8s %8s %12s %8s %8s %8s\n' "$lib" "${c0[$lib]}" "${c4[$lib]}" "${e[$lib]}" \
         "$(ratio "${c0[$lib]}" "${c0[hand_written_c]}")" \
         "$(ratio "${c4[$lib]}" "${c4[hand_written_c]}")" \
         "$(ratio "${e[$lib]}" "${e[hand_written_c]}")"
@@ -95,5 +99,5 @@ tier_loop=$( (cargo bench --no-run --features llvm --bench jit_tier_loop 2>&1 ||
 b0=$(jit_count add_one_0 "$n")
 b1024=$(jit_count add_one_1024 "$long_calls")
 be=$(awk -v l="$b1024" -v z="$b0" 'BEGIN { printf "%.2f", (l - z) / 1024 }')
-printf '%-16s %8s %8s %12s %8s %8s %8s\n' baseline_jit "$b0" - "$be" \
+printf '%-18s %8s %8s %12s %8s %8s %8s\n' baseline_jit "$b0" - "$be" \
     "$(ratio "$b0" "${c0[hand_written_c]}")" - "$(ratio "$be" "${e[hand_written_c]}")"

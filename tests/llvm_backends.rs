@@ -517,6 +517,45 @@ mod llvm_only {
     }
 
     #[test]
+    fn passing_checks_make_no_call_and_failing_ones_jump_to_the_explanation() {
+        // The assembly of `__tvm_ffi_<name>` (up to the end of its unwind description).
+        let asm_of = |module: &safecall::ir::Module, name: &str, frame_pointers: bool| {
+            let mut opts = options(Backend::Llvm);
+            opts.llvm.frame_pointers = frame_pointers;
+            let text = safecall::emit(module, safecall::Emit::Asm, &opts).unwrap();
+            let start = text.find(&format!("__tvm_ffi_{name}:")).expect("the function");
+            let end = start + text[start..].find(".cfi_endproc").expect("its end");
+            text[start..end].to_owned()
+        };
+        let add_one = example("add_one");
+        for frame_pointers in [true, false] {
+            let asm = asm_of(&add_one, "add_one", frame_pointers);
+            // Both explain calls (the argument count's and every later check's) are jumps:
+            // the function calls nothing, so the checks need no frame set up for a call.
+            assert!(!asm.contains("callq\t") && !asm.contains("call\t"), "{asm}");
+            assert!(asm.contains("jmp\t__safecall_explain_add_one"), "{asm}");
+            assert!(!asm.contains("%rbx"), "no callee-saved register: {asm}");
+        }
+        // A function that takes the address of its stack keeps a call (the callee of a
+        // `musttail` call may not reach the caller's frame).
+        let launcher = example("launcher");
+        let asm = asm_of(&launcher, "matmul", true);
+        assert!(asm.contains("callq\t__safecall_explain_matmul"), "{asm}");
+        // And the jumps explain every rejection as before (the outcomes of all backends are
+        // compared in `add_one_libraries_behave_identically`).
+        // SAFETY: the IR is the example's: it dereferences only the arguments it checks and
+        // calls only symbols it declares with their real signatures.
+        let jit = unsafe { safecall::jit::compile(&add_one, &jit_options(Backend::Llvm, 2)) };
+        let outcome = add_one_outcomes(jit.unwrap().function("add_one").unwrap());
+        assert_eq!(
+            outcome[1].1,
+            "TypeError: add_one: expected 2 arguments, got 0\n  when calling add_one(x: \
+             Tensor[(n,), float32, cpu], y: Tensor[(n,), float32, cpu])",
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
     fn float_min_and_max_chains_propagate_signaling_nans_and_order_zeros_at_every_level() {
         // min/max of a chain, as LLVM 19 at -O3 once got wrong for a signaling NaN operand
         // (it returned the other operand), against Cranelift.

@@ -78,8 +78,12 @@ pub(crate) enum CheckMode {
     /// A failing check jumps to `explain`, which calls the explain function: the success path
     /// carries no message code at all.
     Fast {
-        /// The shared block calling the explain function.
+        /// The shared block calling the explain function for every failure after the count
+        /// check: the argument count is known there, and is passed as a constant.
         explain: BlockId,
+        /// The block calling the explain function when the argument count is wrong (with
+        /// the count received).
+        count_explain: BlockId,
     },
 }
 
@@ -88,7 +92,6 @@ pub(crate) struct FnCtx<'a, 'm> {
     pub m: &'a mut ModuleCtx<'m>,
     pub func: &'a ir::Function,
     pub b: FuncBuilder,
-    pub handle: Var,
     pub args: Var,
     pub num_args: Var,
     pub result: Var,
@@ -234,6 +237,26 @@ impl FnCtx<'_, '_> {
         }
     }
 
+    /// The argument-count check, the first of all: on the fast path its failure has an explain
+    /// call of its own, so that every later one passes the count as a constant (no register
+    /// or stack slot holds it through the checks).
+    pub fn check_count(
+        &mut self,
+        ok: Var,
+        kind: &str,
+        parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
+    ) {
+        match self.mode {
+            CheckMode::Fast { count_explain, .. } => {
+                debug_assert!(self.pending.is_none(), "the count check comes first");
+                let pass = self.b.new_block();
+                self.b.branch(ok, pass, count_explain);
+                self.b.switch_to(pass);
+            }
+            CheckMode::Explain => self.check(ok, kind, parts),
+        }
+    }
+
     /// Whether this is the fast path (checks only branch to the explain function).
     pub fn fast_path(&self) -> bool {
         matches!(self.mode, CheckMode::Fast { .. })
@@ -262,7 +285,7 @@ impl FnCtx<'_, '_> {
     /// before code whose memory safety depends on those checks, and before any control flow
     /// (the `branch` / `jump` helpers do it).
     pub fn flush_checks(&mut self) {
-        if let (CheckMode::Fast { explain }, Some(ok)) = (self.mode, self.pending.take()) {
+        if let (CheckMode::Fast { explain, .. }, Some(ok)) = (self.mode, self.pending.take()) {
             let pass = self.b.new_block();
             self.b.branch(ok, pass, explain);
             self.b.switch_to(pass);
@@ -279,7 +302,7 @@ impl FnCtx<'_, '_> {
     /// branch, no block of their own).
     pub fn jump(&mut self, target: BlockId) {
         match (self.mode, self.pending.take()) {
-            (CheckMode::Fast { explain }, Some(ok)) => self.b.branch(ok, target, explain),
+            (CheckMode::Fast { explain, .. }, Some(ok)) => self.b.branch(ok, target, explain),
             (CheckMode::Fast { .. }, None) | (CheckMode::Explain, _) => self.b.jump(target),
         }
     }

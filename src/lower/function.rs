@@ -5,7 +5,7 @@
 use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, type_index};
 
 use crate::ir;
-use crate::lir::{Callee, FuncId, Function, ImportId, Linkage, Ty, builder::FuncBuilder};
+use crate::lir::{Var, Callee, FuncId, Function, ImportId, Linkage, Ty, builder::FuncBuilder};
 
 use super::capi::safe_call_signature;
 use super::context::{CheckMode, FnCtx};
@@ -26,12 +26,11 @@ pub(crate) enum ExplainTarget {
     Lazy { dispatcher: ImportId, context: u64 },
 }
 
-/// The slot of the explain call's arguments
-/// ([`explain_args_on_stack`](super::LowerSettings::explain_args_on_stack)): `args` at 0,
-/// `num_args` at 8.
-const EXPLAIN_ARGS_SLOT_SIZE: u32 = 16;
+/// The slot of the explain call's `args`
+/// ([`explain_args_on_stack`](super::LowerSettings::explain_args_on_stack)); `num_args` is
+/// a constant there (the count check has its own explain call).
+const EXPLAIN_ARGS_SLOT_SIZE: u32 = 8;
 const EXPLAIN_ARGS_OFFSET: usize = 0;
-const EXPLAIN_NUM_ARGS_OFFSET: usize = 8;
 
 impl<'a, 'm> FnCtx<'a, 'm> {
     fn new(
@@ -43,7 +42,8 @@ impl<'a, 'm> FnCtx<'a, 'm> {
     ) -> Self {
         let mut b = FuncBuilder::new(name, linkage, safe_call_signature());
         b.set_annotate(!m.options.skip_annotations);
-        let (handle, args, num_args, result) = (b.param(0), b.param(1), b.param(2), b.param(3));
+        // The handle (param 0), the function object, is never read.
+        let (args, num_args, result) = (b.param(1), b.param(2), b.param(3));
         let prologue = b.current();
         let start = b.new_block();
         let error_exit = b.new_cold_block();
@@ -52,6 +52,7 @@ impl<'a, 'm> FnCtx<'a, 'm> {
         let mode = match mode {
             Some(()) => CheckMode::Fast {
                 explain: b.new_cold_block(),
+                count_explain: b.new_cold_block(),
             },
             None => CheckMode::Explain,
         };
@@ -62,7 +63,6 @@ impl<'a, 'm> FnCtx<'a, 'm> {
             m,
             func,
             b,
-            handle,
             args,
             num_args,
             result,
@@ -160,7 +160,6 @@ impl FnCtx<'_, '_> {
         if let Some(slot) = self.explain_args_slot {
             let p = self.b.stack_addr(slot, 0);
             self.b.store(p, EXPLAIN_ARGS_OFFSET, self.args);
-            self.b.store(p, EXPLAIN_NUM_ARGS_OFFSET, self.num_args);
         }
         for (var, value) in std::mem::take(&mut self.entry_inits) {
             if self.b.ty(var).is_float() {
@@ -197,25 +196,44 @@ impl FnCtx<'_, '_> {
 
     /// Fills the shared block that argument checks jump to in fast mode.
     fn finish_explain_block(&mut self, target: ExplainTarget) {
-        let CheckMode::Fast { explain } = self.mode else {
+        let CheckMode::Fast {
+            explain,
+            count_explain,
+        } = self.mode
+        else {
             return;
         };
+        self.b.switch_to(count_explain);
+        self.b
+            .source("the argument count is wrong: the explain function raises the error");
+        // At the top of the function: the parameters are still at hand. The explain function
+        // re-runs the argument checks, which never read the handle (the function object): it
+        // gets NULL, so that no register holds the handle through the checks.
+        let handle = self.b.iconst(Ty::Ptr, 0);
+        let args = vec![handle, self.args, self.num_args, self.result];
+        self.call_explain(target, args);
+
         self.b.switch_to(explain);
         self.b
             .source("a check failed: the explain function raises its precise error");
+        // Past the count check, `num_args` is the parameter count.
+        let num_args = self.b.iconst(Ty::I32, self.func.params.len() as i64);
+        let handle = self.b.iconst(Ty::Ptr, 0);
         let args = match self.explain_args_slot {
-            // The entry stored `args` and `num_args`: neither is held in a register through
-            // the checks. The explain function re-runs the argument checks, which never read the handle
-            // (the function object): it gets NULL rather than a third saved value.
+            // The entry stored `args`: it is not held in a register through the checks.
             Some(slot) => {
                 let p = self.b.stack_addr(slot, 0);
-                let handle = self.b.iconst(Ty::Ptr, 0);
-                let args = self.b.load(Ty::Ptr, p, EXPLAIN_ARGS_OFFSET);
-                let num_args = self.b.load(Ty::I32, p, EXPLAIN_NUM_ARGS_OFFSET);
-                vec![handle, args, num_args, self.result]
+                self.b.load(Ty::Ptr, p, EXPLAIN_ARGS_OFFSET)
             }
-            None => vec![self.handle, self.args, self.num_args, self.result],
+            None => self.args,
         };
+        let args = vec![handle, args, num_args, self.result];
+        self.call_explain(target, args);
+    }
+
+    /// Calls the explain function with `args` (`handle, args, num_args, result`) and returns
+    /// its result.
+    fn call_explain(&mut self, target: ExplainTarget, args: Vec<Var>) {
         let rc = match target {
             ExplainTarget::Function(id) => self.b.call(Callee::Func(id), Some(Ty::I32), args),
             ExplainTarget::Lazy {

@@ -65,7 +65,7 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
     let expected = fx.b.iconst(Ty::I32, n as i64);
     let ok = fx.b.icmp(IntCC::Eq, fx.num_args, expected);
     let num_args = fx.num_args;
-    fx.check_arg(ok, TYPE_ERROR, |_| {
+    fx.check_count(ok, TYPE_ERROR, |_| {
         vec![
             MsgPart::text(format!(
                 "{}: expected {n} argument{}, got ",
@@ -75,9 +75,6 @@ pub(crate) fn lower_params(fx: &mut FnCtx<'_, '_>) -> Result<(), LowerError> {
             MsgPart::Value(Tag::I64, num_args),
         ]
     });
-    // Safety boundary: the argument array is read below.
-    fx.flush_checks();
-
     let mut tensors = Vec::new();
     for (i, param) in func.params.iter().enumerate() {
         let src = AnySrc {

@@ -9,6 +9,7 @@ use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{
+    LLVMTailCallKind,
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
     InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
 };
@@ -148,6 +149,9 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
             self.b.position_at_end(bb);
             for inst in &func.blocks[bi].insts {
                 self.inst(inst, bb)?;
+            }
+            if tail_call(self.m.lir, func, &func.blocks[bi]) {
+                self.mark_tail_call(bb);
             }
             self.terminator(&func.blocks[bi].term)?;
         }
@@ -356,6 +360,16 @@ impl<'a, 'm, 'ctx> FunctionTranslator<'a, 'm, 'ctx> {
         Ok(())
     }
 
+    /// Marks the block's last instruction, a call whose result the block returns, `musttail`.
+    fn mark_tail_call(&self, bb: BasicBlock<'ctx>) {
+        let call = bb
+            .get_last_instruction()
+            .and_then(|i| CallSiteValue::try_from(i).ok());
+        if let Some(call) = call {
+            call.set_tail_call_kind(LLVMTailCallKind::LLVMTailCallKindMustTail);
+        }
+    }
+
     /// Attaches each marker's source text to the first instruction after it.
     fn attach_markers(&self) -> Result<(), LlvmError> {
         let ctx = self.m.ctx;
@@ -393,4 +407,45 @@ pub(super) fn set_alignment(
             .map_err(|e| LlvmError(format!("alignment: {e}")))?;
     }
     Ok(())
+}
+
+/// Whether `block` ends in a call that can be a guaranteed tail call (`musttail`): it returns
+/// the result of a call, its last instruction, to a function of the same signature, whose
+/// arguments are the function's own parameters or constants, in a function that never takes
+/// the address of its stack (so the callee cannot reach the caller's frame). The fast path's
+/// call of the explain function is one: made a jump, a function whose checks pass makes no
+/// call and needs no frame set up for one (and LLVM keeps the call's result, which
+/// interprocedural constant propagation would otherwise replace by the explain function's
+/// constant -1, turning the jump back into a call).
+fn tail_call(module: &lir::Module, func: &lir::Function, block: &lir::Block) -> bool {
+    let Some(Inst::Call {
+        dst: Some(dst),
+        callee,
+        args,
+    }) = block.insts.last()
+    else {
+        return false;
+    };
+    if block.term != Terminator::Return(Some(*dst)) {
+        return false;
+    }
+    let same_signature = match callee {
+        Callee::Func(_) | Callee::Import(_) => *module.callee_sig(callee) == func.sig,
+        Callee::Indirect(..) => false,
+    };
+    let params = func.sig.params.len();
+    let own_or_constant = |a: &Var| {
+        let i = a.0 as usize;
+        (i < params && !func.vars[i].mutable)
+            || block
+                .insts
+                .iter()
+                .any(|inst| matches!(inst, Inst::Iconst { dst, .. } if dst == a))
+    };
+    let stack_taken = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| matches!(i, Inst::StackAddr { .. }));
+    same_signature && args.iter().all(own_or_constant) && !stack_taken
 }
