@@ -80,6 +80,7 @@ fn lower_verified(
     let settings = lower::LowerSettings {
         branch_per_check: options.backend == Backend::Llvm || optimized_cranelift,
         explain_args_on_stack: optimized_cranelift,
+        optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
         ..lower::LowerSettings::from(&options.lower)
     };
     Ok(lower::lower_with(&*module.verified()?, &settings)?)

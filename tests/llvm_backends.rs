@@ -523,7 +523,9 @@ mod llvm_only {
             let mut opts = options(Backend::Llvm);
             opts.llvm.frame_pointers = frame_pointers;
             let text = safecall::emit(module, safecall::Emit::Asm, &opts).unwrap();
-            let start = text.find(&format!("__tvm_ffi_{name}:")).expect("the function");
+            let start = text
+                .find(&format!("__tvm_ffi_{name}:"))
+                .expect("the function");
             let end = start + text[start..].find(".cfi_endproc").expect("its end");
             text[start..end].to_owned()
         };

@@ -174,6 +174,7 @@ fn compile_unchecked(
             || options.backend == Backend::Llvm
             || optimized_cranelift,
         explain_args_on_stack: optimized_cranelift,
+        optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;

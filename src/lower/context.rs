@@ -82,7 +82,9 @@ pub(crate) enum CheckMode {
         /// check: the argument count is known there, and is passed as a constant.
         explain: BlockId,
         /// The block calling the explain function when the argument count is wrong (with
-        /// the count received).
+        /// the count received), with
+        /// [`optimizing_backend`](super::LowerSettings::optimizing_backend); else `explain`,
+        /// which then passes the count received.
         count_explain: BlockId,
     },
 }
@@ -237,9 +239,9 @@ impl FnCtx<'_, '_> {
         }
     }
 
-    /// The argument-count check, the first of all: on the fast path its failure has an explain
-    /// call of its own, so that every later one passes the count as a constant (no register
-    /// or stack slot holds it through the checks).
+    /// The argument-count check, the first of all: on the fast path of an optimizing backend
+    /// its failure has an explain call of its own, so that every later one passes the count
+    /// as a constant (no register or stack slot holds it through the checks).
     pub fn check_count(
         &mut self,
         ok: Var,

@@ -5,7 +5,7 @@
 use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, type_index};
 
 use crate::ir;
-use crate::lir::{Var, Callee, FuncId, Function, ImportId, Linkage, Ty, builder::FuncBuilder};
+use crate::lir::{Callee, FuncId, Function, ImportId, Linkage, Ty, Var, builder::FuncBuilder};
 
 use super::capi::safe_call_signature;
 use super::context::{CheckMode, FnCtx};
@@ -26,11 +26,12 @@ pub(crate) enum ExplainTarget {
     Lazy { dispatcher: ImportId, context: u64 },
 }
 
-/// The slot of the explain call's `args`
-/// ([`explain_args_on_stack`](super::LowerSettings::explain_args_on_stack)); `num_args` is
-/// a constant there (the count check has its own explain call).
-const EXPLAIN_ARGS_SLOT_SIZE: u32 = 8;
+/// The slot of the explain call's arguments
+/// ([`explain_args_on_stack`](super::LowerSettings::explain_args_on_stack)): `args` at 0,
+/// `num_args` at 8 (unless the count is a constant there: `optimizing_backend`).
+const EXPLAIN_ARGS_SLOT_SIZE: u32 = 16;
 const EXPLAIN_ARGS_OFFSET: usize = 0;
+const EXPLAIN_NUM_ARGS_OFFSET: usize = 8;
 
 impl<'a, 'm> FnCtx<'a, 'm> {
     fn new(
@@ -50,10 +51,18 @@ impl<'a, 'm> FnCtx<'a, 'm> {
         let ok_exit = b.new_block();
         let parts_slot = b.slot(PART_SIZE, 8);
         let mode = match mode {
-            Some(()) => CheckMode::Fast {
-                explain: b.new_cold_block(),
-                count_explain: b.new_cold_block(),
-            },
+            Some(()) => {
+                let explain = b.new_cold_block();
+                let count_explain = if m.options.optimizing_backend {
+                    b.new_cold_block()
+                } else {
+                    explain
+                };
+                CheckMode::Fast {
+                    explain,
+                    count_explain,
+                }
+            }
             None => CheckMode::Explain,
         };
         let explain_args_slot = (mode != CheckMode::Explain && m.options.explain_args_on_stack)
@@ -160,6 +169,9 @@ impl FnCtx<'_, '_> {
         if let Some(slot) = self.explain_args_slot {
             let p = self.b.stack_addr(slot, 0);
             self.b.store(p, EXPLAIN_ARGS_OFFSET, self.args);
+            if !self.m.options.optimizing_backend {
+                self.b.store(p, EXPLAIN_NUM_ARGS_OFFSET, self.num_args);
+            }
         }
         for (var, value) in std::mem::take(&mut self.entry_inits) {
             if self.b.ty(var).is_float() {
@@ -203,29 +215,42 @@ impl FnCtx<'_, '_> {
         else {
             return;
         };
-        self.b.switch_to(count_explain);
-        self.b
-            .source("the argument count is wrong: the explain function raises the error");
-        // At the top of the function: the parameters are still at hand. The explain function
-        // re-runs the argument checks, which never read the handle (the function object): it
-        // gets NULL, so that no register holds the handle through the checks.
-        let handle = self.b.iconst(Ty::Ptr, 0);
-        let args = vec![handle, self.args, self.num_args, self.result];
-        self.call_explain(target, args);
-
+        // The explain function re-runs the argument checks, which never read the handle (the
+        // function object): it gets NULL, so that no register holds the handle through the
+        // checks.
+        let apart = count_explain != explain;
+        if apart {
+            self.b.switch_to(count_explain);
+            self.b
+                .source("the argument count is wrong: the explain function raises the error");
+            // At the top of the function: the parameters are still at hand.
+            let handle = self.b.iconst(Ty::Ptr, 0);
+            let args = vec![handle, self.args, self.num_args, self.result];
+            self.call_explain(target, args);
+        }
         self.b.switch_to(explain);
         self.b
             .source("a check failed: the explain function raises its precise error");
         // Past the count check, `num_args` is the parameter count.
-        let num_args = self.b.iconst(Ty::I32, self.func.params.len() as i64);
         let handle = self.b.iconst(Ty::Ptr, 0);
-        let args = match self.explain_args_slot {
-            // The entry stored `args`: it is not held in a register through the checks.
+        let (args, num_args) = match self.explain_args_slot {
+            // The entry stored `args` (and the count when it is not a constant): neither is
+            // held in a register through the checks.
             Some(slot) => {
                 let p = self.b.stack_addr(slot, 0);
-                self.b.load(Ty::Ptr, p, EXPLAIN_ARGS_OFFSET)
+                let args = self.b.load(Ty::Ptr, p, EXPLAIN_ARGS_OFFSET);
+                let num_args = if apart {
+                    self.b.iconst(Ty::I32, self.func.params.len() as i64)
+                } else {
+                    self.b.load(Ty::I32, p, EXPLAIN_NUM_ARGS_OFFSET)
+                };
+                (args, num_args)
             }
-            None => self.args,
+            None if apart => {
+                let n = self.b.iconst(Ty::I32, self.func.params.len() as i64);
+                (self.args, n)
+            }
+            None => (self.args, self.num_args),
         };
         let args = vec![handle, args, num_args, self.result];
         self.call_explain(target, args);

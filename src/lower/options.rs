@@ -42,6 +42,14 @@ pub(crate) struct LowerSettings {
     /// that would otherwise keep them in callee-saved registers, saved and restored on every
     /// call: Cranelift).
     pub explain_args_on_stack: bool,
+    /// The code generator optimizes (LLVM; Cranelift above `--opt none`): the fast path takes
+    /// the forms that become fewer machine instructions and registers there, at a few more
+    /// lowered instructions: the argument-count check has an explain call of its own (every
+    /// later one passes the count as a constant, so no register holds it through the checks),
+    /// and a tensor argument's `DLTensor` address is computed from its type index instead of
+    /// selected. The baseline tier and Cranelift's `--opt none`, where compile time counts
+    /// most, keep the shorter forms.
+    pub optimizing_backend: bool,
 }
 
 impl From<&LowerOptions> for LowerSettings {

@@ -328,9 +328,8 @@ fn decode_object(
 
 /// `type_index >> OBJECT_KIND_SHIFT`: 1 for a tensor object, 0 for a `DLTensor*`.
 const OBJECT_KIND_SHIFT: i64 = 6;
-const _: () = assert!(
-    ti::TENSOR >> OBJECT_KIND_SHIFT == 1 && ti::DL_TENSOR_PTR >> OBJECT_KIND_SHIFT == 0
-);
+const _: () =
+    assert!(ti::TENSOR >> OBJECT_KIND_SHIFT == 1 && ti::DL_TENSOR_PTR >> OBJECT_KIND_SHIFT == 0);
 
 /// A tensor (object or `DLTensor*`, non-NULL): its `DLTensor`, queued for the phase-3 checks.
 fn decode_tensor(
@@ -357,13 +356,20 @@ fn decode_tensor(
         vec![MsgPart::Text(msg), MsgPart::Value(Tag::TypeIndex, type_idx)]
     });
     // The `DLTensor`: the embedded one of a tensor object, or the `DLTensor*` itself. The type
-    // index being one of the two, the offset is `(type_index >> OBJECT_KIND_SHIFT) * offset`:
-    // a shift and an address computation, where a select takes a comparison, two constants
-    // and a conditional move.
-    let kind = fx.b.binary_imm(BinOp::Ushr, type_idx, OBJECT_KIND_SHIFT);
-    let kind = fx.b.resize(kind, Ty::I64, false);
-    let offset = fx.b.binary_imm(BinOp::Imul, kind, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
-    let dl_value = fx.b.ptr_add(raw, offset);
+    // index being one of the two, the offset is `(type_index >> OBJECT_KIND_SHIFT) * offset`
+    // for an optimizing backend: a shift and an address computation, where a select takes a
+    // comparison, two constants and a conditional move.
+    // With a backend that does not optimize (fewer instructions to compile), a select.
+    let dl_value = if fx.m.options.optimizing_backend {
+        let kind = fx.b.binary_imm(BinOp::Ushr, type_idx, OBJECT_KIND_SHIFT);
+        let kind = fx.b.resize(kind, Ty::I64, false);
+        let offset =
+            fx.b.binary_imm(BinOp::Imul, kind, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
+        fx.b.ptr_add(raw, offset)
+    } else {
+        let embedded = fx.b.ptr_add_imm(raw, TENSOR_OBJECT_DLTENSOR_OFFSET as i64);
+        fx.b.select(is_obj, embedded, raw)
+    };
     let dl = fx.decoded_var(Ty::Ptr, 0, guard.is_some());
     fx.b.assign(dl, dl_value);
     // One copy of the spec, shared by the checks and the binding.

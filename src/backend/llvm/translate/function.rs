@@ -9,9 +9,8 @@ use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{
-    LLVMTailCallKind,
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
-    InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
+    InstructionOpcode, InstructionValue, IntValue, LLVMTailCallKind, PointerValue, ValueKind,
 };
 use inkwell::{FloatPredicate, IntPredicate};
 
