@@ -81,6 +81,7 @@ fn lower_verified(
         branch_per_check: options.backend == Backend::Llvm || optimized_cranelift,
         explain_args_on_stack: optimized_cranelift,
         optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
+        computed_tensor_address: options.backend == Backend::Llvm,
         ..lower::LowerSettings::from(&options.lower)
     };
     Ok(lower::lower_with(&*module.verified()?, &settings)?)

@@ -42,14 +42,17 @@ pub(crate) struct LowerSettings {
     /// that would otherwise keep them in callee-saved registers, saved and restored on every
     /// call: Cranelift).
     pub explain_args_on_stack: bool,
-    /// The code generator optimizes (LLVM; Cranelift above `--opt none`): the fast path takes
-    /// the forms that become fewer machine instructions and registers there, at a few more
-    /// lowered instructions: the argument-count check has an explain call of its own (every
-    /// later one passes the count as a constant, so no register holds it through the checks),
-    /// and a tensor argument's `DLTensor` address is computed from its type index instead of
-    /// selected. The baseline tier and Cranelift's `--opt none`, where compile time counts
-    /// most, keep the shorter forms.
+    /// The code generator optimizes (LLVM; Cranelift above `--opt none`): the argument-count
+    /// check has an explain call of its own, and every later one passes the count as a
+    /// constant, so that no register holds it through the checks. The baseline tier and
+    /// Cranelift's `--opt none`, where compile time counts most, keep one explain call.
     pub optimizing_backend: bool,
+    /// A tensor argument's `DLTensor` address is computed from its type index (object or
+    /// `DLTensor*`) instead of selected: for LLVM, which folds the computed offset into the
+    /// addressing of every field read (fewer instructions and no compare); Cranelift compiles
+    /// it slower (the launcher's `.so` build took 8% more instructions) for 2 instructions
+    /// fewer per call on two tensors.
+    pub computed_tensor_address: bool,
 }
 
 impl From<&LowerOptions> for LowerSettings {

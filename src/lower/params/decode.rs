@@ -357,10 +357,10 @@ fn decode_tensor(
     });
     // The `DLTensor`: the embedded one of a tensor object, or the `DLTensor*` itself. The type
     // index being one of the two, the offset is `(type_index >> OBJECT_KIND_SHIFT) * offset`
-    // for an optimizing backend: a shift and an address computation, where a select takes a
-    // comparison, two constants and a conditional move.
-    // With a backend that does not optimize (fewer instructions to compile), a select.
-    let dl_value = if fx.m.options.optimizing_backend {
+    // (`computed_tensor_address`): a shift and an address computation, where a select takes
+    // a comparison, two constants and a conditional move.
+    // Else (fewer instructions to compile) a select.
+    let dl_value = if fx.m.options.computed_tensor_address {
         let kind = fx.b.binary_imm(BinOp::Ushr, type_idx, OBJECT_KIND_SHIFT);
         let kind = fx.b.resize(kind, Ty::I64, false);
         let offset =
