@@ -425,7 +425,8 @@ fn tail_call(module: &lir::Module, func: &lir::Function, block: &lir::Block) -> 
     else {
         return false;
     };
-    if block.term != Terminator::Return(Some(*dst)) {
+    // A mutable result would be stored to its home and loaded again before the return.
+    if block.term != Terminator::Return(Some(*dst)) || func.vars[dst.0 as usize].mutable {
         return false;
     }
     let same_signature = match callee {
