@@ -66,9 +66,12 @@ pub enum Emit {
     Asm,
 }
 
+/// Verifies and lowers `module`; `annotate` keeps the source descriptions that the dumps
+/// (`emit`) show, which an object file does not carry (the code is the same either way).
 fn lower_verified(
     module: &(impl ModuleInput + ?Sized),
     options: &Options,
+    annotate: bool,
 ) -> Result<lir::Module, Error> {
     // Optimized code branches once per argument check, each comparison its own branch
     // (Cranelift splits combined conditions: `backend::cranelift::conditions`), and keeps
@@ -82,6 +85,7 @@ fn lower_verified(
         explain_args_on_stack: optimized_cranelift,
         optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
         computed_tensor_address: options.backend == Backend::Llvm,
+        skip_annotations: !annotate,
         ..lower::LowerSettings::from(&options.lower)
     };
     Ok(lower::lower_with(&*module.verified()?, &settings)?)
@@ -100,7 +104,7 @@ pub fn compile_object(
     options: &Options,
 ) -> Result<Vec<u8>, Error> {
     let generator = options.code_generator()?;
-    Ok(generator.object(&lower_verified(module, options)?)?)
+    Ok(generator.object(&lower_verified(module, options, false)?)?)
 }
 
 /// Compiles a module and links it into the shared library `output`, in this process unless
@@ -126,14 +130,59 @@ pub fn emit(
 ) -> Result<String, Error> {
     match what {
         Emit::Ir => Ok(ir::print::print(module.module())),
-        Emit::Lowered => Ok(lower_verified(module, options)?.to_string()),
+        Emit::Lowered => Ok(lower_verified(module, options, true)?.to_string()),
         Emit::BackendIr => {
             let generator = options.code_generator()?;
-            Ok(generator.backend_ir(&lower_verified(module, options)?)?)
+            Ok(generator.backend_ir(&lower_verified(module, options, true)?)?)
         }
         Emit::Asm => {
             let generator = options.code_generator()?;
-            Ok(generator.asm(&lower_verified(module, options)?)?)
+            Ok(generator.asm(&lower_verified(module, options, true)?)?)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Object files are built from an unannotated lowering: the annotations the dumps show
+    /// must not change a byte of the code, on any backend.
+    #[test]
+    fn annotations_do_not_change_the_object_code() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ir");
+        let mut configurations = vec![
+            (Backend::Cranelift, OptLevel::None),
+            (Backend::Cranelift, OptLevel::Speed),
+        ];
+        if cfg!(feature = "llvm") {
+            configurations.push((Backend::Llvm, OptLevel::Speed));
+        }
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "scir") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let module = ir::parse::parse_in_dir(&text, Some(Path::new(dir))).unwrap().0;
+            for &(backend, opt_level) in &configurations {
+                let mut options = Options {
+                    backend,
+                    ..Options::default()
+                };
+                options.cranelift.opt_level = opt_level;
+                let generator = options.code_generator().unwrap();
+                let plain = generator
+                    .object(&lower_verified(&module, &options, false).unwrap())
+                    .unwrap();
+                let annotated = generator
+                    .object(&lower_verified(&module, &options, true).unwrap())
+                    .unwrap();
+                assert!(plain == annotated, "{}: {backend:?}", path.display());
+                compared += 1;
+            }
+        }
+        assert!(compared >= 26, "{compared} builds compared");
     }
 }
