@@ -84,7 +84,7 @@ fn lower_verified(
         branch_per_check: options.backend == Backend::Llvm || optimized_cranelift,
         explain_args_on_stack: optimized_cranelift,
         optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
-        computed_tensor_address: options.backend == Backend::Llvm,
+        llvm_check_forms: options.backend == Backend::Llvm,
         skip_annotations: !annotate,
         ..lower::LowerSettings::from(&options.lower)
     };
@@ -165,7 +165,9 @@ mod tests {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            let module = ir::parse::parse_in_dir(&text, Some(Path::new(dir))).unwrap().0;
+            let module = ir::parse::parse_in_dir(&text, Some(Path::new(dir)))
+                .unwrap()
+                .0;
             for &(backend, opt_level) in &configurations {
                 let mut options = Options {
                     backend,

@@ -543,8 +543,9 @@ mod llvm_only {
         let launcher = example("launcher");
         let asm = asm_of(&launcher, "matmul", true);
         assert!(asm.contains("callq\t__safecall_explain_matmul"), "{asm}");
-        // And the jumps explain every rejection as before (the outcomes of all backends are
-        // compared in `add_one_libraries_behave_identically`).
+        // The rejections are explained as before: the built libraries' jumps are covered by
+        // `add_one_libraries_behave_identically` (every backend's outcomes compared); the
+        // JIT's explain calls go through its lazy dispatcher (a call, never `musttail`).
         // SAFETY: the IR is the example's: it dereferences only the arguments it checks and
         // calls only symbols it declares with their real signatures.
         let jit = unsafe { safecall::jit::compile(&add_one, &jit_options(Backend::Llvm, 2)) };

@@ -294,6 +294,14 @@ pub fn code_name(c: u8) -> Option<&'static str> {
     })
 }
 
+/// Whether [`format()`] names `dtype` (void, or a known code below the custom ones), without
+/// building the name.
+pub fn has_name(dtype: DLDataType) -> bool {
+    dtype == VOID
+        || (dtype.code < CUSTOM_BEGIN && code_name(dtype.code).is_some())
+        || (dtype.code == code::BOOL && dtype.bits == 8 && dtype.lanes == 1)
+}
+
 /// Formats a dtype the way `TVMFFIDataTypeToString` does (`float32`, `int8x4`, `bool`, `""`
 /// for void). Unknown codes are an error, as in the real runtime.
 pub fn format(dtype: DLDataType) -> Result<String, DTypeParseError> {
@@ -342,6 +350,17 @@ pub fn format_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_name_agrees_with_format() {
+        for code in 0..=255u8 {
+            for (bits, lanes) in [(0, 0), (8, 1), (16, 1), (32, 4), (1, 1), (64, 0xffff)] {
+                let d = DLDataType { code, bits, lanes };
+                assert_eq!(has_name(d), format(d).is_ok(), "{d:?}");
+            }
+        }
+        assert!(has_name(VOID));
+    }
 
     #[test]
     fn common_names_round_trip() {

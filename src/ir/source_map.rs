@@ -169,6 +169,23 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
     }
 }
 
+/// Child `i` of `expr` in [`expr_children`] order, without collecting them.
+pub(crate) fn expr_child(expr: &Expr, i: usize) -> Option<&Expr> {
+    let child = match (expr, i) {
+        (Expr::Unary { arg, .. } | Expr::Cast { arg, .. }, 0) => arg,
+        (Expr::Binary { lhs, .. }, 0) => lhs,
+        (Expr::Binary { rhs, .. }, 1) => rhs,
+        (Expr::Select { cond, .. }, 0) => cond,
+        (Expr::Select { then_value, .. }, 1) => then_value,
+        (Expr::Select { else_value, .. }, 2) => else_value,
+        (Expr::PtrOffset { ptr, .. }, 0) => ptr,
+        (Expr::PtrOffset { offset, .. }, 1) => offset,
+        (Expr::Load { ptr, .. }, 0) => ptr,
+        _ => return None,
+    };
+    Some(child)
+}
+
 /// The operands of an expression, in [`ExprPath`] order.
 pub fn expr_children(expr: &Expr) -> Vec<&Expr> {
     match expr {
@@ -196,7 +213,7 @@ pub fn resolve_expr<'a>(stmt: &'a Stmt, path: &[usize]) -> Option<&'a Expr> {
     let (&first, rest) = path.split_first()?;
     let mut expr = *stmt_exprs(stmt).get(first)?;
     for &i in rest {
-        expr = *expr_children(expr).get(i)?;
+        expr = expr_child(expr, i)?;
     }
     Some(expr)
 }
@@ -383,6 +400,53 @@ impl ParamSpans {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expr_child_gives_the_children_in_order() {
+        use super::super::model::{BinOp, IntType, ScalarType, UnOp};
+        // select(b, -a, cast<i64>(load<i32>(offset(p, a + 1)))): every kind with children.
+        let var = |n: &str| Box::new(Expr::Var(n.to_owned()));
+        let sum = Expr::Binary {
+            op: BinOp::Add,
+            lhs: var("a"),
+            rhs: var("one"),
+        };
+        let address = Expr::PtrOffset {
+            ptr: var("p"),
+            offset: Box::new(sum),
+        };
+        let load = Expr::Load {
+            ty: ScalarType::Int(IntType::I32),
+            ptr: Box::new(address),
+        };
+        let value = Expr::Select {
+            cond: var("b"),
+            then_value: Box::new(Expr::Unary {
+                op: UnOp::Neg,
+                arg: var("a"),
+            }),
+            else_value: Box::new(Expr::Cast {
+                ty: ScalarType::Int(IntType::I64),
+                arg: Box::new(load),
+            }),
+        };
+        // Every node of the tree: its children, collected and one by one, are the same.
+        let mut stack = vec![&value];
+        let mut nodes = 0;
+        while let Some(e) = stack.pop() {
+            let all = expr_children(e);
+            for (i, c) in all.iter().enumerate() {
+                assert!(
+                    std::ptr::eq(expr_child(e, i).unwrap(), *c),
+                    "{e:?} child {i}"
+                );
+            }
+            assert!(expr_child(e, all.len()).is_none(), "{e:?}");
+            stack.extend(all);
+            nodes += 1;
+        }
+        assert_eq!(nodes, 11);
+    }
 
     #[test]
     fn line_col_counts_characters() {

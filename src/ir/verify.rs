@@ -294,6 +294,9 @@ struct FnVerifier<'v, 'm> {
     locals: Vec<Local>,
     poisoned: HashSet<String, FxBuildHasher>,
     optional_only: HashMap<String, String, FxBuildHasher>,
+    /// Reused for the path of the sub-expression being checked (one allocation per function
+    /// rather than one per expression).
+    expr_path: Vec<usize>,
 }
 
 impl<'v, 'm> FnVerifier<'v, 'm> {
@@ -312,6 +315,7 @@ impl<'v, 'm> FnVerifier<'v, 'm> {
             locals: Vec::new(),
             poisoned: HashSet::default(),
             optional_only: HashMap::default(),
+            expr_path: Vec::new(),
         }
     }
 

@@ -175,7 +175,7 @@ fn compile_unchecked(
             || optimized_cranelift,
         explain_args_on_stack: optimized_cranelift,
         optimizing_backend: options.backend == Backend::Llvm || optimized_cranelift,
-        computed_tensor_address: options.backend == Backend::Llvm,
+        llvm_check_forms: options.backend == Backend::Llvm,
         ..LowerSettings::default()
     };
     let lowered = lower::lower_with(module, &lower_options)?;

@@ -47,12 +47,13 @@ pub(crate) struct LowerSettings {
     /// constant, so that no register holds it through the checks. The baseline tier and
     /// Cranelift's `--opt none`, where compile time counts most, keep one explain call.
     pub optimizing_backend: bool,
-    /// A tensor argument's `DLTensor` address is computed from its type index (object or
-    /// `DLTensor*`) instead of selected: for LLVM, which folds the computed offset into the
-    /// addressing of every field read (fewer instructions and no compare); Cranelift compiles
-    /// it slower (the launcher's `.so` build took 8% more instructions) for 2 instructions
-    /// fewer per call on two tensors.
-    pub computed_tensor_address: bool,
+    /// The forms LLVM turns into the fewest instructions, and Cranelift into more (or into
+    /// slower compiles): a tensor argument's `DLTensor` address computed from its type index
+    /// (object or `DLTensor*`) instead of selected (LLVM folds the offset into every field's
+    /// address; Cranelift built the launcher's `.so` 8% slower with it), and a tensor's data
+    /// pointer read only when the tensor has elements (as C tests them; Cranelift, which
+    /// keeps the order of `||`, tests a non-NULL pointer first and is done).
+    pub llvm_check_forms: bool,
 }
 
 impl From<&LowerOptions> for LowerSettings {

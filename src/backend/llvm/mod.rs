@@ -37,6 +37,8 @@ mod error;
 #[cfg(feature = "llvm")]
 mod jit;
 mod settings;
+#[cfg(all(test, feature = "llvm"))]
+mod tail_call_tests;
 #[cfg(feature = "llvm")]
 mod translate;
 

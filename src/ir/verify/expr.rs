@@ -13,7 +13,11 @@ impl<'m> FnVerifier<'_, 'm> {
     /// ([`typing::expr_type_recorded`]): every statement types its expressions through here.
     pub(super) fn expr(&mut self, path: &StmtPath, index: usize, e: &Expr) -> Option<Type> {
         let mut ok = true;
-        self.literals(path, &mut vec![index], e, &mut ok);
+        let mut at = std::mem::take(&mut self.expr_path);
+        at.clear();
+        at.push(index);
+        self.literals(path, &mut at, e, &mut ok);
+        self.expr_path = at;
         match typing::expr_type_recorded(e, &self.scope, &mut self.v.types) {
             // Names bound only by optional parameters are rare: look for uses only when some are.
             Ok(t) if self.optional_only.is_empty() => ok.then_some(t),
@@ -118,10 +122,12 @@ impl<'m> FnVerifier<'_, 'm> {
             | Expr::PtrOffset { .. }
             | Expr::Load { .. }
             | Expr::IsNone(_) => {
-                for (i, c) in expr_children(e).into_iter().enumerate() {
+                let mut i = 0;
+                while let Some(c) = expr_child(e, i) {
                     at.push(i);
                     self.literals(path, at, c, ok);
                     at.pop();
+                    i += 1;
                 }
             }
         }
@@ -163,10 +169,12 @@ fn used_names<'e>(e: &'e Expr, at: &mut Vec<usize>, out: &mut Vec<(&'e str, Vec<
         | Expr::Cast { .. }
         | Expr::PtrOffset { .. }
         | Expr::Load { .. } => {
-            for (i, c) in expr_children(e).into_iter().enumerate() {
+            let mut i = 0;
+            while let Some(c) = expr_child(e, i) {
                 at.push(i);
                 used_names(c, at, out);
                 at.pop();
+                i += 1;
             }
         }
     }

@@ -59,7 +59,7 @@ impl<'m> FnVerifier<'_, 'm> {
 
     pub(super) fn tensor_spec(&mut self, spec: &TensorSpec, path: &[usize]) {
         if let Some(d) = spec.dtype {
-            let ok = dtype::format(d).is_ok() && d.bits != 0 && d.lanes != 0;
+            let ok = dtype::has_name(d) && d.bits != 0 && d.lanes != 0;
             if !ok {
                 self.param_err(
                     path,

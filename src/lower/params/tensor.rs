@@ -288,6 +288,13 @@ fn check_compact_strides(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, dims: &[Var], 
     let strides_ptr = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_STRIDES_OFFSET);
     let null = fx.b.iconst(Ty::Ptr, 0);
     let has_strides = fx.b.icmp(IntCC::Ne, strides_ptr, null);
+    // One dim: non-empty and not of extent 1 is one unsigned comparison, as C writes it (a
+    // negative extent counts as longer than 1, as before).
+    let nonempty = if ndim == 1 {
+        fx.b.icmp_imm(IntCC::Ugt, dims[0], 1)
+    } else {
+        nonempty
+    };
     let check_needed = fx.b.binary(BinOp::And, has_strides, nonempty);
     let check_block = fx.b.new_block();
     let done = fx.b.new_block();
@@ -371,6 +378,22 @@ fn check_byte_offset(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>) -> Option<Var> {
 /// tensors only.
 fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>, has_zero: Var) {
     let prefix = &t.prefix;
+    // With LLVM (`llvm_check_forms`) only a tensor with elements has its data pointer read:
+    // an empty one branches past, as C tests the extent first. Elsewhere the pointer is read
+    // and tested first, and the tensor's emptiness only when the pointer fails (Cranelift
+    // keeps the order of `||`: one test fewer for every tensor with data).
+    let skip_empty = fx.m.options.llvm_check_forms.then(|| {
+        let nonempty = fx.b.new_block();
+        let done = fx.b.new_block();
+        fx.branch(has_zero, done, nonempty);
+        fx.b.switch_to(nonempty);
+        done
+    });
+    // Whether the check passes as it stands, or for an empty tensor too.
+    let or_empty = |fx: &mut FnCtx<'_, '_>, ok: Var| match skip_empty {
+        Some(_) => ok,
+        None => fx.b.binary(BinOp::Or, ok, has_zero),
+    };
     let data = fx.b.load(Ty::Ptr, t.dl, DLTENSOR_DATA_OFFSET);
     if let Some(align) = t.leaf.spec.alignment.filter(|a| *a > 1) {
         let base = fx.b.convert(ConvOp::PtrToInt, data, Ty::I64);
@@ -380,7 +403,7 @@ fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>,
         };
         let low = fx.b.binary_imm(BinOp::And, addr, i64::from(align) - 1);
         let aligned = fx.b.icmp_imm(IntCC::Eq, low, 0);
-        let ok = fx.b.binary(BinOp::Or, aligned, has_zero);
+        let ok = or_empty(fx, aligned);
         let what = if byte_offset.is_some() {
             "data pointer + byte_offset"
         } else {
@@ -396,12 +419,16 @@ fn check_data(fx: &mut FnCtx<'_, '_>, t: &Checked<'_>, byte_offset: Option<Var>,
     }
     let null = fx.b.iconst(Ty::Ptr, 0);
     let non_null = fx.b.icmp(IntCC::Ne, data, null);
-    let ok = fx.b.binary(BinOp::Or, non_null, has_zero);
+    let ok = or_empty(fx, non_null);
     fx.check_arg(ok, VALUE_ERROR, |_| {
         vec![MsgPart::text(format!(
             "{prefix}data pointer is NULL but the tensor has elements"
         ))]
     });
+    if let Some(done) = skip_empty {
+        fx.jump(done);
+        fx.b.switch_to(done);
+    }
 }
 
 /// The device id: free, the same for all tensor arguments, or a symbol (bound or compared).

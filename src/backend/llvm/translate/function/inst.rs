@@ -189,6 +189,13 @@ impl<'ctx> FunctionTranslator<'_, '_, 'ctx> {
                 return Ok(());
             }
         }
+        if matches!(op, BinOp::And | BinOp::Or)
+            && let (Some(&x), Some(&y)) = (self.bools.get(&a), self.bools.get(&b))
+            && !self.is_home(a)
+            && !self.is_home(b)
+        {
+            return self.logical(dst, op == BinOp::And, x, y);
+        }
         let name = self.value_name(dst);
         let int_op = match op {
             BinOp::Iadd => Some(InstructionOpcode::Add),
@@ -244,6 +251,27 @@ impl<'ctx> FunctionTranslator<'_, '_, 'ctx> {
             }
         };
         self.def(dst, v)
+    }
+
+    /// `a && b` (`and`) or `a || b` of two conditions, as the `select` LLVM reads as a
+    /// short-circuit: the order of the two tests is kept through to the branches (an `and` /
+    /// `or` of `i1`s is commutative, and LLVM may test either first or combine both with
+    /// `setcc`).
+    fn logical(
+        &mut self,
+        dst: Var,
+        and: bool,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> Result<(), LlvmError> {
+        let name = self.name(|| format!("v{}.c", dst.0));
+        let (t, f) = if and {
+            (b, self.m.ctx.bool_type().const_zero())
+        } else {
+            (self.m.ctx.bool_type().const_all_ones(), b)
+        };
+        let c = self.b.build_select(a, t, f, &name)?.into_int_value();
+        self.def_bool(dst, c)
     }
 
     /// `min(x, y)` (`min`) or `max(x, y)` of floats: NaN-propagating, with -0 < +0, the
