@@ -44,7 +44,9 @@ fn is_word_byte(c: u8) -> bool {
 }
 
 fn tokenize(text: &[u8]) -> Result<Vec<Token<'_>>, String> {
-    let mut tokens = Vec::new();
+    // About one token per four bytes of PTX: one allocation instead of a dozen regrowths,
+    // each copying every token so far.
+    let mut tokens = Vec::with_capacity(text.len() / 4 + 16);
     let mut line = 1;
     let mut at = 0;
     while let Some(&c) = text.get(at) {

@@ -112,7 +112,8 @@ impl<'m> ModuleCtx<'m> {
         if let Some(id) = self.cstrings.get(text) {
             return *id;
         }
-        let mut contents = text.to_vec();
+        let mut contents = Vec::with_capacity(text.len() + 1);
+        contents.extend_from_slice(text);
         contents.push(0);
         let name = self.local_name("str");
         let id = self.add_data(Data {
