@@ -297,9 +297,7 @@ pub fn code_name(c: u8) -> Option<&'static str> {
 /// Whether [`format()`] names `dtype` (void, or a known code below the custom ones), without
 /// building the name.
 pub fn has_name(dtype: DLDataType) -> bool {
-    dtype == VOID
-        || (dtype.code < CUSTOM_BEGIN && code_name(dtype.code).is_some())
-        || (dtype.code == code::BOOL && dtype.bits == 8 && dtype.lanes == 1)
+    dtype == VOID || (dtype.code < CUSTOM_BEGIN && code_name(dtype.code).is_some())
 }
 
 /// Formats a dtype the way `TVMFFIDataTypeToString` does (`float32`, `int8x4`, `bool`, `""`

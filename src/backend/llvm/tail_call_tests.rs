@@ -57,6 +57,14 @@ fn a_returned_call_with_the_callers_parameters_is_musttail() {
         b.ret(r);
     });
     assert!(ir.contains("musttail call i32 @callee"), "{ir}");
+    // A source marker between the call and the return (annotated builds) changes nothing.
+    let ir = llvm_ir(|b| {
+        let args = params(b);
+        let r = b.call(CALLEE, Some(Ty::I32), args);
+        b.source("after the call");
+        b.ret(r);
+    });
+    assert!(ir.contains("musttail call i32 @callee"), "{ir}");
 }
 
 #[test]

@@ -358,8 +358,8 @@ fn decode_tensor(
     // The `DLTensor`: the embedded one of a tensor object, or the `DLTensor*` itself. The type
     // index being one of the two, the offset is `(type_index >> OBJECT_KIND_SHIFT) * offset`
     // (`llvm_check_forms`): a shift and an address computation, where a select takes
-    // a comparison, two constants and a conditional move.
-    // Else (fewer instructions to compile) a select.
+    // a comparison, two constants and a conditional move. The other backends keep the
+    // select (fewer instructions to compile).
     let dl_value = if fx.m.options.llvm_check_forms {
         let kind = fx.b.binary_imm(BinOp::Ushr, type_idx, OBJECT_KIND_SHIFT);
         let kind = fx.b.resize(kind, Ty::I64, false);

@@ -417,11 +417,18 @@ pub(super) fn set_alignment(
 /// interprocedural constant propagation would otherwise replace by the explain function's
 /// constant -1, turning the jump back into a call).
 fn tail_call(module: &lir::Module, func: &lir::Function, block: &lir::Block) -> bool {
+    // The last instruction, source markers aside (they emit nothing), so that annotated
+    // builds (the dumps) and object files make the same calls tail calls.
+    let last = block
+        .insts
+        .iter()
+        .rev()
+        .find(|i| !matches!(i, Inst::Source(_)));
     let Some(Inst::Call {
         dst: Some(dst),
         callee,
         args,
-    }) = block.insts.last()
+    }) = last
     else {
         return false;
     };
