@@ -16,12 +16,12 @@ import ctypes
 import os
 import subprocess
 import sys
-import threading
 from typing import Any, Dict, Optional, Tuple
 
 from . import _native
 from ._native import HIP
 from ._triton_abi import UnsupportedKernelError
+from ._triton_utils import RuntimeUtils
 
 #: ``hipDeviceProp_tR0600`` field -> (offset, C type), from ``_native.HIP``.
 _PROP = {name: (offset, ctype) for name, offset, ctype in HIP["PROP_FIELDS"]}
@@ -98,37 +98,25 @@ def _check_version(lib: ctypes.CDLL) -> None:
         )
 
 
-class HipUtils:
+class HipUtils(RuntimeUtils):
     """The entry points of Triton 3.9's ``hip_utils`` that code outside the launcher calls
     (``launch`` and ``build_signature_metadata`` belong to Triton's ``HIPLauncher``, which the
     safecall driver replaces; ``create_tdm_descriptor`` is refused: the launcher does not
     serve TDM descriptors, only host descriptors passed decomposed)."""
 
-    def __init__(self) -> None:
-        self._lib: Optional[ctypes.CDLL] = None
-        #: The runtime library's path (:func:`libhip_path`), once loaded.
-        self.path = ""
-        self._lock = threading.Lock()
-        #: hipFunction_t handle -> (kernel name, code object, device) from ``load_binary``.
-        self.binaries: Dict[int, Tuple[str, bytes, int]] = {}
-
-    @property
-    def lib(self) -> ctypes.CDLL:
-        """The HIP runtime, loaded on first use."""
-        if self._lib is None:
-            with self._lock:
-                if self._lib is None:
-                    path = libhip_path()
-                    try:
-                        lib = ctypes.CDLL(path)
-                    except OSError as e:
-                        raise RuntimeError(f"safecall's Triton driver cannot load the HIP runtime `{path}`: {e}") from None
-                    _check_version(lib)
-                    lib.hipGetErrorString.restype = ctypes.c_char_p
-                    lib.hipModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
-                    lib.hipModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]
-                    self.path, self._lib = path, lib
-        return self._lib
+    def _load(self) -> ctypes.CDLL:
+        """The HIP runtime (:func:`libhip_path`), checked to be HIP 6 or later."""
+        path = libhip_path()
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise RuntimeError(f"safecall's Triton driver cannot load the HIP runtime `{path}`: {e}") from None
+        _check_version(lib)
+        lib.hipGetErrorString.restype = ctypes.c_char_p
+        lib.hipModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
+        lib.hipModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]
+        self.path = path
+        return lib
 
     def _check(self, code: int) -> None:
         if code != 0:

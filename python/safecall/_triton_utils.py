@@ -60,29 +60,41 @@ def PyCUtensorMap() -> Any:  # noqa: N802  (Triton's name for the type)
     return _native.new_tensor_map()
 
 
-class CudaUtils:
-    """The 14 public entry points of Triton's ``cuda_utils`` that code outside the launcher
-    calls (``launch`` and ``build_signature_metadata`` belong to Triton's own launcher, which
-    the safecall driver replaces)."""
+class RuntimeUtils:
+    """What the NVIDIA and AMD ``utils`` share: the GPU runtime library, loaded once on first
+    use by the subclass's ``_load`` (which also sets :attr:`path`), and the binaries
+    ``load_binary`` loaded."""
 
     def __init__(self) -> None:
         self._lib: Optional[ctypes.CDLL] = None
-        #: The driver library's path (``_libcuda_path``), once loaded.
+        #: The runtime library's path, once loaded.
         self.path = ""
         self._lock = threading.Lock()
-        #: CUfunction handle -> (kernel name, cubin bytes, device) from ``load_binary``.
+        #: Function handle -> (kernel name, binary bytes, device) from ``load_binary``.
         self.binaries: Dict[int, Tuple[str, bytes, int]] = {}
 
-    # ---- the driver ----------------------------------------------------------------------
     @property
     def lib(self) -> ctypes.CDLL:
-        """libcuda, loaded and initialised on first use (``cuInit(0)``)."""
+        """The runtime library, loaded on first use."""
         if self._lib is None:
             with self._lock:
                 if self._lib is None:
-                    self.path = _libcuda_path()
-                    self._lib = _load_libcuda(self.path)
+                    self._lib = self._load()
         return self._lib
+
+    def _load(self) -> ctypes.CDLL:
+        raise NotImplementedError
+
+
+class CudaUtils(RuntimeUtils):
+    """The 14 public entry points of Triton's ``cuda_utils`` that code outside the launcher
+    calls (``launch`` and ``build_signature_metadata`` belong to Triton's own launcher, which
+    the safecall driver replaces). :attr:`lib` is libcuda, initialised (``cuInit(0)``)."""
+
+    # ---- the driver ----------------------------------------------------------------------
+    def _load(self) -> ctypes.CDLL:
+        self.path = _libcuda_path()
+        return _load_libcuda(self.path)
 
     def _check(self, code: int) -> None:
         if code != 0:

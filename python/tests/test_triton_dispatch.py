@@ -17,14 +17,14 @@ import sys
 import pytest
 
 from support import TESTS, fake_cuda
-from test_triton_driver import OTHER_TRITONS, VERSIONS, _unavailable
+from test_triton_driver import OTHER_TRITONS, VERSIONS, triton_unavailable
 
 RUNNER = TESTS / "support" / "triton_dispatch_run.py"
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def result(request, tmp_path_factory):
-    reason = _unavailable()
+    reason = triton_unavailable()
     python = sys.executable
     tmp = tmp_path_factory.mktemp("triton_dispatch")
     path = os.pathsep.join(sys.path)

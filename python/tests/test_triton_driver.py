@@ -33,14 +33,17 @@ OTHER_TRITONS = {v: ROOT / f".venv-triton{v.replace('.', '')}" / "bin" / "python
 COMPILERS = ("cc", "gcc", "clang", "c++", "g++", "clang++", "tcc")
 
 
-def _unavailable():
+def triton_unavailable(double=fake_cuda, tested="the driver"):
+    """Why the Triton driver tests cannot run here (None when they can): triton missing or
+    another release than ``TRITON_VERSION``, or the runtime ``double`` not built."""
     try:
         import triton
     except ImportError:
         return f"triton is not installed (pip install triton=={TRITON_VERSION})"
     if triton.__version__ != TRITON_VERSION:
-        return f"triton {triton.__version__} is installed; the driver is tested with {TRITON_VERSION}"
-    return fake_cuda.missing_reason()
+        return f"triton {triton.__version__} is installed; {tested} is tested with {TRITON_VERSION}"
+    return double.missing_reason()
+
 
 
 #: The releases the differential runs on: 3.9 and 3.6 always (CI has both); 3.7 and 3.8 where
@@ -50,7 +53,7 @@ VERSIONS = ["3.9", "3.6"] + [v for v in ("3.7", "3.8") if OTHER_TRITONS[v].exist
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def runs(request, tmp_path_factory):
-    reason = _unavailable()
+    reason = triton_unavailable()
     python = sys.executable
     if reason is None and request.param != "3.9":
         venv = OTHER_TRITONS[request.param]
@@ -243,7 +246,7 @@ def _python(code, env_changes, tmp_path):
 
 
 def test_installing_after_tritons_own_driver_was_built_is_an_error(tmp_path):
-    reason = _unavailable()
+    reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
     code = (
@@ -260,7 +263,7 @@ def test_installing_after_tritons_own_driver_was_built_is_an_error(tmp_path):
 
 
 def test_install_also_makes_the_default_and_reset_active_safecalls(tmp_path):
-    reason = _unavailable()
+    reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
     code = (
@@ -277,7 +280,7 @@ def test_install_also_makes_the_default_and_reset_active_safecalls(tmp_path):
 
 
 def test_the_environment_variable_installs_it_at_start_up(tmp_path):
-    reason = _unavailable()
+    reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
     import site
@@ -300,7 +303,7 @@ def test_the_environment_variable_installs_it_at_start_up(tmp_path):
 
 
 def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
-    reason = _unavailable()
+    reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
     missing = tmp_path / "no-libcuda.so.1"
@@ -318,7 +321,7 @@ def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
 
 
 def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
-    reason = _unavailable()
+    reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
     code = (

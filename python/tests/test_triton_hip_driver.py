@@ -23,20 +23,13 @@ import sys
 import pytest
 
 from support import TESTS, fake_hip
-from test_triton_driver import COMPILERS
+from test_triton_driver import COMPILERS, triton_unavailable
 
 RUNNER = TESTS / "support" / "triton_hip_driver_run.py"
-TRITON_VERSION = "3.9.0"
 
 
 def _unavailable():
-    try:
-        import triton
-    except ImportError:
-        return f"triton is not installed (pip install triton=={TRITON_VERSION})"
-    if triton.__version__ != TRITON_VERSION:
-        return f"triton {triton.__version__} is installed; the AMD driver is tested with {TRITON_VERSION}"
-    return fake_hip.missing_reason()
+    return triton_unavailable(fake_hip, "the AMD driver")
 
 
 @pytest.fixture(scope="module")

@@ -169,7 +169,8 @@ pub fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
     }
 }
 
-/// Child `i` of `expr` in [`expr_children`] order, without collecting them.
+/// Operand `i` of `expr`, in [`ExprPath`] order (unary `[arg]`, binary `[lhs, rhs]`, select
+/// `[cond, then, else]`, offset `[ptr, offset]`, load `[ptr]`); `None` past the last.
 pub(crate) fn expr_child(expr: &Expr, i: usize) -> Option<&Expr> {
     let child = match (expr, i) {
         (Expr::Unary { arg, .. } | Expr::Cast { arg, .. }, 0) => arg,
@@ -188,24 +189,7 @@ pub(crate) fn expr_child(expr: &Expr, i: usize) -> Option<&Expr> {
 
 /// The operands of an expression, in [`ExprPath`] order.
 pub fn expr_children(expr: &Expr) -> Vec<&Expr> {
-    match expr {
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![arg],
-        Expr::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        Expr::Select {
-            cond,
-            then_value,
-            else_value,
-        } => vec![cond, then_value, else_value],
-        Expr::PtrOffset { ptr, offset } => vec![ptr, offset],
-        Expr::Load { ptr, .. } => vec![ptr],
-        Expr::Int { .. }
-        | Expr::Float { .. }
-        | Expr::Bool(_)
-        | Expr::Str(_)
-        | Expr::Var(_)
-        | Expr::Field { .. }
-        | Expr::IsNone(_) => vec![],
-    }
+    (0..).map_while(|i| expr_child(expr, i)).collect()
 }
 
 /// The expression at `path` in `stmt`.
@@ -430,19 +414,36 @@ mod tests {
                 arg: Box::new(load),
             }),
         };
-        // Every node of the tree: its children, collected and one by one, are the same.
+        // Every node of the tree: its children are its operand fields, in source order.
+        let fields = |e: &Expr| -> Vec<*const Expr> {
+            match e {
+                Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => vec![&**arg],
+                Expr::Binary { lhs, rhs, .. } => vec![&**lhs, &**rhs],
+                Expr::Select {
+                    cond,
+                    then_value,
+                    else_value,
+                } => vec![&**cond, &**then_value, &**else_value],
+                Expr::PtrOffset { ptr, offset } => vec![&**ptr, &**offset],
+                Expr::Load { ptr, .. } => vec![&**ptr],
+                _ => vec![],
+            }
+        };
         let mut stack = vec![&value];
         let mut nodes = 0;
         while let Some(e) = stack.pop() {
-            let all = expr_children(e);
-            for (i, c) in all.iter().enumerate() {
+            let want = fields(e);
+            let children = expr_children(e);
+            assert_eq!(children.len(), want.len(), "{e:?}");
+            for (i, c) in children.iter().enumerate() {
+                assert!(std::ptr::eq(*c, want[i]), "{e:?} child {i}");
                 assert!(
-                    std::ptr::eq(expr_child(e, i).unwrap(), *c),
+                    std::ptr::eq(expr_child(e, i).unwrap(), want[i]),
                     "{e:?} child {i}"
                 );
             }
-            assert!(expr_child(e, all.len()).is_none(), "{e:?}");
-            stack.extend(all);
+            assert!(expr_child(e, want.len()).is_none(), "{e:?}");
+            stack.extend(children);
             nodes += 1;
         }
         assert_eq!(nodes, 11);
