@@ -121,6 +121,18 @@ def child(mode: str, rounds: int, calls: int) -> dict:
                 lambda: kernel.run(*args, grid=(4,), warmup=False, BLOCK=128), rounds, calls)
         out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
         out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
+        if n >= 8:
+            # The same launch with `tvm_ffi.Tensor`s at the same addresses (cuda:0), whose
+            # `data_ptr()` is a C method, as torch's is: the Python frame of `T.data_ptr` is
+            # then gone from both launchers (each still checks every pointer with the driver).
+            import tvm_ffi
+            from safecall.testing import RawTensor
+
+            pointers = sum(isinstance(a, T) for a in args)
+            tensors = [tvm_ffi.from_dlpack(RawTensor(p.address, (2, 0), (2, 32, 1), [256], None, 0)) for p in args[:pointers]]
+            tensor_args = (*run_args[:9], *tensors, *run_args[9 + pointers:])
+            out[f"CompiledKernel.run {n} args, C data_ptr()"] = _median(
+                lambda: compiled.run(*tensor_args), rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
     # The everyday grid: a lambda over META calling triton.cdiv, made anew per call as in a
     # wrapper function (Triton calls it; the dispatch computes it from its trace).

@@ -455,8 +455,9 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
     """The driver's ``launcher_cls``: for a kernel whose arguments are pointers, scalars and
     host TMA descriptors (no tuples, no descriptors decomposed into pointers) and without
     scratch memory, :class:`safecall._native.TritonLaunch` over a launch function generated
-    for its exact argument list (no loop over a plan per call); otherwise a
-    :class:`SafecallLauncher`. Both launch the same way."""
+    for its exact argument list (no loop over a plan per call), as the builtin function of its
+    ``function()`` (called with CPython's fast convention: no tuple read item by item);
+    otherwise a :class:`SafecallLauncher`. Both launch the same way."""
     general = SafecallLauncher(src, metadata)
     if general.global_scratch[0] or general.profile_scratch[0]:
         return general
@@ -504,7 +505,7 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         descriptors,
         minor >= (3, 7),
         libhip_path() if hip else None,
-    )
+    ).function()
 
 
 #: The most host descriptors :class:`safecall._native.TritonLaunch` takes (2 bits of each in a

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 type CuResult = c_int;
 
 /// The entry points, resolved once from the library the caller names.
-struct Driver {
+pub(crate) struct Driver {
     // Keeps the resolved functions valid.
     _lib: libloading::Library,
     ctx_get_current: unsafe extern "C" fn(*mut *mut c_void) -> CuResult,
@@ -57,8 +57,10 @@ fn load(path: &str) -> Result<Driver, String> {
     })
 }
 
+/// The driver loaded from `path` (the first caller's path: one driver per process), with
+/// Triton's error when it cannot be loaded or `cuInit` failed.
 #[inline]
-fn driver(path: &str) -> PyResult<&'static Driver> {
+pub(crate) fn driver(path: &str) -> PyResult<&'static Driver> {
     let d = DRIVER
         .get_or_init(|| load(path))
         .as_ref()
@@ -109,7 +111,12 @@ impl Driver {
 /// `CUDA_ERROR_INVALID_VALUE` (host memory) is Triton's `ValueError`, any other failure its
 /// `RuntimeError`.
 pub(crate) fn device_pointer(libcuda: &str, address: u64) -> PyResult<u64> {
-    let d = driver(libcuda)?;
+    device_pointer_in(driver(libcuda)?, address)
+}
+
+/// [`device_pointer`] with the driver already loaded.
+#[inline]
+pub(crate) fn device_pointer_in(d: &Driver, address: u64) -> PyResult<u64> {
     let mut out: u64 = 0;
     let attribute =
         cudarc::driver::sys::CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER as c_int;

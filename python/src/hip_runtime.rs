@@ -15,7 +15,7 @@ use safecall::lower::hip_api as api;
 type HipError = c_int;
 
 /// The entry points, resolved once from the library the caller names.
-struct Runtime {
+pub(crate) struct Runtime {
     // Keeps the resolved functions valid.
     _lib: libloading::Library,
     get_device: unsafe extern "C" fn(*mut c_int) -> HipError,
@@ -49,8 +49,9 @@ fn load(path: &str) -> Result<Runtime, String> {
     })
 }
 
+/// The runtime loaded from `path` (the first caller's: one per process).
 #[inline]
-fn runtime(path: &str) -> PyResult<&'static Runtime> {
+pub(crate) fn runtime(path: &str) -> PyResult<&'static Runtime> {
     RUNTIME
         .get_or_init(|| load(path))
         .as_ref()
@@ -62,7 +63,12 @@ fn runtime(path: &str) -> PyResult<&'static Runtime> {
 /// `hipErrorInvalidValue` (host memory) is Triton's `ValueError` (the sticky error cleared
 /// with `hipGetLastError`, as Triton does); any other status is ignored, as Triton ignores it.
 pub(crate) fn device_pointer(libhip: &str, address: u64) -> PyResult<u64> {
-    let rt = runtime(libhip)?;
+    device_pointer_in(runtime(libhip)?, address)
+}
+
+/// [`device_pointer`] with the runtime already loaded.
+#[inline]
+pub(crate) fn device_pointer_in(rt: &Runtime, address: u64) -> PyResult<u64> {
     let mut out = address;
     // SAFETY: an output pointer to 8 bytes, the size of the attribute's value (a device
     // pointer); the runtime leaves it as it is on failure.

@@ -30,6 +30,7 @@ mod triton_bound;
 mod triton_config;
 mod triton_descriptor;
 mod triton_dispatch;
+mod triton_fast_call;
 mod triton_grid;
 mod triton_heuristics;
 mod triton_key;
@@ -38,6 +39,7 @@ mod triton_launch;
 mod triton_memo;
 mod triton_method;
 mod triton_table;
+mod triton_words;
 mod vocabulary;
 
 pyo3::create_exception!(

@@ -20,7 +20,7 @@ use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Space, Unhashable, append};
 use crate::triton_knobs::KnobRead;
-use crate::triton_launch::{Address, TritonLaunch, exact_i64, to_u64};
+use crate::triton_launch::{Address, exact_i64, to_u64};
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 
@@ -193,9 +193,11 @@ impl TritonDispatch {
     /// Records `kernel` (a `CompiledKernel`) as Triton's choice for the missed `key`.
     fn record(&self, key: &DispatchKey, kernel: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = kernel.py();
+        let launcher = kernel.getattr(intern!(py, "run"))?;
         let entry = Entry {
             kernel: kernel.clone().unbind(),
-            launcher: kernel.getattr(intern!(py, "run"))?.unbind(),
+            native: crate::triton_fast_call::native(&launcher).map(Bound::unbind),
+            launcher: launcher.unbind(),
             function: kernel.getattr(intern!(py, "function"))?.unbind(),
             packed_metadata: kernel.getattr(intern!(py, "packed_metadata"))?.unbind(),
         };
@@ -456,13 +458,12 @@ impl TritonDispatch {
             py.None().into_bound(py),
         ];
         // safecall's own launcher is called directly; any other (Triton's) through Python.
-        let launcher = hit.launcher.bind(py);
-        if let Ok(native) = launcher.cast::<TritonLaunch>() {
+        if let Some(native) = &hit.native {
             native.get().launch(&fixed, &values, &addresses)?;
         } else {
             let mut call = fixed.to_vec();
             call.extend(values);
-            launcher.call1(PyTuple::new(py, call)?)?;
+            hit.launcher.bind(py).call1(PyTuple::new(py, call)?)?;
         }
         Ok(Ok(hit.kernel.bind(py).clone()))
     }

@@ -28,6 +28,7 @@ use safecall_runtime::abi::{
 };
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
+use crate::triton_words::{INLINE_WORDS, Words};
 
 /// How one of the JIT's positional kernel arguments is passed (Python's `_triton_launcher`
 /// spells the same codes).
@@ -160,60 +161,8 @@ impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
     }
 }
 
-/// The argument words kept on the stack (longer launches use the heap).
-const INLINE_WORDS: usize = 40;
-/// The call's arguments kept on the stack.
+/// The call's arguments kept on the stack (`__call__`).
 const INLINE_ARGS: usize = 48;
-
-/// A launch's argument words, filled in order: a buffer of exactly the launch's length, on
-/// the stack or the heap, and how many are written.
-struct Words<'a> {
-    buf: &'a mut [TVMFFIAny],
-    len: usize,
-}
-
-impl<'a> Words<'a> {
-    /// `n` words in `inline` when they fit, else in `heap`.
-    fn new(inline: &'a mut [TVMFFIAny], heap: &'a mut Vec<TVMFFIAny>, n: usize) -> Self {
-        let buf = if n <= inline.len() {
-            &mut inline[..n]
-        } else {
-            heap.resize(n, TVMFFIAny::NONE);
-            &mut heap[..]
-        };
-        Words { buf, len: 0 }
-    }
-
-    #[inline]
-    fn push(&mut self, word: TVMFFIAny) {
-        self.buf[self.len] = word;
-        self.len += 1;
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The words and their count, for the safe-call entry; every word must be written.
-    fn finished(&self) -> (*const TVMFFIAny, i32) {
-        debug_assert_eq!(self.len, self.buf.len());
-        (self.buf.as_ptr(), self.len as i32)
-    }
-}
-
-impl std::ops::IndexMut<usize> for Words<'_> {
-    fn index_mut(&mut self, i: usize) -> &mut TVMFFIAny {
-        &mut self.buf[i]
-    }
-}
-
-impl std::ops::Index<usize> for Words<'_> {
-    type Output = TVMFFIAny;
-    fn index(&self, i: usize) -> &TVMFFIAny {
-        &self.buf[i]
-    }
-}
 
 /// A built host function: the safe-call entry and what keeps its code alive.
 struct Built {
@@ -230,6 +179,13 @@ enum Runtime {
     Cuda(String),
     /// The HIP runtime: `hipPointerGetAttribute` (Triton's AMD driver).
     Hip(String),
+}
+
+/// [`Runtime`] loaded.
+#[derive(Clone, Copy)]
+enum Checker {
+    Cuda(&'static crate::cuda_context::Driver),
+    Hip(&'static crate::hip_runtime::Runtime),
 }
 
 /// The launcher (see the module docs).
@@ -254,6 +210,8 @@ pub struct TritonLaunch {
     /// lock (a kernel is almost always launched on the one device it was loaded on, with
     /// descriptors of one padding).
     first: std::sync::OnceLock<(u64, u64, TVMFFISafeCallType)>,
+    /// `runtime`, loaded on the first pointer it checks.
+    checker: std::sync::OnceLock<Checker>,
     built: Mutex<Vec<Built>>,
 }
 
@@ -331,45 +289,65 @@ impl TritonLaunch {
             hook_first,
             errors: error_api()?,
             first: std::sync::OnceLock::new(),
+            checker: std::sync::OnceLock::new(),
             built: Mutex::new(Vec::new()),
         })
     }
 
+    /// One launch, called with Triton's launcher protocol (the driver hands Triton
+    /// [`function`](Self::function)'s builtin instead, which is called with less work).
     #[pyo3(signature = (*args))]
     fn __call__(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        // Borrowed from the tuple, which holds them for the call: no reference counting; on
+        // the stack for up to `INLINE_ARGS`.
+        let tuple = args.as_borrowed();
+        let n = args.len();
+        let mut inline =
+            [const { std::mem::MaybeUninit::<Borrowed<'_, '_, PyAny>>::uninit() }; INLINE_ARGS];
+        let mut heap = Vec::new();
+        let all: &mut [std::mem::MaybeUninit<Borrowed<'_, '_, PyAny>>] = if n <= INLINE_ARGS {
+            &mut inline[..n]
+        } else {
+            heap.resize_with(n, std::mem::MaybeUninit::uninit);
+            &mut heap[..]
+        };
+        for (i, item) in all.iter_mut().enumerate() {
+            // SAFETY: i < n, the tuple's length.
+            item.write(unsafe { tuple.get_borrowed_item_unchecked(i) });
+        }
+        // SAFETY: every one of the `n` items was written above (`Borrowed` is `Copy`: nothing
+        // to drop).
+        let all = unsafe {
+            std::slice::from_raw_parts(all.as_ptr().cast::<Borrowed<'_, '_, PyAny>>(), n)
+        };
+        self.call_items(all)
+    }
+
+    /// This launcher as a builtin function with CPython's fast calling convention
+    /// (`safecall._native` module docs of `triton_fast_call`): called exactly as the launcher,
+    /// it gets the call's arguments without a tuple in between.
+    fn function(slf: Bound<'_, Self>) -> PyResult<Bound<'_, PyAny>> {
+        crate::triton_fast_call::function(slf)
+    }
+}
+
+impl TritonLaunch {
+    /// One launch with Triton's launcher protocol: the nine leading arguments, then the
+    /// kernel's.
+    pub(crate) fn call_items(&self, all: &[Borrowed<'_, '_, PyAny>]) -> PyResult<()> {
         const FIXED: usize = 9;
-        if args.len() != FIXED + self.kinds.len() {
+        if all.len() != FIXED + self.kinds.len() {
             return Err(PyTypeError::new_err(format!(
                 "the launcher takes {} arguments ({} and the kernel's {}), got {}",
                 FIXED + self.kinds.len(),
                 FIXED,
                 self.kinds.len(),
-                args.len()
+                all.len()
             )));
-        }
-        // Borrowed from the tuple, which holds them for the call: no reference counting; on
-        // the stack for up to `INLINE_ARGS` (a `SmallVec` collect costs twice the reads).
-        let tuple = args.as_borrowed();
-        let n = args.len();
-        // SAFETY: index 0 < n (n is at least FIXED).
-        let filler = unsafe { tuple.get_borrowed_item_unchecked(0) };
-        let mut inline = [filler; INLINE_ARGS];
-        let mut heap = Vec::new();
-        let all: &mut [Borrowed<'_, '_, PyAny>] = if n <= INLINE_ARGS {
-            &mut inline[..n]
-        } else {
-            heap.resize(n, filler);
-            &mut heap[..]
-        };
-        for (i, item) in all.iter_mut().enumerate() {
-            // SAFETY: i < n, the tuple's length.
-            *item = unsafe { tuple.get_borrowed_item_unchecked(i) };
         }
         self.launch(&all[..FIXED], &all[FIXED..], &[])
     }
-}
 
-impl TritonLaunch {
     /// One launch: `fixed` the JIT's nine leading arguments (grid x, y, z, stream, function,
     /// packed metadata, launch metadata, enter and exit hooks), `kernel_args` one per
     /// positional kernel argument. The dispatcher (`triton_dispatch`) calls this directly,
@@ -408,14 +386,13 @@ impl TritonLaunch {
         }
         // On the stack for up to `INLINE_WORDS` words (no allocation per launch); each push a
         // store (a `SmallVec` push checks its capacity and where it lives every time).
-        let mut inline = [TVMFFIAny::NONE; INLINE_WORDS];
+        let mut inline = [const { std::mem::MaybeUninit::<TVMFFIAny>::uninit() }; INLINE_WORDS];
         let mut heap = Vec::new();
         let mut values = Words::new(&mut inline, &mut heap, self.words);
         for g in &fixed[..3] {
             values.push(int(to_i64(g.bound())?));
         }
         values.push(int(to_u64(fixed[3].bound())? as i64));
-        let mut pointers: SmallVec<[(usize, usize); 16]> = SmallVec::new();
         let address = |i: usize| addresses.get(i).and_then(Option::as_ref);
         // Each descriptor's DLTensor and the argument slot it goes to, pointed at once every
         // slot is in place (the vector does not move after that).
@@ -428,10 +405,8 @@ impl TritonLaunch {
                 Kind::Pointer if self.hook_first => {
                     values.push(int(self.pointer(value, address(i))? as i64))
                 }
-                Kind::Pointer => {
-                    pointers.push((values.len(), i));
-                    values.push(int(0));
-                }
+                // Read after the enter hook, below.
+                Kind::Pointer => values.push(int(0)),
                 Kind::Integer { rule, lo, hi } => {
                     let v = exact_i64(value).or_else(|| value.extract::<i64>().ok());
                     let bits = match v {
@@ -458,7 +433,7 @@ impl TritonLaunch {
             }
         }
         for (slot, at) in slots.iter_mut() {
-            values[*at] = slot.argument();
+            values.set(*at, slot.argument());
         }
         let entry = match known {
             Some(entry) => entry,
@@ -466,8 +441,19 @@ impl TritonLaunch {
         };
         if !self.hook_first {
             self.hook(enter, launch_metadata)?;
-            for (slot, i) in pointers {
-                values[slot] = int(self.pointer(kernel_args[i].bound(), address(i))? as i64);
+            // The pointers' words, found again from the kinds: the grid and stream first, then
+            // one word per kind but the constexprs'.
+            let mut word = 4;
+            for (i, kind) in self.kinds.iter().enumerate() {
+                match kind {
+                    Kind::Skip => continue,
+                    Kind::Pointer => {
+                        let address = self.pointer(kernel_args[i].bound(), address(i))?;
+                        values.set(word, int(address as i64));
+                    }
+                    _ => {}
+                }
+                word += 1;
             }
         }
         // The two scratch pointers: none for the kernels this launcher serves.
@@ -572,10 +558,23 @@ impl TritonLaunch {
             return Ok(address);
         }
         // Anything else's address, checked by the driver as Triton checks it.
-        match &self.runtime {
-            Runtime::Cuda(libcuda) => crate::cuda_context::device_pointer(libcuda, address),
-            Runtime::Hip(libhip) => crate::hip_runtime::device_pointer(libhip, address),
+        match self.checker()? {
+            Checker::Cuda(d) => crate::cuda_context::device_pointer_in(d, address),
+            Checker::Hip(rt) => crate::hip_runtime::device_pointer_in(rt, address),
         }
+    }
+
+    /// The runtime that checks pointers, loaded once (an error each time until it loads).
+    #[inline]
+    fn checker(&self) -> PyResult<Checker> {
+        if let Some(checker) = self.checker.get() {
+            return Ok(*checker);
+        }
+        let checker = match &self.runtime {
+            Runtime::Cuda(libcuda) => Checker::Cuda(crate::cuda_context::driver(libcuda)?),
+            Runtime::Hip(libhip) => Checker::Hip(crate::hip_runtime::runtime(libhip)?),
+        };
+        Ok(*self.checker.get_or_init(|| checker))
     }
 
     /// Calls a launch hook with the launch metadata, unless it is `None` or a `HookChain`

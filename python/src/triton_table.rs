@@ -13,6 +13,8 @@ use crate::triton_key::{Key, KeyMap};
 pub(crate) struct Entry {
     pub(crate) kernel: Py<PyAny>,
     pub(crate) launcher: Py<PyAny>,
+    /// safecall's own launcher behind `launcher`, called directly.
+    pub(crate) native: Option<Py<crate::triton_launch::TritonLaunch>>,
     pub(crate) function: Py<PyAny>,
     pub(crate) packed_metadata: Py<PyAny>,
 }

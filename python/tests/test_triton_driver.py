@@ -122,7 +122,7 @@ def _without_bit21(record):
 
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
-                                   "pointer forms", "pointer checks")]
+                                   "pointer forms", "pointer checks", "protocol errors")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -166,6 +166,19 @@ def test_host_descriptors_launch_natively(runs):
     assert ours["launchers"] == {"copy": ["TritonLaunch"], "host_desc_copy": ["TritonLaunch"],
                                  "desc_copy": ["SafecallLauncher"]}
     assert set(stock["launchers"]["host_desc_copy"]) != {"TritonLaunch"}
+
+
+def test_calls_breaking_the_launcher_protocol_are_type_errors(runs):
+    stock, ours, _, _ = runs
+    for name in ("too few arguments", "a keyword argument"):
+        assert stock["protocol errors"][name].startswith("TypeError: "), name
+        assert ours["protocol errors"][name].startswith("TypeError: "), name
+    assert ours["protocol errors"]["too few arguments"] == (
+        "TypeError: the launcher takes 13 arguments (9 and the kernel's 4), got 4")
+    assert "keyword" in ours["protocol errors"]["a keyword argument"]
+    # Both launch normally afterwards (the native launcher returns None, as Triton's does).
+    assert stock["protocol errors"]["a launch after them"] is None
+    assert ours["protocol errors"]["a launch after them"] is None
 
 
 def test_bad_host_descriptors_are_refused_with_their_reason(runs):

@@ -279,10 +279,19 @@ results["errors"] = {
 results["errors"]["a negative grid"] = run(X, Y, 1000, 128, grid=(-1, 1, 1))
 results["errors, safecall's own"] = {"two negative grid entries": run(X, Y, 1000, 128, grid=(-1, -1, 1))}
 results["hook calls"] = len(hook_calls)
+# Calls that break the launcher protocol, after the count (neither launcher runs a hook for
+# them): Triton's launcher refuses them with Python's TypeError for its `__call__`; ours is a
+# builtin function, which CPython refuses keywords for and which counts its arguments.
+full = (8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None, X, Y, 1000, 128)
+results["protocol errors"] = {
+    "too few arguments": outcome(lambda: compiled.run(*full[:4])),
+    "a keyword argument": outcome(lambda: compiled.run(*full, extra=1)),
+}
+results["protocol errors"]["a launch after them"] = outcome(lambda: compiled.run(*full))
 # The launcher each compiled kernel got (the installed driver: native for pointers, scalars
 # and host TMA descriptors; in Python with scratch memory).
 results["launchers"] = {
-    k.fn.__name__: sorted({type(c.run).__name__ for c in k.device_caches[0][0].values()})
+    k.fn.__name__: sorted({type(getattr(c.run, "__self__", c.run)).__name__ for c in k.device_caches[0][0].values()})
     for k in (copy, host_desc_copy, desc_copy)
 }
 
