@@ -99,6 +99,50 @@ fn a_background_tier_up_switches_the_functions_callers_hold() {
 }
 
 #[test]
+fn a_tier_up_on_request_waits_for_the_request() {
+    let options = JitOptions {
+        tier_up: TierUp::OnRequest,
+        ..Default::default()
+    };
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
+    // and calls only symbols it declares with their real signatures.
+    let jit = unsafe { jit::compile(&parse(MODULE), &options) }.unwrap();
+    let held = jit.function("len4").unwrap().clone();
+    assert_eq!(call(&held, 12), Ok(120));
+    if !cfg!(target_arch = "x86_64") {
+        assert!(
+            !jit.code().request_tier_up(),
+            "no baseline tier, nothing to tier up"
+        );
+        return;
+    }
+    // A background tier-up of this size finishes in milliseconds; this one waits.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!jit.tiered_up(), "tiered up without a request");
+    assert!(jit.code().request_tier_up(), "the first request starts it");
+    assert!(
+        !jit.code().request_tier_up(),
+        "a second request has nothing to start"
+    );
+    let start = std::time::Instant::now();
+    while !jit.tiered_up() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the tier-up never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(call(&held, 16), Ok(160));
+    let (kind, message) = call(&held, 6).unwrap_err();
+    assert_eq!(kind, "ValueError");
+    assert!(message.contains("is not a multiple of 4"), "{message}");
+    // Never tiered up: a module compiled without a tier-up has nothing to request.
+    // SAFETY: as above.
+    let plain = unsafe { jit::compile(&parse(MODULE), &JitOptions::default()) }.unwrap();
+    assert!(!plain.code().request_tier_up());
+}
+
+#[test]
 fn a_module_dropped_before_its_tier_up_finishes_is_freed_cleanly() {
     let options = JitOptions {
         tier_up: TierUp::Background,

@@ -153,8 +153,13 @@ def jit(
     cpu: Optional[str] = None,
     target_features: Optional[str] = None,
     process_symbols: bool = True,
+    tier_up: Union[bool, str] = False,
 ) -> JitModule:
     """JIT-compiles a module; its functions are ``tvm_ffi.Function``s.
+
+    On x86-64, Cranelift's code comes from the baseline compiler by default (the fastest
+    compile); an explicit ``opt`` makes Cranelift compile it at that level instead, and
+    ``tier_up`` compiles it again in the background.
 
     Parameters
     ----------
@@ -171,6 +176,14 @@ def jit(
         LLVM's CPU and features (the host's by default).
     process_symbols : bool, default True
         Look up names missing from ``symbols`` in the process.
+    tier_up : bool or {"background", "on_request"}, default False
+        Cranelift only: compile with the first tier now, and again with Cranelift (at ``opt``,
+        else ``"speed"``) on the process's tier-up thread, at once (``True`` or
+        ``"background"``) or once ``JitModule.code.tier_up()`` asks for it (``"on_request"``:
+        say, after enough calls to pay for the compile); the functions switch to that code
+        when it is ready (``JitModule.code.tiered_up``), with no pause and nothing else to do
+        for the caller. For host functions that must be callable at once and are then called
+        many times (a kernel's launcher).
 
     Returns
     -------
@@ -187,7 +200,7 @@ def jit(
     m = _module(module)
     table = {name: _address(name, value) for name, value in (symbols or {}).items()}
     code, addresses = _native.jit(
-        m, table, backend, opt, cpu, target_features, process_symbols
+        m, table, backend, opt, cpu, target_features, process_symbols, tier_up
     )
     return JitModule(m, code, addresses)
 

@@ -273,7 +273,11 @@ class SafecallLauncher:
         descriptor ``(padding, round_f32_to_tf32)``) as ``(safe-call address, what keeps its
         code alive)``, for :class:`safecall._native.TritonLaunch`."""
         name, cubin, ordinal = self._binary(function)
-        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend).build())
+        # Launchable at once from the baseline compiler's code; the native launcher asks for
+        # Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
+        # launched often enough to pay for it.
+        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend).build(),
+                     tier_up="on_request")
         return jitted.addresses["launch"], jitted.code
 
 

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use safecall::aot::{LinkOptions, Linker};
 use safecall::backend::cranelift::CraneliftOptions;
 use safecall::backend::llvm::LlvmOptions;
-use safecall::jit::{JitOptions, SymbolAddress, SymbolBinding};
+use safecall::jit::{FirstTier, JitOptions, SymbolAddress, SymbolBinding, TierUp};
 use safecall::{Backend, Emit, Options};
 
 use crate::{CompileError, Module, compile_error};
@@ -20,6 +20,35 @@ use crate::{CompileError, Module, compile_error};
 #[pyclass(frozen, module = "safecall")]
 pub struct JitCode {
     _code: Arc<safecall::jit::JitCode>,
+}
+
+#[pymethods]
+impl JitCode {
+    /// Whether a tier-up (`jit(..., tier_up=True)`) has switched the module's functions to
+    /// Cranelift's code; until then they run the first tier's.
+    #[getter]
+    fn tiered_up(&self) -> bool {
+        self._code.tiered_up()
+    }
+
+    /// Starts the tier-up of a module compiled with `tier_up="on_request"` (Cranelift compiles
+    /// it again in the background; its functions switch to that code when it is ready):
+    /// `True` when this call started it, `False` when it was started before or there is none.
+    fn tier_up(&self) -> bool {
+        self._code.request_tier_up()
+    }
+}
+
+impl JitCode {
+    /// [`JitCode::tier_up`], for the native callers that hold the code (the Triton launcher).
+    pub(crate) fn request_tier_up(&self) -> bool {
+        self._code.request_tier_up()
+    }
+
+    /// [`JitCode::tiered_up`], for native callers.
+    pub(crate) fn is_tiered_up(&self) -> bool {
+        self._code.tiered_up()
+    }
 }
 
 /// The backend settings of one call, checked like the CLI's `--backend`/`--opt`/`--cpu`/
@@ -114,7 +143,7 @@ fn codegen(
 /// safe-call address of each function.
 #[pyfunction]
 #[pyo3(signature = (module, symbols = None, backend = "cranelift", opt = None, cpu = None,
-    target_features = None, process_symbols = true))]
+    target_features = None, process_symbols = true, tier_up = None))]
 #[allow(clippy::too_many_arguments)]
 fn jit(
     py: Python<'_>,
@@ -125,9 +154,27 @@ fn jit(
     cpu: Option<String>,
     target_features: Option<String>,
     process_symbols: bool,
+    tier_up: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(JitCode, Vec<(String, usize)>)> {
     let settings = codegen(backend, opt, cpu, target_features)?;
+    let tier_up = match tier_up {
+        Some(value) => tier_up_of(value)?,
+        None => TierUp::Never,
+    };
+    if tier_up != TierUp::Never && settings.backend != Backend::Cranelift {
+        return Err(PyValueError::new_err(
+            "tier_up applies to the Cranelift backend (LLVM compiles optimized code at once)",
+        ));
+    }
     let defaults = JitOptions::default();
+    // Cranelift at an `opt` level the caller chose compiles the code itself; with `tier_up`
+    // the first tier's code runs until Cranelift (at `opt`, else optimizing) has compiled it
+    // again in the background. Otherwise the first tier alone (the baseline compiler on x86-64).
+    let (first_tier, cranelift) = match (tier_up, settings.cranelift) {
+        (TierUp::Never, Some(cranelift)) => (FirstTier::Backend, cranelift),
+        (TierUp::Never, None) => (defaults.first_tier, defaults.cranelift),
+        (_, cranelift) => (defaults.first_tier, cranelift.unwrap_or_default()),
+    };
     let options = JitOptions {
         binding: SymbolBinding::Process,
         symbols: symbols
@@ -140,7 +187,9 @@ fn jit(
             .collect(),
         process_symbols,
         backend: settings.backend,
-        cranelift: settings.cranelift.unwrap_or(defaults.cranelift),
+        first_tier,
+        tier_up,
+        cranelift,
         llvm: settings.llvm,
         ..defaults
     };
@@ -167,6 +216,25 @@ fn jit(
     let code = compiled.code().clone();
     drop(compiled);
     Ok((JitCode { _code: code }, addresses))
+}
+
+/// `jit`'s `tier_up`: `False`, `True` or `"background"`, `"on_request"`.
+fn tier_up_of(value: &Bound<'_, PyAny>) -> PyResult<TierUp> {
+    if let Ok(on) = value.cast::<pyo3::types::PyBool>() {
+        return Ok(if on.is_true() {
+            TierUp::Background
+        } else {
+            TierUp::Never
+        });
+    }
+    match value.extract::<String>().as_deref() {
+        Ok("background") => Ok(TierUp::Background),
+        Ok("on_request") => Ok(TierUp::OnRequest),
+        _ => Err(PyValueError::new_err(format!(
+            "tier_up={}: False, True, \"background\" or \"on_request\"",
+            value.repr()?
+        ))),
+    }
 }
 
 /// Compiles `module` to `path`: an object file when it ends in `.o`, else a shared library.

@@ -39,6 +39,7 @@ mod triton_launch;
 mod triton_memo;
 mod triton_method;
 mod triton_table;
+mod triton_values;
 mod triton_words;
 mod vocabulary;
 

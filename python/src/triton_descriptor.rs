@@ -16,7 +16,7 @@ use safecall_runtime::abi::{
     DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, device_type, type_index,
 };
 
-use crate::triton_launch::to_u64;
+use crate::triton_values::to_u64;
 
 /// The largest rank of a `TensorDescriptor` (Triton asserts `rank <= 5`).
 const MAX_RANK: usize = 5;

@@ -20,9 +20,10 @@ use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Space, Unhashable, append};
 use crate::triton_knobs::KnobRead;
-use crate::triton_launch::{Address, exact_i64, to_u64};
+use crate::triton_launch::Address;
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
+use crate::triton_values::{exact_i64, to_u64};
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;

@@ -170,7 +170,7 @@ impl Interner {
             append(words, &[BOOL, u64::from(value.is_truthy()?)]);
             return Ok(Ok(()));
         }
-        if let Some(v) = crate::triton_launch::exact_i64(value) {
+        if let Some(v) = crate::triton_values::exact_i64(value) {
             append(words, &[INT, v as u64]);
             return Ok(Ok(()));
         }

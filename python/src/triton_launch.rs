@@ -23,11 +23,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 use smallvec::SmallVec;
 
-use safecall_runtime::abi::{
-    DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, TVMFFIValue, type_index,
-};
+use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType};
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
+use crate::triton_values::{exact_i64, float, half_bits, int, to_i64, to_u64};
 use crate::triton_words::{INLINE_WORDS, Words};
 
 /// How one of the JIT's positional kernel arguments is passed (Python's `_triton_launcher`
@@ -161,6 +160,13 @@ impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
     }
 }
 
+/// The launches of a kernel's first host function after which its code is compiled again by
+/// optimizing Cranelift in the background (`jit(..., tier_up="on_request")`): the baseline
+/// compiler's code costs about 30 ns more per launch (docs/jit.md), and the recompile (about a
+/// millisecond of the tier-up thread's time) pays only for kernels launched this often, so the
+/// first launches of a new kernel never share the machine with it.
+const TIER_UP_AFTER: u32 = 1000;
+
 /// The call's arguments kept on the stack (`__call__`).
 const INLINE_ARGS: usize = 48;
 
@@ -212,6 +218,10 @@ pub struct TritonLaunch {
     first: std::sync::OnceLock<(u64, u64, TVMFFISafeCallType)>,
     /// `runtime`, loaded on the first pointer it checks.
     checker: std::sync::OnceLock<Checker>,
+    /// The first function's JIT code, and how many launches have used it (up to
+    /// [`TIER_UP_AFTER`]).
+    first_code: std::sync::OnceLock<Py<crate::compile::JitCode>>,
+    launches: std::sync::atomic::AtomicU32,
     built: Mutex<Vec<Built>>,
 }
 
@@ -290,6 +300,8 @@ impl TritonLaunch {
             errors: error_api()?,
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
+            first_code: std::sync::OnceLock::new(),
+            launches: std::sync::atomic::AtomicU32::new(0),
             built: Mutex::new(Vec::new()),
         })
     }
@@ -321,6 +333,15 @@ impl TritonLaunch {
             std::slice::from_raw_parts(all.as_ptr().cast::<Borrowed<'_, '_, PyAny>>(), n)
         };
         self.call_items(all)
+    }
+
+    /// Whether the first host function has switched to Cranelift's optimized code (asked for
+    /// after [`TIER_UP_AFTER`] launches).
+    #[getter]
+    fn tiered_up(&self) -> bool {
+        self.first_code
+            .get()
+            .is_some_and(|code| code.get().is_tiered_up())
     }
 
     /// This launcher as a builtin function with CPython's fast calling convention
@@ -479,6 +500,7 @@ impl TritonLaunch {
             && *f == function
             && *g == flags
         {
+            self.count_launch();
             return Ok(*entry);
         }
         {
@@ -501,6 +523,7 @@ impl TritonLaunch {
         // SAFETY: `address` is a generated `__tvm_ffi_` safe-call entry (safecall.jit's), kept
         // alive by `keepalive`, which `Built` holds for the launcher's life.
         let entry = unsafe { std::mem::transmute::<usize, TVMFFISafeCallType>(address) };
+        let keepalive_code = keepalive.bind(py).clone();
         let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
         built.push(Built {
             function,
@@ -508,8 +531,32 @@ impl TritonLaunch {
             entry,
             _keepalive: keepalive,
         });
-        let _ = self.first.set((function, flags, entry));
+        drop(built);
+        if self.first.set((function, flags, entry)).is_ok()
+            && let Ok(code) = keepalive_code.cast_into::<crate::compile::JitCode>()
+        {
+            let _ = self.first_code.set(code.unbind());
+        }
         Ok(entry)
+    }
+
+    /// Counts a launch of the first function; at the [`TIER_UP_AFTER`]th, asks for its code's
+    /// tier-up (Cranelift's optimized code, compiled in the background, which the function
+    /// then switches to). A load and a compare per launch after that.
+    #[inline]
+    fn count_launch(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        // Launches hold the interpreter lock: a plain load and store count them (a lost count
+        // would only delay the request, and a second request does nothing).
+        let n = self.launches.load(Relaxed);
+        if n < TIER_UP_AFTER {
+            self.launches.store(n + 1, Relaxed);
+            if n + 1 == TIER_UP_AFTER
+                && let Some(code) = self.first_code.get()
+            {
+                code.get().request_tier_up();
+            }
+        }
     }
 
     /// A pointer argument's address, as `driver.c`'s `extractPointer`: `None` is NULL, an
@@ -623,72 +670,6 @@ impl TritonLaunch {
             _ => PyRuntimeError::new_err(message),
         }
     }
-}
-
-// `exact_i64` reads a C `long` as an `i64` (LP64: every target the extension is built for).
-const _: () = assert!(std::mem::size_of::<std::ffi::c_long>() == 8);
-
-/// An exact `int`'s value when it fits an `i64`, read with `PyLong_AsLongAndOverflow` (which
-/// reports a value out of range without raising); `None` for a value out of range or any other
-/// object.
-#[inline]
-pub(crate) fn exact_i64(value: &Bound<'_, PyAny>) -> Option<i64> {
-    if !value.is_exact_instance_of::<PyInt>() {
-        return None;
-    }
-    let mut overflow = 0;
-    // SAFETY: the interpreter lock is held (`value` is bound to it); `value` is an exact `int`,
-    // which this function reads without calling Python code or raising; an output pointer.
-    let v = unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(value.as_ptr(), &mut overflow) };
-    (overflow == 0).then_some(v)
-}
-
-/// An `int` as an `i64`: the value and the errors of `extract::<i64>()`.
-#[inline]
-fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
-    match exact_i64(value) {
-        Some(v) => Ok(v),
-        None => value.extract::<i64>(),
-    }
-}
-
-/// An `int` as a `u64`: the value and the errors of `extract::<u64>()`, with the values below
-/// 2^63 read as an `i64` (CPython's unsigned conversion goes through a byte array for any
-/// value of two digits or more: every device address).
-#[inline]
-pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    match exact_i64(value) {
-        Some(v) if v >= 0 => Ok(v as u64),
-        _ => value.extract::<u64>(),
-    }
-}
-
-fn int(v: i64) -> TVMFFIAny {
-    TVMFFIAny {
-        type_index: type_index::INT,
-        small_str_len: 0,
-        value: TVMFFIValue { v_int64: v },
-    }
-}
-
-fn float(v: f64) -> TVMFFIAny {
-    TVMFFIAny {
-        type_index: type_index::FLOAT,
-        small_str_len: 0,
-        value: TVMFFIValue { v_float64: v },
-    }
-}
-
-/// The bits of the half nearest `v` (ties to even), as `PyFloat_Pack2` packs it: an
-/// `OverflowError` for a finite value that rounds beyond the largest half.
-fn half_bits(v: f64) -> PyResult<u16> {
-    let h = half::f16::from_f64(v);
-    if h.is_infinite() && v.is_finite() {
-        return Err(PyOverflowError::new_err(
-            "float too large to pack with e format",
-        ));
-    }
-    Ok(h.to_bits())
 }
 
 /// Adds the class to the module.

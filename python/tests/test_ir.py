@@ -3,6 +3,8 @@ signatures, metadata) and AOT (build) with the CLI's options."""
 
 import ctypes
 import json
+import platform
+import time
 
 import numpy as np
 import pytest
@@ -304,6 +306,56 @@ def test_bad_options_are_clear_errors():
         safecall.jit(m, cpu="skylake")
     with pytest.raises(TypeError, match="expected an address"):
         safecall.jit(m, symbols={"f": "not an address"})
+
+
+    with pytest.raises(ValueError, match='tier_up=\'sometimes\': False, True, "background" or "on_request"'):
+        safecall.jit(m, tier_up="sometimes")
+    if safecall.HAS_LLVM:
+        with pytest.raises(ValueError, match="tier_up applies to the Cranelift backend"):
+            safecall.jit(m, backend="llvm", tier_up=True)
+
+
+TIERED = "module m;\nfn f(n: i64) -> i64 { assert n >= 0 else ValueError(\"n = \", n, \" < 0\"); return n * 3; }\n"
+
+
+def _wait_tiered_up(code) -> None:
+    deadline = time.monotonic() + 120
+    while not code.tiered_up:
+        assert time.monotonic() < deadline, "the tier-up never finished"
+        time.sleep(0.005)
+
+
+def test_a_tier_up_switches_the_functions_to_cranelift_code_with_the_same_results():
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    # At once, in the background.
+    at_once = safecall.jit(TIERED, tier_up=True)
+    f = at_once.f
+    assert f(4) == 12
+    if x86:
+        _wait_tiered_up(at_once.code)
+    assert f(5) == 15
+    with pytest.raises(ValueError, match="n = -1 < 0"):
+        f(-1)
+    assert not at_once.code.tier_up(), "started already"
+    # On request: nothing happens until asked.
+    on_request = safecall.jit(TIERED, tier_up="on_request")
+    g = on_request.f
+    assert g(2) == 6
+    time.sleep(0.2)
+    assert not on_request.code.tiered_up
+    assert on_request.code.tier_up() is x86, "the request starts it (only the baseline tier has one)"
+    assert not on_request.code.tier_up(), "a second request has nothing to start"
+    if x86:
+        _wait_tiered_up(on_request.code)
+    assert g(7) == 21
+    with pytest.raises(ValueError, match="n = -2 < 0"):
+        g(-2)
+    # Without a tier-up, and with an explicit `opt` (Cranelift compiles the code at once at
+    # that level): nothing to request, the same results.
+    for options in ({}, {"opt": "speed"}, {"opt": "none"}):
+        plain = safecall.jit(TIERED, **options)
+        assert plain.f(3) == 9, options
+        assert not plain.code.tier_up() and not plain.code.tiered_up, options
 
 
 def test_unresolved_externs_are_a_compile_error_naming_them():

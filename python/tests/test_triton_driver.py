@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import platform
 import shutil
 import subprocess
 import sys
@@ -122,7 +123,7 @@ def _without_bit21(record):
 
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
-                                   "pointer forms", "pointer checks", "protocol errors")]
+                                   "pointer forms", "pointer checks", "protocol errors", "tier-up")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -179,6 +180,18 @@ def test_calls_breaking_the_launcher_protocol_are_type_errors(runs):
     # Both launch normally afterwards (the native launcher returns None, as Triton's does).
     assert stock["protocol errors"]["a launch after them"] is None
     assert ours["protocol errors"]["a launch after them"] is None
+
+
+def test_a_kernel_launched_often_gets_optimized_code_and_launches_the_same(runs):
+    stock, ours, _, _ = runs
+    assert "tier-up" not in stock
+    tier_up = ours["tier-up"]
+    assert tier_up["tiered up before"] is False
+    # Only x86-64 has the baseline tier the launcher starts with (elsewhere Cranelift's code
+    # runs from the start).
+    assert tier_up["tiered up"] is (platform.machine() in ("x86_64", "AMD64"))
+    assert len(tier_up["launch before"]) == 1
+    assert tier_up["launch after"] == tier_up["launch before"]
 
 
 def test_bad_host_descriptors_are_refused_with_their_reason(runs):

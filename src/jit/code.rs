@@ -14,6 +14,9 @@ pub struct JitCode {
     /// What the code refers to by address and must outlive it: the lazy explanations of the
     /// module's functions (boxed, so they do not move). Dropped after the code (field order).
     pub(super) _keep: Vec<Box<dyn Any>>,
+    /// A tier-up that waits for [`JitCode::request_tier_up`] ([`TierUp::OnRequest`](
+    /// super::TierUp::OnRequest)).
+    pub(super) pending: Mutex<Option<super::worker::Job>>,
 }
 
 // SAFETY: after finalization the code is only touched again by `Drop`, which runs once, when
@@ -21,6 +24,33 @@ pub struct JitCode {
 unsafe impl Send for JitCode {}
 // SAFETY: as above.
 unsafe impl Sync for JitCode {}
+
+impl JitCode {
+    /// Whether a [tier-up](super::JitOptions::tier_up) has switched the module's functions to
+    /// the upper tier's code.
+    pub fn tiered_up(&self) -> bool {
+        self.module.lock().unwrap_or_else(|p| p.into_inner()).len() > 1
+    }
+
+    /// Starts the tier-up a module compiled with [`TierUp::OnRequest`](super::TierUp::OnRequest)
+    /// waits for: Cranelift compiles it again on the tier-up thread, and the functions switch
+    /// to that code when it is ready. `true` when this call started it; `false` when it was
+    /// started before or the module has none to start.
+    pub fn request_tier_up(&self) -> bool {
+        let job = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match job {
+            Some(job) => {
+                super::worker::submit(job);
+                true
+            }
+            None => false,
+        }
+    }
+}
 
 impl Drop for JitCode {
     fn drop(&mut self) {

@@ -128,6 +128,7 @@ impl LazyExplain {
             _code: JitCode {
                 module: Mutex::new(vec![built.out.code]),
                 _keep: Vec::new(),
+                pending: Mutex::new(None),
             },
             function,
         })

@@ -49,6 +49,7 @@ mod options;
 mod symbols;
 #[cfg(target_arch = "x86_64")]
 mod tier;
+mod worker;
 
 use build::build_code;
 pub use code::JitCode;
@@ -98,12 +99,7 @@ impl JitModule {
     /// Whether a [tier-up](JitOptions::tier_up) has switched the functions to the upper tier's
     /// code.
     pub fn tiered_up(&self) -> bool {
-        self.code
-            .module
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
-            > 1
+        self.code.tiered_up()
     }
 }
 
@@ -197,6 +193,7 @@ fn compile_unchecked(
         .collect();
     let built = build_code(&lowered, &entries, &resolver, options)?;
     let code = Arc::new(JitCode {
+        pending: Mutex::new(None),
         module: Mutex::new(vec![built.out.code]),
         _keep: explains
             .into_iter()
@@ -205,7 +202,7 @@ fn compile_unchecked(
     });
     #[cfg(target_arch = "x86_64")]
     if !built.switches.is_empty() {
-        tier::spawn_tier_up(
+        let job = tier::tier_up_job(
             Arc::downgrade(&code),
             lowered,
             entries,
@@ -213,6 +210,12 @@ fn compile_unchecked(
             options,
             built.switches,
         );
+        match options.tier_up {
+            TierUp::OnRequest => {
+                *code.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(job)
+            }
+            _ => worker::submit(job),
+        }
     }
     let mut functions = HashMap::new();
     for (f, ptr) in module.functions.iter().zip(built.out.entries) {

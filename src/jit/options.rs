@@ -97,7 +97,12 @@ pub enum TierUp {
     /// ([`JitModule::tiered_up`](super::JitModule::tiered_up)). Functions already handed out
     /// stay valid: their entry jumps through a pointer that the switch rewrites, which costs
     /// two instructions per call. A failed recompile leaves the baseline code in place.
+    /// Tier-ups run one at a time, on one thread the process starts for them.
     Background,
+    /// As [`TierUp::Background`], once [`JitCode::request_tier_up`](super::JitCode::request_tier_up)
+    /// asks for it (say, when a host function has been called often enough to pay for the
+    /// compile); never otherwise.
+    OnRequest,
 }
 
 /// Whether `options` select the baseline compiler.

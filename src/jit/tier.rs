@@ -7,50 +7,52 @@ use std::sync::atomic::Ordering;
 use super::code::{Built, JitCode, Switch};
 use super::options::{FirstTier, JitOptions, TierUp};
 use super::symbols::Resolver;
+use super::worker::Job;
 use crate::backend::baseline;
 use crate::error::Error;
 use crate::lir;
 
-/// Compiles `lowered` again with Cranelift on a background thread, then points `switches` (the
-/// entries `entries` name, in order) at the new code, which `code` then owns. Nothing happens
-/// if the module is dropped first or the compile fails.
-pub(super) fn spawn_tier_up(
+/// The tier-up of a module: a job that compiles `lowered` again with Cranelift, then points
+/// `switches` (the entries `entries` name, in order) at the new code, which `code` then owns.
+/// Nothing happens if the module is dropped first or the compile fails.
+/// [`submit`](super::worker::submit) runs it.
+pub(super) fn tier_up_job(
     code: Weak<JitCode>,
     lowered: lir::Module,
     entries: Vec<String>,
     resolver: Resolver,
     options: &JitOptions,
     switches: Vec<Switch>,
-) {
+) -> Job {
     let options = JitOptions {
         first_tier: FirstTier::Backend,
         tier_up: TierUp::Never,
         symbols: HashMap::new(),
         ..options.clone()
     };
-    let spawned = std::thread::Builder::new()
-        .name("safecall-tier-up".to_owned())
-        .spawn(move || {
-            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                super::direct::build(&lowered, &entries, &resolver, &options)
-            }));
-            let Ok(Ok(upper)) = built else {
-                return;
-            };
-            let Some(code) = code.upgrade() else {
-                // Nothing refers to the recompiled code (it was never switched to): dropping
-                // it frees it.
-                return;
-            };
-            let mut codes = code.module.lock().unwrap_or_else(|p| p.into_inner());
-            codes.push(upper.out.code);
-            for (switch, address) in switches.iter().zip(upper.out.entries) {
-                // SAFETY: the pointer lives in the module's memory, which `code` keeps alive.
-                unsafe { &*switch.0 }.store(address as u64, Ordering::Release);
-            }
-        });
-    // Without a thread there is no tier-up; the baseline code keeps running.
-    drop(spawned);
+    Box::new(move || {
+        if code.strong_count() == 0 {
+            // Dropped while it waited: nothing to switch.
+            return;
+        }
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::direct::build(&lowered, &entries, &resolver, &options)
+        }));
+        let Ok(Ok(upper)) = built else {
+            return;
+        };
+        let Some(code) = code.upgrade() else {
+            // Nothing refers to the recompiled code (it was never switched to): dropping
+            // it frees it.
+            return;
+        };
+        let mut codes = code.module.lock().unwrap_or_else(|p| p.into_inner());
+        codes.push(upper.out.code);
+        for (switch, address) in switches.iter().zip(upper.out.entries) {
+            // SAFETY: the pointer lives in the module's memory, which `code` keeps alive.
+            unsafe { &*switch.0 }.store(address as u64, Ordering::Release);
+        }
+    })
 }
 
 /// Compiles `module` with the baseline compiler; every import is resolved up front through
@@ -63,7 +65,7 @@ pub(super) fn build_baseline(
 ) -> Result<Built, Error> {
     let switchable = match tier_up {
         TierUp::Never => false,
-        TierUp::Background => true,
+        TierUp::Background | TierUp::OnRequest => true,
     };
     let built = baseline::jit(module, entries, &|name| resolver.resolve(name), switchable)?;
     Ok(Built {

@@ -1,0 +1,75 @@
+//! Python values as the words of a launch: exact `int`s read without raising, the `i64` and
+//! `u64` conversions with `extract`'s errors, and the `TVMFFIAny` words of ints, floats and
+//! halves (for [`TritonLaunch`](crate::triton_launch::TritonLaunch) and the dispatcher).
+
+use pyo3::exceptions::PyOverflowError;
+use pyo3::prelude::*;
+use pyo3::types::PyInt;
+
+use safecall_runtime::abi::{TVMFFIAny, TVMFFIValue, type_index};
+
+// `exact_i64` reads a C `long` as an `i64` (LP64: every target the extension is built for).
+const _: () = assert!(std::mem::size_of::<std::ffi::c_long>() == 8);
+
+/// An exact `int`'s value when it fits an `i64`, read with `PyLong_AsLongAndOverflow` (which
+/// reports a value out of range without raising); `None` for a value out of range or any other
+/// object.
+#[inline]
+pub(crate) fn exact_i64(value: &Bound<'_, PyAny>) -> Option<i64> {
+    if !value.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    let mut overflow = 0;
+    // SAFETY: the interpreter lock is held (`value` is bound to it); `value` is an exact `int`,
+    // which this function reads without calling Python code or raising; an output pointer.
+    let v = unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(value.as_ptr(), &mut overflow) };
+    (overflow == 0).then_some(v)
+}
+
+/// An `int` as an `i64`: the value and the errors of `extract::<i64>()`.
+#[inline]
+pub(crate) fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match exact_i64(value) {
+        Some(v) => Ok(v),
+        None => value.extract::<i64>(),
+    }
+}
+
+/// An `int` as a `u64`: the value and the errors of `extract::<u64>()`, with the values below
+/// 2^63 read as an `i64` (CPython's unsigned conversion goes through a byte array for any
+/// value of two digits or more: every device address).
+#[inline]
+pub(crate) fn to_u64(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match exact_i64(value) {
+        Some(v) if v >= 0 => Ok(v as u64),
+        _ => value.extract::<u64>(),
+    }
+}
+
+pub(crate) fn int(v: i64) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index: type_index::INT,
+        small_str_len: 0,
+        value: TVMFFIValue { v_int64: v },
+    }
+}
+
+pub(crate) fn float(v: f64) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index: type_index::FLOAT,
+        small_str_len: 0,
+        value: TVMFFIValue { v_float64: v },
+    }
+}
+
+/// The bits of the half nearest `v` (ties to even), as `PyFloat_Pack2` packs it: an
+/// `OverflowError` for a finite value that rounds beyond the largest half.
+pub(crate) fn half_bits(v: f64) -> PyResult<u16> {
+    let h = half::f16::from_f64(v);
+    if h.is_infinite() && v.is_finite() {
+        return Err(PyOverflowError::new_err(
+            "float too large to pack with e format",
+        ));
+    }
+    Ok(h.to_bits())
+}
