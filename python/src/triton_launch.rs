@@ -218,6 +218,8 @@ pub struct TritonLaunch {
     first: std::sync::OnceLock<(u64, u64, TVMFFISafeCallType)>,
     /// `runtime`, loaded on the first pointer it checks.
     checker: std::sync::OnceLock<Checker>,
+    /// The first `function` object a launch passed and its value (an exact `int`: immutable).
+    function_object: std::sync::OnceLock<(Py<PyAny>, u64)>,
     /// The first function's JIT code, and how many launches have used it (up to
     /// [`TIER_UP_AFTER`]).
     first_code: std::sync::OnceLock<Py<crate::compile::JitCode>>,
@@ -301,6 +303,7 @@ impl TritonLaunch {
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
             first_code: std::sync::OnceLock::new(),
+            function_object: std::sync::OnceLock::new(),
             launches: std::sync::atomic::AtomicU32::new(0),
             built: Mutex::new(Vec::new()),
         })
@@ -390,7 +393,7 @@ impl TritonLaunch {
                 kernel_args.len()
             )));
         }
-        let function = to_u64(fixed[4].bound())?;
+        let function = self.function_handle(fixed[4].bound())?;
         // Without descriptors the host function is known before any argument is read.
         let known = if self.descriptors.is_empty() {
             Some(self.entry(py, function, 0)?)
@@ -540,6 +543,23 @@ impl TritonLaunch {
         Ok(entry)
     }
 
+    /// The `CUfunction` handle Triton passes, an `int`: read once for the object it passes
+    /// every time (`CompiledKernel.function`, kept alive here so that its address keeps naming
+    /// it), converted as any other for a different object.
+    #[inline]
+    fn function_handle(&self, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+        if let Some((object, handle)) = self.function_object.get()
+            && object.as_ptr() == value.as_ptr()
+        {
+            return Ok(*handle);
+        }
+        let handle = to_u64(value)?;
+        if value.is_exact_instance_of::<PyInt>() {
+            let _ = self.function_object.set((value.clone().unbind(), handle));
+        }
+        Ok(handle)
+    }
+
     /// Counts a launch of the first function; at the [`TIER_UP_AFTER`]th, asks for its code's
     /// tier-up (Cranelift's optimized code, compiled in the background, which the function
     /// then switches to). A load and a compare per launch after that.
@@ -631,7 +651,7 @@ impl TritonLaunch {
             return Ok(());
         }
         let calls = pyo3::intern!(hook.py(), "calls");
-        if hook.get_type().is(self.hook_chain.bind(hook.py()))
+        if hook.get_type_ptr().cast() == self.hook_chain.as_ptr()
             && !hook.getattr(calls)?.is_truthy()?
         {
             return Ok(());
