@@ -183,7 +183,8 @@ def jit(
         say, after enough calls to pay for the compile); the functions switch to that code
         when it is ready (``JitModule.code.tiered_up``), with no pause and nothing else to do
         for the caller. For host functions that must be callable at once and are then called
-        many times (a kernel's launcher).
+        many times (a kernel's launcher). Off x86-64 there is no baseline tier: Cranelift
+        compiles the code once, at ``opt`` or its fast settings, and nothing tiers up.
 
     Returns
     -------

@@ -173,6 +173,11 @@ fn jit(
     let (first_tier, cranelift) = match (tier_up, settings.cranelift) {
         (TierUp::Never, Some(cranelift)) => (FirstTier::Backend, cranelift),
         (TierUp::Never, None) => (defaults.first_tier, defaults.cranelift),
+        // Off x86-64 there is no baseline tier and so no tier-up: Cranelift compiles the first
+        // (and only) tier at the settings it would have without one.
+        (_, cranelift) if !cfg!(target_arch = "x86_64") => {
+            (defaults.first_tier, cranelift.unwrap_or(defaults.cranelift))
+        }
         (_, cranelift) => (defaults.first_tier, cranelift.unwrap_or_default()),
     };
     let options = JitOptions {

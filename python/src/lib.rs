@@ -34,6 +34,7 @@ mod triton_fast_call;
 mod triton_grid;
 mod triton_heuristics;
 mod triton_key;
+mod triton_kinds;
 mod triton_knobs;
 mod triton_launch;
 mod triton_memo;

@@ -26,61 +26,9 @@ use smallvec::SmallVec;
 use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType};
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
+use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
 use crate::triton_values::{exact_i64, float, half_bits, int, to_i64, to_u64};
 use crate::triton_words::{INLINE_WORDS, Words};
-
-/// How one of the JIT's positional kernel arguments is passed (Python's `_triton_launcher`
-/// spells the same codes).
-#[derive(Clone, Copy)]
-enum Kind {
-    /// A constexpr: dropped.
-    Skip,
-    /// A pointer: `None`, an `int`, or anything with `data_ptr()`.
-    Pointer,
-    /// An integer whose `i64` values in `[lo, hi]` pass as they are (the host function
-    /// truncates to the kernel's width); any other value goes through Python's
-    /// `_integer_slow(rule, value)`, which applies the rule of Triton's extractor (code `rule`)
-    /// exactly: its bits, or its error.
-    Integer { rule: u8, lo: i64, hi: i64 },
-    /// `fp32`/`fp64`.
-    Float,
-    /// `fp16`: the nearest half's bits (an `OverflowError` beyond its range, as `PyFloat_Pack2`).
-    Half,
-    /// `bf16`: the upper half of the float32 (truncated, as Triton does).
-    BFloat16,
-    /// A host `TensorDescriptor` (TMA): the launcher's `descriptors[index]`.
-    Descriptor { index: usize },
-}
-
-/// The kind code of a host descriptor argument.
-const DESCRIPTOR_CODE: u8 = 2;
-
-impl Kind {
-    fn from_code(code: u8) -> PyResult<Kind> {
-        Ok(match code {
-            0 => Kind::Skip,
-            1 => Kind::Pointer,
-            4 => Kind::Float,
-            5 => Kind::Half,
-            6 => Kind::BFloat16,
-            rule @ 10..=17 => {
-                let (lo, hi) = match rule {
-                    12 | 13 => (0, i64::MAX),
-                    14 => (0, 255),
-                    15 => (i16::MIN as i64, i16::MAX as i64),
-                    16 => (i32::MIN as i64, i32::MAX as i64),
-                    _ => (i64::MIN, i64::MAX),
-                };
-                Kind::Integer { rule, lo, hi }
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown argument kind {other}"
-                )));
-            }
-        })
-    }
-}
 
 /// The libtvm_ffi entry points that retrieve a raised error (the process's runtime, loaded
 /// with `RTLD_GLOBAL` by `import tvm_ffi`: generated code raised the error there).
@@ -162,9 +110,9 @@ impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
 
 /// The launches of a kernel's first host function after which its code is compiled again by
 /// optimizing Cranelift in the background (`jit(..., tier_up="on_request")`): the baseline
-/// compiler's code costs about 30 ns more per launch (docs/jit.md), and the recompile (about a
-/// millisecond of the tier-up thread's time) pays only for kernels launched this often, so the
-/// first launches of a new kernel never share the machine with it.
+/// compiler's code costs about 30 ns more per launch (docs/jit.md). Waiting keeps the recompile
+/// (about a millisecond of the tier-up thread's time) off the first launches of new kernels
+/// and off kernels launched a few times only; it pays for itself after some 25 000 launches.
 const TIER_UP_AFTER: u32 = 1000;
 
 /// The call's arguments kept on the stack (`__call__`).
@@ -535,10 +483,12 @@ impl TritonLaunch {
             _keepalive: keepalive,
         });
         drop(built);
-        if self.first.set((function, flags, entry)).is_ok()
-            && let Ok(code) = keepalive_code.cast_into::<crate::compile::JitCode>()
-        {
-            let _ = self.first_code.set(code.unbind());
+        if self.first.set((function, flags, entry)).is_ok() {
+            // This launch is the first one counted.
+            self.launches.store(1, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(code) = keepalive_code.cast_into::<crate::compile::JitCode>() {
+                let _ = self.first_code.set(code.unbind());
+            }
         }
         Ok(entry)
     }
@@ -554,7 +504,7 @@ impl TritonLaunch {
             return Ok(*handle);
         }
         let handle = to_u64(value)?;
-        if value.is_exact_instance_of::<PyInt>() {
+        if self.function_object.get().is_none() && value.is_exact_instance_of::<PyInt>() {
             let _ = self.function_object.set((value.clone().unbind(), handle));
         }
         Ok(handle)

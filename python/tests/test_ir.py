@@ -3,7 +3,10 @@ signatures, metadata) and AOT (build) with the CLI's options."""
 
 import ctypes
 import json
+import os
 import platform
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -356,6 +359,33 @@ def test_a_tier_up_switches_the_functions_to_cranelift_code_with_the_same_result
         plain = safecall.jit(TIERED, **options)
         assert plain.f(3) == 9, options
         assert not plain.code.tier_up() and not plain.code.tiered_up, options
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or platform.machine() not in ("x86_64", "AMD64"),
+                    reason="fork, and a baseline tier to tier up from (x86-64)")
+def test_a_forked_process_tiers_up_too():
+    # The tier-up thread is not copied by fork: the child's first tier-up starts its own.
+    child = f"""
+import os, time
+import safecall
+
+def tiered(text):
+    m = safecall.jit(text, tier_up=True)
+    deadline = time.monotonic() + 60
+    while not m.code.tiered_up and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return m.code.tiered_up and m.f(2) == 6
+
+assert tiered({TIERED!r}), "the parent's tier-up"
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if tiered({TIERED!r}) else 3)
+_, status = os.waitpid(pid, 0)
+print("child exit", os.waitstatus_to_exitcode(status))
+"""
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "child exit 0", (out.stdout, out.stderr)
 
 
 def test_unresolved_externs_are_a_compile_error_naming_them():
