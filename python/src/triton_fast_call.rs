@@ -94,41 +94,39 @@ unsafe extern "C" fn launch_fast(
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
-    // CPython calls this with the interpreter lock held; `attach` also counts this thread as
-    // attached for pyo3, so the references the launch drops (`Py`, `PyErr`) are released at
-    // once rather than pooled until pyo3's next entry point.
-    Python::attach(|py| {
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: `slf` is the object `function` bound, a `TritonLaunch`, alive for the
-            // call.
-            let launch = unsafe { Borrowed::from_ptr(py, slf).cast_unchecked::<TritonLaunch>() };
-            let items: &[Borrowed<'_, '_, PyAny>] = if nargs <= 0 {
-                &[]
-            } else {
-                // SAFETY: CPython passes `nargs` live, non-NULL objects at `args`, held for
-                // the call; `Borrowed` is `repr(transparent)` over a non-NULL object pointer.
-                unsafe {
-                    std::slice::from_raw_parts(
-                        args.cast::<Borrowed<'_, '_, PyAny>>(),
-                        nargs as usize,
-                    )
-                }
-            };
-            launch.get().call_items(items)
-        }));
-        let error = match result {
-            Ok(Ok(())) => return py.None().into_ptr(),
-            Ok(Err(e)) => e,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                PyRuntimeError::new_err(format!("safecall's Triton launcher panicked: {what}"))
+    // SAFETY: CPython calls this with the interpreter lock held. pyo3 does not count this
+    // thread as attached (`Python::attach` would, for some 170 instructions per launch, a
+    // tenth of a small launch's own work), so an owned `Py` or `PyErr` dropped here is pooled
+    // until pyo3's next entry point rather than released: the launch path holds `Bound`s
+    // (released at once) wherever it owns a reference, and only errors it replaces by others
+    // reach the pool.
+    let py = unsafe { Python::assume_attached() };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `slf` is the object `function` bound, a `TritonLaunch`, alive for the call.
+        let launch = unsafe { Borrowed::from_ptr(py, slf).cast_unchecked::<TritonLaunch>() };
+        let items: &[Borrowed<'_, '_, PyAny>] = if nargs <= 0 {
+            &[]
+        } else {
+            // SAFETY: CPython passes `nargs` live, non-NULL objects at `args`, held for the
+            // call; `Borrowed` is `repr(transparent)` over a non-NULL object pointer.
+            unsafe {
+                std::slice::from_raw_parts(args.cast::<Borrowed<'_, '_, PyAny>>(), nargs as usize)
             }
         };
-        error.restore(py);
-        std::ptr::null_mut::<c_void>().cast()
-    })
+        launch.get().call_items(items)
+    }));
+    let error = match result {
+        Ok(Ok(())) => return py.None().into_ptr(),
+        Ok(Err(e)) => e,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            PyRuntimeError::new_err(format!("safecall's Triton launcher panicked: {what}"))
+        }
+    };
+    error.restore(py);
+    std::ptr::null_mut::<c_void>().cast()
 }

@@ -385,8 +385,9 @@ impl TritonLaunch {
                         Some(v) if (*lo..=*hi).contains(&v) => v,
                         _ => self
                             .integer_slow
-                            .call1(py, (*rule, value))?
-                            .extract::<i64>(py)?,
+                            .bind(py)
+                            .call1((*rule, value))?
+                            .extract::<i64>()?,
                     };
                     values.push(int(bits))
                 }
@@ -465,7 +466,7 @@ impl TritonLaunch {
         }
         let key = flags_key(flags, self.descriptors.len());
         let (address, keepalive): (usize, Py<PyAny>) =
-            self.build.call1(py, (function, key))?.extract(py)?;
+            self.build.bind(py).call1((function, key))?.extract()?;
         if address == 0 {
             return Err(PyRuntimeError::new_err(
                 "the host function's address is NULL",

@@ -414,6 +414,33 @@ def test_integers_outside_the_fast_range_follow_tritons_extractors(rule, value, 
         assert _integer_slow(rule, value) == expected
 
 
+def test_the_fast_call_launcher_releases_what_each_launch_made():
+    """The native launcher as Triton calls it (the builtin of ``TritonLaunch.function()``, which
+    pyo3 does not count as an entry point): an integer outside its kind's fast range goes
+    through the Python rule on every launch, and the rule's result is released each time."""
+    import sys
+
+    import safecall
+    from safecall._native import TritonLaunch
+
+    fns = safecall.jit("module m;\nfn launch(gx: i64, gy: i64, gz: i64, st: i64, a: i64, "
+                       "s1: i64, s2: i64) { return; }\n")
+    result = 10**15 + 7  # what the rule returns, one object every time
+
+    class NoTensor:
+        pass
+
+    launch = TritonLaunch([12], lambda function, key: (fns.addresses["launch"], fns.code), object,
+                          NoTensor, "libcuda.so.1", lambda rule, value: result, True, [], False).function()
+    assert type(launch).__name__ == "builtin_function_or_method"
+    before = sys.getrefcount(result)
+    for _ in range(1000):
+        assert launch(1, 1, 1, 0, 5, None, None, None, None, -1) is None
+    assert sys.getrefcount(result) == before
+    with pytest.raises(TypeError, match="takes no keyword arguments"):
+        launch(1, 1, 1, 0, 5, None, None, None, None, -1, extra=1)
+
+
 def test_im2col_corners_must_be_ints_as_tritons_encoder_requires():
     """``fillTMADescriptorIm2col`` takes only ``int``s (``PyLong_Check``) for the corners and
     element strides; the installed driver reads a descriptor's the same way."""
