@@ -59,6 +59,26 @@ fn every_tier_gives_the_same_results_and_errors() {
     assert_eq!(outcomes[0], outcomes[1], "baseline and Cranelift agree");
 }
 
+/// Waits (at most two minutes) for `jit`'s tier-up to switch its functions.
+fn wait_tiered_up(jit: &jit::JitModule) {
+    let start = std::time::Instant::now();
+    while !jit.tiered_up() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the tier-up never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `len4`, held from before a tier-up, passes and refuses as before it.
+fn assert_upper_tier_checks(held: &safecall_runtime::Function) {
+    assert_eq!(call(held, 16), Ok(160));
+    let (kind, message) = call(held, 6).unwrap_err();
+    assert_eq!(kind, "ValueError");
+    assert!(message.contains("is not a multiple of 4"), "{message}");
+}
+
 #[test]
 fn a_background_tier_up_switches_the_functions_callers_hold() {
     let options = JitOptions {
@@ -76,23 +96,13 @@ fn a_background_tier_up_switches_the_functions_callers_hold() {
         assert!(!jit.tiered_up(), "no baseline tier, nothing to tier up");
         return;
     }
-    let start = std::time::Instant::now();
-    while !jit.tiered_up() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(120),
-            "the tier-up never finished"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_tiered_up(&jit);
     assert_eq!(
         jit.safe_call("len4").map(|f| f as usize),
         Some(entry as usize),
         "the entry address stays"
     );
-    assert_eq!(call(&held, 16), Ok(160));
-    let (kind, message) = call(&held, 6).unwrap_err();
-    assert_eq!(kind, "ValueError");
-    assert!(message.contains("is not a multiple of 4"), "{message}");
+    assert_upper_tier_checks(&held);
     // The module can go: the held function keeps both tiers' code alive.
     drop(jit);
     assert_eq!(call(&held, 4), Ok(40));
@@ -124,18 +134,8 @@ fn a_tier_up_on_request_waits_for_the_request() {
         !jit.code().request_tier_up(),
         "a second request has nothing to start"
     );
-    let start = std::time::Instant::now();
-    while !jit.tiered_up() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(120),
-            "the tier-up never finished"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    assert_eq!(call(&held, 16), Ok(160));
-    let (kind, message) = call(&held, 6).unwrap_err();
-    assert_eq!(kind, "ValueError");
-    assert!(message.contains("is not a multiple of 4"), "{message}");
+    wait_tiered_up(&jit);
+    assert_upper_tier_checks(&held);
     // Never tiered up: a module compiled without a tier-up has nothing to request.
     // SAFETY: as above.
     let plain = unsafe { jit::compile(&parse(MODULE), &JitOptions::default()) }.unwrap();

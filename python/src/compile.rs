@@ -27,27 +27,16 @@ impl JitCode {
     /// Whether a tier-up (`jit(..., tier_up=True)`) has switched the module's functions to
     /// Cranelift's code; until then they run the first tier's.
     #[getter]
-    fn tiered_up(&self) -> bool {
+    pub(crate) fn tiered_up(&self) -> bool {
         self._code.tiered_up()
     }
 
     /// Starts the tier-up of a module compiled with `tier_up="on_request"` (Cranelift compiles
     /// it again in the background; its functions switch to that code when it is ready):
     /// `True` when this call started it, `False` when it was started before or there is none.
-    fn tier_up(&self) -> bool {
+    /// Also called natively by the Triton launcher.
+    pub(crate) fn tier_up(&self) -> bool {
         self._code.request_tier_up()
-    }
-}
-
-impl JitCode {
-    /// [`JitCode::tier_up`], for the native callers that hold the code (the Triton launcher).
-    pub(crate) fn request_tier_up(&self) -> bool {
-        self._code.request_tier_up()
-    }
-
-    /// [`JitCode::tiered_up`], for native callers.
-    pub(crate) fn is_tiered_up(&self) -> bool {
-        self._code.tiered_up()
     }
 }
 

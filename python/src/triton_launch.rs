@@ -127,6 +127,16 @@ struct Built {
     _keepalive: Py<PyAny>,
 }
 
+/// The first function a launcher built (see [`TritonLaunch::entry`]).
+struct First {
+    function: u64,
+    /// The descriptors' launch flags it was built for.
+    flags: u64,
+    entry: TVMFFISafeCallType,
+    /// Its JIT code, which [`TritonLaunch::count_launch`] asks to tier up.
+    code: Option<Py<crate::compile::JitCode>>,
+}
+
 /// The GPU runtime that checks a pointer argument's `data_ptr()`, by its library's path.
 enum Runtime {
     /// The CUDA driver: `cuPointerGetAttribute`.
@@ -163,14 +173,12 @@ pub struct TritonLaunch {
     /// The first function built: `CUfunction`, descriptor flags and entry, read without the
     /// lock (a kernel is almost always launched on the one device it was loaded on, with
     /// descriptors of one padding).
-    first: std::sync::OnceLock<(u64, u64, TVMFFISafeCallType)>,
+    first: std::sync::OnceLock<First>,
     /// `runtime`, loaded on the first pointer it checks.
     checker: std::sync::OnceLock<Checker>,
     /// The first `function` object a launch passed and its value (an exact `int`: immutable).
     function_object: std::sync::OnceLock<(Py<PyAny>, u64)>,
-    /// The first function's JIT code, and how many launches have used it (up to
-    /// [`TIER_UP_AFTER`]).
-    first_code: std::sync::OnceLock<Py<crate::compile::JitCode>>,
+    /// How many launches have used the first function (up to [`TIER_UP_AFTER`]).
     launches: std::sync::atomic::AtomicU32,
     built: Mutex<Vec<Built>>,
 }
@@ -250,7 +258,6 @@ impl TritonLaunch {
             errors: error_api()?,
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
-            first_code: std::sync::OnceLock::new(),
             function_object: std::sync::OnceLock::new(),
             launches: std::sync::atomic::AtomicU32::new(0),
             built: Mutex::new(Vec::new()),
@@ -290,9 +297,10 @@ impl TritonLaunch {
     /// after [`TIER_UP_AFTER`] launches).
     #[getter]
     fn tiered_up(&self) -> bool {
-        self.first_code
+        self.first
             .get()
-            .is_some_and(|code| code.get().is_tiered_up())
+            .and_then(|first| first.code.as_ref())
+            .is_some_and(|code| code.get().tiered_up())
     }
 
     /// This launcher as a builtin function with CPython's fast calling convention
@@ -448,12 +456,12 @@ impl TritonLaunch {
     /// The entry of `function`'s host function for descriptors with launch `flags`, built on
     /// its first launch.
     fn entry(&self, py: Python<'_>, function: u64, flags: u64) -> PyResult<TVMFFISafeCallType> {
-        if let Some((f, g, entry)) = self.first.get()
-            && *f == function
-            && *g == flags
+        if let Some(first) = self.first.get()
+            && first.function == function
+            && first.flags == flags
         {
-            self.count_launch();
-            return Ok(*entry);
+            self.count_launch(first);
+            return Ok(first.entry);
         }
         {
             let built = self.built.lock().unwrap_or_else(|p| p.into_inner());
@@ -475,7 +483,11 @@ impl TritonLaunch {
         // SAFETY: `address` is a generated `__tvm_ffi_` safe-call entry (safecall.jit's), kept
         // alive by `keepalive`, which `Built` holds for the launcher's life.
         let entry = unsafe { std::mem::transmute::<usize, TVMFFISafeCallType>(address) };
-        let keepalive_code = keepalive.bind(py).clone();
+        let code = keepalive
+            .bind(py)
+            .cast::<crate::compile::JitCode>()
+            .ok()
+            .map(|code| code.clone().unbind());
         let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
         built.push(Built {
             function,
@@ -484,12 +496,15 @@ impl TritonLaunch {
             _keepalive: keepalive,
         });
         drop(built);
-        if self.first.set((function, flags, entry)).is_ok() {
+        let first = First {
+            function,
+            flags,
+            entry,
+            code,
+        };
+        if self.first.set(first).is_ok() {
             // This launch is the first one counted.
             self.launches.store(1, std::sync::atomic::Ordering::Relaxed);
-            if let Ok(code) = keepalive_code.cast_into::<crate::compile::JitCode>() {
-                let _ = self.first_code.set(code.unbind());
-            }
         }
         Ok(entry)
     }
@@ -515,7 +530,7 @@ impl TritonLaunch {
     /// tier-up (Cranelift's optimized code, compiled in the background, which the function
     /// then switches to). A load and a compare per launch after that.
     #[inline]
-    fn count_launch(&self) {
+    fn count_launch(&self, first: &First) {
         use std::sync::atomic::Ordering::Relaxed;
         // Launches hold the interpreter lock: a plain load and store count them (a lost count
         // would only delay the request, and a second request does nothing).
@@ -523,9 +538,9 @@ impl TritonLaunch {
         if n < TIER_UP_AFTER {
             self.launches.store(n + 1, Relaxed);
             if n + 1 == TIER_UP_AFTER
-                && let Some(code) = self.first_code.get()
+                && let Some(code) = &first.code
             {
-                code.get().request_tier_up();
+                code.get().tier_up();
             }
         }
     }
