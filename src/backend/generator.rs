@@ -99,6 +99,11 @@ pub(crate) struct JitRequest<'a> {
     pub lookup: SymbolLookup,
     /// Threads that may compile the module's functions (a backend may use fewer).
     pub threads: usize,
+    /// Where the module's data objects already are, one address per object in module order,
+    /// placed by an earlier compile of the same module whose code stays alive at least as long
+    /// as this one's (a tier-up's first tier): the code uses those objects (their caches, their
+    /// device binaries) instead of copies of its own. Empty: the compile places its own data.
+    pub data_at: &'a [*const u8],
 }
 
 /// Machine code in executable memory, made by [`CodeGenerator::jit`]; dropping it frees the

@@ -21,5 +21,5 @@ pub(super) fn build_code(
     if uses_baseline(options) {
         return super::tier::build_baseline(module, entries, resolver, options.tier_up);
     }
-    super::direct::build(module, entries, resolver, options)
+    super::direct::build(module, entries, resolver, options, &[])
 }

@@ -76,4 +76,7 @@ unsafe impl Send for Switch {}
 pub(crate) struct Built {
     pub(super) out: JitOutput,
     pub(super) switches: Vec<Switch>,
+    /// Where the first tier placed the module's data objects (in module order), for its
+    /// tier-up to use; empty from the other compiles.
+    pub(super) data: Vec<*const u8>,
 }

@@ -9,12 +9,13 @@ use crate::error::Error;
 use crate::lir;
 
 /// Compiles `module` with the backend of `options`; returns the code and the addresses of the
-/// functions named `entries`.
+/// functions named `entries`. `data_at`: see [`JitRequest::data_at`] (empty: the code's own data).
 pub(super) fn build(
     module: &lir::Module,
     entries: &[String],
     resolver: &Resolver,
     options: &JitOptions,
+    data_at: &[*const u8],
 ) -> Result<Built, Error> {
     let generator = code_generator(options.backend, &options.cranelift, &options.llvm)?;
     let out = generator.jit(
@@ -23,11 +24,13 @@ pub(super) fn build(
             entries,
             lookup: resolver.lookup(),
             threads: compile_threads(module, options.compile_threads),
+            data_at,
         },
     )?;
     Ok(Built {
         out,
         switches: Vec::new(),
+        data: Vec::new(),
     })
 }
 

@@ -204,11 +204,12 @@ fn compile_unchecked(
     if !built.switches.is_empty() {
         let job = tier::tier_up_job(
             Arc::downgrade(&code),
-            lowered,
+            tier::without_data_contents(lowered),
             entries,
             resolver,
             options,
             built.switches,
+            &built.data,
         );
         match options.tier_up {
             TierUp::OnRequest => {

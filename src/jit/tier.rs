@@ -14,8 +14,11 @@ use crate::lir;
 
 /// The tier-up of a module: a job that compiles `lowered` again with Cranelift, then points
 /// `switches` (the entries `entries` name, in order) at the new code, which `code` then owns.
-/// Nothing happens if the module is dropped first or the compile fails.
-/// [`submit`](super::worker::submit) runs it.
+/// The new code uses the data objects the first tier placed at `data` (one address each, in
+/// module order): one set of caches (a GPU module is loaded once, not once per tier) and one
+/// copy of each device binary, so `lowered`'s data contents are not needed (see
+/// [`without_data_contents`]). Nothing happens if the module is dropped first or the compile
+/// fails. [`submit`](super::worker::submit) runs it.
 pub(super) fn tier_up_job(
     code: Weak<JitCode>,
     lowered: lir::Module,
@@ -23,7 +26,11 @@ pub(super) fn tier_up_job(
     resolver: Resolver,
     options: &JitOptions,
     switches: Vec<Switch>,
+    data: &[*const u8],
 ) -> Job {
+    // Plain addresses (`Send`): the first tier's memory, which `code` owns until after the
+    // upper tier's code is freed (see `JitCode`'s `Drop`).
+    let data: Vec<usize> = data.iter().map(|&a| a as usize).collect();
     let options = JitOptions {
         first_tier: FirstTier::Backend,
         tier_up: TierUp::Never,
@@ -35,8 +42,9 @@ pub(super) fn tier_up_job(
             // Dropped while it waited: nothing to switch.
             return;
         }
+        let data: Vec<*const u8> = data.iter().map(|&a| a as *const u8).collect();
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            super::direct::build(&lowered, &entries, &resolver, &options)
+            super::direct::build(&lowered, &entries, &resolver, &options, &data)
         }));
         let Ok(Ok(upper)) = built else {
             return;
@@ -71,5 +79,17 @@ pub(super) fn build_baseline(
     Ok(Built {
         out: built.out,
         switches: built.switches.into_iter().map(Switch).collect(),
+        data: built.data,
     })
+}
+
+/// `module` as its tier-up needs it: the data objects' contents (device binaries of hundreds of
+/// kilobytes, strings) and pointers dropped, since the tier-up's code uses the first tier's
+/// objects.
+pub(super) fn without_data_contents(mut module: lir::Module) -> lir::Module {
+    for d in &mut module.data {
+        d.contents = Vec::new();
+        d.relocs = Vec::new();
+    }
+    module
 }

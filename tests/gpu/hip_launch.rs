@@ -10,7 +10,7 @@ use crate::support::{Arg, Delivery, build, call, call_err, deliveries, hex};
 use serde_json::json;
 
 /// The module of `tests/hip/launch.scir`.
-fn module() -> safecall::ir::Module {
+pub(crate) fn module() -> safecall::ir::Module {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip");
     let text = std::fs::read_to_string(dir.join("launch.scir")).expect("read launch.scir");
     safecall::ir::parse::parse_in_dir(&text, Some(&dir))

@@ -14,3 +14,6 @@ mod python;
 mod settings;
 mod support;
 mod tensormap;
+// The baseline compiler, the only tier that tiers up, is x86-64's.
+#[cfg(target_arch = "x86_64")]
+mod tier_up;

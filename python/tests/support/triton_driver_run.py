@@ -414,6 +414,7 @@ if type(native).__name__ == "TritonLaunch":
     while not native.tiered_up and time.monotonic() < deadline:
         time.sleep(0.005)
     tier_up.update({"tiered up": native.tiered_up, "launch after": one_launch()})
+    tier_up["calls after"] = [r["call"] for r in fake_cuda.records(fake)]
     results["tier-up"] = tier_up
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__

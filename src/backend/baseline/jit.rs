@@ -32,6 +32,8 @@ pub(crate) struct BaselineJit {
     pub out: JitOutput,
     /// Writing an address here sends the entry's callers to other code (a tier-up).
     pub switches: Vec<*const AtomicU64>,
+    /// Address of each data object of the module, in module order.
+    pub data: Vec<*const u8>,
 }
 
 /// Compiles `module` into executable memory, every import resolved up front through
@@ -76,5 +78,6 @@ pub(crate) fn jit(
             code: Box::new(code),
         },
         switches: linked.switches,
+        data: linked.data,
     })
 }

@@ -14,6 +14,8 @@ pub struct Linked {
     /// The pointer each stub jumps through, in the order of [`Image::stubs`]; it holds the
     /// function's own code at first.
     pub switches: Vec<*const std::sync::atomic::AtomicU64>,
+    /// Address of each data object of the module.
+    pub data: Vec<*const u8>,
 }
 
 /// Offsets of the data objects: `(writable, offset in its allocation)` each, and the bytes of
@@ -175,9 +177,13 @@ impl Image {
         for stub in &self.stubs {
             functions[stub.func.0 as usize] = (code_base + stub.at as usize) as *const u8;
         }
+        let data = (0..module.data.len())
+            .map(|i| data_address(lir::DataId(i as u32)) as *const u8)
+            .collect();
         Ok(Linked {
             functions,
             switches,
+            data,
         })
     }
 }

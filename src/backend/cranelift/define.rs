@@ -21,10 +21,13 @@ fn clif_linkage(l: Linkage) -> ClifLinkage {
     }
 }
 
-/// Declares every import, data object and function of `module` in `m`.
+/// Declares every import, data object and function of `module` in `m`; with `data_imported`,
+/// the data objects are imports (placed by an earlier compile, found by name) rather than
+/// definitions of this one.
 pub(crate) fn declare<M: Module>(
     m: &mut M,
     module: &lir::Module,
+    data_imported: bool,
 ) -> Result<Declared, CraneliftError> {
     let imports = module
         .imports
@@ -39,7 +42,12 @@ pub(crate) fn declare<M: Module>(
         .data
         .iter()
         .map(|d| {
-            m.declare_data(&d.name, clif_linkage(d.linkage), d.writable, false)
+            let linkage = if data_imported {
+                ClifLinkage::Import
+            } else {
+                clif_linkage(d.linkage)
+            };
+            m.declare_data(&d.name, linkage, d.writable, false)
                 .map_err(err)
         })
         .collect::<Result<Vec<_>, _>>()?;

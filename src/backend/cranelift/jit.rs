@@ -1,5 +1,6 @@
 //! In-process code from Cranelift (`cranelift-jit`), in the JIT's pooled executable memory.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cranelift_jit::{JITBuilder, JITModule};
@@ -35,11 +36,29 @@ pub(crate) fn compile(
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     builder.memory_provider(Box::new(crate::backend::memory::PooledMemory::default()));
+    if !request.data_at.is_empty() && request.data_at.len() != module.data.len() {
+        return Err(BackendError::failed(format!(
+            "{} data addresses given for the {} data objects of module `{}`",
+            request.data_at.len(),
+            module.data.len(),
+            module.name
+        )));
+    }
+    // The data objects an earlier compile placed, found by name as imports.
+    let placed: HashMap<String, usize> = module
+        .data
+        .iter()
+        .zip(request.data_at)
+        .map(|(d, &at)| (d.name.clone(), at as usize))
+        .collect();
     let missing = Arc::new(Mutex::new(Vec::<String>::new()));
     let missing_in_lookup = missing.clone();
     let lookup = request.lookup.clone();
     builder.symbol_lookup_fn(Box::new(move |name| {
-        let found = lookup(name);
+        let found = match placed.get(name) {
+            Some(&at) => Some(at as *const u8),
+            None => lookup(name),
+        };
         if found.is_none() {
             missing_in_lookup
                 .lock()
@@ -50,8 +69,11 @@ pub(crate) fn compile(
         Some(found.unwrap_or(std::ptr::null()))
     }));
     let mut jit = JITModule::new(builder);
-    let declared = declare(&mut jit, module).map_err(BackendError::failed)?;
-    define_data(&mut jit, module, &declared).map_err(BackendError::failed)?;
+    let data_imported = !request.data_at.is_empty();
+    let declared = declare(&mut jit, module, data_imported).map_err(BackendError::failed)?;
+    if !data_imported {
+        define_data(&mut jit, module, &declared).map_err(BackendError::failed)?;
+    }
     if request.threads > 1 && module.functions.len() > 1 {
         define_functions_parallel(&mut jit, module, &declared, request.threads)
     } else {

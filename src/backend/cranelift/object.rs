@@ -25,7 +25,7 @@ pub(crate) fn object(
     )
     .map_err(|e| err(&e))?;
     let mut m = ObjectModule::new(builder);
-    let declared = super::define::declare(&mut m, module)?;
+    let declared = super::define::declare(&mut m, module, false)?;
     super::define::define_data(&mut m, module, &declared)?;
     // The functions that run only when a call fails, by the baseline compiler where the
     // settings ask for it; Cranelift compiles the rest (and any function the baseline refuses).

@@ -26,7 +26,7 @@ fn declared_object_module(
     )
     .map_err(err)?;
     let mut m = cranelift_object::ObjectModule::new(builder);
-    let declared = declare(&mut m, module)?;
+    let declared = declare(&mut m, module, false)?;
     Ok((m, declared))
 }
 

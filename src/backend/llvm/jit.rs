@@ -87,6 +87,12 @@ pub(crate) fn compile_request(
     options: &LlvmOptions,
     request: JitRequest<'_>,
 ) -> Result<JitOutput, BackendError> {
+    if !request.data_at.is_empty() {
+        // Only a tier-up (always Cranelift) reuses an earlier compile's data.
+        return Err(BackendError::failed(
+            "the LLVM JIT places its own data objects; it cannot use an earlier compile's",
+        ));
+    }
     let mut addresses = Vec::with_capacity(module.imports.len());
     let mut missing = Vec::new();
     for import in &module.imports {
