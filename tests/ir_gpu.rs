@@ -190,6 +190,11 @@ fn verifier_errors_point_at_the_launch() {
         "10:50",
     );
     assert_error(
+        &with_launch("launch kernels.k[grid=(1), block=(1), function=7]();"),
+        "the kernel's handle must be ptr, found i64",
+        "10:52",
+    );
+    assert_error(
         &with_launch("launch kernels.k[grid=(1), block=(1)](s);"),
         "kernel argument 0 must be a scalar or a pointer, found str (pass a tensor's `.data`)",
         "10:43",

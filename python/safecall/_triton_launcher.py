@@ -11,7 +11,9 @@ argument, constexprs included). Python does what only Python can (the hooks, Tri
 allocators for the scratch memory, ``data_ptr()`` of tensor-likes, ``TensorDescriptor``
 fields); the generated function (built on the first call from the cubin ``load_binary``
 loaded, with the launch settings of :data:`safecall.triton.TRITON_ABI`) checks the grid,
-packs every argument as Triton does and calls ``cuLaunchKernelEx``.
+packs every argument as Triton does and calls ``cuLaunchKernelEx`` on the ``CUfunction``
+``load_binary`` returned (the IR's ``function=``: the cubin is checked against, not loaded a
+second time).
 
 Argument conversions, as Triton's extractors: pointers take ``None`` (NULL), an ``int``
 (unchecked) or an object with ``data_ptr()``; integers follow each release's rules
@@ -264,7 +266,7 @@ class SafecallLauncher:
 
     def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
         name, cubin, ordinal = self._binary(function)
-        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal, self.backend).build())["launch"]
+        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal, self.backend, function).build())["launch"]
         self._functions[(function, tuple(key))] = fn
         return fn
 
@@ -276,7 +278,7 @@ class SafecallLauncher:
         # Launchable at once from the baseline compiler's code; the native launcher asks for
         # Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
         # launched often enough to pay for it.
-        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend).build(),
+        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend, function).build(),
                      tier_up="on_request")
         return jitted.addresses["launch"], jitted.code
 
@@ -388,12 +390,16 @@ def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Se
 
 
 def launch_module(
-    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda"
+    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
+    function: Optional[int] = None,
 ) -> ir.ModuleBuilder:
     """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
     profile_scratch)`` for one kernel and one set of descriptor fields (``key``: per host
     descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and upper
-    corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend == "hip"``)."""
+    corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend == "hip"``).
+    ``function``: the handle ``utils.load_binary`` loaded the binary as on device ``ordinal``,
+    which the launch uses as Triton's launcher does (``function=``: the binary is not loaded
+    again, only checked against); ``None`` loads it in the host function."""
     hip = backend == "hip"
     m = ir.ModuleBuilder(f"triton_launch_{name}")
     m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
@@ -422,6 +428,8 @@ def launch_module(
     scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
     num_ctas = int(metadata.get("num_ctas", 1) or 1)
     settings: Dict[str, Any] = {"device": ordinal, "stream": stream}
+    if function is not None:
+        settings["function"] = ir.cast(ir.ptr, ir.lit(function, ir.u64))
     if num_ctas > 1:
         settings["cluster"] = [num_ctas, 1, 1]
         settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1

@@ -320,8 +320,9 @@ class FunctionBuilder:
         to 3 integer expressions (or one int or expression); ``shared_mem``, ``stream``
         (default: the device's environment stream), ``device`` (default: the first CUDA, or
         ROCm, tensor parameter's device id), ``pdl`` and ``cooperative`` (bools: Python
-        ``True``/``False`` or ``bool`` expressions decided at call time) and ``priority`` take
-        one expression; ``cluster_policy`` takes one of its words (``"default"``, ``"spread"``,
+        ``True``/``False`` or ``bool`` expressions decided at call time), ``priority`` and
+        ``function`` (a ``ptr``: a kernel handle the caller loaded from the binary, launched
+        as it is, see docs/ir.md) take one expression; ``cluster_policy`` takes one of its words (``"default"``, ``"spread"``,
         ``"load_balancing"``). A setting given as ``None`` is left out. The arguments are
         scalars and pointers (a tensor's ``.data``), passed by value, and TMA descriptors
         (``tensormap(x, box=...)``).

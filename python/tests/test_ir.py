@@ -570,7 +570,7 @@ def test_launch_settings_come_from_the_rust_side():
         elif shape == "keyword":
             given[keyword] = choices[-1]
         else:
-            given[keyword] = {"stream": s, "device": dev, "pdl": on, "cooperative": on}.get(keyword, 0)
+            given[keyword] = {"stream": s, "device": dev, "pdl": on, "cooperative": on, "function": s}.get(keyword, 0)
     f.launch("k", "e", **given)
     text = m.text()
     line = [l for l in text.splitlines() if "launch k.e[" in l][0]

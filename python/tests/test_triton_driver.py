@@ -145,8 +145,13 @@ def test_kernel_grid_launches_are_byte_identical(runs):
             clear = [_without_bit21(r) for r in stock[case]["launches"]]
             assert ours[case]["launches"] == clear, case
             assert ours[case]["error"] is None and ours[case]["scratch"] == stock[case]["scratch"], case
+            assert ours[case]["loads"] == stock[case]["loads"], case
         else:
+            # The launches, the scratch memory and the binaries loaded: only load_binary's, as
+            # with Triton's driver (the host function launches the CUfunction it returned).
             assert ours[case] == stock[case], case
+    # Every case but those whose kernel an earlier case compiled loads one binary per kernel.
+    assert sum(stock[k]["loads"] for k in cases) >= len(cases) // 2, [stock[k]["loads"] for k in cases]
     assert [k for k in cases if not stock[k]["launches"]] == ["empty grid"]
     # Two calls of each case (the first compiles), the empty grid too, each with its enter hook;
     # the autotuned case launches each of its 3 configs once before the best one twice.

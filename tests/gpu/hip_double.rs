@@ -73,6 +73,28 @@ impl Hip {
         assert_eq!(f(device), 0);
     }
 
+    /// Loads `image` on the current device (`hipModuleLoadData`) and returns its kernel
+    /// `name`'s handle (`hipModuleGetFunction`), as Triton's `load_binary` does.
+    pub fn load_function(&self, image: &[u8], name: &str) -> usize {
+        let load =
+            self.sym::<unsafe extern "C" fn(*mut usize, *const u8) -> c_int>("hipModuleLoadData");
+        let get = self.sym::<unsafe extern "C" fn(*mut usize, usize, *const c_char) -> c_int>(
+            "hipModuleGetFunction",
+        );
+        let (mut module, mut function) = (0usize, 0usize);
+        let name = CString::new(name).unwrap();
+        // SAFETY: a complete code object and valid out pointers.
+        unsafe {
+            assert_eq!(load(&mut module, image.as_ptr()), 0, "hipModuleLoadData");
+            assert_eq!(
+                get(&mut function, module, name.as_ptr()),
+                0,
+                "hipModuleGetFunction"
+            );
+        }
+        function
+    }
+
     /// This thread's records, oldest first.
     pub fn log(&self) -> Vec<Value> {
         let f =

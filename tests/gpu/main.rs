@@ -7,6 +7,7 @@ mod alloc;
 #[allow(dead_code)] // the shared helpers: these tests use the allocator and the delivery paths
 #[path = "../common/mod.rs"]
 mod common;
+mod handles;
 mod hip_double;
 mod hip_launch;
 mod launch;

@@ -98,6 +98,29 @@ impl Fake {
         assert_eq!(set(ctx), 0);
     }
 
+    /// Loads `image` (PTX ending in NUL) in the current context (`cuModuleLoadData`) and
+    /// returns its kernel `name`'s handle (`cuModuleGetFunction`), as Triton's `load_binary`
+    /// does.
+    pub fn load_function(&self, image: &[u8], name: &str) -> usize {
+        let load =
+            self.sym::<unsafe extern "C" fn(*mut usize, *const u8) -> c_int>("cuModuleLoadData");
+        let get = self.sym::<unsafe extern "C" fn(*mut usize, usize, *const c_char) -> c_int>(
+            "cuModuleGetFunction",
+        );
+        let (mut module, mut function) = (0usize, 0usize);
+        let name = CString::new(name).unwrap();
+        // SAFETY: a NUL-terminated image and valid out pointers.
+        unsafe {
+            assert_eq!(load(&mut module, image.as_ptr()), 0, "cuModuleLoadData");
+            assert_eq!(
+                get(&mut function, module, name.as_ptr()),
+                0,
+                "cuModuleGetFunction"
+            );
+        }
+        function
+    }
+
     /// What `cuDriverGetVersion` reports on this thread (0: the double's default, 13000).
     pub fn set_driver_version(&self, version: i32) {
         self.sym::<extern "C" fn(c_int)>("safecall_fake_cuda_set_driver_version")(version);

@@ -169,7 +169,10 @@ for name, call in CASES.items():
         for r in fake_cuda.records(fake)
         if r["call"] == "cuLaunchKernelEx"
     ]
-    results[name] = {"launches": launches, "error": error, "scratch": allocator.requests[before:]}
+    # Binaries loaded on the way (Triton's load_binary's; a launcher loading its kernel again
+    # would add its own).
+    loads = sum("LoadData" in r["call"] for r in fake_cuda.records(fake))
+    results[name] = {"launches": launches, "error": error, "scratch": allocator.requests[before:], "loads": loads}
 
 
 def outcome(call):

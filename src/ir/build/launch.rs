@@ -104,6 +104,13 @@ impl LaunchBuilder {
         self.setting(LaunchSetting::Priority(priority.into()))
     }
 
+    /// The kernel's handle (a `ptr`: a `CUfunction` or `CUkernel`, or a `hipFunction_t`) that
+    /// the caller loaded from the binary, launched instead of the module loading the binary
+    /// itself (see docs/ir.md).
+    pub fn function(self, handle: impl Into<Expr>) -> Self {
+        self.setting(LaunchSetting::Function(handle.into()))
+    }
+
     /// The kernel's arguments (scalars and pointers, passed by value), replacing earlier ones.
     pub fn args<E: Into<Expr>>(mut self, args: impl IntoIterator<Item = E>) -> Self {
         self.launch.args = collect(args).into_iter().map(LaunchArg::Value).collect();

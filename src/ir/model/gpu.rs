@@ -265,6 +265,10 @@ launch_settings! {
     PreferredCluster = "preferred_cluster": Vec<Expr>,
     /// `priority=INT`: the launch's priority (`CU_LAUNCH_ATTRIBUTE_PRIORITY`).
     Priority = "priority": Expr,
+    /// `function=PTR`: the kernel's handle, loaded by the caller from this binary (a
+    /// `CUfunction` or `CUkernel`, a `hipFunction_t` for HIP), launched as it is: the module
+    /// neither loads the binary nor sets the kernel's attributes.
+    Function = "function": Expr,
 }
 
 impl LaunchSettingKind {

@@ -207,7 +207,8 @@ impl FnVerifier<'_, '_> {
                 | LaunchSettingKind::SharedMem
                 | LaunchSettingKind::Stream
                 | LaunchSettingKind::Device
-                | LaunchSettingKind::Cooperative => None,
+                | LaunchSettingKind::Cooperative
+                | LaunchSettingKind::Function => None,
             };
             if let Some(what) = unsupported {
                 let focus = if setting.exprs().is_empty() {
@@ -306,6 +307,10 @@ impl FnVerifier<'_, '_> {
             LaunchSetting::Stream(e) => {
                 let ptr = Type::Scalar(ScalarType::Ptr);
                 self.expect_type(path, index, e, &ptr, "the stream");
+            }
+            LaunchSetting::Function(e) => {
+                let ptr = Type::Scalar(ScalarType::Ptr);
+                self.expect_type(path, index, e, &ptr, "the kernel's handle");
             }
             LaunchSetting::Pdl(e) | LaunchSetting::Cooperative(e) => {
                 let b = Type::Scalar(ScalarType::Bool);

@@ -37,6 +37,8 @@ pub(super) fn launch_config(fx: &mut FnCtx<'_, '_>, ops: &Operands) -> Var {
         // The context made current before the launch carries these.
         device: _,
         ordinal: _,
+        // The launch's kernel argument, not part of the configuration.
+        function: _,
     } = *ops;
     let config_slot = fx.b.slot(cuda::CONFIG_SIZE, 8);
     let config = fx.b.stack_addr(config_slot, 0);

@@ -37,7 +37,11 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let args = lower_args(fx, &l.args, &prefix)?;
     fx.flush_checks();
 
-    let (table, kernel) = load_kernel(fx, l)?;
+    let (table, kernel) = match ops.function {
+        // The caller's handle: nothing loaded, its attributes the caller's.
+        Some(handle) => (driver_table(fx), handle),
+        None => load_kernel(fx, l)?,
+    };
     let dev = device_handle(fx, table, &ops, &prefix);
     let target = Target {
         table,
@@ -47,13 +51,15 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
         name: &l.kernel,
         prefix: &prefix,
     };
-    opt_in::shared_memory(fx, &target, &ops);
-    opt_in::cluster_size(
-        fx,
-        &target,
-        &ops,
-        opt_in::constant_blocks(settings(l).cluster),
-    );
+    if ops.function.is_none() {
+        opt_in::shared_memory(fx, &target, &ops);
+        opt_in::cluster_size(
+            fx,
+            &target,
+            &ops,
+            opt_in::constant_blocks(settings(l).cluster),
+        );
+    }
     opt_in::driver_version(fx, &target, &ops);
 
     let switch = make_current(fx, table, dev, ops.device, &prefix);
@@ -73,11 +79,17 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     Ok(())
 }
 
-/// The driver table and the kernel's handle, each loaded once per process.
-fn load_kernel(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(Var, Var), LowerError> {
+/// The driver table, loaded once per process.
+fn driver_table(fx: &mut FnCtx<'_, '_>) -> Var {
     let (driver_cell, driver_init) = fx.m.cuda_driver();
     let error = fx.error_block();
-    let table = load_once(fx.m, &mut fx.b, driver_cell, driver_init, error);
+    load_once(fx.m, &mut fx.b, driver_cell, driver_init, error)
+}
+
+/// The driver table and the kernel's handle, each loaded once per process.
+fn load_kernel(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(Var, Var), LowerError> {
+    let table = driver_table(fx);
+    let error = fx.error_block();
     let (binary_cell, binary_init) = fx.m.cuda_binary(&l.binary)?;
     let kernels = load_once(fx.m, &mut fx.b, binary_cell, binary_init, error);
     let index =

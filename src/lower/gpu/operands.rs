@@ -63,6 +63,8 @@ pub(super) struct Operands {
     pub cooperative: Flag,
     /// The priority as an `I32`, when given.
     pub priority: Option<Var>,
+    /// The kernel's handle the caller loaded, when given (a `Ptr`).
+    pub function: Option<Var>,
 }
 
 /// Lowers and checks every operand of `l` (ValueErrors prefixed with `prefix`), in the order
@@ -86,6 +88,7 @@ pub(super) fn lower_operands(
         pdl,
         cooperative,
         priority,
+        function,
     } = settings(l);
     let grid = lower_dims(fx, grid, "grid")?;
     let block = lower_dims(fx, block, "block")?;
@@ -108,6 +111,10 @@ pub(super) fn lower_operands(
         Some(e) => Some(lower_priority(fx, e, prefix)?),
         None => None,
     };
+    let function = match function {
+        Some(e) => Some(lower_handle(fx, e)?),
+        None => None,
+    };
     Ok(Operands {
         grid,
         block,
@@ -121,7 +128,23 @@ pub(super) fn lower_operands(
         pdl,
         cooperative,
         priority,
+        function,
     })
+}
+
+/// The kernel's handle: a `ptr` (the verifier's rule), passed to the launch as it is.
+fn lower_handle(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
+    match lower_expr(fx, e)? {
+        Val::Scalar(var, ScalarType::Ptr) => Ok(var),
+        other @ (Val::Scalar(..)
+        | Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
+            "the kernel's handle is not a ptr: {other:?}"
+        ))),
+    }
 }
 
 /// An integer expression widened to `I64` (`what` names it in the internal error of a value

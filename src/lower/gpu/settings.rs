@@ -33,6 +33,8 @@ pub(super) struct Settings<'a> {
     pub cooperative: Option<&'a Expr>,
     /// `priority=`.
     pub priority: Option<&'a Expr>,
+    /// `function=`.
+    pub function: Option<&'a Expr>,
 }
 
 /// The settings of `l`.
@@ -51,6 +53,7 @@ pub(super) fn settings(l: &Launch) -> Settings<'_> {
             LaunchSetting::Pdl(e) => s.pdl = Some(e),
             LaunchSetting::Cooperative(e) => s.cooperative = Some(e),
             LaunchSetting::Priority(e) => s.priority = Some(e),
+            LaunchSetting::Function(e) => s.function = Some(e),
         }
     }
     s

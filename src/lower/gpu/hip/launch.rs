@@ -29,7 +29,11 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let (cell, init) = fx.m.hip_runtime();
     let error = fx.error_block();
     let table = load_once(fx.m, &mut fx.b, cell, init, error);
-    let kernel = load_kernel(fx, l, table, ops.ordinal)?;
+    let kernel = match ops.function {
+        // The caller's handle: nothing loaded.
+        Some(handle) => handle,
+        None => load_kernel(fx, l, table, ops.ordinal)?,
+    };
     let switch = make_current(fx, table, &ops, &prefix);
 
     let u32s =
