@@ -101,6 +101,63 @@ def test_jit_launches_through_the_driver_named_by_the_environment():
         jit.go(-1)
 
 
+_SHARED_DRIVER_RUN = r"""
+import ctypes, json, os, sys
+import safecall, safecall as sc
+fake = ctypes.CDLL(os.environ["SAFECALL_LIBCUDA_PATH"])
+fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
+fake.safecall_fake_cuda_fail.argtypes = [ctypes.c_char_p, ctypes.c_int]
+def calls():
+    n = fake.safecall_fake_cuda_log(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fake.safecall_fake_cuda_log(buf, n + 1)
+    return [json.loads(l)["call"] for l in buf.value.decode().splitlines()]
+def module(name):
+    m = sc.ModuleBuilder(name)
+    m.device_binary("kernels", "ptx", open(sys.argv[1], "rb").read(), ["add_one", "empty"])
+    f = m.function("go")
+    f.launch("kernels", "empty", grid=[1], block=[32], device=f.param("d", sc.i32))
+    return safecall.jit(m.build())
+out = {}
+first = module("first")
+fake.safecall_fake_cuda_fail(b"cuInit", 100)
+try:
+    first.go(0)
+except RuntimeError as e:
+    out["failed start"] = str(e).split("\n")[0]
+fake.safecall_fake_cuda_reset()
+first.go(0)
+out["retry"] = calls()
+second = module("second")
+fake.safecall_fake_cuda_reset()
+second.go(0)
+out["second module"] = calls()
+print(json.dumps(out))
+"""
+
+
+def test_jit_modules_find_the_driver_once_per_process_and_retry_a_failed_start():
+    """In a fresh process (the driver table JIT modules share is process-wide): the first
+    module's failed start is its error and is retried on its next call; a second module finds
+    the driver with no call at all."""
+    import subprocess
+    import sys
+
+    _fake_driver()
+    env = dict(os.environ, SAFECALL_LIBCUDA_PATH=str(FAKE_PATH))
+    proc = subprocess.run([sys.executable, "-c", _SHARED_DRIVER_RUN, str(ROOT / "examples" / "ir" / "cuda_add_one.ptx")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["failed start"] == (
+        "cannot launch CUDA kernels: cuInit failed: CUDA_ERROR_NO_DEVICE (error 100: no CUDA-capable device is detected)"
+    )
+    assert out["retry"].count("cuInit") == 1 and out["retry"].count("cuGetProcAddress_v2") > 10, out["retry"]
+    assert "cuLaunchKernelEx" in out["retry"]
+    assert "cuInit" not in out["second module"] and "cuGetProcAddress_v2" not in out["second module"], out["second module"]
+    assert out["second module"].count("cuLibraryLoadData") == 1 and "cuLaunchKernelEx" in out["second module"]
+
+
 def _fake_driver():
     if not FAKE_PATH.exists():
         reason = f"{FAKE_PATH} is missing (cargo test builds it)"

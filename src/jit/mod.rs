@@ -38,7 +38,7 @@ use crate::backend::cranelift::OptLevel;
 use crate::error::Error;
 use crate::input::ModuleInput;
 use crate::ir;
-use crate::lower::{self, ExplainStrategy, LowerSettings, RaiseHelper};
+use crate::lower::{self, ExplainStrategy, GpuRuntimes, LowerSettings, RaiseHelper};
 use safecall_runtime::abi::symbols::EXPORT_PREFIX;
 
 mod build;
@@ -46,6 +46,7 @@ mod code;
 mod direct;
 mod explain;
 mod options;
+mod runtimes;
 mod symbols;
 #[cfg(target_arch = "x86_64")]
 mod tier;
@@ -155,7 +156,7 @@ fn compile_unchecked(
     let optimized_cranelift = !options::uses_baseline(options)
         && options.backend == Backend::Cranelift
         && options.cranelift.opt_level != OptLevel::None;
-    let lower_options = LowerSettings {
+    let mut lower_options = LowerSettings {
         raise_helper: RaiseHelper::External(RAISE_SYMBOL.to_owned()),
         explain: ExplainStrategy::Lazy {
             dispatcher: EXPLAIN_DISPATCHER.to_owned(),
@@ -174,8 +175,18 @@ fn compile_unchecked(
         llvm_check_forms: options.backend == Backend::Llvm,
         ..LowerSettings::default()
     };
-    let lowered = lower::lower_with(module, &lower_options)?;
     let mut table = options.symbols.clone();
+    if options.share_gpu_runtimes && !module.device_binaries.is_empty() {
+        // The runtimes' tables come from helpers compiled once (see `runtimes`).
+        let [cuda, hip] = runtimes::shared_tables(options.binding, options, helper)?;
+        table.insert(runtimes::CUDA_TABLE.to_owned(), cuda);
+        table.insert(runtimes::HIP_TABLE.to_owned(), hip);
+        lower_options.gpu_runtimes = GpuRuntimes::Shared {
+            cuda: runtimes::CUDA_TABLE.to_owned(),
+            hip: runtimes::HIP_TABLE.to_owned(),
+        };
+    }
+    let lowered = lower::lower_with(module, &lower_options)?;
     table.insert(RAISE_SYMBOL.to_owned(), helper);
     // SAFETY: the dispatcher is a function of this program with the dispatcher signature the
     // lowering declares.

@@ -34,6 +34,12 @@ pub struct JitOptions {
     /// [`std::thread::available_parallelism`] for modules large enough to gain from it
     /// ([`PARALLEL_MIN_INSTRUCTIONS`]), `1` compiles on the calling thread only.
     pub compile_threads: usize,
+    /// Whether modules that launch kernels take the CUDA driver's and the HIP runtime's tables
+    /// of entry points from helpers compiled once per process (the default), so that a runtime
+    /// is found once per process and each module compiles a call instead of the search; or,
+    /// with `false`, find the runtime with an init function of their own, as AOT objects and
+    /// libraries do (each module then resolves the runtime on its first launch).
+    pub share_gpu_runtimes: bool,
 }
 
 /// Lowered instructions a module needs before [`JitOptions::compile_threads`]` = 0` starts
@@ -56,6 +62,7 @@ impl Default for JitOptions {
             cranelift: CraneliftOptions::fast_compile(),
             llvm: LlvmOptions::default(),
             compile_threads: 0,
+            share_gpu_runtimes: true,
         }
     }
 }

@@ -17,6 +17,7 @@ mod expr;
 mod function;
 mod gpu;
 mod half;
+pub(crate) use gpu::helper_module as gpu_helper_module;
 /// The HIP runtime's facts (entry points, constants, layouts) generated code and the Python
 /// package's Triton driver rely on: the one place they live.
 pub use gpu::hip::api as hip_api;
@@ -30,7 +31,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use options::{ExplainStrategy, LowerSettings, RaiseHelper};
+pub(crate) use options::{ExplainStrategy, GpuRuntimes, LowerSettings, RaiseHelper};
 pub use options::{LowerError, LowerErrorKind, LowerOptions};
 pub use schema::{metadata_json, signature_text};
 

@@ -180,11 +180,21 @@ pub(crate) enum RaiseTarget {
     External(ImportId),
 }
 
+/// How a module fills a GPU runtime's table cell (`gpu::shared`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TableSource {
+    /// Its own init function, run once under `TVMFFIHandleInitOnce`.
+    Own(FuncId),
+    /// The shared helper `int f(void** cell)` (an import), which stores the process's table
+    /// in the cell (or raises and returns nonzero).
+    Shared(ImportId),
+}
+
 /// The GPU state of a module being lowered (emitted on first use).
 #[derive(Default)]
 pub(crate) struct GpuState {
     /// The driver table's cell (null until initialized, then the table's address) and init.
-    pub(super) driver: Option<(DataId, FuncId)>,
+    pub(super) driver: Option<(DataId, TableSource)>,
     /// Per device binary: its cell (the kernel table's address once loaded) and init.
     pub(super) binaries: HashMap<String, (DataId, FuncId)>,
     /// Primary contexts retained, by device ordinal (below
@@ -199,7 +209,7 @@ pub(crate) struct GpuState {
     /// The driver's version (`cuDriverGetVersion`), 0 until asked.
     pub(super) driver_version: Option<DataId>,
     /// The HIP runtime table's cell and init (`gpu::hip`).
-    pub(super) hip_runtime: Option<(DataId, FuncId)>,
+    pub(super) hip_runtime: Option<(DataId, TableSource)>,
     /// Per HIP device binary: its function cache (a row of kernels per device ordinal) and
     /// the function that loads it on one device.
     pub(super) hip_binaries: HashMap<String, (DataId, FuncId)>,

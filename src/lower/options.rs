@@ -54,6 +54,8 @@ pub(crate) struct LowerSettings {
     /// pointer read only when the tensor has elements (as C tests them; Cranelift, which
     /// keeps the order of `||`, tests a non-NULL pointer first and is done).
     pub llvm_check_forms: bool,
+    /// Where launches get the CUDA driver's and the HIP runtime's entry points.
+    pub gpu_runtimes: GpuRuntimes,
 }
 
 impl From<&LowerOptions> for LowerSettings {
@@ -84,6 +86,26 @@ pub(crate) enum ExplainStrategy {
         dispatcher: String,
         /// `ctx` of each host function, by name (embedded as a constant: JIT code only).
         contexts: HashMap<String, u64>,
+    },
+}
+
+/// Where a module's launches get the CUDA driver's (or HIP runtime's) table of entry points.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum GpuRuntimes {
+    /// Each module finds the driver itself: its own init function (the library search, every
+    /// entry point resolved, each failure's message) runs once per module (AOT objects and
+    /// libraries, which must stand alone).
+    #[default]
+    Embedded,
+    /// The external functions `cuda` and `hip` (`int f(void** table)`, compiled once, see
+    /// `gpu::shared::helper_module`) hand every module the process's one table; a module keeps
+    /// only a cell for it. The JIT's modules share them: the init code is neither lowered nor
+    /// compiled per module.
+    Shared {
+        /// The CUDA driver's table.
+        cuda: String,
+        /// The HIP runtime's table.
+        hip: String,
     },
 }
 

@@ -13,6 +13,7 @@ mod hip_launch;
 mod launch;
 mod python;
 mod settings;
+mod shared_runtimes;
 mod support;
 mod tensormap;
 // The baseline compiler, the only tier that tiers up, is x86-64's.

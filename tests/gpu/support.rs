@@ -178,9 +178,12 @@ pub fn deliveries() -> Vec<Delivery> {
         .collect()
 }
 
-/// JIT options for a tier: the baseline compiler, or `backend` itself.
+/// JIT options for a tier: the baseline compiler, or `backend` itself. Each module finds the
+/// driver itself, as AOT code does, so that every delivery path's first launch makes the same
+/// driver calls (the tables JIT modules share by default: tests/gpu/shared_runtimes.rs).
 fn jit_options(baseline: bool, backend: Backend) -> safecall::jit::JitOptions {
     safecall::jit::JitOptions {
+        share_gpu_runtimes: false,
         backend,
         first_tier: if baseline {
             safecall::jit::FirstTier::Baseline

@@ -5,6 +5,7 @@ use crate::ir::DeviceBinary;
 use crate::lir::{Callee, DataId, FuncId, IntCC, Symbol, Ty, Var};
 
 use super::super::modctx::ModuleCtx;
+use super::super::modctx::TableSource;
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
@@ -14,16 +15,25 @@ use super::support::{InitFn, call_entry, cstr_or, describe_error, embed_image, z
 const NO_LAUNCH: &str = "cannot launch CUDA kernels: ";
 
 impl ModuleCtx<'_> {
-    /// The driver table's cell and its init function, emitted on first use.
-    pub(super) fn cuda_driver(&mut self) -> (DataId, FuncId) {
+    /// The driver table's cell and how it is filled (an init function emitted on first use,
+    /// or the shared helper the settings name).
+    pub(super) fn cuda_driver(&mut self) -> (DataId, TableSource) {
         if let Some(d) = self.gpu.driver {
             return d;
         }
-        let table = zeroed(self, "cuda_driver_table", Entry::ALL.len() * 8);
+        let shared = self.shared_table("cuda");
+        let table = match shared {
+            Some(_) => None,
+            None => Some(zeroed(self, "cuda_driver_table", Entry::ALL.len() * 8)),
+        };
         let cell = self.handle_cell("cuda_driver");
-        let init = emit_driver_init(self, table);
-        self.gpu.driver = Some((cell, init));
-        (cell, init)
+        let source = match (shared, table) {
+            (Some(helper), _) => TableSource::Shared(helper),
+            (None, Some(table)) => TableSource::Own(emit_driver_init(self, table)),
+            (None, None) => unreachable!("a table is made when there is no helper"),
+        };
+        self.gpu.driver = Some((cell, source));
+        (cell, source)
     }
 
     /// The kernel-table cell of device binary `name` and its init function, emitted on first

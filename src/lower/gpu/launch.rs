@@ -18,6 +18,7 @@ use super::cuda::{self, Entry};
 use super::operands::{Operands, dims_parts, lower_operands};
 use super::opt_in::{self, Target};
 use super::settings::settings;
+use super::shared::load_table;
 use super::support::{cached_entry, call_entry, driver_check, zeroed};
 use super::tensormap::cache as tensormap_cache;
 
@@ -81,9 +82,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
 
 /// The driver table, loaded once per process.
 fn driver_table(fx: &mut FnCtx<'_, '_>) -> Var {
-    let (driver_cell, driver_init) = fx.m.cuda_driver();
+    let (cell, source) = fx.m.cuda_driver();
     let error = fx.error_block();
-    load_once(fx.m, &mut fx.b, driver_cell, driver_init, error)
+    load_table(fx.m, &mut fx.b, cell, source, error)
 }
 
 /// The driver table and the kernel's handle, each loaded once per process.

@@ -27,10 +27,12 @@ mod launch;
 mod operands;
 mod opt_in;
 mod settings;
+mod shared;
 mod support;
 mod tensormap;
 
 pub(crate) use launch::lower_launch;
+pub(crate) use shared::helper_module;
 
 /// The names of the libc functions that launch code imports (a linker records libc as needed
 /// when the code imports one of them).

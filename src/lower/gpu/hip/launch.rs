@@ -7,12 +7,12 @@
 use crate::ir::{Launch, Platform};
 use crate::lir::{BinOp, IntCC, Ty, Var};
 
-use super::super::super::calls::load_once;
 use super::super::super::context::FnCtx;
 use super::super::super::options::LowerError;
 use super::super::super::raise::{MsgPart, Tag};
 use super::super::args::lower_args;
 use super::super::operands::{Flag, Int, Operands, dims_parts, lower_operands};
+use super::super::shared::load_table;
 use super::api::{self, Entry};
 use super::module::call_loader;
 use super::runtime::{call, check};
@@ -26,9 +26,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     check_cached_device(fx, &ops, &prefix);
     fx.flush_checks();
 
-    let (cell, init) = fx.m.hip_runtime();
+    let (cell, source) = fx.m.hip_runtime();
     let error = fx.error_block();
-    let table = load_once(fx.m, &mut fx.b, cell, init, error);
+    let table = load_table(fx.m, &mut fx.b, cell, source, error);
     let kernel = match ops.function {
         // The caller's handle: nothing loaded.
         Some(handle) => handle,

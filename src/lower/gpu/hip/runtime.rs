@@ -6,6 +6,7 @@ use crate::lir::{Callee, DataId, FuncId, IntCC, Symbol, Ty, Var, builder::FuncBu
 
 use super::super::super::context::FnCtx;
 use super::super::super::modctx::ModuleCtx;
+use super::super::super::modctx::TableSource;
 use super::super::super::raise::{MsgPart, Tag};
 use super::super::cuda::{self, Libc};
 use super::super::driver::{dl_error, libc_call, static_str};
@@ -17,16 +18,25 @@ use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 const NO_LAUNCH: &str = "cannot launch HIP kernels: ";
 
 impl ModuleCtx<'_> {
-    /// The runtime table's cell and its init function, emitted on first use.
-    pub(crate) fn hip_runtime(&mut self) -> (DataId, FuncId) {
+    /// The runtime table's cell and how it is filled (an init function emitted on first use,
+    /// or the shared helper the settings name).
+    pub(crate) fn hip_runtime(&mut self) -> (DataId, TableSource) {
         if let Some(r) = self.gpu.hip_runtime {
             return r;
         }
-        let table = zeroed(self, "hip_runtime_table", Entry::ALL.len() * 8);
+        let shared = self.shared_table("hip");
+        let table = match shared {
+            Some(_) => None,
+            None => Some(zeroed(self, "hip_runtime_table", Entry::ALL.len() * 8)),
+        };
         let cell = self.handle_cell("hip_runtime");
-        let init = emit_runtime_init(self, table);
-        self.gpu.hip_runtime = Some((cell, init));
-        (cell, init)
+        let source = match (shared, table) {
+            (Some(helper), _) => TableSource::Shared(helper),
+            (None, Some(table)) => TableSource::Own(emit_runtime_init(self, table)),
+            (None, None) => unreachable!("a table is made when there is no helper"),
+        };
+        self.gpu.hip_runtime = Some((cell, source));
+        (cell, source)
     }
 }
 
