@@ -101,7 +101,7 @@ fn launcher4d() {
 #[test]
 fn cuda_launch_settings() {
     let m = check("cuda_launch_settings");
-    assert_eq!(m.functions.len(), 2);
+    assert_eq!(m.functions.len(), 3);
 }
 
 #[test]

@@ -244,7 +244,7 @@ fn verifier_checks_device_binaries() {
 fn every_launch_setting_prints_parses_and_builds_the_same() {
     let stmt = "launch kernels.k[grid=(4), block=(128), cluster=(2, 1, 1), device=0, pdl=true, \
                 cooperative=b, cluster_policy=load_balancing, preferred_cluster=(4, 1, 1), \
-                priority=-1](p, p);";
+                priority=-1, function=p](p, p);";
     let text = format!("{HEAD}fn f(p: ptr, b: bool) {{\n    {stmt}\n}}\n");
     let parsed = parse(&text).unwrap();
     verify(&parsed).unwrap();
@@ -268,6 +268,7 @@ fn every_launch_setting_prints_parses_and_builds_the_same() {
         f.param("b", ParamType::Bool);
         f.launch(
             LaunchBuilder::new("kernels", "k")
+                .function(var("p"))
                 .priority(int(-1))
                 .preferred_cluster([int(4), int(1), int(1)])
                 .cluster_policy(ClusterPolicy::LoadBalancing)

@@ -322,8 +322,10 @@ class FunctionBuilder:
         ROCm, tensor parameter's device id), ``pdl`` and ``cooperative`` (bools: Python
         ``True``/``False`` or ``bool`` expressions decided at call time), ``priority`` and
         ``function`` (a ``ptr``: a kernel handle the caller loaded from the binary, launched
-        as it is, see docs/ir.md) take one expression; ``cluster_policy`` takes one of its words (``"default"``, ``"spread"``,
-        ``"load_balancing"``). A setting given as ``None`` is left out. The arguments are
+        as it is, see docs/ir.md; a handle known now is ``cast(ptr, lit(handle, u64))``, a
+        bare int being an ``i64``) take one expression; ``cluster_policy`` takes one of its
+        words (``"default"``, ``"spread"``, ``"load_balancing"``). A setting given as
+        ``None`` is left out. The arguments are
         scalars and pointers (a tensor's ``.data``), passed by value, and TMA descriptors
         (``tensormap(x, box=...)``).
 

@@ -84,12 +84,12 @@ pub(super) fn build_baseline(
 }
 
 /// `module` as its tier-up needs it: the data objects' contents (device binaries of hundreds of
-/// kilobytes, strings) and pointers dropped, since the tier-up's code uses the first tier's
-/// objects.
+/// kilobytes, strings) dropped, since the tier-up's code uses the first tier's objects. Their
+/// relocations stay (a few words each): which functions data refers to decides the upper
+/// tier's hot and cold code (`lir::success_path`).
 pub(super) fn without_data_contents(mut module: lir::Module) -> lir::Module {
     for d in &mut module.data {
         d.contents = Vec::new();
-        d.relocs = Vec::new();
     }
     module
 }

@@ -69,7 +69,10 @@ fn a_cuda_kernel_handle_is_launched_as_it_is() {
                 hex(&1000u32.to_le_bytes())
             ])
         );
-        let err = call_err(&f, &[Arg::Tensor(&x), Arg::Tensor(&y), Arg::Ptr(0x1234)]);
+        let err = call_err(
+            &f,
+            &[Arg::Tensor(&x), Arg::Tensor(&y), Arg::Ptr(0x7fff_0000_0000)],
+        );
         assert!(
             err.starts_with("RuntimeError: add_one: launch of kernels.add_one failed")
                 && err.contains("CUDA_ERROR_INVALID_HANDLE"),

@@ -409,6 +409,7 @@ if type(native).__name__ == "TritonLaunch":
         return [{k: v for k, v in r.items() if k != "call"} for r in fake_cuda.launches(fake)]
 
     tier_up = {"tiered up before": native.tiered_up, "launch before": one_launch()}
+    tier_up["calls before"] = [r["call"] for r in fake_cuda.records(fake)]
     fake.safecall_fake_cuda_quiet(1)
     for _ in range(1000):
         compiled.run(*full)

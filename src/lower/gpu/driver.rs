@@ -9,6 +9,7 @@ use super::super::modctx::TableSource;
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda::{self, Entry, Libc};
+use super::shared::Runtime;
 use super::support::{InitFn, call_entry, cstr_or, describe_error, embed_image, zeroed};
 
 /// Start of every message about finding or starting the driver.
@@ -21,7 +22,7 @@ impl ModuleCtx<'_> {
         if let Some(d) = self.gpu.driver {
             return d;
         }
-        let shared = self.shared_table("cuda");
+        let shared = self.shared_table(Runtime::Cuda);
         let table = match shared {
             Some(_) => None,
             None => Some(zeroed(self, "cuda_driver_table", Entry::ALL.len() * 8)),

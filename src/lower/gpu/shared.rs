@@ -14,21 +14,28 @@ use super::super::capi::CApi;
 use super::super::modctx::{ModuleCtx, TableSource};
 use super::super::options::{GpuRuntimes, LowerSettings, RaiseHelper};
 
+/// A GPU runtime whose table modules may share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Runtime {
+    /// The CUDA driver.
+    Cuda,
+    /// The HIP runtime.
+    Hip,
+}
+
 /// The signature of an init function and of a shared helper: `int f(void** out)`.
 pub(super) fn init_signature() -> Signature {
     Signature::new(vec![Ty::Ptr], Some(Ty::I32))
 }
 
 impl ModuleCtx<'_> {
-    /// Where this module's launches get the table of `runtime` (`"cuda"` or `"hip"`): the
-    /// shared helper the settings name, or `None` for an init function of the module's own.
-    pub(super) fn shared_table(&mut self, runtime: &str) -> Option<ImportId> {
-        let symbol = match &self.options.gpu_runtimes {
-            GpuRuntimes::Embedded => return None,
-            GpuRuntimes::Shared { cuda, hip } => match runtime {
-                "cuda" => cuda.clone(),
-                _ => hip.clone(),
-            },
+    /// Where this module's launches get the table of `runtime`: the shared helper the
+    /// settings name, or `None` for an init function of the module's own.
+    pub(super) fn shared_table(&mut self, runtime: Runtime) -> Option<ImportId> {
+        let symbol = match (&self.options.gpu_runtimes, runtime) {
+            (GpuRuntimes::Embedded, _) => return None,
+            (GpuRuntimes::Shared { cuda, .. }, Runtime::Cuda) => cuda.clone(),
+            (GpuRuntimes::Shared { hip, .. }, Runtime::Hip) => hip.clone(),
         };
         Some(self.import(&symbol, init_signature()))
     }

@@ -23,7 +23,10 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let prefix = format!("{}: launch of {}.{}", fx.func.name, l.binary, l.kernel);
     let ops = lower_operands(fx, l, &prefix, Platform::Hip)?;
     let args = lower_args(fx, &l.args, &prefix)?;
-    check_cached_device(fx, &ops, &prefix);
+    if ops.function.is_none() {
+        // Only the binary's per-device module cache limits the ordinal.
+        check_cached_device(fx, &ops, &prefix);
+    }
     fx.flush_checks();
 
     let (cell, source) = fx.m.hip_runtime();

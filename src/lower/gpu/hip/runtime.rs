@@ -10,6 +10,7 @@ use super::super::super::modctx::TableSource;
 use super::super::super::raise::{MsgPart, Tag};
 use super::super::cuda::{self, Libc};
 use super::super::driver::{dl_error, libc_call, static_str};
+use super::super::shared::Runtime;
 use super::super::support::{InitFn, cstr_or, zeroed};
 use super::api::{self, Entry};
 use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
@@ -24,7 +25,7 @@ impl ModuleCtx<'_> {
         if let Some(r) = self.gpu.hip_runtime {
             return r;
         }
-        let shared = self.shared_table("hip");
+        let shared = self.shared_table(Runtime::Hip);
         let table = match shared {
             Some(_) => None,
             None => Some(zeroed(self, "hip_runtime_table", Entry::ALL.len() * 8)),
