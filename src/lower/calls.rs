@@ -263,6 +263,27 @@ pub(crate) fn load_once(
     init: FuncId,
     error: lir::BlockId,
 ) -> lir::Var {
+    load_cell(m, b, cell, error, |m, b, cell_addr| {
+        let init_once = m.capi(CApi::HandleInitOnce);
+        let init_addr = b.symbol_addr(Symbol::Func(init));
+        b.call(
+            lir::Callee::Import(init_once),
+            Some(Ty::I32),
+            vec![cell_addr, init_addr],
+        )
+        .expect("returns")
+    })
+}
+
+/// The pointer in `cell`; while it is NULL, `fill(cell's address)` (on a cold path) must store
+/// it there and return 0, or raise and return nonzero, which branches to `error`.
+pub(crate) fn load_cell(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    cell: lir::DataId,
+    error: lir::BlockId,
+    fill: impl FnOnce(&mut ModuleCtx<'_>, &mut FuncBuilder, lir::Var) -> lir::Var,
+) -> lir::Var {
     let cell_addr = b.symbol_addr(Symbol::Data(cell));
     let cached = b.load(Ty::Ptr, cell_addr, 0);
     let handle = b.mutable_var(Ty::Ptr);
@@ -273,15 +294,7 @@ pub(crate) fn load_once(
     let join = b.new_block();
     b.branch(missing, init_block, join);
     b.switch_to(init_block);
-    let init_once = m.capi(CApi::HandleInitOnce);
-    let init_addr = b.symbol_addr(Symbol::Func(init));
-    let rc = b
-        .call(
-            lir::Callee::Import(init_once),
-            Some(Ty::I32),
-            vec![cell_addr, init_addr],
-        )
-        .expect("returns");
+    let rc = fill(m, b, cell_addr);
     let failed = b.icmp_imm(IntCC::Ne, rc, 0);
     let ok = b.new_block();
     b.branch(failed, error, ok);

@@ -9,7 +9,7 @@ use crate::ir;
 use crate::lir::{self, Callee, DataId, FuncId, ImportId, IntCC, Linkage, Signature, Symbol, Ty};
 use crate::lir::{Var, builder::FuncBuilder};
 
-use super::super::calls::load_once;
+use super::super::calls::{load_cell, load_once};
 use super::super::capi::CApi;
 use super::super::modctx::{ModuleCtx, TableSource};
 use super::super::options::{GpuRuntimes, LowerSettings, RaiseHelper};
@@ -56,28 +56,10 @@ pub(crate) fn load_table(
     };
     // Not under `TVMFFIHandleInitOnce`: the helper takes it for the process's table, and its
     // lock is not reentrant. Threads racing here store the same pointer.
-    let cell_addr = b.symbol_addr(Symbol::Data(cell));
-    let cached = b.load(Ty::Ptr, cell_addr, 0);
-    let table = b.mutable_var(Ty::Ptr);
-    b.assign(table, cached);
-    let null = b.iconst(Ty::Ptr, 0);
-    let missing = b.icmp(IntCC::Eq, cached, null);
-    let fill = b.new_cold_block();
-    let join = b.new_block();
-    b.branch(missing, fill, join);
-    b.switch_to(fill);
-    let rc = b
-        .call(Callee::Import(helper), Some(Ty::I32), vec![cell_addr])
-        .expect("returns");
-    let failed = b.icmp_imm(IntCC::Ne, rc, 0);
-    let ok = b.new_block();
-    b.branch(failed, error, ok);
-    b.switch_to(ok);
-    let loaded = b.load(Ty::Ptr, cell_addr, 0);
-    b.assign(table, loaded);
-    b.jump(join);
-    b.switch_to(join);
-    table
+    load_cell(m, b, cell, error, |_, b, cell_addr| {
+        b.call(Callee::Import(helper), Some(Ty::I32), vec![cell_addr])
+            .expect("returns")
+    })
 }
 
 /// A module exporting `cuda` and `hip`, each `int f(void** cell)`: fills the process's table
