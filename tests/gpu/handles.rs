@@ -127,5 +127,20 @@ fn a_hip_kernel_handle_is_launched_as_it_is() {
             0,
             "{how:?}: the caller's device back"
         );
+        // No module table per device: an ordinal past the table's 64 is the runtime's to judge.
+        let (mut sa, mut sb) = ([1000i64], [1000i64]);
+        let far_x = rocm_tensor(0x7000_0000, 64, &mut sa);
+        let far_y = rocm_tensor(0x7100_0000, 64, &mut sb);
+        let err = call_err(
+            &f,
+            &[Arg::Tensor(&far_x), Arg::Tensor(&far_y), Arg::Ptr(kernel)],
+        );
+        assert!(
+            err.starts_with(
+                "RuntimeError: add_one: launch of kernels.add_one: HIP device 64 is not \
+                 available: hipSetDevice returned hipErrorInvalidDevice"
+            ),
+            "{how:?}: {err}"
+        );
     }
 }
