@@ -22,19 +22,9 @@ impl ModuleCtx<'_> {
         if let Some(d) = self.gpu.driver {
             return d;
         }
-        let shared = self.shared_table(Runtime::Cuda);
-        let table = match shared {
-            Some(_) => None,
-            None => Some(zeroed(self, "cuda_driver_table", Entry::ALL.len() * 8)),
-        };
-        let cell = self.handle_cell("cuda_driver");
-        let source = match (shared, table) {
-            (Some(helper), _) => TableSource::Shared(helper),
-            (None, Some(table)) => TableSource::Own(emit_driver_init(self, table)),
-            (None, None) => unreachable!("a table is made when there is no helper"),
-        };
-        self.gpu.driver = Some((cell, source));
-        (cell, source)
+        let d = self.runtime_table(Runtime::Cuda, Entry::ALL.len(), emit_driver_init);
+        self.gpu.driver = Some(d);
+        d
     }
 
     /// The kernel-table cell of device binary `name` and its init function, emitted on first

@@ -6,13 +6,14 @@
 //! the search (its messages included).
 
 use crate::ir;
-use crate::lir::{self, Callee, DataId, FuncId, ImportId, IntCC, Linkage, Signature, Symbol, Ty};
+use crate::lir::{self, Callee, DataId, FuncId, IntCC, Linkage, Signature, Symbol, Ty};
 use crate::lir::{Var, builder::FuncBuilder};
 
 use super::super::calls::{load_cell, load_once};
 use super::super::capi::CApi;
 use super::super::modctx::{ModuleCtx, TableSource};
 use super::super::options::{GpuRuntimes, LowerSettings, RaiseHelper};
+use super::support::zeroed;
 
 /// A GPU runtime whose table modules may share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +29,36 @@ pub(super) fn init_signature() -> Signature {
     Signature::new(vec![Ty::Ptr], Some(Ty::I32))
 }
 
-impl ModuleCtx<'_> {
-    /// Where this module's launches get the table of `runtime`: the shared helper the
-    /// settings name, or `None` for an init function of the module's own.
-    pub(super) fn shared_table(&mut self, runtime: Runtime) -> Option<ImportId> {
-        let symbol = match (&self.options.gpu_runtimes, runtime) {
-            (GpuRuntimes::Embedded, _) => return None,
-            (GpuRuntimes::Shared { cuda, .. }, Runtime::Cuda) => cuda.clone(),
-            (GpuRuntimes::Shared { hip, .. }, Runtime::Hip) => hip.clone(),
+impl<'m> ModuleCtx<'m> {
+    /// The cell of `runtime`'s table of `entries` pointers and how it is filled: the shared
+    /// helper the settings name, else `init` emitted over a table of the module's own.
+    pub(super) fn runtime_table(
+        &mut self,
+        runtime: Runtime,
+        entries: usize,
+        init: fn(&mut ModuleCtx<'m>, DataId) -> FuncId,
+    ) -> (DataId, TableSource) {
+        let (name, table_name) = match runtime {
+            Runtime::Cuda => ("cuda_driver", "cuda_driver_table"),
+            Runtime::Hip => ("hip_runtime", "hip_runtime_table"),
         };
-        Some(self.import(&symbol, init_signature()))
+        let helper = match (&self.options.gpu_runtimes, runtime) {
+            (GpuRuntimes::Embedded, _) => None,
+            (GpuRuntimes::Shared { cuda, .. }, Runtime::Cuda) => Some(cuda.clone()),
+            (GpuRuntimes::Shared { hip, .. }, Runtime::Hip) => Some(hip.clone()),
+        };
+        match helper {
+            Some(symbol) => {
+                let helper = self.import(&symbol, init_signature());
+                (self.handle_cell(name), TableSource::Shared(helper))
+            }
+            None => {
+                // The table before the cell: the data objects' order in the dumps.
+                let table = zeroed(self, table_name, entries * 8);
+                let cell = self.handle_cell(name);
+                (cell, TableSource::Own(init(self, table)))
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::super::super::raise::{MsgPart, Tag};
 use super::super::cuda::{self, Libc};
 use super::super::driver::{dl_error, libc_call, static_str};
 use super::super::shared::Runtime;
-use super::super::support::{InitFn, cstr_or, zeroed};
+use super::super::support::{InitFn, cstr_or};
 use super::api::{self, Entry};
 use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
@@ -25,19 +25,9 @@ impl ModuleCtx<'_> {
         if let Some(r) = self.gpu.hip_runtime {
             return r;
         }
-        let shared = self.shared_table(Runtime::Hip);
-        let table = match shared {
-            Some(_) => None,
-            None => Some(zeroed(self, "hip_runtime_table", Entry::ALL.len() * 8)),
-        };
-        let cell = self.handle_cell("hip_runtime");
-        let source = match (shared, table) {
-            (Some(helper), _) => TableSource::Shared(helper),
-            (None, Some(table)) => TableSource::Own(emit_runtime_init(self, table)),
-            (None, None) => unreachable!("a table is made when there is no helper"),
-        };
-        self.gpu.hip_runtime = Some((cell, source));
-        (cell, source)
+        let r = self.runtime_table(Runtime::Hip, Entry::ALL.len(), emit_runtime_init);
+        self.gpu.hip_runtime = Some(r);
+        r
     }
 }
 
