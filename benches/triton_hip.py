@@ -107,6 +107,19 @@ def main() -> None:
     def safecall_ints():
         our_launcher(4, 1, 1, stream, our_function, packed, None, None, None, x, y, out, 1000, 256)
 
+    # The same launch with `tvm_ffi.Tensor`s at the same addresses (rocm:0), whose `data_ptr()`
+    # is a C method, as torch's is: the Python frame of `Tensor.data_ptr` is then gone from both
+    # launchers (each still checks every pointer with `hipPointerGetAttribute`).
+    from safecall.testing import RawTensor
+
+    cx, cy, co = (tvm_ffi.from_dlpack(RawTensor(a, (10, 0), (2, 32, 1), [1000], None, 0)) for a in (x, y, out))
+
+    def triton_c_objects():
+        launcher(4, 1, 1, stream, function, packed, None, None, None, cx, cy, co, 1000, 256)
+
+    def safecall_c_objects():
+        our_launcher(4, 1, 1, stream, our_function, packed, None, None, None, cx, cy, co, 1000, 256)
+
     launch = sct.function(kernel)
     tx, ty, to = (tvm_ffi.from_dlpack(CudaTensor(a, "float32", shape=(1000,), device_type=10)) for a in (x, y, out))
 
@@ -127,11 +140,13 @@ def main() -> None:
         ("Triton CompiledKernel[grid](...), data_ptr()", per_call_us(triton_compiled_kernel)),
         ("safecall driver's launcher, data_ptr() objects", per_call_us(safecall_objects)),
         ("safecall driver's launcher, int addresses", per_call_us(safecall_ints)),
+        ("Triton HIPLauncher, C data_ptr() (tvm_ffi.Tensor)", per_call_us(triton_c_objects)),
+        ("safecall driver's launcher, C data_ptr()", per_call_us(safecall_c_objects)),
     ]
     fake.safecall_fake_hip_quiet(0)
     print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
     for label, us in rows:
-        print(f"  {label:44s} {us:7.2f} us")
+        print(f"  {label:50s} {us:7.2f} us")
     ours = rows[2][1]
     print(
         f"  Triton launcher (data_ptr objects) / safecall.triton.function: {rows[0][1] / ours:.2f}x; (ints): "
@@ -139,7 +154,8 @@ def main() -> None:
     )
     print(
         f"  Triton launcher / safecall driver's launcher, same arguments: data_ptr objects "
-        f"{rows[0][1] / rows[4][1]:.2f}x; ints {rows[1][1] / rows[5][1]:.2f}x"
+        f"{rows[0][1] / rows[4][1]:.2f}x; ints {rows[1][1] / rows[5][1]:.2f}x; "
+        f"C data_ptr() objects {rows[6][1] / rows[7][1]:.2f}x"
     )
 
 

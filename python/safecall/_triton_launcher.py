@@ -629,7 +629,10 @@ def strict_launcher(src: Any, metadata: Any) -> Callable[..., None]:
             found = getattr(triton.runtime.driver.active.utils, "binaries", {}).get(function)
             if found is None:
                 raise RuntimeError(f"safecall's Triton driver: kernel `{name}` was not loaded by this driver")
-            fn = functions[function] = sct.function(_Compiled(src, metadata, found[1]), grid=3)
+            # The handle `load_binary` loaded on `found[2]`, launched as it is (one load).
+            fn = functions[function] = sct.function(
+                _Compiled(src, metadata, found[1]), grid=3, handle=(function, found[2])
+            )
         if enter is not None and _hooked(enter):
             enter(launch_metadata)
         fn((gx, gy, gz), *args)

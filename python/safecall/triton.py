@@ -316,6 +316,7 @@ def add_function(
     check_divisibility: bool = True,
     constexpr_params: bool = True,
     descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    handle: Optional[Tuple[int, int]] = None,
 ) -> ir.FunctionBuilder:
     """Adds a host function launching ``kernel`` (and its cubin) to ``module``.
 
@@ -331,7 +332,7 @@ def add_function(
         The kernel (see :func:`function`).
     name : str, optional
         The function's name (default: the kernel's).
-    grid, check_dtypes, check_divisibility, constexpr_params, descriptors
+    grid, check_dtypes, check_divisibility, constexpr_params, descriptors, handle
         As for :func:`function`.
 
     Returns
@@ -341,6 +342,7 @@ def add_function(
     """
     k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
     _refuse_unsupported(k)
+    loaded = _handle(handle)
     descriptor_options = check_descriptor_options(k, descriptors or {})
     md = k.metadata
     fname = name or k.name
@@ -358,6 +360,7 @@ def add_function(
     grid_exprs = _grid_param(grid, f, list(k.signature))
     args: List[Any] = []
     first_tensor: Optional[Any] = None
+    first_name = ""
     entries = iter(md.get("tensordesc_meta") or [])
     for arg, ty in k.signature.items():
         if ty == TRITON_ABI.constexpr:
@@ -373,8 +376,10 @@ def add_function(
         divisible = check_divisibility and arg in k.divisible
         if ty.startswith(TRITON_ABI.tensor_descriptor.prefix):
             entry = next(entries)
+            position = len(f._params)
             meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}))
-            first_tensor = meta[arg] if first_tensor is None else first_tensor
+            if first_tensor is None:
+                first_tensor, first_name = meta[arg], f"'{arg}' (#{position})"
             args += passed_args
         elif ty.startswith(TRITON_ABI.pointer_prefix):
             spec = ir.tensor(
@@ -384,9 +389,11 @@ def add_function(
                 byte_offset="any",
                 align=TRITON_ABI.divisibility[1] if divisible else None,
             )
+            position = len(f._params)
             t = f.param(arg, spec)
             meta[arg] = t
-            first_tensor = t if first_tensor is None else first_tensor
+            if first_tensor is None:
+                first_tensor, first_name = t, f"'{arg}' (#{position})"
             # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
             args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
         else:
@@ -398,16 +405,48 @@ def add_function(
     if grid_exprs is None:
         grid_exprs = _grid_exprs(grid, meta)
     passed = isinstance(grid, int) and not isinstance(grid, bool)
-    _launch(f, binary, k, grid_exprs, args, first_tensor, passed)
+    if loaded is not None and first_tensor is not None:
+        # The caller's handle serves the device it was loaded on only.
+        f.assert_(
+            first_tensor.device_id == ir.lit(loaded[1], ir.i32),
+            "ValueError",
+            f"{fname}: argument {first_name}: device is ",
+            first_tensor.device,
+            f", expected {image.device}:{loaded[1]} (the device the kernel's handle was loaded on)",
+        )
+    _launch(f, binary, k, grid_exprs, args, first_tensor, passed, loaded)
     return f
 
 
+def _handle(handle: Any) -> Optional[Tuple[int, int]]:
+    """``handle`` checked: ``None`` or ``(kernel handle, device ordinal)``, two ints."""
+    if handle is None:
+        return None
+    if (
+        not isinstance(handle, tuple)
+        or len(handle) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in handle)
+        or not 0 < handle[0] < 2**64
+        or not 0 <= handle[1] < 2**31
+    ):
+        raise ValueError(f"handle is (a nonzero kernel handle, a device ordinal), two ints; got {handle!r}")
+    return handle
+
+
 def _launch(
-    f: ir.FunctionBuilder, binary: str, k: Kernel, grid: List[Any], args: List[Any], tensor: Optional[Any], passed: bool
+    f: ir.FunctionBuilder,
+    binary: str,
+    k: Kernel,
+    grid: List[Any],
+    args: List[Any],
+    tensor: Optional[Any],
+    passed: bool,
+    loaded: Optional[Tuple[int, int]] = None,
 ) -> None:
     """The launch Triton's launcher makes: grid checks, then (for a nonempty grid) the scratch
     memory and the launch on the device of ``tensor`` (the first tensor argument; device 0
-    without one)."""
+    without one, or the device of ``loaded``: the caller's kernel handle and its device,
+    launched as it is)."""
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
@@ -421,7 +460,9 @@ def _launch(
         if md.get(flag):
             settings[setting] = True
     if tensor is None:
-        settings["device"] = 0
+        settings["device"] = 0 if loaded is None else loaded[1]
+    if loaded is not None:
+        settings["function"] = ir.cast(ir.ptr, ir.lit(loaded[0], ir.u64))
     warp = int(md[TRITON_ABI.warp_size_key]) if hip else TRITON_ABI.threads_per_warp
     block = warp * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
@@ -467,6 +508,8 @@ def module(
     """
     m = ir.ModuleBuilder(name)
     items = kernels.items() if isinstance(kernels, Mapping) else [(None, k) for k in kernels]
+    if options.get("handle") is not None and len(items) != 1:
+        raise ValueError(f"handle names one kernel's handle; the module has {len(items)} kernels")
     for fname, k in items:
         add_function(m, k, fname, **options)
     return m
@@ -482,6 +525,7 @@ def function(
     constexpr_params: bool = True,
     descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
     backend: str = "cranelift",
+    handle: Optional[Tuple[int, int]] = None,
 ) -> Any:
     """A ``tvm_ffi.Function`` that checks its arguments and launches ``kernel`` as Triton does.
 
@@ -515,6 +559,14 @@ def function(
         ``pixel_box_upper_corner``, and takes ``element_strides`` (all 1 by default).
     backend : str, default "cranelift"
         The JIT backend (``safecall.jit``).
+    handle : (int, int), optional
+        ``(function, device)``: the kernel already loaded by the caller (a ``CUfunction`` or
+        ``CUkernel``, a ``hipFunction_t`` for AMD, e.g. a ``CompiledKernel``'s ``function``
+        on its ``device``), launched as it is (the IR's ``function=``): the cubin still checks
+        the arguments when the function is built but is neither embedded nor loaded, and the
+        launch device must be ``device`` (else a ValueError naming the first tensor). The
+        caller keeps the kernel loaded, with the shared-memory opt-in its launches need
+        (Triton's ``load_binary`` sets it), while the function can launch it.
 
     Returns
     -------
@@ -543,6 +595,7 @@ def function(
         check_divisibility=check_divisibility,
         constexpr_params=constexpr_params,
         descriptors=descriptors,
+        handle=handle,
     )
     return jit_module(m, backend=backend)[fname]
 

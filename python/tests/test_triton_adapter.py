@@ -193,6 +193,59 @@ def test_options_relax_the_checks(fake):
     assert record["args"][2] == (1000).to_bytes(4, "little").hex()
 
 
+def _load_with_the_driver(fake, kernel) -> int:
+    """``kernel``'s ``CUfunction``, loaded as Triton's ``load_binary`` loads it (device 0's
+    primary context made current, ``cuModuleLoadData``, ``cuModuleGetFunction``)."""
+    import ctypes
+
+    ctx, module, function = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    device = ctypes.c_int()
+    assert fake.cuInit(0) == 0
+    assert fake.cuDeviceGet(ctypes.byref(device), 0) == 0
+    assert fake.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), device) == 0
+    assert fake.cuCtxSetCurrent(ctx) == 0
+    assert fake.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(kernel.asm["cubin"])) == 0
+    name = kernel.metadata.name.encode()
+    assert fake.cuModuleGetFunction(ctypes.byref(function), module, ctypes.c_char_p(name)) == 0
+    return function.value
+
+
+def test_a_callers_handle_is_launched_as_it_is_on_its_device_only(fake):
+    """``handle=(function, device)``: the launch uses the caller's loaded kernel (nothing
+    loaded), with the same launch record as the function that loads its own cubin; a launch
+    device other than the handle's is a ValueError naming the first tensor."""
+    handle = _load_with_the_driver(fake, scale_kernel())
+    loaded = sct.function(scale_kernel(), grid=1, handle=(handle, 0))
+    fake.safecall_fake_cuda_reset()
+    loaded(*good_args())
+    calls = [r["call"] for r in fake_cuda.records(fake)]
+    assert not [c for c in calls if "Load" in c or "GetFunction" in c or "GetKernel" in c], calls
+    [ours] = fake_cuda.launches(fake)
+    fake.safecall_fake_cuda_reset()
+    sct.function(scale_kernel(), grid=1)(*good_args())
+    [own] = fake_cuda.launches(fake)
+    assert ours == own
+    elsewhere = good_args()
+    elsewhere[1] = fp16(X, shape=(32, 32), device_id=1)
+    elsewhere[2] = fp16(Y, shape=(1024,), device_id=1)
+    with pytest.raises(ValueError) as e:
+        loaded(*elsewhere)
+    assert str(e.value).splitlines()[0] == (
+        "scale: argument 'x_ptr' (#1): device is cuda:1, expected cuda:0 (the device the kernel's handle was loaded on)"
+    )
+
+
+@pytest.mark.parametrize("handle", [(0, 0), (1,), (1, -1), (1, True), [1, 0], (2**64, 0), (1, 0.0)])
+def test_bad_handles_are_refused(handle):
+    with pytest.raises(ValueError, match=r"handle is \(a nonzero kernel handle, a device ordinal\), two ints"):
+        sct.function(scale_kernel(), grid=1, handle=handle)
+
+
+def test_a_handle_names_one_kernel():
+    with pytest.raises(ValueError, match="handle names one kernel's handle; the module has 2 kernels"):
+        sct.module({"a": scale_kernel(), "b": fill_kernel()}, handle=(1, 0))
+
+
 def test_a_computed_grid_is_not_passed(fake):
     by_meta = sct.function(scale_kernel(), grid=lambda META: (triton.cdiv(META["n"], META["BLOCK"]),))
     by_text = sct.function(scale_kernel(), grid=["ceil_div(cast<i64>(n), 256)", 2])

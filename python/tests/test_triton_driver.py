@@ -356,6 +356,9 @@ def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
 
 
 def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
+    """``install(strict=True)``: each kernel through ``safecall.triton.function``'s host function
+    (its checks and messages), launching the handle ``load_binary`` loaded (the cubin loaded
+    once, as with Triton's driver), on that handle's device only."""
     reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
@@ -372,19 +375,34 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
         "copy[(8,)](x, y, 1000, BLOCK=128)\n"
         "launch = [r for r in fake_cuda.records(fake) if r['call'] == 'cuLaunchKernelEx'][-1]\n"
         "print(launch['kernel'], launch['grid'], launch['args'][2])\n"
+        "copy[(8,)](x, y, 1000, BLOCK=128)\n"
+        "calls = [r['call'] for r in fake_cuda.records(fake)]\n"
+        "print(sum(c in ('cuModuleLoadData', 'cuLibraryLoadData') for c in calls), calls.count('cuLaunchKernelEx'))\n"
         "compiled = next(iter(copy.device_caches[0][0].values()))\n"
         "hooks = triton.knobs.runtime\n"
-        "try:\n"
+        "def run(x, y):\n"
         "    compiled.run(8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, hooks.launch_enter_hook,\n"
-        "                 hooks.launch_exit_hook, T(0x7F0000001000, 'float16', [1024]), y, 1000, 128)\n"
+        "                 hooks.launch_exit_hook, x, y, 1000, 128)\n"
+        "try:\n"
+        "    run(T(0x7F0000001000, 'float16', [1024]), y)\n"
         "except TypeError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
+        "from support.triton_fakes import CudaTensor\n"
+        "x1, y1 = T(0x7F0000001000, 'float32', [1024]), T(0x7F0000002000, 'float32', [1024])\n"
+        "x1.tensor, y1.tensor = (CudaTensor(t.data_ptr(), 'float32', [1024], device_id=1) for t in (x1, y1))\n"
+        "try:\n"
+        "    run(x1, y1)\n"
+        "except ValueError as e:\n"
         "    print(str(e).splitlines()[0])\n"
     )
     proc = _python(code, {}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         "copy [8, 1, 1] e8030000",
+        # Two launches, one load: load_binary's.
+        "1 2",
         "copy: argument 'x_ptr' (#1): dtype is float16, expected float32",
+        "copy: argument 'x_ptr' (#1): device is cuda:1, expected cuda:0 (the device the kernel's handle was loaded on)",
     ]
 
 

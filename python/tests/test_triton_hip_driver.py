@@ -274,7 +274,8 @@ def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path
 def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):
     """``install(backend="hip", strict=True)``: each kernel through ``safecall.triton.function``'s
     host function (ROCm tensors of the kernel's dtypes, its messages); the block is
-    ``warp_size * num_warps``."""
+    ``warp_size * num_warps``; the ``hipFunction_t`` ``load_binary`` loaded is launched (the
+    code object loaded once), on its device only."""
     lines = _hip_python(
         "import safecall.triton\n"
         "safecall.triton.install(backend='hip', strict=True)\n"
@@ -282,8 +283,8 @@ def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):
         "from support.triton_fakes import CudaTensor, ElementType\n"
         "from support.triton_hip import _kernels\n"
         "class T:\n"
-        "    def __init__(self, address, dtype):\n"
-        "        self.tensor = CudaTensor(address, dtype, (1024,), device_type=10)\n"
+        "    def __init__(self, address, dtype, device_id=0):\n"
+        "        self.tensor = CudaTensor(address, dtype, (1024,), device_type=10, device_id=device_id)\n"
         "        self.dtype = ElementType(dtype)\n"
         "    def data_ptr(self):\n"
         "        return self.tensor.data_ptr()\n"
@@ -296,16 +297,28 @@ def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):
         "add[(8,)](x, y, z, 1000, BLOCK=128)\n"
         "launch = [r for r in fake_hip.records(fake) if r['call'] == 'hipModuleLaunchKernel'][-1]\n"
         "print(launch['kernel'], launch['grid'], launch['block'], launch['args'][3])\n"
+        "add[(8,)](x, y, z, 1000, BLOCK=128)\n"
+        "calls = [r['call'] for r in fake_hip.records(fake)]\n"
+        "print(calls.count('hipModuleLoadData'), calls.count('hipModuleLaunchKernel'))\n"
         "compiled = next(iter(add.device_caches[0][0].values()))\n"
         "hooks = triton.knobs.runtime\n"
-        "try:\n"
+        "def run(*args):\n"
         "    compiled.run(8, 1, 1, 0, compiled.function, compiled.packed_metadata, None, hooks.launch_enter_hook,\n"
-        "                 hooks.launch_exit_hook, T(0x7F0000001000, 'float16'), y, z, 1000, 128)\n"
+        "                 hooks.launch_exit_hook, *args, 1000, 128)\n"
+        "try:\n"
+        "    run(T(0x7F0000001000, 'float16'), y, z)\n"
         "except TypeError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
+        "try:\n"
+        "    run(*(T(a, 'float32', device_id=1) for a in (0x7F0000001000, 0x7F0000002000, 0x7F0000003000)))\n"
+        "except ValueError as e:\n"
         "    print(str(e).splitlines()[0])\n",
         tmp_path,
     )
-    assert lines[-2:] == [
+    assert lines[-4:] == [
         "add [8, 1, 1] [256, 1, 1] e8030000",
+        # Two launches, one load: load_binary's.
+        "1 2",
         "add: argument 'x_ptr' (#1): dtype is float16, expected float32",
+        "add: argument 'x_ptr' (#1): device is rocm:1, expected rocm:0 (the device the kernel's handle was loaded on)",
     ]
