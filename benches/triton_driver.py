@@ -16,7 +16,7 @@ per call, steady state, the same call through safecall's dispatcher
 and Helion call it, the same two with the dispatch installed (``install(dispatch=True)``, safecall's
 side only), and the launcher alone (``CompiledKernel.run(...)`` with the arguments
 the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` grid calling
-``triton.cdiv``, a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
+``triton.cdiv``, a launch hook registered (as a profiler does), a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
 the rounds, in microseconds.
@@ -153,6 +153,15 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     out["kernel[lambda META: cdiv]() 3 args"] = _median(lambda: k3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
     out["safecall.triton.jit(kernel)[lambda META: cdiv]() 3 args"] = _median(
         lambda: dispatched3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
+    # A launch hook registered, as a profiler registers one: Triton's run computes the launch
+    # metadata and its launcher calls the hook; the dispatch does the same from its table.
+    profiled = []
+    triton.knobs.runtime.launch_enter_hook.add(profiled.append)
+    out["kernel[grid]() 3 args, launch hook"] = _median(lambda: k3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+    out["safecall.triton.jit(kernel)[grid]() 3 args, launch hook"] = _median(
+        lambda: dispatched3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+    triton.knobs.runtime.launch_enter_hook.remove(profiled.append)
+    profiled.clear()
     fake.safecall_fake_cuda_quiet(0)
     # Two host TMA descriptors (the launcher encodes both on every call).
     from support.triton_fakes import DescriptorBase

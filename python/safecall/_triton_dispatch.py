@@ -9,9 +9,11 @@ the launcher: 9 to 19 us of host time per call before the launcher runs. The
 key always get the same specialization from Triton) from a few checks per argument, looks the
 compiled kernel up in its own table and calls its launcher directly. A key it has not seen goes
 through Triton's own ``run`` (which compiles, or finds the kernel in its cache, and launches),
-and the kernel Triton chose is recorded for the key. Anything it cannot decide exactly as
-Triton would goes through Triton's ``run`` every time, counted by reason
-(:meth:`Dispatcher.stats`): launch hooks or pre-run hooks registered, an argument kind it does
+and the kernel Triton chose is recorded for the key. With a launch hook registered (a
+profiler's, e.g. proton's), a launch from the table carries what Triton's ``run`` passes:
+``kernel.launch_metadata(grid, stream, *args)`` and the hooks. Anything it cannot decide
+exactly as Triton would goes through Triton's ``run`` every time, counted by reason
+(:meth:`Dispatcher.stats`): pre-run hooks registered, an argument kind it does
 not model (tuples, Gluon's tensor descriptors, objects without ``data_ptr``), an unhashable constexpr,
 warm-up calls, a global the kernel read that changed.
 

@@ -2,8 +2,9 @@
 //! module docs define the key). One call binds the arguments to the kernel's parameters,
 //! computes the specialization key (as words: `triton_key`), looks the compiled kernel up in
 //! the table, evaluates the grid and calls the kernel's launcher with Triton's launch protocol.
-//! Anything else (a key not in the table, hooks, an argument kind not modelled, a changed
-//! global) goes to the Python side's `slow(reason, args, kwargs, grid, warmup, key)`, which
+//! With a launch hook registered, the launch carries Triton's launch metadata and the hooks,
+//! as Triton's `run` passes them. Anything else (a key not in the table, pre-run hooks, an
+//! argument kind not modelled, a changed global) goes to the Python side's `slow(reason, args, kwargs, grid, warmup, key)`, which
 //! runs Triton's own `JITFunction.run` and, for a missed key, `record`s the kernel it chose.
 
 use std::collections::HashMap;
@@ -301,11 +302,14 @@ impl TritonDispatch {
             return Ok(Err(Slow::Fallback("pre-run hooks".into())));
         }
         let runtime = self.runtime.bind(py);
-        let enter = runtime.getattr(intern!(py, "launch_enter_hook"))?;
-        let leave = runtime.getattr(intern!(py, "launch_exit_hook"))?;
-        if hooked(&enter)? || hooked(&leave)? {
-            return Ok(Err(Slow::Fallback("launch hooks".into())));
-        }
+        let (enter_name, leave_name) = (
+            intern!(py, "launch_enter_hook"),
+            intern!(py, "launch_exit_hook"),
+        );
+        // A launch hook registered (a profiler's): the launch carries Triton's launch metadata
+        // and the hooks, as Triton's `run` passes them (below).
+        let hooks =
+            hooked(&runtime.getattr(enter_name)?)? || hooked(&runtime.getattr(leave_name)?)?;
         if let Ok(h) = runtime.getattr(intern!(py, "add_stages_inspection_hook"))
             && !h.is_none()
         {
@@ -442,6 +446,25 @@ impl TritonDispatch {
         let size = grid.len()?;
         let one = 1i64.into_pyobject(py)?.into_any();
         let stream = current_stream(&active, &device)?;
+        let none = || py.None().into_bound(py);
+        let (metadata, enter, leave) = if hooks {
+            // `kernel.launch_metadata(grid, stream, *bound_args.values())`, then the hooks as
+            // Triton's `run` reads them for the launcher's call.
+            let mut call = vec![grid.clone(), stream.clone()];
+            call.extend(values.iter().cloned());
+            let metadata = hit
+                .kernel
+                .bind(py)
+                .call_method1(intern!(py, "launch_metadata"), PyTuple::new(py, call)?)?;
+            (
+                metadata,
+                runtime.getattr(enter_name)?,
+                runtime.getattr(leave_name)?,
+            )
+        } else {
+            // Both hooks were found empty above: the launcher need not look at them again.
+            (none(), none(), none())
+        };
         let fixed = [
             grid.get_item(0)?,
             if size > 1 {
@@ -453,10 +476,9 @@ impl TritonDispatch {
             stream,
             hit.function.bind(py).clone(),
             hit.packed_metadata.bind(py).clone(),
-            py.None().into_bound(py),
-            // Both hooks were found empty above: the launcher need not look at them again.
-            py.None().into_bound(py),
-            py.None().into_bound(py),
+            metadata,
+            enter,
+            leave,
         ];
         // safecall's own launcher is called directly; any other (Triton's) through Python.
         if let Some(native) = &hit.native {

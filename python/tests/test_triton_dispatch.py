@@ -3,8 +3,8 @@ and sends the CUDA driver double the same launches, for a table of calls (aligne
 misaligned pointers, ints equal to 1, divisible and not by 16, at the i32/i64/u64 boundaries,
 ``None``, floats, constexprs and keywords, a ``lambda META`` grid, an empty grid, several
 specializations of one kernel interleaved, host ``TensorDescriptor``s, an autotuned kernel
-after tuning); what it cannot
-decide exactly (hooks, warm-up, argument kinds it does not model) goes through Triton's path,
+after tuning, launch hooks with a kernel's ``launch_metadata=``); what it cannot decide
+exactly (pre-run hooks, warm-up, argument kinds it does not model) goes through Triton's path,
 counted. Runs ``triton_dispatch_run.py`` in a process of its own per Triton release."""
 
 from __future__ import annotations
@@ -137,14 +137,26 @@ def test_the_autotune_key_follows_the_keywords_order(result):
     assert keyed["dispatch"]["not tuned"] == 2
 
 
+def test_launch_hooks_get_tritons_metadata_from_the_table(result):
+    """With enter and exit hooks registered (a profiler's), the first call goes through Triton's
+    run (a miss), the next from the table, with a tuple and a ``lambda META`` grid: every hook
+    call gets what Triton's own path gave (its kernel's ``launch_metadata=`` function's part
+    included), every launch is the same."""
+    hooks = result["hooks"]
+    assert (hooks["misses"], hooks["hits"], hooks["fallbacks"]) == (1, 3, {})
+    metadata = {"name": "metered", "function": hooks["function"], "stream": 0, "grid": [8], "n": 1000, "num_warps": 4}
+    assert hooks["seen"] == [["enter", metadata], ["exit", "metered"]] * 3
+    assert len(hooks["launches"]) == 4
+    assert all(launch == hooks["launches"][0] for launch in hooks["launches"])
+
+
 def test_what_it_cannot_decide_goes_through_triton_counted(result):
     stats = result["final stats"]
-    assert stats["copy"]["fallback: launch hooks"] == 1
+    assert "fallback: launch hooks" not in stats["copy"]
     assert stats["copy"]["fallback: warmup"] == 1
     assert stats["scalars"]["fallback: argument type Tuple2"] == 1
     assert stats["host_desc_copy"]["fallback: argument type SubDescriptor"] == 1
-    assert result["hook calls"] == 1
-    assert result["fallback launches"] == 2  # the hooked call and the descriptor subclass's; warm-up launches nothing
+    assert result["fallback launches"] == 1  # the descriptor subclass's; warm-up launches nothing
     assert result["tuple error"]  # Triton's own error for the tuple, raised as Triton raises it
 
 

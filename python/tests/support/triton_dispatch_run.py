@@ -39,7 +39,7 @@ import triton  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
-from support.triton_kernels import axpy, copy, host_desc_copy, scalars  # noqa: E402
+from support.triton_kernels import axpy, copy, host_desc_copy, metered, scalars  # noqa: E402
 
 F32, F64 = ElementType("float32"), ElementType("float64")
 
@@ -440,12 +440,42 @@ copy[(8,)](X, Y, 1000, BLOCK=128)
 results["set_active"] = {"streams": [launch["stream"] for launch in launches()],
                          "hits": safecall.triton.jit(copy).stats().get("hit", 0) - hits}
 
+# Launch hooks (a profiler's): the first call through Triton's run (a miss), then from the
+# table, each hook given what Triton's path gives it.
+seen = []
+
+
+def enter(metadata):
+    seen.append(("enter", metadata.get()))
+
+
+def leave(metadata):
+    seen.append(("exit", metadata.get()["name"]))
+
+
+hooked = safecall.triton.jit(metered)
+before = hooked.stats()
+fake.safecall_fake_cuda_reset()
+triton.knobs.runtime.launch_enter_hook.add(enter)
+triton.knobs.runtime.launch_exit_hook.add(leave)
+for grid in ((8,), (8,), lambda META: (triton.cdiv(META["n"], META["BLOCK"]),)):
+    metered[grid](X, Y, 1000, BLOCK=128)
+triton.knobs.runtime.launch_enter_hook.remove(enter)
+triton.knobs.runtime.launch_exit_hook.remove(leave)
+metered[(8,)](X, Y, 1000, BLOCK=128)
+after = hooked.stats()
+results["hooks"] = {
+    "seen": [[what, {k: (v if isinstance(v, (int, str, list)) else repr(v)) for k, v in md.items()}
+              if isinstance(md, dict) else md] for what, md in seen],
+    "function": next(iter(metered.device_caches[0][0].values())).function,
+    "launches": launches(),
+    "hits": after.get("hit", 0) - before.get("hit", 0),
+    "misses": after.get("miss", 0) - before.get("miss", 0),
+    "fallbacks": {k: v for k, v in after.items() if k.startswith("fallback")},
+}
+
 # Fallbacks: each goes through Triton's run (and launches) and is counted.
 fake.safecall_fake_cuda_reset()
-hook_calls = []
-triton.knobs.runtime.launch_enter_hook.add(hook_calls.append)
-copy[(8,)](X, Y, 1000, BLOCK=128)
-triton.knobs.runtime.launch_enter_hook.remove(hook_calls.append)
 copy.warmup(X, Y, 1000, BLOCK=128, grid=(1,))
 try:
     safecall.triton.jit(scalars)[(1,)](Z, Tuple2((1, 2)), 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, False)
@@ -454,7 +484,6 @@ except Exception as e:  # noqa: BLE001  (Triton's own error is the result)
 safecall.triton.jit(host_desc_copy)[(4,)](descriptor(0x7F00_0006_0000, [256, 64], [64, 64], SubDescriptor),
                                          descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64)
 results["fallback launches"] = len(launches())
-results["hook calls"] = len(hook_calls)
 results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, scalars, host_desc_copy)}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -16,6 +16,18 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
 
 
+def _copy_metadata(grid, metadata, args):
+    """What a profiler's kernel reports per launch (the ``launch_metadata=`` protocol proton uses)."""
+    return {"grid": list(grid), "n": args["n"], "num_warps": metadata.num_warps}
+
+
+@triton.jit(launch_metadata=_copy_metadata)
+def metered(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
 @triton.jit
 def scalars(out_ptr, a, b, c, d, e, f, g, h, x, y, flag):
     acc = a.to(tl.float64) + b.to(tl.float64) + c.to(tl.float64) + d.to(tl.float64)
