@@ -318,11 +318,14 @@ def add_function(
     descriptors: Optional[Mapping[str, Mapping[str, Any]]] = None,
     handle: Optional[Tuple[int, int]] = None,
 ) -> ir.FunctionBuilder:
-    """Adds a host function launching ``kernel`` (and its cubin) to ``module``.
+    """Adds a host function launching ``kernel`` (and its cubin, unless ``handle`` is given)
+    to ``module``.
 
     The function takes the grid first when ``grid`` is an int, then the kernel's arguments in
     Triton's order, as ``CompiledKernel[grid](*args)`` does; it launches on the environment
-    stream of the tensors' device (device 0 for a kernel without pointer arguments).
+    stream of the tensors' device (device 0 for a kernel without pointer arguments, or the
+    ``handle``'s device). A module holding a ``handle`` is for ``safecall.jit`` in the process
+    that loaded the kernel: a library built from it would launch an address of this process.
 
     Parameters
     ----------
@@ -405,16 +408,7 @@ def add_function(
     if grid_exprs is None:
         grid_exprs = _grid_exprs(grid, meta)
     passed = isinstance(grid, int) and not isinstance(grid, bool)
-    if loaded is not None and first_tensor is not None:
-        # The caller's handle serves the device it was loaded on only.
-        f.assert_(
-            first_tensor.device_id == ir.lit(loaded[1], ir.i32),
-            "ValueError",
-            f"{fname}: argument {first_name}: device is ",
-            first_tensor.device,
-            f", expected {image.device}:{loaded[1]} (the device the kernel's handle was loaded on)",
-        )
-    _launch(f, binary, k, grid_exprs, args, first_tensor, passed, loaded)
+    _launch(f, binary, k, grid_exprs, args, (first_tensor, first_name), passed, loaded)
     return f
 
 
@@ -439,14 +433,15 @@ def _launch(
     k: Kernel,
     grid: List[Any],
     args: List[Any],
-    tensor: Optional[Any],
+    first: Tuple[Optional[Any], str],
     passed: bool,
     loaded: Optional[Tuple[int, int]] = None,
 ) -> None:
     """The launch Triton's launcher makes: grid checks, then (for a nonempty grid) the scratch
-    memory and the launch on the device of ``tensor`` (the first tensor argument; device 0
-    without one, or the device of ``loaded``: the caller's kernel handle and its device,
-    launched as it is)."""
+    memory and the launch on the device of ``first`` (the first tensor argument and its name
+    for messages; device 0 without one, or the device of ``loaded``: the caller's kernel
+    handle and its device, launched as it is, on that device only)."""
+    tensor, name = first
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
@@ -481,6 +476,16 @@ def _launch(
         nonempty = ir.and_(nonempty, zero < g)
     # An empty grid launches nothing, as Triton's launcher.
     with f.if_(nonempty):
+        if loaded is not None and tensor is not None:
+            # The caller's handle serves the device it was loaded on only.
+            f.assert_(
+                tensor.device_id == ir.lit(loaded[1], ir.i32),
+                "ValueError",
+                f"{f.name}: argument {name}: device is ",
+                tensor.device,
+                f", expected {TRITON_ABI.backends[k.backend].device}:{loaded[1]} "
+                "(the device the kernel's handle was loaded on)",
+            )
         device = tensor.device if tensor is not None else (TRITON_ABI.backends[k.backend].device_type, 0)
         scratch = scratch_pointers(f, k, programs, device)
         f.launch(binary, k.name, *args, *scratch, grid=grid, block=[block], **settings)
@@ -500,7 +505,8 @@ def module(
     name : str
         The module's name.
     **options
-        As for :func:`add_function` (``grid``, ``check_dtypes``, ...).
+        As for :func:`add_function` (``grid``, ``check_dtypes``, ...), but ``handle``: a
+        module of several kernels, or one to build a library from, embeds their cubins.
 
     Returns
     -------
@@ -508,8 +514,11 @@ def module(
     """
     m = ir.ModuleBuilder(name)
     items = kernels.items() if isinstance(kernels, Mapping) else [(None, k) for k in kernels]
-    if options.get("handle") is not None and len(items) != 1:
-        raise ValueError(f"handle names one kernel's handle; the module has {len(items)} kernels")
+    if "handle" in options:
+        raise TypeError(
+            "module() takes no handle: a kernel handle belongs to the process that loaded it (function() "
+            "takes one, for its in-process host function; add_function() too, for a module that is JIT-compiled)"
+        )
     for fname, k in items:
         add_function(m, k, fname, **options)
     return m
@@ -587,9 +596,11 @@ def function(
 
     k = kernel if isinstance(kernel, Kernel) else from_compiled(kernel)
     fname = name or k.name
-    m = module(
-        {fname: k},
-        name=f"triton_{fname}",
+    m = ir.ModuleBuilder(f"triton_{fname}")
+    add_function(
+        m,
+        k,
+        fname,
         grid=grid,
         check_dtypes=check_dtypes,
         check_divisibility=check_divisibility,
@@ -619,7 +630,8 @@ def build(
     name : str
         The module's name.
     **options
-        As for :func:`function` (``grid``, ``check_dtypes``, ...).
+        As for :func:`function` (``grid``, ``check_dtypes``, ...; not ``handle``: a library
+        embeds its cubins).
     """
 
     build_module(module(kernels, name, **options), path)

@@ -302,14 +302,6 @@ impl TritonDispatch {
             return Ok(Err(Slow::Fallback("pre-run hooks".into())));
         }
         let runtime = self.runtime.bind(py);
-        let (enter_name, leave_name) = (
-            intern!(py, "launch_enter_hook"),
-            intern!(py, "launch_exit_hook"),
-        );
-        // A launch hook registered (a profiler's): the launch carries Triton's launch metadata
-        // and the hooks, as Triton's `run` passes them (below).
-        let hooks =
-            hooked(&runtime.getattr(enter_name)?)? || hooked(&runtime.getattr(leave_name)?)?;
         if let Ok(h) = runtime.getattr(intern!(py, "add_stages_inspection_hook"))
             && !h.is_none()
         {
@@ -445,27 +437,7 @@ impl TritonDispatch {
         };
         let size = grid.len()?;
         let one = 1i64.into_pyobject(py)?.into_any();
-        let stream = current_stream(&active, &device)?;
-        let none = || py.None().into_bound(py);
-        let (metadata, enter, leave) = if hooks {
-            // `kernel.launch_metadata(grid, stream, *bound_args.values())`, then the hooks as
-            // Triton's `run` reads them for the launcher's call.
-            let mut call = vec![grid.clone(), stream.clone()];
-            call.extend(values.iter().cloned());
-            let metadata = hit
-                .kernel
-                .bind(py)
-                .call_method1(intern!(py, "launch_metadata"), PyTuple::new(py, call)?)?;
-            (
-                metadata,
-                runtime.getattr(enter_name)?,
-                runtime.getattr(leave_name)?,
-            )
-        } else {
-            // Both hooks were found empty above: the launcher need not look at them again.
-            (none(), none(), none())
-        };
-        let fixed = [
+        let axes = [
             grid.get_item(0)?,
             if size > 1 {
                 grid.get_item(1)?
@@ -473,6 +445,35 @@ impl TritonDispatch {
                 one.clone()
             },
             if size > 2 { grid.get_item(2)? } else { one },
+        ];
+        let stream = current_stream(&active, &device)?;
+        // The launch hooks, read where Triton's `run` reads them, after the grid. With one
+        // registered (a profiler's), the launch carries what `run` passes:
+        // `kernel.launch_metadata(grid, stream, *bound_args.values())`, then the hooks as read
+        // again for the launcher's call.
+        let (enter, leave) = (
+            intern!(py, "launch_enter_hook"),
+            intern!(py, "launch_exit_hook"),
+        );
+        let none = || py.None().into_bound(py);
+        let (metadata, enter, leave) =
+            if hooked(&runtime.getattr(enter)?)? || hooked(&runtime.getattr(leave)?)? {
+                let mut call = vec![grid.clone(), stream.clone()];
+                call.extend(values.iter().cloned());
+                let metadata = hit
+                    .kernel
+                    .bind(py)
+                    .call_method1(intern!(py, "launch_metadata"), PyTuple::new(py, call)?)?;
+                (metadata, runtime.getattr(enter)?, runtime.getattr(leave)?)
+            } else {
+                // Both empty: the launcher need not look at them again.
+                (none(), none(), none())
+            };
+        let [x, y, z] = axes;
+        let fixed = [
+            x,
+            y,
+            z,
             stream,
             hit.function.bind(py).clone(),
             hit.packed_metadata.bind(py).clone(),

@@ -241,9 +241,31 @@ def test_bad_handles_are_refused(handle):
         sct.function(scale_kernel(), grid=1, handle=handle)
 
 
-def test_a_handle_names_one_kernel():
-    with pytest.raises(ValueError, match="handle names one kernel's handle; the module has 2 kernels"):
-        sct.module({"a": scale_kernel(), "b": fill_kernel()}, handle=(1, 0))
+def test_a_handle_stays_in_its_process(tmp_path):
+    """A handle is an address of the process that loaded the kernel: a module (which may be
+    built into a library) or a library refuses it."""
+    with pytest.raises(TypeError, match="module\\(\\) takes no handle: a kernel handle belongs to the process"):
+        sct.module({"a": scale_kernel()}, handle=(1, 0))
+    with pytest.raises(TypeError, match="module\\(\\) takes no handle"):
+        sct.build({"a": scale_kernel()}, tmp_path / "k.so", grid=1, handle=(1, 0))
+    assert not (tmp_path / "k.so").exists()
+
+
+def test_a_handle_the_driver_does_not_know_is_its_error(fake):
+    """The launch uses the handle given: one the driver never returned is its error."""
+    unknown = sct.function(scale_kernel(), grid=1, handle=(0x7FFF_0000_0000, 0))
+    with pytest.raises(RuntimeError, match="CUDA_ERROR_INVALID_HANDLE"):
+        unknown(*good_args())
+
+
+def test_an_empty_grid_launches_nothing_whatever_the_device(fake):
+    """As without a handle (and as Triton's launcher): an empty grid returns before the device
+    check."""
+    handle = _load_with_the_driver(fake, scale_kernel())
+    loaded = sct.function(scale_kernel(), grid=1, handle=(handle, 0))
+    fake.safecall_fake_cuda_reset()
+    loaded((0,), fp16(X, shape=(32, 32), device_id=1), fp16(Y, shape=(1024,), device_id=1), 1024, 0.5, 256)
+    assert fake_cuda.launches(fake) == []
 
 
 def test_a_computed_grid_is_not_passed(fake):

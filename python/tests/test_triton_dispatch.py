@@ -141,13 +141,17 @@ def test_launch_hooks_get_tritons_metadata_from_the_table(result):
     """With enter and exit hooks registered (a profiler's), the first call goes through Triton's
     run (a miss), the next from the table, with a tuple and a ``lambda META`` grid: every hook
     call gets what Triton's own path gave (its kernel's ``launch_metadata=`` function's part
-    included), every launch is the same."""
+    included), every launch is the same; a hook registered by the grid is called, one that
+    raises stops the launch."""
     hooks = result["hooks"]
-    assert (hooks["misses"], hooks["hits"], hooks["fallbacks"]) == (1, 3, {})
+    assert (hooks["misses"], hooks["hits"], hooks["fallbacks"]) == (1, 4, {})
     metadata = {"name": "metered", "function": hooks["function"], "stream": 0, "grid": [8], "n": 1000, "num_warps": 4}
-    assert hooks["seen"] == [["enter", metadata], ["exit", "metered"]] * 3
-    assert len(hooks["launches"]) == 4
+    # The last call's grid registers the enter hook: read after the grid, as Triton reads it.
+    assert hooks["seen"] == [["enter", metadata], ["exit", "metered"]] * 3 + [["enter", metadata]]
+    assert len(hooks["launches"]) == 5
     assert all(launch == hooks["launches"][0] for launch in hooks["launches"])
+    # An enter hook that raises: raised, nothing launched, from the table as through Triton's run.
+    assert hooks["raised"] == ["the profiler failed", 0] * 2
 
 
 def test_what_it_cannot_decide_goes_through_triton_counted(result):

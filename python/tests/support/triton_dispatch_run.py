@@ -442,6 +442,8 @@ results["set_active"] = {"streams": [launch["stream"] for launch in launches()],
 
 # Launch hooks (a profiler's): the first call through Triton's run (a miss), then from the
 # table, each hook given what Triton's path gives it.
+from safecall._triton_dispatch import _ORIGINAL_RUN  # noqa: E402
+
 seen = []
 
 
@@ -463,6 +465,17 @@ for grid in ((8,), (8,), lambda META: (triton.cdiv(META["n"], META["BLOCK"]),)):
 triton.knobs.runtime.launch_enter_hook.remove(enter)
 triton.knobs.runtime.launch_exit_hook.remove(leave)
 metered[(8,)](X, Y, 1000, BLOCK=128)
+
+
+def registering_grid(META):
+    """A grid that registers the enter hook (not traced: it calls): Triton reads the hooks after
+    the grid, so this launch calls it."""
+    triton.knobs.runtime.launch_enter_hook.add(enter)
+    return (8,)
+
+
+metered[registering_grid](X, Y, 1000, BLOCK=128)
+triton.knobs.runtime.launch_enter_hook.remove(enter)
 after = hooked.stats()
 results["hooks"] = {
     "seen": [[what, {k: (v if isinstance(v, (int, str, list)) else repr(v)) for k, v in md.items()}
@@ -473,6 +486,26 @@ results["hooks"] = {
     "misses": after.get("miss", 0) - before.get("miss", 0),
     "fallbacks": {k: v for k, v in after.items() if k.startswith("fallback")},
 }
+
+
+def failing(metadata):
+    raise RuntimeError("the profiler failed")
+
+
+# A hook that raises: the call raises it and launches nothing, from the table as in Triton's run.
+triton.knobs.runtime.launch_enter_hook.add(failing)
+raised = []
+for call in (lambda: metered[(8,)](X, Y, 1000, BLOCK=128),
+             lambda: _ORIGINAL_RUN["run"](metered, X, Y, 1000, grid=(8,), warmup=False, BLOCK=128)):
+    fake.safecall_fake_cuda_reset()
+    try:
+        call()
+        raised.append("nothing raised")
+    except RuntimeError as e:
+        raised.append(str(e))
+    raised.append(len(launches()))
+triton.knobs.runtime.launch_enter_hook.remove(failing)
+results["hooks"]["raised"] = raised
 
 # Fallbacks: each goes through Triton's run (and launches) and is counted.
 fake.safecall_fake_cuda_reset()
