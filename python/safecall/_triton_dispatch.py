@@ -25,7 +25,9 @@ The key, per parameter in declaration order:
 - an ``int``: whether it is 1, whether it is divisible by 16, and its width class (i32, i64,
   u64, beyond);
 - an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
-  its type, its dtype and whether ``data_ptr()`` is 16-byte aligned;
+  its type, its dtype and whether ``data_ptr()`` is 16-byte aligned; for AMD targets with
+  ``knobs.amd.use_buffer_ops`` on, also ``HIPBackend.is_within_2gb`` of it (Triton's ``"S"``:
+  the kernel addresses it with 32-bit buffer offsets);
 - a host ``triton.tools.tensor_descriptor.TensorDescriptor`` (exactly that type): its base
   tensor's dtype and its block shape, which is all Triton's ``tensordesc<DTYPE[BLOCK]>``
   specialization holds (the launcher encodes the shape, strides, padding and base address on
@@ -81,6 +83,27 @@ def _env_bool_variable(group: Any, name: str) -> Optional[str]:
     return key if shipped and isinstance(key, str) else None
 
 
+def _amd_range() -> Optional[Tuple[Any, str, Optional[str], Any, Callable[[Any], bool]]]:
+    """What the native side needs for AMD's pointer-range part of a tensor's key
+    (``python/src/triton_amd_range.rs``): ``(knobs.amd, "use_buffer_ops", its variable,
+    HIPBackend.is_within_2gb, targets_amd)``; ``None`` where this Triton has no AMD backend."""
+    try:
+        from triton import knobs
+        from triton.backends.amd.compiler import HIPBackend
+    except ImportError:
+        return None
+    group = getattr(knobs, "amd", None)
+    within_2gb = inspect.getattr_static(HIPBackend, "is_within_2gb", None)
+    if group is None or not hasattr(group, "use_buffer_ops") or not isinstance(within_2gb, staticmethod):
+        return None
+    return group, "use_buffer_ops", _env_bool_variable(group, "use_buffer_ops"), HIPBackend.is_within_2gb, _targets_amd
+
+
+def _targets_amd(driver: Any) -> bool:
+    """Whether ``driver`` (an active Triton driver) compiles for AMD GPUs."""
+    return getattr(driver.get_current_target(), "backend", None) == "hip"
+
+
 def _descriptor_type() -> Any:
     """Triton's host ``TensorDescriptor`` class, or ``None`` where this release has none."""
     try:
@@ -119,7 +142,7 @@ class Dispatcher:
             fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,
-            self._globals_changed, self._slow,
+            self._globals_changed, self._slow, _amd_range(),
         )
         self.run = self._native.run
 

@@ -197,8 +197,8 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         Also route every ``JITFunction.run`` (``kernel[grid](...)``, the inner call of
         autotuned and heuristics-wrapped kernels) through a per-kernel table from the
         arguments' specialization key to the compiled kernel (:func:`safecall.triton.jit`),
-        which skips Triton's JIT layer on the calls it can decide exactly as Triton would.
-        CUDA only.
+        which skips Triton's JIT layer on the calls it can decide exactly as Triton would
+        (CUDA and AMD kernels).
     backend : {"cuda", "hip"}, optional
         Which of Triton's drivers to replace: ``"cuda"`` (the ``nvidia`` backend) or ``"hip"``
         (``amd``, Triton 3.9). By default the one Triton would choose: with torch imported,
@@ -218,7 +218,7 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         Triton's own driver was already built in this process (something touched
         ``triton.runtime.driver.active`` first): kernels compiled since would keep its launcher.
     ValueError
-        ``backend`` is neither ``"cuda"`` nor ``"hip"``, or ``dispatch=True`` with ``"hip"``.
+        ``backend`` is neither ``"cuda"`` nor ``"hip"``.
 
     Examples
     --------
@@ -233,8 +233,6 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
         backend = _choose_backend()
     if backend not in _TRITON_BACKENDS:
         raise ValueError(f"safecall.triton.install(): backend {backend!r}; expected 'cuda' or 'hip'")
-    if dispatch and backend == "hip":
-        raise ValueError("safecall.triton.install(): dispatch=True serves CUDA kernels only (not backend='hip')")
     check_triton_version(triton.__version__, backend)
     cls = driver_class(backend)
     current = driver._active or driver._default

@@ -25,6 +25,7 @@ mod hip_runtime;
 mod method_call;
 mod tensor_map;
 mod triton_active;
+mod triton_amd_range;
 mod triton_autotune;
 mod triton_bound;
 mod triton_config;

@@ -17,6 +17,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use smallvec::SmallVec;
 
 use crate::triton_active::{current_device, current_stream};
+use crate::triton_amd_range::{AmdRange, AmdRangeSpec};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Space, Unhashable, append};
@@ -93,6 +94,8 @@ pub struct TritonDispatch {
     descriptor_type: Py<PyAny>,
     /// Grid functions traced to what they compute.
     grids: GridTraces,
+    /// AMD's pointer-range part of a tensor's key, where Triton has an AMD backend.
+    amd: Option<AmdRange>,
     /// `constexpr_key(value)` for tuples; `globals_changed()`; `slow(...)`.
     constexpr_key: Py<PyAny>,
     globals_changed: Py<PyAny>,
@@ -113,14 +116,15 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, constexpr, function, function_state, runtime,
     /// knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
-    /// globals_changed, slow)`; `function_state` `vars(function)` where its `pre_run_hooks`,
+    /// globals_changed, slow, amd)`; `function_state` `vars(function)` where its `pre_run_hooks`,
     /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
     /// `driver_state` `vars(driver)` where `driver.active` is Triton's property as shipped,
     /// else `None`;
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
-    /// knob that is Triton's `env_bool` as shipped (else `None`).
+    /// knob that is Triton's `env_bool` as shipped (else `None`); `amd` what
+    /// [`AmdRange::new`] takes, `None` where Triton has no AMD backend.
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -140,6 +144,7 @@ impl TritonDispatch {
         constexpr_key: Py<PyAny>,
         globals_changed: Py<PyAny>,
         slow: Py<PyAny>,
+        amd: Option<AmdRangeSpec>,
     ) -> PyResult<Self> {
         let index = name_index(py, &names)?;
         let positions = names.len();
@@ -167,6 +172,7 @@ impl TritonDispatch {
             driver_state,
             descriptor_type,
             grids: GridTraces::new(py, trace_grid)?,
+            amd: amd.map(|spec| AmdRange::new(py, spec)).transpose()?,
             constexpr_key,
             globals_changed,
             slow,
@@ -314,6 +320,11 @@ impl TritonDispatch {
         }
         let active = self.active_driver(py)?;
         let device = current_device(&active)?;
+        // On AMD, each tensor's part also says whether it is within 2 GiB (see `AmdRange`).
+        let ranged = match &self.amd {
+            Some(amd) if amd.applies(&active)? => Some(amd),
+            _ => None,
+        };
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
         // starts with its kind, and only a tensor's has more), so two keys are equal only
@@ -380,10 +391,12 @@ impl TritonDispatch {
                         Err(_) => a.rem(16)?.extract::<i64>()? == 0,
                     },
                 };
-                append(
-                    &mut key,
-                    &[TENSOR.into(), type_code, dtype_code, aligned.into()],
-                );
+                let within_2gb = match ranged {
+                    Some(amd) => amd.within_2gb(value)?,
+                    None => false,
+                };
+                let flags = u64::from(aligned) | u64::from(within_2gb) << 1;
+                append(&mut key, &[TENSOR.into(), type_code, dtype_code, flags]);
                 if addresses.is_empty() {
                     addresses.resize_with(values.len(), || None);
                 }

@@ -93,6 +93,52 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     assert ours["hook calls"] == stock["hook calls"] and len(stock["hook calls"]) >= 10
 
 
+@pytest.fixture(scope="module")
+def dispatched(runs, tmp_path_factory):
+    """The runner with ``install(backend="hip", dispatch=True)``, a ``PATH`` with no compiler."""
+    tmp = tmp_path_factory.mktemp("triton_hip_dispatch")
+    (tmp / "bin").mkdir()
+    return _run("dispatch", tmp / "dispatch", {"PATH": str(tmp / "bin")}, drop=("CC", "CXX"))
+
+
+def test_the_dispatch_on_amd_launches_what_tritons_run_launches(runs, dispatched):
+    """``install(backend="hip", dispatch=True)``: every case twice, the first through Triton's
+    ``run`` (misses, recorded), the second from the dispatchers' tables, each launch, pointer
+    check and hook call as the driver alone makes them (itself byte-identical to Triton's own
+    AMD driver, above); nothing falls back."""
+    _, ours, _, _, _ = runs
+    cases = {k: v for k, v in ours["cases"].items() if k != "launcher pointer forms"}
+    for run in ("cases", "second pass"):
+        assert {k: dispatched[run][k] for k in cases} == cases, run
+    assert dispatched["hook calls"] == dispatched["second pass hook calls"] == ours["hook calls"]
+    stats = dispatched["stats"]
+    assert not [k for counts in stats.values() for k in counts if k.startswith("fallback")], stats
+    # Each call of the second pass that launched in the first is a hit.
+    calls = sum(len(launches) for launches in _second_pass_launches(dispatched))
+    assert sum(counts.get("hit", 0) for counts in stats.values()) >= calls
+
+
+def _second_pass_launches(dispatched):
+    """Per case of the second pass, its launches (a call that raised in the first pass, never
+    recorded, goes through Triton's run again)."""
+    return [[r for r in records if r.get("call", "").startswith("hipModuleLaunch")]
+            for records in dispatched["second pass"].values()]
+
+
+def test_the_dispatch_on_amd_keys_pointers_within_2_gib(dispatched):
+    """AMD's ``"S"`` specialization (``knobs.amd.use_buffer_ops`` and a tensor's
+    ``ptr_range()`` within 2 GiB): with the knob on, tensors within and beyond 2 GiB get two
+    kernels, each chosen from the table as Triton's ``run`` chooses it; with it off, one."""
+    chosen = dispatched["pointer ranges"]
+    assert all(same for same, _ in chosen), chosen
+    within, beyond, off = chosen[0][1], chosen[1][1], chosen[4][1]
+    assert len({within, beyond, off}) == 3
+    assert [h for _, h in chosen] == [within, beyond, within, beyond, off, off, off, off]
+    stats = dispatched["stats after ranges"]
+    before = dispatched["stats"]["add"]
+    assert (stats["miss"] - before["miss"], stats["hit"] - before["hit"]) == (3, 5)
+
+
 def test_errors_are_tritons(runs):
     stock, ours, _, _, _ = runs
     assert ours["errors"] == stock["errors"]
@@ -149,10 +195,10 @@ def test_the_amd_driver_needs_triton_3_9():
 
 
 def test_install_refuses_what_it_does_not_serve(tmp_path):
-    """An unknown backend and the dispatch on AMD are clear errors, before anything is set."""
+    """An unknown backend is a clear error, before anything is set."""
     code = (
         "import safecall.triton, triton\n"
-        "for kw in ({'backend': 'rocm'}, {'backend': 'hip', 'dispatch': True}):\n"
+        "for kw in ({'backend': 'rocm'},):\n"
         "    try:\n"
         "        safecall.triton.install(**kw)\n"
         "    except ValueError as e:\n"
@@ -164,7 +210,6 @@ def test_install_refuses_what_it_does_not_serve(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "safecall.triton.install(): backend 'rocm'; expected 'cuda' or 'hip'",
-        "safecall.triton.install(): dispatch=True serves CUDA kernels only (not backend='hip')",
         "None",
     ]
 
@@ -251,13 +296,15 @@ def test_a_cooperative_kernel_needs_a_device_that_supports_it(tmp_path):
     assert lines[-1] == "AssertionError: Cooperative launch requested but not supported by device"
 
 
-def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path):
+def test_the_start_up_hook_installs_the_amd_driver_and_the_dispatch(tmp_path):
     """``SAFECALL_TRITON_DRIVER=dispatch`` on an AMD machine (no CUDA driver, the HIP double as
-    the runtime): the start-up hook installs the driver and says why the dispatch is not."""
+    the runtime): the start-up hook installs the AMD driver and the dispatch, silently."""
     out = _hip_run(
         "import safecall._triton_hook\n"
         "import triton\n"
-        "print(type(triton.runtime.driver.active).__name__)\n",
+        "from triton.runtime.jit import JITFunction\n"
+        "print(type(triton.runtime.driver.active).__name__)\n"
+        "print(JITFunction.__getitem__.__module__)\n",
         tmp_path,
         SAFECALL_TRITON_DRIVER="dispatch",
         SAFECALL_LIBCUDA_PATH=str(tmp_path / "none" / "libcuda.so.1"),
@@ -265,10 +312,8 @@ def test_the_start_up_hook_installs_the_amd_driver_without_the_dispatch(tmp_path
         SAFECALL_LIBAMDHIP64_PATH=str(fake_hip.PATH),
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["SafecallHipDriver"]
-    note = ("safecall: SAFECALL_TRITON_DRIVER=dispatch: safecall.triton.install(): dispatch=True serves CUDA kernels "
-            "only (not backend='hip'); the driver was installed without it")
-    assert out.stderr.count(note) == 1, out.stderr
+    assert out.stdout.splitlines() == ["SafecallHipDriver", "safecall._triton_dispatch"]
+    assert "safecall:" not in out.stderr, out.stderr
 
 
 def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):

@@ -2,13 +2,16 @@
 runtime double, and writes what the double recorded as JSON: the runner of
 ``test_triton_hip_driver.py``.
 
-    python triton_hip_driver_run.py (stock|safecall|auto) OUT.json
+    python triton_hip_driver_run.py (stock|safecall|auto|dispatch) OUT.json
 
 ``stock`` uses Triton 3.9's own AMD driver (``HIPUtils`` compiles ``driver.c`` with ``cc``;
 made active without ``GPUDriver.__init__``, which needs torch: device 0, the null stream);
 ``safecall`` installs safecall's (``safecall.triton.install(backend="hip")``) before anything
 touches ``triton.runtime.driver.active``; ``auto`` the same with the backend left for
-``install()`` to choose (no torch, no CUDA driver: the HIP runtime). Every run launches the same
+``install()`` to choose (no torch, no CUDA driver: the HIP runtime); ``dispatch`` installs it
+with the dispatch (``install(backend="hip", dispatch=True)``) and runs every case twice (the
+second time from the dispatchers' tables), then calls with tensors inside and beyond 2 GiB
+(AMD's pointer-range specialization) through the dispatch and through Triton's own ``run``. Every run launches the same
 kernels with the same arguments (tensors are objects with ``data_ptr()`` and ``dtype`` at fake
 addresses: the double touches no memory), with a launch hook registered.
 """
@@ -26,10 +29,10 @@ fake = fake_hip.load()
 os.environ["TRITON_LIBHIP_PATH"] = str(fake_hip.libhip_dir(fake_hip.PATH, ROOT / "target" / "triton-libhip") / "libamdhip64.so")
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-if MODE in ("safecall", "auto"):
+if MODE in ("safecall", "auto", "dispatch"):
     import safecall.triton
 
-    safecall.triton.install(**({"backend": "hip"} if MODE == "safecall" else {}))
+    safecall.triton.install(**{"safecall": {"backend": "hip"}, "auto": {}, "dispatch": {"backend": "hip", "dispatch": True}}[MODE])
 else:
     from support.triton_hip import _activate_hip_driver
 
@@ -108,22 +111,61 @@ def outcome(call, message=True):
         return f"{type(e).__name__}: {e}" if message else type(e).__name__
 
 
+class Ranged(Tensor):
+    """A tensor that says how many bytes it spans (``ptr_range()``, which Triton's AMD backend
+    reads to specialize pointers within 2 GiB)."""
+
+    def __init__(self, address: int, size: int) -> None:
+        super().__init__(address)
+        self.size = size
+
+    def ptr_range(self) -> int:
+        return self.size
+
+
+def pointer_ranges():
+    """Tensors within and beyond 2 GiB, with ``knobs.amd.use_buffer_ops`` on and off: per call,
+    whether the dispatch chose the kernel Triton's own ``run`` chose, and that kernel's hash."""
+    from safecall._triton_dispatch import _ORIGINAL_RUN
+
+    small = [Ranged(a, 4096) for a in (X.address, Y.address, Z.address)]
+    big = [Ranged(X.address, 2**31), *small[1:]]
+    chosen = []
+    for on in (True, False):
+        knobs.amd.use_buffer_ops = on
+        for args in (small, big, small, big):
+            ours = add[(4,)](*args, 1000, BLOCK=256)
+            theirs = _ORIGINAL_RUN["run"](add, *args, 1000, grid=(4,), warmup=False, BLOCK=256)
+            chosen.append([ours.hash == theirs.hash, ours.hash])
+    del knobs.amd.use_buffer_ops
+    return chosen
+
+
 def main() -> None:
     result = {"driver": type(triton.runtime.driver.active).__name__, "triton": triton.__version__, "cases": {}}
     knobs.runtime.launch_enter_hook = hook
-    for name, launches in CASES.items():
-        fake.safecall_fake_hip_reset()
-        error = None
-        try:
-            for kernel, grid, args, kwargs in launches:
-                kernel[grid](*args, **kwargs)
-        except Exception as e:  # noqa: BLE001  (the error is part of the result)
-            # The type only: a failed launch's message is each driver's own.
-            error = type(e).__name__
-        records = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
-        result["cases"][name] = records + ([{"error": error}] if error else [])
-    result["hook calls"] = list(hook_calls)
+    for run in ("cases", "second pass")[: 2 if MODE == "dispatch" else 1]:
+        result.setdefault(run, {})
+        first_hook = len(hook_calls)
+        for name, launches in CASES.items():
+            fake.safecall_fake_hip_reset()
+            error = None
+            try:
+                for kernel, grid, args, kwargs in launches:
+                    kernel[grid](*args, **kwargs)
+            except Exception as e:  # noqa: BLE001  (the error is part of the result)
+                # The type only: a failed launch's message is each driver's own.
+                error = type(e).__name__
+            records = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+            result[run][name] = records + ([{"error": error}] if error else [])
+        result["hook calls" if run == "cases" else "second pass hook calls"] = hook_calls[first_hook:]
     knobs.runtime.launch_enter_hook = None
+    if MODE == "dispatch":
+        kernels = {"add": add, "scalars": scalars, "matmul": matmul, "axpy": axpy, "host_desc_copy": host_desc_copy,
+                   "wide": wide}
+        result["stats"] = {name: safecall.triton.jit(k).stats() for name, k in kernels.items()}
+        result["pointer ranges"] = pointer_ranges()
+        result["stats after ranges"] = safecall.triton.jit(add).stats()
 
     # A negative grid: both drivers pass it on as unsigned ints (2^32 - 1); the double launches
     # it, where safecall's check applies HIP's rule on the threads per dimension first.
