@@ -11,8 +11,10 @@ launch after the JIT layer) with objects that have ``data_ptr()`` (what it reads
 backend="hip")``'s ``launcher_cls``, the native launcher over a generated host function) is
 called exactly as Triton's, with the same objects; ``safecall.triton.function``'s is
 ``launch(grid, x, y, out, n, BLOCK)`` with ``tvm_ffi.Tensor`` arguments (dtype, device,
-alignment and shape checked in generated code). A last row times Triton's
-``CompiledKernel[grid](...)`` (its per-launch Python layer above the launcher).
+alignment and shape checked in generated code). A row times Triton's
+``CompiledKernel[grid](...)`` (its per-launch Python layer above the launcher); the last two
+the JIT layer above that: ``kernel[grid](...)`` through Triton's ``run`` on its own driver,
+and through safecall's dispatch (``safecall.triton.jit``) on safecall's.
 
 Run it from the repository root with a release build of the package (the script builds the
 double in release mode, as ``benches/triton_driver.py`` does for CUDA: its entry points then
@@ -133,6 +135,32 @@ def main() -> None:
     def triton_compiled_kernel():
         runner(ox, oy, oo, 1000, 256, stream=stream)
 
+    # The JIT layer above the launchers: `kernel[grid](...)` through Triton's own `run` on
+    # Triton's driver, and the same call through safecall's dispatch on safecall's driver (each
+    # side its own JITFunction of the same kernel, compiled on its first call).
+    from support.triton_fakes import ElementType
+
+    stock_jit, our_jit = triton_hip._kernels()["add"], triton_hip._kernels()["add"]
+    tx_, ty_, to_ = (triton_hip.Tensor(a) for a in (x, y, out))
+    for t in (tx_, ty_, to_):
+        t.dtype = ElementType("float32")  # what Triton's JIT reads besides data_ptr()
+    triton.runtime.driver.set_active(driver)
+
+    def triton_kernel_grid():
+        stock_jit[(4,)](tx_, ty_, to_, 1000, BLOCK=256)
+
+    triton_kernel_grid()
+    jit_rows = [("Triton kernel[grid](...), data_ptr() objects", per_call_us(triton_kernel_grid))]
+    triton.runtime.driver.set_active(ours_driver)
+    dispatched = sct.jit(our_jit)
+
+    def safecall_kernel_grid():
+        dispatched[(4,)](tx_, ty_, to_, 1000, BLOCK=256)
+
+    safecall_kernel_grid()
+    jit_rows.append(("safecall.triton.jit(kernel)[grid](...), the same", per_call_us(safecall_kernel_grid)))
+    triton.runtime.driver.set_active(driver)
+
     rows = [
         ("Triton HIPLauncher, data_ptr() objects", per_call_us(triton_objects)),
         ("Triton HIPLauncher, int addresses", per_call_us(triton_ints)),
@@ -145,7 +173,7 @@ def main() -> None:
     ]
     fake.safecall_fake_hip_quiet(0)
     print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
-    for label, us in rows:
+    for label, us in rows + jit_rows:
         print(f"  {label:50s} {us:7.2f} us")
     ours = rows[2][1]
     print(
@@ -157,6 +185,7 @@ def main() -> None:
         f"{rows[0][1] / rows[4][1]:.2f}x; ints {rows[1][1] / rows[5][1]:.2f}x; "
         f"C data_ptr() objects {rows[6][1] / rows[7][1]:.2f}x"
     )
+    print(f"  Triton kernel[grid](...) / safecall's dispatch: {jit_rows[0][1] / jit_rows[1][1]:.2f}x")
 
 
 if __name__ == "__main__":
