@@ -26,8 +26,9 @@ The key, per parameter in declaration order:
   u64, beyond);
 - an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
   its type, its dtype and whether ``data_ptr()`` is 16-byte aligned; for AMD targets with
-  ``knobs.amd.use_buffer_ops`` on, also ``HIPBackend.is_within_2gb`` of it (Triton's ``"S"``:
-  the kernel addresses it with 32-bit buffer offsets);
+  ``knobs.amd.use_buffer_ops`` on, also ``HIPBackend.is_within_2gb`` of it unless the
+  parameter is in ``do_not_specialize`` (Triton's ``"S"``: the kernel addresses it with 32-bit
+  buffer offsets);
 - a host ``triton.tools.tensor_descriptor.TensorDescriptor`` (exactly that type): its base
   tensor's dtype and its block shape, which is all Triton's ``tensordesc<DTYPE[BLOCK]>``
   specialization holds (the launcher encodes the shape, strides, padding and base address on
@@ -83,20 +84,32 @@ def _env_bool_variable(group: Any, name: str) -> Optional[str]:
     return key if shipped and isinstance(key, str) else None
 
 
-def _amd_range() -> Optional[Tuple[Any, str, Optional[str], Any, Callable[[Any], bool]]]:
-    """What the native side needs for AMD's pointer-range part of a tensor's key
+def _amd_range(fn: Any) -> Optional[Tuple[Any, str, Optional[str], Any, list, Callable[[Any], bool]]]:
+    """What the native side needs for AMD's pointer-range part of ``fn``'s tensors' keys
     (``python/src/triton_amd_range.rs``): ``(knobs.amd, "use_buffer_ops", its variable,
-    HIPBackend.is_within_2gb, targets_amd)``; ``None`` where this Triton has no AMD backend."""
+    HIPBackend.is_within_2gb, per parameter whether Triton specializes it, targets_amd)``,
+    ``is_within_2gb`` ``None`` where the AMD backend is not the one Triton 3.6-3.9 ship (its
+    kernels then go through Triton's ``run``); ``None`` where this Triton has no AMD backend."""
     try:
         from triton import knobs
         from triton.backends.amd.compiler import HIPBackend
+        from triton.backends.compiler import BaseBackend
     except ImportError:
         return None
     group = getattr(knobs, "amd", None)
-    within_2gb = inspect.getattr_static(HIPBackend, "is_within_2gb", None)
-    if group is None or not hasattr(group, "use_buffer_ops") or not isinstance(within_2gb, staticmethod):
+    if group is None or not hasattr(group, "use_buffer_ops"):
         return None
-    return group, "use_buffer_ops", _env_bool_variable(group, "use_buffer_ops"), HIPBackend.is_within_2gb, _targets_amd
+    specialized = [not p.do_not_specialize for p in fn.params]
+    within_2gb = inspect.getattr_static(HIPBackend, "is_within_2gb", None)
+    tensor_specialization = inspect.getattr_static(HIPBackend, "get_tensor_specialization", None)
+    shipped = (
+        isinstance(within_2gb, staticmethod)
+        and isinstance(tensor_specialization, staticmethod)
+        and getattr(tensor_specialization.__func__, "__module__", None) == HIPBackend.__module__
+        and inspect.getattr_static(BaseBackend, "get_tensor_specialization", None) is not None
+    )
+    return (group, "use_buffer_ops", _env_bool_variable(group, "use_buffer_ops"),
+            HIPBackend.is_within_2gb if shipped else None, specialized, _targets_amd)
 
 
 def _targets_amd(driver: Any) -> bool:
@@ -142,7 +155,7 @@ class Dispatcher:
             fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,
-            self._globals_changed, self._slow, _amd_range(),
+            self._globals_changed, self._slow, _amd_range(fn),
         )
         self.run = self._native.run
 

@@ -3,7 +3,8 @@
 //! when `knobs.amd.use_buffer_ops` is on and `HIPBackend.is_within_2gb(arg)` holds (the
 //! object's `ptr_range()`, or a `torch.Tensor`'s storage size, at most 2^31 - 1 bytes): the
 //! kernel then addresses that tensor with 32-bit buffer offsets, so a larger tensor must get
-//! another specialization. The CUDA backend has no such part; the dispatcher adds it only for
+//! another specialization. Triton asks only for the parameters it specializes (not those in
+//! `do_not_specialize`). The CUDA backend has no such part; the dispatcher adds it only for
 //! calls whose active driver targets AMD.
 
 use std::sync::Mutex;
@@ -17,70 +18,102 @@ use crate::triton_knobs::KnobRead;
 pub(crate) struct AmdRange {
     /// `knobs.amd.use_buffer_ops`, read on each call as Triton reads it.
     use_buffer_ops: KnobRead,
-    /// `HIPBackend.is_within_2gb`, called for each tensor argument (Triton's own function: its
-    /// `ptr_range()` and torch rules, and torch's lazy import, exactly).
-    within_2gb: Py<PyAny>,
+    /// `HIPBackend.is_within_2gb`, called for each specialized tensor argument (Triton's own
+    /// function: its `ptr_range()` and torch rules, and torch's lazy import, exactly); `None`
+    /// where this Triton's AMD backend specializes otherwise than the releases served.
+    within_2gb: Option<Py<PyAny>>,
+    /// Per parameter, whether Triton specializes it (not in `do_not_specialize`).
+    specialized: Vec<bool>,
     /// `targets_amd(driver)`: whether a driver's target is AMD's.
     targets_amd: Py<PyAny>,
     /// The last driver asked (kept alive, so its address is not reused) and its answer.
     last: Mutex<Option<(Py<PyAny>, bool)>>,
 }
 
+/// What a call's tensors get (see [`AmdRange::mode`]).
+pub(crate) enum AmdMode {
+    /// No part: a CUDA target, or `use_buffer_ops` off.
+    Off,
+    /// `is_within_2gb` of each specialized tensor.
+    Ranged,
+    /// An AMD target whose specialization the dispatcher does not model: Triton's path.
+    Unmodelled,
+}
+
 impl AmdRange {
-    /// `(group, name, variable, within_2gb, targets_amd)`: the knob as [`KnobRead::new`] takes
-    /// it, Triton's `is_within_2gb` and a function telling whether a driver targets AMD.
+    /// From what Python hands over (see [`AmdRangeSpec`]).
     pub(crate) fn new(
         py: Python<'_>,
-        (group, name, variable, within_2gb, targets_amd): AmdRangeSpec,
+        (group, name, variable, within_2gb, specialized, targets_amd): AmdRangeSpec,
     ) -> PyResult<Self> {
         Ok(AmdRange {
             use_buffer_ops: KnobRead::new(py, group, name, variable)?,
             within_2gb,
+            specialized,
             targets_amd,
             last: Mutex::new(None),
         })
     }
 
-    /// Whether this call's tensors get the part: `driver` targets AMD and the knob is on.
-    pub(crate) fn applies(&self, driver: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = driver.py();
+    /// What this call's tensors get, for the active `driver`.
+    pub(crate) fn mode(&self, driver: &Bound<'_, PyAny>) -> PyResult<AmdMode> {
+        if !self.targets_amd(driver)? {
+            return Ok(AmdMode::Off);
+        }
+        if self.within_2gb.is_none() {
+            return Ok(AmdMode::Unmodelled);
+        }
+        Ok(if self.use_buffer_ops.read(driver.py())?.is_truthy()? {
+            AmdMode::Ranged
+        } else {
+            AmdMode::Off
+        })
+    }
+
+    /// Whether `driver` targets AMD, asked once per driver object.
+    fn targets_amd(&self, driver: &Bound<'_, PyAny>) -> PyResult<bool> {
         let known = {
             let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
             last.as_ref()
                 .and_then(|(d, amd)| d.is(driver).then_some(*amd))
         };
-        let amd = match known {
-            Some(amd) => amd,
-            None => {
-                // No lock while Python runs.
-                let amd = self.targets_amd.bind(py).call1((driver,))?.is_truthy()?;
-                let replaced = self
-                    .last
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .replace((driver.clone().unbind(), amd));
-                drop(replaced);
-                amd
-            }
-        };
-        Ok(amd && self.use_buffer_ops.read(py)?.is_truthy()?)
+        if let Some(amd) = known {
+            return Ok(amd);
+        }
+        // No lock while Python runs.
+        let amd = self
+            .targets_amd
+            .bind(driver.py())
+            .call1((driver,))?
+            .is_truthy()?;
+        let replaced = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace((driver.clone().unbind(), amd));
+        drop(replaced);
+        Ok(amd)
     }
 
-    /// `is_within_2gb(value)`: whether the tensor argument `value` gets `"S"`.
-    pub(crate) fn within_2gb(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.within_2gb
-            .bind(value.py())
-            .call1((value,))?
-            .is_truthy()
+    /// Whether the tensor argument `value`, parameter `position`, gets `"S"` (in
+    /// [`AmdMode::Ranged`]): `is_within_2gb(value)` where Triton specializes the parameter.
+    pub(crate) fn within_2gb(&self, position: usize, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match &self.within_2gb {
+            Some(f) if self.specialized.get(position).copied().unwrap_or(false) => {
+                f.bind(value.py()).call1((value,))?.is_truthy()
+            }
+            _ => Ok(false),
+        }
     }
 }
 
 /// What Python hands [`AmdRange::new`]: `(knobs.amd, "use_buffer_ops", its variable or None,
-/// HIPBackend.is_within_2gb, targets_amd)`.
+/// HIPBackend.is_within_2gb or None, per parameter whether it is specialized, targets_amd)`.
 pub(crate) type AmdRangeSpec = (
     Py<PyAny>,
     Py<PyString>,
     Option<String>,
-    Py<PyAny>,
+    Option<Py<PyAny>>,
+    Vec<bool>,
     Py<PyAny>,
 );

@@ -17,15 +17,15 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use smallvec::SmallVec;
 
 use crate::triton_active::{current_device, current_stream};
-use crate::triton_amd_range::{AmdRange, AmdRangeSpec};
+use crate::triton_amd_range::{AmdMode, AmdRange, AmdRangeSpec};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
-use crate::triton_key::{Interner, Key, Space, Unhashable, append};
+use crate::triton_key::{Interner, Key, Space, Unhashable, append, int_key};
 use crate::triton_knobs::KnobRead;
 use crate::triton_launch::Address;
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
-use crate::triton_values::{exact_i64, to_u64};
+use crate::triton_values::to_u64;
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
@@ -322,8 +322,16 @@ impl TritonDispatch {
         let device = current_device(&active)?;
         // On AMD, each tensor's part also says whether it is within 2 GiB (see `AmdRange`).
         let ranged = match &self.amd {
-            Some(amd) if amd.applies(&active)? => Some(amd),
-            _ => None,
+            Some(amd) => match amd.mode(&active)? {
+                AmdMode::Off => None,
+                AmdMode::Ranged => Some(amd),
+                AmdMode::Unmodelled => {
+                    return Ok(Err(Slow::Fallback(
+                        "an AMD backend specializing pointers unlike Triton 3.6-3.9".into(),
+                    )));
+                }
+            },
+            None => None,
         };
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
@@ -392,7 +400,7 @@ impl TritonDispatch {
                     },
                 };
                 let within_2gb = match ranged {
-                    Some(amd) => amd.within_2gb(value)?,
+                    Some(amd) => amd.within_2gb(i, value)?,
                     None => false,
                 };
                 let flags = u64::from(aligned) | u64::from(within_2gb) << 1;
@@ -675,21 +683,4 @@ fn hooked(hook: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(calls) => calls.is_truthy(),
         Err(_) => Ok(true),
     }
-}
-
-/// An exact `int`'s part of the key, one item: `16 + (== 1) + 2 * (divisible by 16) + 4 * width`,
-/// the width 0 for i32, 1 for i64, 2 for u64 and 3 beyond (16 to 31: no other kind's code).
-fn int_key(value: &Bound<'_, PyAny>) -> PyResult<u8> {
-    let (one, divisible, width) = match exact_i64(value) {
-        Some(v) => (
-            v == 1,
-            v % 16 == 0,
-            if i32::try_from(v).is_ok() { 0u8 } else { 1 },
-        ),
-        None => match value.extract::<u64>() {
-            Ok(v) => (false, v % 16 == 0, 2),
-            Err(_) => (false, value.rem(16)?.extract::<i64>()? == 0, 3),
-        },
-    };
-    Ok(16 + u8::from(one) + 2 * u8::from(divisible) + 4 * width)
 }

@@ -191,3 +191,20 @@ impl Interner {
         Ok(code.map(|code| append(words, &[OBJECT, code])))
     }
 }
+
+/// An exact `int`'s part of the key, one item: `16 + (== 1) + 2 * (divisible by 16) + 4 * width`,
+/// the width 0 for i32, 1 for i64, 2 for u64 and 3 beyond (16 to 31: no other kind's code).
+pub(crate) fn int_key(value: &Bound<'_, PyAny>) -> PyResult<u8> {
+    let (one, divisible, width) = match crate::triton_values::exact_i64(value) {
+        Some(v) => (
+            v == 1,
+            v % 16 == 0,
+            if i32::try_from(v).is_ok() { 0u8 } else { 1 },
+        ),
+        None => match value.extract::<u64>() {
+            Ok(v) => (false, v % 16 == 0, 2),
+            Err(_) => (false, value.rem(16)?.extract::<i64>()? == 0, 3),
+        },
+    };
+    Ok(16 + u8::from(one) + 2 * u8::from(divisible) + 4 * width)
+}

@@ -82,21 +82,30 @@ impl KnobRead {
         }
         // SAFETY: a NUL-terminated name; the environment changes only through Python's
         // `os.environ` (`putenv` under the interpreter lock, which this call holds) or through
-        // code that would race Triton's own `getenv` alike. The text is copied before the lock
-        // is released.
+        // code that would race Triton's own `getenv` alike. The text is compared, then copied,
+        // before any Python code runs.
         let text = unsafe {
             let p = libc::getenv(variable.as_ptr());
             (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
         };
-        let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((seen, value)) = &*last
-            && seen.as_deref() == text
         {
-            return Ok(value.bind(py).clone());
+            let last = last.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((seen, value)) = &*last
+                && seen.as_deref() == text
+            {
+                return Ok(value.bind(py).clone());
+            }
         }
+        // Copied before any Python runs (which may change the environment).
         let text = text.map(<[u8]>::to_vec);
+        // No lock while Python runs (the descriptor may switch threads, and another thread
+        // reading this knob would then wait on the lock holding the interpreter's).
         let value = group.getattr(name)?;
-        *last = Some((text, value.clone().unbind()));
+        let replaced = last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace((text, value.clone().unbind()));
+        drop(replaced);
         Ok(value)
     }
 }

@@ -127,16 +127,21 @@ def _second_pass_launches(dispatched):
 
 def test_the_dispatch_on_amd_keys_pointers_within_2_gib(dispatched):
     """AMD's ``"S"`` specialization (``knobs.amd.use_buffer_ops`` and a tensor's
-    ``ptr_range()`` within 2 GiB): with the knob on, tensors within and beyond 2 GiB get two
-    kernels, each chosen from the table as Triton's ``run`` chooses it; with it off, one."""
-    chosen = dispatched["pointer ranges"]
+    ``ptr_range()`` within 2 GiB, 2^31 - 1 bytes included): with the knob on, tensors within
+    and beyond 2 GiB get two kernels, each chosen from the table as Triton's ``run`` chooses it;
+    with it off (on the knob, or in the environment alone), one. A ``do_not_specialize``
+    pointer's range is never asked, as in Triton."""
+    ranges = dispatched["pointer ranges"]
+    chosen = ranges["chosen"]
     assert all(same for same, _ in chosen), chosen
-    within, beyond, off = chosen[0][1], chosen[1][1], chosen[4][1]
+    within, beyond, off = chosen[0][1], chosen[1][1], chosen[5][1]
     assert len({within, beyond, off}) == 3
-    assert [h for _, h in chosen] == [within, beyond, within, beyond, off, off, off, off]
+    assert [h for _, h in chosen] == [within, beyond, within, beyond, within] + [off] * 5 + [off] * 2
     stats = dispatched["stats after ranges"]
     before = dispatched["stats"]["add"]
-    assert (stats["miss"] - before["miss"], stats["hit"] - before["hit"]) == (3, 5)
+    assert (stats["miss"] - before["miss"], stats["hit"] - before["hit"]) == (3, 9)
+    assert ranges["unspecialized"] == ["ok", "ok"] and ranges["unspecialized by Triton"]
+    assert ranges["unspecialized stats"] == {"miss": 1, "hit": 1}
 
 
 def test_errors_are_tritons(runs):
@@ -367,3 +372,51 @@ def test_strict_mode_on_amd_checks_as_safecall_triton_function_does(tmp_path):
         "add: argument 'x_ptr' (#1): dtype is float16, expected float32",
         "add: argument 'x_ptr' (#1): device is rocm:1, expected rocm:0 (the device the kernel's handle was loaded on)",
     ]
+
+
+def test_launching_threads_and_a_changing_knob_never_deadlock(tmp_path):
+    """The dispatch on AMD from three threads while a fourth keeps rewriting
+    ``AMDGCN_USE_BUFFER_OPS`` (the same value in other words): each new text is read again
+    through Triton's knob descriptor, which may switch threads, so no lock of the dispatcher's
+    may be held across it (one was: this hung within a second)."""
+    lines = _hip_python(
+        "import sys, threading, time, faulthandler\n"
+        "import safecall.triton\n"
+        "safecall.triton.install(backend='hip', dispatch=True)\n"
+        "from support.triton_hip import _kernels\n"
+        "from support.triton_fakes import ElementType\n"
+        "class T:\n"
+        "    dtype = ElementType('float32')\n"
+        "    def __init__(self, address):\n"
+        "        self.address = address\n"
+        "    def data_ptr(self):\n"
+        "        return self.address\n"
+        "    def ptr_range(self):\n"
+        "        return 4096\n"
+        "add = _kernels()['add']\n"
+        "x, y, z = T(0x7F0000001000), T(0x7F0000002000), T(0x7F0000003000)\n"
+        "fake.safecall_fake_hip_quiet(1)\n"
+        "add[(1,)](x, y, z, 10, BLOCK=64)\n"
+        "faulthandler.dump_traceback_later(30, exit=True)\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "stop = []\n"
+        "def flip():\n"
+        "    i = 0\n"
+        "    while not stop:\n"
+        "        os.environ['AMDGCN_USE_BUFFER_OPS'] = ['1', 'true', 'on', 'yes'][i % 4]\n"
+        "        i += 1\n"
+        "def launch():\n"
+        "    while not stop:\n"
+        "        add[(1,)](x, y, z, 10, BLOCK=64)\n"
+        "threads = [threading.Thread(target=flip)] + [threading.Thread(target=launch) for _ in range(3)]\n"
+        "for t in threads:\n"
+        "    t.start()\n"
+        "time.sleep(3)\n"
+        "stop.append(True)\n"
+        "for t in threads:\n"
+        "    t.join()\n"
+        "stats = safecall.triton.jit(add).stats()\n"
+        "print('done', stats['miss'], stats['hit'] > 100)\n",
+        tmp_path,
+    )
+    assert lines == ["done 1 True"]

@@ -39,6 +39,7 @@ else:
     _activate_hip_driver()
 
 import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 from triton import knobs  # noqa: E402
 from support.triton_fakes import ElementType  # noqa: E402
 from support.triton_hip import _kernels  # noqa: E402
@@ -123,22 +124,53 @@ class Ranged(Tensor):
         return self.size
 
 
+class Unranged(Tensor):
+    """A tensor whose ``ptr_range()`` fails: Triton asks it only where it specializes."""
+
+    def ptr_range(self) -> int:
+        raise RuntimeError("no range")
+
+
+@triton.jit(do_not_specialize=["x_ptr"])
+def add_unspecialized(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
 def pointer_ranges():
-    """Tensors within and beyond 2 GiB, with ``knobs.amd.use_buffer_ops`` on and off: per call,
-    whether the dispatch chose the kernel Triton's own ``run`` chose, and that kernel's hash."""
+    """Tensors within and beyond 2 GiB (and at 2^31 - 1 bytes), with ``knobs.amd.use_buffer_ops``
+    on and off (set on the knob, then through the environment only): per call, whether the
+    dispatch chose the kernel Triton's own ``run`` chose, and that kernel's hash; then a
+    ``do_not_specialize`` pointer whose ``ptr_range()`` fails (Triton never asks it)."""
     from safecall._triton_dispatch import _ORIGINAL_RUN
 
     small = [Ranged(a, 4096) for a in (X.address, Y.address, Z.address)]
     big = [Ranged(X.address, 2**31), *small[1:]]
+    edge = [Ranged(X.address, 2**31 - 1), *small[1:]]
     chosen = []
+
+    def both(args):
+        ours = add[(4,)](*args, 1000, BLOCK=256)
+        theirs = _ORIGINAL_RUN["run"](add, *args, 1000, grid=(4,), warmup=False, BLOCK=256)
+        chosen.append([ours.hash == theirs.hash, ours.hash])
+
     for on in (True, False):
-        knobs.amd.use_buffer_ops = on
-        for args in (small, big, small, big):
-            ours = add[(4,)](*args, 1000, BLOCK=256)
-            theirs = _ORIGINAL_RUN["run"](add, *args, 1000, grid=(4,), warmup=False, BLOCK=256)
-            chosen.append([ours.hash == theirs.hash, ours.hash])
-    del knobs.amd.use_buffer_ops
-    return chosen
+        with knobs.amd.scope():
+            knobs.amd.use_buffer_ops = on
+            for args in (small, big, small, big, edge):
+                both(args)
+    with knobs.amd.scope():
+        del knobs.amd.use_buffer_ops
+        os.environ["AMDGCN_USE_BUFFER_OPS"] = "0"
+        for args in (small, big):
+            both(args)
+    os.environ.pop("AMDGCN_USE_BUFFER_OPS", None)
+    unranged = [Unranged(X.address), Y, Z]
+    ours = [outcome(lambda: add_unspecialized[(4,)](*unranged, 1000, BLOCK=256)) for _ in range(2)]
+    theirs = _ORIGINAL_RUN["run"](add_unspecialized, *unranged, 1000, grid=(4,), warmup=False, BLOCK=256)
+    return {"chosen": chosen, "unspecialized": ours, "unspecialized by Triton": theirs.hash is not None,
+            "unspecialized stats": safecall.triton.jit(add_unspecialized).stats()}
 
 
 def main() -> None:
