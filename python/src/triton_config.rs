@@ -79,16 +79,26 @@ impl ConfigKwargs {
             return call();
         }
         let result = call()?;
-        let mut remembered = self.remembered.lock().unwrap_or_else(|p| p.into_inner());
-        remembered.retain(|r| !r.config.bind(py).is(config));
-        if remembered.len() >= CAPACITY {
-            remembered.clear();
-        }
-        remembered.push(Remembered {
-            config: config.clone().unbind(),
-            state,
-            result: result.clone().unbind(),
-        });
+        // What is forgotten is released after the lock (a release may run Python code).
+        let forgotten = {
+            let mut remembered = self.remembered.lock().unwrap_or_else(|p| p.into_inner());
+            let (gone, mut kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *remembered)
+                .into_iter()
+                .partition(|r| r.config.bind(py).is(config));
+            let full = if kept.len() >= CAPACITY {
+                std::mem::take(&mut kept)
+            } else {
+                Vec::new()
+            };
+            kept.push(Remembered {
+                config: config.clone().unbind(),
+                state,
+                result: result.clone().unbind(),
+            });
+            *remembered = kept;
+            (gone, full)
+        };
+        drop(forgotten);
         Ok(result)
     }
 }

@@ -209,13 +209,17 @@ impl TritonDispatch {
             function: kernel.getattr(intern!(py, "function"))?.unbind(),
             packed_metadata: kernel.getattr(intern!(py, "packed_metadata"))?.unbind(),
         };
-        self.table().insert(key.0.clone(), entry);
+        // Replaced entries are released after the lock (see `Table::insert`).
+        let replaced = self.table().insert(key.0.clone(), entry);
+        drop(replaced);
         Ok(())
     }
 
     /// Forgets every recorded kernel.
     fn clear(&self) {
-        self.table().clear();
+        // Released after the lock (see `Table::insert`).
+        let entries = self.table().clear();
+        drop(entries);
     }
 
     /// Keys recorded.
@@ -665,11 +669,13 @@ impl TritonDispatch {
             Ok(code) => code,
             Err(unhashable) => return Ok(Err(unhashable)),
         };
-        let mut kinds = kinds();
-        if kinds.len() >= KIND_CAPACITY {
-            kinds.clear();
-        }
-        kinds.insert(address, (ty.unbind(), kind, code));
+        // What the cache lets go of is released after its lock (a release may run Python code).
+        let released = {
+            let mut kinds = kinds();
+            let full = (kinds.len() >= KIND_CAPACITY).then(|| std::mem::take(&mut *kinds));
+            (full, kinds.insert(address, (ty.unbind(), kind, code)))
+        };
+        drop(released);
         Ok(Ok((kind, code)))
     }
 }

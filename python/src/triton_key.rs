@@ -138,13 +138,18 @@ impl Interner {
             Err(e) => return Err(e),
         };
         if by_identity {
-            let mut state = self.state();
-            if state.by_identity.len() >= IDENTITY_CAPACITY {
-                state.by_identity.clear();
-            }
-            state
-                .by_identity
-                .insert(address, (value.clone().unbind(), code));
+            // What the cache lets go of is released after its lock (a release may run Python
+            // code, which may take another thread through here).
+            let released = {
+                let mut state = self.state();
+                let full = (state.by_identity.len() >= IDENTITY_CAPACITY)
+                    .then(|| std::mem::take(&mut state.by_identity));
+                let replaced = state
+                    .by_identity
+                    .insert(address, (value.clone().unbind(), code));
+                (full, replaced)
+            };
+            drop(released);
         }
         Ok(Ok(code))
     }

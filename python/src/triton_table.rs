@@ -44,17 +44,26 @@ impl Table {
     }
 
     /// Records `entry` for `key` (replacing the one remembered last, if it was this key's).
-    pub(crate) fn insert(&mut self, key: Key, entry: Entry) {
-        if self.last == key {
-            self.last_entry = None;
-        }
-        self.entries.insert(key, Arc::new(entry));
+    /// Returns what it replaced, for the caller to release once the table's lock is released
+    /// (a `CompiledKernel`'s release runs Python code: Triton 3.8+ unload its module there).
+    #[must_use = "released after the table's lock"]
+    pub(crate) fn insert(
+        &mut self,
+        key: Key,
+        entry: Entry,
+    ) -> (Option<Arc<Entry>>, Option<Arc<Entry>>) {
+        let last = if self.last == key {
+            self.last_entry.take()
+        } else {
+            None
+        };
+        (self.entries.insert(key, Arc::new(entry)), last)
     }
 
-    /// Forgets every entry.
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.last_entry = None;
+    /// Forgets every entry; returns them, as [`Table::insert`] does.
+    #[must_use = "released after the table's lock"]
+    pub(crate) fn clear(&mut self) -> (KeyMap<Arc<Entry>>, Option<Arc<Entry>>) {
+        (std::mem::take(&mut self.entries), self.last_entry.take())
     }
 
     /// How many keys it holds.

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from support import TESTS, fake_cuda
-from test_triton_driver import OTHER_TRITONS, VERSIONS, triton_unavailable
+from test_triton_driver import OTHER_TRITONS, VERSIONS, _python, triton_unavailable
 
 RUNNER = TESTS / "support" / "triton_dispatch_run.py"
 
@@ -306,3 +306,45 @@ def test_kernel_grid_is_kept_for_the_same_grid_tuple(result):
     case = result["kept kernel[grid]"]
     assert case["same"] == [True, False, False, False]
     assert case["grids"] == [[7, 1, 1], [8, 1, 1]]
+
+
+def test_a_kernel_released_by_the_table_may_call_the_dispatcher(tmp_path):
+    """Triton 3.8+ unload a kernel's module when its ``CompiledKernel`` is released, through the
+    driver (and ``knobs.runtime.kernel_unload_hook``): when the dispatcher's table holds the
+    last reference, ``clear()`` releases it, and that Python code may call the dispatcher
+    again. The table's lock is not held then (it was: the same thread waited on itself)."""
+    reason = triton_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    code = (
+        "import faulthandler\n"
+        "faulthandler.dump_traceback_later(60, exit=True)\n"
+        "from support import fake_cuda\n"
+        "fake = fake_cuda.load()\n"
+        "import safecall.triton\n"
+        "safecall.triton.install()\n"
+        "import triton\n"
+        "from support.triton_fakes import ElementType\n"
+        "from support.triton_kernels import copy\n"
+        "class T:\n"
+        "    dtype = ElementType('float32')\n"
+        "    def __init__(self, address):\n"
+        "        self.address = address\n"
+        "    def data_ptr(self):\n"
+        "        return self.address\n"
+        "d = safecall.triton.jit(copy)\n"
+        "d[(8,)](T(0x7F0000001000), T(0x7F0000002000), 1000, BLOCK=128)\n"
+        "utils = triton.runtime.driver.active.utils\n"
+        "unload = utils.unload_module\n"
+        "def unload_and_ask(module):\n"
+        "    print('unloading, recorded', d._native.recorded)\n"
+        "    unload(module)\n"
+        "utils.unload_module = unload_and_ask\n"
+        "for cache in copy.device_caches.values():\n"
+        "    cache[0].clear()\n"
+        "d.clear()\n"
+        "print('cleared, recorded', d._native.recorded)\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["unloading, recorded 0", "cleared, recorded 0"]
