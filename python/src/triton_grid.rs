@@ -152,11 +152,13 @@ impl GridTraces {
             })
             .transpose()?
         };
-        let mut plans = plans();
-        if plans.len() >= CAPACITY {
-            plans.clear();
-        }
-        plans.insert(address, (code.unbind(), plan.clone()));
+        // What the cache lets go of is released after its lock (a release may run Python code).
+        let released = {
+            let mut plans = plans();
+            let full = (plans.len() >= CAPACITY).then(|| std::mem::take(&mut *plans));
+            (full, plans.insert(address, (code.unbind(), plan.clone())))
+        };
+        drop(released);
         Ok(plan)
     }
 }
