@@ -144,6 +144,21 @@ def test_the_dispatch_on_amd_keys_pointers_within_2_gib(dispatched):
     assert ranges["unspecialized stats"] == {"miss": 1, "hit": 1}
 
 
+def test_the_dispatch_on_amd_serves_autotuned_kernels(dispatched):
+    """An autotuned AMD kernel: tuned through Triton's ``Autotuner.run`` on its first call, then
+    served by the dispatch's autotune layer, with the pointer checks, launches and best config
+    of Triton's own autotuner."""
+    tuned = dispatched["autotuned"]
+    assert tuned["dispatch"] == tuned["triton"]
+    launches = [r for r in tuned["triton"] if r["call"] == "hipModuleLaunchKernel"]
+    # Tuning launches each of the two configs once, then the best is launched three times.
+    # (64 threads per warp: 4 warps, then 8.)
+    assert len(launches) == 5 and [r["block"][0] for r in launches] == [256, 512, 256, 256, 256]
+    assert tuned["best"][0] == tuned["best"][1]
+    # The first call tunes through Triton's layer; the others are served natively (none falls back).
+    assert tuned["tuner stats"] == {"not tuned": 1}
+
+
 def test_errors_are_tritons(runs):
     stock, ours, _, _, _ = runs
     assert ours["errors"] == stock["errors"]

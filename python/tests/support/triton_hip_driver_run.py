@@ -173,6 +173,33 @@ def pointer_ranges():
             "unspecialized stats": safecall.triton.jit(add_unspecialized).stats()}
 
 
+def autotuned():
+    """An autotuned kernel (two configs, a stand-in benchmarker that launches each once and
+    finds them equal: Triton keeps the first), three calls through Triton's own
+    ``Autotuner.run`` and three through the dispatch's autotune layer, on two autotuners of the
+    same kernel: the pointer checks and launches of each, the best configs, the layer's counts."""
+    from safecall._triton_dispatch import _ORIGINAL_RUN
+
+    def tuner():
+        return triton.autotune(
+            configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128}, num_warps=8)],
+            key=["n"],
+            do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
+        )(add)
+
+    reference, tuned = tuner(), tuner()
+    out = {}
+    for label, call in (("triton", lambda: _ORIGINAL_RUN["autotune"](reference, X, Y, Z, 4000, grid=(8,), warmup=False)),
+                        ("dispatch", lambda: tuned[(8,)](X, Y, Z, 4000))):
+        fake.safecall_fake_hip_reset()
+        for _ in range(3):
+            call()
+        out[label] = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
+    out["best"] = [str(reference.best_config), str(tuned.best_config)]
+    out["tuner stats"] = safecall.triton.jit(tuned).stats()
+    return out
+
+
 def main() -> None:
     result = {"driver": type(triton.runtime.driver.active).__name__, "triton": triton.__version__, "cases": {}}
     knobs.runtime.launch_enter_hook = hook
@@ -198,6 +225,7 @@ def main() -> None:
         result["stats"] = {name: safecall.triton.jit(k).stats() for name, k in kernels.items()}
         result["pointer ranges"] = pointer_ranges()
         result["stats after ranges"] = safecall.triton.jit(add).stats()
+        result["autotuned"] = autotuned()
 
     # A negative grid: both drivers pass it on as unsigned ints (2^32 - 1); the double launches
     # it, where safecall's check applies HIP's rule on the threads per dimension first.
