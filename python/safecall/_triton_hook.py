@@ -1,5 +1,6 @@
 """Imported at interpreter start-up by the wheel's ``safecall_triton_driver.pth`` when
-``SAFECALL_TRITON_DRIVER=1``: installs safecall as Triton's NVIDIA driver before any library
+``SAFECALL_TRITON_DRIVER=1``: installs safecall as Triton's GPU driver (NVIDIA, or AMD on ROCm
+machines) before any library
 touches ``triton.runtime.driver.active``, so unchanged programs (``kernel[grid](...)``, vLLM,
 SGLang, Helion) run with no C compiler; ``SAFECALL_TRITON_DRIVER=dispatch`` also installs the
 dispatch (``install(dispatch=True)``). A failure is reported on stderr, never raised: a ``.pth``

@@ -412,18 +412,29 @@ def add_function(
     return f
 
 
+def _refuse_handle(caller: str, options: Mapping[str, Any]) -> None:
+    """A ``TypeError`` when ``options`` give a ``handle`` to ``caller``, whose modules may be
+    built into libraries (a handle is an address of this process)."""
+    if options.get("handle") is not None:
+        raise TypeError(
+            f"{caller}() takes no handle: a kernel handle belongs to the process that loaded it (function() "
+            "takes one, for its in-process host function; add_function() too, for a module that is JIT-compiled)"
+        )
+
+
 def _handle(handle: Any) -> Optional[Tuple[int, int]]:
     """``handle`` checked: ``None`` or ``(kernel handle, device ordinal)``, two ints."""
     if handle is None:
         return None
+    what = "handle is (a nonzero kernel handle, a device ordinal), two ints"
     if (
         not isinstance(handle, tuple)
         or len(handle) != 2
         or any(isinstance(v, bool) or not isinstance(v, int) for v in handle)
-        or not 0 < handle[0] < 2**64
-        or not 0 <= handle[1] < 2**31
     ):
-        raise ValueError(f"handle is (a nonzero kernel handle, a device ordinal), two ints; got {handle!r}")
+        raise TypeError(f"{what}; got {handle!r}")
+    if not 0 < handle[0] < 2**64 or not 0 <= handle[1] < 2**31:
+        raise ValueError(f"{what}; got {handle!r}")
     return handle
 
 
@@ -514,11 +525,7 @@ def module(
     """
     m = ir.ModuleBuilder(name)
     items = kernels.items() if isinstance(kernels, Mapping) else [(None, k) for k in kernels]
-    if "handle" in options:
-        raise TypeError(
-            "module() takes no handle: a kernel handle belongs to the process that loaded it (function() "
-            "takes one, for its in-process host function; add_function() too, for a module that is JIT-compiled)"
-        )
+    _refuse_handle("module", options)
     for fname, k in items:
         add_function(m, k, fname, **options)
     return m
@@ -634,4 +641,5 @@ def build(
         embeds its cubins).
     """
 
+    _refuse_handle("build", options)
     build_module(module(kernels, name, **options), path)

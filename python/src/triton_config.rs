@@ -61,17 +61,26 @@ impl ConfigKwargs {
         if !plain {
             return call();
         }
-        {
+        // The remembered state and result, taken out of the lock (comparing reads the
+        // config's attributes, which is Python).
+        let found = {
             let remembered = self.remembered.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(r) = remembered.iter().find(|r| r.config.bind(py).is(config)) {
-                let mut held = r.state.iter();
-                let mut same = true;
-                for_each_state_item(config, |item| {
-                    same = same && held.next().is_some_and(|h| h.bind(py).is(item));
-                })?;
-                if same && held.next().is_none() {
-                    return Ok(r.result.bind(py).clone());
-                }
+            remembered
+                .iter()
+                .find(|r| r.config.bind(py).is(config))
+                .map(|r| {
+                    let state: Vec<Py<PyAny>> = r.state.iter().map(|h| h.clone_ref(py)).collect();
+                    (state, r.result.clone_ref(py))
+                })
+        };
+        if let Some((held, result)) = found {
+            let mut held = held.iter();
+            let mut same = true;
+            for_each_state_item(config, |item| {
+                same = same && held.next().is_some_and(|h| h.bind(py).is(item));
+            })?;
+            if same && held.next().is_none() {
+                return Ok(result.into_bound(py));
             }
         }
         let mut state = Vec::new();

@@ -101,11 +101,20 @@ impl KnobRead {
         // No lock while Python runs (the descriptor may switch threads, and another thread
         // reading this knob would then wait on the lock holding the interpreter's).
         let value = group.getattr(name)?;
-        let replaced = last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace((text, value.clone().unbind()));
-        drop(replaced);
+        // Remembered only if the variable still holds the text read: another thread may have
+        // changed it while the descriptor ran, and the value may be the new text's.
+        // SAFETY: as above.
+        let now = unsafe {
+            let p = libc::getenv(variable.as_ptr());
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_bytes())
+        };
+        if now == text.as_deref() {
+            let replaced = last
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace((text, value.clone().unbind()));
+            drop(replaced);
+        }
         Ok(value)
     }
 }

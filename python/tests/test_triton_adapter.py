@@ -235,9 +235,13 @@ def test_a_callers_handle_is_launched_as_it_is_on_its_device_only(fake):
     )
 
 
-@pytest.mark.parametrize("handle", [(0, 0), (1,), (1, -1), (1, True), [1, 0], (2**64, 0), (1, 0.0)])
-def test_bad_handles_are_refused(handle):
-    with pytest.raises(ValueError, match=r"handle is \(a nonzero kernel handle, a device ordinal\), two ints"):
+@pytest.mark.parametrize(
+    "handle, error",
+    [((0, 0), ValueError), ((1, -1), ValueError), ((2**64, 0), ValueError), ((1, 2**31), ValueError),
+     ((1,), TypeError), ((1, True), TypeError), ([1, 0], TypeError), ((1, 0.0), TypeError)],
+)
+def test_bad_handles_are_refused(handle, error):
+    with pytest.raises(error, match=r"handle is \(a nonzero kernel handle, a device ordinal\), two ints"):
         sct.function(scale_kernel(), grid=1, handle=handle)
 
 
@@ -246,9 +250,11 @@ def test_a_handle_stays_in_its_process(tmp_path):
     built into a library) or a library refuses it."""
     with pytest.raises(TypeError, match="module\\(\\) takes no handle: a kernel handle belongs to the process"):
         sct.module({"a": scale_kernel()}, handle=(1, 0))
-    with pytest.raises(TypeError, match="module\\(\\) takes no handle"):
+    with pytest.raises(TypeError, match="build\\(\\) takes no handle"):
         sct.build({"a": scale_kernel()}, tmp_path / "k.so", grid=1, handle=(1, 0))
     assert not (tmp_path / "k.so").exists()
+    # Options passed to everything alike: no handle is no handle.
+    sct.module({"a": scale_kernel()}, grid=1, handle=None)
 
 
 def test_a_handle_the_driver_does_not_know_is_its_error(fake):

@@ -273,6 +273,7 @@ def _hip_run(code, tmp_path, **env_changes):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("SAFECALL_TRITON_DRIVER", None)
     env.pop("TRITON_DEFAULT_BACKEND", None)
+    env.pop("AMDGCN_USE_BUFFER_OPS", None)
     env.update(env_changes)
     return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=600, env=env)
 
