@@ -4,8 +4,9 @@
 //! the table, evaluates the grid and calls the kernel's launcher with Triton's launch protocol.
 //! With a launch hook registered, the launch carries Triton's launch metadata and the hooks,
 //! as Triton's `run` passes them. Anything else (a key not in the table, pre-run hooks, an
-//! argument kind not modelled, a changed global) goes to the Python side's `slow(reason, args, kwargs, grid, warmup, key)`, which
-//! runs Triton's own `JITFunction.run` and, for a missed key, `record`s the kernel it chose.
+//! argument kind not modelled, a changed global) goes to the Python side's
+//! `slow(reason, args, kwargs, grid, warmup, key)`, which runs Triton's own `JITFunction.run`
+//! and, for a missed key, `record`s the kernel it chose.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
