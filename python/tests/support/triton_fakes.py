@@ -87,6 +87,22 @@ class ElementType:
         return hash(self.name)
 
 
+class Float32Pointer:
+    """What Triton's JIT reads of a float32 tensor, ``data_ptr()`` and ``dtype``, and the
+    ``ptr_range()`` (4 KiB) its AMD backend reads: for the tests' own processes."""
+
+    dtype = ElementType("float32")
+
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def ptr_range(self) -> int:
+        return 4096
+
+
 class DescriptorBase:
     """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
     (``data_ptr()``, ``dtype.itemsize``, ``shape``, ``stride()``) and tvm_ffi converts (DLPack):
