@@ -7,7 +7,7 @@ use crate::lir::{BinOp, Callee, IntCC, Ty, Var};
 
 use super::super::capi::CApi;
 use super::super::context::FnCtx;
-use super::super::expr::{Val, lower_expr, lower_tensor_field};
+use super::super::expr::{Val, lower_expr, lower_ptr, lower_tensor_field};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
 use super::cuda;
@@ -111,8 +111,9 @@ pub(super) fn lower_operands(
         Some(e) => Some(lower_priority(fx, e, prefix)?),
         None => None,
     };
+    // The kernel's handle: a `ptr` (the verifier's rule), passed to the launch as it is.
     let function = match function {
-        Some(e) => Some(lower_handle(fx, e)?),
+        Some(e) => Some(lower_ptr(fx, e)?),
         None => None,
     };
     Ok(Operands {
@@ -130,21 +131,6 @@ pub(super) fn lower_operands(
         priority,
         function,
     })
-}
-
-/// The kernel's handle: a `ptr` (the verifier's rule), passed to the launch as it is.
-fn lower_handle(fx: &mut FnCtx<'_, '_>, e: &Expr) -> Result<Var, LowerError> {
-    match lower_expr(fx, e)? {
-        Val::Scalar(var, ScalarType::Ptr) => Ok(var),
-        other @ (Val::Scalar(..)
-        | Val::Device(_)
-        | Val::DType(_)
-        | Val::Ref { .. }
-        | Val::Tensor(_)
-        | Val::Str(_)) => Err(LowerError::internal(format!(
-            "the kernel's handle is not a ptr: {other:?}"
-        ))),
-    }
 }
 
 /// An integer expression widened to `I64` (`what` names it in the internal error of a value
