@@ -131,7 +131,8 @@ class TritonAbi:
     threads_per_warp : int
         block = (threads_per_warp * num_warps, 1, 1).
     cluster_when_num_ctas_above_1 : str
-        Cluster (num_ctas, 1, 1) and this scheduling policy.
+        Cluster (num_ctas, 1, 1) and this scheduling policy (CUDA; AMD passes the cluster and
+        no policy).
     non_portable_cluster_at : int
         ``num_ctas`` for which Triton opts in to clusters above 8 blocks (the IR's launch does
         this itself for any cluster over 8 blocks).
@@ -144,8 +145,10 @@ class TritonAbi:
         Per ``target.backend``, its :class:`BackendAbi`. AMD kernels (``"hip"``,
         ``triton/backends/amd/driver.c``: ``_launch``, ``launchKernel``) pack arguments and the
         two trailing pointers as CUDA's do; block = (``metadata.warp_size`` * num_warps, 1, 1)
-        (:attr:`warp_size_key`); ``num_ctas`` above 1 (``hipDrvLaunchKernelEx`` with a cluster)
-        and tensor descriptors (TDM) are not supported there.
+        (:attr:`warp_size_key`); ``num_ctas`` above 1 launches with ``hipDrvLaunchKernelEx``,
+        attributes cluster (num_ctas, 1, 1) and cooperative (``launch_cooperative_grid``, 0 or
+        1), in that order (the IR's HIP launch with ``cluster=`` passes exactly these); tensor
+        descriptors (TDM) are not supported there.
     warp_size_key : str
         The metadata key of an AMD kernel's warp size.
     hip_flags : dict

@@ -120,7 +120,7 @@ class SafecallLauncher:
         self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
         self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
         if self.backend == "hip":
-            _refuse_on_amd(self.name, self.num_ctas, self.tensordesc_meta)
+            _refuse_on_amd(self.name, self.tensordesc_meta)
             if getattr(metadata, "launch_cooperative_grid", False):
                 _check_cooperative()
         self.global_scratch = (int(metadata.global_scratch_size or 0), int(metadata.global_scratch_align or 1))
@@ -308,16 +308,10 @@ def kernel_backend(metadata: Any) -> str:
     return str(getattr(target, "backend", None) or "cuda")
 
 
-def _refuse_on_amd(name: str, num_ctas: int, tensordesc_meta: Sequence[Any]) -> None:
-    """What the driver's launcher does not serve of Triton's AMD launcher: multi-CTA launches
-    (``hipDrvLaunchKernelEx`` with a cluster) and TDM tensor descriptors (those with
-    ``tensordesc_meta``; without it, as on gfx942, a descriptor is passed decomposed into its
-    base pointer, shape and strides, which is served)."""
-    if num_ctas > 1:
-        raise UnsupportedKernelError(
-            f"kernel `{name}`: num_ctas={num_ctas} on AMD (Triton launches it with hipDrvLaunchKernelEx and a "
-            "cluster), which safecall's Triton driver does not serve"
-        )
+def _refuse_on_amd(name: str, tensordesc_meta: Sequence[Any]) -> None:
+    """What the driver's launcher does not serve of Triton's AMD launcher: TDM tensor
+    descriptors (those with ``tensordesc_meta``; without it, as on gfx942, a descriptor is
+    passed decomposed into its base pointer, shape and strides, which is served)."""
     if tensordesc_meta:
         raise UnsupportedKernelError(
             f"kernel `{name}`: TDM tensor descriptors (AMD's, with tensordesc_meta) are not served by safecall's "
@@ -432,7 +426,9 @@ def launch_module(
         settings["function"] = ir.cast(ir.ptr, ir.lit(function, ir.u64))
     if num_ctas > 1:
         settings["cluster"] = [num_ctas, 1, 1]
-        settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
+        if not hip:
+            # AMD's launch passes no scheduling policy (TritonAbi's docs).
+            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
     if metadata.get("shared"):
         settings["shared_mem"] = int(metadata["shared"])
     for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
@@ -446,7 +442,7 @@ def launch_module(
         # as `unsigned int` (a negative one reaches the runtime as 2^32 - |g|, which decides).
         zero = ir.lit(0, ir.i64)
         nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
-        launch_grid = [ir.cast(ir.u32, g) for g in grid]
+        launch_grid = [ir.cast(ir.u32, g) for g in (x, grid[1], grid[2])]
         block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
     else:
         # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).

@@ -234,11 +234,6 @@ GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
     if kernel.backend == "hip":
-        if int(md.get("num_ctas", 1)) > 1:
-            raise UnsupportedKernelError(
-                f"kernel `{kernel.name}`: num_ctas={md['num_ctas']} on AMD (Triton launches it with "
-                f"hipDrvLaunchKernelEx and a cluster), which safecall.triton does not support"
-            )
         if any(ty.startswith(TRITON_ABI.tensor_descriptor.prefix) for ty in kernel.signature.values()):
             raise UnsupportedKernelError(
                 f"kernel `{kernel.name}`: tensor descriptor arguments on AMD (TDM descriptors) are not supported"
@@ -456,12 +451,14 @@ def _launch(
     md = k.metadata
     num_ctas = int(md.get("num_ctas", 1))
     settings: Dict[str, Any] = {}
+    hip = k.backend == "hip"
     if num_ctas > 1:
         settings["cluster"] = [num_ctas, 1, 1]
-        settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
+        if not hip:
+            # AMD's launch passes no scheduling policy (TritonAbi's docs).
+            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
     if md.get("shared"):
         settings["shared_mem"] = int(md["shared"])
-    hip = k.backend == "hip"
     for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
         if md.get(flag):
             settings[setting] = True

@@ -84,10 +84,16 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     assert list(ours["cases"]) == list(stock["cases"])
     for case, records in stock["cases"].items():
         assert ours["cases"][case] == records, case
-    launches = [r for rs in stock["cases"].values() for r in rs if r["call"].startswith("hipModuleLaunch")]
-    assert len(launches) == 13
+    launches = [r for rs in stock["cases"].values() for r in rs if r["call"] in fake_hip.LAUNCH_CALLS]
+    assert len(launches) == 15
     assert max(len(r["args"]) for r in launches) == 47  # 45 arguments and the two scratch pointers
-    assert {r["call"] for r in launches} == {"hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel"}
+    assert {r["call"] for r in launches} == set(fake_hip.LAUNCH_CALLS)
+    # num_ctas=2 on gfx1250: clusters of 2 blocks, the grid's x doubled, 32-wide wavefronts.
+    clustered = [r for r in stock["cases"]["num_ctas=2 on gfx1250 (clusters)"] if r["call"] in fake_hip.LAUNCH_CALLS]
+    assert [(r["grid"], r["block"], r["cluster"], r["cooperative"]) for r in clustered] == [
+        ([8, 1, 1], [128, 1, 1], [2, 1, 1], 0),
+        ([6, 2, 1], [128, 1, 1], [2, 1, 1], 1),
+    ]
     # An empty grid launches nothing (its pointers are still checked, as Triton checks them).
     assert {r["call"] for r in stock["cases"]["empty grid"]} == {"hipPointerGetAttribute"}
     assert ours["hook calls"] == stock["hook calls"] and len(stock["hook calls"]) >= 10
@@ -121,7 +127,7 @@ def test_the_dispatch_on_amd_launches_what_tritons_run_launches(runs, dispatched
 def _second_pass_launches(dispatched):
     """Per case of the second pass, its launches (a call that raised in the first pass, never
     recorded, goes through Triton's run again)."""
-    return [[r for r in records if r.get("call", "").startswith("hipModuleLaunch")]
+    return [[r for r in records if r.get("call", "") in fake_hip.LAUNCH_CALLS]
             for records in dispatched["second pass"].values()]
 
 

@@ -18,7 +18,7 @@ import struct
 from typing import Any, Dict, List
 
 import pytest
-from support import triton_hip
+from support import fake_hip, triton_hip
 from support.triton_fakes import packed
 from support.triton_hip import CASES, Launch
 
@@ -52,30 +52,39 @@ def expected_args(case: triton_hip.Case, launch: Launch) -> List[str]:
 
 
 def launch_records(report: Dict[str, Any], case_name: str) -> List[Dict[str, Any]]:
-    return [r for r in report["cases"][case_name]["records"] if r["call"].startswith("hipModuleLaunch")]
+    return [r for r in report["cases"][case_name]["records"] if r["call"] in fake_hip.LAUNCH_CALLS]
 
 
 @pytest.mark.parametrize("case_name", list(CASES))
 def test_tritons_launcher_records_the_launch_its_arguments_ask_for(report, case_name):
+    """Per launch, the grid (x times ``num_ctas``), a block of ``warp_size * num_warps``, the
+    shared memory, stream and arguments; ``num_ctas`` above 1 through ``hipDrvLaunchKernelEx``
+    with the cluster and cooperative attributes (ids 4 and 2), in that order."""
     case, facts = CASES[case_name], report["cases"][case_name]
     md = facts["metadata"]
-    assert (md["warp_size"], md["num_ctas"]) == (64, 1)
+    assert (md["warp_size"], md["num_ctas"]) == (case.target[2], case.num_ctas)
     assert (md["global_scratch_size"], md["profile_scratch_size"]) == (0, 0)
     records = launch_records(report, case_name)
     assert len(records) == len(case.launches)
     for launch, record in zip(case.launches, records):
         cooperative = md["launch_cooperative_grid"]
-        assert record == {
+        gx, gy, gz = launch.grid
+        expected = {
             "call": "hipModuleLaunchCooperativeKernel" if cooperative else "hipModuleLaunchKernel",
             "kernel": md["name"],
             "device": 0,
-            "grid": list(launch.grid),
+            "grid": [gx * case.num_ctas, gy, gz],
             "block": [md["warp_size"] * md["num_warps"], 1, 1],
             "shared_mem": md["shared"],
             "stream": launch.stream,
             "args": expected_args(case, launch),
             "extra": False,
         }
+        if case.num_ctas > 1:
+            expected.update(
+                call="hipDrvLaunchKernelEx", attrs=[4, 2], cluster=[case.num_ctas, 1, 1], cooperative=int(cooperative)
+            )
+        assert record == expected
 
 
 def test_tritons_launcher_checks_each_tensor_with_the_runtime(report):
@@ -100,7 +109,7 @@ def test_tritons_launcher_loads_and_queries_as_the_double_expects(report):
 def test_tritons_launcher_resolves_its_entries_through_get_proc_address(report):
     """Triton asks ``hipDriverGetVersion`` (through ``dlsym``), then ``hipGetProcAddress`` for
     each entry with that version as ``hipVersion``; ``hipDrvLaunchKernelEx`` (multi-CTA
-    launches only) is optional there, and the double does not serve it."""
+    launches only) is optional there."""
     version, *lookups = report["setup"]
     assert version == {"call": "hipDriverGetVersion"}
     assert {r["version"] for r in lookups} == {60_443_482}
@@ -164,7 +173,6 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
 def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
     """Per launch, safecall's record (device, kernel, grid, block, shared memory, stream, every
     argument's bytes) equals the one Triton's own AMD launcher made on the same code object."""
-    from support import fake_hip
     import safecall.triton as sct
     import tvm_ffi
 
@@ -176,9 +184,37 @@ def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
     fake = fake_hip.fresh()
     for launch, their in zip(case.launches, theirs):
         fake.safecall_fake_hip_reset()
+        case.use_target(fake)
         with tvm_ffi.use_raw_stream(tvm_ffi.device("rocm", 0), launch.stream):
             launch_fn(launch.grid, *_safecall_args(case, launch))
-        ours = [r for r in fake_hip.records(fake) if r["call"].startswith("hipModuleLaunch")]
+        ours = fake_hip.launches(fake)
+        assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(report, case_name, monkeypatch):
+    """safecall's AMD driver's ``launcher_cls``, called as Triton's ``CompiledKernel.run`` calls
+    ``HIPLauncher`` (the same arguments, on a code object its own ``load_binary`` loaded, the
+    driver active for the test only), sends the double the records Triton's own launcher
+    sent."""
+    import triton
+
+    from safecall._triton_driver import driver_class
+
+    case = CASES[case_name]
+    theirs = launch_records(report, case_name)
+    kernel = _compiled(case)
+    md = kernel.metadata
+    fake = fake_hip.fresh()
+    case.use_target(fake)
+    driver = driver_class("hip")()
+    monkeypatch.setattr(triton.runtime.driver, "_active", driver)
+    _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    launcher = driver.launcher_cls(case.source(triton_hip._kernels()), md)
+    for launch, their in zip(case.launches, theirs):
+        fake.safecall_fake_hip_reset()
+        launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *launch.args)
+        ours = fake_hip.launches(fake)
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
 
 
@@ -197,3 +233,53 @@ def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
     text = sct.module({"add": kernel}).text()
     assert "format hsaco;" in text and "device=rocm" in text
     assert "block=(64)]" in text, text
+
+
+def test_a_runtime_without_hip_drv_launch_kernel_ex_refuses_cluster_launches_only(tmp_path):
+    """``hipDrvLaunchKernelEx`` is optional where the runtime is found (older runtimes lack
+    it): on a runtime without it, a ``num_ctas=2`` kernel's launch is a ``RuntimeError`` naming
+    the entry, raised before anything reaches the runtime, and other kernels launch. The
+    runtime is a copy of the double with the name changed to one of the same length and ELF
+    GNU hash (``Ex`` -> ``FW``: ``h * 33 + c`` is unchanged when one character grows by 1 and
+    the next shrinks by 33), so that the library's own references to the entry still resolve
+    and ``dlsym`` of the real name finds nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from support import TESTS
+
+    fake_hip.skip_unless_available()
+    image = fake_hip.PATH.read_bytes()
+    assert image.count(b"hipDrvLaunchKernelEx") >= 1
+    older = tmp_path / "libamdhip64.so"
+    older.write_bytes(image.replace(b"hipDrvLaunchKernelEx", b"hipDrvLaunchKernelFW"))
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(TESTS)!r})
+os.environ["SAFECALL_LIBAMDHIP64_PATH"] = {str(older)!r}
+import safecall.triton as sct
+import tvm_ffi
+from support import triton_hip
+from support.triton_fakes import CudaTensor
+tensors = [tvm_ffi.from_dlpack(CudaTensor(a, "float32", shape=(1000,), device_type=10))
+           for a in (triton_hip.X, triton_hip.Y, triton_hip.OUT)]
+clustered = sct.function(triton_hip.CASES["num_ctas=2 (gfx1250 clusters)"].compile(triton_hip._kernels()))
+try:
+    clustered((4, 1, 1), *tensors, 1000, 256)
+    print("launched")
+except RuntimeError as e:
+    print(e)
+plain = sct.function(triton_hip.CASES["vector add"].compile(triton_hip._kernels()))
+plain((4, 1, 1), *tensors, 1000, 256)
+print("vector add launched")
+"""
+    env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1", PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr
+    message, launched = run.stdout.split("\n", 1)[0], run.stdout.splitlines()[-1]
+    assert message == (
+        "add: launch of add_hsaco.add: the HIP runtime has no `hipDrvLaunchKernelEx`, which a launch "
+        "with a cluster needs (a newer ROCm has it)"
+    )
+    assert launched == "vector add launched"

@@ -122,7 +122,10 @@ impl Hip {
     pub fn launches(&self) -> Vec<Value> {
         self.log()
             .into_iter()
-            .filter(|r| r["call"].as_str().unwrap().starts_with("hipModuleLaunch"))
+            .filter(|r| {
+                let call = r["call"].as_str().unwrap();
+                call.starts_with("hipModuleLaunch") || call == "hipDrvLaunchKernelEx"
+            })
             .collect()
     }
 }

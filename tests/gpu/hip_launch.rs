@@ -177,6 +177,75 @@ fn every_setting_and_argument_width_reaches_the_runtime() {
     });
 }
 
+/// `clustered`'s arguments: grid x, cluster x, cooperative, device (stream 0x5000).
+fn clustered_args(g: i64, c: i64, coop: bool, dev: i64) -> Vec<Arg<'static>> {
+    vec![
+        Arg::Ptr(0xdead_0000),
+        Arg::Int(g),
+        Arg::Int(c),
+        Arg::Bool(coop),
+        Arg::Ptr(0x5000),
+        Arg::Int(dev),
+    ]
+}
+
+#[test]
+fn a_cluster_launches_through_hip_drv_launch_kernel_ex_with_tritons_attributes() {
+    each(|how, built| {
+        let f = built.function("clustered");
+        call(&f, &clustered_args(8, 2, false, 1)).unwrap();
+        let l = &hip().launches()[0];
+        assert_eq!(l["call"], "hipDrvLaunchKernelEx", "{how:?}");
+        assert_eq!(l["kernel"], "scale");
+        assert_eq!(l["device"], 1);
+        assert_eq!(l["grid"], json!([8, 2, 1]));
+        assert_eq!(l["block"], json!([64, 1, 1]));
+        assert_eq!(l["shared_mem"], 256);
+        assert_eq!(l["stream"], 0x5000);
+        assert_eq!(l["extra"], false);
+        // The cluster's dimensions, then the cooperative flag, as Triton's AMD launcher.
+        assert_eq!(l["attrs"], json!([4, 2]));
+        assert_eq!(l["cluster"], json!([2, 1, 1]));
+        assert_eq!(l["cooperative"], 0);
+        assert_eq!(
+            l["args"],
+            json!([
+                hex(&0xdead_0000u64.to_le_bytes()),
+                hex(&0.5f32.to_le_bytes()),
+                "00",
+                hex(&2.0f64.to_le_bytes()),
+                hex(&7i16.to_le_bytes()),
+            ])
+        );
+        assert_eq!(hip().current_device(), 0, "{how:?}: restored");
+
+        hip().reset();
+        call(&f, &clustered_args(4, 4, true, 0)).unwrap();
+        let l = &hip().launches()[0];
+        assert_eq!(l["call"], "hipDrvLaunchKernelEx", "{how:?}");
+        assert_eq!(l["cluster"], json!([4, 1, 1]));
+        assert_eq!(l["cooperative"], 1);
+
+        hip().reset();
+        hip().fail("hipDrvLaunchKernelEx", 1);
+        let err = call_err(&f, &clustered_args(8, 2, false, 1));
+        assert!(
+            err.starts_with(
+                "RuntimeError: clustered: launch of kernels.scale failed on HIP device 1 with \
+                 grid (8, 2, 1), block (64, 1, 1), cluster (2, 1, 1), shared_mem 256 (the \
+                 kernel's static LDS: 0 bytes; the device's LDS per block: 65536 bytes): \
+                 hipDrvLaunchKernelEx returned hipErrorInvalidValue (error 1: "
+            ),
+            "{how:?}: {err}"
+        );
+        assert_eq!(
+            hip().current_device(),
+            0,
+            "{how:?}: restored after the failure"
+        );
+    });
+}
+
 #[test]
 fn half_arguments_reach_the_runtime_as_two_bytes() {
     each(|how, built| {

@@ -52,18 +52,13 @@ fn hsaco_arguments_are_checked_against_the_metadata_note() {
 fn settings_hip_has_no_equivalent_for_are_errors() {
     for (setting, message, at) in [
         (
-            ", cluster=(2)",
-            "`cluster` has no HIP equivalent: device binary `kernels` is an AMDGPU code object, and HIP launches have no thread-block clusters",
-            "10:58",
-        ),
-        (
             ", cluster=(2), preferred_cluster=(4)",
-            "`preferred_cluster` has no HIP equivalent",
+            "`preferred_cluster` has no HIP equivalent: device binary `kernels` is an AMDGPU code object, and HIP launches have no preferred cluster dimensions",
             "10:81",
         ),
         (
             ", cluster=(1), cluster_policy=spread",
-            "`cluster_policy` has no HIP equivalent",
+            "`cluster_policy` has no HIP equivalent: device binary `kernels` is an AMDGPU code object, and HIP launches have no cluster scheduling policies",
             "10:5",
         ),
         (
@@ -78,6 +73,15 @@ fn settings_hip_has_no_equivalent_for_are_errors() {
         ),
     ] {
         assert_fixture_error(&hip_launch(setting, SCALE_ARGS), message, at);
+    }
+}
+
+#[test]
+fn a_cluster_is_a_setting_hip_launches_take() {
+    // `hipDrvLaunchKernelEx` takes cluster dimensions; with a cooperative grid too.
+    for setting in [", cluster=(2)", ", cluster=(2, 1, 1), cooperative=on"] {
+        let text = hip_launch(setting, SCALE_ARGS);
+        assert_eq!(check_fixture(&text).as_deref(), Ok(""), "{setting}");
     }
 }
 

@@ -23,7 +23,7 @@ from . import ROOT, in_ci
 PATH = pathlib.Path(os.environ.get("SAFECALL_FAKE_HIP_PATH") or ROOT / "target" / "debug" / "deps" / "libsafecall_fake_hip.so")
 
 #: The launch entry points whose records :func:`launches` returns.
-LAUNCH_CALLS = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel")
+LAUNCH_CALLS = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel", "hipDrvLaunchKernelEx")
 
 
 def missing_reason() -> str | None:
@@ -63,7 +63,15 @@ def load() -> ctypes.CDLL:
     fake.safecall_fake_hip_log.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     fake.safecall_fake_hip_fail.argtypes = [ctypes.c_char_p, ctypes.c_int]
     fake.safecall_fake_hip_hide.argtypes = [ctypes.c_char_p]
+    fake.safecall_fake_hip_set_arch.argtypes = [ctypes.c_char_p]
     return fake
+
+
+def set_arch(fake: ctypes.CDLL, processor: str) -> None:
+    """Makes this thread's devices ``processor`` (``gfx942``, the default, or ``gfx1250``)
+    until the next reset: the code objects they load, their ``gcnArchName`` and warp size."""
+    if fake.safecall_fake_hip_set_arch(processor.encode()) != 0:
+        raise ValueError(f"the HIP double has no {processor} devices")
 
 
 def libhip_dir(fake_path: pathlib.Path, into: pathlib.Path) -> pathlib.Path:

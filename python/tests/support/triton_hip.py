@@ -3,8 +3,9 @@
 :func:`launch_records` runs this file as a script in a process of its own (Triton's active
 driver, its cached runtime path and the HIP launcher module are process-wide), which:
 
-1. compiles each kernel of :data:`CASES` for ``GPUTarget("hip", "gfx942", 64)`` (Triton links
-   the code object in-process with its bundled lld);
+1. compiles each kernel of :data:`CASES` for its target, ``GPUTarget("hip", "gfx942", 64)``
+   but for the multi-CTA cases' gfx1250 (Triton links the code object in-process with its
+   bundled lld);
 2. builds Triton's ``HIPUtils`` (it compiles ``backends/amd/driver.c`` with ``cc`` and
    ``dlopen``s ``TRITON_LIBHIP_PATH``, a link named ``libamdhip64.so`` to the double) and makes a
    ``HIPDriver`` the active driver (without ``GPUDriver.__init__``, which needs torch);
@@ -70,6 +71,19 @@ class Case:
     options: Tuple[Tuple[str, Any], ...] = ()
     #: Indices of the parameters compiled as divisible by 16 (``tt.divisibility``).
     divisible: Tuple[int, ...] = ()
+    #: The ``GPUTarget`` compiled for (``num_ctas`` above 1 needs an architecture with
+    #: clusters: gfx1250, 32-wide wavefronts).
+    target: Tuple[str, str, int] = TARGET
+
+    @property
+    def num_ctas(self) -> int:
+        """The ``num_ctas`` option (1 when not given)."""
+        return int(dict(self.options).get("num_ctas", 1))
+
+    def use_target(self, fake: Any) -> None:
+        """Makes the double's devices this case's processor, on this thread, until its next
+        reset (a code object loads only on its own processor)."""
+        fake_hip.set_arch(fake, self.target[1])
 
     def source(self, kernels: Dict[str, Any]) -> Any:
         """The ``ASTSource`` Triton's JIT would make for these arguments."""
@@ -79,11 +93,11 @@ class Case:
         return ASTSource(kernels[self.kernel], signature=dict(self.signature), constexprs=dict(self.constexprs), attrs=attrs)
 
     def compile(self, kernels: Dict[str, Any]) -> Any:
-        """The kernel compiled for :data:`TARGET`."""
+        """The kernel compiled for :attr:`target`."""
         import triton
         from triton.backends.compiler import GPUTarget
 
-        return triton.compile(self.source(kernels), target=GPUTarget(*TARGET), options=dict(self.options))
+        return triton.compile(self.source(kernels), target=GPUTarget(*self.target), options=dict(self.options))
 
 
 X, Y, OUT = 0x7F00_0000_1000, 0x7F00_0000_2000, 0x7F00_0000_3000
@@ -154,6 +168,26 @@ CASES: Dict[str, Case] = {
         (("BLOCK", 256),),
         (Launch((8, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2000, 256)),),
         (("launch_cooperative_grid", True),),
+    ),
+    # Clusters of num_ctas blocks: hipDrvLaunchKernelEx with the grid's x times num_ctas.
+    "num_ctas=2 (gfx1250 clusters)": Case(
+        "add",
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
+        (("BLOCK", 256),),
+        (
+            Launch((4, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 1000, 256)),
+            Launch((3, 2, 1), 0, (X, Y, OUT, 7, 256)),
+        ),
+        (("num_ctas", 2),),
+        target=("hip", "gfx1250", 32),
+    ),
+    "num_ctas=4, cooperative (gfx1250)": Case(
+        "add",
+        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
+        (("BLOCK", 256),),
+        (Launch((2, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2000, 256)),),
+        (("num_ctas", 4), ("launch_cooperative_grid", True)),
+        target=("hip", "gfx1250", 32),
     ),
     "fp16 and bf16 scalars": Case(
         "half_scale",
@@ -267,10 +301,17 @@ def _run(out: str) -> None:
         compiled = case.compile(kernels)
         md = compiled.metadata
         fake.safecall_fake_hip_reset()
+        case.use_target(fake)
         module, function, *_ = driver.utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
         launcher = HIPLauncher(src, md)
         for launch in case.launches:
-            call = "hipModuleLaunchCooperativeKernel" if md.launch_cooperative_grid else "hipModuleLaunchKernel"
+            call = (
+                "hipDrvLaunchKernelEx"
+                if md.num_ctas > 1
+                else "hipModuleLaunchCooperativeKernel"
+                if md.launch_cooperative_grid
+                else "hipModuleLaunchKernel"
+            )
             launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *launch.args)
             assert any(r["call"] == call for r in fake_hip.records(fake)), call
         fields = (

@@ -74,7 +74,20 @@ def hook(metadata):
     hook_calls.append(type(metadata).__name__)
 
 
-RECORDED = ("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel", "hipPointerGetAttribute")
+RECORDED = (*fake_hip.LAUNCH_CALLS, "hipPointerGetAttribute")
+
+
+@triton.jit
+def add_clustered(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """``add`` as a kernel of its own: its first call sets the target it compiles for (Triton
+    keeps one per device and kernel), here gfx1250's."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+#: The cases run on gfx1250 devices (the double's, chosen per thread), by name.
+GFX1250 = {"num_ctas=2 on gfx1250 (clusters)"}
 
 #: Each case: the launches, as (kernel, grid, args, keyword arguments).
 CASES = {
@@ -97,6 +110,11 @@ CASES = {
     "decomposed host descriptors": [
         (host_desc_copy, (4,), (descriptor(0x7F00_0006_0000, [256, 64], [64, 64]),
                                 descriptor(0x7F00_0007_0000, [256, 64], [64, 64], padding="nan"), 256), {"BM": 64, "BN": 64}),
+    ],
+    # Clusters of num_ctas blocks (hipDrvLaunchKernelEx), cooperative or not.
+    "num_ctas=2 on gfx1250 (clusters)": [
+        (add_clustered, (4,), (X, Y, Z, 1000), {"BLOCK": 256, "num_ctas": 2}),
+        (add_clustered, (3, 2), (X, Y, Z, 7), {"BLOCK": 256, "num_ctas": 2, "launch_cooperative_grid": True}),
     ],
     # More arguments than the native launcher keeps on its stack.
     "45 arguments": [(wide, (2,), (*[Tensor(0x7F00_0010_0000 + 0x100 * i) for i in range(20)], *[3 + 7 * i for i in range(25)]), {})],
@@ -208,6 +226,7 @@ def main() -> None:
         first_hook = len(hook_calls)
         for name, launches in CASES.items():
             fake.safecall_fake_hip_reset()
+            fake_hip.set_arch(fake, "gfx1250" if name in GFX1250 else "gfx942")
             error = None
             try:
                 for kernel, grid, args, kwargs in launches:

@@ -188,16 +188,16 @@ impl FnVerifier<'_, '_> {
             .map_or(Platform::Cuda, |b| b.format.platform())
     }
 
-    /// The settings a HIP launch cannot take: HIP has no clusters, no programmatic dependent
-    /// launch and no per-launch priority.
+    /// The settings a HIP launch cannot take: HIP has clusters (`hipDrvLaunchKernelEx`) but
+    /// no preferred cluster and no cluster scheduling policy, no programmatic dependent launch
+    /// and no per-launch priority.
     fn hip_settings(&mut self, path: &StmtPath, l: &Launch) {
         let mut index = 0;
         for setting in l.settings.iter() {
             let kind = setting.kind();
             let unsupported = match kind {
-                LaunchSettingKind::Cluster
-                | LaunchSettingKind::PreferredCluster
-                | LaunchSettingKind::ClusterPolicy => Some("thread-block clusters"),
+                LaunchSettingKind::PreferredCluster => Some("preferred cluster dimensions"),
+                LaunchSettingKind::ClusterPolicy => Some("cluster scheduling policies"),
                 LaunchSettingKind::Pdl => Some("programmatic dependent launch"),
                 LaunchSettingKind::Priority => {
                     Some("per-launch priorities (stream priorities only)")
@@ -208,6 +208,7 @@ impl FnVerifier<'_, '_> {
                 | LaunchSettingKind::Stream
                 | LaunchSettingKind::Device
                 | LaunchSettingKind::Cooperative
+                | LaunchSettingKind::Cluster
                 | LaunchSettingKind::Function => None,
             };
             if let Some(what) = unsupported {

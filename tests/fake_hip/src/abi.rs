@@ -4,11 +4,14 @@
 //!   `hip_runtime_api.h`;
 //! - `hipFunction_attribute` and `hipPointer_attribute` from `driver_types.h`;
 //! - the offsets of `hipDeviceProp_tR0600` (`hip_runtime_api.h`, the layout
-//!   `hipGetDevicePropertiesR0600` fills; `hipGetDeviceProperties` is a macro for it there).
+//!   `hipGetDevicePropertiesR0600` fills; `hipGetDeviceProperties` is a macro for it there);
+//! - the layouts of `HIP_LAUNCH_CONFIG` and `hipLaunchAttribute` (`hip_runtime_api.h`), what
+//!   `hipDrvLaunchKernelEx` reads.
 //!
 //! The values of enumerators the headers number implicitly were read off the compiler
 //! (`tests/header.rs` compiles a C file against the headers, prints each name's value and each
-//! field's `offsetof`, and compares them with [`VALUES`] and [`PROP_OFFSETS`]).
+//! field's `offsetof`, and compares them with [`VALUES`], [`PROP_OFFSETS`] and
+//! [`LAUNCH_LAYOUT`]).
 
 #![allow(non_upper_case_globals)]
 
@@ -71,7 +74,15 @@ header_values! {
     HIP_GET_PROC_ADDRESS_SUCCESS = 0;
     HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1;
     HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2;
+
+    hipLaunchAttributeCooperative = 2;
 }
+
+/// The launch attribute id of cluster dimensions (three `int`s at the start of the value), as
+/// Triton 3.9's AMD launcher passes it to `hipDrvLaunchKernelEx` (`driver.c`: `attributes[0].id
+/// = 4`); the HIP 7.1 headers name no cluster attribute, so this value is not checked against
+/// them.
+pub const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_int = 4;
 
 /// The name and text of the error codes the double returns (`hipGetErrorName`,
 /// `hipGetErrorString`; names as in `hip_runtime_api.h`, the texts the double's own).
@@ -201,6 +212,41 @@ pub const PROP_SIZE: usize = 1472;
 /// The length of `name` and of `gcnArchName` (`char[256]` each).
 pub const PROP_NAME_LEN: usize = 256;
 
+macro_rules! launch_layout {
+    ($($(#[$doc:meta])* $name:ident = $c:literal, $value:expr;)*) => {
+        /// The layout of `HIP_LAUNCH_CONFIG` and `hipLaunchAttribute` (`hip_runtime_api.h`),
+        /// what `hipDrvLaunchKernelEx` reads.
+        pub mod launch_layout {
+            $($(#[$doc])* pub const $name: usize = $value;)*
+        }
+        /// Every value in [`launch_layout`], by the C expression that gives it (checked against
+        /// the headers).
+        pub const LAUNCH_LAYOUT: &[(&str, usize)] = &[$(($c, $value),)*];
+    };
+}
+
+launch_layout! {
+    /// `sizeof(HIP_LAUNCH_CONFIG)`.
+    CONFIG_SIZE = "sizeof(HIP_LAUNCH_CONFIG)", 56;
+    CONFIG_GRID_X = "offsetof(HIP_LAUNCH_CONFIG, gridDimX)", 0;
+    CONFIG_GRID_Y = "offsetof(HIP_LAUNCH_CONFIG, gridDimY)", 4;
+    CONFIG_GRID_Z = "offsetof(HIP_LAUNCH_CONFIG, gridDimZ)", 8;
+    CONFIG_BLOCK_X = "offsetof(HIP_LAUNCH_CONFIG, blockDimX)", 12;
+    CONFIG_BLOCK_Y = "offsetof(HIP_LAUNCH_CONFIG, blockDimY)", 16;
+    CONFIG_BLOCK_Z = "offsetof(HIP_LAUNCH_CONFIG, blockDimZ)", 20;
+    CONFIG_SHARED_MEM = "offsetof(HIP_LAUNCH_CONFIG, sharedMemBytes)", 24;
+    CONFIG_STREAM = "offsetof(HIP_LAUNCH_CONFIG, hStream)", 32;
+    CONFIG_ATTRS = "offsetof(HIP_LAUNCH_CONFIG, attrs)", 40;
+    CONFIG_NUM_ATTRS = "offsetof(HIP_LAUNCH_CONFIG, numAttrs)", 48;
+    /// `sizeof(hipLaunchAttribute)`.
+    ATTR_SIZE = "sizeof(hipLaunchAttribute)", 72;
+    ATTR_ID = "offsetof(hipLaunchAttribute, id)", 0;
+    /// Where every member of the value union starts (`cooperative`, the cluster's `int`s).
+    ATTR_VALUE = "offsetof(hipLaunchAttribute, val)", 8;
+    /// `sizeof(hipLaunchAttributeValue)`.
+    ATTR_VALUE_SIZE = "sizeof(hipLaunchAttributeValue)", 64;
+}
+
 // ---- code objects and offload bundles (not HIP headers) -----------------------------------
 
 /// The note owner and type of a code object's metadata (LLVM's AMDGPU usage document, "Code
@@ -212,6 +258,9 @@ pub const NT_AMDGPU_METADATA: u32 = 32;
 /// tests/kernel_params/kernels_gfx942.hsaco shows `Flags: 0x54C, gfx942, xnack, sramecc`).
 pub const EF_AMDGPU_MACH: u32 = 0xff;
 pub const EF_AMDGPU_MACH_AMDGCN_GFX942: u32 = 0x4c;
+/// The same for gfx1250: what Triton 3.9's bundled LLVM writes in a gfx1250 code object's
+/// `e_flags` (`0x449`; LLVM's `EF_AMDGPU_MACH_AMDGCN_GFX1250`, newer than llvm-readelf-19).
+pub const EF_AMDGPU_MACH_AMDGCN_GFX1250: u32 = 0x49;
 /// The magic that starts a clang offload bundle (clang's `ClangOffloadBundler.cpp`): then a
 /// `u64` entry count and, per entry, `u64` offset (from the bundle's start), `u64` size, `u64`
 /// id length and the id (e.g. `hipv4-amdgcn-amd-amdhsa--gfx942`), all little-endian.

@@ -6,14 +6,15 @@
 //! so each kind's length comes from its own headers):
 //! - **a code object**: a 64-bit little-endian ELF (`EM_AMDGPU`); its length is where its last
 //!   part ends (section or program header table, or the furthest section or segment). One for
-//!   another processor than gfx942 (`e_flags`) is `hipErrorNoBinaryForGpu`. Its metadata note
+//!   another processor than the devices' (`e_flags`; gfx942 unless the thread chose another:
+//!   `runtime::ARCHS`) is `hipErrorNoBinaryForGpu`. Its metadata note
 //!   (`NT_AMDGPU_METADATA`, MessagePack) lists the kernels: `.name`, `.args` (the explicit ones
 //!   are those whose `.value_kind` does not start with `hidden_`; the runtime fills the
 //!   others), `.group_segment_fixed_size` (static LDS), `.private_segment_fixed_size`,
 //!   `.vgpr_count` and `.max_flat_workgroup_size`.
 //! - **a clang offload bundle** (`__CLANG_OFFLOAD_BUNDLE__`): the double loads the first entry
 //!   whose target fits its devices: a `hip`/`hipv4` entry for `amdgcn-amd-amdhsa` whose target
-//!   id is `gfx942`, with no feature or only the devices' own (`sramecc+`, `xnack-`), as
+//!   id is the devices' processor (`gfx942`), with no feature or only the devices' own (`sramecc+`, `xnack-`), as
 //!   `hipv4-amdgcn-amd-amdhsa--gfx942` or `hipv4-amdgcn-amd-amdhsa--gfx942:xnack-`. None fits:
 //!   `hipErrorNoBinaryForGpu`.
 //! - anything else (read up to its first NUL): `hipErrorInvalidImage`.
@@ -215,18 +216,20 @@ pub(crate) fn fits(id: &str) -> bool {
         return false;
     }
     let mut target = id[at + TRIPLE.len()..].trim_start_matches('-').split(':');
-    let device_features: Vec<&str> = super::runtime::ARCH.split(':').skip(1).collect();
-    target.next() == Some("gfx942") && target.all(|f| device_features.contains(&f))
+    let mut device = super::runtime::arch().name.split(':');
+    let processor = device.next();
+    let device_features: Vec<&str> = device.collect();
+    target.next() == processor && target.all(|f| device_features.contains(&f))
 }
 
-/// The kernels of a code object for gfx942.
+/// The kernels of a code object for the devices' processor.
 pub(crate) fn code_object(data: &[u8]) -> Result<Vec<ImageKernel>, HipError> {
     let e = LittleEndian;
     let h = FileHeader64::<LittleEndian>::parse(data).map_err(|_| hipErrorInvalidImage)?;
     if h.e_machine.get(e) != object::elf::EM_AMDGPU {
         return Err(hipErrorInvalidImage);
     }
-    if h.e_flags.get(e) & abi::EF_AMDGPU_MACH != abi::EF_AMDGPU_MACH_AMDGCN_GFX942 {
+    if h.e_flags.get(e) & abi::EF_AMDGPU_MACH != super::runtime::arch().mach {
         return Err(hipErrorNoBinaryForGpu);
     }
     let note = metadata_note(h, data).ok_or(hipErrorInvalidImage)?;

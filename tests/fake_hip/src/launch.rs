@@ -1,12 +1,15 @@
-//! `hipModuleLaunchKernel` and `hipModuleLaunchCooperativeKernel`: the launch record and the
-//! checks the runtime makes before it launches.
+//! `hipModuleLaunchKernel`, `hipModuleLaunchCooperativeKernel` and `hipDrvLaunchKernelEx`: the
+//! launch record and the checks the runtime makes before it launches.
 //!
 //! The record (`call` is the entry's name): `kernel` (its name; null for an unknown handle),
 //! `device` (the thread's current device), `grid` and `block` (`[x, y, z]`, as passed),
 //! `shared_mem` (dynamic LDS in bytes), `stream` (the handle as an integer), `args` (one hex
 //! string per explicit kernel argument, exactly its size in bytes, read through
 //! `kernelParams[i]`; empty when `kernelParams` is null) and `extra` (whether `extra` is
-//! non-null).
+//! non-null). `hipDrvLaunchKernelEx`'s record adds its configuration's attributes: `attrs`
+//! (their ids, in order), `cluster` (the cluster dimension attribute's three `int`s, or null)
+//! and `cooperative` (the cooperative attribute's value, or null); a cooperative value other
+//! than 0 is checked as a cooperative launch.
 //!
 //! The checks, in the order of clr's `ihipModuleLaunchKernel` and `ihipLaunchKernel_validate`
 //! (`hipamd/src/hip_module.cpp`), each with HIP's answer:
@@ -27,7 +30,7 @@
 //! them on the current device (HIP takes the stream's device; for the null stream, the current
 //! one).
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
@@ -46,6 +49,48 @@ struct Launch {
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
     cooperative: bool,
+    /// `hipDrvLaunchKernelEx`'s attributes, as its record shows them.
+    attributes: Option<Attributes>,
+}
+
+/// The attributes of a `HIP_LAUNCH_CONFIG`.
+struct Attributes {
+    ids: Vec<c_int>,
+    cluster: Option<[c_int; 3]>,
+    cooperative: Option<c_int>,
+}
+
+impl Attributes {
+    /// Reads `count` attributes at `attrs`.
+    ///
+    /// # Safety
+    /// `attrs` points at `count` attributes of `abi::launch_layout::ATTR_SIZE` bytes each.
+    unsafe fn read(attrs: *const u8, count: c_uint) -> Attributes {
+        use abi::launch_layout::{ATTR_ID, ATTR_SIZE, ATTR_VALUE};
+        let mut out = Attributes {
+            ids: Vec::new(),
+            cluster: None,
+            cooperative: None,
+        };
+        for i in 0..count as usize {
+            // SAFETY: the caller's promise: attribute `i` lies at `attrs + i * ATTR_SIZE`; an
+            // `int` id, and the value's first three `int`s (of its 64 bytes), read unaligned.
+            let int = |at: usize| unsafe {
+                attrs
+                    .add(i * ATTR_SIZE + at)
+                    .cast::<c_int>()
+                    .read_unaligned()
+            };
+            let id = int(ATTR_ID);
+            out.ids.push(id);
+            if id == abi::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
+                out.cluster = Some([0, 4, 8].map(|o| int(ATTR_VALUE + o)));
+            } else if id == abi::hipLaunchAttributeCooperative {
+                out.cooperative = Some(int(ATTR_VALUE));
+            }
+        }
+        out
+    }
 }
 
 /// What a launch needs to know of its kernel.
@@ -102,7 +147,7 @@ unsafe fn launch(entry: &str, l: Launch) -> HipError {
     let device = current_device();
     let fields = || {
         let sizes = target.as_ref().map_or(&[][..], |t| &t.params[..]);
-        json!({
+        let mut record = json!({
             "kernel": target.as_ref().map(|t| t.name.clone()),
             "device": device,
             "grid": l.grid,
@@ -112,7 +157,13 @@ unsafe fn launch(entry: &str, l: Launch) -> HipError {
             // SAFETY: the caller's promise about `params`.
             "args": unsafe { argument_bytes(l.params, sizes) },
             "extra": !l.extra.is_null(),
-        })
+        });
+        if let Some(a) = &l.attributes {
+            record["attrs"] = json!(a.ids);
+            record["cluster"] = json!(a.cluster);
+            record["cooperative"] = json!(a.cooperative);
+        }
+        record
     };
     call(entry, fields, || check(&l, target.as_ref(), device))
 }
@@ -177,6 +228,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         params,
         extra,
         cooperative: false,
+        attributes: None,
     };
     // SAFETY: the caller passes one parameter pointer per kernel argument.
     unsafe { launch("hipModuleLaunchKernel", l) }
@@ -207,7 +259,61 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         params,
         extra: std::ptr::null_mut(),
         cooperative: true,
+        attributes: None,
     };
     // SAFETY: the caller passes one parameter pointer per kernel argument.
     unsafe { launch("hipModuleLaunchCooperativeKernel", l) }
+}
+
+/// `hipDrvLaunchKernelEx(config, f, kernelParams, extra)` (Triton 3.9's AMD launcher calls it for
+/// `num_ctas` above 1): the configuration read through
+/// [`abi::launch_layout`], then the checks of the other launches. A null configuration, or
+/// attributes missing where `numAttrs` counts some, is `hipErrorInvalidValue`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipDrvLaunchKernelEx(
+    config: *const u8,
+    function: usize,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipError {
+    use abi::launch_layout as at;
+    if config.is_null() {
+        return call(
+            "hipDrvLaunchKernelEx",
+            || json!({}),
+            || hipErrorInvalidValue,
+        );
+    }
+    // SAFETY: a non-null configuration of `CONFIG_SIZE` bytes (the caller's promise), read
+    // unaligned at its fields' offsets.
+    let (u32_at, ptr_at) = unsafe {
+        (
+            |o: usize| config.add(o).cast::<c_uint>().read_unaligned(),
+            |o: usize| config.add(o).cast::<usize>().read_unaligned(),
+        )
+    };
+    let count = u32_at(at::CONFIG_NUM_ATTRS);
+    let attrs = ptr_at(at::CONFIG_ATTRS) as *const u8;
+    if count > 0 && attrs.is_null() {
+        return call(
+            "hipDrvLaunchKernelEx",
+            || json!({}),
+            || hipErrorInvalidValue,
+        );
+    }
+    // SAFETY: `attrs` holds `count` attributes (the caller's promise).
+    let attributes = unsafe { Attributes::read(attrs, count) };
+    let l = Launch {
+        function,
+        grid: [at::CONFIG_GRID_X, at::CONFIG_GRID_Y, at::CONFIG_GRID_Z].map(u32_at),
+        block: [at::CONFIG_BLOCK_X, at::CONFIG_BLOCK_Y, at::CONFIG_BLOCK_Z].map(u32_at),
+        shared_mem: u32_at(at::CONFIG_SHARED_MEM),
+        stream: ptr_at(at::CONFIG_STREAM),
+        params,
+        extra,
+        cooperative: attributes.cooperative.is_some_and(|c| c != 0),
+        attributes: Some(attributes),
+    };
+    // SAFETY: the caller passes one parameter pointer per kernel argument.
+    unsafe { launch("hipDrvLaunchKernelEx", l) }
 }

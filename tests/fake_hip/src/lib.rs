@@ -1,11 +1,12 @@
 //! A test double of the HIP runtime (`libamdhip64.so`) for machines without an AMD GPU.
 //!
 //! Generated launch code loads it through `SAFECALL_LIBAMDHIP64_PATH` exactly as it would load
-//! `libamdhip64.so`: it finds `hipGetProcAddress`, resolves the entry points through it and
-//! calls them. Triton 3.9's own AMD launcher (`triton/backends/amd/driver.c`) loads it through
-//! `TRITON_LIBHIP_PATH` and does the same. The double behaves like a runtime with two gfx942
-//! devices (ordinals 0 and 1, an MI300X's attributes: `runtime.rs`) and a current device per
-//! thread (0 until `hipSetDevice`), and:
+//! `libamdhip64.so`: it resolves the entry points with `dlsym` and calls them. Triton 3.9's own
+//! AMD launcher (`triton/backends/amd/driver.c`) loads it through `TRITON_LIBHIP_PATH` and
+//! resolves them through `hipGetProcAddress`. The double behaves like a runtime with two gfx942
+//! devices (ordinals 0 and 1, an MI300X's attributes: `runtime.rs`; a thread may make them
+//! gfx1250 with `safecall_fake_hip_set_arch`) and a current device per thread (0 until
+//! `hipSetDevice`), and:
 //! - **records** every call on the calling thread (`safecall_fake_hip_log` returns the records
 //!   as JSON lines: `call`, the entry's name, and its arguments; launches with the kernel, the
 //!   current device, grid, block, dynamic shared memory, stream and each explicit kernel
@@ -46,7 +47,7 @@ mod memory;
 mod module;
 mod runtime;
 
-pub use launch::{hipModuleLaunchCooperativeKernel, hipModuleLaunchKernel};
+pub use launch::{hipDrvLaunchKernelEx, hipModuleLaunchCooperativeKernel, hipModuleLaunchKernel};
 pub use module::{
     hipFuncGetAttribute, hipModuleGetFunction, hipModuleLoadData, hipModuleLoadDataEx,
     hipModuleUnload, hipPointerGetAttribute,
@@ -69,6 +70,8 @@ struct Thread {
     last_error: HipError,
     /// What `hipDriverGetVersion` reports (0: the default).
     driver_version: c_int,
+    /// The devices' processor, an index of `runtime::ARCHS` (0: gfx942).
+    arch: usize,
 }
 
 thread_local! {
@@ -207,6 +210,25 @@ pub unsafe extern "C" fn safecall_fake_hip_hide(name: *const c_char) {
 #[unsafe(no_mangle)]
 pub extern "C" fn safecall_fake_hip_set_driver_version(version: c_int) {
     THREAD.with(|t| t.borrow_mut().driver_version = version);
+}
+
+/// Makes this thread's devices processor `name` (`gfx942`, the default, or `gfx1250`: see
+/// `runtime::ARCHS`): the code objects they load, their `gcnArchName` and warp size. Returns 0,
+/// or -1 (and changes nothing) for another name. Modules loaded before keep their kernels.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn safecall_fake_hip_set_arch(name: *const c_char) -> c_int {
+    // SAFETY: a NUL-terminated string from the test.
+    let name = unsafe { text(name) };
+    let found = runtime::ARCHS
+        .iter()
+        .position(|a| Some(a.name.split(':').next().unwrap_or("")) == name.as_deref());
+    match found {
+        Some(i) => {
+            THREAD.with(|t| t.borrow_mut().arch = i);
+            0
+        }
+        None => -1,
+    }
 }
 
 /// This thread's records as JSON lines, into `buf` (`cap` bytes, NUL-terminated when it fits);

@@ -1,7 +1,9 @@
 //! The runtime's device and version queries, errors, `hipGetProcAddress` and synchronization.
 //!
 //! The double's devices are alike: an MI300X's attributes (gfx942, 304 compute units, 64-wide
-//! wavefronts, 64 KiB of LDS per workgroup, compute capability 9.4 as HIP reports it).
+//! wavefronts, 64 KiB of LDS per workgroup, compute capability 9.4 as HIP reports it), or on a
+//! thread that chose gfx1250 ([`ARCHS`]), the same with that processor's name and 32-wide
+//! wavefronts.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -13,8 +15,34 @@ use super::{DEVICES, THREAD, call, current_device, text, write};
 /// What `hipDriverGetVersion` and `hipRuntimeGetVersion` report unless a test sets it: HIP
 /// 6.4.43482 (ROCm 6.4), as `HIP_VERSION` numbers it (major * 10^7 + minor * 10^5 + patch).
 pub const DEFAULT_DRIVER_VERSION: c_int = 60_443_482;
-/// `gcnArchName` of the double's devices.
-pub const ARCH: &str = "gfx942:sramecc+:xnack-";
+/// A processor the double's devices can be: its `gcnArchName` (target id and features), the
+/// `EF_AMDGPU_MACH` value of its code objects and its wavefront width.
+pub struct Arch {
+    pub name: &'static str,
+    pub mach: u32,
+    pub warp_size: c_int,
+}
+
+/// The processors the double's devices can be: gfx942 (MI300X, the default) and gfx1250
+/// (32-wide wavefronts, thread-block clusters: Triton's `num_ctas` above 1), which a thread
+/// chooses with `safecall_fake_hip_set_arch`. Every other attribute stays the MI300X's.
+pub const ARCHS: [Arch; 2] = [
+    Arch {
+        name: "gfx942:sramecc+:xnack-",
+        mach: abi::EF_AMDGPU_MACH_AMDGCN_GFX942,
+        warp_size: 64,
+    },
+    Arch {
+        name: "gfx1250",
+        mach: abi::EF_AMDGPU_MACH_AMDGCN_GFX1250,
+        warp_size: 32,
+    },
+];
+
+/// The processor of this thread's devices.
+pub fn arch() -> &'static Arch {
+    &ARCHS[THREAD.with(|t| t.borrow().arch)]
+}
 /// Compute units of each device.
 pub const MULTIPROCESSORS: u32 = 304;
 /// LDS a workgroup may use, static and dynamic together.
@@ -43,7 +71,6 @@ const DEVICE_ATTRIBUTES: &[(c_int, c_int)] = &[
         abi::hipDeviceAttributeMultiprocessorCount,
         MULTIPROCESSORS as c_int,
     ),
-    (abi::hipDeviceAttributeWarpSize, 64),
     (abi::hipDeviceAttributeCooperativeLaunch, 1),
     (
         abi::hipDeviceAttributeMaxThreadsPerBlock,
@@ -136,8 +163,8 @@ pub extern "C" fn hipSetDevice(ordinal: c_int) -> HipError {
     )
 }
 
-/// `hipDeviceGetAttribute`: the attributes in `DEVICE_ATTRIBUTES`; others are
-/// `hipErrorInvalidValue`.
+/// `hipDeviceGetAttribute`: the attributes in `DEVICE_ATTRIBUTES` and the warp size
+/// ([`arch`]'s); others are `hipErrorInvalidValue`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipDeviceGetAttribute(
     out: *mut c_int,
@@ -148,6 +175,10 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
     call("hipDeviceGetAttribute", fields, || {
         if !valid_device(device) {
             return hipErrorInvalidDevice;
+        }
+        if attr == abi::hipDeviceAttributeWarpSize {
+            // SAFETY: output pointer from the caller.
+            return unsafe { write(out, arch().warp_size) };
         }
         match DEVICE_ATTRIBUTES.iter().find(|(a, _)| *a == attr) {
             // SAFETY: output pointer from the caller.
@@ -189,7 +220,7 @@ fn properties() -> [u8; abi::PROP_SIZE] {
     let int = |attr| i32::to_ne_bytes(attribute(attr));
     let size = |v: u64| v.to_ne_bytes();
     put(name, b"AMD Instinct MI300X (safecall fake)");
-    put(gcnArchName, ARCH.as_bytes());
+    put(gcnArchName, arch().name.as_bytes());
     put(totalGlobalMem, &size(192 << 30));
     put(sharedMemPerBlock, &size(u64::from(MAX_SHARED)));
     put(sharedMemPerBlockOptin, &size(u64::from(MAX_SHARED)));
@@ -203,7 +234,7 @@ fn properties() -> [u8; abi::PROP_SIZE] {
         &int(abi::hipDeviceAttributeMaxRegistersPerBlock),
     );
     put(regsPerMultiprocessor, &i32::to_ne_bytes(131_072));
-    put(warpSize, &int(abi::hipDeviceAttributeWarpSize));
+    put(warpSize, &arch().warp_size.to_ne_bytes());
     put(
         maxThreadsPerBlock,
         &int(abi::hipDeviceAttributeMaxThreadsPerBlock),
@@ -331,6 +362,10 @@ const ENTRIES: &[(&str, *const ())] = &[
     (
         "hipModuleLaunchCooperativeKernel",
         super::hipModuleLaunchCooperativeKernel as *const (),
+    ),
+    (
+        "hipDrvLaunchKernelEx",
+        super::hipDrvLaunchKernelEx as *const (),
     ),
 ];
 

@@ -56,6 +56,10 @@ fn c_program() -> String {
     for (field, _) in abi::PROP_OFFSETS {
         c += &format!("  printf(\"{field} %zu\\n\", offsetof(hipDeviceProp_tR0600, {field}));\n");
     }
+    for (expr, _) in abi::LAUNCH_LAYOUT {
+        let name: String = expr.chars().filter(|c| !c.is_whitespace()).collect();
+        c += &format!("  printf(\"{name} %zu\\n\", {expr});\n");
+    }
     c += "  printf(\"sizeof %zu\\n\", sizeof(hipDeviceProp_tR0600));\n";
     c += "  printf(\"name_len %zu\\n\", sizeof(((hipDeviceProp_tR0600*)0)->gcnArchName));\n";
     c + "  return 0;\n}\n"
@@ -106,6 +110,11 @@ fn constants_and_offsets_match_tritons_hip_headers() {
         .map(|&(n, v)| (n, i64::from(v)))
         .collect();
     ours.extend(abi::PROP_OFFSETS.iter().map(|&(n, v)| (n, v as i64)));
+    let layout: Vec<(String, i64)> = abi::LAUNCH_LAYOUT
+        .iter()
+        .map(|&(e, v)| (e.chars().filter(|c| !c.is_whitespace()).collect(), v as i64))
+        .collect();
+    ours.extend(layout.iter().map(|(n, v)| (n.as_str(), *v)));
     ours.push(("sizeof", abi::PROP_SIZE as i64));
     ours.push(("name_len", abi::PROP_NAME_LEN as i64));
     assert_eq!(printed, ours);

@@ -277,3 +277,83 @@ fn load_data_ex_counts_its_options() {
     ok(code);
     assert_eq!(last()["options"], 5);
 }
+
+/// A `HIP_LAUNCH_CONFIG` with `attrs` (id, first three `int`s of the value), written at the
+/// header's offsets.
+fn launch_ex(f: usize, grid: [u32; 3], attrs: &[(i32, [i32; 3])]) -> abi::HipError {
+    use abi::launch_layout as at;
+    let mut attributes = vec![0u8; at::ATTR_SIZE * attrs.len()];
+    for (i, (id, value)) in attrs.iter().enumerate() {
+        let base = i * at::ATTR_SIZE;
+        attributes[base + at::ATTR_ID..][..4].copy_from_slice(&id.to_le_bytes());
+        for (k, v) in value.iter().enumerate() {
+            attributes[base + at::ATTR_VALUE + 4 * k..][..4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    let mut config = [0u8; at::CONFIG_SIZE];
+    let mut put =
+        |offset: usize, bytes: &[u8]| config[offset..][..bytes.len()].copy_from_slice(bytes);
+    for (offset, v) in [at::CONFIG_GRID_X, at::CONFIG_GRID_Y, at::CONFIG_GRID_Z]
+        .iter()
+        .zip(grid)
+    {
+        put(*offset, &v.to_le_bytes());
+    }
+    put(at::CONFIG_BLOCK_X, &64u32.to_le_bytes());
+    put(at::CONFIG_BLOCK_Y, &1u32.to_le_bytes());
+    put(at::CONFIG_BLOCK_Z, &1u32.to_le_bytes());
+    put(at::CONFIG_SHARED_MEM, &32u32.to_le_bytes());
+    put(at::CONFIG_STREAM, &0x7000usize.to_le_bytes());
+    put(
+        at::CONFIG_ATTRS,
+        &(attributes.as_ptr() as usize).to_le_bytes(),
+    );
+    put(at::CONFIG_NUM_ATTRS, &(attrs.len() as u32).to_le_bytes());
+    // SAFETY: a configuration of the header's size whose attributes outlive the call; the
+    // kernel takes no arguments.
+    unsafe {
+        hipDrvLaunchKernelEx(
+            config.as_ptr(),
+            f,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+#[test]
+fn an_extended_launch_records_its_configuration_and_attributes() {
+    safecall_fake_hip_reset();
+    let f = function(load(KERNELS).unwrap(), "empty").unwrap();
+    ok(launch_ex(f, [8, 1, 1], &[(4, [2, 1, 1]), (2, [0, 0, 0])]));
+    assert_eq!(
+        last(),
+        json!({
+            "call": "hipDrvLaunchKernelEx", "kernel": "empty", "device": 0,
+            "grid": [8, 1, 1], "block": [64, 1, 1], "shared_mem": 32, "stream": 0x7000,
+            "args": [], "extra": false,
+            "attrs": [4, 2], "cluster": [2, 1, 1], "cooperative": 0,
+        })
+    );
+    ok(launch_ex(f, [1, 1, 1], &[]));
+    assert_eq!(
+        (last()["attrs"].clone(), last()["cluster"].clone()),
+        (json!([]), json!(null))
+    );
+    // A cooperative attribute is checked as a cooperative launch.
+    assert_eq!(
+        launch_ex(f, [609, 1, 1], &[(4, [1, 1, 1]), (2, [1, 0, 0])]),
+        abi::hipErrorCooperativeLaunchTooLarge
+    );
+    ok(launch_ex(f, [609, 1, 1], &[(4, [1, 1, 1]), (2, [0, 0, 0])]));
+    // SAFETY: a null configuration, which the double refuses before reading anything.
+    let code = unsafe {
+        hipDrvLaunchKernelEx(
+            std::ptr::null(),
+            f,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(code, abi::hipErrorInvalidValue);
+}

@@ -141,7 +141,7 @@ fn get_proc_address_serves_every_entry_by_name_unless_hidden() {
     }
     assert_eq!(
         last(),
-        json!({ "call": "hipGetProcAddress", "symbol": "hipModuleLaunchCooperativeKernel", "version": 60_443_482, "flags": 0 })
+        json!({ "call": "hipGetProcAddress", "symbol": "hipDrvLaunchKernelEx", "version": 60_443_482, "flags": 0 })
     );
     let launch = proc_address("hipModuleLaunchKernel", 604).1;
     assert_eq!(launch, hipModuleLaunchKernel as *mut c_void);
@@ -154,7 +154,7 @@ fn get_proc_address_serves_every_entry_by_name_unless_hidden() {
         (abi::hipErrorInvalidValue, std::ptr::null_mut(), 2)
     );
     // Unknown and hidden names: not found, as in HIP.
-    let (code, pfn, status) = proc_address("hipDrvLaunchKernelEx", 604);
+    let (code, pfn, status) = proc_address("hipExtModuleLaunchKernel", 604);
     assert_eq!(
         (code, pfn, status),
         (abi::hipErrorInvalidValue, std::ptr::null_mut(), 1)

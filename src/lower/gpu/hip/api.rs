@@ -63,6 +63,34 @@ pub const MAX_WORK_SIZE: i64 = u32::MAX as i64;
 /// one is an error (no machine has that many AMD GPUs).
 pub const CACHED_DEVICES: u32 = 64;
 
+/// `hipLaunchAttributeCooperative` (`hipLaunchAttributeID`): an `int`, whether the grid is
+/// cooperative.
+pub const LAUNCH_ATTRIBUTE_COOPERATIVE: i64 = 2;
+/// The cluster dimension attribute (three `int`s at the start of the value), as Triton 3.9's AMD
+/// launcher passes it (`driver.c`: `attributes[0].id = 4`); the HIP 7.1 headers name no cluster
+/// attribute.
+pub const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: i64 = 4;
+/// `sizeof(HIP_LAUNCH_CONFIG)`, what `hipDrvLaunchKernelEx` reads.
+pub const CONFIG_SIZE: u32 = 56;
+/// Offsets of `gridDimX`, `gridDimY`, `gridDimZ` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_GRID: [usize; 3] = [0, 4, 8];
+/// Offsets of `blockDimX`, `blockDimY`, `blockDimZ` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_BLOCK: [usize; 3] = [12, 16, 20];
+/// Offset of `sharedMemBytes` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_SHARED_MEM: usize = 24;
+/// Offset of `hStream` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_STREAM: usize = 32;
+/// Offset of `attrs` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_ATTRS: usize = 40;
+/// Offset of `numAttrs` in `HIP_LAUNCH_CONFIG`.
+pub const CONFIG_NUM_ATTRS: usize = 48;
+/// `sizeof(hipLaunchAttribute)`.
+pub const ATTR_SIZE: u32 = 72;
+/// Offset of `id` in `hipLaunchAttribute`.
+pub const ATTR_ID: usize = 0;
+/// Offset of `val` in `hipLaunchAttribute`, where every member of the value union starts.
+pub const ATTR_VALUE: usize = 8;
+
 /// A HIP runtime entry point generated code calls, resolved once per module into a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
@@ -96,11 +124,15 @@ pub enum Entry {
     /// gridZ, blockX, blockY, blockZ, unsigned sharedMemBytes, hipStream_t stream, void**
     /// kernelParams)`
     ModuleLaunchCooperativeKernel,
+    /// `hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f,
+    /// void** kernelParams, void** extra)`: launches with a cluster. Optional (older runtimes
+    /// lack it): a null table entry, reported by the launch that needs it.
+    DrvLaunchKernelEx,
 }
 
 impl Entry {
     /// Every entry, in table order.
-    pub const ALL: [Entry; 12] = [
+    pub const ALL: [Entry; 13] = [
         Entry::GetErrorName,
         Entry::GetErrorString,
         Entry::Init,
@@ -113,7 +145,13 @@ impl Entry {
         Entry::FuncGetAttribute,
         Entry::ModuleLaunchKernel,
         Entry::ModuleLaunchCooperativeKernel,
+        Entry::DrvLaunchKernelEx,
     ];
+
+    /// Whether a runtime without this entry still serves the launches that do not call it.
+    pub fn optional(self) -> bool {
+        self == Entry::DrvLaunchKernelEx
+    }
 
     /// The exported symbol (`dlsym` resolves it).
     pub fn name(self) -> &'static str {
@@ -130,6 +168,7 @@ impl Entry {
             Entry::FuncGetAttribute => "hipFuncGetAttribute",
             Entry::ModuleLaunchKernel => "hipModuleLaunchKernel",
             Entry::ModuleLaunchCooperativeKernel => "hipModuleLaunchCooperativeKernel",
+            Entry::DrvLaunchKernelEx => "hipDrvLaunchKernelEx",
         }
     }
 
@@ -147,6 +186,7 @@ impl Entry {
             Entry::FuncGetAttribute => (&[Ptr, I32, Ptr], I32),
             Entry::ModuleLaunchKernel => (&launch, I32),
             Entry::ModuleLaunchCooperativeKernel => (&launch[..10], I32),
+            Entry::DrvLaunchKernelEx => (&[Ptr, Ptr, Ptr, Ptr], I32),
         };
         Signature::new(params.to_vec(), Some(ret))
     }
@@ -202,6 +242,33 @@ mod tests {
             i64::from(abi::HIP_FUNC_ATTRIBUTE_NUM_REGS)
         );
         assert_eq!(DEVICE_PROP_SIZE, abi::PROP_SIZE);
+        assert_eq!(
+            LAUNCH_ATTRIBUTE_COOPERATIVE,
+            i64::from(abi::hipLaunchAttributeCooperative)
+        );
+        assert_eq!(
+            LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            i64::from(abi::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        );
+        use abi::launch_layout as l;
+        assert_eq!(CONFIG_SIZE as usize, l::CONFIG_SIZE);
+        assert_eq!(
+            CONFIG_GRID,
+            [l::CONFIG_GRID_X, l::CONFIG_GRID_Y, l::CONFIG_GRID_Z]
+        );
+        assert_eq!(
+            CONFIG_BLOCK,
+            [l::CONFIG_BLOCK_X, l::CONFIG_BLOCK_Y, l::CONFIG_BLOCK_Z]
+        );
+        assert_eq!(CONFIG_SHARED_MEM, l::CONFIG_SHARED_MEM);
+        assert_eq!(CONFIG_STREAM, l::CONFIG_STREAM);
+        assert_eq!(CONFIG_ATTRS, l::CONFIG_ATTRS);
+        assert_eq!(CONFIG_NUM_ATTRS, l::CONFIG_NUM_ATTRS);
+        assert_eq!(ATTR_SIZE as usize, l::ATTR_SIZE);
+        assert_eq!(ATTR_ID, l::ATTR_ID);
+        assert_eq!(ATTR_VALUE, l::ATTR_VALUE);
+        // The cluster's three `int`s fit in the value.
+        const { assert!(3 * 4 <= l::ATTR_VALUE_SIZE) };
         for (name, offset, _) in DEVICE_PROP_FIELDS {
             let found = abi::PROP_OFFSETS.iter().find(|(n, _)| *n == name);
             assert_eq!(found.map(|(_, o)| *o), Some(offset), "{name}");

@@ -1,8 +1,9 @@
 //! The `launch` statement of an AMDGPU kernel, step by step: operands checked (HIP's limits,
 //! the `kDLROCM` environment stream), kernel arguments stored, the runtime found once, the
 //! kernel's module loaded once per device, the launch device made current, the launch
-//! (`hipModuleLaunchKernel`, or `hipModuleLaunchCooperativeKernel` for a cooperative grid),
-//! the caller's device current again.
+//! (`hipModuleLaunchKernel`, `hipModuleLaunchCooperativeKernel` for a cooperative grid, or
+//! `hipDrvLaunchKernelEx` with a cluster: [`super::cluster`]), the caller's device current
+//! again.
 
 use crate::ir::{Launch, Platform};
 use crate::lir::{BinOp, IntCC, Ty, Var};
@@ -14,6 +15,7 @@ use super::super::args::lower_args;
 use super::super::operands::{Flag, Int, Operands, dims_parts, lower_operands};
 use super::super::shared::load_table;
 use super::api::{self, Entry};
+use super::cluster::{Shape, launch_ex, require_launch_ex};
 use super::module::call_loader;
 use super::runtime::{call, check};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
@@ -32,6 +34,9 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
     let (cell, source) = fx.m.hip_runtime();
     let error = fx.error_block();
     let table = load_table(fx.m, &mut fx.b, cell, source, error);
+    if ops.cluster.is_some() {
+        require_launch_ex(fx, table, &prefix);
+    }
     let kernel = match ops.function {
         // The caller's handle: nothing loaded.
         Some(handle) => handle,
@@ -73,6 +78,17 @@ pub(crate) fn lower_launch(fx: &mut FnCtx<'_, '_>, l: &Launch) -> Result<(), Low
             launch_failed(fx, table, kernel, &prefix, &ops, entry.name())
         });
     };
+    if let Some(cluster) = ops.cluster {
+        // One entry for every grid: the cooperative flag is an attribute.
+        let shape = Shape {
+            grid,
+            block,
+            shared,
+        };
+        let rc = launch_ex(fx, table, kernel, &ops, cluster, &shape, params);
+        finish(fx, rc, Entry::DrvLaunchKernelEx);
+        return Ok(());
+    }
     match ops.cooperative {
         Flag::Off => {
             let rc = plain(fx);
@@ -238,6 +254,10 @@ fn launch_failed(
     parts.extend(dims_parts(&ops.grid));
     parts.push(MsgPart::text(", block "));
     parts.extend(dims_parts(&ops.block));
+    if let Some(c) = &ops.cluster {
+        parts.push(MsgPart::text(", cluster "));
+        parts.extend(dims_parts(c));
+    }
     match ops.shared_mem {
         Some(s) => {
             let slot = fx.b.slot(8, 8);

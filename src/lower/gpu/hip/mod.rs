@@ -10,10 +10,12 @@
 //!   time) and fills its row ([`module`]).
 //!
 //! Each `launch` ([`launch`]) checks its operands, makes the launch device current (restored
-//! after), and calls `hipModuleLaunchKernel`, or `hipModuleLaunchCooperativeKernel` for a
-//! cooperative grid. Every failure raises a TVM-FFI error naming what failed.
+//! after), and calls `hipModuleLaunchKernel`, `hipModuleLaunchCooperativeKernel` for a
+//! cooperative grid, or `hipDrvLaunchKernelEx` for a launch with a cluster ([`cluster`]).
+//! Every failure raises a TVM-FFI error naming what failed.
 
 pub mod api;
+mod cluster;
 mod launch;
 mod module;
 mod runtime;

@@ -142,13 +142,16 @@ fn emit_runtime_init(m: &mut ModuleCtx<'_>, table: DataId) -> FuncId {
     for entry in Entry::ALL {
         let name = static_str(&mut f, entry.name());
         let p = libc_call(&mut f, Libc::Dlsym, vec![handle, name]);
-        let present = f.b.icmp(IntCC::Ne, p, null);
-        f.check(present, |_| {
-            vec![MsgPart::text(format!(
-                "{NO_LAUNCH}the HIP runtime has no `{}`",
-                entry.name()
-            ))]
-        });
+        // An optional entry stays null; the launch that calls it checks.
+        if !entry.optional() {
+            let present = f.b.icmp(IntCC::Ne, p, null);
+            f.check(present, |_| {
+                vec![MsgPart::text(format!(
+                    "{NO_LAUNCH}the HIP runtime has no `{}`",
+                    entry.name()
+                ))]
+            });
+        }
         f.b.store(table, entry.offset(), p);
     }
     let zero = f.b.iconst(Ty::I32, 0);
