@@ -213,6 +213,7 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
     launcher = driver.launcher_cls(case.source(triton_hip._kernels()), md)
     for launch, their in zip(case.launches, theirs):
         fake.safecall_fake_hip_reset()
+        case.use_target(fake)
         launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *launch.args)
         ours = fake_hip.launches(fake)
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
@@ -238,7 +239,8 @@ def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
 def test_a_runtime_without_hip_drv_launch_kernel_ex_refuses_cluster_launches_only(tmp_path):
     """``hipDrvLaunchKernelEx`` is optional where the runtime is found (older runtimes lack
     it): on a runtime without it, a ``num_ctas=2`` kernel's launch is a ``RuntimeError`` naming
-    the entry, raised before anything reaches the runtime, and other kernels launch. The
+    the entry, raised before the module is loaded or the device switched, and other kernels
+    launch. The
     runtime is a copy of the double with the name changed to one of the same length and ELF
     GNU hash (``Ex`` -> ``FW``: ``h * 33 + c`` is unchanged when one character grows by 1 and
     the next shrinks by 33), so that the library's own references to the entry still resolve

@@ -243,6 +243,30 @@ fn a_cluster_launches_through_hip_drv_launch_kernel_ex_with_tritons_attributes()
             0,
             "{how:?}: restored after the failure"
         );
+
+        // The cooperative attribute is always passed: 0 without the setting, 1 with `true`.
+        hip().reset();
+        call(&built.function("clustered_static"), &[Arg::Ptr(0x10)]).unwrap();
+        let got: Vec<_> = hip()
+            .launches()
+            .iter()
+            .map(|l| {
+                (
+                    l["call"].clone(),
+                    l["cluster"].clone(),
+                    l["cooperative"].clone(),
+                )
+            })
+            .collect();
+        let ex = json!("hipDrvLaunchKernelEx");
+        assert_eq!(
+            got,
+            [
+                (ex.clone(), json!([2, 1, 1]), json!(0)),
+                (ex, json!([4, 1, 1]), json!(1)),
+            ],
+            "{how:?}"
+        );
     });
 }
 

@@ -73,14 +73,10 @@ impl Attributes {
             cooperative: None,
         };
         for i in 0..count as usize {
-            // SAFETY: the caller's promise: attribute `i` lies at `attrs + i * ATTR_SIZE`; an
-            // `int` id, and the value's first three `int`s (of its 64 bytes), read unaligned.
-            let int = |at: usize| unsafe {
-                attrs
-                    .add(i * ATTR_SIZE + at)
-                    .cast::<c_int>()
-                    .read_unaligned()
-            };
+            let base = i * ATTR_SIZE;
+            // SAFETY: the caller's promise: attribute `i` lies at `attrs + base`, an `int` id
+            // then a 64-byte value, of which the first three `int`s are read.
+            let int = |at: usize| unsafe { read_at::<c_int>(attrs, base + at) };
             let id = int(ATTR_ID);
             out.ids.push(id);
             if id == abi::LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
@@ -91,6 +87,15 @@ impl Attributes {
         }
         out
     }
+}
+
+/// The `T` at `base + offset`, read unaligned.
+///
+/// # Safety
+/// `base + offset` is valid for reading `size_of::<T>()` bytes.
+unsafe fn read_at<T: Copy>(base: *const u8, offset: usize) -> T {
+    // SAFETY: the caller's promise.
+    unsafe { base.add(offset).cast::<T>().read_unaligned() }
 }
 
 /// What a launch needs to know of its kernel.
@@ -284,14 +289,11 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
             || hipErrorInvalidValue,
         );
     }
-    // SAFETY: a non-null configuration of `CONFIG_SIZE` bytes (the caller's promise), read
-    // unaligned at its fields' offsets.
-    let (u32_at, ptr_at) = unsafe {
-        (
-            |o: usize| config.add(o).cast::<c_uint>().read_unaligned(),
-            |o: usize| config.add(o).cast::<usize>().read_unaligned(),
-        )
-    };
+    // SAFETY: a non-null configuration of `CONFIG_SIZE` bytes (the caller's promise); every
+    // offset read below lies inside it.
+    let u32_at = |o: usize| unsafe { read_at::<c_uint>(config, o) };
+    // SAFETY: as above.
+    let ptr_at = |o: usize| unsafe { read_at::<usize>(config, o) };
     let count = u32_at(at::CONFIG_NUM_ATTRS);
     let attrs = ptr_at(at::CONFIG_ATTRS) as *const u8;
     if count > 0 && attrs.is_null() {

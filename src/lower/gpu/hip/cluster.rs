@@ -2,7 +2,7 @@
 //! `HIP_LAUNCH_CONFIG` carrying two attributes, the cluster's dimensions and whether the grid
 //! is cooperative (0 or 1), in that order, as Triton 3.9's AMD launcher passes them for
 //! `num_ctas` above 1. The entry is optional in the runtime table (older runtimes lack it): a
-//! launch with a cluster checks it is there before anything else reaches the runtime.
+//! launch with a cluster checks it is there before the module is loaded or the device switched.
 
 use crate::lir::{IntCC, Ty, Var};
 
