@@ -101,12 +101,16 @@ class Case:
 
 
 X, Y, OUT = 0x7F00_0000_1000, 0x7F00_0000_2000, 0x7F00_0000_3000
+#: The vector add's signature and constexprs (``BLOCK=256``), which several cases share.
+ADD_256 = (
+    (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
+    (("BLOCK", 256),),
+)
 
 CASES: Dict[str, Case] = {
     "vector add": Case(
         "add",
-        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
-        (("BLOCK", 256),),
+        *ADD_256,
         (
             Launch((4, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 1000, 256)),
             Launch((1, 1, 1), 0, (X, Y, OUT, 7, 256)),
@@ -164,16 +168,14 @@ CASES: Dict[str, Case] = {
     ),
     "cooperative grid": Case(
         "add",
-        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
-        (("BLOCK", 256),),
+        *ADD_256,
         (Launch((8, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2000, 256)),),
         (("launch_cooperative_grid", True),),
     ),
     # Clusters of num_ctas blocks: hipDrvLaunchKernelEx with the grid's x times num_ctas.
     "num_ctas=2 (gfx1250 clusters)": Case(
         "add",
-        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
-        (("BLOCK", 256),),
+        *ADD_256,
         (
             Launch((4, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 1000, 256)),
             Launch((3, 2, 1), 0, (X, Y, OUT, 7, 256)),
@@ -183,8 +185,7 @@ CASES: Dict[str, Case] = {
     ),
     "num_ctas=4, cooperative (gfx1250)": Case(
         "add",
-        (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr")),
-        (("BLOCK", 256),),
+        *ADD_256,
         (Launch((2, 1, 1), STREAM, (Tensor(X), Tensor(Y), Tensor(OUT), 2000, 256)),),
         (("num_ctas", 4), ("launch_cooperative_grid", True)),
         target=("hip", "gfx1250", 32),

@@ -282,12 +282,10 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
     extra: *mut *mut c_void,
 ) -> HipError {
     use abi::launch_layout as at;
+    const NAME: &str = "hipDrvLaunchKernelEx";
+    let invalid = || call(NAME, || json!({}), || hipErrorInvalidValue);
     if config.is_null() {
-        return call(
-            "hipDrvLaunchKernelEx",
-            || json!({}),
-            || hipErrorInvalidValue,
-        );
+        return invalid();
     }
     // SAFETY: a non-null configuration of `CONFIG_SIZE` bytes (the caller's promise); every
     // offset read below lies inside it.
@@ -297,11 +295,7 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
     let count = u32_at(at::CONFIG_NUM_ATTRS);
     let attrs = ptr_at(at::CONFIG_ATTRS) as *const u8;
     if count > 0 && attrs.is_null() {
-        return call(
-            "hipDrvLaunchKernelEx",
-            || json!({}),
-            || hipErrorInvalidValue,
-        );
+        return invalid();
     }
     // SAFETY: `attrs` holds `count` attributes (the caller's promise).
     let attributes = unsafe { Attributes::read(attrs, count) };
@@ -317,5 +311,5 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
         attributes: Some(attributes),
     };
     // SAFETY: the caller passes one parameter pointer per kernel argument.
-    unsafe { launch("hipDrvLaunchKernelEx", l) }
+    unsafe { launch(NAME, l) }
 }
