@@ -7,6 +7,7 @@ use safecall::ir::verify::{Source, render_errors, render_warnings, verify};
 use safecall::ir::{self, BinaryFormat, ClusterPolicy, Expr, IntType, ParamType, print};
 
 mod hip;
+mod tdm;
 mod tensormap;
 
 use crate::common::diagnostics::{assert_error, assert_rendered, diagnose};

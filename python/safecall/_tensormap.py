@@ -1,5 +1,6 @@
 """``tensormap(x, box=(..), ...)`` and ``tensormap_im2col(x, ...)``: TMA descriptor arguments of
-``FunctionBuilder.launch`` (docs/ir.md, "TMA descriptors")."""
+``FunctionBuilder.launch`` (docs/ir.md, "TMA descriptors"); ``tdm(x, block=(..), warps=W)``,
+AMD's TDM descriptor argument ("TDM descriptors")."""
 
 from __future__ import annotations
 
@@ -178,3 +179,65 @@ def tensormap_im2col(
     ]
     parts += _options(element_strides, interleave, swizzle, l2_promotion, oob_fill, dtype)
     return TensorMap(f"tensormap_im2col({', '.join(parts)})")
+
+
+def _literal(key: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"tdm {key} takes non-negative ints (what the kernel was compiled with), not {value!r}")
+    return str(value)
+
+
+def tdm(
+    tensor: TensorRef,
+    *,
+    block: Sequence[int],
+    warps: int,
+    pad: Optional[Sequence[int]] = None,
+) -> TensorMap:
+    """An AMD TDM (tensor data mover) descriptor of a tensor parameter, for gfx1250 kernels:
+    built by the host function as Triton 3.9's AMD launcher builds it and passed by value (48
+    bytes for a tensor of rank 1 or 2, 80 for rank 3 to 5; docs/ir.md, "TDM descriptors").
+
+    Parameters
+    ----------
+    tensor : TensorRef
+        The tensor parameter (rank 1 to 5, 8- to 64-bit elements; ``device="rocm"``).
+    block : sequence of int
+        The kernel's block extent per dimension, outermost first.
+    warps : int
+        The warps the kernel was compiled for (each gets its share of the block).
+    pad : (int, int), optional
+        The shared-memory padding ``(interval, amount)`` in elements.
+
+    Returns
+    -------
+    TensorMap
+        The argument (the same launch-argument type as :func:`tensormap`'s); the verifier
+        checks it against the tensor and the kernel's parameter.
+
+    Raises
+    ------
+    TypeError
+        When ``tensor`` is not a tensor parameter or a value is not a non-negative int.
+
+    Examples
+    --------
+    >>> import safecall as sc
+    >>> m = sc.ModuleBuilder("amd")
+    >>> f = m.function("load")
+    >>> x = f.param("x", sc.tensor(["m", "n"], "float16", device="rocm"))
+    >>> sc.tdm(x, block=(64, 64), warps=4, pad=(64, 8)).text
+    'tdm(x, block=(64, 64), warps=4, pad=(64, 8))'
+    """
+    if not isinstance(tensor, TensorRef):
+        raise TypeError(f"tdm takes a tensor parameter, not {tensor!r}")
+    if isinstance(block, int):
+        block = [block]
+    parts = [
+        tensor.text,
+        "block=(" + ", ".join(_literal("block", b) for b in block) + ")",
+        f"warps={_literal('warps', warps)}",
+    ]
+    if pad is not None:
+        parts.append("pad=(" + ", ".join(_literal("pad", p) for p in pad) + ")")
+    return TensorMap(f"tdm({', '.join(parts)})")

@@ -48,7 +48,7 @@ from ._expr import (  # noqa: F401
     string,
     var,
 )
-from ._tensormap import TensorMap, tensormap, tensormap_im2col  # noqa: F401
+from ._tensormap import TensorMap, tdm, tensormap, tensormap_im2col  # noqa: F401
 from ._native import BINARY_FORMATS, LAUNCH_SETTINGS
 from ._parse import parse
 from ._text import _bytes, _name, _string
@@ -142,6 +142,7 @@ __all__ = [
     "direct",
     "tensormap",
     "tensormap_im2col",
+    "tdm",
     "TensorMap",
 ]
 
@@ -326,8 +327,8 @@ class FunctionBuilder:
         bare int being an ``i64``) take one expression; ``cluster_policy`` takes one of its
         words (``"default"``, ``"spread"``, ``"load_balancing"``). A setting given as
         ``None`` is left out. The arguments are
-        scalars and pointers (a tensor's ``.data``), passed by value, and TMA descriptors
-        (``tensormap(x, box=...)``).
+        scalars and pointers (a tensor's ``.data``), passed by value, TMA descriptors
+        (``tensormap(x, box=...)``) and AMD TDM descriptors (``tdm(x, block=..., warps=...)``).
 
         Raises
         ------

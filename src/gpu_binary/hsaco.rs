@@ -185,14 +185,17 @@ mod tests {
         );
     }
 
-    /// Five hand-written kernels in one code object (tests/kernel_params/README.md).
+    /// Seven hand-written kernels in one code object (tests/kernel_params/README.md).
     const KERNELS: &[u8] = include_bytes!("../../tests/kernel_params/kernels_gfx942.hsaco");
 
     #[test]
     fn every_kernel_of_a_code_object_lists_its_explicit_arguments() {
         use ValueKind::{ByValue, GlobalBuffer};
         let tables = read(KERNELS).expect("readable");
-        assert_eq!(tables.names(), "add_one, empty, halves, scale, staticky");
+        assert_eq!(
+            tables.names(),
+            "add_one, empty, halves, scale, staticky, tdm2, tdm3"
+        );
         assert!(tables.unknown.is_empty(), "{:?}", tables.unknown);
         assert_eq!(
             params(&tables, "add_one"),
@@ -211,6 +214,15 @@ mod tests {
         );
         assert_eq!(params(&tables, "empty"), []);
         assert_eq!(params(&tables, "staticky"), [(0, 8, GlobalBuffer)]);
+        // TDM descriptors by value: 48 bytes (rank 2) and 80 (rank 3).
+        assert_eq!(
+            params(&tables, "tdm2"),
+            [(0, 48, ByValue), (48, 4, ByValue)]
+        );
+        assert_eq!(
+            params(&tables, "tdm3"),
+            [(0, 80, ByValue), (80, 8, GlobalBuffer)]
+        );
         // h: half, g: bfloat, flag: i8, k: half.
         assert_eq!(
             params(&tables, "halves"),

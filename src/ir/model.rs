@@ -24,6 +24,7 @@ mod expr;
 mod float;
 mod gpu;
 mod scalar;
+mod tdm;
 mod tensor;
 mod tensormap;
 pub use alloc::{Alloc, AllocDevice};
@@ -34,6 +35,7 @@ pub use gpu::{
     LaunchSettings, Platform, SettingShape, SettingValue,
 };
 pub use scalar::{IntType, ScalarType};
+pub use tdm::{TdmArg, limits as tdm_limits};
 pub use tensor::{
     ByteOffsetPolicy, DeviceIdPolicy, DeviceTypePolicy, Dim, Strides, TensorShape, TensorSpec,
 };

@@ -32,6 +32,7 @@ mod lexer;
 mod literals;
 mod params;
 mod stmt;
+mod tdm;
 mod tensor;
 mod tensormap;
 mod tokens;

@@ -58,6 +58,7 @@ mod params;
 mod returns;
 mod scope;
 mod stmt;
+mod tdm;
 mod tensormap;
 
 pub use error::{

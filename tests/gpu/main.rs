@@ -10,6 +10,7 @@ mod common;
 mod handles;
 mod hip_double;
 mod hip_launch;
+mod hip_tdm;
 mod launch;
 mod python;
 mod settings;

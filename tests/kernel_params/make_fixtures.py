@@ -94,6 +94,16 @@ define amdgpu_kernel void @halves(half %h, bfloat %g, i8 %flag, half %k) {
   ret void
 }
 
+; TDM descriptors passed by value as Triton passes them: groups 0-1 (48 bytes) for rank 2,
+; all four groups (80 bytes) for rank 3, each followed by one more argument.
+define amdgpu_kernel void @tdm2([12 x i32] %desc, i32 %n) {
+  ret void
+}
+
+define amdgpu_kernel void @tdm3([20 x i32] %desc, ptr addrspace(1) %p) {
+  ret void
+}
+
 declare i32 @llvm.amdgcn.workitem.id.x()
 
 !llvm.module.flags = !{!0}
@@ -102,7 +112,7 @@ declare i32 @llvm.amdgcn.workitem.id.x()
 
 
 def kernels_hsaco(llc="llc-19"):
-    """The five kernels of `KERNELS_LL` as one linked gfx942 code object (v5).
+    """The seven kernels of `KERNELS_LL` as one linked gfx942 code object (v5).
 
     LLVM 19's `llc` writes a relocatable object; Triton's bundled lld (`amd.link_hsaco`, the
     step Triton's own `make_hsaco` ends with) links it into the shared object that

@@ -6,6 +6,7 @@
 use safecall_runtime::abi::DLDataType;
 
 use super::expr::Expr;
+use super::tdm::TdmArg;
 
 /// One argument of a [`Launch`](super::Launch).
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +15,8 @@ pub enum LaunchArg {
     Value(Expr),
     /// A 128-byte TMA descriptor built from a tensor parameter, passed by value.
     TensorMap(Box<TensorMapArg>),
+    /// An AMD TDM descriptor built from a tensor parameter, passed by value.
+    Tdm(Box<TdmArg>),
 }
 
 impl LaunchArg {
@@ -23,6 +26,7 @@ impl LaunchArg {
         match self {
             LaunchArg::Value(e) => Box::new(std::iter::once(e)),
             LaunchArg::TensorMap(t) => Box::new(t.exprs()),
+            LaunchArg::Tdm(_) => Box::new(std::iter::empty()),
         }
     }
 
@@ -31,6 +35,7 @@ impl LaunchArg {
         match self {
             LaunchArg::Value(_) => 1,
             LaunchArg::TensorMap(t) => t.exprs().count(),
+            LaunchArg::Tdm(_) => 0,
         }
     }
 }
@@ -38,6 +43,12 @@ impl LaunchArg {
 impl From<Expr> for LaunchArg {
     fn from(e: Expr) -> LaunchArg {
         LaunchArg::Value(e)
+    }
+}
+
+impl From<TdmArg> for LaunchArg {
+    fn from(t: TdmArg) -> LaunchArg {
+        LaunchArg::Tdm(Box::new(t))
     }
 }
 

@@ -1,5 +1,6 @@
-//! Parsing of launch arguments: an expression, `tensormap(TENSOR, box=(..), ...)` or
-//! `tensormap_im2col(TENSOR, lower=(..), upper=(..), channels=C, pixels=P, ...)`.
+//! Parsing of launch arguments: an expression, `tensormap(TENSOR, box=(..), ...)`,
+//! `tensormap_im2col(TENSOR, lower=(..), upper=(..), channels=C, pixels=P, ...)` or `tdm(..)`
+//! ([`super::tdm`]).
 
 use super::super::model::{
     Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapDtype,
@@ -27,6 +28,9 @@ const KEYS: &[&str] = &[
 impl Parser<'_> {
     /// One launch argument and the spans of its expressions ([`LaunchArg::exprs`] order).
     pub(super) fn launch_arg(&mut self) -> PResult<(LaunchArg, Vec<ExprSpans>)> {
+        if self.at_tdm() {
+            return self.tdm_arg();
+        }
         let tiled = TensorMapLayout::Tiled {
             box_dims: Vec::new(),
         };

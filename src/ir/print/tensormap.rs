@@ -1,8 +1,9 @@
-//! Printing of launch arguments: an expression, or `tensormap(TENSOR, box=(..), ...)` with
-//! the options that differ from the driver's zero value.
+//! Printing of launch arguments: an expression, `tensormap(TENSOR, box=(..), ...)` with
+//! the options that differ from the driver's zero value, or `tdm(TENSOR, block=(..), ...)`.
 
 use super::super::model::{
-    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapLayout,
+    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TdmArg, TensorMapArg,
+    TensorMapLayout,
 };
 use super::super::syntax::name;
 use super::expr::print_expr;
@@ -13,6 +14,7 @@ pub(super) fn print_launch_args(args: &[LaunchArg]) -> String {
         .map(|a| match a {
             LaunchArg::Value(e) => print_expr(e),
             LaunchArg::TensorMap(t) => print_tensormap(t),
+            LaunchArg::Tdm(t) => print_tdm(t),
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -60,6 +62,24 @@ fn print_tensormap(t: &TensorMapArg) -> String {
     }
     if let Some(d) = t.dtype {
         opt("dtype", d.keyword().to_owned());
+    }
+    s.push(')');
+    s
+}
+
+fn print_tdm(t: &TdmArg) -> String {
+    let ints = |v: &[u64]| {
+        let parts: Vec<String> = v.iter().map(u64::to_string).collect();
+        format!("({})", parts.join(", "))
+    };
+    let mut s = format!(
+        "tdm({}, block={}, warps={}",
+        name(&t.tensor),
+        ints(&t.block),
+        t.warps
+    );
+    if let Some((interval, amount)) = t.pad {
+        s.push_str(&format!(", pad={}", ints(&[interval, amount])));
     }
     s.push(')');
     s

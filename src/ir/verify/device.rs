@@ -145,6 +145,20 @@ impl FnVerifier<'_, '_> {
                 LaunchArg::TensorMap(t) => self
                     .tensormap_arg(path, index, k, t)
                     .then_some(ArgType::TensorMap),
+                LaunchArg::Tdm(_) if platform == Platform::Cuda => {
+                    self.stmt_err(
+                        path,
+                        StmtFocus::Whole,
+                        format!(
+                            "kernel argument {k} is an AMD TDM descriptor (`tdm`), which CUDA \
+                             kernels do not take (device binary `{}` is a CUDA binary; use \
+                             `tensormap`)",
+                            l.binary
+                        ),
+                    );
+                    None
+                }
+                LaunchArg::Tdm(t) => self.tdm_arg(path, k, t).map(|rank| ArgType::Tdm { rank }),
             };
             arg_types.push((index, ty));
             index += arg.expr_count();

@@ -8,7 +8,7 @@
 //! kind the type takes.
 
 use super::super::model::{
-    BinaryFormat, DeviceBinary, FloatType, Launch, ScalarType, tensormap_limits as limits,
+    BinaryFormat, DeviceBinary, FloatType, Launch, ScalarType, TdmArg, tensormap_limits as limits,
 };
 use super::super::source_map::StmtPath;
 use super::{DeviceBinaryPart, FnVerifier, Location, StmtFocus, Verifier, VerifyWarning};
@@ -31,7 +31,7 @@ enum ArgKind {
     Int,
     Float(FloatType),
     Ptr,
-    /// A TMA descriptor: 128 opaque bytes.
+    /// A TMA or TDM descriptor: opaque bytes.
     Bytes,
 }
 
@@ -42,6 +42,11 @@ pub(super) enum ArgType {
     Scalar(ScalarType),
     /// A `tensormap(..)` descriptor.
     TensorMap,
+    /// A `tdm(..)` descriptor of a tensor of this rank.
+    Tdm {
+        /// The tensor's rank, which decides the descriptor's size.
+        rank: usize,
+    },
 }
 
 impl std::fmt::Display for ArgType {
@@ -49,6 +54,7 @@ impl std::fmt::Display for ArgType {
         match self {
             ArgType::Scalar(s) => write!(f, "{s}"),
             ArgType::TensorMap => write!(f, "tensormap"),
+            ArgType::Tdm { rank } => write!(f, "rank-{rank} tdm"),
         }
     }
 }
@@ -65,6 +71,13 @@ fn arg_layout(t: ArgType) -> ArgLayout {
             return ArgLayout {
                 size: limits::MAP_SIZE,
                 align: limits::MAP_ALIGN,
+                kind: ArgKind::Bytes,
+            };
+        }
+        ArgType::Tdm { rank } => {
+            return ArgLayout {
+                size: TdmArg::param_size(rank),
+                align: 4,
                 kind: ArgKind::Bytes,
             };
         }
@@ -270,7 +283,12 @@ impl FnVerifier<'_, '_> {
             .collect();
         for (k, why) in found {
             let message = format!("kernel argument {k} of `{}` {why}", l.kernel);
-            self.stmt_err(path, StmtFocus::Expr(vec![typed[k].0]), message);
+            // A `tdm(..)` has no expression to point at: the statement is.
+            let focus = match args[k] {
+                ArgType::Tdm { .. } => StmtFocus::Whole,
+                ArgType::Scalar(_) | ArgType::TensorMap => StmtFocus::Expr(vec![typed[k].0]),
+            };
+            self.stmt_err(path, focus, message);
         }
     }
 }

@@ -267,6 +267,25 @@ pub(crate) fn lower_tensor_field(
     lower_field(fx, tensor, field, &typing::field_type(field))
 }
 
+/// [`lower_tensor_field`] of a scalar field (data, shape, strides, byte offset) as its
+/// machine value.
+pub(crate) fn lower_tensor_scalar(
+    fx: &mut FnCtx<'_, '_>,
+    tensor: &str,
+    field: TensorField,
+) -> Result<Var, LowerError> {
+    match lower_tensor_field(fx, tensor, field)? {
+        Val::Scalar(v, _) => Ok(v),
+        other @ (Val::Device(_)
+        | Val::DType(_)
+        | Val::Ref { .. }
+        | Val::Tensor(_)
+        | Val::Str(_)) => Err(LowerError::internal(format!(
+            "{tensor}: field {field:?} is not a scalar: {other:?}"
+        ))),
+    }
+}
+
 /// Field `field` of tensor parameter `tensor`, of type `ty`. The loads have the widths of the
 /// DLTensor fields; the typing rules give each field the type of its width.
 fn lower_field(

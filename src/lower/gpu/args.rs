@@ -1,6 +1,7 @@
 //! The kernel's arguments: each value in its own aligned place on the stack, each TMA
-//! descriptor in 128-byte aligned stack storage ([`tensormap`](super::tensormap)), and the
-//! `kernelParams` array of pointers to them that `cuLaunchKernelEx` takes.
+//! descriptor in 128-byte aligned stack storage ([`tensormap`](super::tensormap)), each AMD TDM
+//! descriptor in its own 80 bytes ([`tdm`](super::tdm)), and the `kernelParams` array
+//! of pointers to them that `cuLaunchKernelEx` and `hipModuleLaunchKernel` take.
 
 use crate::ir::{Expr, LaunchArg};
 use crate::lir::{SlotId, Var};
@@ -56,6 +57,7 @@ pub(super) fn lower_args<'a>(
 ) -> Result<LoweredArgs<'a>, LowerError> {
     let mut values: Vec<Var> = Vec::new();
     let mut maps = Vec::new();
+    let mut tdms = Vec::new();
     for (k, arg) in args.iter().enumerate() {
         match arg {
             LaunchArg::Value(e) => values.push(lower_value(fx, k, e)?),
@@ -64,6 +66,7 @@ pub(super) fn lower_args<'a>(
                 let out = tensormap::storage(fx);
                 maps.push((k, p, out));
             }
+            LaunchArg::Tdm(t) => tdms.push(super::tdm::build(fx, t, k, prefix)?),
         }
     }
     let mut offsets = Vec::new();
@@ -77,12 +80,18 @@ pub(super) fn lower_args<'a>(
     let values_slot = fx.b.slot(size.max(8), 8);
     let params_slot = fx.b.slot((args.len().max(1) * 8) as u32, 8);
     let mut value_iter = values.iter().zip(&offsets);
+    let mut tdm_iter = tdms.into_iter();
     for (k, arg) in args.iter().enumerate() {
         match arg {
             LaunchArg::Value(_) => {
                 let (&v, &at) = value_iter.next().expect("one per value argument");
                 let p = fx.b.stack_addr(values_slot, at);
                 fx.b.store(p, 0, v);
+                let params = fx.b.stack_addr(params_slot, 0);
+                fx.b.store(params, k * 8, p);
+            }
+            LaunchArg::Tdm(_) => {
+                let p = tdm_iter.next().expect("one per tdm argument");
                 let params = fx.b.stack_addr(params_slot, 0);
                 fx.b.store(params, k * 8, p);
             }

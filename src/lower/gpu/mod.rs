@@ -29,6 +29,7 @@ mod opt_in;
 mod settings;
 mod shared;
 mod support;
+mod tdm;
 mod tensormap;
 
 pub(crate) use launch::lower_launch;

@@ -9,7 +9,7 @@ use crate::ir::{Expr, Strides, TensorField, TensorMapArg, TensorMapDtype};
 use crate::lir::{BinOp, ConvOp, Ty, Var};
 
 use super::super::super::context::{Binding, FnCtx};
-use super::super::super::expr::{Val, lower_tensor_field};
+use super::super::super::expr::lower_tensor_scalar as field;
 use super::super::super::layout::{compact_strides, effective_strides};
 use super::super::super::options::LowerError;
 use super::super::operands::lower_int;
@@ -40,20 +40,6 @@ pub(crate) struct Prepared<'a> {
     /// The cache key, in the driver's order: address, dims and byte strides innermost first,
     /// then each layout value and element stride that is not a constant.
     pub key: Vec<Var>,
-}
-
-/// A field of the tensor as a machine value.
-fn field(fx: &mut FnCtx<'_, '_>, tensor: &str, f: TensorField) -> Result<Var, LowerError> {
-    match lower_tensor_field(fx, tensor, f)? {
-        Val::Scalar(v, _) => Ok(v),
-        other @ (Val::Device(_)
-        | Val::DType(_)
-        | Val::Ref { .. }
-        | Val::Tensor(_)
-        | Val::Str(_)) => Err(LowerError::internal(format!(
-            "{tensor}: field {f:?} is not a scalar: {other:?}"
-        ))),
-    }
 }
 
 /// An integer expression (a box value or element stride) widened to `I64`.
