@@ -147,8 +147,11 @@ class TritonAbi:
         two trailing pointers as CUDA's do; block = (``metadata.warp_size`` * num_warps, 1, 1)
         (:attr:`warp_size_key`); ``num_ctas`` above 1 launches with ``hipDrvLaunchKernelEx``,
         attributes cluster (num_ctas, 1, 1) and cooperative (``launch_cooperative_grid``, 0 or
-        1), in that order (the IR's HIP launch with ``cluster=`` passes exactly these); tensor
-        descriptors (TDM) are not supported there.
+        1), in that order (the IR's HIP launch with ``cluster=`` passes exactly these); a host
+        tensor descriptor with a ``tensordesc_meta`` entry (gfx1250: ``block_size``,
+        ``elem_bits``, ``interval_padding_pairs``) is a TDM descriptor (the IR's ``tdm`` of the
+        base tensor, the block, ``num_warps`` and the one padding pair), then the shape and
+        strides as for a TMA descriptor (``make_tensordesc_arg`` of ``backends/amd/driver.py``).
     warp_size_key : str
         The metadata key of an AMD kernel's warp size.
     hip_flags : dict

@@ -1,11 +1,11 @@
 """The kernel arguments a Triton launch builds beyond the user's values: pointer dtypes, host
-tensor descriptors (TMA) and the two trailing scratch pointers, each as Triton 3.9's launcher
+tensor descriptors (TMA on CUDA, TDM on AMD) and the two trailing scratch pointers, each as Triton 3.9's launcher
 builds them (the facts in :data:`safecall._triton_abi.TRITON_ABI`)."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import builder as ir
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
@@ -65,6 +65,31 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
     return pointee(kernel, arg, TRITON_ABI.pointer_prefix + element, True), rank, table.element_types[code]
 
 
+def tdm_descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[str, int, Optional[Tuple[int, int]]]:
+    """An AMD TDM descriptor's (DLPack dtype, rank, padding ``(interval, amount)`` or None),
+    from its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry
+    (``block_size``, ``elem_bits``, ``interval_padding_pairs``: Triton's AMD
+    ``make_tensordesc_arg`` takes at most one pair)."""
+    table = TRITON_ABI.tensor_descriptor
+    what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
+    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+    if match is None:
+        raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
+    rank = len(match.group(2).split(","))
+    dtype = pointee(kernel, arg, TRITON_ABI.pointer_prefix + match.group(1), True)
+    block = list(entry.get("block_size") or [])
+    if len(block) != rank:
+        raise UnsupportedKernelError(f"{what}: block_size {block} does not have rank {rank}")
+    from ._dlpack import DTYPES
+
+    if entry.get("elem_bits") != DTYPES[dtype][1]:
+        raise UnsupportedKernelError(f"{what}: elem_bits {entry.get('elem_bits')} is not the size of {dtype}")
+    pairs = [list(p) for p in entry.get("interval_padding_pairs") or []]
+    if len(pairs) > 1 or any(len(p) != 2 for p in pairs):
+        raise UnsupportedKernelError(f"{what}: interval_padding_pairs {pairs}: Triton's AMD launcher takes at most one pair")
+    return dtype, rank, (int(pairs[0][0]), int(pairs[0][1])) if pairs else None
+
+
 def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """The ``descriptors=`` option checked: descriptor arguments of ``k`` -> the
     ``TensorDescriptor`` fields their tensors cannot say (``padding``, ``round_f32_to_tf32``,
@@ -108,6 +133,8 @@ def descriptor_argument(
     and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it
     (with the ``TensorDescriptor`` ``fields`` of :func:`check_descriptor_options`), the shape
     as ``i32``s (checked to fit) and the strides as ``i64``s."""
+    if k.backend == "hip":
+        return _tdm_argument(f, k, arg, ty, entry)
     table = TRITON_ABI.tensor_descriptor
     dtype, rank, element = descriptor_type(k, arg, ty, entry)
     if fields.get("round_f32_to_tf32"):
@@ -116,13 +143,7 @@ def descriptor_argument(
         element = table.tf32_element_type
     if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
         raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
-    dims = [f"{arg}_dim{i}" for i in range(rank)]
-    clash = [d for d in dims if d in k.signature]
-    if clash:
-        raise UnsupportedKernelError(
-            f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
-        )
-    t = f.param(arg, ir.tensor(dims, dtype, device="cuda", strides="any", byte_offset="any"))
+    t = _descriptor_param(f, k, arg, dtype, rank)
     common = dict(
         swizzle=table.swizzle[entry["swizzle"]],
         l2_promotion=table.l2_promotion,
@@ -133,7 +154,36 @@ def descriptor_argument(
         tmap = _im2col_map(t, arg, rank, entry, fields, common)
     else:
         tmap = ir.tensormap(t, box=list(entry["block_size"]), **common)
-    shape_ty = table.shape[0]
+    return t, [tmap, *_shape_and_strides(f, t, arg, rank)]
+
+
+def _tdm_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[Any, List[Any]]:
+    """An AMD descriptor parameter (a ROCm tensor) and what Triton's AMD ``make_tensordesc_arg``
+    passes for it: the TDM descriptor of ``base``, shape, strides, the entry's block and
+    padding and the kernel's ``num_warps``, then the shape as ``i32``s and the strides as
+    ``i64``s. ``padding`` and ``round_f32_to_tf32`` have no TDM field: Triton's AMD launcher
+    ignores them, and so does this one."""
+    dtype, rank, pad = tdm_descriptor_type(k, arg, ty, entry)
+    t = _descriptor_param(f, k, arg, dtype, rank)
+    desc = ir.tdm(t, block=[int(b) for b in entry["block_size"]], warps=int(k.metadata["num_warps"]), pad=pad)
+    return t, [desc, *_shape_and_strides(f, t, arg, rank)]
+
+
+def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, rank: int) -> Any:
+    """The tensor parameter of a descriptor: its dims named ``<arg>_dim<i>``, any strides."""
+    dims = [f"{arg}_dim{i}" for i in range(rank)]
+    clash = [d for d in dims if d in k.signature]
+    if clash:
+        raise UnsupportedKernelError(
+            f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
+        )
+    device = TRITON_ABI.backends[k.backend].device
+    return f.param(arg, ir.tensor(dims, dtype, device=device, strides="any", byte_offset="any"))
+
+
+def _shape_and_strides(f: ir.FunctionBuilder, t: Any, arg: str, rank: int) -> List[Any]:
+    """A descriptor's shape as ``i32``s (each checked to fit) and strides as ``i64``s, as
+    Triton passes them after the descriptor."""
     limit = 2**31 - 1
     for i in range(rank):
         f.assert_(
@@ -143,8 +193,8 @@ def descriptor_argument(
             t.shape[i],
             f"; Triton passes a descriptor's shape as i32 (at most {limit})",
         )
-    shape = [ir.cast(shape_ty, t.shape[i]) for i in range(rank)]
-    return t, [tmap, *shape, *(t.strides[i] for i in range(rank))]
+    shape = [ir.cast(TRITON_ABI.tensor_descriptor.shape[0], t.shape[i]) for i in range(rank)]
+    return [*shape, *(t.strides[i] for i in range(rank))]
 
 
 def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any], common: Dict[str, Any]) -> Any:

@@ -101,8 +101,9 @@ def _check_version(lib: ctypes.CDLL) -> None:
 class HipUtils(RuntimeUtils):
     """The entry points of Triton 3.9's ``hip_utils`` that code outside the launcher calls
     (``launch`` and ``build_signature_metadata`` belong to Triton's ``HIPLauncher``, which the
-    safecall driver replaces; ``create_tdm_descriptor`` is refused: the launcher does not
-    serve TDM descriptors, only host descriptors passed decomposed)."""
+    safecall driver replaces; ``create_tdm_descriptor`` too, refused: it makes the descriptor
+    object Triton's ``HIPLauncher`` passes, where safecall's launcher builds TDM descriptors in
+    the generated host function)."""
 
     def _load(self) -> ctypes.CDLL:
         """The HIP runtime (:func:`libhip_path`), checked to be HIP 6 or later."""
@@ -159,8 +160,13 @@ class HipUtils(RuntimeUtils):
         return out
 
     def create_tdm_descriptor(self, *args: Any) -> Any:
-        """Refused: safecall's launcher does not serve AMD's TDM tensor descriptors yet."""
-        raise UnsupportedKernelError("safecall's Triton driver does not serve AMD tensor descriptors (TDM) yet")
+        """Refused: the object it makes is for Triton's own ``HIPLauncher``; safecall's
+        launcher builds TDM descriptors in its host function (``launcher_cls`` serves
+        ``TensorDescriptor`` arguments as they are)."""
+        raise UnsupportedKernelError(
+            "safecall's Triton driver builds TDM descriptors in its launcher (launcher_cls); "
+            "create_tdm_descriptor, which makes them for Triton's own HIPLauncher, is not provided"
+        )
 
     def get_current_device(self) -> int:
         """``hipGetDevice``."""

@@ -120,7 +120,6 @@ class SafecallLauncher:
         self.tensordesc_meta = list(getattr(metadata, "tensordesc_meta", None) or [])
         self.num_ctas = int(getattr(metadata, "num_ctas", 1) or 1)
         if self.backend == "hip":
-            _refuse_on_amd(self.name, self.tensordesc_meta)
             if getattr(metadata, "launch_cooperative_grid", False):
                 _check_cooperative()
         self.global_scratch = (int(metadata.global_scratch_size or 0), int(metadata.global_scratch_align or 1))
@@ -189,7 +188,7 @@ class SafecallLauncher:
             return
         address = _descriptor_address(desc.base)
         dtype = _descriptor_dtype(step.ty)
-        out.append(_descriptor_view(address, dtype, shape, strides))
+        out.append(_descriptor_view(address, dtype, shape, strides, TRITON_ABI.backends[self.backend].device_type))
         leaves.append((step.ty, len(key)))
         fields: Tuple[Any, ...] = (desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7))
         if is_im2col(step.ty, entry):
@@ -308,17 +307,6 @@ def kernel_backend(metadata: Any) -> str:
     return str(getattr(target, "backend", None) or "cuda")
 
 
-def _refuse_on_amd(name: str, tensordesc_meta: Sequence[Any]) -> None:
-    """What the driver's launcher does not serve of Triton's AMD launcher: TDM tensor
-    descriptors (those with ``tensordesc_meta``; without it, as on gfx942, a descriptor is
-    passed decomposed into its base pointer, shape and strides, which is served)."""
-    if tensordesc_meta:
-        raise UnsupportedKernelError(
-            f"kernel `{name}`: TDM tensor descriptors (AMD's, with tensordesc_meta) are not served by safecall's "
-            "Triton driver"
-        )
-
-
 def _check_cooperative() -> None:
     """Triton's ``HIPLauncher`` check: a cooperative kernel needs a device that supports
     cooperative launches (an ``AssertionError`` otherwise, as Triton's)."""
@@ -373,14 +361,15 @@ def _descriptor_dtype(ty: str) -> str:
     return dtype
 
 
-def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Sequence[int]) -> Any:
+def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Sequence[int], device_type: int) -> Any:
     """A ``tvm_ffi.Tensor`` at ``address`` with the descriptor's shape and strides (elements),
-    on the current CUDA device: what the host function builds the ``CUtensorMap`` from."""
+    on device 0 of ``device_type`` (the launch device is the host function's own): what the
+    host function builds the ``CUtensorMap``, or on AMD the TDM descriptor, from."""
     import tvm_ffi
 
-    from ._dlpack import view
+    from ._dlpack import View
 
-    return tvm_ffi.from_dlpack(view(address, dtype, shape, strides))
+    return tvm_ffi.from_dlpack(View(address, dtype, shape, strides, device_type=device_type))
 
 
 def launch_module(
@@ -401,7 +390,9 @@ def launch_module(
     grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
     stream = f.param("stream", ir.stream)
     metadata = md._asdict() if hasattr(md, "_asdict") else dict(md)
-    kernel = Kernel(name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset())
+    kernel = Kernel(
+        name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset(), backend=backend
+    )
     args: List[Any] = []
     for i, leaf in enumerate(leaves):
         pname = f"arg{i}"

@@ -37,7 +37,14 @@ from ._triton_abi import (
 from ._triton_dispatch import AutotuneDispatcher, Dispatcher
 from ._triton_dispatch import dispatcher as jit
 from ._triton_driver import ENV_VAR, helion_launcher, install, installed
-from ._triton_args import check_descriptor_options, descriptor_argument, descriptor_type, pointee, scratch_pointers
+from ._triton_args import (
+    check_descriptor_options,
+    descriptor_argument,
+    descriptor_type,
+    pointee,
+    scratch_pointers,
+    tdm_descriptor_type,
+)
 
 __all__ = [
     "AutotuneDispatcher",
@@ -233,11 +240,6 @@ GridSpec = Union[int, Sequence[Any], Callable[[Dict[str, Any]], Sequence[Any]]]
 
 def _refuse_unsupported(kernel: Kernel) -> None:
     md = kernel.metadata
-    if kernel.backend == "hip":
-        if any(ty.startswith(TRITON_ABI.tensor_descriptor.prefix) for ty in kernel.signature.values()):
-            raise UnsupportedKernelError(
-                f"kernel `{kernel.name}`: tensor descriptor arguments on AMD (TDM descriptors) are not supported"
-            )
     for name in TRITON_ABI.zeroed_scratch:
         if md.get(f"{name}_size"):
             raise UnsupportedKernelError(
@@ -252,10 +254,11 @@ def _refuse_unsupported(kernel: Kernel) -> None:
         raise UnsupportedKernelError(
             f"kernel `{kernel.name}`: {len(descriptors)} tensor descriptor arguments but {len(entries)} "
             f"`tensordesc_meta` entries; only descriptors Triton lowers to host TMA descriptors (sm_90 and "
-            f"later) are supported"
+            f"later) or AMD TDM descriptors (gfx1250) are supported"
         )
+    check = tdm_descriptor_type if kernel.backend == "hip" else descriptor_type
     for arg, entry in zip(descriptors, entries):
-        descriptor_type(kernel, arg, kernel.signature[arg], entry)
+        check(kernel, arg, kernel.signature[arg], entry)
     for arg, ty in kernel.signature.items():
         if arg in descriptors:
             continue

@@ -2,8 +2,8 @@
 //! each one read from its Python object on every launch (the base tensor's address, the shape,
 //! the strides, the padding and `round_f32_to_tf32`) into a `DLTensor` on the launcher's
 //! stack, which the generated host function takes as a `DLTensor*` argument and builds the
-//! `CUtensorMap` from (`safecall._triton_args.descriptor_argument`). No Python object is made
-//! per launch.
+//! `CUtensorMap` (or on AMD the TDM descriptor) from (`safecall._triton_args.descriptor_argument`).
+//! No Python object is made per launch.
 
 use std::ffi::c_void;
 
@@ -12,9 +12,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
-use safecall_runtime::abi::{
-    DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, device_type, type_index,
-};
+use safecall_runtime::abi::{DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, type_index};
 
 use crate::triton_values::to_u64;
 
@@ -33,6 +31,8 @@ pub(crate) const FLAG_BITS: u32 = 2;
 pub(crate) struct DescriptorSpec {
     /// The element type (DLPack), as the host function's tensor parameter expects it.
     pub dtype: DLDataType,
+    /// The DLPack device type of the view: CUDA, or ROCm for an AMD kernel's TDM descriptor.
+    pub device_type: i32,
 }
 
 /// One descriptor's `DLTensor` with the storage its shape and strides point into.
@@ -61,7 +61,7 @@ impl DescriptorSlot {
                 // Device 0, as the launcher's Python path describes it: the launch device is
                 // the one the kernel was loaded on, which the host function names itself.
                 device: DLDevice {
-                    device_type: device_type::CUDA,
+                    device_type: spec.device_type,
                     device_id: 0,
                 },
                 ndim: 0,

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 use smallvec::SmallVec;
 
-use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType};
+use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, device_type};
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
@@ -232,6 +232,13 @@ impl TritonLaunch {
             )));
         }
         let words = 4 + kinds.iter().filter(|k| !matches!(k, Kind::Skip)).count() + 2;
+        // A descriptor's view is a tensor of the launch's platform (the host function's
+        // parameter says which).
+        let device_type = if libhip.is_some() {
+            device_type::ROCM
+        } else {
+            device_type::CUDA
+        };
         Ok(TritonLaunch {
             words,
             kinds,
@@ -243,6 +250,7 @@ impl TritonLaunch {
                         bits,
                         lanes: 1,
                     },
+                    device_type,
                 })
                 .collect(),
             tf32,

@@ -350,6 +350,9 @@ def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
     )
     env = dict(os.environ)
     env.update(SAFECALL_LIBCUDA_PATH=str(missing), PYTHONPATH=os.pathsep.join(sys.path), TRITON_CACHE_DIR=str(tmp_path / "c"))
+    # No HIP runtime either (an earlier test may have pointed safecall at the HIP double),
+    # so that install() chooses the CUDA driver.
+    env.pop("SAFECALL_LIBAMDHIP64_PATH", None)
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"safecall's Triton driver: cannot load `{missing}`"] * 2

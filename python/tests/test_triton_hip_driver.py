@@ -85,7 +85,7 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     for case, records in stock["cases"].items():
         assert ours["cases"][case] == records, case
     launches = [r for rs in stock["cases"].values() for r in rs if r["call"] in fake_hip.LAUNCH_CALLS]
-    assert len(launches) == 15
+    assert len(launches) == 17
     assert max(len(r["args"]) for r in launches) == 47  # 45 arguments and the two scratch pointers
     assert {r["call"] for r in launches} == set(fake_hip.LAUNCH_CALLS)
     # num_ctas=2 on gfx1250: clusters of 2 blocks, the grid's x doubled, 32-wide wavefronts.
@@ -93,6 +93,13 @@ def test_kernel_grid_launches_are_byte_identical(runs, which):
     assert [(r["grid"], r["block"], r["cluster"], r["cooperative"]) for r in clustered] == [
         ([8, 1, 1], [128, 1, 1], [2, 1, 1], 0),
         ([6, 2, 1], [128, 1, 1], [2, 1, 1], 1),
+    ]
+    # TDM descriptors on gfx1250: 48 bytes at rank 2, 80 at rank 3, each followed by its
+    # shape and strides.
+    tdm = [r for r in stock["cases"]["TDM descriptors on gfx1250"] if r["call"] in fake_hip.LAUNCH_CALLS]
+    assert [[len(a) // 2 for a in r["args"]] for r in tdm] == [
+        [48, 4, 4, 8, 8, 48, 4, 4, 8, 8, 4, 8, 8],
+        [80, 4, 4, 4, 8, 8, 8, 8, 8, 8],
     ]
     # An empty grid launches nothing (its pointers are still checked, as Triton checks them).
     assert {r["call"] for r in stock["cases"]["empty grid"]} == {"hipPointerGetAttribute"}

@@ -36,14 +36,21 @@ def report() -> Dict[str, Any]:
     return triton_hip.launch_records()
 
 
-def expected_args(case: triton_hip.Case, launch: Launch) -> List[str]:
+def expected_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
     """Each explicit argument's bytes as hex: the non-constexpr arguments, then Triton's global
-    and profile scratch pointers (null: these kernels need no scratch memory)."""
-    out = []
+    and profile scratch pointers (null: these kernels need no scratch memory). A TDM
+    descriptor is its :class:`triton_hip.Desc` (its bytes are Triton's encoder's, compared
+    with safecall's by the differential below), then its shape (``i32``) and strides
+    (``i64``)."""
+    out: List[Any] = []
     for (_, ty), arg in zip(case.signature, launch.args):
         if ty == "constexpr":
             continue
-        if ty.startswith("*"):
+        if isinstance(arg, triton_hip.Desc):
+            out.append(arg)
+            out += [struct.pack("<i", d).hex() for d in arg.shape]
+            out += [struct.pack("<q", d).hex() for d in arg.strides]
+        elif ty.startswith("*"):
             address = 0 if arg is None else arg if isinstance(arg, int) else arg.data_ptr()
             out.append(struct.pack("<Q", address).hex())
         else:
@@ -77,7 +84,7 @@ def test_tritons_launcher_records_the_launch_its_arguments_ask_for(report, case_
             "block": [md["warp_size"] * md["num_warps"], 1, 1],
             "shared_mem": md["shared"],
             "stream": launch.stream,
-            "args": expected_args(case, launch),
+            "args": _tdm_checked(expected_args(case, launch), record["args"]),
             "extra": False,
         }
         if case.num_ctas > 1:
@@ -85,6 +92,26 @@ def test_tritons_launcher_records_the_launch_its_arguments_ask_for(report, case_
                 call="hipDrvLaunchKernelEx", attrs=[4, 2], cluster=[case.num_ctas, 1, 1], cooperative=int(cooperative)
             )
         assert record == expected
+
+
+def _tdm_checked(expected: List[Any], recorded: List[str]) -> List[Any]:
+    """``expected`` with each TDM descriptor replaced by the recorded bytes once their size
+    (48 bytes up to rank 2, else 80) and the fields that say which tensor it is (predicate 1,
+    the address in words 2 and 3 with the type bit, the element size) are what the descriptor
+    asks for."""
+    out = []
+    for want, got in zip(expected, recorded):
+        if isinstance(want, triton_hip.Desc):
+            words = struct.unpack(f"<{len(got) // 8}I", bytes.fromhex(got))
+            assert len(words) == (12 if len(want.shape) <= 2 else 20)
+            assert words[0] == 1
+            assert words[2] | (words[3] & 0x7FFF_FFFF) << 32 == want.address
+            assert words[3] >> 31 == 1
+            bytes_per_element = {"float16": 2, "float32": 4}[want.dtype]
+            assert (words[4] >> 16) & 3 == bytes_per_element.bit_length() - 1
+            want = got
+        out.append(want)
+    return out
 
 
 def test_tritons_launcher_checks_each_tensor_with_the_runtime(report):
@@ -157,7 +184,9 @@ def _safecall_args(case: triton_hip.Case, launch: Launch) -> List[Any]:
 
     out: List[Any] = []
     for (_, ty), arg in zip(case.signature, launch.args):
-        if ty.startswith("*"):
+        if isinstance(arg, triton_hip.Desc):
+            out.append(arg.base())
+        elif ty.startswith("*"):
             dtype = TRITON_ABI.pointee_dtypes[ty[1:]]
             if arg is None:
                 out.append(CudaTensor(0, dtype, shape=(0,), device_type=10))
@@ -214,7 +243,7 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
     for launch, their in zip(case.launches, theirs):
         fake.safecall_fake_hip_reset()
         case.use_target(fake)
-        launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *launch.args)
+        launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *triton_hip.triton_args(launch.args))
         ours = fake_hip.launches(fake)
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
 

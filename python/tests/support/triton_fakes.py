@@ -104,14 +104,16 @@ class Float32Pointer:
 
 
 class DescriptorBase:
-    """A CUDA tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
+    """A CUDA (or, with ``device_type=10``, ROCm) tensor at a fake address that Triton's ``TensorDescriptor.from_tensor`` takes
     (``data_ptr()``, ``dtype.itemsize``, ``shape``, ``stride()``) and tvm_ffi converts (DLPack):
     what a ``torch.Tensor`` is to both."""
 
-    def __init__(self, address: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None) -> None:
+    def __init__(
+        self, address: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None, device_type: int = 2
+    ) -> None:
         import math
 
-        self.tensor = CudaTensor(address, dtype, shape, strides=strides)
+        self.tensor = CudaTensor(address, dtype, shape, strides=strides, device_type=device_type)
         self.dtype = ElementType(dtype)
         self.shape = list(shape)
         compact = [math.prod(shape[i + 1 :]) for i in range(len(shape))]

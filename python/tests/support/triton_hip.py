@@ -49,6 +49,37 @@ class Tensor:
 
 
 @dataclasses.dataclass(frozen=True)
+class Desc:
+    """A host ``TensorDescriptor`` of a ROCm tensor at a fake address (made when launched:
+    Triton's class needs Triton): on gfx1250 a TDM descriptor."""
+
+    address: int
+    dtype: str
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    block: Tuple[int, ...]
+    padding: str = "zero"
+
+    def base(self) -> Any:
+        """The base tensor: ``data_ptr()``, ``dtype`` and DLPack (device ``kDLROCM``)."""
+        from .triton_fakes import DescriptorBase
+
+        return DescriptorBase(self.address, self.dtype, self.shape, self.strides, device_type=10)
+
+    def triton(self) -> Any:
+        """Triton's ``TensorDescriptor`` of :meth:`base`."""
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        return TensorDescriptor.from_tensor(self.base(), list(self.block), padding=self.padding)
+
+
+def triton_args(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """A launch's arguments as Triton's launcher takes them (each :class:`Desc` made a
+    ``TensorDescriptor``)."""
+    return tuple(a.triton() if isinstance(a, Desc) else a for a in args)
+
+
+@dataclasses.dataclass(frozen=True)
 class Launch:
     """One launch: the grid, the stream and every kernel argument (constexprs included, as
     Triton's launcher takes them)."""
@@ -190,6 +221,32 @@ CASES: Dict[str, Case] = {
         (("num_ctas", 4), ("launch_cooperative_grid", True)),
         target=("hip", "gfx1250", 32),
     ),
+    # Host descriptors on gfx1250: TDM descriptors (48 bytes at rank 2, 80 at rank 3), each
+    # followed by its shape (i32) and strides (i64); Triton's compiler pads their LDS tiles.
+    "TDM descriptors, rank 2 (gfx1250)": Case(
+        "host_desc_copy",
+        (("x_desc", "tensordesc<fp16[64, 64]>"), ("y_desc", "tensordesc<fp16[64, 64]>"), ("M", "i32"))
+        + (("BM", "constexpr"), ("BN", "constexpr")),
+        (("BM", 64), ("BN", 64)),
+        (
+            Launch(
+                (4, 1, 1),
+                STREAM,
+                (Desc(X, "float16", (256, 64), (64, 1), (64, 64)), Desc(OUT, "float16", (200, 96), (128, 1), (64, 64), "nan"), 256, 64, 64),
+            ),
+            Launch((1, 1, 1), 0, (Desc(Y, "float16", (70000, 8), (8, 1), (64, 64)), Desc(OUT, "float16", (64, 64), (64, 1), (64, 64)), 7, 64, 64)),
+        ),
+        (("num_warps", 4),),
+        target=("hip", "gfx1250", 32),
+    ),
+    "TDM descriptor, rank 3 (gfx1250)": Case(
+        "tdm3_copy",
+        (("x_desc", "tensordesc<fp32[2, 16, 64]>"), ("out_ptr", "*fp32"), ("B0", "constexpr"), ("B1", "constexpr"), ("B2", "constexpr")),
+        (("B0", 2), ("B1", 16), ("B2", 64)),
+        (Launch((1, 1, 1), STREAM, (Desc(X, "float32", (3, 20, 64), (2560, 128, 1), (2, 16, 64)), Tensor(OUT), 2, 16, 64)),),
+        (("num_warps", 8),),
+        target=("hip", "gfx1250", 32),
+    ),
     "fp16 and bf16 scalars": Case(
         "half_scale",
         (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("h", "fp16"), ("b", "bf16"), ("BLOCK", "constexpr")),
@@ -248,7 +305,7 @@ def launch_records() -> Dict[str, Any]:
 def _kernels() -> Dict[str, Any]:
     import triton
     import triton.language as tl
-    from .triton_kernels import axpy, half_scale, matmul, scalars
+    from .triton_kernels import axpy, half_scale, host_desc_copy, matmul, scalars, tdm3_copy
 
     @triton.jit
     def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -257,7 +314,15 @@ def _kernels() -> Dict[str, Any]:
         x = tl.load(x_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
-    return {"add": add, "scalars": scalars, "matmul": matmul, "axpy": axpy, "half_scale": half_scale}
+    return {
+        "add": add,
+        "scalars": scalars,
+        "matmul": matmul,
+        "axpy": axpy,
+        "half_scale": half_scale,
+        "host_desc_copy": host_desc_copy,
+        "tdm3_copy": tdm3_copy,
+    }
 
 
 def _activate_hip_driver() -> Any:
@@ -313,7 +378,7 @@ def _run(out: str) -> None:
                 if md.launch_cooperative_grid
                 else "hipModuleLaunchKernel"
             )
-            launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *launch.args)
+            launcher(*launch.grid, launch.stream, function, compiled.packed_metadata, None, None, None, *triton_args(launch.args))
             assert any(r["call"] == call for r in fake_hip.records(fake)), call
         fields = (
             "name",

@@ -44,7 +44,7 @@ from triton import knobs  # noqa: E402
 from support.triton_fakes import ElementType  # noqa: E402
 from support.triton_hip import _kernels  # noqa: E402
 from support.triton_fakes import DescriptorBase  # noqa: E402
-from support.triton_kernels import host_desc_copy, wide  # noqa: E402
+from support.triton_kernels import host_desc_copy, tdm3_copy, wide  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 
@@ -86,8 +86,17 @@ def add_clustered(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
 
+#: ``host_desc_copy`` as a kernel of its own, compiled for gfx1250 (where its descriptors are
+#: TDM descriptors).
+tdm_copy = triton.jit(host_desc_copy.fn)
+
+
+def float_descriptor(address, shape, strides, block):
+    return TensorDescriptor(DescriptorBase(address, "float32", shape, strides), shape, strides, block)
+
+
 #: The cases run on gfx1250 devices (the double's, chosen per thread), by name.
-GFX1250 = {"num_ctas=2 on gfx1250 (clusters)"}
+GFX1250 = {"num_ctas=2 on gfx1250 (clusters)", "TDM descriptors on gfx1250"}
 
 #: Each case: the launches, as (kernel, grid, args, keyword arguments).
 CASES = {
@@ -115,6 +124,14 @@ CASES = {
     "num_ctas=2 on gfx1250 (clusters)": [
         (add_clustered, (4,), (X, Y, Z, 1000), {"BLOCK": 256, "num_ctas": 2}),
         (add_clustered, (3, 2), (X, Y, Z, 7), {"BLOCK": 256, "num_ctas": 2, "launch_cooperative_grid": True}),
+    ],
+    # Host TensorDescriptors on gfx1250: TDM descriptors (rank 2 with two descriptors, one
+    # asking for nan padding, which AMD ignores; rank 3 with strides of its own).
+    "TDM descriptors on gfx1250": [
+        (tdm_copy, (4,), (descriptor(0x7F00_0006_0000, [256, 64], [64, 64]),
+                          descriptor(0x7F00_0007_0000, [70000, 64], [64, 64], padding="nan"), 256), {"BM": 64, "BN": 64}),
+        (tdm3_copy, (1,), (float_descriptor(0x7F00_0008_0000, [3, 20, 64], [2560, 128, 1], [2, 16, 64]), Z),
+         {"B0": 2, "B1": 16, "B2": 64, "num_warps": 8}),
     ],
     # More arguments than the native launcher keeps on its stack.
     "45 arguments": [(wide, (2,), (*[Tensor(0x7F00_0010_0000 + 0x100 * i) for i in range(20)], *[3 + 7 * i for i in range(25)]), {})],

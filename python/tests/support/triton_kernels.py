@@ -86,6 +86,14 @@ def host_desc_copy(x_desc, y_desc, M, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
+def tdm3_copy(x_desc, out_ptr, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr):
+    # A rank-3 host descriptor (on gfx1250: an 80-byte TDM descriptor), then a pointer.
+    x = x_desc.load([0, 0, 0])
+    o = tl.arange(0, B0)[:, None, None] * (B1 * B2) + tl.arange(0, B1)[None, :, None] * B2 + tl.arange(0, B2)[None, None, :]
+    tl.store(out_ptr + o, x)
+
+
+@triton.jit
 def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
