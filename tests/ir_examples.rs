@@ -35,6 +35,30 @@ fn check(name: &str) -> safecall::ir::Module {
     module
 }
 
+/// The AMD example: checked as [`check`] does but without a snapshot (its printed form embeds
+/// two code objects, 150 KB of escaped bytes).
+#[test]
+fn hip_launches() {
+    let path = format!(
+        "{}/examples/ir/hip_launches.scir",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (m, _) = parse_in_dir(&text, std::path::Path::new(&path).parent())
+        .unwrap_or_else(|e| panic!("{}", e.render("hip_launches.scir", &text)));
+    let verified = verify(&m).unwrap_or_else(|e| panic!("{}", render_errors(&e, None)));
+    assert!(verified.warnings().is_empty(), "{:?}", verified.warnings());
+    assert_eq!(parse(&print(&m)).unwrap(), m, "parse(print(m)) != m");
+    let formats: Vec<_> = m.device_binaries.iter().map(|b| b.format).collect();
+    assert_eq!(
+        formats,
+        [
+            safecall::ir::BinaryFormat::Hipfb,
+            safecall::ir::BinaryFormat::Hsaco
+        ]
+    );
+}
+
 #[test]
 fn add_one() {
     let m = check("add_one");
