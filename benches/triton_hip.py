@@ -171,9 +171,13 @@ def main() -> None:
         ("Triton HIPLauncher, C data_ptr() (tvm_ffi.Tensor)", per_call_us(triton_c_objects)),
         ("safecall driver's launcher, C data_ptr()", per_call_us(safecall_c_objects)),
     ]
+    # Last (the double's devices become gfx1250 for the rest of the run): a gfx1250 kernel with
+    # two host TensorDescriptors, passed as TDM descriptors; Triton's launcher makes each with
+    # its C `create_tdm_descriptor` per launch, safecall's host function encodes them.
+    tdm_rows = _tdm_rows(fake, driver, ours_driver)
     fake.safecall_fake_hip_quiet(0)
     print(f"host time per launch, median of {REPEAT} x {N} calls (HIP double, benchmark mode):")
-    for label, us in rows + jit_rows:
+    for label, us in rows + jit_rows + tdm_rows:
         print(f"  {label:50s} {us:7.2f} us")
     ours = rows[2][1]
     print(
@@ -186,6 +190,40 @@ def main() -> None:
         f"C data_ptr() objects {rows[6][1] / rows[7][1]:.2f}x"
     )
     print(f"  Triton kernel[grid](...) / safecall's dispatch: {jit_rows[0][1] / jit_rows[1][1]:.2f}x")
+    print(f"  Triton launcher / safecall driver's launcher, two TDM descriptors: {tdm_rows[0][1] / tdm_rows[1][1]:.2f}x")
+
+
+def _tdm_rows(fake, driver, ours_driver):
+    """Per-launch host time of the TDM case "TDM descriptors, rank 2 (gfx1250)" (two
+    descriptors, an ``i32``): Triton's ``HIPLauncher`` and safecall's driver's launcher, called
+    with the same ``TensorDescriptor`` objects."""
+    import triton
+    from triton.backends.amd.driver import HIPLauncher
+
+    case = triton_hip.CASES["TDM descriptors, rank 2 (gfx1250)"]
+    case.use_target(fake)
+    fake.safecall_fake_hip_quiet(1)
+    kernel = case.compile(triton_hip._kernels())
+    md, packed = kernel.metadata, kernel.packed_metadata
+    src = case.source(triton_hip._kernels())
+    args = triton_hip.triton_args(case.launches[0].args)
+    _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    launcher = HIPLauncher(src, md)
+    triton.runtime.driver.set_active(ours_driver)
+    _, our_function, *_ = ours_driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    our_launcher = ours_driver.launcher_cls(src, md)
+    our_launcher(4, 1, 1, 0, our_function, packed, None, None, None, *args)
+
+    def theirs():
+        launcher(4, 1, 1, 0, function, packed, None, None, None, *args)
+
+    def ours():
+        our_launcher(4, 1, 1, 0, our_function, packed, None, None, None, *args)
+
+    rows = [("Triton HIPLauncher, two TDM descriptors", None), ("safecall driver's launcher, the same", per_call_us(ours))]
+    triton.runtime.driver.set_active(driver)
+    rows[0] = (rows[0][0], per_call_us(theirs))
+    return rows
 
 
 if __name__ == "__main__":

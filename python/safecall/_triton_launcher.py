@@ -190,6 +190,10 @@ class SafecallLauncher:
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides, TRITON_ABI.backends[self.backend].device_type))
         leaves.append((step.ty, len(key)))
+        if self.backend == "hip":
+            # A TDM descriptor: Triton's AMD launcher reads no other field (no padding, no tf32).
+            key.append(("zero", False))
+            return
         fields: Tuple[Any, ...] = (desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7))
         if is_im2col(step.ty, entry):
             # The corners and element strides are encoded into the CUtensorMap: part of the

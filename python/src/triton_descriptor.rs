@@ -33,6 +33,9 @@ pub(crate) struct DescriptorSpec {
     pub dtype: DLDataType,
     /// The DLPack device type of the view: CUDA, or ROCm for an AMD kernel's TDM descriptor.
     pub device_type: i32,
+    /// Whether the launch reads `padding` and `round_f32_to_tf32` (CUDA's TMA descriptors:
+    /// Triton's AMD launcher reads neither, a TDM descriptor having no field for them).
+    pub reads_fields: bool,
 }
 
 /// One descriptor's `DLTensor` with the storage its shape and strides point into.
@@ -88,6 +91,9 @@ impl DescriptorSlot {
         }
         slot.tensor.ndim = rank as i32;
         let mut flags = 0;
+        if !spec.reads_fields {
+            return Ok((slot, flags));
+        }
         if desc
             .getattr(intern!(py, "padding"))?
             .eq(intern!(py, "nan"))?
@@ -151,7 +157,7 @@ fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyR
 /// with no device check (Triton's launcher makes none for a descriptor's base), which must be
 /// an `int`.
 fn base_address(base: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let address = base.call_method0(intern!(base.py(), "data_ptr"))?;
+    let address = crate::method_call::call_method0(base, intern!(base.py(), "data_ptr"))?;
     if !address.is_exact_instance_of::<PyInt>() {
         return Err(PyTypeError::new_err(
             "data_ptr method of a TensorDescriptor's base must return 64-bit int",

@@ -251,6 +251,7 @@ impl TritonLaunch {
                         lanes: 1,
                     },
                     device_type,
+                    reads_fields: device_type == device_type::CUDA,
                 })
                 .collect(),
             tf32,

@@ -248,6 +248,41 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
 
 
+def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, monkeypatch):
+    """Triton's AMD ``make_tensordesc_arg`` reads a descriptor's ``base.data_ptr()``, ``shape``
+    and ``strides`` only (a TDM descriptor has no padding or tf32 field): an object with just
+    those launches as the ``TensorDescriptor`` does, through the native launcher and through
+    the general one (a scratch-free kernel takes the native one; the general one is asked
+    directly)."""
+    import types
+
+    import triton
+
+    from safecall._triton_driver import driver_class
+    from safecall._triton_launcher import SafecallLauncher
+
+    name = "TDM descriptors, rank 2 (gfx1250)"
+    case, (their, _) = CASES[name], launch_records(report, name)
+    kernel = _compiled(case)
+    md = kernel.metadata
+    fake = fake_hip.fresh()
+    case.use_target(fake)
+    driver = driver_class("hip")()
+    monkeypatch.setattr(triton.runtime.driver, "_active", driver)
+    _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
+    launch = case.launches[0]
+    bare = [
+        types.SimpleNamespace(base=a.base(), shape=list(a.shape), strides=list(a.strides)) if isinstance(a, triton_hip.Desc) else a
+        for a in launch.args
+    ]
+    src = case.source(triton_hip._kernels())
+    for launcher in (driver.launcher_cls(src, md), SafecallLauncher(src, md)):
+        fake.safecall_fake_hip_reset()
+        case.use_target(fake)
+        launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *bare)
+        assert fake_hip.launches(fake) == [their]
+
+
 def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
     """On RDNA (gfx1100, 32-wide wavefronts) the block is 32 * num_warps threads, as Triton's
     AMD launcher computes it from ``metadata.warp_size``; the module embeds the HSACO."""
