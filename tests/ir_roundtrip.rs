@@ -666,17 +666,15 @@ fn launch_arg() -> impl Strategy<Value = LaunchArg> {
         (
             name(),
             prop::collection::vec(any::<u64>(), 0..6),
-            any::<u64>(),
-            prop::option::of((any::<u64>(), any::<u64>())),
+            any::<(u64, Option<(u64, u64)>)>()
         )
-            .prop_map(|(tensor, block, warps, pad)| {
-                LaunchArg::Tdm(Box::new(TdmArg {
-                    tensor,
-                    block,
-                    warps,
-                    pad,
-                }))
-            }),
+            .prop_map(|(tensor, block, (warps, pad))| TdmArg {
+                tensor,
+                block,
+                warps,
+                pad
+            }
+            .into()),
     ]
 }
 
