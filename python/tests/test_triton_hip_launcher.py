@@ -254,6 +254,7 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
     those launches as the ``TensorDescriptor`` does, through the native launcher and through
     the general one (a scratch-free kernel takes the native one; the general one is asked
     directly)."""
+    import array
     import types
 
     import triton
@@ -271,16 +272,25 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
     monkeypatch.setattr(triton.runtime.driver, "_active", driver)
     _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
     launch = case.launches[0]
-    bare = [
-        types.SimpleNamespace(base=a.base(), shape=list(a.shape), strides=list(a.strides)) if isinstance(a, triton_hip.Desc) else a
-        for a in launch.args
-    ]
+
+    class Size(tuple):
+        """A tuple subclass, as ``torch.Size`` is."""
+
     src = case.source(triton_hip._kernels())
-    for launcher in (driver.launcher_cls(src, md), SafecallLauncher(src, md)):
-        fake.safecall_fake_hip_reset()
-        case.use_target(fake)
-        launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *bare)
-        assert fake_hip.launches(fake) == [their]
+    # Shapes and strides as lists, as tuples, and as a tuple subclass and an array (iterables
+    # the native launcher reads through the iterator protocol).
+    for seq, other in ((list, list), (tuple, tuple), (Size, lambda v: array.array("q", v))):
+        bare = [
+            types.SimpleNamespace(base=a.base(), shape=seq(a.shape), strides=other(a.strides))
+            if isinstance(a, triton_hip.Desc)
+            else a
+            for a in launch.args
+        ]
+        for launcher in (driver.launcher_cls(src, md), SafecallLauncher(src, md)):
+            fake.safecall_fake_hip_reset()
+            case.use_target(fake)
+            launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *bare)
+            assert fake_hip.launches(fake) == [their], (seq, launcher)
 
 
 def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
