@@ -8,6 +8,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import builder as ir
+from ._dlpack import DTYPES
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 
 
@@ -69,10 +70,12 @@ def tdm_descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, A
     """An AMD TDM descriptor's (DLPack dtype, rank, padding ``(interval, amount)`` or None),
     from its signature type (``tensordesc<fp16[64, 64]>``) and ``tensordesc_meta`` entry
     (``block_size``, ``elem_bits``, ``interval_padding_pairs``: Triton's AMD
-    ``make_tensordesc_arg`` takes at most one pair)."""
+    ``make_tensordesc_arg`` takes at most one pair). A shared-memory layout after the block
+    (Gluon's ``tensordesc<fp16[64, 64],PaddedSharedLayout(...)>``) changes nothing of what is
+    passed: the entry says how the descriptor is built."""
     table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
-    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\](,.*)?>", ty)
     if match is None:
         raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
     rank = len(match.group(2).split(","))
@@ -80,8 +83,6 @@ def tdm_descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, A
     block = list(entry.get("block_size") or [])
     if len(block) != rank:
         raise UnsupportedKernelError(f"{what}: block_size {block} does not have rank {rank}")
-    from ._dlpack import DTYPES
-
     if entry.get("elem_bits") != DTYPES[dtype][1]:
         raise UnsupportedKernelError(f"{what}: elem_bits {entry.get('elem_bits')} is not the size of {dtype}")
     pairs = [list(p) for p in entry.get("interval_padding_pairs") or []]
@@ -127,14 +128,23 @@ def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]
 
 
 def descriptor_argument(
-    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], fields: Mapping[str, Any]
+    f: ir.FunctionBuilder,
+    k: Kernel,
+    arg: str,
+    ty: str,
+    entry: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    checked: bool = False,
 ) -> Tuple[Any, List[Any]]:
     """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
     and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it
     (with the ``TensorDescriptor`` ``fields`` of :func:`check_descriptor_options`), the shape
-    as ``i32``s (checked to fit) and the strides as ``i64``s."""
+    as ``i32``s (checked to fit) and the strides as ``i64``s. ``checked``: an AMD descriptor's
+    tensor is checked as Triton's ``TensorDescriptor`` checks its fields (``safecall.triton.function``,
+    whose callers pass tensors, not descriptors; a CUDA descriptor's encoder checks these
+    itself)."""
     if k.backend == "hip":
-        return _tdm_argument(f, k, arg, ty, entry)
+        return _tdm_argument(f, k, arg, ty, entry, checked)
     table = TRITON_ABI.tensor_descriptor
     dtype, rank, element = descriptor_type(k, arg, ty, entry)
     if fields.get("round_f32_to_tf32"):
@@ -157,7 +167,9 @@ def descriptor_argument(
     return t, [tmap, *_shape_and_strides(f, t, arg, rank)]
 
 
-def _tdm_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[Any, List[Any]]:
+def _tdm_argument(
+    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], checked: bool
+) -> Tuple[Any, List[Any]]:
     """An AMD descriptor parameter (a ROCm tensor) and what Triton's AMD ``make_tensordesc_arg``
     passes for it: the TDM descriptor of ``base``, shape, strides, the entry's block and
     padding and the kernel's ``num_warps``, then the shape as ``i32``s and the strides as
@@ -165,8 +177,40 @@ def _tdm_argument(f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Ma
     ignores them, and so does this one."""
     dtype, rank, pad = tdm_descriptor_type(k, arg, ty, entry)
     t = _descriptor_param(f, k, arg, dtype, rank)
+    if checked:
+        _check_as_tensor_descriptor(f, t, arg, rank, DTYPES[dtype][1] // 8)
     desc = ir.tdm(t, block=[int(b) for b in entry["block_size"]], warps=int(k.metadata["num_warps"]), pad=pad)
     return t, [desc, *_shape_and_strides(f, t, arg, rank)]
+
+
+def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: int, size: int) -> None:
+    """What Triton's ``TensorDescriptor`` asserts of its fields (the IR's ``tdm`` checks that
+    the innermost dimension is contiguous), as ``ValueError``s: the base address aligned to 16
+    bytes, every outer stride a multiple of 16 bytes, every dim positive."""
+    where = f"{f.name}: argument '{arg}'"
+    zero = ir.lit(0, ir.i64)
+    address = ir.cast(ir.u64, ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
+    f.assert_(
+        address % ir.lit(16, ir.u64) == ir.lit(0, ir.u64),
+        "ValueError",
+        f"{where}: the base address ",
+        address,
+        " is not aligned to 16 bytes, as Triton's TensorDescriptor requires",
+    )
+    for i in range(rank - 1):
+        f.assert_(
+            (t.strides[i] * ir.lit(size, ir.i64)) % ir.lit(16, ir.i64) == zero,
+            "ValueError",
+            f"{where}: strides[{i}] is ",
+            t.strides[i],
+            f" elements of {size} bytes, not a multiple of 16 bytes, as Triton's TensorDescriptor requires",
+        )
+    for i in range(rank):
+        f.assert_(
+            t.shape[i] > zero,
+            "ValueError",
+            f"{where}: shape[{i}] is 0; Triton's TensorDescriptor requires every dim to be positive",
+        )
 
 
 def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, rank: int) -> Any:

@@ -378,7 +378,7 @@ def add_function(
         if ty.startswith(TRITON_ABI.tensor_descriptor.prefix):
             entry = next(entries)
             position = len(f._params)
-            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}))
+            meta[arg], passed_args = descriptor_argument(f, k, arg, ty, entry, descriptor_options.get(arg, {}), checked=True)
             if first_tensor is None:
                 first_tensor, first_name = meta[arg], f"'{arg}' (#{position})"
             args += passed_args

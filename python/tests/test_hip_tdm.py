@@ -51,9 +51,27 @@ def test_what_a_descriptor_cannot_hold_is_an_error():
         sc.tdm(sc.var("n"), block=(8,), warps=1)
     with pytest.raises(TypeError, match="tdm warps takes non-negative ints"):
         _module(lambda x: sc.tdm(x, block=(64, 64), warps=sc.var("w")))
-    with pytest.raises(safecall.IRError, match=r"kernel argument 0 \(tdm of `x`\): warps is 0; it must be 1 to 1024"):
+    with pytest.raises(safecall.IRError, match=r"kernel argument 0 \(tdm of `x`\): warps is 0; it must be 1 to 32"):
         _module(lambda x: sc.tdm(x, block=(64, 64), warps=0)).build()
     jit = safecall.jit(_module(lambda x: sc.tdm(x, block=(64, 64), warps=4)).build())
     wide = CudaTensor(0x7F00_0000_1000, "float16", shape=(4, 8), strides=(1 << 48, 1), device_type=10)
     with pytest.raises(ValueError, match=r"load: launch of kernels.tdm2: kernel argument 0 \(tdm of 'x'\): x.strides\[0\] is 281474976710656 elements; a TDM stride must be 0 to 2\^48 - 1 elements"):
         jit.load(tvm_ffi.from_dlpack(wide))
+
+
+def test_a_descriptor_type_with_a_shared_layout_is_read_as_the_plain_one():
+    """Gluon's AMD descriptors add their shared-memory layout to the signature type; what is
+    passed is decided by the ``tensordesc_meta`` entry alone, so the layout changes nothing."""
+    from safecall._triton_abi import Kernel, UnsupportedKernelError
+    from safecall._triton_args import tdm_descriptor_type
+
+    k = Kernel(name="k", cubin=b"", metadata={}, signature={}, constants={}, divisible=frozenset(), backend="hip")
+    entry = {"block_size": [64, 64], "elem_bits": 16, "interval_padding_pairs": [[64, 8]]}
+    plain = tdm_descriptor_type(k, "d", "tensordesc<fp16[64, 64]>", entry)
+    assert plain == ("float16", 2, (64, 8))
+    layout = "tensordesc<fp16[64, 64],#ttg.padded_shared<[64:+8] {order = [1, 0], shape = [64, 64]}>>"
+    assert tdm_descriptor_type(k, "d", layout, entry) == plain
+    with pytest.raises(UnsupportedKernelError, match="elem_bits 32 is not the size of float16"):
+        tdm_descriptor_type(k, "d", "tensordesc<fp16[64, 64]>", {**entry, "elem_bits": 32})
+    with pytest.raises(UnsupportedKernelError, match="takes at most one pair"):
+        tdm_descriptor_type(k, "d", "tensordesc<fp16[64, 64]>", {**entry, "interval_padding_pairs": [[64, 8], [128, 8]]})

@@ -293,6 +293,33 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
             assert fake_hip.launches(fake) == [their], (seq, launcher)
 
 
+def test_safecall_checks_a_tdm_descriptors_tensor_as_tritons_tensor_descriptor_does():
+    """``safecall.triton.function`` takes a tensor where Triton takes a ``TensorDescriptor``,
+    whose constructor asserts a 16-byte aligned base, outer strides of multiples of 16 bytes
+    and positive dims: each is a ``ValueError`` here, before anything is launched."""
+    import safecall.triton as sct
+    from support.triton_fakes import CudaTensor
+
+    case = CASES["TDM descriptors, rank 2 (gfx1250)"]
+    launch_fn = sct.function(_compiled(case))
+    fake = fake_hip.fresh()
+    case.use_target(fake)
+    good = CudaTensor(0x7F00_0000_1000, "float16", shape=(256, 64), strides=(64, 1), device_type=10)
+    for bad, message in (
+        (CudaTensor(0x7F00_0000_1008, "float16", shape=(256, 64), strides=(64, 1), device_type=10),
+         r"argument 'x_desc': the base address 139637976731656 is not aligned to 16 bytes"),
+        (CudaTensor(0x7F00_0000_1000, "float16", shape=(256, 60), strides=(60, 1), device_type=10),
+         r"argument 'x_desc': strides\[0\] is 60 elements of 2 bytes, not a multiple of 16 bytes"),
+        (CudaTensor(0x7F00_0000_1000, "float16", shape=(0, 64), strides=(64, 1), device_type=10),
+         r"argument 'x_desc': shape\[0\] is 0; Triton's TensorDescriptor requires every dim to be positive"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            launch_fn((1, 1, 1), bad, good, 256, 64, 64)
+    assert fake_hip.launches(fake) == []
+    launch_fn((1, 1, 1), good, good, 256, 64, 64)
+    assert len(fake_hip.launches(fake)) == 1
+
+
 def test_an_rdna_kernel_launches_blocks_of_32_wide_wavefronts():
     """On RDNA (gfx1100, 32-wide wavefronts) the block is 32 * num_warps threads, as Triton's
     AMD launcher computes it from ``metadata.warp_size``; the module embeds the HSACO."""

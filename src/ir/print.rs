@@ -23,6 +23,7 @@ use super::syntax::{self, name};
 mod alloc;
 mod device;
 mod expr;
+mod tdm;
 mod tensormap;
 use alloc::print_alloc;
 pub use device::print_device_binary;

@@ -50,7 +50,7 @@ fn a_2d_descriptor_is_groups_0_and_1_with_padding() {
             1,           // the predicate
             0,           // the LDS address (the kernel's)
             0x7000_0100, // the address, low
-            0x8000_0012, // the address, high 25 bits, and the type (2 at bit 30 of this word)
+            0x8000_0012, // the address, bits 32-62, and the type bit (31 of this word)
             // 2-byte elements (1 at 16), padding on (20): 64 halves = 32 words (log2 5, less
             // 1 = 4 at 22), 8 halves = 4 words (less 1 = 3 at 25).
             (1 << 16) | (1 << 20) | (4 << 22) | (3 << 25),
@@ -106,6 +106,77 @@ fn a_3d_descriptor_is_all_four_groups_with_the_tensors_strides() {
         ]);
         assert_eq!(
             l["args"],
+            json!([expected, hex(&0x5000u64.to_le_bytes())]),
+            "{how:?}"
+        );
+    });
+}
+
+#[test]
+fn a_1d_descriptor_divides_its_block_by_every_warp() {
+    each(|how, built| {
+        let f = built.function("tdm_1d");
+        let mut shape = [1000i64];
+        let x = tensor(0x7100_0040, 32, &mut shape, None);
+        call(&f, &[Arg::Tensor(&x), Arg::Int(3)]).unwrap();
+        let launches = hip().launches();
+        let expected = words(&[
+            1,
+            0,
+            0x7100_0040,
+            0x8000_0000,
+            2 << 16,    // 4-byte elements
+            1000 << 16, // the dim
+            0,
+            13 << 16, // 100 over 8 warps, rounded up
+            0,
+            0,
+            0,
+            0,
+        ]);
+        assert_eq!(
+            launches[0]["args"],
+            json!([expected, hex(&3i32.to_le_bytes())]),
+            "{how:?}"
+        );
+    });
+}
+
+#[test]
+fn a_5d_descriptor_fills_group_3_and_takes_strides_up_to_2_to_the_48() {
+    each(|how, built| {
+        let f = built.function("tdm_5d");
+        let mut shape = [2i64, 3, 5, 7, 100];
+        // The outermost stride is the largest a field holds (2^48 - 1).
+        let mut strides = [(1i64 << 48) - 1, 3500, 700, 100, 1];
+        let x = tensor(0x7200_0000, 16, &mut shape, Some(&mut strides));
+        call(&f, &[Arg::Tensor(&x), Arg::Ptr(0x5000)]).unwrap();
+        let launches = hip().launches();
+        // 16 warps over (2, 2, 2, 4, 64): two on each of the four outer dims.
+        let expected = words(&[
+            1,
+            0,
+            0x7200_0000,
+            0x8000_0000,
+            1 << 16,            // 2-byte elements
+            100 << 16,          // dim 0 (inner)
+            7 << 16,            // dim 1
+            64 << 16,           // block 0
+            (1 << 16) | 2,      // blocks 1 (4 / 2 warps) and 2 (2 / 2)
+            100,                // stride 1
+            700 << 16,          // stride 2, low 16 bits
+            0,                  // stride 2, high 32 bits
+            5,                  // group 2: dim 2
+            3,                  // dim 3
+            3500,               // stride 3
+            1 << 16,            // block 3 (2 / 2)
+            0xFFFF_FFFF,        // group 3: stride 4, low 32 bits
+            (2 << 16) | 0xFFFF, // stride 4, high 16 bits; dim 4
+            1 << 16,            // block 4 (2 / 2)
+            0,
+        ]);
+        assert_eq!(
+            launches[0]["args"],
             json!([expected, hex(&0x5000u64.to_le_bytes())]),
             "{how:?}"
         );

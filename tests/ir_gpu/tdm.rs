@@ -45,11 +45,19 @@ fn what_a_descriptor_cannot_describe_is_an_error() {
     for (params, desc, message) in [
         ("", "tdm(x, block=(64), warps=4)", format!("{what}: block has 1 entries; `x` (rank 2) needs 2")),
         ("", "tdm(x, block=(0, 70000), warps=4)", format!("{what}: block[0] is 0; it must be 1 to 65535")),
-        ("", "tdm(x, block=(64, 64), warps=0)", format!("{what}: warps is 0; it must be 1 to 1024")),
+        ("", "tdm(x, block=(64, 64), warps=0)", format!("{what}: warps is 0; it must be 1 to 32")),
         (
             "",
             "tdm(x, block=(64, 64), warps=4, pad=(63, 8))",
             format!("{what}: pad=(63, 8) is not a whole number of 32-bit words of 16-bit elements"),
+        ),
+        (
+            "",
+            "tdm(x, block=(64, 64), warps=4, pad=(18446744073709551615, 8))",
+            format!(
+                "{what}: pad=(18446744073709551615, 8) is too large: the interval must be at \
+                 most 256 words, the amount 128"
+            ),
         ),
         (
             "",

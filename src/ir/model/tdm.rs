@@ -15,8 +15,9 @@ pub mod limits {
     pub const MAX_RANK: usize = 5;
     /// The largest block extent (16-bit fields).
     pub const MAX_BLOCK: u64 = 0xFFFF;
-    /// The largest warp count (a block has at most 1024 threads).
-    pub const MAX_WARPS: u64 = 1024;
+    /// The largest warp count: a block has at most 1024 threads, 32 waves of gfx1250's 32
+    /// lanes (the processor with TDM).
+    pub const MAX_WARPS: u64 = 32;
     /// Strides are 48-bit fields: every stride is below `1 << STRIDE_BITS` elements.
     pub const STRIDE_BITS: u32 = 48;
     /// The largest dim (32-bit fields).

@@ -2,8 +2,7 @@
 //! the options that differ from the driver's zero value, or `tdm(TENSOR, block=(..), ...)`.
 
 use super::super::model::{
-    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TdmArg, TensorMapArg,
-    TensorMapLayout,
+    Expr, Interleave, L2Promotion, LaunchArg, OobFill, Swizzle, TensorMapArg, TensorMapLayout,
 };
 use super::super::syntax::name;
 use super::expr::print_expr;
@@ -14,7 +13,7 @@ pub(super) fn print_launch_args(args: &[LaunchArg]) -> String {
         .map(|a| match a {
             LaunchArg::Value(e) => print_expr(e),
             LaunchArg::TensorMap(t) => print_tensormap(t),
-            LaunchArg::Tdm(t) => print_tdm(t),
+            LaunchArg::Tdm(t) => super::tdm::print_tdm(t),
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -62,24 +61,6 @@ fn print_tensormap(t: &TensorMapArg) -> String {
     }
     if let Some(d) = t.dtype {
         opt("dtype", d.keyword().to_owned());
-    }
-    s.push(')');
-    s
-}
-
-fn print_tdm(t: &TdmArg) -> String {
-    let ints = |v: &[u64]| {
-        let parts: Vec<String> = v.iter().map(u64::to_string).collect();
-        format!("({})", parts.join(", "))
-    };
-    let mut s = format!(
-        "tdm({}, block={}, warps={}",
-        name(&t.tensor),
-        ints(&t.block),
-        t.warps
-    );
-    if let Some((interval, amount)) = t.pad {
-        s.push_str(&format!(", pad={}", ints(&[interval, amount])));
     }
     s.push(')');
     s

@@ -91,17 +91,21 @@ impl FnVerifier<'_, '_> {
     /// to 256 words, the amount 1 to 128 words.
     fn pad_error(&self, t: &TdmArg, bits: u64) -> Option<String> {
         let (interval, amount) = t.pad?;
-        let words = |v: u64| {
-            v.checked_mul(bits)
-                .filter(|b| b.is_multiple_of(32))
-                .map(|b| b / 32)
+        let (Some(ib), Some(ab)) = (interval.checked_mul(bits), amount.checked_mul(bits)) else {
+            return Some(format!(
+                "pad=({interval}, {amount}) is too large: the interval must be at most {} \
+                 words, the amount {}",
+                limits::MAX_PAD_INTERVAL_DWORDS,
+                limits::MAX_PAD_AMOUNT_DWORDS
+            ));
         };
-        let (Some(iw), Some(aw)) = (words(interval), words(amount)) else {
+        if !ib.is_multiple_of(32) || !ab.is_multiple_of(32) {
             return Some(format!(
                 "pad=({interval}, {amount}) is not a whole number of 32-bit words of \
                  {bits}-bit elements"
             ));
-        };
+        }
+        let (iw, aw) = (ib / 32, ab / 32);
         if !iw.is_power_of_two() || !(2..=limits::MAX_PAD_INTERVAL_DWORDS).contains(&iw) {
             return Some(format!(
                 "the padding interval is {interval} elements = {iw} words; it must be a \

@@ -60,7 +60,8 @@ pub(super) fn build(
     let or_imm = |b: &mut FuncBuilder, v: Var, c: i64| b.binary_imm(BinOp::Or, v, c);
     let or = |b: &mut FuncBuilder, x: Var, y: Var| b.binary(BinOp::Or, x, y);
     let mut w = [zero; limits::WORDS];
-    // Group 0: the predicate (1), the global address (57 bits), the type (2 at bit 126).
+    // Group 0: the predicate (1), the global address (bits 64-126: its low 63 bits, as
+    // Triton writes them), the type bit (127).
     w[0] = b.iconst(Ty::I64, 1);
     w[2] = and(b, addr, 0xFFFF_FFFF);
     let high = shr(b, addr, 32);
