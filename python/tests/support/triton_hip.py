@@ -247,6 +247,29 @@ CASES: Dict[str, Case] = {
         (("num_warps", 8),),
         target=("hip", "gfx1250", 32),
     ),
+    "TDM descriptor, rank 1 (gfx1250)": Case(
+        "tdm1_copy",
+        (("x_desc", "tensordesc<fp32[256]>"), ("out_ptr", "*fp32"), ("N", "constexpr")),
+        (("N", 256),),
+        (Launch((1, 1, 1), STREAM, (Desc(X, "float32", (1000,), (1,), (256,)), Tensor(OUT), 256)),),
+        (("num_warps", 8),),
+        target=("hip", "gfx1250", 32),
+    ),
+    # The outermost stride above 2^32 (its high 16 bits in group 3).
+    "TDM descriptor, rank 5 (gfx1250)": Case(
+        "tdm5_copy",
+        (("x_desc", "tensordesc<fp16[2, 2, 2, 4, 64]>"), ("out_ptr", "*fp16"), ("N", "constexpr")),
+        (("N", 2048),),
+        (
+            Launch(
+                (1, 1, 1),
+                STREAM,
+                (Desc(X, "float16", (2, 3, 5, 7, 100), (2**40, 3584, 704, 128, 1), (2, 2, 2, 4, 64)), Tensor(OUT), 2048),
+            ),
+        ),
+        (("num_warps", 16),),
+        target=("hip", "gfx1250", 32),
+    ),
     "fp16 and bf16 scalars": Case(
         "half_scale",
         (("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("n", "i32"), ("h", "fp16"), ("b", "bf16"), ("BLOCK", "constexpr")),
@@ -305,7 +328,7 @@ def launch_records() -> Dict[str, Any]:
 def _kernels() -> Dict[str, Any]:
     import triton
     import triton.language as tl
-    from .triton_kernels import axpy, half_scale, host_desc_copy, matmul, scalars, tdm3_copy
+    from .triton_kernels import axpy, half_scale, host_desc_copy, matmul, scalars, tdm1_copy, tdm3_copy, tdm5_copy
 
     @triton.jit
     def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -321,7 +344,9 @@ def _kernels() -> Dict[str, Any]:
         "axpy": axpy,
         "half_scale": half_scale,
         "host_desc_copy": host_desc_copy,
+        "tdm1_copy": tdm1_copy,
         "tdm3_copy": tdm3_copy,
+        "tdm5_copy": tdm5_copy,
     }
 
 

@@ -94,6 +94,18 @@ def tdm3_copy(x_desc, out_ptr, B0: tl.constexpr, B1: tl.constexpr, B2: tl.conste
 
 
 @triton.jit
+def tdm1_copy(x_desc, out_ptr, N: tl.constexpr):
+    # A rank-1 host descriptor (on gfx1250: a 48-byte TDM descriptor).
+    tl.store(out_ptr + tl.arange(0, N), x_desc.load([0]))
+
+
+@triton.jit
+def tdm5_copy(x_desc, out_ptr, N: tl.constexpr):
+    # A rank-5 host descriptor (on gfx1250: an 80-byte TDM descriptor, group 3 filled).
+    tl.store(out_ptr + tl.arange(0, N), tl.reshape(x_desc.load([0, 0, 0, 0, 0]), (N,)))
+
+
+@triton.jit
 def half_scale(x_ptr, y_ptr, n, h, b, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
