@@ -174,11 +174,6 @@ class View:
         return _capsule_new(ctypes.addressof(managed), b"dltensor", None)
 
 
-def view(data: int, dtype: str, shape: Sequence[int], strides: Optional[Sequence[int]] = None) -> View:
-    """A :class:`View` on CUDA device 0 with no byte offset."""
-    return View(data, dtype, shape, strides)
-
-
 class RawTensor:
     """A tensor given field by field, handed to TVM-FFI through ``__dlpack__``.
 

@@ -15,7 +15,7 @@ missing; with ``CI=true`` each of these is a failure.
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from support import fake_hip, triton_hip
@@ -220,18 +220,14 @@ def test_safecall_launches_like_tritons_amd_launcher(report, case_name):
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
 
 
-@pytest.mark.parametrize("case_name", list(CASES))
-def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(report, case_name, monkeypatch):
-    """safecall's AMD driver's ``launcher_cls``, called as Triton's ``CompiledKernel.run`` calls
-    ``HIPLauncher`` (the same arguments, on a code object its own ``load_binary`` loaded, the
-    driver active for the test only), sends the double the records Triton's own launcher
-    sent."""
+def _installed(case: triton_hip.Case, monkeypatch: Any) -> Tuple[Any, Any, Any, int]:
+    """The case's kernel compiled here, the double (its devices the case's processor), and
+    safecall's AMD driver made active for the test, with the handle its ``load_binary``
+    loaded the kernel as: ``(kernel, fake, driver, function)``."""
     import triton
 
     from safecall._triton_driver import driver_class
 
-    case = CASES[case_name]
-    theirs = launch_records(report, case_name)
     kernel = _compiled(case)
     md = kernel.metadata
     fake = fake_hip.fresh()
@@ -239,7 +235,19 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
     driver = driver_class("hip")()
     monkeypatch.setattr(triton.runtime.driver, "_active", driver)
     _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
-    launcher = driver.launcher_cls(case.source(triton_hip._kernels()), md)
+    return kernel, fake, driver, function
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(report, case_name, monkeypatch):
+    """safecall's AMD driver's ``launcher_cls``, called as Triton's ``CompiledKernel.run`` calls
+    ``HIPLauncher`` (the same arguments, on a code object its own ``load_binary`` loaded, the
+    driver active for the test only), sends the double the records Triton's own launcher
+    sent."""
+    case = CASES[case_name]
+    theirs = launch_records(report, case_name)
+    kernel, fake, driver, function = _installed(case, monkeypatch)
+    launcher = driver.launcher_cls(case.source(triton_hip._kernels()), kernel.metadata)
     for launch, their in zip(case.launches, theirs):
         fake.safecall_fake_hip_reset()
         case.use_target(fake)
@@ -257,20 +265,12 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
     import array
     import types
 
-    import triton
-
-    from safecall._triton_driver import driver_class
     from safecall._triton_launcher import SafecallLauncher
 
     name = "TDM descriptors, rank 2 (gfx1250)"
     case, (their, _) = CASES[name], launch_records(report, name)
-    kernel = _compiled(case)
+    kernel, fake, driver, function = _installed(case, monkeypatch)
     md = kernel.metadata
-    fake = fake_hip.fresh()
-    case.use_target(fake)
-    driver = driver_class("hip")()
-    monkeypatch.setattr(triton.runtime.driver, "_active", driver)
-    _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["hsaco"], md.shared, 0)
     launch = case.launches[0]
 
     class Size(tuple):

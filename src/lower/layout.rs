@@ -3,7 +3,7 @@
 
 use safecall_runtime::abi::DLTENSOR_STRIDES_OFFSET;
 
-use crate::ir::{FloatType, IntType, ScalarType};
+use crate::ir::{FloatType, IntType, ScalarType, Strides};
 use crate::lir::{BinOp, IntCC, Ty, Var};
 
 use super::context::FnCtx;
@@ -38,6 +38,20 @@ pub(crate) fn compact_strides(fx: &mut FnCtx<'_, '_>, dims: &[Var]) -> Vec<Var> 
         strides[k] = fx.b.binary(BinOp::Imul, strides[k + 1], dims[k + 1]);
     }
     strides
+}
+
+/// The strides of a tensor declared with `kind`: a compact tensor's from its dims, any other's
+/// read ([`effective_strides`]).
+pub(crate) fn declared_strides(
+    fx: &mut FnCtx<'_, '_>,
+    dl: Var,
+    kind: &Strides,
+    dims: &[Var],
+) -> Vec<Var> {
+    match kind {
+        Strides::Compact => compact_strides(fx, dims),
+        Strides::Any | Strides::Exact(_) => effective_strides(fx, dl, dims),
+    }
 }
 
 /// The strides of a tensor, reading NULL strides as the compact ones.

@@ -8,11 +8,11 @@ use safecall_runtime::abi::{
     DLTENSOR_NDIM_OFFSET, DLTENSOR_SHAPE_OFFSET, type_index as ti,
 };
 
-use crate::ir::{self, BinOp, Expr, ScalarType, Strides, TensorField, UnOp, typing};
+use crate::ir::{self, BinOp, Expr, ScalarType, TensorField, UnOp, typing};
 use crate::lir::{self, IntCC, Ty, Var};
 
 use super::context::{Binding, FnCtx, TensorBinding};
-use super::layout::{compact_strides, effective_strides, int_lir_type, scalar_lir_type};
+use super::layout::{declared_strides, int_lir_type, scalar_lir_type};
 use super::options::LowerError;
 use super::raise::MsgPart;
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
@@ -274,14 +274,22 @@ pub(crate) fn lower_tensor_scalar(
     tensor: &str,
     field: TensorField,
 ) -> Result<Var, LowerError> {
-    match lower_tensor_field(fx, tensor, field)? {
+    let v = lower_tensor_field(fx, tensor, field)?;
+    scalar_var(v, || format!("{tensor}: field {field:?}"))
+}
+
+/// A value the verifier made a scalar or a pointer, as its machine value (`what` names it in
+/// the internal error of any other).
+pub(crate) fn scalar_var(v: Val, what: impl FnOnce() -> String) -> Result<Var, LowerError> {
+    match v {
         Val::Scalar(v, _) => Ok(v),
         other @ (Val::Device(_)
         | Val::DType(_)
         | Val::Ref { .. }
         | Val::Tensor(_)
         | Val::Str(_)) => Err(LowerError::internal(format!(
-            "{tensor}: field {field:?} is not a scalar: {other:?}"
+            "{} is not a scalar: {other:?}",
+            what()
         ))),
     }
 }
@@ -337,11 +345,7 @@ fn lower_field(
                 )));
             }
             let d = dims(fx);
-            let strides = match t.spec.strides {
-                Strides::Compact => compact_strides(fx, &d),
-                Strides::Any | Strides::Exact(_) => effective_strides(fx, dl, &d),
-            };
-            strides[k]
+            declared_strides(fx, dl, &t.spec.strides, &d)[k]
         }
         TensorField::NDim => match t.spec.shape.rank() {
             Some(rank) => fx.b.iconst(Ty::I32, rank as i64),

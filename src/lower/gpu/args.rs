@@ -7,7 +7,7 @@ use crate::ir::{Expr, LaunchArg};
 use crate::lir::{SlotId, Var};
 
 use super::super::context::FnCtx;
-use super::super::expr::{Val, lower_expr};
+use super::super::expr::{lower_expr, scalar_var};
 use super::super::options::LowerError;
 use super::context::Switch;
 use super::tensormap::cache as tensormap_cache;
@@ -104,14 +104,6 @@ pub(super) fn lower_args<'a>(
 
 /// A value argument's machine value.
 fn lower_value(fx: &mut FnCtx<'_, '_>, k: usize, e: &Expr) -> Result<Var, LowerError> {
-    match lower_expr(fx, e)? {
-        Val::Scalar(v, _) => Ok(v),
-        other @ (Val::Device(_)
-        | Val::DType(_)
-        | Val::Ref { .. }
-        | Val::Tensor(_)
-        | Val::Str(_)) => Err(LowerError::internal(format!(
-            "kernel argument {k} is not a scalar: {other:?}"
-        ))),
-    }
+    let v = lower_expr(fx, e)?;
+    scalar_var(v, || format!("kernel argument {k}"))
 }

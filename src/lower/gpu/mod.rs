@@ -21,6 +21,7 @@ mod args;
 mod config;
 mod context;
 pub(crate) mod cuda;
+mod descriptor_source;
 mod driver;
 pub(crate) mod hip;
 mod launch;

@@ -4,15 +4,14 @@
 //! The kernel's parameter is the first 48 or all 80 bytes (`TdmArg::param_size`); the
 //! runtime copies that many.
 
-use crate::ir::{Strides, TdmArg, TensorField, tdm_limits as limits};
-use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var, builder::FuncBuilder};
+use crate::ir::{TdmArg, tdm_limits as limits};
+use crate::lir::{BinOp, IntCC, Ty, Var, builder::FuncBuilder};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 use super::super::context::{Binding, FnCtx};
-use super::super::expr::lower_tensor_scalar as field;
-use super::super::layout::{compact_strides, effective_strides};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
+use super::descriptor_source::{self, Source};
 
 /// Builds descriptor argument `k` (messages start with `prefix`); returns the address of its
 /// 80 bytes.
@@ -33,19 +32,12 @@ pub(super) fn build(
         .rank()
         .ok_or_else(|| internal("any rank"))?;
     let bits = tensor.spec.dtype.ok_or_else(|| internal("any dtype"))?.bits;
-    let (dl, strides_kind) = (tensor.dl, tensor.spec.strides.clone());
-    let data = field(fx, &t.tensor, TensorField::Data)?;
-    let offset = field(fx, &t.tensor, TensorField::ByteOffset)?;
-    let addr = fx.b.ptr_add(data, offset);
-    let addr = fx.b.convert(ConvOp::PtrToInt, addr, Ty::I64);
-    let mut dims = Vec::with_capacity(rank);
-    for i in 0..rank {
-        dims.push(field(fx, &t.tensor, TensorField::Shape(i))?);
-    }
-    let strides = match strides_kind {
-        Strides::Compact => compact_strides(fx, &dims),
-        Strides::Any | Strides::Exact(_) => effective_strides(fx, dl, &dims),
-    };
+    let Source {
+        addr_int: addr,
+        dims,
+        strides,
+        ..
+    } = descriptor_source::read(fx, &t.tensor, rank)?;
     check(fx, &what, t, &dims, &strides);
 
     // Innermost first, as the descriptor counts: `sh[0]` is the last dim.

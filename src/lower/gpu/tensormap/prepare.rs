@@ -5,13 +5,12 @@
 //! count; the driver's arrays are innermost first, and [`super::encode`] reverses them as it
 //! stores them. The cache key alone is in the driver's order.
 
-use crate::ir::{Expr, Strides, TensorField, TensorMapArg, TensorMapDtype};
-use crate::lir::{BinOp, ConvOp, Ty, Var};
+use crate::ir::{Expr, TensorMapArg, TensorMapDtype};
+use crate::lir::{BinOp, Ty, Var};
 
 use super::super::super::context::{Binding, FnCtx};
-use super::super::super::expr::lower_tensor_scalar as field;
-use super::super::super::layout::{compact_strides, effective_strides};
 use super::super::super::options::LowerError;
+use super::super::descriptor_source::{self, Source};
 use super::super::operands::lower_int;
 
 /// The encoder's inputs of one descriptor argument (checked on a cache miss only: a hit has
@@ -73,19 +72,12 @@ pub(crate) fn prepare<'a>(
         .rank()
         .ok_or_else(|| LowerError::internal(format!("{what}: a tensor of any rank")))?;
 
-    let data = field(fx, &t.tensor, TensorField::Data)?;
-    let offset = field(fx, &t.tensor, TensorField::ByteOffset)?;
-    let addr = fx.b.ptr_add(data, offset);
-    let addr_int = fx.b.convert(ConvOp::PtrToInt, addr, Ty::I64);
-    let mut dims = Vec::with_capacity(rank);
-    for i in 0..rank {
-        dims.push(field(fx, &t.tensor, TensorField::Shape(i))?);
-    }
-    // All strides at once (a compact tensor's from its dims, else NULL read as compact).
-    let tensor_strides = match tensor.spec.strides {
-        Strides::Compact => compact_strides(fx, &dims),
-        Strides::Any | Strides::Exact(_) => effective_strides(fx, tensor.dl, &dims),
-    };
+    let Source {
+        addr,
+        addr_int,
+        mut dims,
+        strides: tensor_strides,
+    } = descriptor_source::read(fx, &t.tensor, rank)?;
     // Computed innermost first, the key's order, then held in the tensor's.
     let mut byte_strides = Vec::with_capacity(rank.saturating_sub(1));
     for i in (0..rank.saturating_sub(1)).rev() {
