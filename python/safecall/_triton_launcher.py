@@ -163,7 +163,9 @@ class SafecallLauncher:
 
     def _descriptor(self, step: _Leaf, desc: Any, out: List[Any], leaves: List[Any], key: List[Any]) -> None:
         entry = step.descriptor["entry"]
-        shape, strides = [int(s) for s in desc.shape], [int(s) for s in desc.strides]
+        shape, strides = _dims(desc.shape, "shape"), _dims(desc.strides, "strides")
+        if len(strides) != len(shape):
+            raise ValueError(f"a TensorDescriptor's shape has {len(shape)} dimensions but its strides {len(strides)}")
         if entry is None:
             # Decomposed (no TMA): base, shape and strides as i64, the two flags, then the
             # shape as i32 and the strides as i64 again (backends/driver.py's layout).
@@ -293,6 +295,24 @@ def _ints(values: Any, message: str) -> Tuple[int, ...]:
     if not all(isinstance(v, int) for v in out):
         raise TypeError(message)
     return tuple(int(v) for v in out)
+
+
+_MAX_DESCRIPTOR_RANK = 5
+
+
+def _dims(values: Any, what: str) -> List[int]:
+    """A descriptor's shape or strides as the native launcher reads them: at most five
+    integers (``__index__``: a ``float`` is a ``TypeError``), each fitting a signed 64-bit
+    integer (else ``OverflowError``), never truncated."""
+    out = []
+    for v in values:
+        if len(out) == _MAX_DESCRIPTOR_RANK:
+            raise ValueError(f"a TensorDescriptor's {what} has more than {_MAX_DESCRIPTOR_RANK} dimensions")
+        n = operator.index(v)
+        if not -(1 << 63) <= n < (1 << 63):
+            raise OverflowError(f"a TensorDescriptor's {what} entry {n} does not fit a signed 64-bit integer")
+        out.append(n)
+    return out
 
 
 def _triton_minor() -> Tuple[int, int]:

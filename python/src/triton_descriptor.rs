@@ -156,6 +156,8 @@ fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyR
         n += 1;
         Ok(())
     };
+    // Exact lists and tuples are read directly; anything else (a `torch.Size`, a tuple
+    // subclass, an `array`) through the iterator protocol, slower but the same values.
     if let Ok(list) = values.cast_exact::<PyList>() {
         for v in list.iter() {
             push(&v)?;

@@ -292,6 +292,29 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
             launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *bare)
             assert fake_hip.launches(fake) == [their], (seq, launcher)
 
+    # Shapes and strides that do not fit, or are not integers, are errors from both launchers
+    # before anything launches (never wrapped into 64 bits or truncated).
+    desc = next(a for a in launch.args if isinstance(a, triton_hip.Desc))
+    shape, strides = list(desc.shape), list(desc.strides)
+    for error, bad_shape, bad_strides in (
+        (OverflowError, [(1 << 64) + shape[0]] + shape[1:], strides),
+        (OverflowError, shape, [-(1 << 63) - 1] + strides[1:]),
+        (TypeError, [float(shape[0])] + shape[1:], strides),
+        (ValueError, shape, strides[:-1]),
+        (ValueError, shape + [1] * 4, strides + [1] * 4),
+    ):
+        bare = [
+            types.SimpleNamespace(base=a.base(), shape=bad_shape, strides=bad_strides)
+            if isinstance(a, triton_hip.Desc)
+            else a
+            for a in launch.args
+        ]
+        for launcher in (driver.launcher_cls(src, md), SafecallLauncher(src, md)):
+            fake.safecall_fake_hip_reset()
+            with pytest.raises(error):
+                launcher(*launch.grid, launch.stream, function, kernel.packed_metadata, None, None, None, *bare)
+            assert fake_hip.launches(fake) == [], (error, bad_shape, bad_strides, launcher)
+
 
 def test_safecall_checks_a_tdm_descriptors_tensor_as_tritons_tensor_descriptor_does():
     """``safecall.triton.function`` takes a tensor where Triton takes a ``TensorDescriptor``,

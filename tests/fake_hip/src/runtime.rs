@@ -141,9 +141,14 @@ pub unsafe extern "C" fn hipGetDeviceCount(out: *mut c_int) -> HipError {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipGetDevice(out: *mut c_int) -> HipError {
     if QUIET.load(Ordering::Relaxed) {
-        // Benchmark mode: no record, no injected failure (what `call` would do); the answer.
+        // Benchmark mode: no record, no injected failure; the answer, and a failure kept as
+        // the thread's last error (as `call` keeps it).
         // SAFETY: output pointer from the caller.
-        return unsafe { write(out, current_device()) };
+        let code = unsafe { write(out, current_device()) };
+        if code != hipSuccess {
+            THREAD.with(|t| t.borrow_mut().last_error = code);
+        }
+        return code;
     }
     // SAFETY: output pointer from the caller.
     call(
