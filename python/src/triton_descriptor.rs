@@ -138,9 +138,11 @@ pub(crate) fn flags_key(flags: u64, count: usize) -> Vec<(&'static str, bool)> {
         .collect()
 }
 
-/// `values` (an iterable of `int`s, at most [`MAX_RANK`]) into `out`; their number. An exact
-/// `list` or `tuple` is read item by item (no iterator object: a third of a TDM launch's
-/// host time went to iterating before), anything else through the iterator protocol.
+/// `values` (an iterable of `int`s, at most [`MAX_RANK`]) into `out`; their number. A `list`
+/// or `tuple`, and a tuple subclass that iterates as a tuple (a `torch.Size`, what
+/// `TensorDescriptor.from_tensor` takes as the shape), is read item by item (no iterator
+/// object: a third of a TDM launch's host time went to iterating before); anything else
+/// through the iterator protocol, as Triton reads it.
 fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
     let mut n = 0;
     let mut push = |v: &Bound<'_, PyAny>| -> PyResult<()> {
@@ -156,13 +158,13 @@ fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyR
         n += 1;
         Ok(())
     };
-    // Exact lists and tuples are read directly; anything else (a `torch.Size`, a tuple
-    // subclass, an `array`) through the iterator protocol, slower but the same values.
     if let Ok(list) = values.cast_exact::<PyList>() {
         for v in list.iter() {
             push(&v)?;
         }
-    } else if let Ok(tuple) = values.cast_exact::<PyTuple>() {
+    } else if let Ok(tuple) = values.cast::<PyTuple>()
+        && iterates_as_tuple(tuple)
+    {
         for v in tuple.iter() {
             push(&v)?;
         }
@@ -172,6 +174,40 @@ fn fill(out: &mut [i64; MAX_RANK], values: &Bound<'_, PyAny>, what: &str) -> PyR
         }
     }
     Ok(n)
+}
+
+/// Whether iterating `tuple` (a tuple or an instance of a subclass) yields its items in order,
+/// as reading them does: its type's `tp_iter` is the tuple's own (a subclass defining
+/// `__iter__` has another). Asked through `PyType_GetSlot`, which takes static types (such as
+/// `torch.Size`) from Python 3.10 on; on 3.9 only an exact tuple is read directly.
+fn iterates_as_tuple(tuple: &Bound<'_, PyTuple>) -> bool {
+    let ty = tuple.get_type_ptr();
+    let tuple_type = std::ptr::addr_of_mut!(pyo3::ffi::PyTuple_Type);
+    if ty == tuple_type {
+        return true;
+    }
+    let Some(&tuple_iter) = tuple_iter(tuple.py()) else {
+        return false;
+    };
+    // SAFETY: a live type object (the interpreter lock is held) on Python 3.10+, where
+    // `PyType_GetSlot` reads any type's slot without raising.
+    let iter = unsafe { pyo3::ffi::PyType_GetSlot(ty, pyo3::ffi::Py_tp_iter) };
+    iter as usize == tuple_iter
+}
+
+/// The tuple type's `tp_iter` on Python 3.10+ (as an address); `None` on 3.9.
+fn tuple_iter(py: Python<'_>) -> Option<&'static usize> {
+    static TUPLE_ITER: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    TUPLE_ITER
+        .get_or_init(|| {
+            (py.version_info() >= (3, 10)).then(|| {
+                let ty = std::ptr::addr_of_mut!(pyo3::ffi::PyTuple_Type);
+                // SAFETY: the interpreter's static tuple type, read on 3.10+ (see
+                // `iterates_as_tuple`).
+                unsafe { pyo3::ffi::PyType_GetSlot(ty, pyo3::ffi::Py_tp_iter) as usize }
+            })
+        })
+        .as_ref()
 }
 
 /// The base tensor's address as Triton's `make_tensordesc_arg` reads it: `base.data_ptr()`,

@@ -274,12 +274,26 @@ def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, mon
     launch = case.launches[0]
 
     class Size(tuple):
-        """A tuple subclass, as ``torch.Size`` is."""
+        """A tuple subclass, as ``torch.Size`` is (read item by item, as a tuple)."""
+
+    class Iterated(tuple):
+        """A tuple subclass whose ``__iter__`` yields other values than its items: Triton
+        reads a shape by iterating it, and so must safecall."""
+
+        def __new__(cls, values):
+            seq = super().__new__(cls, [7] * len(values))
+            seq.values = list(values)
+            return seq
+
+        def __iter__(self):
+            return iter(self.values)
 
     src = case.source(triton_hip._kernels())
-    # Shapes and strides as lists, as tuples, and as a tuple subclass and an array (iterables
+    # Shapes and strides as lists, as tuples, as tuple subclasses and an array (an iterable
     # the native launcher reads through the iterator protocol).
-    for seq, other in ((list, list), (tuple, tuple), (Size, lambda v: array.array("q", v))):
+    for seq, other in (
+        (list, list), (tuple, tuple), (Size, lambda v: array.array("q", v)), (Iterated, Iterated),
+    ):
         bare = [
             types.SimpleNamespace(base=a.base(), shape=seq(a.shape), strides=other(a.strides))
             if isinstance(a, triton_hip.Desc)
