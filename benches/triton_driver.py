@@ -19,7 +19,8 @@ the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` gr
 ``triton.cdiv``, a launch hook registered (as a profiler does), a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
-the rounds, in microseconds.
+the rounds, in microseconds; each call timed with ``timeit``, its statement compiled into the
+timing loop as a user writes it (no wrapper function per call on either side).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -99,28 +101,26 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     }
     out: dict = {}
     for n, (kernel, args) in kernels.items():
-        call = lambda: kernel[(4,)](*args, BLOCK=128)  # noqa: E731
-        call()  # compiles, loads, builds the launcher
+        call = "kernel[(4,)](*args, BLOCK=128)"
+        kernel[(4,)](*args, BLOCK=128)  # compiles, loads, builds the launcher
         fake.safecall_fake_cuda_quiet(1)
         compiled = next(iter(kernel.device_caches[0][0].values()))
         run_args = (4, 1, 1, 0, compiled.function, compiled.packed_metadata, None,
                     triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook, *args, 128)
 
-        def launcher():
-            compiled.run(*run_args)
+        launcher = "compiled.run(*run_args)"
 
         dispatched = safecall_triton.jit(kernel)
 
-        def dispatch():
-            dispatched[(4,)](*args, BLOCK=128)
+        dispatch = "dispatched[(4,)](*args, BLOCK=128)"
 
-        out[f"kernel[grid]() {n} args"] = _median(call, rounds, calls)
+        out[f"kernel[grid]() {n} args"] = _median(call, locals(), rounds, calls)
         if n == 3:
             # Inductor's and Helion's call: `JITFunction.run` with the grid as a keyword.
             out["kernel.run(*args, grid=, warmup=False) 3 args"] = _median(
-                lambda: kernel.run(*args, grid=(4,), warmup=False, BLOCK=128), rounds, calls)
-        out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, rounds, calls)
-        out[f"CompiledKernel.run {n} args"] = _median(launcher, rounds, calls)
+                "kernel.run(*args, grid=(4,), warmup=False, BLOCK=128)", locals(), rounds, calls)
+        out[f"safecall.triton.jit(kernel)[grid]() {n} args"] = _median(dispatch, locals(), rounds, calls)
+        out[f"CompiledKernel.run {n} args"] = _median(launcher, locals(), rounds, calls)
         if n >= 8:
             # The same launch with `tvm_ffi.Tensor`s at the same addresses (cuda:0), whose
             # `data_ptr()` is a C method, as torch's is: the Python frame of `T.data_ptr` is
@@ -132,7 +132,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             tensors = [tvm_ffi.from_dlpack(RawTensor(p.address, (2, 0), (2, 32, 1), [256], None, 0)) for p in args[:pointers]]
             tensor_args = (*run_args[:9], *tensors, *run_args[9 + pointers:])
             out[f"CompiledKernel.run {n} args, C data_ptr()"] = _median(
-                lambda: compiled.run(*tensor_args), rounds, calls)
+                "compiled.run(*tensor_args)", locals(), rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
     # The everyday grid: a lambda over META calling triton.cdiv, made anew per call as in a
     # wrapper function (Triton calls it; the dispatch computes it from its trace).
@@ -147,19 +147,19 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     with_heuristics[(4,)](*k3_args)
     heuristics_dispatch = safecall_triton.jit(with_heuristics)
     fake.safecall_fake_cuda_quiet(1)
-    out["@heuristics kernel[grid]() 3 args"] = _median(lambda: with_heuristics[(4,)](*k3_args), rounds, calls)
+    out["@heuristics kernel[grid]() 3 args"] = _median("with_heuristics[(4,)](*k3_args)", locals(), rounds, calls)
     out["safecall.triton.jit(@heuristics kernel)[grid]() 3 args"] = _median(
-        lambda: heuristics_dispatch[(4,)](*k3_args), rounds, calls)
-    out["kernel[lambda META: cdiv]() 3 args"] = _median(lambda: k3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
+        "heuristics_dispatch[(4,)](*k3_args)", locals(), rounds, calls)
+    out["kernel[lambda META: cdiv]() 3 args"] = _median("k3[lambda_grid(1000)](*k3_args, BLOCK=128)", locals(), rounds, calls)
     out["safecall.triton.jit(kernel)[lambda META: cdiv]() 3 args"] = _median(
-        lambda: dispatched3[lambda_grid(1000)](*k3_args, BLOCK=128), rounds, calls)
+        "dispatched3[lambda_grid(1000)](*k3_args, BLOCK=128)", locals(), rounds, calls)
     # A launch hook registered, as a profiler registers one: Triton's run computes the launch
     # metadata and its launcher calls the hook; the dispatch does the same from its table.
     profiled = []
     triton.knobs.runtime.launch_enter_hook.add(profiled.append)
-    out["kernel[grid]() 3 args, launch hook"] = _median(lambda: k3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+    out["kernel[grid]() 3 args, launch hook"] = _median("k3[(4,)](*k3_args, BLOCK=128)", locals(), rounds, calls)
     out["safecall.triton.jit(kernel)[grid]() 3 args, launch hook"] = _median(
-        lambda: dispatched3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+        "dispatched3[(4,)](*k3_args, BLOCK=128)", locals(), rounds, calls)
     triton.knobs.runtime.launch_enter_hook.remove(profiled.append)
     profiled.clear()
     fake.safecall_fake_cuda_quiet(0)
@@ -177,13 +177,13 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     kdesc[(4,)](*descs, 256, BM=64, BN=64)
     desc_dispatch = safecall_triton.jit(kdesc)
     fake.safecall_fake_cuda_quiet(1)
-    out["kernel[grid]() 2 host descriptors"] = _median(lambda: kdesc[(4,)](*descs, 256, BM=64, BN=64), rounds, calls)
+    out["kernel[grid]() 2 host descriptors"] = _median("kdesc[(4,)](*descs, 256, BM=64, BN=64)", locals(), rounds, calls)
     out["safecall.triton.jit(kernel)[grid]() 2 host descriptors"] = _median(
-        lambda: desc_dispatch[(4,)](*descs, 256, BM=64, BN=64), rounds, calls)
+        "desc_dispatch[(4,)](*descs, 256, BM=64, BN=64)", locals(), rounds, calls)
     compiled = next(iter(kdesc.device_caches[0][0].values()))
     desc_args = (4, 1, 1, 0, compiled.function, compiled.packed_metadata, None,
                  triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook, *descs, 256, 64, 64)
-    out["CompiledKernel.run 2 host descriptors"] = _median(lambda: compiled.run(*desc_args), rounds, calls)
+    out["CompiledKernel.run 2 host descriptors"] = _median("compiled.run(*desc_args)", locals(), rounds, calls)
     fake.safecall_fake_cuda_quiet(0)
     # An autotuned kernel (two configs, a stand-in benchmarker), once tuned: Triton's
     # Autotuner.run above its JIT, and the same through safecall's dispatch.
@@ -195,8 +195,8 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     tuned[(4,)](*args3)
     tuned_dispatch = safecall_triton.jit(tuned)
     fake.safecall_fake_cuda_quiet(1)
-    out["autotuned kernel[grid]() 3 args"] = _median(lambda: tuned[(4,)](*args3), rounds, calls)
-    out["safecall.triton.jit(autotuned)[grid]() 3 args"] = _median(lambda: tuned_dispatch[(4,)](*args3), rounds, calls)
+    out["autotuned kernel[grid]() 3 args"] = _median("tuned[(4,)](*args3)", locals(), rounds, calls)
+    out["safecall.triton.jit(autotuned)[grid]() 3 args"] = _median("tuned_dispatch[(4,)](*args3)", locals(), rounds, calls)
     fake.safecall_fake_cuda_quiet(0)
     # The first launch of a new signature, compile excluded: each signature compiled first
     # (no launcher built), then the launcher built and called once, timed. Triton 3.9 shares
@@ -241,22 +241,21 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         safecall_triton.install(dispatch=True)
         k3, k3_args = kernels[3]
         fake.safecall_fake_cuda_quiet(1)
-        out["installed dispatch: kernel[grid]() 3 args"] = _median(lambda: k3[(4,)](*k3_args, BLOCK=128), rounds, calls)
+        out["installed dispatch: kernel[grid]() 3 args"] = _median("k3[(4,)](*k3_args, BLOCK=128)", locals(), rounds, calls)
         out["installed dispatch: kernel.run(*args, grid=, warmup=False) 3 args"] = _median(
-            lambda: k3.run(*k3_args, grid=(4,), warmup=False, BLOCK=128), rounds, calls)
+            "k3.run(*k3_args, grid=(4,), warmup=False, BLOCK=128)", locals(), rounds, calls)
         fake.safecall_fake_cuda_quiet(0)
     return out
 
 
-def _median(fn, rounds: int, calls: int) -> float:
-    fn()
-    figures = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        figures.append((time.perf_counter() - start) / calls * 1e6)
-    return round(statistics.median(figures), 3)
+def _median(stmt: str, namespace: dict, rounds: int, calls: int) -> float:
+    """The median over ``rounds`` of the time per execution of ``stmt`` (a call, written as its
+    user writes it) with the names of ``namespace``, in microseconds. ``timeit`` compiles the
+    statement into its loop: what is timed is the call, not also a wrapper function's frame per
+    call (about 0.02-0.03 us, which both sides would pay)."""
+    timer = timeit.Timer(stmt, globals=namespace)
+    timer.timeit(1)
+    return round(statistics.median(timer.repeat(rounds, calls)) / calls * 1e6, 3)
 
 
 def main() -> None:
