@@ -138,6 +138,33 @@ ADD_256 = (
     (("BLOCK", 256),),
 )
 
+def random_tdm_launches(seed: int, dtype: str, block: Tuple[int, ...], rest: Tuple[Any, ...], count: int = 25) -> Tuple[Launch, ...]:
+    """``count`` launches of a one-descriptor TDM kernel (the descriptor first, then ``rest``)
+    with descriptors drawn from ``seed``: what Triton's ``TensorDescriptor`` accepts and its
+    launcher passes on unchanged, from small to its limits (16-byte aligned addresses below
+    2^48, dims to 2^31 - 1, as the ``i32`` shape argument allows, outer strides multiples of
+    16 bytes to 2^48 - 1 elements, as the descriptor's 48-bit fields allow)."""
+    import random
+
+    rng = random.Random(seed)
+    step = 16 // {"float16": 2, "float32": 4}[dtype]
+    launches = []
+    for _ in range(count):
+        address = rng.randrange(1 << 12, 1 << 48) & ~15
+        shape = [rng.randrange(1, 1 << 31) if rng.random() < 0.25 else rng.randrange(1, 300) for _ in block]
+        strides = [1]
+        for extent in reversed(shape[1:]):
+            dense = -(-strides[0] * extent // step) * step
+            if rng.random() < 0.3 or dense >= 1 << 48:
+                strides.insert(0, rng.randrange(1, ((1 << 48) - 1) // step + 1) * step)
+            else:
+                strides.insert(0, dense)
+        grid = (rng.randrange(1, 9), 1, 1)
+        desc = Desc(address, dtype, tuple(shape), tuple(strides), block)
+        launches.append(Launch(grid, rng.choice((0, STREAM)), (desc, *rest)))
+    return tuple(launches)
+
+
 CASES: Dict[str, Case] = {
     "vector add": Case(
         "add",
@@ -267,6 +294,44 @@ CASES: Dict[str, Case] = {
                 (Desc(X, "float16", (2, 3, 5, 7, 100), (2**40, 3584, 704, 128, 1), (2, 2, 2, 4, 64)), Tensor(OUT), 2048),
             ),
         ),
+        (("num_warps", 16),),
+        target=("hip", "gfx1250", 32),
+    ),
+    # Descriptors drawn at random (seeded), one case per rank: the encoder's fields against
+    # Triton's own at every size and position of the values.
+    "TDM descriptor, random, rank 1 (gfx1250)": Case(
+        "tdm1_copy",
+        (("x_desc", "tensordesc<fp32[256]>"), ("out_ptr", "*fp32"), ("N", "constexpr")),
+        (("N", 256),),
+        random_tdm_launches(1, "float32", (256,), (Tensor(OUT), 256)),
+        (("num_warps", 8),),
+        target=("hip", "gfx1250", 32),
+    ),
+    "TDM descriptors, random, rank 2 (gfx1250)": Case(
+        "host_desc_copy",
+        (("x_desc", "tensordesc<fp16[64, 64]>"), ("y_desc", "tensordesc<fp16[64, 64]>"), ("M", "i32"))
+        + (("BM", "constexpr"), ("BN", "constexpr")),
+        (("BM", 64), ("BN", 64)),
+        tuple(
+            Launch(a.grid, a.stream, (a.args[0], b.args[0], 7, 64, 64))
+            for a, b in zip(random_tdm_launches(2, "float16", (64, 64), ()), random_tdm_launches(22, "float16", (64, 64), ()))
+        ),
+        (("num_warps", 4),),
+        target=("hip", "gfx1250", 32),
+    ),
+    "TDM descriptor, random, rank 3 (gfx1250)": Case(
+        "tdm3_copy",
+        (("x_desc", "tensordesc<fp32[2, 16, 64]>"), ("out_ptr", "*fp32"), ("B0", "constexpr"), ("B1", "constexpr"), ("B2", "constexpr")),
+        (("B0", 2), ("B1", 16), ("B2", 64)),
+        random_tdm_launches(3, "float32", (2, 16, 64), (Tensor(OUT), 2, 16, 64)),
+        (("num_warps", 8),),
+        target=("hip", "gfx1250", 32),
+    ),
+    "TDM descriptor, random, rank 5 (gfx1250)": Case(
+        "tdm5_copy",
+        (("x_desc", "tensordesc<fp16[2, 2, 2, 4, 64]>"), ("out_ptr", "*fp16"), ("N", "constexpr")),
+        (("N", 2048),),
+        random_tdm_launches(5, "float16", (2, 2, 2, 4, 64), (Tensor(OUT), 2048)),
         (("num_warps", 16),),
         target=("hip", "gfx1250", 32),
     ),
