@@ -272,10 +272,10 @@ fn a_failed_encode_raises_with_the_drivers_words() {
 fn bit_21_is_cleared_for_small_tensors_on_drivers_up_to_13010() {
     each(|how, built| {
         let f = built.function("dynbox");
-        let bit = |version: i32, shape: [i64; 2], address: usize| -> bool {
+        let bit_strided = |version: i32, shape: [i64; 2], strides: [i64; 2], address: usize| {
             fake().reset();
             fake().set_driver_version(version);
-            let (mut s, mut t) = (shape, [shape[1], 1]);
+            let (mut s, mut t) = (shape, strides);
             let a = tensor(address, F32, &mut s, Some(&mut t));
             call(
                 &f,
@@ -285,6 +285,9 @@ fn bit_21_is_cleared_for_small_tensors_on_drivers_up_to_13010() {
             fake().set_driver_version(0);
             words(&fake().launches()[0]["args"][0])[1] >> 21 & 1 == 1
         };
+        let bit = |version: i32, shape: [i64; 2], address: usize| {
+            bit_strided(version, shape, [shape[1], 1], address)
+        };
         // 64 x 32 floats span 8 KiB: cleared on 13000 and 13010, kept on 13020.
         assert!(!bit(13000, [64, 32], 0x10_0000), "{how:?}");
         assert!(!bit(13010, [64, 32], 0x20_0000), "{how:?}");
@@ -293,6 +296,12 @@ fn bit_21_is_cleared_for_small_tensors_on_drivers_up_to_13010() {
         // kept; 1024 x 32 span 131069, below 128 KiB, cleared.
         assert!(bit(13000, [1025, 32], 0x40_0000), "{how:?}");
         assert!(!bit(13000, [1024, 32], 0x50_0000), "{how:?}");
+        // Computed exactly: 2^25 + 1 rows 2^39 bytes apart span 2^64 + 125 bytes, which a
+        // 64-bit sum would wrap to 125 (a 32-bit one, as Triton's launcher computes it, too).
+        assert!(
+            bit_strided(13000, [(1 << 25) + 1, 32], [1 << 37, 1], 0x60_0000),
+            "{how:?}"
+        );
     });
 }
 

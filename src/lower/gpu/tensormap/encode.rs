@@ -138,8 +138,7 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
             (false, _) => (d, p.byte_strides[i]),
         };
         let extent = fx.b.binary_imm(BinOp::Isub, d, 1);
-        let bytes = fx.b.binary(BinOp::Imul, extent, stride);
-        last = fx.b.binary(BinOp::Iadd, last, bytes);
+        last = span_term(fx, last, extent, stride);
     }
     let small =
         fx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
@@ -150,4 +149,23 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
         fx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
     let new = fx.b.select(apply, cleared, word);
     fx.b.store(out, word_at, new);
+}
+
+/// `last + extent * stride`, exactly as far as the span's comparison with
+/// [`cuda::TMA_WORKAROUND_SPAN`] goes, with no wrapping: a term whose extent or stride is the
+/// limit or more (or negative) counts as the limit, unless its extent is 0 (the product of two
+/// smaller ones stays below 2^34, a sum of five below 2^37). A tensor spanning 2^64 bytes or
+/// more (dims to 2^32 and strides to 2^40 bytes allow it) is then not taken for a small one.
+fn span_term(fx: &mut FnCtx<'_, '_>, last: Var, extent: Var, stride: Var) -> Var {
+    let limit = cuda::TMA_WORKAROUND_SPAN;
+    let large_extent = fx.b.icmp_imm(IntCC::Uge, extent, limit);
+    let large_stride = fx.b.icmp_imm(IntCC::Uge, stride, limit);
+    let large = fx.b.binary(BinOp::Or, large_extent, large_stride);
+    let product = fx.b.binary(BinOp::Imul, extent, stride);
+    let capped = fx.b.iconst(Ty::I64, limit);
+    let term = fx.b.select(large, capped, product);
+    let empty = fx.b.icmp_imm(IntCC::Eq, extent, 0);
+    let zero = fx.b.iconst(Ty::I64, 0);
+    let term = fx.b.select(empty, zero, term);
+    fx.b.binary(BinOp::Iadd, last, term)
 }
