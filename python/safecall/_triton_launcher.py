@@ -163,12 +163,12 @@ class SafecallLauncher:
 
     def _descriptor(self, step: _Leaf, desc: Any, out: List[Any], leaves: List[Any], key: List[Any]) -> None:
         entry = step.descriptor["entry"]
-        shape, strides = _dims(desc.shape, "shape"), _dims(desc.strides, "strides")
-        if len(strides) != len(shape):
-            raise ValueError(f"a TensorDescriptor's shape has {len(shape)} dimensions but its strides {len(strides)}")
         if entry is None:
             # Decomposed (no TMA): base, shape and strides as i64, the two flags, then the
-            # shape as i32 and the strides as i64 again (backends/driver.py's layout).
+            # shape as i32 and the strides as i64 again (backends/driver.py's layout; its
+            # `decompose_descriptor` reads the shape and strides before the launcher checks
+            # the base's pointer).
+            shape, strides = _shape_and_strides(desc)
             elem = step.ty[step.ty.index("<") + 1 : step.ty.index("[")]
             self.pointer(desc.base, out)
             leaves.append("*" + elem)
@@ -188,7 +188,10 @@ class SafecallLauncher:
                 out.append(v)
                 leaves.append("i64")
             return
+        # The base's address first, then the shape and strides, as the native launcher reads
+        # a TMA or TDM descriptor.
         address = _descriptor_address(desc.base)
+        shape, strides = _shape_and_strides(desc)
         dtype = _descriptor_dtype(step.ty)
         out.append(_descriptor_view(address, dtype, shape, strides, TRITON_ABI.backends[self.backend].device_type))
         leaves.append((step.ty, len(key)))
@@ -313,6 +316,15 @@ def _dims(values: Any, what: str) -> List[int]:
             raise OverflowError(f"a TensorDescriptor's {what} entry {n} does not fit a signed 64-bit integer")
         out.append(n)
     return out
+
+
+def _shape_and_strides(desc: Any) -> Tuple[List[int], List[int]]:
+    """A descriptor's shape and strides (:func:`_dims`), of equal lengths (else a
+    ``ValueError``)."""
+    shape, strides = _dims(desc.shape, "shape"), _dims(desc.strides, "strides")
+    if len(strides) != len(shape):
+        raise ValueError(f"a TensorDescriptor's shape has {len(shape)} dimensions but its strides {len(strides)}")
+    return shape, strides
 
 
 def _triton_minor() -> Tuple[int, int]:

@@ -302,6 +302,11 @@ fn bit_21_is_cleared_for_small_tensors_on_drivers_up_to_13010() {
             bit_strided(13000, [(1 << 25) + 1, 32], [1 << 37, 1], 0x60_0000),
             "{how:?}"
         );
+        // A stride of 0 repeats a row: 2^17 + 1 rows of 32 floats span 125 bytes, cleared.
+        assert!(
+            !bit_strided(13000, [(1 << 17) + 1, 32], [0, 1], 0x70_0000),
+            "{how:?}"
+        );
     });
 }
 

@@ -153,9 +153,10 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
 
 /// `last + extent * stride`, exactly as far as the span's comparison with
 /// [`cuda::TMA_WORKAROUND_SPAN`] goes, with no wrapping: a term whose extent or stride is the
-/// limit or more (or negative) counts as the limit, unless its extent is 0 (the product of two
-/// smaller ones stays below 2^34, a sum of five below 2^37). A tensor spanning 2^64 bytes or
-/// more (dims to 2^32 and strides to 2^40 bytes allow it) is then not taken for a small one.
+/// limit or more (or negative) counts as the limit, unless its extent or its stride is 0 (the
+/// product of two smaller ones stays below 2^34, a sum of five below 2^37). A tensor spanning
+/// 2^64 bytes or more (dims to 2^32 and strides to 2^40 bytes allow it) is then not taken for
+/// a small one.
 fn span_term(fx: &mut FnCtx<'_, '_>, last: Var, extent: Var, stride: Var) -> Var {
     let limit = cuda::TMA_WORKAROUND_SPAN;
     let large_extent = fx.b.icmp_imm(IntCC::Uge, extent, limit);
@@ -164,7 +165,9 @@ fn span_term(fx: &mut FnCtx<'_, '_>, last: Var, extent: Var, stride: Var) -> Var
     let product = fx.b.binary(BinOp::Imul, extent, stride);
     let capped = fx.b.iconst(Ty::I64, limit);
     let term = fx.b.select(large, capped, product);
-    let empty = fx.b.icmp_imm(IntCC::Eq, extent, 0);
+    let single = fx.b.icmp_imm(IntCC::Eq, extent, 0);
+    let repeated = fx.b.icmp_imm(IntCC::Eq, stride, 0);
+    let empty = fx.b.binary(BinOp::Or, single, repeated);
     let zero = fx.b.iconst(Ty::I64, 0);
     let term = fx.b.select(empty, zero, term);
     fx.b.binary(BinOp::Iadd, last, term)
