@@ -25,6 +25,7 @@ upper half of the float32 (truncated, as Triton does); ``fp32``/``fp64`` round t
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import operator
 import struct
@@ -60,11 +61,17 @@ def _integer(rule: int, value: Any, out: List[Any]) -> None:
 
 
 def _fp16(value: Any, out: List[Any]) -> None:
-    out.append(struct.unpack("<H", struct.pack("<e", float(value)))[0])
+    """As Triton's ``extractFP16``: ``PyFloat_AsDouble`` (``ctypes.c_double`` reads a value
+    so: a ``str`` is a ``TypeError``, where ``float()`` would parse it), then
+    ``PyFloat_Pack2`` (``struct``'s ``e``)."""
+    out.append(struct.unpack("<H", struct.pack("<e", ctypes.c_double(value).value))[0])
 
 
 def _bf16(value: Any, out: List[Any]) -> None:
-    out.append(struct.unpack("<I", struct.pack("<f", float(value)))[0] >> 16)
+    """As Triton's ``extractBF16``: ``PyFloat_AsDouble``, the C cast to ``float``
+    (``ctypes.c_float``: beyond float's range an infinity, where ``struct`` raises), its upper
+    16 bits."""
+    out.append(int.from_bytes(bytes(ctypes.c_float(value)), "little") >> 16)
 
 
 def _float(value: Any, out: List[Any]) -> None:

@@ -409,7 +409,7 @@ impl TritonLaunch {
                     values.push(int(bits))
                 }
                 Kind::Float => values.push(float(value.extract::<f64>()?)),
-                Kind::Half => values.push(int(half_bits(value.extract::<f64>()?)? as i64)),
+                Kind::Half => values.push(int(half_bits(py, value.extract::<f64>()?)? as i64)),
                 Kind::BFloat16 => values.push(int(
                     ((value.extract::<f64>()? as f32).to_bits() >> 16) as i64,
                 )),

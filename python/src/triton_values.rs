@@ -2,10 +2,11 @@
 //! `u64` conversions with `extract`'s errors, and the `TVMFFIAny` words of ints, floats and
 //! halves (for [`TritonLaunch`](crate::triton_launch::TritonLaunch) and the dispatcher).
 
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyInt;
+use pyo3::types::{PyBytes, PyInt};
 
+use safecall::ir::model::FloatType;
 use safecall_runtime::abi::{TVMFFIAny, TVMFFIValue, type_index};
 
 // `exact_i64` reads a C `long` as an `i64` (LP64: every target the extension is built for).
@@ -63,13 +64,28 @@ pub(crate) fn float(v: f64) -> TVMFFIAny {
 }
 
 /// The bits of the half nearest `v` (ties to even), as `PyFloat_Pack2` packs it: an
-/// `OverflowError` for a finite value that rounds beyond the largest half.
-pub(crate) fn half_bits(v: f64) -> PyResult<u16> {
-    let h = half::f16::from_f64(v);
-    if h.is_infinite() && v.is_finite() {
+/// `OverflowError` for a finite value that rounds beyond the largest half. A NaN's bits are
+/// the running CPython's choice (3.11-3.13 drop the payload and keep the sign), asked of
+/// `struct`, which packs with `PyFloat_Pack2` (not in the stable ABI of 3.9).
+pub(crate) fn half_bits(py: Python<'_>, v: f64) -> PyResult<u16> {
+    if v.is_nan() {
+        let packed = py
+            .import(pyo3::intern!(py, "struct"))?
+            .call_method1(pyo3::intern!(py, "pack"), ("<e", v))?;
+        let bytes: [u8; 2] = packed
+            .cast::<PyBytes>()?
+            .as_bytes()
+            .try_into()
+            .map_err(|_| PyValueError::new_err("struct.pack('<e') did not give 2 bytes"))?;
+        return Ok(u16::from_le_bytes(bytes));
+    }
+    // Rounded once from the `f64` (the `half` crate's `from_f64` rounds some values just above
+    // a tie twice, where `PyFloat_Pack2` does not).
+    let h = safecall::ir::half::round_f64_bits(v.to_bits(), FloatType::F16);
+    if h & 0x7fff == 0x7c00 && v.is_finite() {
         return Err(PyOverflowError::new_err(
             "float too large to pack with e format",
         ));
     }
-    Ok(h.to_bits())
+    Ok(h)
 }
