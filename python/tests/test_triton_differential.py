@@ -42,6 +42,7 @@ from support.triton_fakes import (
     expected_args,
     expected_launch,
     is_descriptor,
+    random_scalar,
     safecall_args,
     scratch_requests,
 )
@@ -477,42 +478,6 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
     assert wrapped > 0, "the seed draws no descriptor where the two span computations disagree"
 
 
-def _random_scalar(rng: Any, ty: str) -> Any:
-    """A value for a scalar parameter of type ``ty``, drawn to reach every conversion's edges:
-    integers at and beyond the type's range (which Triton's launcher casts as C does, or
-    refuses beyond 64 bits), floats of every magnitude, infinities, NaNs of either sign, ties
-    that a conversion through ``float`` would round twice, and the ``bool``s and ``int``s a
-    float parameter also takes."""
-    import math
-    import struct
-
-    if ty in ("fp16", "bf16", "fp32", "fp64"):
-        pick = rng.randrange(8)
-        if pick == 0:
-            return rng.choice((math.inf, -math.inf, math.nan, -math.nan, 0.0, -0.0, True, 3))
-        if pick == 1:
-            # A NaN with payload bits (what the conversions do with them).
-            return struct.unpack("<d", struct.pack("<Q", 0x7FF0_0000_0000_0000 | rng.randrange(1, 1 << 52) | rng.randrange(2) << 63))[0]
-        if pick == 2:
-            # Just above a half tie: (1 + 2^-11) * 2^k plus a little, which f64 -> f32 -> f16
-            # would round to even twice.
-            return math.ldexp(1 + 2.0**-11 + 2.0**-40, rng.randrange(-24, 16)) * rng.choice((1, -1))
-        return rng.choice((1, -1)) * math.ldexp(rng.random(), rng.randrange(-160, 140))
-    bits = int(ty[1:]) if ty != "i1" else 1
-    if ty == "i1":
-        return rng.choice((True, False, 0, 1))
-    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty[0] == "i" else (0, (1 << bits) - 1)
-    pick = rng.randrange(6)
-    if pick == 0:
-        return rng.choice((lo, hi, 0, 1, -1, lo - 1, hi + 1))
-    if pick == 1:
-        # Beyond the type but within 64 bits (C casts), or beyond 64 bits (refused).
-        return rng.randrange(-(1 << 63), 1 << 64)
-    if pick == 2:
-        return rng.choice((1 << 64, -(1 << 63) - 1, 1 << 70, -(1 << 70)))
-    return rng.randrange(lo, hi + 1)
-
-
 def _launch_or_error(call: Any, fake: Any) -> Any:
     """The launch records ``call()`` makes on the double, or the type of what it raised."""
     fake.safecall_fake_cuda_reset()
@@ -525,7 +490,7 @@ def _launch_or_error(call: Any, fake: Any) -> Any:
 
 @pytest.mark.parametrize("name", ["scalar mix", "fp16 and bf16 scalars"])
 def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, monkeypatch, name):
-    """300 draws of every scalar argument (see ``_random_scalar``), launched through Triton
+    """300 draws of every scalar argument (see ``triton_fakes.random_scalar``), launched through Triton
     3.9's own launcher and through the installed driver's launchers, the native one and the
     general one (``SafecallLauncher``, which serves kernels with scratch memory): the same
     launch record (every argument's bytes), or the same exception type, each time."""
@@ -553,7 +518,7 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
     outcomes = set()
     for _ in range(300):
         args = tuple(
-            a if ty.startswith("*") or ty == "constexpr" else _random_scalar(rng, ty)
+            a if ty.startswith("*") or ty == "constexpr" else random_scalar(rng, ty)
             for a, (_, ty) in zip(case.args, case.signature)
         )
         fixed = (*case.grid, STREAM)

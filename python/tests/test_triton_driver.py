@@ -123,7 +123,7 @@ def _without_bit21(record):
 
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
-                                   "pointer forms", "pointer checks", "protocol errors", "tier-up")]
+                                   "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -224,6 +224,16 @@ def test_bad_arguments_fail_as_with_tritons_driver(runs):
     assert ours["errors, safecall's own"]["two negative grid entries"].startswith(
         "ValueError: launch: launch of kernel.copy: grid is (-1, -1, 1), but grid[0] must be 1 to 2147483647"
     )
+
+
+def test_random_scalars_launch_or_fail_as_with_tritons_driver(runs):
+    """300 seeded draws of every scalar of the scalar kernel, at and beyond each type's range
+    (``triton_fakes.random_scalar``), through each driver's launcher for it: the same argument
+    bytes, or the same exception type, each time; both outcomes occur."""
+    stock, ours, _, _ = runs
+    draws = stock["random scalars"]["draws"]
+    assert ours["random scalars"] == stock["random scalars"]
+    assert any(isinstance(d, list) and d for d in draws) and any(isinstance(d, str) for d in draws), draws[:5]
 
 
 def test_every_pointer_form_tritons_driver_takes_launches_the_same(runs):

@@ -420,6 +420,27 @@ if type(native).__name__ == "TritonLaunch":
     tier_up.update({"tiered up": native.tiered_up, "launch after": one_launch()})
     tier_up["calls after"] = [r["call"] for r in fake_cuda.records(fake)]
     results["tier-up"] = tier_up
+# Random scalars (seeded): each scalar of the scalar kernel drawn at and beyond its type's range
+# (`random_scalar`), launched through the launcher this driver made for it (3.6: generated per
+# signature; 3.7+: the variadic one), hooks off; each launch's argument bytes, or the type of
+# the error.
+import random  # noqa: E402
+
+from support.triton_fakes import random_scalar  # noqa: E402
+
+scalar_kernel = next(iter(scalars.device_caches[0][0].values()))
+scalar_types = list(scalar_kernel.src.signature.values())
+rng = random.Random(36)
+draws = []
+for _ in range(300):
+    scalar_args = [Z if ty.startswith("*") else random_scalar(rng, ty) for ty in scalar_types]
+    fake.safecall_fake_cuda_reset()
+    try:
+        scalar_kernel.run(1, 1, 1, 0, scalar_kernel.function, scalar_kernel.packed_metadata, None, None, None, *scalar_args)
+        draws.append([launch["args"] for launch in fake_cuda.launches(fake)])
+    except Exception as e:  # noqa: BLE001  (the error's type is the result)
+        draws.append(type(e).__name__)
+results["random scalars"] = {"types": scalar_types, "draws": draws}
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -250,3 +250,39 @@ def torch_stand_in():
     torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
     sys.modules["torch"] = torch
     sys.modules["torch._C"] = torch._C
+
+
+def random_scalar(rng: Any, ty: str) -> Any:
+    """A value for a scalar parameter of type ``ty``, drawn to reach every conversion's edges:
+    integers at and beyond the type's range (which Triton's launcher casts as C does, or
+    refuses beyond 64 bits), floats of every magnitude, infinities, NaNs of either sign, ties
+    that a conversion through ``float`` would round twice, and the ``bool``s and ``int``s a
+    float parameter also takes."""
+    import math
+    import struct
+
+    if ty in ("fp16", "bf16", "fp32", "fp64"):
+        pick = rng.randrange(8)
+        if pick == 0:
+            return rng.choice((math.inf, -math.inf, math.nan, -math.nan, 0.0, -0.0, True, 3))
+        if pick == 1:
+            # A NaN with payload bits (what the conversions do with them).
+            return struct.unpack("<d", struct.pack("<Q", 0x7FF0_0000_0000_0000 | rng.randrange(1, 1 << 52) | rng.randrange(2) << 63))[0]
+        if pick == 2:
+            # Just above a half tie: (1 + 2^-11) * 2^k plus a little, which f64 -> f32 -> f16
+            # would round to even twice.
+            return math.ldexp(1 + 2.0**-11 + 2.0**-40, rng.randrange(-24, 16)) * rng.choice((1, -1))
+        return rng.choice((1, -1)) * math.ldexp(rng.random(), rng.randrange(-160, 140))
+    bits = int(ty[1:]) if ty != "i1" else 1
+    if ty == "i1":
+        return rng.choice((True, False, 0, 1))
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty[0] == "i" else (0, (1 << bits) - 1)
+    pick = rng.randrange(6)
+    if pick == 0:
+        return rng.choice((lo, hi, 0, 1, -1, lo - 1, hi + 1))
+    if pick == 1:
+        # Beyond the type but within 64 bits (C casts), or beyond 64 bits (refused).
+        return rng.randrange(-(1 << 63), 1 << 64)
+    if pick == 2:
+        return rng.choice((1 << 64, -(1 << 63) - 1, 1 << 70, -(1 << 70)))
+    return rng.randrange(lo, hi + 1)
