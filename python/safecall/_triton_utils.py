@@ -264,7 +264,7 @@ class CudaUtils(RuntimeUtils):
         128B, NaN fill for ``padding == 1``, bit 21 cleared for small tensors on drivers up to
         13010). Arguments: ``(address, swizzle, elem_size, elem_type, block, shape, strides,
         padding)``."""
-        return self._fill_tiled(*args, clear_bit21=True)
+        return self._fill_tiled(*args, triton_36=False)
 
     def _fill_tiled(
         self,
@@ -276,7 +276,7 @@ class CudaUtils(RuntimeUtils):
         shape: Sequence[int],
         strides: Sequence[int],
         padding: int,
-        clear_bit21: bool,
+        triton_36: bool,
     ) -> PyCUtensorMap:
         rank = len(block)
         if len(shape) != rank or len(strides) != rank:
@@ -294,15 +294,22 @@ class CudaUtils(RuntimeUtils):
             c_dims, c_strides, c_box, c_elem, 0, swizzle, _TENSOR_MAP_L2_PROMOTION_L2_128B, fill,
         )
         if code != 0:
+            # 3.7+ print the rank - 1 strides and the fill; 3.6 (no workaround) prints one more
+            # stride, the outermost dim times the outermost stride (as its C code computes it,
+            # in 64 bits), and no fill.
+            printed, tail = byte_strides, f" fill={fill}"
+            if triton_36:
+                printed = byte_strides + [dims[rank - 1] * (byte_strides[rank - 2] if rank > 1 else elem_size) % (1 << 64)]
+                tail = ""
             raise RuntimeError(
                 "Triton Error [CUDA]: Failed to create tensor map descriptor: "
                 f"{_error_text(self.lib, code, 'Unknown error')}\nelemType={elem_type} rank={rank} "
                 f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding}\n"
-                f"shape={dims}\nstrides={byte_strides}\nblockSize={boxes} elementStrides={[1] * rank} fill={fill}\n"
+                f"shape={dims}\nstrides={printed}\nblockSize={boxes} elementStrides={[1] * rank}{tail}\n"
             )
         version = ctypes.c_int()
         self._call("cuDriverGetVersion", ctypes.byref(version))
-        if clear_bit21 and version.value <= _BIT21_DRIVER:
+        if not triton_36 and version.value <= _BIT21_DRIVER:
             steps = [elem_size] + byte_strides
             top = sum((dims[i] - 1) * steps[i] for i in range(rank))
             if top + 1 < 128 * 1024:
@@ -312,8 +319,8 @@ class CudaUtils(RuntimeUtils):
 
     def fill_tma_descriptor(self, *args: Any) -> PyCUtensorMap:
         """Triton 3.6's tiled encoder: :meth:`fill_tma_descriptor_tiled`'s arguments and
-        encoding, without its bit-21 workaround (which 3.7 added)."""
-        return self._fill_tiled(*args, clear_bit21=False)
+        encoding, without its bit-21 workaround (which 3.7 added), with 3.6's error text."""
+        return self._fill_tiled(*args, triton_36=True)
 
     def fill_tma_descriptor_im2col(self, *args: Any) -> PyCUtensorMap:
         """An im2col ``CUtensorMap`` as Triton's ``fillTMADescriptorIm2col`` encodes it. Triton

@@ -43,6 +43,7 @@ from support.triton_fakes import (
     expected_launch,
     is_descriptor,
     random_scalar,
+    tma_workaround_clears,
     safecall_args,
     scratch_requests,
 )
@@ -401,19 +402,6 @@ def _random_descriptor(rng: Any, dtype: str, block: List[int]) -> Any:
     return _descriptor(address, tuple(shape), dtype, block, strides)
 
 
-def _workaround_clears(shape: Any, strides: Any, elem: int, bits: Optional[int]) -> bool:
-    """Whether the driver workaround clears bit 21 of a tiled descriptor on the double (whose
-    driver version is at most 13010): when the tensor's span, ``1 + sum((dim - 1) * byte
-    stride)``, is under 128 KiB. ``bits=32`` computes it as Triton 3.7+'s ``driver.c`` does, in
-    a C ``int`` (the sum wraps to its low 32 bits, read as signed: a tensor spanning more than
-    2 GiB can look small); ``None`` exactly, as safecall does."""
-    span = sum((d - 1) * s * elem for d, s in zip(shape, strides))
-    if bits is not None:
-        span &= (1 << bits) - 1
-        span -= (span >> (bits - 1)) << bits
-    return span + 1 < 128 * 1024
-
-
 def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypatch):
     """Forty launches of the TMA kernel with two descriptors drawn from a fixed seed (dims to
     2^31 - 1, strides to the 40-bit limit, addresses below 2^48): each launch record and each
@@ -469,7 +457,7 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
         # Each descriptor is 5 arguments (the CUtensorMap, then 2 dims and 2 strides).
         expected = dict(theirs, args=list(theirs["args"]))
         for i, d in enumerate(args[:2]):
-            if _workaround_clears(d.shape, d.strides, 2, 32) != _workaround_clears(d.shape, d.strides, 2, None):
+            if tma_workaround_clears(d.shape, d.strides, 2, 32) != tma_workaround_clears(d.shape, d.strides, 2, None):
                 wrapped += 1
                 word = bytearray.fromhex(expected["args"][5 * i])
                 word[10] ^= 0x20  # bit 21 of the second 64-bit word

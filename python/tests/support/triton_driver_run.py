@@ -441,6 +441,32 @@ for _ in range(300):
     except Exception as e:  # noqa: BLE001  (the error's type is the result)
         draws.append(type(e).__name__)
 results["random scalars"] = {"types": scalar_types, "draws": draws}
+# Random encoder calls (seeded): `fill_tma_descriptor_tiled` (3.6: `fill_tma_descriptor`) with
+# draws inside and outside what the encoder accepts (ranks 1-5, boxes to 256 and beyond, dims
+# to 2^32 and beyond, strides aligned or not, both paddings); each call's tensor and its map
+# bytes, or its error with its message (what code reading Triton's objects, such as PyTorch
+# Inductor's static launcher, gets).
+rng = random.Random(37)
+encodes = []
+for _ in range(200):
+    rank = rng.randrange(1, 6)
+    elem_size = rng.choice((1, 2, 4))
+    elem_type = {1: 0, 2: rng.choice((6, 9)), 4: 7}[elem_size]
+    block = [rng.choice((1, 8, 16, 64, 128, 256, 257)) if rng.random() < 0.9 else 0 for _ in range(rank)]
+    shape = [rng.randrange(1, 1 << 33) if rng.random() < 0.2 else rng.randrange(1, 300) for _ in range(rank)]
+    # Strides below 2^40 bytes (what TMA takes; beyond 2^63 Triton's C code wraps them).
+    strides, limit = [1], (1 << 40) // elem_size
+    for extent in reversed(shape[1:]):
+        step = 16 // elem_size if rng.random() < 0.9 else 1
+        dense = -(-strides[0] * extent // step) * step
+        strides.insert(0, rng.randrange(1, limit // step) * step if rng.random() < 0.3 or dense >= limit else dense)
+    address = rng.randrange(1 << 12, 1 << 48) & ~(15 if rng.random() < 0.95 else 0)
+    swizzle, padding = rng.choice((0, 1, 2, 3)), rng.randrange(2)
+    encodes.append({
+        "tensor": [shape, strides, elem_size],
+        "result": outcome(lambda: fill(address, swizzle, elem_size, elem_type, block, shape, strides, padding)),
+    })
+results["random encodes"] = encodes
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -286,3 +286,16 @@ def random_scalar(rng: Any, ty: str) -> Any:
     if pick == 2:
         return rng.choice((1 << 64, -(1 << 63) - 1, 1 << 70, -(1 << 70)))
     return rng.randrange(lo, hi + 1)
+
+
+def tma_workaround_clears(shape: Any, strides: Any, elem: int, bits: Optional[int]) -> bool:
+    """Whether the driver workaround clears bit 21 of a tiled descriptor on the double (whose
+    driver version is at most 13010): when the tensor's span, ``1 + sum((dim - 1) * byte
+    stride)``, is under 128 KiB. ``bits=32`` computes it as Triton 3.7+'s ``driver.c`` does, in
+    a C ``int`` (the sum wraps to its low 32 bits, read as signed: a tensor spanning more than
+    2 GiB can look small); ``None`` exactly, as safecall does."""
+    span = sum((d - 1) * s * elem for d, s in zip(shape, strides))
+    if bits is not None:
+        span &= (1 << bits) - 1
+        span -= (span >> (bits - 1)) << bits
+    return span + 1 < 128 * 1024
