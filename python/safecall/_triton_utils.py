@@ -384,8 +384,28 @@ class CudaUtils(RuntimeUtils):
                 f"{_error_text(self.lib, code, 'Unknown error')}\nelemType={elem_type} rank={rank} "
                 f"global_address={address:#x} elemSize={elem_size} swizzle={swizzle} padding={padding} "
                 f"channelsPerPixel={channels} pixelsPerColumn={pixels}\n"
+                + _im2col_failure_values(dims, byte_strides, elem_size, block, lower, upper, element_strides)
             )
         return desc
+
+
+def _im2col_failure_values(
+    dims: Sequence[int], byte_strides: Sequence[int], elem_size: int, block: Sequence[int],
+    lower: Sequence[int], upper: Sequence[int], element_strides: Sequence[int],
+) -> str:
+    """The lines after the first two of ``fillTMADescriptorIm2col``'s error (3.7+), with C's
+    widths: dims and byte strides innermost first (one stride more, the outermost dim times the
+    outermost stride, in 64 bits), the block reversed (``%u``), the corners reversed (``%d``),
+    the element strides reversed (``%u``)."""
+    rank = len(dims)
+    strides = [*byte_strides, dims[rank - 1] * (byte_strides[rank - 2] if rank > 1 else elem_size) % (1 << 64)]
+    u32 = [int(b) % (1 << 32) for b in reversed(list(block))]
+    i32 = [[(int(v) + (1 << 31)) % (1 << 32) - (1 << 31) for v in reversed(list(c))] for c in (lower, upper)]
+    steps = [int(e) % (1 << 32) for e in reversed(list(element_strides))]
+    return (
+        f"shape={list(dims)}\nstrides={strides}\nblockSize={u32}\n"
+        f"pixelBoxLower={i32[0]} pixelBoxUpper={i32[1]}\nelementStrides={steps}\n"
+    )
 
 
 def _libcuda_path() -> str:

@@ -125,7 +125,7 @@ def _without_bit21(record):
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
-                                   "random encodes")]
+                                   "random encodes", "random im2col encodes")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -263,6 +263,23 @@ def test_random_tma_encodes_answer_as_tritons_utils(runs):
     assert any(len(r) == 256 and ":" not in r for r in results), results[:3]
     assert any(r.startswith("RuntimeError: ") for r in results), results[:3]
     assert wrapped > 0 or not workaround
+
+
+def test_random_im2col_encodes_answer_as_tritons_utils(runs):
+    """150 seeded calls of the im2col encoder (``fill_tma_descriptor_im2col``, Triton 3.7+),
+    inside and outside what it accepts: the same map bytes, or the same error and message, each
+    time; both outcomes occur. (Triton 3.6's utils have no im2col encoder; safecall's serve
+    one on every release.)"""
+    stock, ours, _, _ = runs
+    encodes = stock["random im2col encodes"]
+    assert len(ours["random im2col encodes"]) == len(encodes) == 150
+    if stock["triton"].startswith("3.6."):
+        assert all(e.startswith("absent:") for e in encodes)
+        return
+    for i, (theirs, mine) in enumerate(zip(encodes, ours["random im2col encodes"])):
+        assert mine == theirs, i
+    assert any(len(e) == 256 and ":" not in e for e in encodes), encodes[:3]
+    assert any(e.startswith("RuntimeError: ") for e in encodes), encodes[:3]
 
 
 def test_every_pointer_form_tritons_driver_takes_launches_the_same(runs):

@@ -467,6 +467,29 @@ for _ in range(200):
         "result": outcome(lambda: fill(address, swizzle, elem_size, elem_type, block, shape, strides, padding)),
     })
 results["random encodes"] = encodes
+# The same for the im2col encoder (3.7+; 3.6 has none): NHWC-like tensors of rank 3 to 5, boxes
+# of pixels and channels, corners and element strides inside and outside their ranges.
+im2col_encodes = []
+for _ in range(150):
+    rank = rng.randrange(3, 6)
+    elem_size = rng.choice((1, 2, 4))
+    elem_type = {1: 0, 2: rng.choice((6, 9)), 4: 7}[elem_size]
+    shape = [rng.randrange(1, 1 << 33) if rng.random() < 0.1 else rng.randrange(1, 100) for _ in range(rank)]
+    strides, limit = [1], (1 << 40) // elem_size
+    for extent in reversed(shape[1:]):
+        step = 16 // elem_size if rng.random() < 0.9 else 1
+        dense = -(-strides[0] * extent // step) * step
+        strides.insert(0, rng.randrange(1, limit // step) * step if rng.random() < 0.2 or dense >= limit else dense)
+    block = [rng.choice((1, 16, 64, 256, 1024, 0)), rng.choice((8, 16, 32, 256, 257))]
+    lower = [rng.randrange(-40, 10) for _ in range(rank - 2)]
+    upper = [rng.randrange(-10, 40) for _ in range(rank - 2)]
+    element_strides = [rng.choice((1, 1, 1, 2, 8, 9)) for _ in range(rank)]
+    address = rng.randrange(1 << 12, 1 << 48) & ~15
+    swizzle, padding = rng.choice((0, 1, 2, 3)), rng.randrange(2)
+    im2col_encodes.append(outcome(lambda: im2col(
+        address, swizzle, elem_size, elem_type, block, shape, strides, padding, lower, upper, element_strides
+    )))
+results["random im2col encodes"] = im2col_encodes
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
