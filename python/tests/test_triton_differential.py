@@ -383,7 +383,7 @@ def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     assert env.frees == len(scratch)
 
 
-def _random_descriptor(rng: Any, dtype: str, block: List[int]) -> Any:
+def _random_descriptor(rng: Any, dtype: str, block: List[int], **fields: Any) -> Any:
     """A ``TensorDescriptor`` drawn from ``rng`` within what Triton's class and TMA accept: a
     16-byte aligned address below 2^48, dims to 2^31 - 1 (the ``i32`` shape argument's
     limit), outer strides multiples of 16 bytes below 2^40 bytes (``cuTensorMapEncodeTiled``'s
@@ -399,11 +399,26 @@ def _random_descriptor(rng: Any, dtype: str, block: List[int]) -> Any:
             strides.insert(0, rng.randrange(1, limit // step) * step)
         else:
             strides.insert(0, dense)
-    return _descriptor(address, tuple(shape), dtype, block, strides)
+    return _descriptor(address, tuple(shape), dtype, block, strides, **fields)
 
 
-def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypatch):
-    """Forty launches of the TMA kernel with two descriptors drawn from a fixed seed (dims to
+#: The TMA cases the random test draws descriptors for: (case, dtype, block, each descriptor's
+#: fields).
+RANDOM_TMA = [
+    ("host TensorDescriptor (TMA)", "float16", [64, 64], ({}, {})),
+    ("host TensorDescriptor of a strided bf16 view", "bfloat16", [32, 16], ({}, {})),
+    (
+        "host TensorDescriptor, padding='nan' and round_f32_to_tf32",
+        "float32",
+        [32, 32],
+        ({"padding": "nan", "round_f32_to_tf32": True}, {"padding": "nan"}),
+    ),
+]
+
+
+@pytest.mark.parametrize("name,dtype,block,fields", RANDOM_TMA, ids=[c[0] for c in RANDOM_TMA])
+def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypatch, name, dtype, block, fields):
+    """Forty launches of a TMA kernel with two descriptors drawn from a fixed seed (dims to
     2^31 - 1, strides to the 40-bit limit, addresses below 2^48): each launch record and each
     ``cuTensorMapEncodeTiled`` record (dims, strides, box, element strides, the enums) of
     safecall's function, and of the installed driver's launcher, equal Triton's launcher's,
@@ -416,9 +431,10 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
     import tvm_ffi
 
     rng = random.Random(40)
-    name = "host TensorDescriptor (TMA)"
     kernel, signature = compiled(name), dict(CASES[name].signature)
-    launch = sct.function(kernel)
+    rest = CASES[name].args[2:]
+    elem = {"float16": 2, "bfloat16": 2, "float32": 4}[dtype]
+    launch = sct.function(kernel, descriptors=descriptor_fields(signature, CASES[name].args))
     # The installed driver's launcher (made active for this test only), called as Triton's
     # CompiledKernel.run calls a launcher, on the code object its own utils loaded.
     from safecall._triton_driver import driver_class
@@ -438,7 +454,7 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
     monkeypatch.setattr(triton.runtime.driver, "_active", stock)
     wrapped = 0
     for _ in range(40):
-        args = cuda_tensors(signature, (*(_random_descriptor(rng, "float16", [64, 64]) for _ in range(2)), 256, 64, 64))
+        args = cuda_tensors(signature, (*(_random_descriptor(rng, dtype, block, **f) for f in fields), *rest))
         grid = (rng.randrange(1, 9), 1, 1)
         fake.safecall_fake_cuda_reset()
         kernel[grid](*args, stream=STREAM)
@@ -457,7 +473,7 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
         # Each descriptor is 5 arguments (the CUtensorMap, then 2 dims and 2 strides).
         expected = dict(theirs, args=list(theirs["args"]))
         for i, d in enumerate(args[:2]):
-            if tma_workaround_clears(d.shape, d.strides, 2, 32) != tma_workaround_clears(d.shape, d.strides, 2, None):
+            if tma_workaround_clears(d.shape, d.strides, elem, 32) != tma_workaround_clears(d.shape, d.strides, elem, None):
                 wrapped += 1
                 word = bytearray.fromhex(expected["args"][5 * i])
                 word[10] ^= 0x20  # bit 21 of the second 64-bit word
