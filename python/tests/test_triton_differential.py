@@ -23,6 +23,7 @@ missing; with ``CI=true`` each of these is a failure (``cargo xtask test`` insta
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -43,6 +44,7 @@ from support.triton_fakes import (
     expected_launch,
     is_descriptor,
     random_scalar,
+    random_strides,
     tma_workaround_clears,
     safecall_args,
     scratch_requests,
@@ -392,14 +394,38 @@ def _random_descriptor(rng: Any, dtype: str, block: List[int], **fields: Any) ->
     step, limit = 16 // elem, (1 << 40) // elem
     address = rng.randrange(1 << 12, 1 << 48) & ~15
     shape = [rng.randrange(1, 1 << 31) if rng.random() < 0.25 else rng.randrange(1, 300) for _ in block]
-    strides = [1]
-    for extent in reversed(shape[1:]):
-        dense = -(-strides[0] * extent // step) * step
-        if rng.random() < 0.3 or dense >= limit:
-            strides.insert(0, rng.randrange(1, limit // step) * step)
-        else:
-            strides.insert(0, dense)
+    strides = random_strides(rng, shape, lambda: step, limit, 0.3)
     return _descriptor(address, tuple(shape), dtype, block, strides, **fields)
+
+
+@contextlib.contextmanager
+def _active(monkeypatch: Any, driver: Any) -> Any:
+    """``driver`` as Triton's active driver inside the block, the previous one after it."""
+    previous = triton.runtime.driver.active
+    monkeypatch.setattr(triton.runtime.driver, "_active", driver)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(triton.runtime.driver, "_active", previous)
+
+
+def _safecall_driver(fake: Any, monkeypatch: Any, kernel: Any) -> Tuple[Any, int]:
+    """safecall's installed CUDA driver (not left active) and the handle its own
+    ``utils.load_binary`` loaded ``kernel`` as, for calling its launchers as Triton's
+    ``CompiledKernel.run`` calls a launcher. safecall's utils take a device ordinal where
+    Triton's pass the CUdevice (equal on NVIDIA's driver): the double's handles are made
+    ordinals for the load."""
+    from safecall._triton_driver import driver_class
+
+    driver = driver_class("cuda")()
+    md = kernel.metadata
+    with _active(monkeypatch, driver):
+        fake.safecall_fake_cuda_ordinal_handles(1)
+        try:
+            _, function, *_ = driver.utils.load_binary(md.name, kernel.asm["cubin"], md.shared, 0)
+        finally:
+            fake.safecall_fake_cuda_ordinal_handles(0)
+    return driver, function
 
 
 #: The TMA cases the random test draws descriptors for: (case, dtype, block, each descriptor's
@@ -435,23 +461,9 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
     rest = CASES[name].args[2:]
     elem = {"float16": 2, "bfloat16": 2, "float32": 4}[dtype]
     launch = sct.function(kernel, descriptors=descriptor_fields(signature, CASES[name].args))
-    # The installed driver's launcher (made active for this test only), called as Triton's
-    # CompiledKernel.run calls a launcher, on the code object its own utils loaded.
-    from safecall._triton_driver import driver_class
-
-    stock = triton.runtime.driver.active
-    ours_driver = driver_class("cuda")()
-    monkeypatch.setattr(triton.runtime.driver, "_active", ours_driver)
-    md = kernel.metadata
-    # safecall's utils take a device ordinal where Triton's pass the CUdevice (equal on
-    # NVIDIA's driver): the double's handles are made ordinals for the load.
-    fake.safecall_fake_cuda_ordinal_handles(1)
-    try:
-        _, function, *_ = ours_driver.utils.load_binary(md.name, kernel.asm["cubin"], md.shared, 0)
-    finally:
-        fake.safecall_fake_cuda_ordinal_handles(0)
-    launcher = ours_driver.launcher_cls(kernel.src, md)
-    monkeypatch.setattr(triton.runtime.driver, "_active", stock)
+    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
+    with _active(monkeypatch, ours_driver):
+        launcher = ours_driver.launcher_cls(kernel.src, kernel.metadata)
     wrapped = 0
     for _ in range(40):
         args = cuda_tensors(signature, (*(_random_descriptor(rng, dtype, block, **f) for f in fields), *rest))
@@ -465,9 +477,8 @@ def test_random_host_descriptors_launch_like_tritons_own_launcher(fake, monkeypa
         [ours] = fake_cuda.launches(fake)
         assert _encodes(fake) == their_encodes, [d.shape for d in args[:2]]
         fake.safecall_fake_cuda_reset()
-        monkeypatch.setattr(triton.runtime.driver, "_active", ours_driver)
-        launcher(*grid, STREAM, function, kernel.packed_metadata, None, None, None, *args)
-        monkeypatch.setattr(triton.runtime.driver, "_active", stock)
+        with _active(monkeypatch, ours_driver):
+            launcher(*grid, STREAM, function, kernel.packed_metadata, None, None, None, *args)
         assert fake_cuda.launches(fake) == [ours]
         assert _encodes(fake) == their_encodes
         # Each descriptor is 5 arguments (the CUtensorMap, then 2 dims and 2 strides).
@@ -500,25 +511,16 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
     launch record (every argument's bytes), or the same exception type, each time."""
     import random
 
-    from safecall._triton_driver import driver_class
     from safecall._triton_launcher import SafecallLauncher
 
     rng = random.Random(300)
     case = CASES[name]
     kernel = compiled(name)
     kernel._init_handles()
-    stock = triton.runtime.driver.active
-    ours_driver = driver_class("cuda")()
-    monkeypatch.setattr(triton.runtime.driver, "_active", ours_driver)
-    md = kernel.metadata
-    fake.safecall_fake_cuda_ordinal_handles(1)
-    try:
-        _, function, *_ = ours_driver.utils.load_binary(md.name, kernel.asm["cubin"], md.shared, 0)
-    finally:
-        fake.safecall_fake_cuda_ordinal_handles(0)
-    native = ours_driver.launcher_cls(kernel.src, md)
-    general = SafecallLauncher(kernel.src, md)
-    monkeypatch.setattr(triton.runtime.driver, "_active", stock)
+    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
+    with _active(monkeypatch, ours_driver):
+        native = ours_driver.launcher_cls(kernel.src, kernel.metadata)
+        general = SafecallLauncher(kernel.src, kernel.metadata)
     outcomes = set()
     for _ in range(300):
         args = tuple(
@@ -529,13 +531,12 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
         theirs = _launch_or_error(
             lambda: kernel.run(*fixed, kernel.function, kernel.packed_metadata, None, None, None, *args), fake
         )
-        monkeypatch.setattr(triton.runtime.driver, "_active", ours_driver)
         for launcher in (native, general):
-            ours = _launch_or_error(
-                lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake
-            )
+            with _active(monkeypatch, ours_driver):
+                ours = _launch_or_error(
+                    lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake
+                )
             assert ours == theirs, (launcher, args)
-        monkeypatch.setattr(triton.runtime.driver, "_active", stock)
         outcomes.add(theirs if isinstance(theirs, str) else "launched")
     # Both ways out were taken: launches, and Triton's refusals (64-bit overflows).
     assert "launched" in outcomes and len(outcomes) > 1, outcomes

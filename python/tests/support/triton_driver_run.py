@@ -426,7 +426,7 @@ if type(native).__name__ == "TritonLaunch":
 # the error.
 import random  # noqa: E402
 
-from support.triton_fakes import random_scalar  # noqa: E402
+from support.triton_fakes import random_scalar, random_strides  # noqa: E402
 
 scalar_kernel = next(iter(scalars.device_caches[0][0].values()))
 scalar_types = list(scalar_kernel.src.signature.values())
@@ -447,6 +447,13 @@ results["random scalars"] = {"types": scalar_types, "draws": draws}
 # bytes, or its error with its message (what code reading Triton's objects, such as PyTorch
 # Inductor's static launcher, gets).
 rng = random.Random(37)
+
+
+def aligned_step(elem_size):
+    """A stride step drawn per stride: 16 bytes in elements (TMA's rule), one time in ten 1."""
+    return lambda: 16 // elem_size if rng.random() < 0.9 else 1
+
+
 encodes = []
 for _ in range(200):
     rank = rng.randrange(1, 6)
@@ -455,11 +462,7 @@ for _ in range(200):
     block = [rng.choice((1, 8, 16, 64, 128, 256, 257)) if rng.random() < 0.9 else 0 for _ in range(rank)]
     shape = [rng.randrange(1, 1 << 33) if rng.random() < 0.2 else rng.randrange(1, 300) for _ in range(rank)]
     # Strides below 2^40 bytes (what TMA takes; beyond 2^63 Triton's C code wraps them).
-    strides, limit = [1], (1 << 40) // elem_size
-    for extent in reversed(shape[1:]):
-        step = 16 // elem_size if rng.random() < 0.9 else 1
-        dense = -(-strides[0] * extent // step) * step
-        strides.insert(0, rng.randrange(1, limit // step) * step if rng.random() < 0.3 or dense >= limit else dense)
+    strides = random_strides(rng, shape, aligned_step(elem_size), (1 << 40) // elem_size, 0.3)
     address = rng.randrange(1 << 12, 1 << 48) & ~(15 if rng.random() < 0.95 else 0)
     swizzle, padding = rng.choice((0, 1, 2, 3)), rng.randrange(2)
     encodes.append({
@@ -475,11 +478,7 @@ for _ in range(150):
     elem_size = rng.choice((1, 2, 4))
     elem_type = {1: 0, 2: rng.choice((6, 9)), 4: 7}[elem_size]
     shape = [rng.randrange(1, 1 << 33) if rng.random() < 0.1 else rng.randrange(1, 100) for _ in range(rank)]
-    strides, limit = [1], (1 << 40) // elem_size
-    for extent in reversed(shape[1:]):
-        step = 16 // elem_size if rng.random() < 0.9 else 1
-        dense = -(-strides[0] * extent // step) * step
-        strides.insert(0, rng.randrange(1, limit // step) * step if rng.random() < 0.2 or dense >= limit else dense)
+    strides = random_strides(rng, shape, aligned_step(elem_size), (1 << 40) // elem_size, 0.2)
     block = [rng.choice((1, 16, 64, 256, 1024, 0)), rng.choice((8, 16, 32, 256, 257))]
     lower = [rng.randrange(-40, 10) for _ in range(rank - 2)]
     upper = [rng.randrange(-10, 40) for _ in range(rank - 2)]

@@ -252,6 +252,19 @@ def torch_stand_in():
     sys.modules["torch._C"] = torch._C
 
 
+def random_strides(rng: Any, shape: Sequence[int], step: Any, limit: int, scattered: float) -> List[int]:
+    """Element strides for ``shape`` drawn from ``rng`` (the random tests' descriptors): the
+    innermost 1; each outer one the dense stride rounded up to a multiple of ``step()`` (drawn
+    per stride), or, with probability ``scattered`` or where the dense one reaches ``limit``, a
+    random multiple of it below ``limit``."""
+    strides = [1]
+    for extent in reversed(shape[1:]):
+        s = step()
+        dense = -(-strides[0] * extent // s) * s
+        strides.insert(0, rng.randrange(1, limit // s) * s if rng.random() < scattered or dense >= limit else dense)
+    return strides
+
+
 def random_scalar(rng: Any, ty: str) -> Any:
     """A value for a scalar parameter of type ``ty``, drawn to reach every conversion's edges:
     integers at and beyond the type's range (which Triton's launcher casts as C does, or

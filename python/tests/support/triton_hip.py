@@ -146,19 +146,15 @@ def random_tdm_launches(seed: int, dtype: str, block: Tuple[int, ...], rest: Tup
     16 bytes to 2^48 - 1 elements, as the descriptor's 48-bit fields allow)."""
     import random
 
+    from .triton_fakes import random_strides
+
     rng = random.Random(seed)
     step = 16 // {"float16": 2, "float32": 4}[dtype]
     launches = []
     for _ in range(count):
         address = rng.randrange(1 << 12, 1 << 48) & ~15
         shape = [rng.randrange(1, 1 << 31) if rng.random() < 0.25 else rng.randrange(1, 300) for _ in block]
-        strides = [1]
-        for extent in reversed(shape[1:]):
-            dense = -(-strides[0] * extent // step) * step
-            if rng.random() < 0.3 or dense >= 1 << 48:
-                strides.insert(0, rng.randrange(1, ((1 << 48) - 1) // step + 1) * step)
-            else:
-                strides.insert(0, dense)
+        strides = random_strides(rng, shape, lambda: step, 1 << 48, 0.3)
         grid = (rng.randrange(1, 9), 1, 1)
         desc = Desc(address, dtype, tuple(shape), tuple(strides), block)
         launches.append(Launch(grid, rng.choice((0, STREAM)), (desc, *rest)))
