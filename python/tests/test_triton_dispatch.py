@@ -3,7 +3,8 @@ and sends the CUDA driver double the same launches, for a table of calls (aligne
 misaligned pointers, ints equal to 1, divisible and not by 16, at the i32/i64/u64 boundaries,
 ``None``, floats, constexprs and keywords, a ``lambda META`` grid, an empty grid, several
 specializations of one kernel interleaved, host ``TensorDescriptor``s, an autotuned kernel
-after tuning, launch hooks with a kernel's ``launch_metadata=``); what it cannot decide
+after tuning, launch hooks with a kernel's ``launch_metadata=``) and for seeded draws of
+many argument kinds, keywords, options and grids; what it cannot decide
 exactly (pre-run hooks, warm-up, argument kinds it does not model) goes through Triton's path,
 counted. Runs ``triton_dispatch_run.py`` in a process of its own per Triton release."""
 
@@ -270,6 +271,22 @@ def test_generated_arguments_choose_tritons_kernel(result):
     for i, (by_triton, first, second) in enumerate(generated["choices"]):
         assert first == by_triton and second == by_triton, i
     assert generated["kernels"] >= 10  # the draws cover many specializations
+
+
+def test_seeded_draws_of_many_argument_kinds_choose_and_launch_as_triton(result):
+    mixed = result["generated mixed"]
+    for i, run in enumerate(mixed["first"] + mixed["second"]):
+        by_triton, *dispatched = run["kernels"]
+        assert all(k == by_triton for k in dispatched), i
+        reference, *sent = run["launches"]
+        assert reference and all(launches == reference for launches in sent), i
+    # The second pass's keys are the first pass's classes: each is in the table, and nothing
+    # of either pass went through Triton's path but the first pass's misses.
+    assert [run["draw"] for run in mixed["second"] if run["missed"]] == []
+    first, stats = mixed["stats first"], mixed["stats"]
+    assert set(stats) <= {"hit", "miss"} and stats["miss"] == first["miss"], stats
+    assert stats["hit"] == first["hit"] + len(mixed["second"])
+    assert mixed["kernels"] >= 25  # the draws cover many specializations
 
 
 def test_kernel_attributes_are_read_from_the_instance_only_where_that_is_exact():

@@ -137,3 +137,19 @@ def wide(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p
     tl.store(p17 + tl.program_id(0), total)
     tl.store(p18 + tl.program_id(0), total)
     tl.store(p19 + tl.program_id(0), total)
+
+
+@triton.jit(do_not_specialize=["m"], do_not_specialize_on_alignment=["y_ptr"])
+def mixed(x_ptr, y_ptr, n, m, a, b, flag, BLOCK: tl.constexpr, SCALE: tl.constexpr = 2.0):
+    # Parameters whose kinds the dispatch's seeded differential varies call by call: pointers
+    # of several dtypes (y's alignment not specialized), ints of every width class (m not
+    # specialized), an int or a float, an optional scalar, a flag given as a bool or an int,
+    # and a constexpr with a default.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32) * SCALE + a + m
+    if b is not None:
+        x += b
+    if flag:
+        x = -x
+    tl.store(y_ptr + offs, x.to(y_ptr.dtype.element_ty), mask=mask)
