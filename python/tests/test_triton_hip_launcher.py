@@ -256,6 +256,34 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
         assert ours == [their], f"{case_name} {launch}: safecall {ours} / triton {their}"
 
 
+@pytest.mark.parametrize("case_name", list(triton_hip.RANDOM_SCALAR_CASES))
+def test_random_scalars_reach_the_kernel_as_tritons_amd_launcher_passes_them(report, case_name, monkeypatch):
+    """Seeded draws of every scalar argument (``triton_hip.random_scalar_draws``: the type's
+    edges, beyond them within and beyond 64 bits, NaN payloads, half-precision ties, bools and
+    ints for floats), launched through Triton's own ``HIPLauncher`` in the runner and here
+    through the installed driver's launchers, the native one and the general one
+    (``SafecallLauncher``): the same launch record (every argument's bytes), or the same
+    exception type, each time."""
+    from safecall._triton_launcher import SafecallLauncher
+
+    case = CASES[case_name]
+    theirs = report["random scalars"][case_name]
+    kernel, fake, driver, function = _installed(case, monkeypatch)
+    src = case.source(triton_hip._kernels())
+    launchers = (driver.launcher_cls(src, kernel.metadata), SafecallLauncher(src, kernel.metadata))
+    draws = triton_hip.random_scalar_draws(case_name)
+    assert len(theirs) == len(draws)
+    for args, their in zip(draws, theirs):
+        for launcher in launchers:
+            ours = triton_hip.launch_outcome(
+                fake,
+                lambda: launcher(1, 1, 1, triton_hip.STREAM, function, kernel.packed_metadata, None, None, None, *args),
+            )
+            assert ours == their, (type(launcher).__name__, args)
+    # Both ways out were taken: launches, and Triton's refusals (beyond 64 bits).
+    assert any(isinstance(t, list) for t in theirs) and any(isinstance(t, str) for t in theirs)
+
+
 def test_a_tdm_descriptor_needs_only_what_tritons_amd_launcher_reads(report, monkeypatch):
     """Triton's AMD ``make_tensordesc_arg`` reads a descriptor's ``base.data_ptr()``, ``shape``
     and ``strides`` only (a TDM descriptor has no padding or tf32 field): an object with just

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from . import ROOT, TESTS, fake_hip
 
@@ -341,6 +341,42 @@ CASES: Dict[str, Case] = {
 }
 
 
+#: The cases whose scalars :func:`random_scalar_draws` draws (seeded): each launched through
+#: Triton's own launcher in the runner and through safecall's in the test.
+RANDOM_SCALAR_CASES = {"scalar mix": 7, "fp16 and bf16 scalars": 8}
+#: Draws per case.
+RANDOM_SCALAR_DRAWS = 150
+
+
+def random_scalar_draws(name: str) -> List[Tuple[Any, ...]]:
+    """The case's first launch's arguments with every scalar drawn anew
+    (``triton_fakes.random_scalar``, seeded by :data:`RANDOM_SCALAR_CASES`): the same draws in
+    every process."""
+    import random
+
+    from .triton_fakes import random_scalar
+
+    rng = random.Random(RANDOM_SCALAR_CASES[name])
+    case = CASES[name]
+    return [
+        tuple(
+            a if ty.startswith("*") or ty == "constexpr" else random_scalar(rng, ty)
+            for a, (_, ty) in zip(case.launches[0].args, case.signature)
+        )
+        for _ in range(RANDOM_SCALAR_DRAWS)
+    ]
+
+
+def launch_outcome(fake: Any, launch: Callable[[], Any]) -> Any:
+    """What one launch did: its launch records, or the name of the exception it raised."""
+    fake.safecall_fake_hip_reset()
+    try:
+        launch()
+    except Exception as e:  # noqa: BLE001  (the error is the outcome)
+        return type(e).__name__
+    return fake_hip.launches(fake)
+
+
 def missing_reason() -> str | None:
     """Why Triton's AMD launcher cannot run on the double here, or None when it can."""
     try:
@@ -480,6 +516,11 @@ def _run(out: str) -> None:
             "metadata": {f: getattr(md, f) for f in fields},
             "records": fake_hip.records(fake),
         }
+        if name in RANDOM_SCALAR_CASES:
+            report.setdefault("random scalars", {})[name] = [
+                launch_outcome(fake, lambda: launcher(1, 1, 1, STREAM, function, compiled.packed_metadata, None, None, None, *args))
+                for args in random_scalar_draws(name)
+            ]
         if name == "vector add":
             fake.safecall_fake_hip_reset()
             fake.hipSetDevice(ctypes.c_int(1))
