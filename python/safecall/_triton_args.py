@@ -26,6 +26,30 @@ def pointee(kernel: Kernel, arg: str, ty: str, check_dtypes: bool) -> str:
     return dtype
 
 
+#: The smallest magnitude an ``fp16`` rounds to infinity from (the largest finite half, 65504,
+#: plus half a unit in its last place: the tie rounds to even, which is infinity).
+_FP16_OVERFLOW = 65520.0
+
+
+def fp16_argument(f: ir.FunctionBuilder, arg: str, position: int) -> Any:
+    """An ``fp16`` scalar parameter: taken as an ``f64`` and rounded to the nearest half once,
+    ties to even (what an ``f16`` parameter does), refusing a finite value that rounds to
+    infinity with a ``ValueError``, as Triton's launcher refuses it (``PyFloat_Pack2`` raises
+    ``OverflowError``); infinities and NaNs pass. Returns the half to pass."""
+    value = f.param(arg, ir.f64)
+    fits = ir.and_(value < _FP16_OVERFLOW, value > -_FP16_OVERFLOW)
+    not_finite = ir.or_(ir.or_(value == float("inf"), value == float("-inf")), value != value)
+    f.assert_(
+        ir.or_(fits, not_finite),
+        "ValueError",
+        f"{f.name}: argument '{arg}' (#{position}): ",
+        value,
+        " is out of range for fp16: it rounds to infinity (the largest finite fp16 is 65504; "
+        "Triton's launcher refuses it too)",
+    )
+    return ir.cast(ir.f16, value)
+
+
 def is_im2col(ty: str, entry: Mapping[str, Any]) -> bool:
     """Whether a host descriptor argument is an im2col one (Gluon's ``TensorDescriptorIm2Col``)."""
     return ty.startswith(TRITON_ABI.tensor_descriptor.im2col_prefix) or bool(entry.get("is_im2col"))

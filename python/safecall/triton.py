@@ -41,6 +41,7 @@ from ._triton_args import (
     check_descriptor_options,
     descriptor_argument,
     descriptor_type,
+    fp16_argument,
     pointee,
     scratch_pointers,
     tdm_descriptor_type,
@@ -398,7 +399,10 @@ def add_function(
             # Triton passes `tensor.data_ptr()`: the first element, data + byte_offset.
             args.append(ir.offset(t.data, ir.cast(ir.i64, t.byte_offset)))
         else:
-            value = f.param(arg, TRITON_ABI.scalars[ty][0])
+            if ty == "fp16":
+                value = fp16_argument(f, arg, len(f._params))
+            else:
+                value = f.param(arg, TRITON_ABI.scalars[ty][0])
             meta[arg] = value
             args.append(value)
             if divisible and ty not in ("i1", "u1") and not ty.startswith("fp") and ty != "bf16":

@@ -301,6 +301,29 @@ def random_scalar(rng: Any, ty: str) -> Any:
     return rng.randrange(lo, hi + 1)
 
 
+def nearest_bf16_bits(value: float) -> int:
+    """The ``bf16`` nearest ``value`` (an ``f64``), ties to even, in one rounding (what the IR's
+    ``bf16`` parameters do; Triton's launcher truncates the ``f32`` instead), computed exactly
+    with fractions: at or above the largest finite ``bf16`` plus half a unit in the last place,
+    infinity. Not for NaNs."""
+    import fractions
+    import math
+
+    sign = 0x8000 if math.copysign(1.0, value) < 0 else 0
+    if math.isinf(value):
+        return sign | 0x7F80
+    magnitude = fractions.Fraction(abs(value))
+    if magnitude == 0:
+        return sign
+    # The unit in the last place of the binade (subnormals: that of the smallest normal).
+    exponent = max(math.frexp(abs(value))[1] - 1, -126)
+    ulp = fractions.Fraction(2) ** (exponent - 7)
+    rounded = round(magnitude / ulp) * ulp  # round() of a Fraction: ties to even
+    if rounded >= fractions.Fraction(2) ** 128:
+        return sign | 0x7F80
+    return sign | struct.unpack("<I", struct.pack("<f", float(rounded)))[0] >> 16
+
+
 def tma_workaround_clears(shape: Any, strides: Any, elem: int, bits: Optional[int]) -> bool:
     """Whether the driver workaround clears bit 21 of a tiled descriptor on the double (whose
     driver version is at most 13010): when the tensor's span, ``1 + sum((dim - 1) * byte
