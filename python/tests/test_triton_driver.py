@@ -176,6 +176,26 @@ def test_host_descriptors_launch_natively(runs):
     assert set(stock["launchers"]["host_desc_copy"]) != {"TritonLaunch"}
 
 
+def test_host_descriptors_on_a_target_without_tma_launch_decomposed(runs):
+    """A kernel compiled for sm_80 takes each host descriptor as Triton decomposes it: the base
+    pointer, the shape and strides as i64, the padding flag (3.7+: and round_f32_to_tf32's),
+    then the shape as i32 and the strides as i64 again (the byte-identical launches are
+    checked with the other cases)."""
+    stock, ours, _, _ = runs
+    [launch, again] = ours["host descriptors decomposed (sm_80), nan padding"]["launches"]
+    assert again == launch
+    flags = 1 if stock["triton"].startswith("3.6.") else 2
+
+    def decomposed(address, shape, strides, nan):
+        i64 = [v.to_bytes(8, "little").hex() for v in (*shape, *strides)]
+        return ([address.to_bytes(8, "little").hex()] + i64 + ["01" if nan else "00"] + ["00"] * (flags - 1)
+                + [v.to_bytes(4, "little").hex() for v in shape] + i64[len(shape):])
+
+    assert launch["args"] == (decomposed(0x7F00_0006_0000, [256, 64], [64, 1], True)
+                              + decomposed(0x7F00_0007_0000, [200, 48], [48, 1], False)
+                              + [(256).to_bytes(4, "little").hex(), "00" * 8, "00" * 8])
+
+
 def test_calls_breaking_the_launcher_protocol_are_type_errors(runs):
     stock, ours, _, _ = runs
     for name in ("too few arguments", "a keyword argument"):

@@ -105,6 +105,21 @@ tuned_copy = triton.autotune(
 )(copy)
 
 
+#: ``host_desc_copy`` as a kernel of its own, compiled for sm_80 (no TMA: Triton decomposes
+#: each host descriptor into its base pointer, shape, strides and flags).
+host_desc_copy_sm80 = triton.jit(host_desc_copy.fn)
+
+
+def on_sm80(call):
+    """``call()`` with Triton compiling for sm_80 (``TRITON_OVERRIDE_ARCH``; the double's
+    devices are sm_90, which runs nothing here)."""
+    os.environ["TRITON_OVERRIDE_ARCH"] = "sm80"
+    try:
+        return call()
+    finally:
+        del os.environ["TRITON_OVERRIDE_ARCH"]
+
+
 #: name -> a call of the everyday form.
 CASES = {
     "pointers and an i32": lambda: copy[(8,)](X, Y, 1000, BLOCK=128),
@@ -126,6 +141,11 @@ CASES = {
     "host tensor descriptors": lambda: host_desc_copy[(4,)](
         descriptor(0x7F00_0006_0000, [256, 64], [64, 64]), descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64
     ),
+    "host descriptors decomposed (sm_80), nan padding": lambda: on_sm80(lambda: host_desc_copy_sm80[(4,)](
+        descriptor(0x7F00_0006_0000, [256, 64], [64, 64], padding="nan"),
+        descriptor(0x7F00_0007_0000, [200, 48], [64, 64]),
+        256, BM=64, BN=64,
+    )),
     "Helion's launcher signature": lambda: helion_launch(copy, (8,), X, Y, 1000, 128, num_warps=4, num_stages=3),
     "host descriptors, nan padding": lambda: host_desc_copy[(4,)](
         descriptor(0x7F00_0006_0000, [256, 64], [64, 64], padding="nan"),
