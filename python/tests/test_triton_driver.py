@@ -125,7 +125,7 @@ def _without_bit21(record):
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
-                                   "random encodes", "random im2col encodes")]
+                                   "random encodes", "random im2col encodes", "random calls")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -256,6 +256,18 @@ def test_random_scalars_launch_or_fail_as_with_tritons_driver(runs):
     draws = stock["random scalars"]["draws"]
     assert ours["random scalars"] == stock["random scalars"]
     assert any(isinstance(d, list) and d for d in draws) and any(isinstance(d, str) for d in draws), draws[:5]
+
+
+def test_seeded_calls_of_many_argument_kinds_launch_as_with_tritons_driver(runs):
+    """80 ``kernel[grid](...)`` calls of a kernel of many parameter kinds (``triton_draws``:
+    pointer dtypes and alignment, every int width class, floats, bools, None, keywords in any
+    order, launch options, grid tuples and functions), 40 new specializations and then 40
+    calls in the same classes: the same launches as Triton's own driver, call by call."""
+    stock, ours, _, _ = runs
+    assert len(stock["random calls"]) == 80
+    assert all(isinstance(c, list) and len(c) == 1 for c in stock["random calls"]), stock["random calls"]
+    for i, (theirs, mine) in enumerate(zip(stock["random calls"], ours["random calls"])):
+        assert mine == theirs, i
 
 
 def test_random_tma_encodes_answer_as_tritons_utils(runs):

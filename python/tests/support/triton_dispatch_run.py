@@ -39,6 +39,7 @@ import triton  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
+from support.triton_draws import mixed_call, mixed_classes  # noqa: E402
 from support.triton_kernels import axpy, copy, host_desc_copy, metered, mixed, scalars  # noqa: E402
 
 F32, F64 = ElementType("float32"), ElementType("float64")
@@ -302,112 +303,25 @@ fake.safecall_fake_cuda_reset()
 # its key keeps an int's divisibility by 16 also for a `do_not_specialize` parameter, where
 # Triton's does not, so the classes split u64s by it). Every call must choose Triton's compiled
 # kernel and send its launch.
-F16, BF16 = ElementType("float16"), ElementType("bfloat16")
-INT_CLASSES = ("one", "i32 divisible", "i32", "i64 divisible", "i64", "u64 divisible", "u64")
-
-
-def int_in(rng, cls):
-    sign = rng.choice([1, -1])
-    value = {
-        "one": lambda: 1,
-        "i32 divisible": lambda: 16 * rng.randrange(-(2**27), 2**27),
-        "i32": lambda: 16 * rng.randrange(-(2**27), 2**27 - 1) + rng.randrange(1, 16),
-        "i64 divisible": lambda: sign * 16 * rng.randrange(2**27, 2**59),
-        "i64": lambda: sign * (16 * rng.randrange(2**27, 2**59 - 1) + rng.randrange(1, 16)),
-        "u64 divisible": lambda: 16 * rng.randrange(2**59, 2**60),
-        "u64": lambda: 16 * rng.randrange(2**59, 2**60 - 1) + rng.randrange(1, 16),
-    }[cls]()
-    return 17 if value == 1 and cls != "one" else value
-
-
-def value_in(rng, cls):
-    kind, _, detail = cls.partition(":")
-    if kind == "int":
-        return int_in(rng, detail)
-    if kind == "float":
-        return rng.choice([0.5, -0.0, 1.0, 3e38, -2.5e-300, float("inf"), float("nan"), rng.uniform(-1e6, 1e6)])
-    if kind == "bool":
-        return rng.random() < 0.5
-    if kind == "pointer":
-        dtype, aligned = detail.split("/")
-        element = {"fp32": F32, "fp16": F16, "bf16": BF16}[dtype]
-        offset = 16 * rng.randrange(0, 2**20)
-        if aligned == "misaligned":
-            offset += element.itemsize * rng.randrange(1, 16 // element.itemsize)
-        return Tensor(0x7F00_0100_0000 + offset, element)
-    assert kind == "None", cls
-    return None
-
-
-MIXED_GRIDS = {
-    "1 dim": lambda rng: (rng.randrange(1, 2**16),),
-    "2 dims": lambda rng: (rng.randrange(1, 2**10), rng.randrange(1, 2**10)),
-    "3 dims": lambda rng: (rng.randrange(1, 64), rng.randrange(1, 64), rng.randrange(1, 64)),
-}
-MIXED_GRID_FUNCTIONS = {
-    "lambda over n": lambda META: (triton.cdiv(abs(META["n"]) % 100_000 + 1, META["BLOCK"]),),
-    "lambda over BLOCK": lambda META: (META["BLOCK"] // 32, 3),
-}
-
-
-def mixed_classes(rng):
-    """One draw's classes: what the values, keywords, options and grid are drawn in."""
-    pointer = lambda dtypes: "pointer:" + rng.choice(dtypes) + "/" + rng.choice(["aligned", "misaligned"])  # noqa: E731
-    integer = lambda classes=INT_CLASSES: "int:" + rng.choice(classes)  # noqa: E731
-    classes = {
-        "x_ptr": pointer(["fp32", "fp16", "bf16"]),
-        "y_ptr": pointer(["fp32", "fp16"]),
-        "n": integer(),
-        "m": integer(),
-        "a": rng.choice([integer(), "float", "bool"]),
-        "b": rng.choice(["None", integer(), "float"]),
-        "flag": rng.choice(["bool", integer(("one", "i32 divisible", "i32"))]),
-    }
-    options = {"BLOCK": rng.choice([64, 128])}
-    scale = rng.choice([None, 2.0, 3, -1.5])
-    if scale is not None:
-        options["SCALE"] = scale
-    for name, values in (("num_warps", [2, 4, 8]), ("num_stages", [2, 3])):
-        if rng.random() < 0.3:
-            options[name] = rng.choice(values)
-    grid = rng.choice(list(MIXED_GRIDS) + list(MIXED_GRID_FUNCTIONS))
-    return {"classes": classes, "options": options, "positional": rng.randrange(2, 8),
-            "block positional": rng.random() < 0.3, "grid": grid}
-
-
-def mixed_call(rng, draw):
-    """Values in a draw's classes, as (grid, args, kwargs): the first ``positional`` runtime
-    arguments by position, the others by keyword in a shuffled order."""
-    names = list(draw["classes"])
-    values = {name: value_in(rng, cls) for name, cls in draw["classes"].items()}
-    positional = draw["positional"]
-    args = [values[name] for name in names[:positional]]
-    kwargs = dict(draw["options"])
-    if positional == len(names) and draw["block positional"]:
-        args.append(kwargs.pop("BLOCK"))
-    keywords = names[positional:]
-    rng.shuffle(keywords)
-    kwargs.update((name, values[name]) for name in keywords)
-    grid = draw["grid"]
-    grid = MIXED_GRID_FUNCTIONS[grid] if grid in MIXED_GRID_FUNCTIONS else MIXED_GRIDS[grid](rng)
-    return grid, tuple(args), kwargs
-
-
 def compared(paths, grid, args, kwargs):
     runs = [call(path, mixed, grid, args, kwargs) for path in paths]
     return {"kernels": [r[0] for r in runs], "launches": [r[1] for r in runs]}
 
 
+def tensor(address, dtype):
+    return Tensor(address, ElementType(dtype))
+
+
 rng = random.Random(20261129)
 draws = [mixed_classes(rng) for _ in range(40)]
-first = [compared(("triton", "dispatch", "dispatch"), *mixed_call(rng, draw)) for draw in draws]
+first = [compared(("triton", "dispatch", "dispatch"), *mixed_call(rng, draw, tensor)) for draw in draws]
 stats_first = dict(safecall.triton.jit(mixed).stats())
 again = list(range(len(draws)))
 rng.shuffle(again)
 second = []
 for i in again:
     misses = safecall.triton.jit(mixed).stats().get("miss", 0)
-    grid, args, kwargs = mixed_call(rng, draws[i])
+    grid, args, kwargs = mixed_call(rng, draws[i], tensor)
     second.append(dict(compared(("triton", "dispatch"), grid, args, kwargs), draw=i,
                        missed=safecall.triton.jit(mixed).stats().get("miss", 0) - misses))
 results["generated mixed"] = {

@@ -511,4 +511,23 @@ for _ in range(150):
 results["random im2col encodes"] = im2col_encodes
 results["triton"] = triton.__version__
 results["driver"] = type(triton.runtime.driver.active).__name__
+# Seeded `kernel[grid](...)` calls of a kernel of many parameter kinds (`triton_draws`): 40 draws
+# (each a new specialization: on 3.6 a new launcher per signature), then 40 more in the same
+# classes with new values; each call's launches, or the type of its error.
+from support.triton_draws import mixed_call, mixed_classes  # noqa: E402
+from support.triton_kernels import mixed  # noqa: E402
+
+
+def mixed_launch(grid, args, kwargs):
+    fake.safecall_fake_cuda_reset()
+    try:
+        mixed[grid](*args, **kwargs)
+    except Exception as e:  # noqa: BLE001  (the error's type is the result)
+        return type(e).__name__
+    return [{k: v for k, v in r.items() if k != "call"} for r in fake_cuda.launches(fake)]
+
+
+rng = random.Random(20261129)
+mixed_draws = [mixed_classes(rng) for _ in range(40)]
+results["random calls"] = [mixed_launch(*mixed_call(rng, draw, Tensor)) for draw in mixed_draws + mixed_draws]
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
