@@ -172,7 +172,7 @@ def test_kernel_grid_launches_are_byte_identical(runs):
 def test_host_descriptors_launch_natively(runs):
     stock, ours, _, _ = runs
     assert ours["launchers"] == {"copy": ["TritonLaunch"], "host_desc_copy": ["TritonLaunch"],
-                                 "desc_copy": ["SafecallLauncher"]}
+                                 "desc_copy": ["SafecallLauncher"], "tuple_copy": ["SafecallLauncher"]}
     assert set(stock["launchers"]["host_desc_copy"]) != {"TritonLaunch"}
 
 

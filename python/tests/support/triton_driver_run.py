@@ -43,7 +43,7 @@ import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
-from support.triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars  # noqa: E402
+from support.triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars, tuple_copy  # noqa: E402
 
 
 class Tensor:
@@ -146,6 +146,8 @@ CASES = {
         descriptor(0x7F00_0007_0000, [200, 48], [64, 64]),
         256, BM=64, BN=64,
     )),
+    "tuple arguments, nested": lambda: tuple_copy[(4,)]((X, (Y, Tensor(0x7F00_0000_4000))), (1000, 3, 2.5), BLOCK=128),
+    "tuple arguments, an int of 1 and an i64": lambda: tuple_copy[(2,)]((X, (Y, Tensor(0x7F00_0000_4004))), (2**40, 1, -1), BLOCK=64),
     "Helion's launcher signature": lambda: helion_launch(copy, (8,), X, Y, 1000, 128, num_warps=4, num_stages=3),
     "host descriptors, nan padding": lambda: host_desc_copy[(4,)](
         descriptor(0x7F00_0006_0000, [256, 64], [64, 64], padding="nan"),
@@ -312,10 +314,10 @@ results["protocol errors"] = {
 }
 results["protocol errors"]["a launch after them"] = outcome(lambda: compiled.run(*full))
 # The launcher each compiled kernel got (the installed driver: native for pointers, scalars
-# and host TMA descriptors; in Python with scratch memory).
+# and host TMA descriptors; in Python with scratch memory or tuple arguments).
 results["launchers"] = {
     k.fn.__name__: sorted({type(getattr(c.run, "__self__", c.run)).__name__ for c in k.device_caches[0][0].values()})
-    for k in (copy, host_desc_copy, desc_copy)
+    for k in (copy, host_desc_copy, desc_copy, tuple_copy)
 }
 
 

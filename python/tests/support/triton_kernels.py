@@ -153,3 +153,18 @@ def mixed(x_ptr, y_ptr, n, m, a, b, flag, BLOCK: tl.constexpr, SCALE: tl.constex
     if flag:
         x = -x
     tl.store(y_ptr + offs, x.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def tuple_copy(ptrs, sizes, BLOCK: tl.constexpr):
+    # Tuple parameters (Triton flattens them into the launch's arguments): a pointer pair with
+    # a nested one, and scalars of which Triton may specialize some (an int equal to 1).
+    x = ptrs[0]
+    y = ptrs[1][0]
+    z = ptrs[1][1]
+    n = sizes[0]
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x + offs, mask=mask) * sizes[1] + sizes[2]
+    tl.store(y + offs, v, mask=mask)
+    tl.store(z + offs, v, mask=mask)
