@@ -131,6 +131,20 @@ def test_the_dispatch_on_amd_launches_what_tritons_run_launches(runs, dispatched
     assert sum(counts.get("hit", 0) for counts in stats.values()) >= calls
 
 
+def test_seeded_calls_of_many_argument_kinds_launch_as_with_tritons_amd_driver(runs, dispatched):
+    """80 ``kernel[grid](...)`` calls of a kernel of many parameter kinds on gfx942
+    (``triton_draws``: 40 new specializations, then 40 calls in the same classes): safecall's
+    driver sends what Triton's own AMD driver sends, call by call, and so does the dispatch,
+    whose second 40 calls are hits."""
+    stock, ours, _, _, _ = runs
+    calls = stock["random calls"]
+    assert len(calls) == 80 and all(isinstance(c, list) and c for c in calls), calls
+    assert ours["random calls"] == calls
+    *served, stats = dispatched["random calls"]
+    assert served == calls
+    assert stats == {"miss": 40, "hit": 40}, stats
+
+
 def _second_pass_launches(dispatched):
     """Per case of the second pass, its launches (a call that raised in the first pass, never
     recorded, goes through Triton's run again)."""

@@ -235,6 +235,31 @@ def autotuned():
     return out
 
 
+def random_calls():
+    """Seeded ``kernel[grid](...)`` calls of a kernel of many parameter kinds on gfx942
+    (``triton_draws``): 40 new specializations, then 40 calls in the same classes; each call's
+    launch and pointer-check records, or the type of its error."""
+    import random
+
+    from support.triton_draws import mixed_call, mixed_classes
+    from support.triton_kernels import mixed
+
+    rng = random.Random(20261129)
+    draws = [mixed_classes(rng) for _ in range(40)]
+    out = []
+    for draw in draws + draws:
+        grid, args, kwargs = mixed_call(rng, draw, Tensor)
+        fake.safecall_fake_hip_reset()
+        try:
+            mixed[grid](*args, **kwargs)
+            out.append([r for r in fake_hip.records(fake) if r["call"] in RECORDED])
+        except Exception as e:  # noqa: BLE001  (the error is part of the result)
+            out.append(type(e).__name__)
+    if MODE == "dispatch":
+        out.append(safecall.triton.jit(mixed).stats())
+    return out
+
+
 def main() -> None:
     result = {"driver": type(triton.runtime.driver.active).__name__, "triton": triton.__version__, "cases": {}}
     knobs.runtime.launch_enter_hook = hook
@@ -255,6 +280,7 @@ def main() -> None:
             result[run][name] = records + ([{"error": error}] if error else [])
         result["hook calls" if run == "cases" else "second pass hook calls"] = hook_calls[first_hook:]
     knobs.runtime.launch_enter_hook = None
+    result["random calls"] = random_calls()
     if MODE == "dispatch":
         kernels = {"add": add, "scalars": scalars, "matmul": matmul, "axpy": axpy, "host_desc_copy": host_desc_copy,
                    "wide": wide}
