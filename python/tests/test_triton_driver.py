@@ -264,7 +264,7 @@ def test_seeded_calls_of_many_argument_kinds_launch_as_with_tritons_driver(runs)
     order, launch options, grid tuples and functions), 40 new specializations and then 40
     calls in the same classes: the same launches as Triton's own driver, call by call."""
     stock, ours, _, _ = runs
-    assert len(stock["random calls"]) == 80
+    assert len(stock["random calls"]) == len(ours["random calls"]) == 80
     assert all(isinstance(c, list) and len(c) == 1 for c in stock["random calls"]), stock["random calls"]
     for i, (theirs, mine) in enumerate(zip(stock["random calls"], ours["random calls"])):
         assert mine == theirs, i
@@ -448,8 +448,9 @@ def test_without_a_driver_library_the_queries_say_what_is_missing(tmp_path):
 
 def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
     """``install(strict=True)``: each kernel through ``safecall.triton.function``'s host function
-    (its checks and messages), launching the handle ``load_binary`` loaded (the cubin loaded
-    once, as with Triton's driver), on that handle's device only."""
+    (its checks and messages, an fp16 that rounds to infinity among them), launching the handle
+    ``load_binary`` loaded (the cubin loaded once, as with Triton's driver), on that handle's
+    device only."""
     reason = triton_unavailable()
     if reason is not None:
         pytest.skip(reason)
@@ -485,6 +486,11 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
         "    run(x1, y1)\n"
         "except ValueError as e:\n"
         "    print(str(e).splitlines()[0])\n"
+        "from support.triton_kernels import half_annotated\n"
+        "try:\n"
+        "    half_annotated[(1,)](x, 70000.0, BLOCK=128)\n"
+        "except ValueError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
     )
     proc = _python(code, {}, tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -494,6 +500,9 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
         "1 2",
         "copy: argument 'x_ptr' (#1): dtype is float16, expected float32",
         "copy: argument 'x_ptr' (#1): device is cuda:1, expected cuda:0 (the device the kernel's handle was loaded on)",
+        # An fp16 scalar that would round to infinity (Triton's own launcher: OverflowError).
+        "half_annotated: argument 'h' (#2): 70000.0 is out of range for fp16: it rounds to infinity (the largest finite "
+        "fp16 is 65504; Triton's launcher refuses it too)",
     ]
 
 

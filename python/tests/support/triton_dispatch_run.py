@@ -300,9 +300,9 @@ fake.safecall_fake_cuda_reset()
 # in those classes. A first pass calls each draw through Triton's run and twice through the
 # dispatcher; a second pass draws new values in the first pass's classes, in another order, and
 # calls each through Triton's run and once through the dispatcher (the keys the table holds:
-# its key keeps an int's divisibility by 16 also for a `do_not_specialize` parameter, where
-# Triton's does not, so the classes split u64s by it). Every call must choose Triton's compiled
-# kernel and send its launch.
+# its key keeps an int's width, 1-ness and divisibility by 16 also for the `do_not_specialize`
+# parameter `m`, where Triton's keeps its width only, and the int classes fix all three). Every
+# call must choose Triton's compiled kernel and send its launch.
 def compared(paths, grid, args, kwargs):
     runs = [call(path, mixed, grid, args, kwargs) for path in paths]
     return {"kernels": [r[0] for r in runs], "launches": [r[1] for r in runs]}

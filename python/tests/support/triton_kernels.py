@@ -168,3 +168,10 @@ def tuple_copy(ptrs, sizes, BLOCK: tl.constexpr):
     v = tl.load(x + offs, mask=mask) * sizes[1] + sizes[2]
     tl.store(y + offs, v, mask=mask)
     tl.store(z + offs, v, mask=mask)
+
+
+@triton.jit
+def half_annotated(x_ptr, h: tl.float16, BLOCK: tl.constexpr):
+    # An fp16 scalar through the JIT (a Python float is an fp32 unless annotated).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * h.to(tl.float32))
