@@ -328,28 +328,7 @@ def describe(theirs: Dict[str, Any], ours: Dict[str, Any]) -> str:
     return "launch records differ:\n" + "\n".join(rows)
 
 
-#: Cases where safecall knowingly differs from Triton: the exception its side raises, and why.
-KNOWN_DISAGREEMENTS = {
-    "u64 at or above 2^63": (
-        TypeError,
-        "tvm_ffi passes a Python int of 2^63 or more as an ffi.BigInt object, which a u64 "
-        "parameter does not accept (Triton's launcher takes it with PyLong_AsUnsignedLongLong)",
-    ),
-}
-
-
-def _case_params() -> List[Any]:
-    out = []
-    for name in CASES:
-        marks = ()
-        if name in KNOWN_DISAGREEMENTS:
-            raises, reason = KNOWN_DISAGREEMENTS[name]
-            marks = (pytest.mark.xfail(strict=True, raises=raises, reason=reason),)
-        out.append(pytest.param(name, id=name, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("case_name", _case_params())
+@pytest.mark.parametrize("case_name", list(CASES))
 def test_safecall_launches_like_tritons_own_launcher(fake, case_name):
     import tvm_ffi
 

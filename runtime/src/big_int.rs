@@ -17,6 +17,12 @@ pub struct BigIntObj {
 // SAFETY: repr(C) with the header first.
 unsafe impl ObjectLayout for BigIntObj {}
 
+// The offsets code generators read a BigInt with are this layout's.
+const _: () = assert!(
+    core::mem::offset_of!(BigIntObj, size) == crate::abi::BIG_INT_OBJECT_SIZE_OFFSET
+        && size_of::<BigIntObj>() == crate::abi::BIG_INT_OBJECT_WORDS_OFFSET
+);
+
 /// An owned Any holding `words` after dropping redundant sign-extension words: an `Int`
 /// when one word remains, else a BigInt object.
 pub fn from_words(words: &[i64]) -> TVMFFIAny {

@@ -128,6 +128,15 @@ static TVMFFIAny byte_array(Call* c, const char* data, size_t len) {
   return v;
 }
 
+/* An int from its 64-bit words, least significant first (a BigInt object beyond int64). */
+static TVMFFIAny big_int(Call* c, size_t n, const long long* words) {
+  TVMFFIAny v = pod(kTVMFFINone, 0);
+  TVMFFIByteArray b = {(const char*)words, n * sizeof(long long)};
+  if (TVMFFIBigIntFromByteArray(&b, &v) != 0) die("cannot make a BigInt");
+  if (c && v.type_index >= kTVMFFIStaticObjectBegin) hold(c, v.v_obj);
+  return v;
+}
+
 /* Up to 7 bytes on the stack (SmallStr/SmallBytes), else a String/Bytes object. */
 static TVMFFIAny text(Call* c, int is_bytes, const char* data, size_t len) {
   TVMFFIAny v = pod(kTVMFFINone, 0);

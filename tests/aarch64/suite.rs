@@ -125,6 +125,10 @@ fn c_value(v: &Value, path: &[usize], as_object: bool) -> String {
             text().len()
         ),
         "raw_str" => format!("raw_str({})", c_string(text())),
+        "big_int" => {
+            let words = int_list(body);
+            format!("big_int(&c, {}, {})", words.len(), c_ints(&words))
+        }
         "byte_array" => format!("byte_array(&c, {}, {})", c_string(text()), text().len()),
         "shape" => {
             let dims = int_list(body);

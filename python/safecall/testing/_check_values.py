@@ -48,6 +48,10 @@ class Args:
         key, body = tag(d)
         if key == "int":
             return int(body)
+        if key == "big_int":
+            # Two's-complement 64-bit words, least significant first.
+            value = sum((w & (2**64 - 1)) << (64 * i) for i, w in enumerate(body))
+            return value - (1 << (64 * len(body))) if body and body[-1] < 0 else value
         if key == "bool":
             return bool(body)
         if key == "float":

@@ -41,6 +41,12 @@ pub const SHAPE_OBJECT_SIZE_OFFSET: usize = OBJECT_HEADER_SIZE + offset_of!(TVMF
 pub const SEQ_OBJECT_DATA_OFFSET: usize = OBJECT_HEADER_SIZE + offset_of!(TVMFFISeqCell, data);
 /// Offset of the element count inside an Array object.
 pub const SEQ_OBJECT_SIZE_OFFSET: usize = OBJECT_HEADER_SIZE + offset_of!(TVMFFISeqCell, size);
+/// Offset of the word count (a `size_t`) inside an `ffi.BigInt` object (`c_api.h`'s
+/// `kTVMFFIBigInt`: the header, the word count, then the words).
+pub const BIG_INT_OBJECT_SIZE_OFFSET: usize = OBJECT_HEADER_SIZE;
+/// Offset of the first word (the least significant; 64-bit, native-endian, signed two's
+/// complement, minimal length) inside an `ffi.BigInt` object.
+pub const BIG_INT_OBJECT_WORDS_OFFSET: usize = OBJECT_HEADER_SIZE + size_of::<usize>();
 /// Offset of the string/bytes data pointer inside a String or Bytes object.
 pub const STR_OBJECT_DATA_OFFSET: usize = OBJECT_HEADER_SIZE + BYTE_ARRAY_DATA_OFFSET;
 /// Offset of the string/bytes length inside a String or Bytes object.

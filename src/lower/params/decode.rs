@@ -4,8 +4,9 @@
 use std::rc::Rc;
 
 use safecall_runtime::abi::{
-    ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, SEQ_OBJECT_DATA_OFFSET,
-    SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
+    ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, BIG_INT_OBJECT_SIZE_OFFSET,
+    BIG_INT_OBJECT_WORDS_OFFSET, SEQ_OBJECT_DATA_OFFSET, SEQ_OBJECT_SIZE_OFFSET,
+    TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
 };
 
 use crate::ir::{ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
@@ -185,13 +186,31 @@ fn decode_value(
     Ok(())
 }
 
-/// An int (or bool) in the range of the integer type, narrowed to it.
+/// An int (or bool) in the range of the integer type, narrowed to it. An int beyond 64 bits
+/// (an `ffi.BigInt`, as tvm_ffi passes a Python int outside `i64`) is a ValueError, out of
+/// range, but for `u64` (see [`decode_u64`]).
 fn decode_int(
     fx: &mut FnCtx<'_, '_>,
     arg: &Arg<'_>,
     t: IntType,
     guard: Option<NoneGuard>,
 ) -> Binding {
+    if t == IntType::U64 {
+        return decode_u64(fx, arg, guard);
+    }
+    if fx.explaining() {
+        // The fast path refuses a BigInt with the type check; the explain function says why.
+        let big = arg.is(fx, ti::BIG_INT);
+        let small = fx.b.icmp_imm(IntCC::Eq, big, 0);
+        let text = out_of_range_text(t);
+        let prefix = arg.prefix.clone();
+        fx.check_arg(small, VALUE_ERROR, |_| {
+            vec![
+                MsgPart::Text(prefix),
+                MsgPart::text(format!("the int{text}")),
+            ]
+        });
+    }
     let ok = arg.int_or_bool(fx);
     arg.type_error(fx, ok);
     let raw = arg.load_value(fx, Ty::I64);
@@ -214,6 +233,69 @@ fn decode_int(
     let var = fx.decoded_var(lty, 0, guard.is_some());
     let narrowed = fx.b.resize(raw, lty, true);
     fx.b.assign(var, narrowed);
+    Binding::Scalar { var, guard }
+}
+
+/// `" is out of range for T [lo, hi]"`, `u64`'s whole range included.
+fn out_of_range_text(t: IntType) -> String {
+    let (lo, hi) = int_range(t);
+    // `int_range` stops `u64` at `i64::MAX`, the most an `Int` holds; a BigInt reaches 2^64 - 1.
+    let hi = if t == IntType::U64 {
+        u64::MAX.to_string()
+    } else {
+        hi.to_string()
+    };
+    format!(" is out of range for {} [{lo}, {hi}]", schema::int_name(t))
+}
+
+/// A `u64`: an int (or bool) from 0 to 2^63 - 1, or an `ffi.BigInt` of two words whose high
+/// word is 0 (2^63 to 2^64 - 1: tvm_ffi passes a Python int beyond `i64` as a BigInt, whose
+/// words are the minimal two's complement, so such a value has a zero sign word).
+fn decode_u64(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) -> Binding {
+    let small = arg.int_or_bool(fx);
+    let big = arg.is(fx, ti::BIG_INT);
+    let ok = fx.b.binary(BinOp::Or, small, big);
+    arg.type_error(fx, ok);
+    let text = out_of_range_text(IntType::U64);
+    let raw = arg.load_value(fx, Ty::I64);
+    let non_negative = fx.b.icmp_imm(IntCC::Sge, raw, 0);
+    let in_range = fx.b.binary(BinOp::Or, big, non_negative);
+    let prefix = arg.prefix.clone();
+    fx.check_arg(in_range, VALUE_ERROR, |_| {
+        vec![
+            MsgPart::Text(prefix.clone()),
+            MsgPart::Value(Tag::I64, raw),
+            MsgPart::text(text.clone()),
+        ]
+    });
+    let var = fx.decoded_var(Ty::I64, 0, guard.is_some());
+    fx.b.assign(var, raw);
+    let words = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.branch(big, words, join);
+    fx.b.switch_to(words);
+    // The object is a BigInt (the type check above holds here).
+    let obj = arg.load_value(fx, Ty::Ptr);
+    let count = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_SIZE_OFFSET);
+    let two = fx.b.icmp_imm(IntCC::Eq, count, 2);
+    let beyond = |prefix: String, text: String| {
+        move |_: &mut FnCtx<'_, '_>| {
+            vec![
+                MsgPart::Text(prefix),
+                MsgPart::text(format!("the int{text}")),
+            ]
+        }
+    };
+    fx.check_arg(two, VALUE_ERROR, beyond(arg.prefix.clone(), text.clone()));
+    // The second word exists only when the count is 2.
+    fx.flush_checks();
+    let high = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET + 8);
+    let unsigned = fx.b.icmp_imm(IntCC::Eq, high, 0);
+    fx.check_arg(unsigned, VALUE_ERROR, beyond(arg.prefix.clone(), text));
+    let low = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET);
+    fx.b.assign(var, low);
+    fx.jump(join);
+    fx.b.switch_to(join);
     Binding::Scalar { var, guard }
 }
 

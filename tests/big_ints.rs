@@ -1,0 +1,146 @@
+//! Ints beyond 64 bits at the call boundary: tvm_ffi passes a Python int outside `i64` as an
+//! `ffi.BigInt` object (`c_api.h`'s `kTVMFFIBigInt`, minimal two's-complement words). A `u64`
+//! parameter takes those of 2^63 to 2^64 - 1 (two words, the high one 0); every other
+//! integer parameter, and `u64` beyond its range, refuses them as out of range (a ValueError
+//! naming the argument), on every JIT tier and backend of the build (the baseline tier,
+//! Cranelift, LLVM with the `llvm` feature).
+
+use safecall::jit::{self, JitOptions};
+use safecall_runtime::{Any, big_int};
+
+use crate::common::delivery::jit_tiers;
+
+const TEXT: &str = "module big;\n\
+    fn low_half(x: u64) -> i64 { return cast<i64>(x & 0xffffffffu64); }\n\
+    fn high_bit(x: u64) -> bool { return x >= 0x8000000000000000u64; }\n\
+    fn maybe(x: optional[u64]) -> i64 { if is_none(x) { return -1; } return cast<i64>(x >> 32u64); }\n\
+    fn signed(x: i64) -> i64 { return x; }\n\
+    fn byte(x: i8) -> i64 { return cast<i64>(x); }\n\
+    fn float(x: f64) -> f64 { return x; }\n";
+
+/// An owned `Int` or `ffi.BigInt` holding `words` (least significant first).
+fn int(words: &[i64]) -> Any {
+    // SAFETY: `from_words` returns an owned value.
+    unsafe { Any::from_raw_owned_unchecked(big_int::from_words(words)) }
+}
+
+fn each_tier(check: impl Fn(&jit::JitModule)) {
+    let module = safecall::ir::parse::parse(TEXT)
+        .unwrap_or_else(|e| panic!("{}", e.render("big.scir", TEXT)));
+    for (first_tier, backend) in jit_tiers() {
+        let options = JitOptions {
+            first_tier,
+            backend,
+            ..JitOptions::default()
+        };
+        // SAFETY: the IR dereferences nothing but its arguments and calls no extern.
+        let jit = unsafe { jit::compile(&module, &options) }.unwrap();
+        check(&jit);
+    }
+}
+
+#[test]
+fn a_u64_takes_the_bigints_of_its_upper_half() {
+    each_tier(|jit| {
+        let low = jit.function("low_half").unwrap();
+        let high = jit.function("high_bit").unwrap();
+        let maybe = jit.function("maybe").unwrap();
+        // 2^63, 2^64 - 1 and 0xdead_beef_0000_1234 + 2^63: two words, the high one 0.
+        for (value, low_half) in [
+            (1u64 << 63, 0),
+            (u64::MAX, 0xffff_ffff),
+            (0xdead_beef_0000_1234, 0x1234),
+        ] {
+            let arg = int(&[value as i64, 0]);
+            assert!(arg.view().type_index() == safecall_runtime::abi::type_index::BIG_INT);
+            assert_eq!(
+                low.call(&[arg.view()]).unwrap().cast::<i64>().unwrap(),
+                low_half
+            );
+            assert!(high.call(&[arg.view()]).unwrap().cast::<bool>().unwrap());
+            assert_eq!(
+                maybe.call(&[arg.view()]).unwrap().cast::<i64>().unwrap(),
+                (value >> 32) as i64
+            );
+        }
+        // Ints and bools as before.
+        assert_eq!(
+            low.call(&[int(&[7]).view()])
+                .unwrap()
+                .cast::<i64>()
+                .unwrap(),
+            7
+        );
+        assert!(
+            !high
+                .call(&[int(&[i64::MAX]).view()])
+                .unwrap()
+                .cast::<bool>()
+                .unwrap()
+        );
+        assert_eq!(
+            maybe
+                .call(&[Any::none().view()])
+                .unwrap()
+                .cast::<i64>()
+                .unwrap(),
+            -1
+        );
+    });
+}
+
+#[test]
+fn bigints_beyond_a_parameters_range_are_value_errors_naming_it() {
+    each_tier(|jit| {
+        let refused = |name: &str, words: &[i64], message: &str| {
+            let err = jit
+                .function(name)
+                .unwrap()
+                .call(&[int(words).view()])
+                .unwrap_err();
+            assert_eq!(err.kind(), "ValueError", "{name} {words:?}");
+            assert_eq!(
+                err.message().lines().next().unwrap(),
+                message,
+                "{name} {words:?}"
+            );
+        };
+        let u64_range = "low_half: argument 'x' (#0): the int is out of range for u64 [0, 18446744073709551615]";
+        refused("low_half", &[0, 1], u64_range); // 2^64
+        refused("low_half", &[i64::MAX, -1], u64_range); // -2^63 - 1
+        refused("low_half", &[1, 2, 3], u64_range); // three words
+        refused("maybe", &[0, 1], &u64_range.replace("low_half", "maybe"));
+        refused(
+            "signed",
+            &[i64::MIN, 0],
+            "signed: argument 'x' (#0): the int is out of range for i64 [-9223372036854775808, 9223372036854775807]",
+        );
+        refused(
+            "byte",
+            &[5, 7],
+            "byte: argument 'x' (#0): the int is out of range for i8 [-128, 127]",
+        );
+        // A negative int is refused with its value, as before.
+        let err = jit
+            .function("low_half")
+            .unwrap()
+            .call(&[int(&[-1]).view()])
+            .unwrap_err();
+        assert_eq!(
+            err.message().lines().next().unwrap(),
+            "low_half: argument 'x' (#0): -1 is out of range for u64 [0, 18446744073709551615]"
+        );
+        // A float parameter does not take one (no conversion of ints beyond 64 bits).
+        let err = jit
+            .function("float")
+            .unwrap()
+            .call(&[int(&[0, 1]).view()])
+            .unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(
+            err.message().contains("expected float, got ffi.BigInt"),
+            "{}",
+            err.message()
+        );
+    });
+}
