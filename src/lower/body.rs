@@ -16,7 +16,6 @@ use super::options::LowerError;
 use super::raise::{MAX_PARTS, MsgPart, Tag};
 use super::schema::scalar_name;
 use super::{alloc, calls, gpu};
-use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
 /// Lowers a block of statements in a new scope.
 pub(crate) fn lower_block<'a>(fx: &mut FnCtx<'a, '_>, stmts: &'a [Stmt]) -> Result<(), LowerError> {
@@ -340,6 +339,43 @@ fn lower_return_tuple(fx: &mut FnCtx<'_, '_>, values: &[Expr]) -> Result<(), Low
     Ok(())
 }
 
+/// A `u64` result: an `Int` up to 2^63 - 1 (TVM-FFI ints are signed 64-bit); from 2^63 on a
+/// new `ffi.BigInt` of two words, the value and a zero sign word (`TVMFFIBigIntFromByteArray`),
+/// as tvm_ffi holds such a Python int.
+fn return_u64(fx: &mut FnCtx<'_, '_>, var: lir::Var) -> Result<(), LowerError> {
+    let result = fx.result;
+    let small = fx.b.icmp_imm(IntCC::Sge, var, 0);
+    let int_block = fx.b.new_block();
+    let big_block = fx.b.new_block();
+    let join = fx.b.new_block();
+    fx.branch(small, int_block, big_block);
+    fx.b.switch_to(int_block);
+    write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
+    fx.b.jump(join);
+    fx.b.switch_to(big_block);
+    let words = fx.b.slot(16, 8);
+    let low = fx.b.stack_addr(words, 0);
+    fx.b.store(low, 0, var);
+    fx.b.store_imm(Ty::I64, low, 8, 0);
+    let slot = fx.b.slot(safecall_runtime::abi::BYTE_ARRAY_SIZE as u32, 8);
+    let ba = fx.b.stack_addr(slot, 0);
+    fx.b.store(ba, safecall_runtime::abi::BYTE_ARRAY_DATA_OFFSET, low);
+    fx.b.store_imm(
+        Ty::I64,
+        ba,
+        safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET,
+        16,
+    );
+    let f = fx.m.capi(CApi::BigIntFromByteArray);
+    let rc =
+        fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
+            .expect("returns");
+    fx.fail_on_nonzero(rc);
+    fx.b.jump(join);
+    fx.b.switch_to(join);
+    Ok(())
+}
+
 fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), LowerError> {
     let result = fx.result;
     let Some(value) = value else {
@@ -349,19 +385,7 @@ fn lower_return(fx: &mut FnCtx<'_, '_>, value: Option<&Expr>) -> Result<(), Lowe
     };
     let v = lower_expr(fx, value)?;
     match v {
-        Val::Scalar(var, ScalarType::Int(IntType::U64)) => {
-            // TVM-FFI ints are signed 64-bit: refuse rather than wrap.
-            let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
-            let prefix = format!("{}: return value ", fx.func.name);
-            fx.check(fits, VALUE_ERROR, |_| {
-                vec![
-                    MsgPart::Text(prefix),
-                    MsgPart::Value(Tag::U64, var),
-                    MsgPart::text(" does not fit in a TVM-FFI int (int64)"),
-                ]
-            });
-            write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
-        }
+        Val::Scalar(var, ScalarType::Int(IntType::U64)) => return_u64(fx, var)?,
         Val::Scalar(var, ty) => write_scalar_any(fx, result, var, ty)?,
         Val::Device(var) => write_pod(fx, result, ti::DEVICE, var),
         Val::DType(var) => write_pod(fx, result, ti::DATA_TYPE, var),

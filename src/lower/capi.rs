@@ -32,6 +32,8 @@ pub enum CApi {
     EnvTensorAlloc,
     /// `int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out)`
     StringFromByteArray,
+    /// `int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out)`
+    BigIntFromByteArray,
     /// `int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* view, TVMFFIAny* out)`
     AnyViewToOwnedAny,
     /// `const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index)`
@@ -57,6 +59,7 @@ impl CApi {
             }
             CApi::EnvTensorAlloc => c_api::ENV_TENSOR_ALLOC,
             CApi::StringFromByteArray => c_api::STRING_FROM_BYTE_ARRAY,
+            CApi::BigIntFromByteArray => c_api::BIG_INT_FROM_BYTE_ARRAY,
             CApi::AnyViewToOwnedAny => c_api::ANY_VIEW_TO_OWNED_ANY,
             CApi::GetTypeInfo => c_api::GET_TYPE_INFO,
             CApi::EnvModRegisterSystemLibSymbol => c_api::ENV_MOD_REGISTER_SYSTEM_LIB_SYMBOL,
@@ -73,6 +76,7 @@ impl CApi {
             CApi::FunctionGetGlobal
             | CApi::HandleInitOnce
             | CApi::StringFromByteArray
+            | CApi::BigIntFromByteArray
             | CApi::EnvTensorAlloc
             | CApi::AnyViewToOwnedAny
             | CApi::EnvModRegisterSystemLibSymbol => (&[Ptr, Ptr], Some(I32)),

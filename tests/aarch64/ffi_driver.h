@@ -358,6 +358,15 @@ static void render(const Call* c, const TVMFFIAny* v) {
       print_escaped(v->v_c_str, strlen(v->v_c_str));
       return;
     case kTVMFFIFunction: fputs("func", stdout); return;
+    case kTVMFFIBigInt: {
+      /* Its words through the C API, least significant first. */
+      TVMFFIByteArray b = TVMFFIBigIntGetContentByteArray(v);
+      const long long* w = (const long long*)b.data;
+      fputs("big_int [", stdout);
+      for (size_t i = 0; i < b.size / sizeof(long long); ++i) printf(i ? ", %lld" : "%lld", w[i]);
+      putchar(']');
+      return;
+    }
     case kTVMFFIShape: {
       const TVMFFIShapeCell* s =
           (const TVMFFIShapeCell*)((const char*)v->v_obj + sizeof(TVMFFIObject));

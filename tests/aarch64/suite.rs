@@ -298,6 +298,14 @@ fn render(v: &Value) -> String {
     }
     match key {
         "str" | "bytes" => format!("{key} {}", escape(body.as_str().expect("a string"))),
+        "big_int" => format!(
+            "big_int [{}]",
+            int_list(body)
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         "shape" => format!(
             "shape [{}]",
             body.as_array()

@@ -57,6 +57,11 @@ fn check_raw(expected: &Value, got: &TVMFFIAny, args: &Args) -> Result<(), Strin
     let (key, body) = tag(expected);
     let ok = match key {
         "int" => got.type_index == ti::INT && Some(bits) == body.as_i64(),
+        // SAFETY: a BigInt result's words are alive with it.
+        "big_int" => {
+            got.type_index == ti::BIG_INT
+                && unsafe { safecall_runtime::big_int::words(got) } == int_list(body).as_slice()
+        }
         "bool" => got.type_index == ti::BOOL && Some(bits != 0) == body.as_bool(),
         "float" => got.type_index == ti::FLOAT && float_matches(body, f64::from_bits(bits as u64)),
         "ptr" => got.type_index == ti::OPAQUE_PTR && Some(bits as u64) == body.as_u64(),

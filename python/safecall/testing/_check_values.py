@@ -49,9 +49,7 @@ class Args:
         if key == "int":
             return int(body)
         if key == "big_int":
-            # Two's-complement 64-bit words, least significant first.
-            value = sum((w & (2**64 - 1)) << (64 * i) for i, w in enumerate(body))
-            return value - (1 << (64 * len(body))) if body and body[-1] < 0 else value
+            return _big_int(body)
         if key == "bool":
             return bool(body)
         if key == "float":
@@ -107,6 +105,12 @@ def _bits(x):
     return struct.pack("<d", x)
 
 
+def _big_int(words):
+    """The ``int`` of two's-complement 64-bit words, least significant first."""
+    value = sum((w & (2**64 - 1)) << (64 * i) for i, w in enumerate(words))
+    return value - (1 << (64 * len(words))) if words and words[-1] < 0 else value
+
+
 def check_value(expected, got, args):
     """Raises AssertionError when ``got`` does not match the descriptor ``expected``."""
     if expected is None:
@@ -115,6 +119,9 @@ def check_value(expected, got, args):
     key, body = tag(expected)
     if key == "int":
         assert type(got) is int and got == body, f"expected int {body}, got {got!r}"
+    elif key == "big_int":
+        want = _big_int(body)
+        assert type(got) is int and got == want, f"expected int {want}, got {got!r}"
     elif key == "bool":
         assert type(got) is bool and got == body, f"expected bool {body}, got {got!r}"
     elif key == "float":

@@ -48,6 +48,8 @@ pub mod c_api {
     pub const ENV_TENSOR_ALLOC: &str = "TVMFFIEnvTensorAlloc";
     /// `TVMFFIStringFromByteArray`.
     pub const STRING_FROM_BYTE_ARRAY: &str = "TVMFFIStringFromByteArray";
+    /// `TVMFFIBigIntFromByteArray`.
+    pub const BIG_INT_FROM_BYTE_ARRAY: &str = "TVMFFIBigIntFromByteArray";
     /// `TVMFFIAnyViewToOwnedAny`.
     pub const ANY_VIEW_TO_OWNED_ANY: &str = "TVMFFIAnyViewToOwnedAny";
     /// `TVMFFIGetTypeInfo`.
@@ -71,6 +73,7 @@ pub mod c_api {
         ENV_GET_DLPACK_MANAGED_TENSOR_ALLOCATOR,
         ENV_TENSOR_ALLOC,
         STRING_FROM_BYTE_ARRAY,
+        BIG_INT_FROM_BYTE_ARRAY,
         ANY_VIEW_TO_OWNED_ANY,
         GET_TYPE_INFO,
         ENV_MOD_REGISTER_SYSTEM_LIB_SYMBOL,
