@@ -169,6 +169,11 @@ fn check_obs(obs: &Obs, got: &Any, arg: Option<&Arg>) -> Result<(), String> {
     let view = got.view();
     let ok = match obs {
         Obs::Int(v) => raw.type_index == ti::INT && bits(raw) as i64 == *v,
+        Obs::BigInt(w) => {
+            // SAFETY: a BigInt result's words live as long as `got`.
+            raw.type_index == ti::BIG_INT
+                && unsafe { safecall_runtime::big_int::words(raw) } == w.as_slice()
+        }
         Obs::Bool(b) => raw.type_index == ti::BOOL && bits(raw) == *b as u64,
         Obs::Float(options) => {
             // SAFETY: a Float result holds an f64.

@@ -22,6 +22,8 @@ pub enum Obs {
     Str(Vec<u8>),
     Bytes(Vec<u8>),
     Shape(Vec<i64>),
+    /// An `ffi.BigInt` of these words.
+    BigInt(Vec<i64>),
     /// The argument itself (same type index and value).
     Same,
     /// A tensor the function allocated, of this shape.
@@ -160,10 +162,10 @@ fn tensor_specs(kind: &str) -> Option<(Vec<Spec>, Vec<bool>)> {
 /// A value a parameter of `kind` accepts, or one near the edge of what it accepts.
 fn near(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Desc {
     if int_range(kind).is_some() {
-        return if rng.below(6) == 0 {
-            Desc::Bool(rng.below(2) == 1)
-        } else {
-            Desc::Int(values::int(rng))
+        return match rng.below(8) {
+            0 => Desc::Bool(rng.below(2) == 1),
+            1 => Desc::BigInt(values::big_int(rng)),
+            _ => Desc::Int(values::int(rng)),
         };
     }
     match kind {
@@ -173,13 +175,15 @@ fn near(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Desc {
             1 => Desc::Bool(rng.below(2) == 1),
             _ => Desc::Int(rng.below(40) as i64 - 4),
         },
-        "bool" => match rng.below(3) {
-            0 => Desc::Bool(rng.below(2) == 1),
+        "bool" => match rng.below(8) {
+            0..=2 => Desc::Bool(rng.below(2) == 1),
+            3 => Desc::BigInt(values::big_int(rng)),
             _ => Desc::Int(values::int(rng)),
         },
-        "f32" | "f64" => match rng.below(4) {
-            0 => Desc::Int(values::int(rng)),
-            1 => Desc::Bool(rng.below(2) == 1),
+        "f32" | "f64" => match rng.below(8) {
+            0 | 1 => Desc::Int(values::int(rng)),
+            2 => Desc::Bool(rng.below(2) == 1),
+            3 => Desc::BigInt(values::big_int(rng)),
             _ => Desc::Float(values::float(rng)),
         },
         "ptr" => Desc::Ptr(rng.next()),
@@ -358,6 +362,11 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
             Desc::Bool(b) => Expect::Returns(Obs::Int(*b as i64)),
             Desc::Int(v) if (lo..=hi).contains(v) => Expect::Returns(Obs::Int(*v)),
             Desc::Int(v) => reject(format!("{v} out of range")),
+            // `u64` takes 2^63 to 2^64 - 1 (and returns it as a BigInt); the others none.
+            Desc::BigInt(w) if kind == "u64" && w.len() == 2 && w[1] == 0 => {
+                Expect::Returns(Obs::BigInt(w.clone()))
+            }
+            Desc::BigInt(w) => reject(format!("{w:?} beyond {kind}")),
             _ => reject("not an int"),
         };
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use safecall_runtime::abi::{
     DLDataType, DLDevice, TVMFFIAny, TVMFFIByteArray, TVMFFIValue, type_index as ti,
 };
-use safecall_runtime::{Any, AnyView, Bytes, Error, Function, Shape};
+use safecall_runtime::{Any, AnyView, Bytes, Error, Function, Shape, big_int};
 
 use super::Rng;
 use crate::common::array::new_sequence;
@@ -64,6 +64,9 @@ pub enum Desc {
     },
     /// An `ffi.Error` object.
     ErrorObject,
+    /// An int beyond int64, as an `ffi.BigInt` object: its minimal 64-bit words, least
+    /// significant first.
+    BigInt(Vec<i64>),
 }
 
 /// A tensor's memory and layout (shown as its descriptor).
@@ -230,6 +233,16 @@ impl Arg {
                 Arg::owning(new_sequence(index, anys), desc)
             }
             Desc::ErrorObject => Arg::owning(Error::new("ValueError", "a value").into(), desc),
+            Desc::BigInt(words) => {
+                // SAFETY: `from_words` returns an owned value.
+                let any = unsafe { Any::from_raw_owned_unchecked(big_int::from_words(words)) };
+                assert_eq!(
+                    any.as_raw().type_index,
+                    ti::BIG_INT,
+                    "{words:?} fits an int64"
+                );
+                Arg::owning(any, desc)
+            }
         }
     }
 }
@@ -267,6 +280,20 @@ pub fn callback(cb: Callback) -> Function {
 }
 
 /// Integers near the edges of every width, and random ones.
+/// The words of an int beyond int64: `u64`'s upper half (2^63 to 2^64 - 1: two words, the high
+/// one 0), just beyond either end of `u64`, or three words.
+pub fn big_int(rng: &mut Rng) -> Vec<i64> {
+    let low = rng.next() as i64;
+    match rng.below(6) {
+        0 => vec![i64::MIN, 0],
+        1 => vec![-1, 0],
+        2 => vec![low | i64::MIN, 0],
+        3 => vec![low, 1],                    // 2^64 and a little more
+        4 => vec![low & i64::MAX, -1],        // below -2^63
+        _ => vec![low, rng.next() as i64, 7], // three words
+    }
+}
+
 pub fn int(rng: &mut Rng) -> i64 {
     const EDGES: [i64; 18] = [
         0,
