@@ -1,12 +1,14 @@
 //! Ints beyond 64 bits at the call boundary: tvm_ffi passes a Python int outside `i64` as an
 //! `ffi.BigInt` object (`c_api.h`'s `kTVMFFIBigInt`, minimal two's-complement words). A `u64`
-//! parameter takes those of 2^63 to 2^64 - 1 (two words, the high one 0); every other
+//! parameter takes those of 2^63 to 2^64 - 1 (two words, the high one 0), a `u64` result of
+//! that half goes back as such a BigInt, and `cast<u64>` of an `any` reads one; every other
 //! integer parameter, and `u64` beyond its range, refuses them as out of range (a ValueError
-//! naming the argument), on every JIT tier and backend of the build (the baseline tier,
-//! Cranelift, LLVM with the `llvm` feature).
+//! naming the argument, also when the explain function passes a valid one first); a packed
+//! call's argument (a view) refuses the upper half rather than wrapping it. On every JIT tier
+//! and backend of the build (the baseline tier, Cranelift, LLVM with the `llvm` feature).
 
 use safecall::jit::{self, JitOptions};
-use safecall_runtime::{Any, big_int};
+use safecall_runtime::{Any, Function, big_int};
 
 use crate::common::delivery::jit_tiers;
 
@@ -16,7 +18,12 @@ const TEXT: &str = "module big;\n\
     fn maybe(x: optional[u64]) -> i64 { if is_none(x) { return -1; } return cast<i64>(x >> 32u64); }\n\
     fn signed(x: i64) -> i64 { return x; }\n\
     fn byte(x: i8) -> i64 { return cast<i64>(x); }\n\
-    fn float(x: f64) -> f64 { return x; }\n";
+    fn float(x: f64) -> f64 { return x; }\n\
+    fn echo(x: u64) -> u64 { return x; }\n\
+    fn back(x: any) -> u64 { return cast<u64>(x); }\n\
+    fn two(x: u64, y: i8) -> i64 { return cast<i64>(y); }\n\
+    fn pass(f: func, x: u64) { call_packed f(x); }\n\
+    fn pair(x: u64) -> (u64, u64) { return (x, x); }\n";
 
 /// An owned `Int` or `ffi.BigInt` holding `words` (least significant first).
 fn int(words: &[i64]) -> Any {
@@ -142,5 +149,112 @@ fn bigints_beyond_a_parameters_range_are_value_errors_naming_it() {
             "{}",
             err.message()
         );
+    });
+}
+
+/// The words of a BigInt result (panics on anything else).
+fn words_of(any: &Any) -> Vec<i64> {
+    assert_eq!(
+        any.as_raw().type_index,
+        safecall_runtime::abi::type_index::BIG_INT
+    );
+    // SAFETY: `any` owns the BigInt the words are borrowed from.
+    unsafe { big_int::words(any.as_raw()) }.to_vec()
+}
+
+#[test]
+fn a_u64_of_the_upper_half_returns_and_converts_as_a_bigint() {
+    each_tier(|jit| {
+        let echo = jit.function("echo").unwrap();
+        let back = jit.function("back").unwrap();
+        for words in [[i64::MIN, 0], [-1, 0]] {
+            // Returned as the BigInt it came as, and read back from an `any` by `cast<u64>`.
+            let out = echo.call(&[int(&words).view()]).unwrap();
+            assert_eq!(words_of(&out), words);
+            assert_eq!(words_of(&back.call(&[out.view()]).unwrap()), words);
+        }
+        assert_eq!(
+            back.call(&[int(&[5]).view()])
+                .unwrap()
+                .cast::<i64>()
+                .unwrap(),
+            5
+        );
+        let first_line = |words: &[i64]| {
+            let err = back.call(&[int(words).view()]).unwrap_err();
+            assert_eq!(err.kind(), "ValueError");
+            err.message().lines().next().unwrap().to_owned()
+        };
+        let range = "is out of range for u64 [0, 18446744073709551615]";
+        assert_eq!(
+            first_line(&[0, 1]),
+            format!("back: in `return cast<u64>(x);`: the int {range}")
+        );
+        assert_eq!(
+            first_line(&[-1]),
+            format!("back: in `return cast<u64>(x);`: -1 {range}")
+        );
+    });
+}
+
+#[test]
+fn the_explain_function_passes_a_valid_bigint_and_names_the_bad_argument() {
+    each_tier(|jit| {
+        let two = jit.function("two").unwrap();
+        assert_eq!(
+            two.call(&[int(&[i64::MIN, 0]).view(), int(&[-7]).view()])
+                .unwrap()
+                .cast::<i64>()
+                .unwrap(),
+            -7
+        );
+        let message = |x: &[i64], y: i64| {
+            let err = two.call(&[int(x).view(), int(&[y]).view()]).unwrap_err();
+            assert_eq!(err.kind(), "ValueError");
+            err.message().lines().next().unwrap().to_owned()
+        };
+        assert_eq!(
+            message(&[i64::MIN, 0], 300),
+            "two: argument 'y' (#1): 300 is out of range for i8 [-128, 127]"
+        );
+        assert_eq!(
+            message(&[0, 1], 5),
+            "two: argument 'x' (#0): the int is out of range for u64 [0, 18446744073709551615]"
+        );
+    });
+}
+
+#[test]
+fn a_u64_of_the_upper_half_is_refused_where_only_a_view_can_carry_it() {
+    each_tier(|jit| {
+        let callback: Any = Function::from_closure(|_| Ok(Any::none())).into();
+        let arg = int(&[i64::MIN, 0]);
+        let err = jit
+            .function("pass")
+            .unwrap()
+            .call(&[callback.view(), arg.view()])
+            .unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(
+            err.message().lines().next().unwrap(),
+            "pass: in `call_packed f(x);`: the u64 9223372036854775808 passed as argument 0 does not fit in a TVM-FFI int (int64)"
+        );
+        let err = jit
+            .function("pair")
+            .unwrap()
+            .call(&[arg.view()])
+            .unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert!(
+            err.message()
+                .contains("the u64 9223372036854775808 passed as argument 0 does not fit"),
+            "{}",
+            err.message()
+        );
+        // Below 2^63 both work.
+        jit.function("pass")
+            .unwrap()
+            .call(&[callback.view(), int(&[3]).view()])
+            .unwrap();
     });
 }

@@ -6,7 +6,7 @@ use safecall_runtime::abi::{
     type_index as ti,
 };
 
-use crate::ir::{Callee, ErrorConvention, Expr, ScalarType};
+use crate::ir::{Callee, ErrorConvention, Expr, IntType, ScalarType};
 use crate::lir::{self, Ext, FuncId, IntCC, Linkage, Signature, Symbol, Ty, builder::FuncBuilder};
 
 use super::capi::{CApi, safe_call_signature};
@@ -15,9 +15,9 @@ use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
 use super::layout::scalar_lir_type;
 use super::modctx::ModuleCtx;
 use super::options::LowerError;
-use super::raise::{PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
+use super::raise::{MsgPart, PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
 use safecall_runtime::abi::symbols::EXPORT_PREFIX;
-use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
+use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 
 /// How a C parameter of this type is passed (narrow integers are extended by the caller).
 fn c_param(t: ScalarType) -> (Ty, Ext) {
@@ -158,6 +158,26 @@ pub(crate) fn packed_call(
         let v = lower_expr(fx, arg)?;
         let at = fx.b.stack_addr(args_slot, (k * ANY_SIZE) as u32);
         match v {
+            Val::Scalar(var, ScalarType::Int(IntType::U64)) => {
+                // An argument is a view, which cannot own a BigInt: a u64 of 2^63 or more is
+                // refused rather than wrapped to a negative int.
+                let fits = fx.b.icmp_imm(IntCC::Sge, var, 0);
+                let prefix = format!(
+                    "{}: in `{}`: the u64 ",
+                    fx.func.name,
+                    fx.current_stmt_text()
+                );
+                fx.check(fits, VALUE_ERROR, |_| {
+                    vec![
+                        MsgPart::Text(prefix),
+                        MsgPart::Value(Tag::U64, var),
+                        MsgPart::text(format!(
+                            " passed as argument {k} does not fit in a TVM-FFI int (int64)"
+                        )),
+                    ]
+                });
+                write_scalar_any(fx, at, var, ScalarType::Int(IntType::U64))?;
+            }
             Val::Scalar(var, ty) => write_scalar_any(fx, at, var, ty)?,
             Val::Device(var) => write_pod(fx, at, ti::DEVICE, var),
             Val::DType(var) => write_pod(fx, at, ti::DATA_TYPE, var),

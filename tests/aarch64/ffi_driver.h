@@ -129,9 +129,9 @@ static TVMFFIAny byte_array(Call* c, const char* data, size_t len) {
 }
 
 /* An int from its 64-bit words, least significant first (a BigInt object beyond int64). */
-static TVMFFIAny big_int(Call* c, size_t n, const long long* words) {
+static TVMFFIAny big_int(Call* c, size_t n, const int64_t* words) {
   TVMFFIAny v = pod(kTVMFFINone, 0);
-  TVMFFIByteArray b = {(const char*)words, n * sizeof(long long)};
+  TVMFFIByteArray b = {(const char*)words, n * sizeof(int64_t)};
   if (TVMFFIBigIntFromByteArray(&b, &v) != 0) die("cannot make a BigInt");
   if (c && v.type_index >= kTVMFFIStaticObjectBegin) hold(c, v.v_obj);
   return v;
@@ -361,9 +361,9 @@ static void render(const Call* c, const TVMFFIAny* v) {
     case kTVMFFIBigInt: {
       /* Its words through the C API, least significant first. */
       TVMFFIByteArray b = TVMFFIBigIntGetContentByteArray(v);
-      const long long* w = (const long long*)b.data;
+      const int64_t* w = (const int64_t*)b.data;
       fputs("big_int [", stdout);
-      for (size_t i = 0; i < b.size / sizeof(long long); ++i) printf(i ? ", %lld" : "%lld", w[i]);
+      for (size_t i = 0; i < b.size / sizeof(int64_t); ++i) printf(i ? ", %lld" : "%lld", (long long)w[i]);
       putchar(']');
       return;
     }

@@ -48,7 +48,14 @@ fn c_ints(v: &[i64]) -> String {
     // A trailing 0: C has no empty arrays.
     let items: Vec<String> = v
         .iter()
-        .map(|x| format!("{x}LL"))
+        // i64::MIN's digits do not fit a `long long` literal before the minus applies.
+        .map(|&x| {
+            if x == i64::MIN {
+                "(-9223372036854775807LL - 1)".to_owned()
+            } else {
+                format!("{x}LL")
+            }
+        })
         .chain(["0".into()])
         .collect();
     format!("(const int64_t[]){{{}}}", items.join(", "))

@@ -279,7 +279,6 @@ pub fn callback(cb: Callback) -> Function {
     }
 }
 
-/// Integers near the edges of every width, and random ones.
 /// The words of an int beyond int64: `u64`'s upper half (2^63 to 2^64 - 1: two words, the high
 /// one 0), just beyond either end of `u64`, or three words.
 pub fn big_int(rng: &mut Rng) -> Vec<i64> {
@@ -294,6 +293,7 @@ pub fn big_int(rng: &mut Rng) -> Vec<i64> {
     }
 }
 
+/// Integers near the edges of every width, and random ones.
 pub fn int(rng: &mut Rng) -> i64 {
     const EDGES: [i64; 18] = [
         0,

@@ -1,9 +1,12 @@
 //! Casts: conversions between scalar types (by the rules of `ir::typing::cast_allowed`), and
 //! the checked conversion of a dynamically typed value (TypeError / ValueError).
 
-use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
+use safecall_runtime::abi::{
+    ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, BIG_INT_OBJECT_SIZE_OFFSET,
+    BIG_INT_OBJECT_WORDS_OFFSET, type_index as ti,
+};
 
-use crate::ir::{FloatType, ScalarType};
+use crate::ir::{FloatType, IntType, ScalarType};
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
 use super::super::context::FnCtx;
@@ -113,6 +116,51 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
         });
     };
     match to {
+        ScalarType::Int(IntType::U64) => {
+            // An Int from 0, or the BigInt of two words (the high one 0) of 2^63 to 2^64 - 1.
+            let a = is(fx, ti::INT);
+            let b = is(fx, ti::BOOL);
+            let big = is(fx, ti::BIG_INT);
+            let small = fx.b.binary(lir::BinOp::Or, a, b);
+            let ok = fx.b.binary(lir::BinOp::Or, small, big);
+            type_check(fx, ok);
+            let out = fx.b.mutable_var(Ty::I64);
+            let range = format!(" is out of range for u64 [0, {}]", u64::MAX);
+            let words = fx.b.new_block();
+            let int_block = fx.b.new_block();
+            let join = fx.b.new_block();
+            fx.branch(big, words, int_block);
+            fx.b.switch_to(int_block);
+            let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
+            let non_negative = fx.b.icmp_imm(IntCC::Sge, raw, 0);
+            let text = prefix.clone();
+            let tail = range.clone();
+            fx.check(non_negative, VALUE_ERROR, |_| {
+                vec![
+                    MsgPart::Text(text),
+                    MsgPart::Value(Tag::I64, raw),
+                    MsgPart::text(tail),
+                ]
+            });
+            fx.b.assign(out, raw);
+            fx.jump(join);
+            fx.b.switch_to(words);
+            let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+            let count = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_SIZE_OFFSET);
+            let two = fx.b.icmp_imm(IntCC::Eq, count, 2);
+            let beyond = |prefix: String, range: String| {
+                move |_: &mut FnCtx<'_, '_>| vec![MsgPart::Text(format!("{prefix}the int{range}"))]
+            };
+            fx.check(two, VALUE_ERROR, beyond(prefix.clone(), range.clone()));
+            let high = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET + 8);
+            let unsigned = fx.b.icmp_imm(IntCC::Eq, high, 0);
+            fx.check(unsigned, VALUE_ERROR, beyond(prefix, range));
+            let low = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET);
+            fx.b.assign(out, low);
+            fx.jump(join);
+            fx.b.switch_to(join);
+            out
+        }
         ScalarType::Int(t) => {
             let a = is(fx, ti::INT);
             let b = is(fx, ti::BOOL);
