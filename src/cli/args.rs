@@ -33,6 +33,9 @@ pub enum Value {
     Bool(bool),
     /// An integer.
     Int(i64),
+    /// An integer from 2^63 to 2^64 - 1 (what a `u64` takes beyond int64), passed as an
+    /// `ffi.BigInt`: its low 64 bits.
+    UpperU64(u64),
     /// A float.
     Float(f64),
     /// `str:...` or `"..."`.
@@ -407,6 +410,18 @@ fn parse_dtype(name: &str) -> Result<DLDataType, String> {
         .map_err(|_| format!("unknown dtype `{name}` (e.g. float32, int8, bfloat16, bool)"))
 }
 
+/// A decimal or `0x` integer from 2^63 to 2^64 - 1.
+fn parse_upper_u64(word: &str) -> Option<u64> {
+    let v = match word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None if !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit()) => {
+            word.parse().ok()?
+        }
+        None => return None,
+    };
+    (v > i64::MAX as u64).then_some(v)
+}
+
 fn parse_int(word: &str) -> Option<i64> {
     let (negative, digits) = match word.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -470,6 +485,9 @@ fn scalar(word: &str) -> Result<Value, String> {
     if let Some(v) = parse_int(word) {
         return Ok(Value::Int(v));
     }
+    if let Some(v) = parse_upper_u64(word) {
+        return Ok(Value::UpperU64(v));
+    }
     if word
         .trim_start_matches('-')
         .bytes()
@@ -478,7 +496,8 @@ fn scalar(word: &str) -> Result<Value, String> {
         && !word.contains('.')
     {
         return Err(format!(
-            "`{word}` does not fit a 64-bit signed integer (TVM-FFI ints are int64)"
+            "`{word}` does not fit 64 bits (TVM-FFI ints are int64; 2^63 to 2^64 - 1 pass as a \
+             BigInt, for u64 parameters)"
         ));
     }
     if let Some(v) = parse_float(word) {
@@ -550,7 +569,18 @@ mod tests {
             Ok(Value::Int(i64::MIN)),
             "the smallest int64"
         );
-        assert!(parse("9223372036854775808").unwrap_err().contains("64-bit"));
+        assert_eq!(parse("9223372036854775808"), Ok(Value::UpperU64(1 << 63)));
+        assert_eq!(parse("0xffffffffffffffff"), Ok(Value::UpperU64(u64::MAX)));
+        assert!(
+            parse("18446744073709551616")
+                .unwrap_err()
+                .contains("64 bits")
+        );
+        assert!(
+            parse("-9223372036854775809")
+                .unwrap_err()
+                .contains("64 bits")
+        );
         assert_eq!(parse("1.5"), Ok(Value::Float(1.5)));
         assert_eq!(parse("-2e-3"), Ok(Value::Float(-2e-3)));
         assert_eq!(parse("-inf"), Ok(Value::Float(f64::NEG_INFINITY)));

@@ -118,6 +118,13 @@ pub fn value(v: &AnyView<'_>, readable: &dyn Readable) -> String {
                 _ => format!("({})", items.join(", ")),
             }
         }
+        ti::BIG_INT => {
+            // SAFETY: the BigInt's words are alive while `v` is.
+            match unsafe { safecall_runtime::big_int::words(&raw) } {
+                &[low, high] => (i128::from(high) << 64 | i128::from(low as u64)).to_string(),
+                words => format!("<ffi.BigInt of {} words>", words.len()),
+            }
+        }
         t => format!("<{}>", safecall_runtime::registry::type_key_of(t)),
     }
 }

@@ -8,6 +8,7 @@ use crate::snapshot;
 const ECHO: &str = r#"module echo;
 
 fn int(x: i64) -> i64 { return x; }
+fn unsigned(x: u64) -> u64 { return x; }
 fn small(x: i8) -> i8 { return x; }
 fn float(x: f64) -> f64 { return x; }
 fn flag(x: bool) -> bool { return x; }
@@ -64,6 +65,10 @@ fn scalars_round_trip_through_the_argument_syntax() {
         ("int", "0x10", "16"),
         ("int", "-9223372036854775808", "-9223372036854775808"),
         ("small", "-128", "-128"),
+        // A u64's upper half goes in and comes back as a BigInt.
+        ("unsigned", "18446744073709551615", "18446744073709551615"),
+        ("unsigned", "0x8000000000000000", "9223372036854775808"),
+        ("unsigned", "5", "5"),
         ("float", "1.5", "1.5"),
         ("float", "-2e-3", "-0.002"),
         ("float", "-inf", "-inf"),
@@ -247,7 +252,7 @@ fn wrong_argument_syntax_is_a_usage_error_naming_the_argument() {
         ("bad_pattern", "float32[4]:arnge"),
         ("bad_dtype", "tensor32[4]"),
         ("bare_word", "hello"),
-        ("too_big", "9223372036854775808"),
+        ("too_big", "18446744073709551616"),
         ("unclosed_tuple", "(1, 2"),
         ("value_count", "float32[3]:[1, 2]"),
         ("value_range", "int8[2]:fill=300"),
