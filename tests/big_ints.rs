@@ -8,7 +8,7 @@
 //! and backend of the build (the baseline tier, Cranelift, LLVM with the `llvm` feature).
 
 use safecall::jit::{self, JitOptions};
-use safecall_runtime::{Any, Function, big_int};
+use safecall_runtime::{Any, AnyView, Function, big_int};
 
 use crate::common::delivery::jit_tiers;
 
@@ -27,8 +27,7 @@ const TEXT: &str = "module big;\n\
 
 /// An owned `Int` or `ffi.BigInt` holding `words` (least significant first).
 fn int(words: &[i64]) -> Any {
-    // SAFETY: `from_words` returns an owned value.
-    unsafe { Any::from_raw_owned_unchecked(big_int::from_words(words)) }
+    big_int::any_from_words(words)
 }
 
 fn each_tier(check: impl Fn(&jit::JitModule)) {
@@ -100,15 +99,10 @@ fn a_u64_takes_the_bigints_of_its_upper_half() {
 fn bigints_beyond_a_parameters_range_are_value_errors_naming_it() {
     each_tier(|jit| {
         let refused = |name: &str, words: &[i64], message: &str| {
-            let err = jit
-                .function(name)
-                .unwrap()
-                .call(&[int(words).view()])
-                .unwrap_err();
-            assert_eq!(err.kind(), "ValueError", "{name} {words:?}");
+            let raised = raised(jit, name, &[int(words).view()]);
             assert_eq!(
-                err.message().lines().next().unwrap(),
-                message,
+                raised,
+                ("ValueError".into(), message.into()),
                 "{name} {words:?}"
             );
         };
@@ -128,28 +122,26 @@ fn bigints_beyond_a_parameters_range_are_value_errors_naming_it() {
             "byte: argument 'x' (#0): the int is out of range for i8 [-128, 127]",
         );
         // A negative int is refused with its value, as before.
-        let err = jit
-            .function("low_half")
-            .unwrap()
-            .call(&[int(&[-1]).view()])
-            .unwrap_err();
-        assert_eq!(
-            err.message().lines().next().unwrap(),
-            "low_half: argument 'x' (#0): -1 is out of range for u64 [0, 18446744073709551615]"
+        refused(
+            "low_half",
+            &[-1],
+            "low_half: argument 'x' (#0): -1 is out of range for u64 [0, 18446744073709551615]",
         );
         // A float parameter does not take one (no conversion of ints beyond 64 bits).
-        let err = jit
-            .function("float")
-            .unwrap()
-            .call(&[int(&[0, 1]).view()])
-            .unwrap_err();
-        assert_eq!(err.kind(), "TypeError");
-        assert!(
-            err.message().contains("expected float, got ffi.BigInt"),
-            "{}",
-            err.message()
-        );
+        let (kind, line) = raised(jit, "float", &[int(&[0, 1]).view()]);
+        assert_eq!(kind, "TypeError");
+        assert!(line.contains("expected float, got ffi.BigInt"), "{line}");
     });
+}
+
+/// The kind and the first message line of the error `name(args)` raises (a panic if it
+/// returns).
+fn raised(jit: &jit::JitModule, name: &str, args: &[AnyView<'_>]) -> (String, String) {
+    let err = jit.function(name).unwrap().call(args).unwrap_err();
+    (
+        err.kind().to_string(),
+        err.message().lines().next().unwrap().to_owned(),
+    )
 }
 
 /// The words of a BigInt result (panics on anything else).
@@ -180,20 +172,16 @@ fn a_u64_of_the_upper_half_returns_and_converts_as_a_bigint() {
                 .unwrap(),
             5
         );
-        let first_line = |words: &[i64]| {
-            let err = back.call(&[int(words).view()]).unwrap_err();
-            assert_eq!(err.kind(), "ValueError");
-            err.message().lines().next().unwrap().to_owned()
-        };
         let range = "is out of range for u64 [0, 18446744073709551615]";
-        assert_eq!(
-            first_line(&[0, 1]),
-            format!("back: in `return cast<u64>(x);`: the int {range}")
-        );
-        assert_eq!(
-            first_line(&[-1]),
-            format!("back: in `return cast<u64>(x);`: -1 {range}")
-        );
+        let refused = |words: &[i64], value: &str| {
+            let line = format!("back: in `return cast<u64>(x);`: {value} {range}");
+            assert_eq!(
+                raised(jit, "back", &[int(words).view()]),
+                ("ValueError".into(), line)
+            );
+        };
+        refused(&[0, 1], "the int");
+        refused(&[-1], "-1");
     });
 }
 
@@ -208,18 +196,21 @@ fn the_explain_function_passes_a_valid_bigint_and_names_the_bad_argument() {
                 .unwrap(),
             -7
         );
-        let message = |x: &[i64], y: i64| {
-            let err = two.call(&[int(x).view(), int(&[y]).view()]).unwrap_err();
-            assert_eq!(err.kind(), "ValueError");
-            err.message().lines().next().unwrap().to_owned()
-        };
+        let message = |x: &[i64], y: i64| raised(jit, "two", &[int(x).view(), int(&[y]).view()]);
         assert_eq!(
             message(&[i64::MIN, 0], 300),
-            "two: argument 'y' (#1): 300 is out of range for i8 [-128, 127]"
+            (
+                "ValueError".into(),
+                "two: argument 'y' (#1): 300 is out of range for i8 [-128, 127]".into()
+            )
         );
         assert_eq!(
             message(&[0, 1], 5),
-            "two: argument 'x' (#0): the int is out of range for u64 [0, 18446744073709551615]"
+            (
+                "ValueError".into(),
+                "two: argument 'x' (#0): the int is out of range for u64 [0, 18446744073709551615]"
+                    .into()
+            )
         );
     });
 }
@@ -229,28 +220,17 @@ fn a_u64_of_the_upper_half_is_refused_where_only_a_view_can_carry_it() {
     each_tier(|jit| {
         let callback: Any = Function::from_closure(|_| Ok(Any::none())).into();
         let arg = int(&[i64::MIN, 0]);
-        let err = jit
-            .function("pass")
-            .unwrap()
-            .call(&[callback.view(), arg.view()])
-            .unwrap_err();
-        assert_eq!(err.kind(), "ValueError");
+        let passed = "the u64 9223372036854775808 passed as argument 0 does not fit in a TVM-FFI int (int64)";
         assert_eq!(
-            err.message().lines().next().unwrap(),
-            "pass: in `call_packed f(x);`: the u64 9223372036854775808 passed as argument 0 does not fit in a TVM-FFI int (int64)"
+            raised(jit, "pass", &[callback.view(), arg.view()]),
+            (
+                "ValueError".into(),
+                format!("pass: in `call_packed f(x);`: {passed}")
+            )
         );
-        let err = jit
-            .function("pair")
-            .unwrap()
-            .call(&[arg.view()])
-            .unwrap_err();
-        assert_eq!(err.kind(), "ValueError");
-        assert!(
-            err.message()
-                .contains("the u64 9223372036854775808 passed as argument 0 does not fit"),
-            "{}",
-            err.message()
-        );
+        let (kind, line) = raised(jit, "pair", &[arg.view()]);
+        assert_eq!(kind, "ValueError");
+        assert!(line.ends_with(passed), "{line}");
         // Below 2^63 both work.
         jit.function("pass")
             .unwrap()

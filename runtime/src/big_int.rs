@@ -55,6 +55,12 @@ pub fn from_words(words: &[i64]) -> TVMFFIAny {
     }
 }
 
+/// [`from_words`]'s value as an owned [`Any`](crate::Any).
+pub fn any_from_words(words: &[i64]) -> crate::Any {
+    // SAFETY: `from_words` returns an owned value, which the `Any` takes over.
+    unsafe { crate::Any::from_raw_owned_unchecked(from_words(words)) }
+}
+
 /// The words of an `Int` or BigInt value, borrowed from it; empty for other values.
 ///
 /// # Safety

@@ -213,12 +213,7 @@ impl Made {
             Value::None => Any::none(),
             Value::Bool(b) => Any::from(*b),
             Value::Int(i) => Any::from(*i),
-            // SAFETY: `from_words` returns an owned value.
-            Value::UpperU64(v) => unsafe {
-                Any::from_raw_owned_unchecked(safecall_runtime::big_int::from_words(&[
-                    *v as i64, 0,
-                ]))
-            },
+            Value::UpperU64(v) => safecall_runtime::big_int::any_from_words(&[*v as i64, 0]),
             Value::Float(f) => Any::from(*f),
             Value::Str(s) => Any::from(s.as_str()),
             Value::Bytes(b) => Any::from(Bytes::new(b)),

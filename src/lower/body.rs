@@ -353,24 +353,7 @@ fn return_u64(fx: &mut FnCtx<'_, '_>, var: lir::Var) -> Result<(), LowerError> {
     write_scalar_any(fx, result, var, ScalarType::Int(IntType::U64))?;
     fx.b.jump(join);
     fx.b.switch_to(big_block);
-    let words = fx.b.slot(16, 8);
-    let low = fx.b.stack_addr(words, 0);
-    fx.b.store(low, 0, var);
-    fx.b.store_imm(Ty::I64, low, 8, 0);
-    let slot = fx.b.slot(safecall_runtime::abi::BYTE_ARRAY_SIZE as u32, 8);
-    let ba = fx.b.stack_addr(slot, 0);
-    fx.b.store(ba, safecall_runtime::abi::BYTE_ARRAY_DATA_OFFSET, low);
-    fx.b.store_imm(
-        Ty::I64,
-        ba,
-        safecall_runtime::abi::BYTE_ARRAY_SIZE_OFFSET,
-        16,
-    );
-    let f = fx.m.capi(CApi::BigIntFromByteArray);
-    let rc =
-        fx.b.call(lir::Callee::Import(f), Some(Ty::I32), vec![ba, result])
-            .expect("returns");
-    fx.fail_on_nonzero(rc);
+    super::big_int::write_u64(fx, result, var);
     fx.b.jump(join);
     fx.b.switch_to(join);
     Ok(())

@@ -7,6 +7,7 @@
 //! It also emits `__tvm_ffi__metadata_f` and `__tvm_ffi__doc_f` (`exports`).
 
 mod alloc;
+mod big_int;
 mod blob;
 mod body;
 mod calls;

@@ -27,6 +27,19 @@ pub fn int_range(t: IntType) -> (i64, i64) {
     }
 }
 
+/// `" is out of range for T [lo, hi]"`, the tail of an integer's range error: `u64`'s whole
+/// range (an int of 2^63 or more reaches it as a BigInt), where [`int_range`] stops at
+/// `i64::MAX`, the most an `Int` holds.
+pub fn out_of_range_text(t: IntType) -> String {
+    let (lo, hi) = int_range(t);
+    let hi = if t == IntType::U64 {
+        u64::MAX.to_string()
+    } else {
+        hi.to_string()
+    };
+    format!(" is out of range for {} [{lo}, {hi}]", int_name(t))
+}
+
 fn dim_text(d: &Dim) -> String {
     match d {
         Dim::Const(c) => c.to_string(),

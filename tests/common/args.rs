@@ -141,15 +141,7 @@ impl Args {
                     v_uint64: body.as_u64().expect("an address"),
                 },
             ),
-            "big_int" => {
-                // SAFETY: `from_words` returns an owned value.
-                let any = unsafe {
-                    Any::from_raw_owned_unchecked(safecall_runtime::big_int::from_words(&int_list(
-                        body,
-                    )))
-                };
-                self.keep(any)
-            }
+            "big_int" => self.keep(safecall_runtime::big_int::any_from_words(&int_list(body))),
             "str" => self.keep(Any::from(body.as_str().expect("a string"))),
             "bytes" => self.keep(Bytes::new(body.as_str().expect("a string")).into_any()),
             "raw_str" => {

@@ -234,8 +234,7 @@ impl Arg {
             }
             Desc::ErrorObject => Arg::owning(Error::new("ValueError", "a value").into(), desc),
             Desc::BigInt(words) => {
-                // SAFETY: `from_words` returns an owned value.
-                let any = unsafe { Any::from_raw_owned_unchecked(big_int::from_words(words)) };
+                let any = big_int::any_from_words(words);
                 assert_eq!(
                     any.as_raw().type_index,
                     ti::BIG_INT,

@@ -1,20 +1,18 @@
 //! Casts: conversions between scalar types (by the rules of `ir::typing::cast_allowed`), and
 //! the checked conversion of a dynamically typed value (TypeError / ValueError).
 
-use safecall_runtime::abi::{
-    ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, BIG_INT_OBJECT_SIZE_OFFSET,
-    BIG_INT_OBJECT_WORDS_OFFSET, type_index as ti,
-};
+use safecall_runtime::abi::{ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, type_index as ti};
 
 use crate::ir::{FloatType, IntType, ScalarType};
 use crate::lir::{self, ConvOp, FloatCC, IntCC, Ty, Var};
 
+use super::super::big_int;
 use super::super::context::FnCtx;
 use super::super::half;
 use super::super::layout::{int_lir_type, scalar_lir_type};
 use super::super::options::LowerError;
 use super::super::raise::{MsgPart, Tag};
-use super::super::schema::{int_name, int_range, scalar_name};
+use super::super::schema::{int_range, out_of_range_text, scalar_name};
 use safecall_runtime::abi::symbols::error_kind::{TYPE_ERROR, VALUE_ERROR};
 
 /// `cast<to>(var)` for a `var` of scalar type `from`. Every pair of types has its arm; the
@@ -125,7 +123,7 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             let ok = fx.b.binary(lir::BinOp::Or, small, big);
             type_check(fx, ok);
             let out = fx.b.mutable_var(Ty::I64);
-            let range = format!(" is out of range for u64 [0, {}]", u64::MAX);
+            let range = out_of_range_text(IntType::U64);
             let words = fx.b.new_block();
             let int_block = fx.b.new_block();
             let join = fx.b.new_block();
@@ -146,16 +144,10 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             fx.jump(join);
             fx.b.switch_to(words);
             let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
-            let count = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_SIZE_OFFSET);
-            let two = fx.b.icmp_imm(IntCC::Eq, count, 2);
-            let beyond = |prefix: String, range: String| {
-                move |_: &mut FnCtx<'_, '_>| vec![MsgPart::Text(format!("{prefix}the int{range}"))]
-            };
-            fx.check(two, VALUE_ERROR, beyond(prefix.clone(), range.clone()));
-            let high = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET + 8);
-            let unsigned = fx.b.icmp_imm(IntCC::Eq, high, 0);
-            fx.check(unsigned, VALUE_ERROR, beyond(prefix, range));
-            let low = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET);
+            let low = big_int::read_u64(fx, obj, |fx, ok| {
+                let text = format!("{prefix}the int{range}");
+                fx.check(ok, VALUE_ERROR, |_| vec![MsgPart::Text(text)]);
+            });
             fx.b.assign(out, low);
             fx.jump(join);
             fx.b.switch_to(join);
@@ -172,12 +164,11 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
                 let ge = fx.b.icmp_imm(IntCC::Sge, raw, lo);
                 let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
                 let ok = fx.b.binary(lir::BinOp::And, ge, le);
-                let tn = int_name(t);
                 fx.check(ok, VALUE_ERROR, |_| {
                     vec![
                         MsgPart::Text(prefix.clone()),
                         MsgPart::Value(Tag::I64, raw),
-                        MsgPart::text(format!(" is out of range for {tn} [{lo}, {hi}]")),
+                        MsgPart::text(out_of_range_text(t)),
                     ]
                 });
             }

@@ -4,19 +4,19 @@
 use std::rc::Rc;
 
 use safecall_runtime::abi::{
-    ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, BIG_INT_OBJECT_SIZE_OFFSET,
-    BIG_INT_OBJECT_WORDS_OFFSET, SEQ_OBJECT_DATA_OFFSET, SEQ_OBJECT_SIZE_OFFSET,
-    TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
+    ANY_SIZE, ANY_TYPE_INDEX_OFFSET, ANY_VALUE_OFFSET, SEQ_OBJECT_DATA_OFFSET,
+    SEQ_OBJECT_SIZE_OFFSET, TENSOR_OBJECT_DLTENSOR_OFFSET, type_index as ti,
 };
 
 use crate::ir::{ConstValue, FloatType, IntType, Param, ParamType, ScalarType, TensorSpec};
 use crate::lir::{BinOp, ConvOp, IntCC, Symbol, Ty, Var};
 use crate::lower::half;
 
+use crate::lower::big_int;
 use crate::lower::context::{Binding, FnCtx, NoneGuard, TensorBinding};
 use crate::lower::layout::int_lir_type;
 use crate::lower::raise::{MsgPart, Tag};
-use crate::lower::schema::{self, expected_text, int_range};
+use crate::lower::schema::{self, expected_text, int_range, out_of_range_text};
 
 use super::tensor::TensorLeaf;
 use crate::lower::options::LowerError;
@@ -219,13 +219,12 @@ fn decode_int(
         let ge = fx.b.icmp_imm(IntCC::Sge, raw, lo);
         let le = fx.b.icmp_imm(IntCC::Sle, raw, hi);
         let ok = fx.b.binary(BinOp::And, ge, le);
-        let name = schema::int_name(t);
         let prefix = &arg.prefix;
         fx.check_arg(ok, VALUE_ERROR, |_| {
             vec![
                 MsgPart::Text(prefix.clone()),
                 MsgPart::Value(Tag::I64, raw),
-                MsgPart::text(format!(" is out of range for {name} [{lo}, {hi}]")),
+                MsgPart::text(out_of_range_text(t)),
             ]
         });
     }
@@ -234,18 +233,6 @@ fn decode_int(
     let narrowed = fx.b.resize(raw, lty, true);
     fx.b.assign(var, narrowed);
     Binding::Scalar { var, guard }
-}
-
-/// `" is out of range for T [lo, hi]"`, `u64`'s whole range included.
-fn out_of_range_text(t: IntType) -> String {
-    let (lo, hi) = int_range(t);
-    // `int_range` stops `u64` at `i64::MAX`, the most an `Int` holds; a BigInt reaches 2^64 - 1.
-    let hi = if t == IntType::U64 {
-        u64::MAX.to_string()
-    } else {
-        hi.to_string()
-    };
-    format!(" is out of range for {} [{lo}, {hi}]", schema::int_name(t))
 }
 
 /// A `u64`: an int (or bool) from 0 to 2^63 - 1, or an `ffi.BigInt` of two words whose high
@@ -276,23 +263,17 @@ fn decode_u64(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) -
     fx.b.switch_to(words);
     // The object is a BigInt (the type check above holds here).
     let obj = arg.load_value(fx, Ty::Ptr);
-    let count = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_SIZE_OFFSET);
-    let two = fx.b.icmp_imm(IntCC::Eq, count, 2);
-    let beyond = |prefix: String, text: String| {
-        move |_: &mut FnCtx<'_, '_>| {
+    let prefix = arg.prefix.clone();
+    let low = big_int::read_u64(fx, obj, |fx, ok| {
+        let (prefix, text) = (prefix.clone(), text.clone());
+        fx.check_arg(ok, VALUE_ERROR, |_| {
             vec![
                 MsgPart::Text(prefix),
                 MsgPart::text(format!("the int{text}")),
             ]
-        }
-    };
-    fx.check_arg(two, VALUE_ERROR, beyond(arg.prefix.clone(), text.clone()));
-    // The second word exists only when the count is 2.
-    fx.flush_checks();
-    let high = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET + 8);
-    let unsigned = fx.b.icmp_imm(IntCC::Eq, high, 0);
-    fx.check_arg(unsigned, VALUE_ERROR, beyond(arg.prefix.clone(), text));
-    let low = fx.b.load(Ty::I64, obj, BIG_INT_OBJECT_WORDS_OFFSET);
+        });
+        fx.flush_checks();
+    });
     fx.b.assign(var, low);
     fx.jump(join);
     fx.b.switch_to(join);
