@@ -3,7 +3,8 @@
 //! parameter takes those of 2^63 to 2^64 - 1 (two words, the high one 0), a `u64` result of
 //! that half goes back as such a BigInt, and `cast<u64>` of an `any` reads one; every other
 //! integer parameter, and `u64` beyond its range, refuses them as out of range (a ValueError
-//! naming the argument, also when the explain function passes a valid one first); a packed
+//! naming the argument, also when the explain function passes a valid one first; floats take
+//! them: tests/big_int_floats.rs); a packed
 //! call's argument (a view) refuses the upper half rather than wrapping it. On every JIT tier
 //! and backend of the build (the baseline tier, Cranelift, LLVM with the `llvm` feature).
 
@@ -127,10 +128,10 @@ fn bigints_beyond_a_parameters_range_are_value_errors_naming_it() {
             &[-1],
             "low_half: argument 'x' (#0): -1 is out of range for u64 [0, 18446744073709551615]",
         );
-        // A float parameter does not take one (no conversion of ints beyond 64 bits).
-        let (kind, line) = raised(jit, "float", &[int(&[0, 1]).view()]);
-        assert_eq!(kind, "TypeError");
-        assert!(line.contains("expected float, got ffi.BigInt"), "{line}");
+        // A float parameter takes one as the nearest f64 (tests/big_int_floats.rs).
+        let float = jit.function("float").unwrap();
+        let two_to_64 = float.call(&[int(&[0, 1]).view()]).unwrap();
+        assert_eq!(two_to_64.cast::<f64>().unwrap(), 18446744073709551616.0);
     });
 }
 

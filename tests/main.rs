@@ -4,6 +4,7 @@
 //! process of its own: `Cargo.toml` lists the others and why.
 
 mod aarch64;
+mod big_int_floats;
 mod big_ints;
 mod check_suite;
 #[cfg(feature = "cli")]

@@ -75,7 +75,10 @@ def _bf16(value: Any, out: List[Any]) -> None:
 
 
 def _float(value: Any, out: List[Any]) -> None:
-    out.append(value)
+    """As Triton's ``PyFloat_AsDouble``: a ``float`` as it is; anything else through
+    ``ctypes.c_double`` (an int beyond the ``f64`` range is an ``OverflowError``, a ``str`` a
+    ``TypeError``, an object with ``__float__`` its value)."""
+    out.append(value if type(value) is float else ctypes.c_double(value).value)
 
 
 #: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same),

@@ -25,6 +25,8 @@ pub(crate) struct ModuleCtx<'m> {
     /// The raise helper, once emitted or declared (see `raise`).
     pub(super) raise: Option<RaiseTarget>,
     pub(super) library_ctx: Option<DataId>,
+    /// The BigInt-to-f64 conversion, once emitted (see `big_int::read_f64`).
+    pub(super) big_int_f64: Option<FuncId>,
     unique: u32,
     /// Host functions by IR name (for direct calls within the module).
     pub host_functions: HashMap<String, FuncId>,
@@ -52,6 +54,7 @@ impl<'m> ModuleCtx<'m> {
             cstrings: HashMap::default(),
             raise: None,
             library_ctx: None,
+            big_int_f64: None,
             unique: 0,
             host_functions: HashMap::new(),
             gpu: GpuState::default(),

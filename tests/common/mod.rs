@@ -6,6 +6,7 @@ pub mod allocator;
 pub mod aot;
 pub mod args;
 pub mod array;
+pub mod big_int_text;
 pub mod cases;
 pub mod command;
 pub mod compare;

@@ -350,6 +350,8 @@ fn float_results(d: &Desc, f32_param: bool) -> Option<Vec<f64>> {
             *v as f64
         }
         Desc::Bool(b) => *b as i64 as f64,
+        // The nearest f64 (the draws stay far inside its range), then f32 from it.
+        Desc::BigInt(w) => crate::common::big_int_text::decimal(w).parse().ok()?,
         _ => return None,
     };
     Some(vec![if f32_param { f64::from(x as f32) } else { x }])
@@ -376,9 +378,11 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
     let a = &args[args.len() - 1];
     match kind {
         "alloc" => expect_alloc(a),
-        "bool" => match as_int(a) {
-            Some(v) => Expect::Returns(Obs::Bool(v != 0)),
-            None => reject("not a bool"),
+        "bool" => match (as_int(a), a) {
+            (Some(v), _) => Expect::Returns(Obs::Bool(v != 0)),
+            // An int beyond int64 is never zero.
+            (None, Desc::BigInt(_)) => Expect::Returns(Obs::Bool(true)),
+            (None, _) => reject("not a bool"),
         },
         "f32" | "f64" => match float_results(a, kind == "f32") {
             Some(r) => Expect::Returns(Obs::Float(r)),

@@ -270,14 +270,20 @@ def random_scalar(rng: Any, ty: str) -> Any:
     integers at and beyond the type's range (which Triton's launcher casts as C does, or
     refuses beyond 64 bits), floats of every magnitude, infinities, NaNs of either sign, ties
     that a conversion through ``float`` would round twice, and the ``bool``s and ``int``s a
-    float parameter also takes."""
+    float parameter also takes (ints beyond 64 bits too, up to and beyond the ``f64`` range,
+    which Triton's launcher converts as ``float()`` does)."""
     import math
     import struct
 
     if ty in ("fp16", "bf16", "fp32", "fp64"):
-        pick = rng.randrange(8)
+        pick = rng.randrange(9)
         if pick == 0:
             return rng.choice((math.inf, -math.inf, math.nan, -math.nan, 0.0, -0.0, True, 3))
+        if pick == 8:
+            # An int beyond i64: of any size to past 2^1024, or at a float's edges.
+            if rng.randrange(2):
+                return rng.choice((1, -1)) * rng.randrange(1 << 63, 1 << rng.randrange(64, 1030))
+            return rng.choice((1 << 64, -(1 << 63) - 1, (1 << 64) + (1 << 11), (1 << 1024) - (1 << 970), 1 << 1024))
         if pick == 1:
             # A NaN with payload bits (what the conversions do with them).
             return struct.unpack("<d", struct.pack("<Q", 0x7FF0_0000_0000_0000 | rng.randrange(1, 1 << 52) | rng.randrange(2) << 63))[0]

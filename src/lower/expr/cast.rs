@@ -175,24 +175,45 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             fx.b.resize(raw, int_lir_type(t), true)
         }
         ScalarType::Bool => {
+            // A BigInt (never zero) is true, as Python's `bool()` of such an int.
             let a = is(fx, ti::INT);
             let b = is(fx, ti::BOOL);
-            let ok = fx.b.binary(lir::BinOp::Or, a, b);
+            let big = is(fx, ti::BIG_INT);
+            let small = fx.b.binary(lir::BinOp::Or, a, b);
+            let ok = fx.b.binary(lir::BinOp::Or, small, big);
             type_check(fx, ok);
             let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
-            fx.b.icmp_imm(IntCC::Ne, raw, 0)
+            let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+            fx.b.binary(lir::BinOp::Or, nz, big)
         }
         ScalarType::Float(ft) => {
+            // A BigInt to the nearest f64, as Python's `float()` (see `big_int::read_f64`).
             let is_float = is(fx, ti::FLOAT);
             let a = is(fx, ti::INT);
             let b = is(fx, ti::BOOL);
+            let big = is(fx, ti::BIG_INT);
             let is_int = fx.b.binary(lir::BinOp::Or, a, b);
             let ok = fx.b.binary(lir::BinOp::Or, is_float, is_int);
+            let ok = fx.b.binary(lir::BinOp::Or, ok, big);
             type_check(fx, ok);
             let as_float = fx.b.load(Ty::F64, any, ANY_VALUE_OFFSET);
             let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
             let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
-            let wide = fx.b.select(is_float, as_float, from_int);
+            let selected = fx.b.select(is_float, as_float, from_int);
+            let wide = fx.b.mutable_var(Ty::F64);
+            fx.b.assign(wide, selected);
+            let words = fx.b.new_cold_block();
+            let join = fx.b.new_block();
+            fx.branch(big, words, join);
+            fx.b.switch_to(words);
+            let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
+            let converted = big_int::read_f64(fx, obj, |fx, ok| {
+                let text = format!("{prefix}{}", big_int::F64_RANGE_TEXT);
+                fx.check(ok, VALUE_ERROR, |_| vec![MsgPart::Text(text)]);
+            });
+            fx.b.assign(wide, converted);
+            fx.jump(join);
+            fx.b.switch_to(join);
             match ft {
                 FloatType::F64 => wide,
                 FloatType::F32 => fx.b.convert(ConvOp::Fdemote, wide, Ty::F32),

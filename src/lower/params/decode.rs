@@ -280,18 +280,24 @@ fn decode_u64(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) -
     Binding::Scalar { var, guard }
 }
 
-/// A bool (or int): non-zero is true.
+/// A bool (or int): non-zero is true. An `ffi.BigInt` (never zero) is true, as Python's
+/// `bool()` of such an int is.
 fn decode_bool(fx: &mut FnCtx<'_, '_>, arg: &Arg<'_>, guard: Option<NoneGuard>) -> Binding {
-    let ok = arg.int_or_bool(fx);
+    let small = arg.int_or_bool(fx);
+    let big = arg.is(fx, ti::BIG_INT);
+    let ok = fx.b.binary(BinOp::Or, small, big);
     arg.type_error(fx, ok);
     let raw = arg.load_value(fx, Ty::I64);
     let var = fx.decoded_var(Ty::I8, 0, guard.is_some());
     let nz = fx.b.icmp_imm(IntCC::Ne, raw, 0);
+    let nz = fx.b.binary(BinOp::Or, nz, big);
     fx.b.assign(var, nz);
     Binding::Scalar { var, guard }
 }
 
-/// A float, or an int converted to one.
+/// A float, or an int converted to one: an `ffi.BigInt` (a Python int beyond `i64`) to the
+/// nearest `f64`, as Python's `float()` converts it; one that rounds beyond the `f64` range is
+/// a ValueError. An `f32` or half is then rounded from that `f64`, as from a float.
 fn decode_float(
     fx: &mut FnCtx<'_, '_>,
     arg: &Arg<'_>,
@@ -300,13 +306,37 @@ fn decode_float(
 ) -> Binding {
     let is_float = arg.is(fx, ti::FLOAT);
     let is_int = arg.int_or_bool(fx);
+    let big = arg.is(fx, ti::BIG_INT);
     let ok = fx.b.binary(BinOp::Or, is_float, is_int);
+    let ok = fx.b.binary(BinOp::Or, ok, big);
     arg.type_error(fx, ok);
     // Both readings of the 8 value bytes, then the one the type index names.
     let as_float = arg.load_value(fx, Ty::F64);
     let as_int = arg.load_value(fx, Ty::I64);
     let from_int = fx.b.convert(ConvOp::StoF, as_int, Ty::F64);
-    let wide = fx.b.select(is_float, as_float, from_int);
+    let selected = fx.b.select(is_float, as_float, from_int);
+    let wide = fx.b.mutable_var(Ty::F64);
+    fx.b.assign(wide, selected);
+    let words = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.branch(big, words, join);
+    fx.b.switch_to(words);
+    // The object is a BigInt (the type check above holds here).
+    let obj = arg.load_value(fx, Ty::Ptr);
+    let prefix = arg.prefix.clone();
+    let converted = big_int::read_f64(fx, obj, |fx, ok| {
+        let prefix = prefix.clone();
+        fx.check_arg(ok, VALUE_ERROR, |_| {
+            vec![
+                MsgPart::Text(prefix),
+                MsgPart::text(big_int::F64_RANGE_TEXT),
+            ]
+        });
+        fx.flush_checks();
+    });
+    fx.b.assign(wide, converted);
+    fx.jump(join);
+    fx.b.switch_to(join);
     let (lty, value) = match ft {
         FloatType::F64 => (Ty::F64, wide),
         FloatType::F32 => (Ty::F32, fx.b.convert(ConvOp::Fdemote, wide, Ty::F32)),
