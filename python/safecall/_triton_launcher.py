@@ -614,7 +614,12 @@ _RANGES = {
 
 def _integer_slow(rule: int, value: Any) -> int:
     """An integer argument outside its rule's fast range, read as Triton's extractor reads it:
-    the 64 bits to pass (as a signed ``int``), or that extractor's ``OverflowError``."""
+    the 64 bits to pass (as a signed ``int``), or that extractor's error: ``OverflowError``
+    out of range; ``TypeError`` for what is not an integer (``PyLong_AsUnsignedLong`` and
+    ``PyLong_AsUnsignedLongLong``, 3.7+'s unsigned readers, take only ``int``s; the others an
+    object with ``__index__`` too)."""
+    if rule in (12, 13) and not isinstance(value, int):
+        raise TypeError("an integer is required")
     v = operator.index(value)
     if rule == 17:
         bits = v & _U64_MASK

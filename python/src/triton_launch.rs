@@ -397,7 +397,15 @@ impl TritonLaunch {
                 // Read after the enter hook, below.
                 Kind::Pointer => values.push(int(0)),
                 Kind::Integer { rule, lo, hi } => {
-                    let v = exact_i64(value).or_else(|| value.extract::<i64>().ok());
+                    // An `int` (or a subclass) in the fast range as it is; anything else, such
+                    // as an object with only `__index__` (which some of Triton's readers take
+                    // and others refuse), by the release's rule.
+                    let v = exact_i64(value).or_else(|| {
+                        value
+                            .is_instance_of::<PyInt>()
+                            .then(|| value.extract::<i64>().ok())
+                            .flatten()
+                    });
                     let bits = match v {
                         Some(v) if (*lo..=*hi).contains(&v) => v,
                         _ => self

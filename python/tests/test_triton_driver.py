@@ -125,7 +125,7 @@ def _without_bit21(record):
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
-                                   "random encodes", "random im2col encodes", "random calls")]
+                                   "random foreign scalars", "random encodes", "random im2col encodes", "random calls")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -255,6 +255,19 @@ def test_random_scalars_launch_or_fail_as_with_tritons_driver(runs):
     stock, ours, _, _ = runs
     draws = stock["random scalars"]["draws"]
     assert ours["random scalars"] == stock["random scalars"]
+    assert any(isinstance(d, list) and d for d in draws) and any(isinstance(d, str) for d in draws), draws[:5]
+
+
+def test_scalars_of_other_python_types_launch_or_fail_as_with_tritons_driver(runs):
+    """300 seeded draws of the scalar kernel's scalars, each of another Python type one time in
+    three (``triton_fakes.foreign_scalar``: objects with only ``__index__`` or ``__float__``,
+    int and float subclasses, a float for an int, an int for a float, a str, ``None``): the
+    launcher sends the same bytes as Triton's, or raises the same exception type; both occur."""
+    stock, ours, _, _ = runs
+    draws = stock["random foreign scalars"]
+    mismatched = [i for i, (theirs, mine) in enumerate(zip(draws, ours["random foreign scalars"])) if theirs != mine]
+    assert not mismatched, [(i, draws[i], ours["random foreign scalars"][i]) for i in mismatched[:5]]
+    assert len(ours["random foreign scalars"]) == len(draws) == 300
     assert any(isinstance(d, list) and d for d in draws) and any(isinstance(d, str) for d in draws), draws[:5]
 
 

@@ -260,7 +260,8 @@ def test_the_installed_drivers_launcher_launches_like_tritons_amd_launcher(repor
 def test_random_scalars_reach_the_kernel_as_tritons_amd_launcher_passes_them(report, case_name, monkeypatch):
     """Seeded draws of every scalar argument (``triton_hip.random_scalar_draws``: the type's
     edges, beyond them within and beyond 64 bits, NaN payloads, half-precision ties, bools and
-    ints for floats), launched through Triton's own ``HIPLauncher`` in the runner and here
+    ints for floats; then one scalar of another Python type per launch, such as an object with
+    only ``__index__``), launched through Triton's own ``HIPLauncher`` in the runner and here
     through the installed driver's launchers, the native one and the general one
     (``SafecallLauncher``): the same launch record (every argument's bytes), or the same
     exception type, each time."""

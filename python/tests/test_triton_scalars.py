@@ -76,6 +76,48 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
     assert "launched" in outcomes and len(outcomes) > 1, outcomes
 
 
+@pytest.mark.parametrize("name", ["scalar mix", "fp16 and bf16 scalars"])
+def test_scalars_of_other_python_types_reach_the_kernel_as_tritons_launcher_passes_them(fake, monkeypatch, name):
+    """300 launches, each with one scalar of another Python type than its parameter's
+    (``triton_fakes.foreign_scalar``: objects with only ``__index__`` or ``__float__``, int and
+    float subclasses, a float for an int, an int for a float, a str, ``None``) and the others
+    valid, through Triton 3.9's own launcher and the installed driver's native and general
+    launchers: the same launch record, or the same exception type, each time."""
+    import random
+
+    from safecall._triton_launcher import SafecallLauncher
+    from support.triton_fakes import foreign_scalar, valid_scalar
+
+    rng = random.Random(301)
+    case = CASES[name]
+    kernel = compiled(name)
+    kernel._init_handles()
+    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
+    with _active(monkeypatch, ours_driver):
+        native = ours_driver.launcher_cls(kernel.src, kernel.metadata)
+        general = SafecallLauncher(kernel.src, kernel.metadata)
+    scalars = [i for i, (_, ty) in enumerate(case.signature) if not ty.startswith("*") and ty != "constexpr"]
+    outcomes = set()
+    for _ in range(300):
+        odd = rng.choice(scalars)
+        args = tuple(
+            a if ty.startswith("*") or ty == "constexpr" else (foreign_scalar(rng, ty) if i == odd else valid_scalar(rng, ty))
+            for i, (a, (_, ty)) in enumerate(zip(case.args, case.signature))
+        )
+        fixed = (*case.grid, STREAM)
+        theirs = _launch_or_error(
+            lambda: kernel.run(*fixed, kernel.function, kernel.packed_metadata, None, None, None, *args), fake
+        )
+        for launcher in (native, general):
+            with _active(monkeypatch, ours_driver):
+                ours = _launch_or_error(
+                    lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake
+                )
+            assert ours == theirs, (launcher, case.signature[odd], args[odd])
+        outcomes.add(theirs if isinstance(theirs, str) else "launched")
+    assert {"launched", "TypeError"} <= outcomes, outcomes
+
+
 def _in_safecall_range(ty: str, value: Any) -> bool:
     """Whether ``safecall.triton.function`` takes ``value`` for a scalar of Triton type ``ty``:
     floats and bools always (an ``fp16`` beyond its range aside, which Triton refuses too);

@@ -463,6 +463,36 @@ for _ in range(300):
     except Exception as e:  # noqa: BLE001  (the error's type is the result)
         draws.append(type(e).__name__)
 results["random scalars"] = {"types": scalar_types, "draws": draws}
+# The same launcher given one scalar of another Python type per launch (`foreign_scalar`:
+# int-likes with only `__index__`, float-likes with only `__float__`, subclasses, a float for an
+# int, an int for a float, a str, None), the others valid (`valid_scalar`): the bytes, or the
+# error's type.
+# The kernel is compiled with every integer width (the JIT makes only i32, i64, u64 and u1), so
+# that each of the release's integer readers is met (3.7+: `PyLong_AsLong` and friends; 3.6:
+# `PyArg_ParseTuple`'s formats).
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+from support.triton_fakes import foreign_scalar, valid_scalar  # noqa: E402
+
+typed_signature = {"out_ptr": "*fp64", "a": "i8", "b": "i16", "c": "i32", "d": "i64", "e": "u8", "f": "u16",
+                   "g": "u32", "h": "u64", "x": "fp32", "y": "fp64", "flag": "i1"}
+typed = triton.compile(ASTSource(scalars, typed_signature), target=GPUTarget("cuda", 90, 32))
+typed._init_handles()
+typed_types = list(typed_signature.values())
+rng = random.Random(3636)
+foreign = []
+for _ in range(300):
+    odd = rng.randrange(1, len(typed_types))
+    scalar_args = [Z if ty.startswith("*") else (foreign_scalar(rng, ty) if i == odd else valid_scalar(rng, ty))
+                   for i, ty in enumerate(typed_types)]
+    fake.safecall_fake_cuda_reset()
+    try:
+        typed.run(1, 1, 1, 0, typed.function, typed.packed_metadata, None, None, None, *scalar_args)
+        foreign.append([launch["args"] for launch in fake_cuda.launches(fake)])
+    except Exception as e:  # noqa: BLE001  (the error's type is the result)
+        foreign.append(type(e).__name__)
+results["random foreign scalars"] = foreign
 # Random encoder calls (seeded): `fill_tma_descriptor_tiled` (3.6: `fill_tma_descriptor`) with
 # draws inside and outside what the encoder accepts (ranks 1-5, boxes to 256 and beyond, dims
 # to 2^32 and beyond, strides aligned or not, both paddings); each call's tensor and its map

@@ -307,6 +307,78 @@ def random_scalar(rng: Any, ty: str) -> Any:
     return rng.randrange(lo, hi + 1)
 
 
+def valid_scalar(rng: Any, ty: str) -> Any:
+    """A value every launcher takes for a scalar of type ``ty``: an int in the type's range, a
+    finite float (a half's within its range), a bool for ``i1``/``u1``."""
+    if ty in ("fp16", "bf16", "fp32", "fp64"):
+        return rng.uniform(-1000.0, 1000.0)
+    if ty in ("i1", "u1"):
+        return rng.choice((True, False))
+    bits = int(ty[1:])
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty[0] == "i" else (0, (1 << bits) - 1)
+    return rng.choice((lo, hi, 0, 1, rng.randrange(lo, hi + 1)))
+
+
+class IndexOnly:
+    """An int-like with only ``__index__``, as numpy's integer scalars are to C code."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"IndexOnly({self.value})"
+
+
+class FloatOnly:
+    """A float-like with only ``__float__``, as numpy's float scalars are to C code."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"FloatOnly({self.value})"
+
+
+class IntSubclass(int):
+    """An ``int`` subclass (``PyLong_Check`` holds, ``PyLong_CheckExact`` does not)."""
+
+
+class FloatSubclass(float):
+    """A ``float`` subclass."""
+
+
+def foreign_scalar(rng: Any, ty: str) -> Any:
+    """A value of another Python type than the scalar parameter's own, for the conversions'
+    type rules (``PyLong_AsLong`` and ``PyFloat_AsDouble`` call ``__index__``/``__float__``,
+    ``PyLong_AsUnsignedLong`` does not; 3.6's ``PyArg_ParseTuple`` formats have their own):
+    ``__index__``-only and ``__float__``-only objects, int and float subclasses, a float for an
+    int, a str, ``None``; each over a :func:`random_scalar` value of the type (or of an int
+    type for an int-like given to a float)."""
+    floating = ty in ("fp16", "bf16", "fp32", "fp64")
+    pick = rng.randrange(7)
+    if pick == 0:
+        return IndexOnly(int(random_scalar(rng, "i64" if floating else ty)))
+    if pick == 1:
+        return FloatOnly(random_scalar(rng, ty) if floating else float(rng.randrange(-3, 300)))
+    if pick == 2:
+        value = random_scalar(rng, "i64" if floating else ty)
+        return IntSubclass(value)
+    if pick == 3:
+        value = random_scalar(rng, ty) if floating else float(rng.randrange(-3, 300))
+        return FloatSubclass(value if isinstance(value, float) else 1.5)
+    if pick == 4:
+        return rng.choice((2.0, 0.5, -1.0, float("nan"))) if not floating else rng.randrange(-(1 << 40), 1 << 40)
+    if pick == 5:
+        return rng.choice(("3", "1.5", b"7"))
+    return None
+
+
 def nearest_bf16_bits(value: float) -> int:
     """The ``bf16`` nearest ``value`` (an ``f64``), ties to even, in one rounding (what the IR's
     ``bf16`` parameters do; Triton's launcher truncates the ``f32`` instead), computed exactly

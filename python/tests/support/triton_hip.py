@@ -350,21 +350,31 @@ RANDOM_SCALAR_DRAWS = 150
 
 def random_scalar_draws(name: str) -> List[Tuple[Any, ...]]:
     """The case's first launch's arguments with every scalar drawn anew
-    (``triton_fakes.random_scalar``, seeded by :data:`RANDOM_SCALAR_CASES`): the same draws in
-    every process."""
+    (``triton_fakes.random_scalar``, seeded by :data:`RANDOM_SCALAR_CASES`), then as many with
+    one scalar of another Python type (``triton_fakes.foreign_scalar``) and the others valid:
+    the same draws in every process."""
     import random
 
-    from .triton_fakes import random_scalar
+    from .triton_fakes import foreign_scalar, random_scalar, valid_scalar
 
     rng = random.Random(RANDOM_SCALAR_CASES[name])
     case = CASES[name]
-    return [
+    args = case.launches[0].args
+    draws = [
         tuple(
             a if ty.startswith("*") or ty == "constexpr" else random_scalar(rng, ty)
-            for a, (_, ty) in zip(case.launches[0].args, case.signature)
+            for a, (_, ty) in zip(args, case.signature)
         )
         for _ in range(RANDOM_SCALAR_DRAWS)
     ]
+    scalars = [i for i, (_, ty) in enumerate(case.signature) if not ty.startswith("*") and ty != "constexpr"]
+    for _ in range(RANDOM_SCALAR_DRAWS):
+        odd = rng.choice(scalars)
+        draws.append(tuple(
+            a if ty.startswith("*") or ty == "constexpr" else (foreign_scalar(rng, ty) if i == odd else valid_scalar(rng, ty))
+            for i, (a, (_, ty)) in enumerate(zip(args, case.signature))
+        ))
+    return draws
 
 
 def launch_outcome(fake: Any, launch: Callable[[], Any]) -> Any:
