@@ -165,6 +165,23 @@ def test_what_it_cannot_decide_goes_through_triton_counted(result):
     assert result["tuple error"]  # Triton's own error for the tuple, raised as Triton raises it
 
 
+def test_scalars_of_other_python_types_choose_and_launch_as_triton(result):
+    """Int and float subclasses, objects with only ``__index__`` or ``__float__``, a bool or a
+    float for an int, an int subclass as a constexpr: Triton's run, the dispatcher's first call
+    and its second choose the same kernel and send the same launches (or raise the same error);
+    what the dispatcher does not model (every subclass and ``__index__``/``__float__``-only
+    type) went through Triton's run, counted by type. (Triton's own run refuses the
+    ``__index__``- and ``__float__``-only objects: its specializer knows ints and floats only.)"""
+    for name, (by_triton, first, second) in result["foreign"].items():
+        assert first == by_triton and second == by_triton, name
+    launched = [name for name, (by_triton, _, _) in result["foreign"].items() if not isinstance(by_triton, str)]
+    assert len(launched) >= 6, result["foreign"]
+    stats = result["foreign stats"]
+    for kind in ("IntSubclass", "IndexOnly", "FloatSubclass", "FloatOnly"):
+        assert stats["scalars"].get(f"fallback: argument type {kind}", 0) >= 2, stats
+    assert stats["copy"].get("fallback: argument type IntSubclass", 0) >= 2, stats
+
+
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 

@@ -557,5 +557,52 @@ safecall.triton.jit(host_desc_copy)[(4,)](descriptor(0x7F00_0006_0000, [256, 64]
                                          descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256, BM=64, BN=64)
 results["fallback launches"] = len(launches())
 results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in (copy, scalars, host_desc_copy)}
+
+# Scalars of other Python types (`triton_fakes`: int and float subclasses, objects with only
+# `__index__` or `__float__`; a bool or a float for an int; an int subclass as a constexpr): each
+# call through Triton's run, then twice through the dispatcher, which sends what it does not
+# model through Triton's run, counted; the kernel chosen and the launches, or the error's type.
+from support.triton_fakes import FloatOnly, FloatSubclass, IndexOnly, IntSubclass  # noqa: E402
+
+
+def foreign_call(path, kernel, grid, args, kwargs):
+    fake.safecall_fake_cuda_reset()
+    try:
+        if path == "triton":
+            compiled = JITFunction.run(kernel, *args, grid=grid, warmup=False, **kwargs)
+        else:
+            compiled = safecall.triton.jit(kernel)[grid](*args, **kwargs)
+    except Exception as e:  # noqa: BLE001  (the error's type is the result)
+        return type(e).__name__
+    return id(compiled), launches()
+
+
+SCALAR_MIX = CASES["scalar mix"][2]
+
+
+def scalar_mix_with(position, value):
+    return (scalars, (1,), SCALAR_MIX[:position] + (value,) + SCALAR_MIX[position + 1:], {})
+
+
+FOREIGN = {
+    "an int subclass for an i8": scalar_mix_with(1, IntSubclass(-5)),
+    "an int subclass equal to 1": scalar_mix_with(2, IntSubclass(1)),
+    "an int subclass divisible by 16": scalar_mix_with(3, IntSubclass(-70000 // 16 * 16)),
+    "an __index__-only i32": scalar_mix_with(3, IndexOnly(-70000)),
+    "an __index__-only u64": scalar_mix_with(8, IndexOnly(2**63 - 5)),
+    "a float subclass for an fp32": scalar_mix_with(9, FloatSubclass(0.1)),
+    "a __float__-only fp64": scalar_mix_with(10, FloatOnly(-2.5e-300)),
+    "a bool for an i64": scalar_mix_with(4, True),
+    "a float for an i16": scalar_mix_with(2, 2.0),
+    "an int subclass n": (copy, (8,), (X, Y, IntSubclass(1024)), {"BLOCK": 128}),
+    "an __index__-only n": (copy, (8,), (X, Y, IndexOnly(1000)), {"BLOCK": 128}),
+    "an int subclass constexpr": (copy, (8,), (X, Y, 1000), {"BLOCK": IntSubclass(128)}),
+}
+before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, scalars)}
+results["foreign"] = {name: [foreign_call(path, *case) for path in ("triton", "dispatch", "dispatch")]
+                      for name, case in FOREIGN.items()}
+after = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, scalars)}
+results["foreign stats"] = {name: {reason: n - before[name].get(reason, 0) for reason, n in counts.items()
+                                   if n != before[name].get(reason, 0)} for name, counts in after.items()}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
