@@ -44,13 +44,28 @@ from ._triton_utils import _libcuda_path
 _UNSERVED_INSTRUMENTATION = ("gsan",)
 
 
-
 def _pointer(value: Any, out: List[Any]) -> None:
-    out.append(_address(value))
+    out.append(_address_bits(_address(value)))
 
 
 def _hip_pointer(value: Any, out: List[Any]) -> None:
-    out.append(_address(value, hip=True))
+    out.append(_address_bits(_address(value, hip=True)))
+
+
+def _address_bits(address: int) -> int:
+    """An address of 0 to 2^64 - 1 as the signed 64-bit int the host function's pointer
+    parameter takes (an int from 2^63 on would reach it as an ``ffi.BigInt``)."""
+    return address - (1 << 64) if address >> 63 else address
+
+
+def _u64(value: int) -> int:
+    """``value`` if it is 0 to 2^64 - 1, else the ``OverflowError`` of CPython's
+    ``PyLong_AsUnsignedLongLong`` (as the native launcher raises it)."""
+    if value < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value >> 64:
+        raise OverflowError("int too big to convert")
+    return value
 
 
 def _integer(rule: int, value: Any, out: List[Any]) -> None:
@@ -373,15 +388,16 @@ def _address(value: Any, hip: bool = False) -> int:
     if value is None:
         return 0
     if isinstance(value, int):
-        return int(value)
+        return _u64(int(value))
     try:
-        data_ptr = value.data_ptr
-    except AttributeError:
-        raise TypeError("Pointer argument must be either uint64 or have data_ptr method") from None
-    address = data_ptr()
+        address = value.data_ptr()
+    except Exception as e:
+        # Any failure of the call (no such attribute, not callable, or it raised) is
+        # driver.c's TypeError; the call's own error is its cause.
+        raise TypeError("Pointer argument must be either uint64 or have data_ptr method") from e
     if not isinstance(address, int):
         raise TypeError("data_ptr method of Pointer object must return 64-bit int")
-    address = int(address)
+    address = _u64(int(address))
     if hip:
         return address if address == 0 else hip_device_pointer(libhip_path(), address)
     torch = sys.modules.get("torch")

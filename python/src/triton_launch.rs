@@ -16,8 +16,8 @@ use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 use pyo3::exceptions::{
-    PyAttributeError, PyIndexError, PyKeyError, PyOverflowError, PyRuntimeError, PyTypeError,
-    PyValueError,
+    PyAttributeError, PyException, PyIndexError, PyKeyError, PyOverflowError, PyRuntimeError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
@@ -596,10 +596,15 @@ impl TritonLaunch {
             Some(Address::Object(a)) => read(a)?,
             None => match crate::method_call::call_method0(value, pyo3::intern!(py, "data_ptr")) {
                 Ok(a) => read(&a)?,
-                Err(e) if e.is_instance_of::<PyAttributeError>(py) => {
-                    return Err(PyTypeError::new_err(
+                // Any failure of the call (no such attribute, not callable, or it raised) is
+                // driver.c's TypeError, with the call's own error as its cause; what is no
+                // `Exception` (a KeyboardInterrupt) goes through as it is.
+                Err(e) if e.is_instance_of::<PyException>(py) => {
+                    let error = PyTypeError::new_err(
                         "Pointer argument must be either uint64 or have data_ptr method",
-                    ));
+                    );
+                    error.set_cause(py, Some(e));
+                    return Err(error);
                 }
                 Err(e) => return Err(e),
             },

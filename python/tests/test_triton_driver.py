@@ -125,7 +125,8 @@ def _without_bit21(record):
 def _cases(stock):
     return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
-                                   "random foreign scalars", "random encodes", "random im2col encodes", "random calls")]
+                                   "random foreign scalars", "random pointer forms", "random pointer forms, general launcher",
+                                   "random encodes", "random im2col encodes", "random calls")]
 
 
 def test_the_runs_used_the_drivers_they_name(runs):
@@ -269,6 +270,52 @@ def test_scalars_of_other_python_types_launch_or_fail_as_with_tritons_driver(run
     assert not mismatched, [(i, draws[i], ours["random foreign scalars"][i]) for i in mismatched[:5]]
     assert len(ours["random foreign scalars"]) == len(draws) == 300
     assert any(isinstance(d, list) and d for d in draws) and any(isinstance(d, str) for d in draws), draws[:5]
+
+
+def test_pointer_arguments_in_every_form_launch_or_fail_as_with_tritons_driver(runs):
+    """200 seeded pointer arguments (``triton_fakes.random_pointer``: ints at and beyond the
+    64-bit range, int subclasses, bools, ``None``, objects whose ``data_ptr()`` returns ints,
+    subclasses, ``__index__``-only objects, floats, ``None`` or a str, or raises, an
+    ``AttributeError`` among them; ``__index__``-only objects, floats and strs themselves; a
+    ``data_ptr`` that is no method): the same error (type and message), the same launches and
+    the same number of the driver's pointer checks as Triton's own driver; a ``data_ptr()``
+    that raises is Triton's ``TypeError`` (the original error its cause).
+
+    One documented difference: an address outside 0 to 2^64 - 1 (an int, or what
+    ``data_ptr()`` returned) is safecall's ``OverflowError`` at once, launching nothing; Triton's
+    ``PyLong_AsUnsignedLongLong`` leaves that error pending and reads on, so that what it
+    raises depends on the arguments after it (here the next pointer's ``data_ptr()`` call
+    fails under the pending error: a ``TypeError``), and it may check the wrapped address with
+    the driver first. Neither launches."""
+    import random
+
+    from support.triton_fakes import PointerLike, random_pointer
+
+    stock, ours, _, _ = runs
+    draws = stock["random pointer forms"]
+    # The native launcher and the general one, the same.
+    assert ours["random pointer forms, general launcher"] == ours["random pointer forms"]
+    mine = ours["random pointer forms"]
+    assert len(mine) == len(draws) == 200
+    rng = random.Random(4040)  # the runner's draws, again
+    forms = [random_pointer(rng) for _ in range(200)]
+
+    def out_of_range(form):
+        address = form.result if isinstance(form, PointerLike) else form
+        return isinstance(address, int) and not isinstance(address, bool) and not 0 <= address < 1 << 64
+
+    differences = 0
+    for form, theirs, (outcome, checks) in zip(forms, draws, mine):
+        if out_of_range(form):
+            differences += 1
+            assert outcome["error"].startswith("OverflowError: ") and not outcome["launches"] and checks == 0, (form, outcome)
+            assert theirs[0]["error"] and not theirs[0]["launches"], (form, theirs)
+        else:
+            assert [outcome, checks] == theirs, (form, theirs, outcome, checks)
+    assert 0 < differences < 100, differences
+    raised = [mine[i][0]["error"] for i, f in enumerate(forms) if isinstance(f, PointerLike) and isinstance(f.result, Exception)]
+    assert raised and all(e == "TypeError: Pointer argument must be either uint64 or have data_ptr method" for e in raised)
+    assert any(d[0]["launches"] for d in draws) and any(d[0]["error"] for d in draws), draws[:3]
 
 
 def test_seeded_calls_of_many_argument_kinds_launch_as_with_tritons_driver(runs):

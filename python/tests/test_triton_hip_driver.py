@@ -195,6 +195,34 @@ def test_errors_are_tritons(runs):
     assert ours["host memory"] == stock["host memory"] == {"outcome": "ValueError", "launches": []}
 
 
+def test_pointer_arguments_in_every_form_launch_or_fail_as_with_tritons_amd_driver(runs):
+    """200 seeded pointer arguments (``triton_fakes.random_pointer``) through the launcher:
+    the same error (type and message), launch and pointer-check records as Triton's own AMD
+    driver, but for the documented difference of an address outside 0 to 2^64 - 1 (as in
+    ``test_triton_driver.py``): safecall's ``OverflowError`` at once, where Triton's error
+    depends on the arguments after it; neither launches."""
+    import random
+
+    from support.triton_fakes import PointerLike, random_pointer
+
+    stock, ours, auto, _, _ = runs
+    assert auto["random pointer forms"] == ours["random pointer forms"]
+    rng = random.Random(4040)  # the runner's draws, again
+    forms = [random_pointer(rng) for _ in range(200)]
+    assert len(stock["random pointer forms"]) == len(ours["random pointer forms"]) == 200
+    differences = 0
+    for form, theirs, mine in zip(forms, stock["random pointer forms"], ours["random pointer forms"]):
+        address = form.result if isinstance(form, PointerLike) else form
+        if isinstance(address, int) and not isinstance(address, bool) and not 0 <= address < 1 << 64:
+            differences += 1
+            assert mine[0].startswith("OverflowError: ") and not mine[1], (form, mine)
+            assert theirs[0] != "ok" and not [r for r in theirs[1] if "Launch" in r["call"]], (form, theirs)
+        else:
+            assert mine == theirs, (form, theirs, mine)
+    assert 0 < differences < 100, differences
+    assert any(t[0] == "ok" for t in stock["random pointer forms"])
+
+
 def test_a_negative_grid_reaches_the_launch_as_tritons_does(runs):
     """Triton's AMD driver.c passes a negative grid dimension as an unsigned int (-1 is
     2^32 - 1) to the runtime; safecall's launch passes the same value, which HIP's rule on the

@@ -418,6 +418,21 @@ forms = {
 results["pointer forms"], results["pointer checks"] = {}, {}
 for name, (launcher, first) in forms.items():
     results["pointer forms"][name], results["pointer checks"][name] = pointer_form(launcher, first)
+# Seeded pointer arguments in every form, good and bad (`random_pointer`): the error (type and
+# message), the launches and the driver's pointer checks of each.
+import random  # noqa: E402
+
+from support.triton_fakes import random_pointer  # noqa: E402
+
+rng = random.Random(4040)
+results["random pointer forms"] = [pointer_form(compiled.run, random_pointer(rng)) for _ in range(200)]
+if MODE == "safecall":
+    # The same draws through safecall's general launcher (which serves kernels with scratch).
+    from safecall._triton_launcher import SafecallLauncher  # noqa: E402
+
+    general = SafecallLauncher(compiled.src, compiled.metadata)
+    rng = random.Random(4040)
+    results["random pointer forms, general launcher"] = [pointer_form(general, random_pointer(rng)) for _ in range(200)]
 # A kernel launched often: safecall's launcher asks for its host function's optimized code
 # after 1000 launches (Cranelift compiles it on the tier-up thread; the first launches above
 # were a few dozen), then launches exactly as before.

@@ -379,6 +379,55 @@ def foreign_scalar(rng: Any, ty: str) -> Any:
     return None
 
 
+class PointerLike:
+    """A tensor-like whose ``data_ptr()`` returns ``result`` (or raises it, an exception)."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+
+    def data_ptr(self) -> Any:
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+    def __repr__(self) -> str:
+        return f"PointerLike({self.result!r})"
+
+
+class AttributePointer:
+    """A ``data_ptr`` that is an int attribute, not a method."""
+
+    data_ptr = 0x7F00_0000_1000
+
+
+def random_pointer(rng: Any) -> Any:
+    """A pointer argument in one of the forms a launcher meets, good or bad: an int (at, near and
+    beyond the 64-bit range, 0, misaligned), an int subclass, a bool, ``None``, an object whose
+    ``data_ptr()`` returns such an int, an int subclass, an ``__index__``-only object, a float,
+    ``None`` or a str, or raises (an ``AttributeError`` among them); an ``__index__``-only
+    object, a float or a str itself; a ``data_ptr`` that is no method."""
+    address = rng.choice((0x7F00_0000_1000, 0x7F00_0000_1004, 0, 1, 4096, (1 << 64) - 1, 1 << 64, -1, -(1 << 63), 1 << 63,
+                          rng.randrange(1 << 12, 1 << 48)))
+    pick = rng.randrange(10)
+    if pick == 0:
+        return address
+    if pick == 1:
+        return IntSubclass(address)
+    if pick == 2:
+        return rng.choice((True, False, None))
+    if pick in (3, 4):
+        return PointerLike(address)
+    if pick == 5:
+        return PointerLike(rng.choice((IntSubclass(address), IndexOnly(address), float(address), None, "0x1000", True)))
+    if pick == 6:
+        return PointerLike(rng.choice((ValueError("no storage"), AttributeError("inner attribute"), TypeError("bad"))))
+    if pick == 7:
+        return IndexOnly(address)
+    if pick == 8:
+        return rng.choice((float(address), "0x7f0000001000", b"\x00"))
+    return AttributePointer()
+
+
 def nearest_bf16_bits(value: float) -> int:
     """The ``bf16`` nearest ``value`` (an ``f64``), ties to even, in one rounding (what the IR's
     ``bf16`` parameters do; Triton's launcher truncates the ``f32`` instead), computed exactly

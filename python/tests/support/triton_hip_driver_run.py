@@ -336,6 +336,21 @@ def main() -> None:
         "str for an i32": outcome(lambda: runner(X, Y, Z, "4", 256)),
     }
 
+    # Seeded pointer arguments in every form, good and bad (`triton_fakes.random_pointer`), as
+    # the first pointer of the launcher: the error (type and message), then the launch and
+    # pointer-check records of each.
+    import random
+
+    from support.triton_fakes import random_pointer
+
+    def pointer_form(first):
+        fake.safecall_fake_hip_reset()
+        error = outcome(lambda: runner(first, Y, Z, 4, 256))
+        return [error, [r for r in fake_hip.records(fake) if r["call"] in RECORDED]]
+
+    rng = random.Random(4040)
+    result["random pointer forms"] = [pointer_form(random_pointer(rng)) for _ in range(200)]
+
     utils = triton.runtime.driver.active.utils
     loaded = utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
     result["utils"] = {
