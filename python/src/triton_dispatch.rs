@@ -23,10 +23,9 @@ use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Space, Unhashable, append, int_key};
 use crate::triton_knobs::KnobRead;
-use crate::triton_launch::Address;
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
-use crate::triton_values::to_u64;
+use crate::triton_values::Address;
 
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
@@ -397,13 +396,7 @@ impl TritonDispatch {
                     value,
                     intern!(py, "data_ptr"),
                 )?);
-                let aligned = match &address {
-                    Address::Int(a) => a % 16 == 0,
-                    Address::Object(a) => match to_u64(a) {
-                        Ok(a) => a % 16 == 0,
-                        Err(_) => a.rem(16)?.extract::<i64>()? == 0,
-                    },
-                };
+                let aligned = address.aligned_16()?;
                 let within_2gb = match ranged {
                     Some(amd) => amd.within_2gb(i, value)?,
                     None => false,
@@ -446,6 +439,11 @@ impl TritonDispatch {
             && self.globals_changed.bind(py).call0()?.is_truthy()?
         {
             return Ok(Err(Slow::Fallback("globals changed".into())));
+        }
+        if grid.is_none() {
+            // Triton 3.6 and 3.7 assert it is not None (an AssertionError, unless Python runs
+            // with -O), 3.8+ take its length (a TypeError): its own `run` says which.
+            return Ok(Err(Slow::Fallback("a None grid".into())));
         }
         let grid = if grid.is_callable() {
             match self.grids.evaluate(grid, &self.names, &values)? {

@@ -27,7 +27,7 @@ use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallT
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
-use crate::triton_values::{exact_i64, float, half_bits, int, to_i64, to_u64};
+use crate::triton_values::{Address, exact_i64, float, half_bits, int, to_i64, to_u64};
 use crate::triton_words::{INLINE_WORDS, Words};
 
 /// The libtvm_ffi entry points that retrieve a raised error (the process's runtime, loaded
@@ -64,29 +64,6 @@ fn error_api() -> PyResult<ErrorApi> {
                 unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
             >(dec_ref),
         })
-    }
-}
-
-/// A pointer argument's `data_ptr()` the dispatcher already read (see
-/// [`TritonLaunch::launch`]).
-pub(crate) enum Address<'py> {
-    /// An exact `int` in `[0, 2^64)`: its value.
-    Int(u64),
-    /// Anything else it returned, converted here as when read here.
-    Object(Bound<'py, PyAny>),
-}
-
-impl<'py> Address<'py> {
-    /// What `data_ptr()` returned, its value taken once where it is an exact `int` that
-    /// [`to_u64`] reads.
-    #[inline]
-    pub(crate) fn new(address: Bound<'py, PyAny>) -> Self {
-        if address.is_exact_instance_of::<PyInt>()
-            && let Ok(a) = to_u64(&address)
-        {
-            return Address::Int(a);
-        }
-        Address::Object(address)
     }
 }
 

@@ -89,3 +89,44 @@ pub(crate) fn half_bits(py: Python<'_>, v: f64) -> PyResult<u16> {
     }
     Ok(h)
 }
+
+/// A pointer argument's `data_ptr()` the dispatcher already read (see
+/// [`TritonLaunch::launch`](crate::triton_launch::TritonLaunch::launch)).
+pub(crate) enum Address<'py> {
+    /// An exact `int` in `[0, 2^64)`: its value.
+    Int(u64),
+    /// Anything else it returned, converted here as when read here.
+    Object(Bound<'py, PyAny>),
+}
+
+impl<'py> Address<'py> {
+    /// What `data_ptr()` returned, its value taken once where it is an exact `int` that
+    /// [`to_u64`] reads.
+    #[inline]
+    pub(crate) fn new(address: Bound<'py, PyAny>) -> Self {
+        if address.is_exact_instance_of::<PyInt>()
+            && let Ok(a) = to_u64(&address)
+        {
+            return Address::Int(a);
+        }
+        Address::Object(address)
+    }
+
+    /// Whether the address is 16-byte aligned, as Triton's specializer decides it; what is no
+    /// `int` is the specializer's TypeError (it reads the address with
+    /// `PyLong_AsUnsignedLongLong`).
+    pub(crate) fn aligned_16(&self) -> PyResult<bool> {
+        Ok(match self {
+            Address::Int(a) => a % 16 == 0,
+            Address::Object(a) if !a.is_instance_of::<PyInt>() => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "an integer is required",
+                ));
+            }
+            Address::Object(a) => match to_u64(a) {
+                Ok(a) => a % 16 == 0,
+                Err(_) => a.rem(16)?.extract::<i64>()? == 0,
+            },
+        })
+    }
+}

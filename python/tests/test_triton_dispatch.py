@@ -182,6 +182,36 @@ def test_scalars_of_other_python_types_choose_and_launch_as_triton(result):
     assert stats["copy"].get("fallback: argument type IntSubclass", 0) >= 2, stats
 
 
+def test_pointer_arguments_in_every_form_choose_and_launch_as_triton(result):
+    """300 seeded pointer arguments (``triton_fakes.random_pointer``: ints at and beyond 64
+    bits, subclasses, bools, ``None``, objects whose ``data_ptr()`` returns anything or raises,
+    with a dtype or without): Triton's run, the dispatcher's miss and its hit choose the same
+    kernel, make the same launches and pointer checks, or raise the same error (type and
+    message; a ``data_ptr()`` that is no int is the specializer's ``TypeError: an integer is
+    required``)."""
+    forms = result["pointer forms"]
+    assert len(forms) == 300
+    for i, (by_triton, miss, hit) in enumerate(forms):
+        assert miss == by_triton and hit == by_triton, (i, by_triton, miss, hit)
+    launched = sum(isinstance(t[0], int) and any(r["call"] == "cuLaunchKernelEx" for r in t[1]) for t, _, _ in forms)
+    assert 20 <= launched <= 270, launched
+    assert any(t[0] == "TypeError: an integer is required" for t, _, _ in forms)
+
+
+def test_grids_in_every_form_choose_and_launch_as_triton(result):
+    """300 seeded grids (tuples and lists of 0 to 4 entries: ints at and beyond 32 and 64 bits,
+    negative, 0, int subclasses, ``__index__``-only objects, floats, bools, ``None``, a str; a
+    bare entry; a function returning such a tuple; ``None``): Triton's run and the dispatcher's two calls
+    launch the same or raise the same error, message included (a ``None`` grid: 3.6 and 3.7
+    assert, 3.8+ take its length; the dispatcher lets Triton's run say which, counted)."""
+    forms = result["grid forms"]
+    assert len(forms) == 300
+    for i, (by_triton, first, second) in enumerate(forms):
+        assert first == by_triton and second == by_triton, (i, by_triton, first, second)
+    launched = sum(bool(t[1]) for t, _, _ in forms)
+    assert 20 <= launched <= 280, launched
+
+
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 

@@ -560,7 +560,7 @@ results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in
 
 # Scalars of other Python types (`triton_fakes`: int and float subclasses, objects with only
 # `__index__` or `__float__`; a bool or a float for an int; an int subclass as a constexpr): each
-# call through Triton's run, then twice through the dispatcher, which sends what it does not
+# call through Triton's own run (`_ORIGINAL_RUN`: the dispatch is installed by now), then twice through the dispatcher, which sends what it does not
 # model through Triton's run, counted; the kernel chosen and the launches, or the error's type.
 from support.triton_fakes import FloatOnly, FloatSubclass, IndexOnly, IntSubclass  # noqa: E402
 
@@ -569,7 +569,7 @@ def foreign_call(path, kernel, grid, args, kwargs):
     fake.safecall_fake_cuda_reset()
     try:
         if path == "triton":
-            compiled = JITFunction.run(kernel, *args, grid=grid, warmup=False, **kwargs)
+            compiled = _ORIGINAL_RUN["run"](kernel, *args, grid=grid, warmup=False, **kwargs)
         else:
             compiled = safecall.triton.jit(kernel)[grid](*args, **kwargs)
     except Exception as e:  # noqa: BLE001  (the error's type is the result)
@@ -604,5 +604,88 @@ results["foreign"] = {name: [foreign_call(path, *case) for path in ("triton", "d
 after = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, scalars)}
 results["foreign stats"] = {name: {reason: n - before[name].get(reason, 0) for reason, n in counts.items()
                                    if n != before[name].get(reason, 0)} for name, counts in after.items()}
+
+# Pointer arguments in every form (`triton_fakes.random_pointer`; two of three data_ptr() objects
+# given a dtype, as the JIT needs one): each call through Triton's run, then twice through the
+# dispatcher; the kernel chosen and the launch and pointer-check records, or the error (type and
+# message).
+from support.triton_fakes import PointerLike, random_pointer  # noqa: E402
+
+
+def pointer_call(path, first):
+    fake.safecall_fake_cuda_reset()
+    try:
+        if path == "triton":
+            compiled = _ORIGINAL_RUN["run"](copy, first, Y, 1000, grid=(8,), warmup=False, BLOCK=128)
+        else:
+            compiled = safecall.triton.jit(copy)[(8,)](first, Y, 1000, BLOCK=128)
+        outcome = id(compiled)
+    except Exception as e:  # noqa: BLE001  (the error is the result)
+        outcome = f"{type(e).__name__}: {e}"
+    return [outcome, [r for r in fake_cuda.records(fake) if r["call"] in ("cuLaunchKernelEx", "cuPointerGetAttribute")]]
+
+
+rng = random.Random(4040)
+pointer_forms = []
+for i in range(300):
+    form = random_pointer(rng)
+    if isinstance(form, PointerLike) and i % 3:
+        form.dtype = F32
+    pointer_forms.append([pointer_call(path, form) for path in ("triton", "dispatch", "dispatch")])
+results["pointer forms"] = pointer_forms
+
+
+# Grids in every form: tuples and lists of 0 to 4 entries (ints at and beyond 32 and 64 bits,
+# negative, 0; int subclasses, `__index__`-only objects, floats, bools, None, a str), a bare
+# entry, a function returning a tuple, None; each call through Triton's run, then twice through the
+# dispatcher: the kernel and the launches, or the error (type and message).
+def grid_entry(rng):
+    value = rng.choice((0, 1, 2, 7, -1, 2**31 - 1, 2**31, 2**32 + 3, -(2**31), 2**63, 2**64 + 1))
+    kind = rng.randrange(12)
+    if kind >= 8:
+        return rng.randrange(1, 64)
+    if kind == 0:
+        return IntSubclass(value)
+    if kind == 1:
+        return IndexOnly(value)
+    if kind == 2:
+        return float(value)
+    if kind == 3:
+        return rng.choice((True, False, None, "3"))
+    if kind == 4:
+        return FloatOnly(2.0)
+    return value
+
+
+def grid_call(path, grid):
+    fake.safecall_fake_cuda_reset()
+    try:
+        if path == "triton":
+            compiled = _ORIGINAL_RUN["run"](copy, X, Y, 1000, grid=grid, warmup=False, BLOCK=128)
+        else:
+            compiled = safecall.triton.jit(copy)[grid](X, Y, 1000, BLOCK=128)
+        outcome = id(compiled)
+    except Exception as e:  # noqa: BLE001  (the error is the result)
+        outcome = f"{type(e).__name__}: {e}"
+    return [outcome, launches()]
+
+
+rng = random.Random(7)
+grid_forms = []
+for _ in range(300):
+    entries = tuple(grid_entry(rng) for _ in range(rng.randrange(0, 5)))
+    form = rng.randrange(5)
+    if form == 4:
+        grid = None
+    elif form == 1:
+        grid = list(entries)
+    elif form == 2:
+        grid = (lambda entries: lambda META: entries)(entries)
+    elif form == 3 and entries:
+        grid = entries[0]
+    else:
+        grid = entries
+    grid_forms.append([grid_call(path, grid) for path in ("triton", "dispatch", "dispatch")])
+results["grid forms"] = grid_forms
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
