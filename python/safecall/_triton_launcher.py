@@ -224,7 +224,9 @@ class SafecallLauncher:
             # A TDM descriptor: Triton's AMD launcher reads no other field (no padding, no tf32).
             key.append(("zero", False))
             return
-        fields: Tuple[Any, ...] = (desc.padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7))
+        # As `make_tensordesc_arg`: NaN fill for a padding equal to "nan", zero for anything else.
+        padding = "nan" if desc.padding == "nan" else "zero"
+        fields: Tuple[Any, ...] = (padding, bool(getattr(desc, "round_f32_to_tf32", False)) and self.minor >= (3, 7))
         if is_im2col(step.ty, entry):
             # The corners and element strides are encoded into the CUtensorMap: part of the
             # host function's key, as the padding is (None element strides are all 1, as
@@ -408,11 +410,12 @@ def _address(value: Any, hip: bool = False) -> int:
 
 def _descriptor_address(base: Any) -> int:
     """A TMA descriptor's base address as Triton's ``make_tensordesc_arg`` reads it:
-    ``base.data_ptr()``, with no device check."""
+    ``base.data_ptr()``, with no device check: an ``int`` (or an instance of a subclass, as the
+    encoder's ``PyArg_ParseTuple`` takes) of 0 to 2^64 - 1 (the encoder would wrap others)."""
     address = base.data_ptr()
-    if type(address) is not int:
+    if not isinstance(address, int):
         raise TypeError("data_ptr method of a TensorDescriptor's base must return 64-bit int")
-    return address
+    return _u64(int(address))
 
 
 def _descriptor_dtype(ty: str) -> str:

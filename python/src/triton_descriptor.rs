@@ -212,10 +212,11 @@ fn tuple_iter(py: Python<'_>) -> Option<&'static usize> {
 
 /// The base tensor's address as Triton's `make_tensordesc_arg` reads it: `base.data_ptr()`,
 /// with no device check (Triton's launcher makes none for a descriptor's base), which must be
-/// an `int`.
+/// an `int` (or an instance of a subclass, as the encoder's `PyArg_ParseTuple` takes) of 0 to
+/// 2^64 - 1 (the encoder would wrap others).
 fn base_address(base: &Bound<'_, PyAny>) -> PyResult<u64> {
     let address = crate::method_call::call_method0(base, intern!(base.py(), "data_ptr"))?;
-    if !address.is_exact_instance_of::<PyInt>() {
+    if !address.is_instance_of::<PyInt>() {
         return Err(PyTypeError::new_err(
             "data_ptr method of a TensorDescriptor's base must return 64-bit int",
         ));
