@@ -263,7 +263,7 @@ fn call_checked(
                 ))
             } else {
                 match expect {
-                    Expect::Rejects(why) => Err(format!(
+                    Expect::Rejects(_, why) => Err(format!(
                         "accepted a call that must fail ({why}), returning {}",
                         crate::common::compare::show(got.as_raw())
                     )),
@@ -289,7 +289,12 @@ fn call_checked(
                         error.kind(),
                         error.message()
                     )),
-                    Expect::Rejects(_) => {
+                    Expect::Rejects(Some(kind), why) if error.kind() != *kind => Err(format!(
+                        "expected a {kind} ({why}), raised {}: {}",
+                        error.kind(),
+                        error.message()
+                    )),
+                    Expect::Rejects(..) => {
                         counts.rejected += 1;
                         Ok(())
                     }

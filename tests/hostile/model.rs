@@ -34,9 +34,16 @@ pub enum Obs {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expect {
     Returns(Obs),
-    Rejects(String),
+    /// Fail, raising this error kind (`None`: which of several failing checks comes first is
+    /// not settled), for the reason given.
+    Rejects(Option<&'static str>, String),
     Unsure,
 }
+
+/// The error kind of a type check (docs/abi.md, "Checks, in order").
+pub const TYPE_ERROR: &str = "TypeError";
+/// The error kind of a value check.
+pub const VALUE_ERROR: &str = "ValueError";
 
 /// The parameter kinds, one function each in `hostile.scir`.
 pub const KINDS: [&str; 38] = [
@@ -327,8 +334,8 @@ pub fn generate(kind: &str, rng: &mut Rng, data: &DataPtrs) -> Vec<Desc> {
     }
 }
 
-fn reject(why: impl Into<String>) -> Expect {
-    Expect::Rejects(why.into())
+fn reject(kind: &'static str, why: impl Into<String>) -> Expect {
+    Expect::Rejects(Some(kind), why.into())
 }
 
 fn as_int(d: &Desc) -> Option<i64> {
@@ -363,13 +370,13 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
         return match &args[0] {
             Desc::Bool(b) => Expect::Returns(Obs::Int(*b as i64)),
             Desc::Int(v) if (lo..=hi).contains(v) => Expect::Returns(Obs::Int(*v)),
-            Desc::Int(v) => reject(format!("{v} out of range")),
+            Desc::Int(v) => reject(VALUE_ERROR, format!("{v} out of range")),
             // `u64` takes 2^63 to 2^64 - 1 (and returns it as a BigInt); the others none.
             Desc::BigInt(w) if kind == "u64" && w.len() == 2 && w[1] == 0 => {
                 Expect::Returns(Obs::BigInt(w.clone()))
             }
-            Desc::BigInt(w) => reject(format!("{w:?} beyond {kind}")),
-            _ => reject("not an int"),
+            Desc::BigInt(w) => reject(VALUE_ERROR, format!("{w:?} beyond {kind}")),
+            _ => reject(TYPE_ERROR, "not an int"),
         };
     }
     if let Some((specs, free)) = tensor_specs(kind) {
@@ -382,47 +389,47 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
             (Some(v), _) => Expect::Returns(Obs::Bool(v != 0)),
             // An int beyond int64 is never zero.
             (None, Desc::BigInt(_)) => Expect::Returns(Obs::Bool(true)),
-            (None, _) => reject("not a bool"),
+            (None, _) => reject(TYPE_ERROR, "not a bool"),
         },
         "f32" | "f64" => match float_results(a, kind == "f32") {
             Some(r) => Expect::Returns(Obs::Float(r)),
-            None => reject("not a float"),
+            None => reject(TYPE_ERROR, "not a float"),
         },
         "ptr" => match a {
             Desc::Ptr(p) => Expect::Returns(Obs::Ptr(*p)),
             Desc::None => Expect::Returns(Obs::Ptr(0)),
-            _ => reject("not a pointer"),
+            _ => reject(TYPE_ERROR, "not a pointer"),
         },
         "stream" => match a {
             Desc::Ptr(p) => Expect::Returns(Obs::Ptr(*p)),
             Desc::Int(v) => Expect::Returns(Obs::Ptr(*v as u64)),
             Desc::None => Expect::Returns(Obs::Ptr(0)),
-            _ => reject("not a stream"),
+            _ => reject(TYPE_ERROR, "not a stream"),
         },
         "str" => match a {
             Desc::Str(b, _) => Expect::Returns(Obs::Str(b.clone())),
-            _ => reject("not a str"),
+            _ => reject(TYPE_ERROR, "not a str"),
         },
         "bytes" => match a {
             Desc::Bytes(b, _) => Expect::Returns(Obs::Bytes(b.clone())),
-            _ => reject("not bytes"),
+            _ => reject(TYPE_ERROR, "not bytes"),
         },
         "device" => match a {
             Desc::Device(d) => Expect::Returns(Obs::Device(*d)),
-            _ => reject("not a device"),
+            _ => reject(TYPE_ERROR, "not a device"),
         },
         "dtype" => match a {
             Desc::DataType(d) => Expect::Returns(Obs::DataType(*d)),
-            _ => reject("not a dtype"),
+            _ => reject(TYPE_ERROR, "not a dtype"),
         },
         "shape" => match a {
             Desc::Shape(dims) => Expect::Returns(Obs::Shape(dims.clone())),
-            _ => reject("not a shape"),
+            _ => reject(TYPE_ERROR, "not a shape"),
         },
         "func" => match a {
             Desc::Func(Callback::Echo) => Expect::Returns(Obs::Int(7)),
-            Desc::Func(Callback::Raise) => reject("the callback raises"),
-            _ => reject("not a function"),
+            Desc::Func(Callback::Raise) => reject(VALUE_ERROR, "the callback raises"),
+            _ => reject(TYPE_ERROR, "not a function"),
         },
         "any" => match a {
             // Borrowed pointers in a result: how they come back is not fixed by the rules.
@@ -431,14 +438,14 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
             | Desc::Tensor { object: false, .. }
             | Desc::NullTensor { object: false } => Expect::Unsure,
             // Not a valid value; safecall-runtime refuses to take a reference to NULL.
-            Desc::NullTensor { object: true } => reject("a NULL object"),
+            Desc::NullTensor { object: true } => reject(TYPE_ERROR, "a NULL object"),
             _ => Expect::Returns(Obs::Same),
         },
         "optional" => match a {
             Desc::None => Expect::Returns(Obs::Int(-1)),
             other => match as_int(other) {
                 Some(v) => Expect::Returns(Obs::Int(v)),
-                None => reject("not an optional int"),
+                None => reject(TYPE_ERROR, "not an optional int"),
             },
         },
         "const" => expect_const(args),
@@ -447,7 +454,7 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
             let address = match a {
                 Desc::Int(v) => *v as u64,
                 Desc::Ptr(p) => *p,
-                _ => return reject("not a data pointer"),
+                _ => return reject(TYPE_ERROR, "not a data pointer"),
             };
             match data.value_at(address) {
                 Some(v) => Expect::Returns(Obs::Float(vec![f64::from(v)])),
@@ -459,84 +466,110 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
 }
 
 fn expect_const(args: &[Desc]) -> Expect {
-    let block = match &args[0] {
-        Desc::Int(128) => true,
-        Desc::Float(_) => return Expect::Unsure,
-        _ => false,
-    };
-    let fast = match &args[1] {
-        Desc::Bool(true) | Desc::Int(1) => true,
-        Desc::Float(_) => return Expect::Unsure,
-        _ => false,
-    };
-    let eps = matches!(&args[2], Desc::Float(x) if x.to_bits() == 1e-5f64.to_bits());
-    let nothing = matches!(&args[3], Desc::None);
-    if block && fast && eps && nothing {
-        Expect::Returns(Obs::Int(128))
-    } else {
-        reject("a constant differs")
+    if matches!(&args[0], Desc::Float(_)) || matches!(&args[1], Desc::Float(_)) {
+        return Expect::Unsure;
     }
+    let int_like = |d: &Desc| matches!(d, Desc::Int(_) | Desc::Bool(_));
+    // Each parameter in order: its type (a TypeError), then its value (a ValueError).
+    let checks = [
+        (int_like(&args[0]), matches!(&args[0], Desc::Int(128))),
+        (
+            int_like(&args[1]),
+            matches!(&args[1], Desc::Bool(true) | Desc::Int(1)),
+        ),
+        (
+            matches!(&args[2], Desc::Float(_)),
+            matches!(&args[2], Desc::Float(x) if x.to_bits() == 1e-5f64.to_bits()),
+        ),
+        (matches!(&args[3], Desc::None), true),
+    ];
+    for (i, (type_ok, value_ok)) in checks.into_iter().enumerate() {
+        if !type_ok {
+            return reject(TYPE_ERROR, format!("constant #{i} of another type"));
+        }
+        if !value_ok {
+            return reject(VALUE_ERROR, format!("constant #{i} differs"));
+        }
+    }
+    Expect::Returns(Obs::Int(128))
 }
 
 /// `h_alloc(n)`: (n, 2) float32 and (n,) int8 CPU tensors, a raise after allocating both when
 /// `n % 3 == 1`, else the first tensor; sizes over 2^24 are refused before allocating.
 fn expect_alloc(a: &Desc) -> Expect {
     let Some(n) = as_int(a) else {
-        return reject("not an int");
+        return reject(TYPE_ERROR, "not an int");
     };
     if n < 0 {
-        return reject("a negative dimension");
+        return reject(VALUE_ERROR, "a negative dimension");
     }
     if n > i64::MAX / 8 {
-        return reject("more bytes than fit in int64");
+        return reject(VALUE_ERROR, "more bytes than fit in int64");
     }
     if n > 1 << 24 {
-        return reject("refused by the harness function before allocating");
+        return reject(
+            VALUE_ERROR,
+            "refused by the harness function before allocating",
+        );
     }
     if n % 3 == 1 {
-        return reject("the function raises after allocating");
+        return reject(VALUE_ERROR, "the function raises after allocating");
     }
     Expect::Returns(Obs::NewTensor(vec![n, 2]))
 }
 
 fn expect_tuple(a: &Desc) -> Expect {
     let Desc::Array { items, list } = a else {
-        return reject("not an array");
+        return reject(TYPE_ERROR, "not an array");
     };
     if *list {
         return Expect::Unsure;
     }
     if items.len() != 2 {
-        return reject("not 2 elements");
+        return reject(VALUE_ERROR, "not 2 elements");
     }
     let Some(lo) = as_int(&items[0]) else {
-        return reject("lo is not an int");
+        return reject(TYPE_ERROR, "lo is not an int");
     };
     let spec = Spec::new(vec![Dim::Var("k")], Some(F32));
     let mut vars = HashMap::new();
     match tensors::check(&spec, &items[1], &mut vars) {
         Ok(_) => Expect::Returns(Obs::Int(lo.wrapping_add(vars["k"] * 1000))),
-        Err(Verdict::Reject(why)) => reject(why),
+        Err(Verdict::Reject(kind, why)) => reject(kind, why),
         Err(_) => Expect::Unsure,
     }
 }
 
 fn expect_tensors(kind: &str, specs: &[Spec], free: &[bool], args: &[Desc]) -> Expect {
+    // Every parameter's type first (a TypeError), then each tensor's checks in order, its
+    // device id among them (docs/abi.md, "Checks, in order").
+    for (spec, arg) in specs.iter().zip(args) {
+        match arg {
+            Desc::Tensor { .. } => {}
+            Desc::None if spec.optional => {}
+            other => return reject(TYPE_ERROR, format!("not a tensor: {other:?}")),
+        }
+    }
     let mut vars = HashMap::new();
     let mut storages = Vec::new();
+    let mut ids = tensors::DeviceIds::default();
     let mut unsure = false;
-    for (spec, arg) in specs.iter().zip(args) {
-        match tensors::check(spec, arg, &mut vars) {
+    for ((spec, arg), &is_free) in specs.iter().zip(args).zip(free) {
+        let verdict = tensors::check(spec, arg, &mut vars).and_then(|s| match &s {
+            Some(t) => ids.check(t, is_free).map(|()| s),
+            None => Ok(s),
+        });
+        match verdict {
             Ok(s) => storages.push(s),
-            Err(Verdict::Reject(why)) => return reject(why),
+            // After a tensor whose checks are not settled, which failure comes first is not.
+            Err(Verdict::Reject(kind, why)) => {
+                return Expect::Rejects((!unsure).then_some(kind), why);
+            }
             Err(_) => {
                 unsure = true;
                 storages.push(None);
             }
         }
-    }
-    if let Err(Verdict::Reject(why)) = tensors::same_device_ids(&storages, free) {
-        return reject(why);
     }
     if unsure {
         return Expect::Unsure;

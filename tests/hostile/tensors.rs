@@ -7,6 +7,7 @@ use std::sync::Arc;
 use safecall_runtime::abi::{DLDataType, DLDevice};
 
 use super::Rng;
+use super::model::{TYPE_ERROR, VALUE_ERROR};
 use super::values::{Desc, dtype};
 use crate::common::tensor::{Data, Fill, Storage, TensorDesc};
 
@@ -80,8 +81,8 @@ impl Spec {
 /// What the checks must do with an argument list.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    /// Reject: some check must fail.
-    Reject(String),
+    /// Reject: some check must fail, raising this error kind.
+    Reject(&'static str, String),
     /// The rules in DESIGN.md do not settle it: only the contract is checked.
     Unsure,
 }
@@ -96,17 +97,23 @@ pub fn check(
     let storage = match desc {
         Desc::Tensor { storage, .. } => storage.0.clone(),
         Desc::None if spec.optional => return Ok(None),
-        other => return Err(Verdict::Reject(format!("not a tensor: {other:?}"))),
+        other => {
+            return Err(Verdict::Reject(
+                TYPE_ERROR,
+                format!("not a tensor: {other:?}"),
+            ));
+        }
     };
     let d = &storage.desc;
-    let reject = |why: String| Err(Verdict::Reject(why));
+    // Every tensor check raises a ValueError but the dtype's (docs/abi.md, "Checks, in order").
+    let reject = |why: String| Err(Verdict::Reject(VALUE_ERROR, why));
     if d.shape.len() != spec.dims.len() {
         return reject(format!("ndim {} for {}", d.shape.len(), spec.dims.len()));
     }
     if let Some(want) = spec.dtype
         && (want.code, want.bits, want.lanes) != (d.dtype.code, d.dtype.bits, d.dtype.lanes)
     {
-        return reject(format!("dtype {:?}", d.dtype));
+        return Err(Verdict::Reject(TYPE_ERROR, format!("dtype {:?}", d.dtype)));
     }
     if let Some(t) = spec.device_type
         && d.device.device_type != t
@@ -115,12 +122,16 @@ pub fn check(
     }
     let mut bind = |dim: Dim, value: i64, what: &str| -> Result<(), Verdict> {
         match dim {
-            Dim::Const(c) if c != value => Err(Verdict::Reject(format!("{what} {value} != {c}"))),
+            Dim::Const(c) if c != value => Err(Verdict::Reject(
+                VALUE_ERROR,
+                format!("{what} {value} != {c}"),
+            )),
             Dim::Const(_) => Ok(()),
             Dim::Var(name) => match vars.get(name) {
-                Some(&bound) if bound != value => Err(Verdict::Reject(format!(
-                    "{what} {value} != {name} = {bound}"
-                ))),
+                Some(&bound) if bound != value => Err(Verdict::Reject(
+                    VALUE_ERROR,
+                    format!("{what} {value} != {name} = {bound}"),
+                )),
                 Some(_) => Ok(()),
                 None => {
                     vars.insert(name, value);
@@ -184,27 +195,29 @@ pub fn check(
 }
 
 /// The device id rule across the tensor arguments of one call: the same id unless a parameter
-/// says `device_id=free` (`free[i]`).
-pub fn same_device_ids(tensors: &[Option<Arc<Storage>>], free: &[bool]) -> Result<(), Verdict> {
-    let mut first: Option<DLDevice> = None;
-    for (t, &is_free) in tensors.iter().zip(free) {
-        let Some(t) = t else { continue };
-        if is_free {
-            continue;
+/// says `device_id=free`; checked as each tensor is (one tensor's checks before the next's).
+#[derive(Default)]
+pub struct DeviceIds(Option<DLDevice>);
+
+impl DeviceIds {
+    /// The rule for the next tensor argument, `free` when its parameter says so.
+    pub fn check(&mut self, tensor: &Storage, free: bool) -> Result<(), Verdict> {
+        if free {
+            return Ok(());
         }
-        let dev = t.desc.device;
-        match first {
-            None => first = Some(dev),
-            Some(f) if f.device_id != dev.device_id => {
-                return Err(Verdict::Reject(format!(
-                    "device ids {} and {}",
-                    f.device_id, dev.device_id
-                )));
+        let dev = tensor.desc.device;
+        match self.0 {
+            None => {
+                self.0 = Some(dev);
+                Ok(())
             }
-            Some(_) => {}
+            Some(f) if f.device_id != dev.device_id => Err(Verdict::Reject(
+                VALUE_ERROR,
+                format!("device ids {} and {}", f.device_id, dev.device_id),
+            )),
+            Some(_) => Ok(()),
         }
     }
-    Ok(())
 }
 
 fn storage(desc: TensorDesc, rng: &mut Rng) -> Desc {
