@@ -38,6 +38,7 @@ from ._native import cuda_device_pointer, hip_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
+from ._triton_integers import _integer, _integer_rule, _integer_slow, _u64
 from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
@@ -56,23 +57,6 @@ def _address_bits(address: int) -> int:
     """An address of 0 to 2^64 - 1 as the signed 64-bit int the host function's pointer
     parameter takes (an int from 2^63 on would reach it as an ``ffi.BigInt``)."""
     return address - (1 << 64) if address >> 63 else address
-
-
-def _u64(value: int) -> int:
-    """``value`` if it is 0 to 2^64 - 1, else the ``OverflowError`` of CPython's
-    ``PyLong_AsUnsignedLongLong`` (as the native launcher raises it)."""
-    if value < 0:
-        raise OverflowError("can't convert negative int to unsigned")
-    if value >> 64:
-        raise OverflowError("int too big to convert")
-    return value
-
-
-def _integer(rule: int, value: Any, out: List[Any]) -> None:
-    """An integer argument by its rule (:data:`_INTEGER_RULES`): the bits to pass, or the
-    release's error."""
-    lo, hi = _FAST_RANGES[rule]
-    out.append(value if type(value) is int and lo <= value <= hi else _integer_slow(rule, value))
 
 
 def _fp16(value: Any, out: List[Any]) -> None:
@@ -171,7 +155,7 @@ class SafecallLauncher:
             raise UnsupportedKernelError(f"kernel `{self.name}`: argument type {ty!r} is not served by safecall's Triton driver")
         convert = _SCALARS[ty][2]
         if convert is _integer:
-            convert = functools.partial(_integer, _integer_rule(ty))
+            convert = functools.partial(_integer, _integer_rule(ty, self.minor))
         return _Leaf(ty, convert)
 
     def _flatten(self, plan: Sequence[Any], args: Sequence[Any], out: List[Any], leaves: List[Any], key: List[Any]) -> None:
@@ -580,7 +564,7 @@ _MAX_NATIVE_DESCRIPTORS = 32
 def _kind_code(ty: str) -> int:
     if ty.startswith(TRITON_ABI.pointer_prefix):
         return _KIND_CODES["*"]
-    return _KIND_CODES.get(ty) or _integer_rule(ty)
+    return _KIND_CODES.get(ty) or _integer_rule(ty, _triton_minor())
 
 
 #: A leaf type -> the argument kind code of :class:`safecall._native.TritonLaunch` (``"*"``: any
@@ -592,67 +576,6 @@ _KIND_CODES: Dict[str, int] = {
     "fp16": 5,
     "bf16": 6,
 }
-
-#: How each Triton release reads an integer argument, by type -> rule code (``_integer_slow``):
-#: 3.7+ call ``PyLong_AsLong`` and friends and cast (truncating); 3.6's generated launcher
-#: parses them with ``PyArg_ParseTuple`` formats (``b h i L`` check ranges, ``B H I K`` mask).
-_INTEGER_RULES = {
-    "3.7+": {
-        **{t: 10 for t in ("i1", "i8", "i16", "i32")},
-        "i64": 11,
-        **{t: 12 for t in ("u1", "u8", "u16", "u32")},
-        "u64": 13,
-    },
-    "3.6": {
-        "i1": 14, "i8": 14, "i16": 15, "i32": 16, "i64": 11,
-        **{t: 17 for t in ("u1", "u8", "u16", "u32", "u64")},
-    },
-}
-
-
-def _integer_rule(ty: str) -> int:
-    return _INTEGER_RULES["3.6" if _triton_minor() < (3, 7) else "3.7+"][ty]
-
-
-_U64_MASK = (1 << 64) - 1
-_I64 = (-(1 << 63), (1 << 63) - 1)
-#: Rule code -> the values passed as they are (the native launcher's fast ranges too).
-_FAST_RANGES = {10: _I64, 11: _I64, 12: (0, _I64[1]), 13: (0, _I64[1]), 14: (0, 255),
-                15: (-(1 << 15), (1 << 15) - 1), 16: (-(1 << 31), (1 << 31) - 1), 17: _I64}
-#: Rule code -> (lowest, highest, message below, message above) for the range-checked rules.
-_RANGES = {
-    10: (*_I64, "Python int too large to convert to C long", "Python int too large to convert to C long"),
-    11: (*_I64, "int too big to convert", "int too big to convert"),
-    12: (0, _U64_MASK, "can't convert negative int to unsigned", "Python int too large to convert to C unsigned long"),
-    13: (0, _U64_MASK, "can't convert negative int to unsigned", "int too big to convert"),
-    14: (0, 255, "unsigned byte integer is less than minimum", "unsigned byte integer is greater than maximum"),
-    15: (-(1 << 15), (1 << 15) - 1, "signed short integer is less than minimum", "signed short integer is greater than maximum"),
-    16: (-(1 << 31), (1 << 31) - 1, "signed integer is less than minimum", "signed integer is greater than maximum"),
-}
-
-
-def _integer_slow(rule: int, value: Any) -> int:
-    """An integer argument outside its rule's fast range, read as Triton's extractor reads it:
-    the 64 bits to pass (as a signed ``int``), or that extractor's error: ``OverflowError``
-    out of range; ``TypeError`` for what is not an integer (``PyLong_AsUnsignedLong`` and
-    ``PyLong_AsUnsignedLongLong``, 3.7+'s unsigned readers, take only ``int``s; the others an
-    object with ``__index__`` too)."""
-    if rule in (12, 13) and not isinstance(value, int):
-        raise TypeError("an integer is required")
-    v = operator.index(value)
-    if rule == 17:
-        bits = v & _U64_MASK
-    else:
-        lo, hi, below, above = _RANGES[rule]
-        if rule in (14, 15, 16) and not _I64[0] <= v <= _I64[1]:
-            raise OverflowError("Python int too large to convert to C long")
-        if v < lo:
-            raise OverflowError(below)
-        if v > hi:
-            raise OverflowError(above)
-        bits = v & _U64_MASK
-    return bits - (1 << 64) if bits > _I64[1] else bits
-
 
 class _NoTensor:
     """Stands for ``torch.Tensor`` when torch is not imported: no value is of this class."""

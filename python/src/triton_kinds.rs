@@ -38,7 +38,7 @@ impl Kind {
             4 => Kind::Float,
             5 => Kind::Half,
             6 => Kind::BFloat16,
-            rule @ 10..=17 => {
+            rule @ 10..=18 => {
                 let (lo, hi) = match rule {
                     12 | 13 => (0, i64::MAX),
                     14 => (0, 255),

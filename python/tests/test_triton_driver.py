@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from support import ROOT, TESTS, fake_cuda
-from support.triton_fakes import tma_workaround_clears
+from support.triton_fakes import IndexOnly, tma_workaround_clears
 
 RUNNER = TESTS / "support" / "triton_driver_run.py"
 TRITON_VERSION = "3.9.0"
@@ -260,9 +260,10 @@ def test_random_scalars_launch_or_fail_as_with_tritons_driver(runs):
 
 
 def test_scalars_of_other_python_types_launch_or_fail_as_with_tritons_driver(runs):
-    """300 seeded draws of the scalar kernel's scalars, each of another Python type one time in
-    three (``triton_fakes.foreign_scalar``: objects with only ``__index__`` or ``__float__``,
-    int and float subclasses, a float for an int, an int for a float, a str, ``None``): the
+    """300 seeded launches of a kernel compiled with every integer width, fp32 and fp64, each
+    with one scalar of another Python type (``triton_fakes.foreign_scalar``: objects with only
+    ``__index__`` or ``__float__``, int and float subclasses, a float for an int, an int for a
+    float, a str, ``None``) and the others valid on every release (``valid_scalar``): the
     launcher sends the same bytes as Triton's, or raises the same exception type; both occur."""
     stock, ours, _, _ = runs
     draws = stock["random foreign scalars"]
@@ -289,7 +290,7 @@ def test_pointer_arguments_in_every_form_launch_or_fail_as_with_tritons_driver(r
     the driver first. Neither launches."""
     import random
 
-    from support.triton_fakes import PointerLike, random_pointer
+    from support.triton_fakes import PointerLike, address_out_of_range, random_pointer
 
     stock, ours, _, _ = runs
     draws = stock["random pointer forms"]
@@ -300,13 +301,9 @@ def test_pointer_arguments_in_every_form_launch_or_fail_as_with_tritons_driver(r
     rng = random.Random(4040)  # the runner's draws, again
     forms = [random_pointer(rng) for _ in range(200)]
 
-    def out_of_range(form):
-        address = form.result if isinstance(form, PointerLike) else form
-        return isinstance(address, int) and not isinstance(address, bool) and not 0 <= address < 1 << 64
-
     differences = 0
     for form, theirs, (outcome, checks) in zip(forms, draws, mine):
-        if out_of_range(form):
+        if address_out_of_range(form):
             differences += 1
             assert outcome["error"].startswith("OverflowError: ") and not outcome["launches"] and checks == 0, (form, outcome)
             assert theirs[0]["error"] and not theirs[0]["launches"], (form, theirs)
@@ -585,13 +582,20 @@ def test_strict_mode_checks_as_safecall_triton_function_does(tmp_path):
         (16, 2**70, OverflowError("Python int too large to convert to C long")),
         (17, -1, -1),  # 3.6's unchecked formats mask to 64 bits
         (17, 2**64 + 5, 5),
+        (18, 2**64 + 5, 5),
+        (18, -1, -1),
+        (17, IndexOnly(300), 300),  # B H I take __index__
+        (18, IndexOnly(300), TypeError("argument must be int, not IndexOnly")),  # K does not
+        (12, IndexOnly(3), TypeError("an integer is required")),
+        (13, IndexOnly(3), TypeError("an integer is required")),
+        (10, IndexOnly(3), 3),
         (10, 1.5, TypeError("'float' object cannot be interpreted as an integer")),
     ],
 )
 def test_integers_outside_the_fast_range_follow_tritons_extractors(rule, value, expected):
     """`_integer_slow`: the rule of each Triton release's extractor, for the values the native
     launcher does not pass as they are."""
-    from safecall._triton_launcher import _integer_slow
+    from safecall._triton_integers import _integer_slow
 
     if isinstance(expected, Exception):
         with pytest.raises(type(expected)) as e:

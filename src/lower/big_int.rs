@@ -97,9 +97,36 @@ pub(crate) fn read_f64(
     value
 }
 
+/// A float parameter's or cast's `f64`: `selected` (its reading of a float or an int), or, when
+/// `big` holds, the nearest `f64` of the BigInt object `load_object` reads, in a cold block
+/// (see [`read_f64`] for `require`).
+pub(crate) fn f64_or_big_int(
+    fx: &mut FnCtx<'_, '_>,
+    selected: Var,
+    big: Var,
+    load_object: impl FnOnce(&mut FnCtx<'_, '_>) -> Var,
+    require: impl FnMut(&mut FnCtx<'_, '_>, Var),
+) -> Var {
+    let wide = fx.b.mutable_var(Ty::F64);
+    fx.b.assign(wide, selected);
+    let words = fx.b.new_cold_block();
+    let join = fx.b.new_block();
+    fx.branch(big, words, join);
+    fx.b.switch_to(words);
+    // The object is a BigInt (the caller's type check holds here).
+    let obj = load_object(fx);
+    let converted = read_f64(fx, obj, require);
+    fx.b.assign(wide, converted);
+    fx.jump(join);
+    fx.b.switch_to(join);
+    wide
+}
+
 /// The nearest `f64` to the BigInt object `obj`, +-infinity when its magnitude rounds to
 /// 2^1024 or more (and +infinity for a word count outside 2 to [`F64_MAX_WORDS`]: a BigInt has
 /// at least two, and more means at least 2^1087). Only the words the count names are read.
+/// The words must be minimal, as TVM-FFI requires (`c_api.h`): a redundant sign word would
+/// give a wrong value (never a read beyond the object).
 ///
 /// The rounding: the magnitude's leading 128 bits (the top two words, negated for a negative
 /// value) are normalized to 64 bits, the bits below them (the other words, and what the

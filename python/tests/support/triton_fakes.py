@@ -308,12 +308,15 @@ def random_scalar(rng: Any, ty: str) -> Any:
 
 
 def valid_scalar(rng: Any, ty: str) -> Any:
-    """A value every launcher takes for a scalar of type ``ty``: an int in the type's range, a
-    finite float (a half's within its range), a bool for ``i1``/``u1``."""
+    """A value every release's launcher takes for a scalar of type ``ty``: an int in the type's
+    range (an ``i8`` from 0: 3.6 reads it with ``PyArg_ParseTuple``'s ``b``, an unsigned
+    byte), a finite float (a half's within its range), a bool for ``i1``/``u1``."""
     if ty in ("fp16", "bf16", "fp32", "fp64"):
         return rng.uniform(-1000.0, 1000.0)
     if ty in ("i1", "u1"):
         return rng.choice((True, False))
+    if ty == "i8":
+        return rng.choice((0, 1, 127, rng.randrange(0, 128)))
     bits = int(ty[1:])
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty[0] == "i" else (0, (1 << bits) - 1)
     return rng.choice((lo, hi, 0, 1, rng.randrange(lo, hi + 1)))
@@ -426,6 +429,14 @@ def random_pointer(rng: Any) -> Any:
     if pick == 8:
         return rng.choice((float(address), "0x7f0000001000", b"\x00"))
     return AttributePointer()
+
+
+def address_out_of_range(form: Any) -> bool:
+    """Whether a :func:`random_pointer` form is an address outside 0 to 2^64 - 1 (an int, or
+    what its ``data_ptr()`` returns): safecall's ``OverflowError`` at once, where Triton's
+    error depends on the arguments after it (the documented difference, docs/triton.md)."""
+    address = form.result if isinstance(form, PointerLike) else form
+    return isinstance(address, int) and not isinstance(address, bool) and not 0 <= address < 1 << 64
 
 
 def nearest_bf16_bits(value: float) -> int:

@@ -200,20 +200,16 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
             let from_int = fx.b.convert(ConvOp::StoF, raw, Ty::F64);
             let selected = fx.b.select(is_float, as_float, from_int);
-            let wide = fx.b.mutable_var(Ty::F64);
-            fx.b.assign(wide, selected);
-            let words = fx.b.new_cold_block();
-            let join = fx.b.new_block();
-            fx.branch(big, words, join);
-            fx.b.switch_to(words);
-            let obj = fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET);
-            let converted = big_int::read_f64(fx, obj, |fx, ok| {
-                let text = format!("{prefix}{}", big_int::F64_RANGE_TEXT);
-                fx.check(ok, VALUE_ERROR, |_| vec![MsgPart::Text(text)]);
-            });
-            fx.b.assign(wide, converted);
-            fx.jump(join);
-            fx.b.switch_to(join);
+            let wide = big_int::f64_or_big_int(
+                fx,
+                selected,
+                big,
+                |fx| fx.b.load(Ty::Ptr, any, ANY_VALUE_OFFSET),
+                |fx, ok| {
+                    let text = format!("{prefix}{}", big_int::F64_RANGE_TEXT);
+                    fx.check(ok, VALUE_ERROR, |_| vec![MsgPart::Text(text)]);
+                },
+            );
             match ft {
                 FloatType::F64 => wide,
                 FloatType::F32 => fx.b.convert(ConvOp::Fdemote, wide, Ty::F32),

@@ -315,28 +315,23 @@ fn decode_float(
     let as_int = arg.load_value(fx, Ty::I64);
     let from_int = fx.b.convert(ConvOp::StoF, as_int, Ty::F64);
     let selected = fx.b.select(is_float, as_float, from_int);
-    let wide = fx.b.mutable_var(Ty::F64);
-    fx.b.assign(wide, selected);
-    let words = fx.b.new_cold_block();
-    let join = fx.b.new_block();
-    fx.branch(big, words, join);
-    fx.b.switch_to(words);
-    // The object is a BigInt (the type check above holds here).
-    let obj = arg.load_value(fx, Ty::Ptr);
     let prefix = arg.prefix.clone();
-    let converted = big_int::read_f64(fx, obj, |fx, ok| {
-        let prefix = prefix.clone();
-        fx.check_arg(ok, VALUE_ERROR, |_| {
-            vec![
-                MsgPart::Text(prefix),
-                MsgPart::text(big_int::F64_RANGE_TEXT),
-            ]
-        });
-        fx.flush_checks();
-    });
-    fx.b.assign(wide, converted);
-    fx.jump(join);
-    fx.b.switch_to(join);
+    let wide = big_int::f64_or_big_int(
+        fx,
+        selected,
+        big,
+        |fx| arg.load_value(fx, Ty::Ptr),
+        |fx, ok| {
+            let prefix = prefix.clone();
+            fx.check_arg(ok, VALUE_ERROR, |_| {
+                vec![
+                    MsgPart::Text(prefix),
+                    MsgPart::text(big_int::F64_RANGE_TEXT),
+                ]
+            });
+            fx.flush_checks();
+        },
+    );
     let (lty, value) = match ft {
         FloatType::F64 => (Ty::F64, wide),
         FloatType::F32 => (Ty::F32, fx.b.convert(ConvOp::Fdemote, wide, Ty::F32)),

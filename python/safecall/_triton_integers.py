@@ -1,0 +1,91 @@
+"""How each Triton release reads an integer argument of a kernel, for the installed driver's
+launchers (``_triton_launcher``): the rule codes the native launcher
+(:class:`safecall._native.TritonLaunch`) takes, their fast ranges, and the Python rule for
+every other value (:func:`_integer_slow`)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, List, Tuple
+
+
+def _u64(value: int) -> int:
+    """``value`` if it is 0 to 2^64 - 1, else the ``OverflowError`` of CPython's
+    ``PyLong_AsUnsignedLongLong`` (as the native launcher raises it)."""
+    if value < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value >> 64:
+        raise OverflowError("int too big to convert")
+    return value
+
+
+def _integer(rule: int, value: Any, out: List[Any]) -> None:
+    """An integer argument by its rule (:data:`_INTEGER_RULES`): the bits to pass, or the
+    release's error."""
+    lo, hi = _FAST_RANGES[rule]
+    out.append(value if type(value) is int and lo <= value <= hi else _integer_slow(rule, value))
+
+
+#: How each Triton release reads an integer argument, by type -> rule code (``_integer_slow``):
+#: 3.7+ call ``PyLong_AsLong`` and friends and cast (truncating); 3.6's generated launcher
+#: parses them with ``PyArg_ParseTuple`` formats (``b h i L`` check ranges, ``B H I K`` mask;
+#: ``K``, its ``u64``, takes only an ``int``, where ``B H I`` take an object with ``__index__``).
+_INTEGER_RULES = {
+    "3.7+": {
+        **{t: 10 for t in ("i1", "i8", "i16", "i32")},
+        "i64": 11,
+        **{t: 12 for t in ("u1", "u8", "u16", "u32")},
+        "u64": 13,
+    },
+    "3.6": {
+        "i1": 14, "i8": 14, "i16": 15, "i32": 16, "i64": 11,
+        **{t: 17 for t in ("u1", "u8", "u16", "u32")},
+        "u64": 18,
+    },
+}
+
+
+def _integer_rule(ty: str, minor: Tuple[int, int]) -> int:
+    return _INTEGER_RULES["3.6" if minor < (3, 7) else "3.7+"][ty]
+
+
+_U64_MASK = (1 << 64) - 1
+_I64 = (-(1 << 63), (1 << 63) - 1)
+#: Rule code -> the values passed as they are (the native launcher's fast ranges too).
+_FAST_RANGES = {10: _I64, 11: _I64, 12: (0, _I64[1]), 13: (0, _I64[1]), 14: (0, 255),
+                15: (-(1 << 15), (1 << 15) - 1), 16: (-(1 << 31), (1 << 31) - 1), 17: _I64, 18: _I64}
+#: Rule code -> (lowest, highest, message below, message above) for the range-checked rules.
+_RANGES = {
+    10: (*_I64, "Python int too large to convert to C long", "Python int too large to convert to C long"),
+    11: (*_I64, "int too big to convert", "int too big to convert"),
+    12: (0, _U64_MASK, "can't convert negative int to unsigned", "Python int too large to convert to C unsigned long"),
+    13: (0, _U64_MASK, "can't convert negative int to unsigned", "int too big to convert"),
+    14: (0, 255, "unsigned byte integer is less than minimum", "unsigned byte integer is greater than maximum"),
+    15: (-(1 << 15), (1 << 15) - 1, "signed short integer is less than minimum", "signed short integer is greater than maximum"),
+    16: (-(1 << 31), (1 << 31) - 1, "signed integer is less than minimum", "signed integer is greater than maximum"),
+}
+
+
+def _integer_slow(rule: int, value: Any) -> int:
+    """An integer argument outside its rule's fast range, read as Triton's extractor reads it:
+    the 64 bits to pass (as a signed ``int``), or that extractor's error: ``OverflowError``
+    out of range; ``TypeError`` for what is not an integer (``PyLong_AsUnsignedLong`` and
+    ``PyLong_AsUnsignedLongLong``, 3.7+'s unsigned readers, and 3.6's ``K`` format take only
+    ``int``s; the others an object with ``__index__`` too)."""
+    if rule in (12, 13) and not isinstance(value, int):
+        raise TypeError("an integer is required")
+    if rule == 18 and not isinstance(value, int):
+        raise TypeError(f"argument must be int, not {type(value).__name__}")
+    v = operator.index(value)
+    if rule in (17, 18):
+        bits = v & _U64_MASK
+    else:
+        lo, hi, below, above = _RANGES[rule]
+        if rule in (14, 15, 16) and not _I64[0] <= v <= _I64[1]:
+            raise OverflowError("Python int too large to convert to C long")
+        if v < lo:
+            raise OverflowError(below)
+        if v > hi:
+            raise OverflowError(above)
+        bits = v & _U64_MASK
+    return bits - (1 << 64) if bits > _I64[1] else bits
