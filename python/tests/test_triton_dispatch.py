@@ -212,6 +212,24 @@ def test_grids_in_every_form_choose_and_launch_as_triton(result):
     assert 20 <= launched <= 280, launched
 
 
+def test_an_autotuned_kernel_keyed_by_equal_values_of_other_types_launches_as_triton(result):
+    """An autotuned kernel whose key argument comes as an int, an int subclass, a float or a
+    bool of the same value (keys Triton's autotuner holds equal): each call through Triton's
+    ``Autotuner.run`` twice and through the dispatcher twice, with benchmarkers that answer
+    alike: the same launches, call by call (a key's first call tunes, launching every config
+    then the best; later ones launch the best config once)."""
+    *calls, stats = result["autotuned key forms"]
+    assert len(calls) == 40
+    for value, first, second, by_miss, by_hit in calls:
+        assert by_miss == first and by_hit == second, value
+        assert len(second) == 1, (value, second)
+    tunings = sum(len(first) > 1 for _, first, *_ in calls)
+    # Four key values (1000, 1024, 1, 7) in four types each: each tuned once, by each path.
+    assert tunings == 4 and stats.get("not tuned") == 4, (tunings, stats)
+    values = [value for value, *_ in calls]
+    assert {v.split()[0] for v in values} == {"int", "IntSubclass", "float", "bool"}, values
+
+
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 
