@@ -396,7 +396,7 @@ impl TritonDispatch {
                     value,
                     intern!(py, "data_ptr"),
                 )?);
-                let aligned = address.aligned_16()?;
+                let aligned = address.aligned_16(ranged.is_none())?;
                 let within_2gb = match ranged {
                     Some(amd) => amd.within_2gb(i, value)?,
                     None => false,

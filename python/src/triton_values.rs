@@ -112,20 +112,25 @@ impl<'py> Address<'py> {
         Address::Object(address)
     }
 
-    /// Whether the address is 16-byte aligned, as Triton's specializer decides it; what is no
-    /// `int` is the specializer's TypeError (it reads the address with
-    /// `PyLong_AsUnsignedLongLong`).
-    pub(crate) fn aligned_16(&self) -> PyResult<bool> {
+    /// Whether the address is 16-byte aligned, as Triton's specializer decides it. With
+    /// `native` (the CUDA backend's specializer, C++), what is no `int` is its TypeError (it
+    /// reads the address with `PyLong_AsUnsignedLongLong`); otherwise (the AMD backend's, in
+    /// Python) it is `address % 16 == 0` in Python, with Python's errors.
+    pub(crate) fn aligned_16(&self, native: bool) -> PyResult<bool> {
         Ok(match self {
             Address::Int(a) => a % 16 == 0,
             Address::Object(a) if !a.is_instance_of::<PyInt>() => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(
-                    "an integer is required",
-                ));
+                if native {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(
+                        "an integer is required",
+                    ));
+                }
+                a.rem(16)?.eq(0)?
             }
             Address::Object(a) => match to_u64(a) {
                 Ok(a) => a % 16 == 0,
-                Err(_) => a.rem(16)?.extract::<i64>()? == 0,
+                // `data_ptr() % 16 == 0` in Python (`BaseBackend.get_tensor_specialization`).
+                Err(_) => a.rem(16)?.eq(0)?,
             },
         })
     }

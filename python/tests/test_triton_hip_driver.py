@@ -222,6 +222,19 @@ def test_pointer_arguments_in_every_form_launch_or_fail_as_with_tritons_amd_driv
     assert any(t[0] == "ok" for t in stock["random pointer forms"])
 
 
+def test_pointer_arguments_in_every_form_choose_and_launch_as_tritons_run_on_amd(runs, dispatched):
+    """The same 200 pointer forms through ``kernel[grid](...)``, each called twice: the
+    dispatch (a miss, then a hit) launches, checks pointers and fails exactly as Triton's own
+    ``run`` does on the same driver (AMD's JIT also reads each pointer's ``ptr_range()`` when it
+    has one)."""
+    _, ours, _, _, _ = runs
+    assert len(dispatched["random pointer calls"]) == len(ours["random pointer calls"]) == 200
+    for i, (by_run, by_dispatch) in enumerate(zip(ours["random pointer calls"], dispatched["random pointer calls"])):
+        assert by_dispatch == by_run, (i, by_run, by_dispatch)
+    launched = sum(bool(first[1]) and first[0] == "ok" for first, _ in ours["random pointer calls"])
+    assert 10 <= launched <= 180, launched
+
+
 def test_a_negative_grid_reaches_the_launch_as_tritons_does(runs):
     """Triton's AMD driver.c passes a negative grid dimension as an unsigned int (-1 is
     2^32 - 1) to the runtime; safecall's launch passes the same value, which HIP's rule on the

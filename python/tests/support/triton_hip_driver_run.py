@@ -351,6 +351,23 @@ def main() -> None:
     rng = random.Random(4040)
     result["random pointer forms"] = [pointer_form(random_pointer(rng)) for _ in range(200)]
 
+    # The same forms through `kernel[grid](...)` (the JIT, or the dispatch in "dispatch" mode),
+    # each called twice (a miss, then a hit); two of three data_ptr() objects given a dtype, as
+    # the JIT needs one: the error (type and message), then the records of each call.
+    def pointer_call(first):
+        fake.safecall_fake_hip_reset()
+        error = outcome(lambda: add[(1,)](first, Y, Z, 4, BLOCK=256))
+        return [error, [r for r in fake_hip.records(fake) if r["call"] in RECORDED]]
+
+    rng = random.Random(4040)
+    calls = []
+    for i in range(200):
+        form = random_pointer(rng)
+        if hasattr(form, "result") and i % 3:
+            form.dtype = X.dtype
+        calls.append([pointer_call(form), pointer_call(form)])
+    result["random pointer calls"] = calls
+
     utils = triton.runtime.driver.active.utils
     loaded = utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
     result["utils"] = {
