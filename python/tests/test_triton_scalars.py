@@ -37,6 +37,21 @@ def _launch_or_error(call: Any, fake: Any) -> Any:
     return fake_cuda.launches(fake)
 
 
+def _launchers(fake: Any, monkeypatch: Any, name: str) -> tuple:
+    """The case, its kernel compiled and loaded by Triton, safecall's driver and its handle for
+    the kernel, and that driver's native and general launchers for it."""
+    from safecall._triton_launcher import SafecallLauncher
+
+    case = CASES[name]
+    kernel = compiled(name)
+    kernel._init_handles()
+    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
+    with _active(monkeypatch, ours_driver):
+        native = ours_driver.launcher_cls(kernel.src, kernel.metadata)
+        general = SafecallLauncher(kernel.src, kernel.metadata)
+    return case, kernel, ours_driver, function, native, general
+
+
 @pytest.mark.parametrize("name", ["scalar mix", "fp16 and bf16 scalars"])
 def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, monkeypatch, name):
     """300 draws of every scalar argument (see ``triton_fakes.random_scalar``), launched through Triton
@@ -45,16 +60,8 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
     launch record (every argument's bytes), or the same exception type, each time."""
     import random
 
-    from safecall._triton_launcher import SafecallLauncher
-
     rng = random.Random(300)
-    case = CASES[name]
-    kernel = compiled(name)
-    kernel._init_handles()
-    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
-    with _active(monkeypatch, ours_driver):
-        native = ours_driver.launcher_cls(kernel.src, kernel.metadata)
-        general = SafecallLauncher(kernel.src, kernel.metadata)
+    case, kernel, ours_driver, function, native, general = _launchers(fake, monkeypatch, name)
     outcomes = set()
     for _ in range(300):
         args = tuple(
@@ -85,17 +92,10 @@ def test_scalars_of_other_python_types_reach_the_kernel_as_tritons_launcher_pass
     launchers: the same launch record, or the same exception type, each time."""
     import random
 
-    from safecall._triton_launcher import SafecallLauncher
     from support.triton_fakes import foreign_scalar, valid_scalar
 
     rng = random.Random(301)
-    case = CASES[name]
-    kernel = compiled(name)
-    kernel._init_handles()
-    ours_driver, function = _safecall_driver(fake, monkeypatch, kernel)
-    with _active(monkeypatch, ours_driver):
-        native = ours_driver.launcher_cls(kernel.src, kernel.metadata)
-        general = SafecallLauncher(kernel.src, kernel.metadata)
+    case, kernel, ours_driver, function, native, general = _launchers(fake, monkeypatch, name)
     scalars = [i for i, (_, ty) in enumerate(case.signature) if not ty.startswith("*") and ty != "constexpr"]
     outcomes = set()
     for _ in range(300):

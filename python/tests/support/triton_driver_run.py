@@ -465,18 +465,22 @@ import random  # noqa: E402
 
 from support.triton_fakes import random_scalar, random_strides  # noqa: E402
 
+def launched_args(kernel, args):
+    """``kernel``'s launcher called with ``args`` (grid 1, stream 0, hooks off): each launch's
+    argument bytes, or the type of the error."""
+    fake.safecall_fake_cuda_reset()
+    try:
+        kernel.run(1, 1, 1, 0, kernel.function, kernel.packed_metadata, None, None, None, *args)
+    except Exception as e:  # noqa: BLE001  (the error's type is the result)
+        return type(e).__name__
+    return [launch["args"] for launch in fake_cuda.launches(fake)]
+
+
 scalar_kernel = next(iter(scalars.device_caches[0][0].values()))
 scalar_types = list(scalar_kernel.src.signature.values())
 rng = random.Random(36)
-draws = []
-for _ in range(300):
-    scalar_args = [Z if ty.startswith("*") else random_scalar(rng, ty) for ty in scalar_types]
-    fake.safecall_fake_cuda_reset()
-    try:
-        scalar_kernel.run(1, 1, 1, 0, scalar_kernel.function, scalar_kernel.packed_metadata, None, None, None, *scalar_args)
-        draws.append([launch["args"] for launch in fake_cuda.launches(fake)])
-    except Exception as e:  # noqa: BLE001  (the error's type is the result)
-        draws.append(type(e).__name__)
+draws = [launched_args(scalar_kernel, [Z if ty.startswith("*") else random_scalar(rng, ty) for ty in scalar_types])
+         for _ in range(300)]
 results["random scalars"] = {"types": scalar_types, "draws": draws}
 # The same launcher given one scalar of another Python type per launch (`foreign_scalar`:
 # int-likes with only `__index__`, float-likes with only `__float__`, subclasses, a float for an
@@ -501,12 +505,7 @@ for _ in range(300):
     odd = rng.randrange(1, len(typed_types))
     scalar_args = [Z if ty.startswith("*") else (foreign_scalar(rng, ty) if i == odd else valid_scalar(rng, ty))
                    for i, ty in enumerate(typed_types)]
-    fake.safecall_fake_cuda_reset()
-    try:
-        typed.run(1, 1, 1, 0, typed.function, typed.packed_metadata, None, None, None, *scalar_args)
-        foreign.append([launch["args"] for launch in fake_cuda.launches(fake)])
-    except Exception as e:  # noqa: BLE001  (the error's type is the result)
-        foreign.append(type(e).__name__)
+    foreign.append(launched_args(typed, scalar_args))
 results["random foreign scalars"] = foreign
 # Random encoder calls (seeded): `fill_tma_descriptor_tiled` (3.6: `fill_tma_descriptor`) with
 # draws inside and outside what the encoder accepts (ranks 1-5, boxes to 256 and beyond, dims
