@@ -52,6 +52,22 @@ def _launchers(fake: Any, monkeypatch: Any, name: str) -> tuple:
     return case, kernel, ours_driver, function, native, general
 
 
+def _same_as_tritons(fake: Any, monkeypatch: Any, launchers: tuple, grid: Any, args: tuple, context: Any) -> Any:
+    """One launch through Triton's launcher and through both of safecall's (``_launchers``'s
+    kernel, driver, handle, native and general launcher): asserts they agree, and returns
+    Triton's outcome."""
+    kernel, ours_driver, function, native, general = launchers
+    fixed = (*grid, STREAM)
+    theirs = _launch_or_error(
+        lambda: kernel.run(*fixed, kernel.function, kernel.packed_metadata, None, None, None, *args), fake
+    )
+    for launcher in (native, general):
+        with _active(monkeypatch, ours_driver):
+            ours = _launch_or_error(lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake)
+        assert ours == theirs, (launcher, context)
+    return theirs
+
+
 @pytest.mark.parametrize("name", ["scalar mix", "fp16 and bf16 scalars"])
 def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, monkeypatch, name):
     """300 draws of every scalar argument (see ``triton_fakes.random_scalar``), launched through Triton
@@ -68,16 +84,7 @@ def test_random_scalars_reach_the_kernel_as_tritons_launcher_passes_them(fake, m
             a if ty.startswith("*") or ty == "constexpr" else random_scalar(rng, ty)
             for a, (_, ty) in zip(case.args, case.signature)
         )
-        fixed = (*case.grid, STREAM)
-        theirs = _launch_or_error(
-            lambda: kernel.run(*fixed, kernel.function, kernel.packed_metadata, None, None, None, *args), fake
-        )
-        for launcher in (native, general):
-            with _active(monkeypatch, ours_driver):
-                ours = _launch_or_error(
-                    lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake
-                )
-            assert ours == theirs, (launcher, args)
+        theirs = _same_as_tritons(fake, monkeypatch, (kernel, ours_driver, function, native, general), case.grid, args, args)
         outcomes.add(theirs if isinstance(theirs, str) else "launched")
     # Both ways out were taken: launches, and Triton's refusals (64-bit overflows).
     assert "launched" in outcomes and len(outcomes) > 1, outcomes
@@ -104,16 +111,8 @@ def test_scalars_of_other_python_types_reach_the_kernel_as_tritons_launcher_pass
             a if ty.startswith("*") or ty == "constexpr" else (foreign_scalar(rng, ty) if i == odd else valid_scalar(rng, ty))
             for i, (a, (_, ty)) in enumerate(zip(case.args, case.signature))
         )
-        fixed = (*case.grid, STREAM)
-        theirs = _launch_or_error(
-            lambda: kernel.run(*fixed, kernel.function, kernel.packed_metadata, None, None, None, *args), fake
-        )
-        for launcher in (native, general):
-            with _active(monkeypatch, ours_driver):
-                ours = _launch_or_error(
-                    lambda: launcher(*fixed, function, kernel.packed_metadata, None, None, None, *args), fake
-                )
-            assert ours == theirs, (launcher, case.signature[odd], args[odd])
+        theirs = _same_as_tritons(fake, monkeypatch, (kernel, ours_driver, function, native, general), case.grid, args,
+                                  (case.signature[odd], args[odd]))
         outcomes.add(theirs if isinstance(theirs, str) else "launched")
     assert {"launched", "TypeError"} <= outcomes, outcomes
 
