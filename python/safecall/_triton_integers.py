@@ -71,7 +71,9 @@ def _integer_slow(rule: int, value: Any) -> int:
     the 64 bits to pass (as a signed ``int``), or that extractor's error: ``OverflowError``
     out of range; ``TypeError`` for what is not an integer (``PyLong_AsUnsignedLong`` and
     ``PyLong_AsUnsignedLongLong``, 3.7+'s unsigned readers, and 3.6's ``K`` format take only
-    ``int``s; the others an object with ``__index__`` too)."""
+    ``int``s; the others an object with ``__index__`` too). The ``K`` format's message is
+    CPython's without the argument's position (``argument 5 must be int, not X`` there): the
+    type of the error is Triton's, its text close."""
     if rule in (12, 13) and not isinstance(value, int):
         raise TypeError("an integer is required")
     if rule == 18 and not isinstance(value, int):

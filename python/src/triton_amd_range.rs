@@ -32,8 +32,10 @@ pub(crate) struct AmdRange {
 
 /// What a call's tensors get (see [`AmdRange::mode`]).
 pub(crate) enum AmdMode {
-    /// No part: a CUDA target, or `use_buffer_ops` off.
-    Off,
+    /// No part: a target that is not AMD's (whose specializer is Triton's native one).
+    NotAmd,
+    /// No part: an AMD target with `use_buffer_ops` off (its specializer is still Python's).
+    Unranged,
     /// `is_within_2gb` of each specialized tensor.
     Ranged,
     /// An AMD target whose specialization the dispatcher does not model: Triton's path.
@@ -58,7 +60,7 @@ impl AmdRange {
     /// What this call's tensors get, for the active `driver`.
     pub(crate) fn mode(&self, driver: &Bound<'_, PyAny>) -> PyResult<AmdMode> {
         if !self.targets_amd(driver)? {
-            return Ok(AmdMode::Off);
+            return Ok(AmdMode::NotAmd);
         }
         if self.within_2gb.is_none() {
             return Ok(AmdMode::Unmodelled);
@@ -66,7 +68,7 @@ impl AmdRange {
         Ok(if self.use_buffer_ops.read(driver.py())?.is_truthy()? {
             AmdMode::Ranged
         } else {
-            AmdMode::Off
+            AmdMode::Unranged
         })
     }
 

@@ -324,18 +324,20 @@ impl TritonDispatch {
         }
         let active = self.active_driver(py)?;
         let device = current_device(&active)?;
-        // On AMD, each tensor's part also says whether it is within 2 GiB (see `AmdRange`).
-        let ranged = match &self.amd {
+        // On AMD, each tensor's part also says whether it is within 2 GiB (see `AmdRange`);
+        // `native`: the target's specializer is Triton's native one (not AMD's, in Python).
+        let (ranged, native) = match &self.amd {
             Some(amd) => match amd.mode(&active)? {
-                AmdMode::Off => None,
-                AmdMode::Ranged => Some(amd),
+                AmdMode::NotAmd => (None, true),
+                AmdMode::Unranged => (None, false),
+                AmdMode::Ranged => (Some(amd), false),
                 AmdMode::Unmodelled => {
                     return Ok(Err(Slow::Fallback(
                         "an AMD backend specializing pointers unlike Triton 3.6-3.9".into(),
                     )));
                 }
             },
-            None => None,
+            None => (None, true),
         };
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
@@ -396,7 +398,7 @@ impl TritonDispatch {
                     value,
                     intern!(py, "data_ptr"),
                 )?);
-                let aligned = address.aligned_16(ranged.is_none())?;
+                let aligned = address.aligned_16(native)?;
                 let within_2gb = match ranged {
                     Some(amd) => amd.within_2gb(i, value)?,
                     None => false,

@@ -338,6 +338,15 @@ fn reject(kind: &'static str, why: impl Into<String>) -> Expect {
     Expect::Rejects(Some(kind), why.into())
 }
 
+/// The rejection of what is no int (or bool) for an `i64`: a BigInt is out of its range (a
+/// ValueError), anything else of another type (a TypeError).
+fn not_an_int(d: &Desc) -> Expect {
+    match d {
+        Desc::BigInt(w) => reject(VALUE_ERROR, format!("{w:?} beyond i64")),
+        _ => reject(TYPE_ERROR, "not an int"),
+    }
+}
+
 fn as_int(d: &Desc) -> Option<i64> {
     match d {
         Desc::Int(v) => Some(*v),
@@ -445,6 +454,7 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
             Desc::None => Expect::Returns(Obs::Int(-1)),
             other => match as_int(other) {
                 Some(v) => Expect::Returns(Obs::Int(v)),
+                None if matches!(other, Desc::BigInt(_)) => not_an_int(other),
                 None => reject(TYPE_ERROR, "not an optional int"),
             },
         },
@@ -466,9 +476,6 @@ pub fn expect(kind: &str, args: &[Desc], data: &DataPtrs) -> Expect {
 }
 
 fn expect_const(args: &[Desc]) -> Expect {
-    if matches!(&args[0], Desc::Float(_)) || matches!(&args[1], Desc::Float(_)) {
-        return Expect::Unsure;
-    }
     let int_like = |d: &Desc| matches!(d, Desc::Int(_) | Desc::Bool(_));
     // Each parameter in order: its type (a TypeError), then its value (a ValueError).
     let checks = [
@@ -498,7 +505,7 @@ fn expect_const(args: &[Desc]) -> Expect {
 /// `n % 3 == 1`, else the first tensor; sizes over 2^24 are refused before allocating.
 fn expect_alloc(a: &Desc) -> Expect {
     let Some(n) = as_int(a) else {
-        return reject(TYPE_ERROR, "not an int");
+        return not_an_int(a);
     };
     if n < 0 {
         return reject(VALUE_ERROR, "a negative dimension");
@@ -529,7 +536,10 @@ fn expect_tuple(a: &Desc) -> Expect {
         return reject(VALUE_ERROR, "not 2 elements");
     }
     let Some(lo) = as_int(&items[0]) else {
-        return reject(TYPE_ERROR, "lo is not an int");
+        return match &items[0] {
+            Desc::BigInt(w) => reject(VALUE_ERROR, format!("lo {w:?} beyond i64")),
+            _ => reject(TYPE_ERROR, "lo is not an int"),
+        };
     };
     let spec = Spec::new(vec![Dim::Var("k")], Some(F32));
     let mut vars = HashMap::new();
@@ -561,9 +571,10 @@ fn expect_tensors(kind: &str, specs: &[Spec], free: &[bool], args: &[Desc]) -> E
         });
         match verdict {
             Ok(s) => storages.push(s),
-            // After a tensor whose checks are not settled, which failure comes first is not.
+            // After a tensor whose checks are not settled (which can only fail with a
+            // ValueError), a TypeError here may come second.
             Err(Verdict::Reject(kind, why)) => {
-                return Expect::Rejects((!unsure).then_some(kind), why);
+                return Expect::Rejects((!unsure || kind == VALUE_ERROR).then_some(kind), why);
             }
             Err(_) => {
                 unsure = true;

@@ -359,14 +359,21 @@ def main() -> None:
         error = outcome(lambda: add[(1,)](first, Y, Z, 4, BLOCK=256))
         return [error, [r for r in fake_hip.records(fake) if r["call"] in RECORDED]]
 
-    rng = random.Random(4040)
-    calls = []
-    for i in range(200):
-        form = random_pointer(rng)
-        if hasattr(form, "result") and i % 3:
-            form.dtype = X.dtype
-        calls.append([pointer_call(form), pointer_call(form)])
-    result["random pointer calls"] = calls
+    def pointer_calls():
+        rng = random.Random(4040)
+        calls = []
+        for i in range(200):
+            form = random_pointer(rng)
+            if hasattr(form, "result") and i % 3:
+                form.dtype = X.dtype
+            calls.append([pointer_call(form), pointer_call(form)])
+        return calls
+
+    result["random pointer calls"] = pointer_calls()
+    # Again with `use_buffer_ops` off: no pointer-range part, AMD's Python specializer still.
+    knobs.amd.use_buffer_ops = False
+    result["random pointer calls, no buffer ops"] = pointer_calls()
+    del knobs.amd.use_buffer_ops
 
     utils = triton.runtime.driver.active.utils
     loaded = utils.load_binary(md.name, compiled.asm["hsaco"], md.shared, 0)
