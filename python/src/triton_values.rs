@@ -129,6 +129,8 @@ impl<'py> Address<'py> {
             }
             Address::Object(a) => match to_u64(a) {
                 Ok(a) => a % 16 == 0,
+                // An int outside 0 to 2^64 - 1: the native specializer's OverflowError.
+                Err(e) if native => return Err(e),
                 // `data_ptr() % 16 == 0` in Python (`BaseBackend.get_tensor_specialization`).
                 Err(_) => a.rem(16)?.eq(0)?,
             },
