@@ -101,6 +101,12 @@ fn float_to_float(fx: &mut FnCtx<'_, '_>, var: Var, from: FloatType, to: FloatTy
 pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Var {
     let index = fx.b.load(Ty::I32, any, ANY_TYPE_INDEX_OFFSET);
     let is = |fx: &mut FnCtx<'_, '_>, i: i32| fx.b.icmp_imm(IntCC::Eq, index, i64::from(i));
+    // An Int or a Bool (what every integer, bool and float target takes).
+    let int_or_bool = |fx: &mut FnCtx<'_, '_>| {
+        let a = is(fx, ti::INT);
+        let b = is(fx, ti::BOOL);
+        fx.b.binary(lir::BinOp::Or, a, b)
+    };
     let prefix = format!("{}: in `{}`: ", fx.func.name, fx.current_stmt_text());
     let name = scalar_name(to);
     let type_check = |fx: &mut FnCtx<'_, '_>, ok: Var| {
@@ -116,10 +122,8 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
     match to {
         ScalarType::Int(IntType::U64) => {
             // An Int from 0, or the BigInt of two words (the high one 0) of 2^63 to 2^64 - 1.
-            let a = is(fx, ti::INT);
-            let b = is(fx, ti::BOOL);
+            let small = int_or_bool(fx);
             let big = is(fx, ti::BIG_INT);
-            let small = fx.b.binary(lir::BinOp::Or, a, b);
             let ok = fx.b.binary(lir::BinOp::Or, small, big);
             type_check(fx, ok);
             let out = fx.b.mutable_var(Ty::I64);
@@ -154,9 +158,7 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
             out
         }
         ScalarType::Int(t) => {
-            let a = is(fx, ti::INT);
-            let b = is(fx, ti::BOOL);
-            let ok = fx.b.binary(lir::BinOp::Or, a, b);
+            let ok = int_or_bool(fx);
             type_check(fx, ok);
             let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
             let (lo, hi) = int_range(t);
@@ -176,10 +178,8 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
         }
         ScalarType::Bool => {
             // A BigInt (never zero) is true, as Python's `bool()` of such an int.
-            let a = is(fx, ti::INT);
-            let b = is(fx, ti::BOOL);
+            let small = int_or_bool(fx);
             let big = is(fx, ti::BIG_INT);
-            let small = fx.b.binary(lir::BinOp::Or, a, b);
             let ok = fx.b.binary(lir::BinOp::Or, small, big);
             type_check(fx, ok);
             let raw = fx.b.load(Ty::I64, any, ANY_VALUE_OFFSET);
@@ -189,10 +189,8 @@ pub(super) fn unpack_any(fx: &mut FnCtx<'_, '_>, any: Var, to: ScalarType) -> Va
         ScalarType::Float(ft) => {
             // A BigInt to the nearest f64, as Python's `float()` (see `big_int::read_f64`).
             let is_float = is(fx, ti::FLOAT);
-            let a = is(fx, ti::INT);
-            let b = is(fx, ti::BOOL);
+            let is_int = int_or_bool(fx);
             let big = is(fx, ti::BIG_INT);
-            let is_int = fx.b.binary(lir::BinOp::Or, a, b);
             let ok = fx.b.binary(lir::BinOp::Or, is_float, is_int);
             let ok = fx.b.binary(lir::BinOp::Or, ok, big);
             type_check(fx, ok);
