@@ -176,17 +176,15 @@ class Dispatcher:
         through Triton's ``run`` again."""
         self._native.clear()
 
-    def _triton_run(self, *args: Any, **kwargs: Any) -> Any:
-        """Triton's own ``JITFunction.run`` (the unpatched method where the dispatch is installed)."""
-        run = _ORIGINAL_RUN.get("run") or type(self.fn).run
-        return run(self.fn, *args, **kwargs)
-
     def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool,
               key: Optional[Any]) -> Any:
-        """A call the table does not serve: through Triton's ``run``; a miss (``key`` given)
-        then records the kernel Triton chose."""
+        """A call the table does not serve: through Triton's own ``JITFunction.run`` (the
+        unpatched method where the dispatch is installed), called here directly, so that a
+        caller's keyword ``grid`` or ``warmup`` is the error Triton's ``kernel[grid]`` raises,
+        naming Triton's method; a miss (``key`` given) then records the kernel Triton chose."""
         self._stats["miss" if reason is None else "fallback: " + reason] += 1
-        kernel = self._triton_run(*args, grid=grid, warmup=warmup, **kwargs)
+        run = _ORIGINAL_RUN.get("run") or type(self.fn).run
+        kernel = run(self.fn, *args, grid=grid, warmup=warmup, **kwargs)
         if key is not None and kernel is not None:
             self._native.record(key, kernel)
         return kernel

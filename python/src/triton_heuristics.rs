@@ -128,6 +128,14 @@ impl HeuristicsDispatch {
         };
         // The items as they are when the call starts (Triton iterates the dict itself).
         let items: Bound<'py, PyList> = values.items();
+        // A heuristic named `grid` or `warmup` sends the call to Triton's `Heuristics.run`
+        // before any heuristic runs here (each would otherwise run twice).
+        for item in items.iter() {
+            let name = item.cast::<PyTuple>()?.get_item(0)?;
+            if name.eq(grid_word)? || name.eq(warmup_word)? {
+                return Ok(Err("a heuristic named grid or warmup"));
+            }
+        }
         let arg_names = heuristics.getattr(intern!(py, "arg_names"))?;
         // `run(grid=grid, warmup=warmup, *args, **kwargs)`: the keyword arguments in that order.
         let merged = PyDict::new(py);
@@ -138,9 +146,6 @@ impl HeuristicsDispatch {
         }
         for item in items.iter() {
             let (name, heuristic): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
-            if name.eq(grid_word)? || name.eq(warmup_word)? {
-                return Ok(Err("a heuristic named grid or warmup"));
-            }
             // `{**dict(zip(self.arg_names, args)), **kwargs}`.
             let view = PyDict::new(py);
             for (arg_name, value) in arg_names.try_iter()?.zip(args.iter()) {

@@ -4,7 +4,7 @@ misaligned pointers, ints equal to 1, divisible and not by 16, at the i32/i64/u6
 ``None``, floats, constexprs and keywords, a ``lambda META`` grid, an empty grid, several
 specializations of one kernel interleaved, host ``TensorDescriptor``s, an autotuned kernel
 after tuning, launch hooks with a kernel's ``launch_metadata=``) and for seeded draws of
-many argument kinds, keywords, options and grids; what it cannot decide
+many argument kinds, keywords, options and grids, call shapes and heuristics layers; what it cannot decide
 exactly (pre-run hooks, warm-up, argument kinds it does not model) goes through Triton's path,
 counted. Runs ``triton_dispatch_run.py`` in a process of its own per Triton release."""
 
@@ -228,6 +228,45 @@ def test_an_autotuned_kernel_keyed_by_equal_values_of_other_types_launches_as_tr
     assert tunings == 4 and stats.get("not tuned") == 4, (tunings, stats)
     values = [value for value, *_ in calls]
     assert {v.split()[0] for v in values} == {"int", "IntSubclass", "float", "bool"}, values
+
+
+def test_call_shapes_choose_and_launch_as_triton(result):
+    """160 seeded calls of two kernels (``triton_dispatch_calls``): arguments by position and
+    by keyword in any order, one left out, one too many, one given twice, an unknown keyword
+    (``grid`` among them), launch options of every value, constexprs equal to their defaults
+    in other types. Triton's own ``run`` and the dispatcher's two calls choose the same kernel
+    and launch the same, or raise the same error, message included (a keyword ``grid`` is the
+    error Triton's ``kernel[grid]`` raises, naming Triton's method)."""
+    draws = result["call shapes"]
+    assert len(draws) == 160
+    for i, (change, (by_triton, first, second)) in enumerate(draws):
+        assert first == by_triton and second == by_triton, (i, change, by_triton, first, second)
+    changes = {change for change, _ in draws}
+    assert changes == {"none", "missing", "extra", "twice", "unknown"}, changes
+    launched = sum(isinstance(outcomes[0][0], int) and bool(outcomes[0][1]) for _, outcomes in draws)
+    assert 40 <= launched <= 130, launched
+    assert any("multiple values for keyword argument 'grid'" in str(o[0][0]) for _, o in draws)
+    for name, stats in result["call shapes stats"].items():
+        assert stats["hit"] >= 20 and stats["fallback: binding"] >= 20, (name, stats)
+
+
+def test_heuristics_layers_in_every_form_run_and_launch_as_triton(result):
+    """120 seeded ``@triton.heuristics`` layers, one or two deep, over two kernels: heuristics
+    of constexprs, runtime arguments (overriding a caller's), launch options, unknown names,
+    ``grid``, and ones that raise; called in every shape. Through Triton's own
+    ``Heuristics.run`` and twice through the dispatcher: the same kernel and launches or the
+    same error, and the heuristics called the same number of times with the same arguments in
+    the same order (a heuristic named ``grid`` sends the call to Triton's ``Heuristics.run``
+    before any heuristic runs, so none runs twice)."""
+    draws = result["heuristics forms"]
+    assert len(draws) == 120
+    for i, (change, (by_triton, first, second)) in enumerate(draws):
+        assert first == by_triton and second == by_triton, (i, change, by_triton, first, second)
+    launched = sum(isinstance(outcomes[0][0], int) and bool(outcomes[0][1]) for _, outcomes in draws)
+    assert 30 <= launched <= 100, launched
+    assert sum(bool(outcomes[0][2]) for _, outcomes in draws) >= 100  # the heuristics ran
+    stats = result["heuristics forms stats"]
+    assert stats.get("a heuristic named grid or warmup", 0) >= 5 and stats.get("keyword grid or warmup", 0) >= 1, stats
 
 
 def test_the_runs_used_the_release_they_name(result):

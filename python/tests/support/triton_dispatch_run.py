@@ -560,8 +560,12 @@ results["final stats"] = {k.fn.__name__: safecall.triton.jit(k).stats() for k in
 
 # Arguments in other forms, each call through Triton's own run (the dispatch is installed by
 # now) and twice through the dispatcher (`triton_dispatch_forms`).
+from support.triton_dispatch_calls import run_calls  # noqa: E402
 from support.triton_dispatch_forms import Context, run_forms  # noqa: E402
 
-results.update(run_forms(Context(fake, _ORIGINAL_RUN, launches, copy, scalars, CASES["scalar mix"][2], X, Y, F32)))
+context = Context(fake, _ORIGINAL_RUN, launches, copy, scalars, CASES["scalar mix"][2], X, Y, F32)
+results.update(run_forms(context))
+# How kernels are called (shapes, options, heuristics layers), the same way (`triton_dispatch_calls`).
+results.update(run_calls(context))
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))

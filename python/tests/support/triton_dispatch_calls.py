@@ -1,0 +1,195 @@
+"""Part of ``triton_dispatch_run.py``: seeded draws of how a kernel is called, each call made
+through Triton's own code (``JITFunction.run`` and ``Heuristics.run`` put back for the call: the
+dispatch is installed by then) and twice through the dispatcher, which must choose the same
+kernel and launch the same, or raise the same error, message included:
+
+- call shapes of a ``@triton.jit`` kernel: arguments by position and by keyword, a missing,
+  an extra or a repeated argument, an unknown keyword, launch options of every value (valid and
+  not), constexprs of other types equal or not to their defaults;
+- ``@triton.heuristics`` layers (one or two deep) whose heuristics compute constexprs, runtime
+  arguments, launch options, unknown names, ``grid``, or raise, each logging what it was given
+  (compared too: the names in Triton's order and the values' reprs).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, Callable, Dict, List, Tuple
+
+import safecall.triton
+import triton
+from triton.runtime.autotuner import Heuristics
+from triton.runtime.jit import JITFunction
+
+from support.triton_fakes import FloatSubclass, IntSubclass
+from support.triton_kernels import copy, mixed
+
+PATHS = ("triton", "dispatch", "dispatch")
+
+
+def _outcome(call: Callable[[], Any], ctx: Any, log: List[Any]) -> List[Any]:
+    """The kernel's id or the error (type and message), the launches and the heuristics' log."""
+    ctx.fake.safecall_fake_cuda_reset()
+    log.clear()
+    try:
+        result: Any = id(call())
+    except Exception as e:  # noqa: BLE001  (the error is the result)
+        # An object's address in a message (a compiler pass manager's repr) differs call by call.
+        result = re.sub(r" at 0x[0-9a-f]+", " at 0x...", f"{type(e).__name__}: {e}")
+    return [result, ctx.launches(), list(log)]
+
+
+def _through(ctx: Any, path: str, kernel: Any, grid: Any, args: tuple, kwargs: dict) -> Callable[[], Any]:
+    """The call ``kernel[grid](*args, **kwargs)`` by Triton's own code (``path == "triton"``:
+    what Triton's ``__getitem__`` calls, with its own run methods) or by the dispatcher."""
+    if path != "triton":
+        return lambda: safecall.triton.jit(kernel)[grid](*args, **kwargs)
+
+    def call() -> Any:
+        saved = JITFunction.__dict__["run"], Heuristics.__dict__["run"]
+        JITFunction.run, Heuristics.run = ctx.original_run["run"], ctx.original_run["heuristics"]
+        try:
+            return kernel.run(*args, grid=grid, warmup=False, **kwargs)
+        finally:
+            JITFunction.run, Heuristics.run = saved
+
+    return call
+
+
+#: Values of the launch options a caller may pass by keyword (valid and not, of other types).
+OPTIONS = {
+    "num_warps": [1, 2, 4, 8, 3, 0, 4.0, True, IntSubclass(8), None],
+    "num_stages": [1, 2, 3, 0, "2", None],
+    "num_ctas": [1, 2],
+    "maxnreg": [None, 128, 255],
+    "enable_fp_fusion": [True, False],
+    "debug": [True, False, None],
+}
+#: Values of ``mixed``'s constexpr ``SCALE`` (default 2.0): equal to it in other types and not.
+SCALES = [2.0, 2, IntSubclass(2), FloatSubclass(2.0), True, 3, 3.0, -1.5, None, "2.0"]
+#: Values of ``copy``'s constexpr ``BLOCK``.
+BLOCKS = [64, 128, 128, IntSubclass(128), True, 128.0, None, 48]
+
+
+def _shape(rng: random.Random, names: List[str], values: Dict[str, Any]) -> Tuple[tuple, dict, str]:
+    """``values`` as a call: the first few by position, the rest by keyword in a shuffled
+    order; then one change of shape, named: none, one argument left out, one too many, one
+    given twice, an unknown keyword."""
+    given = [n for n in names if n in values]
+    positional = rng.randrange(0, len(given) + 1)
+    # Positions are positions: only a prefix of the parameters goes by position.
+    while positional and given[:positional] != names[:positional]:
+        positional -= 1
+    args = [values[n] for n in given[:positional]]
+    keywords = given[positional:]
+    rng.shuffle(keywords)
+    kwargs = {n: values[n] for n in keywords}
+    kwargs.update((n, v) for n, v in values.items() if n not in names)
+    change = rng.choice(["none"] * 6 + ["missing", "extra", "twice", "unknown"])
+    if change == "missing" and given:
+        gone = rng.choice(given)
+        if gone in kwargs:
+            del kwargs[gone]
+        elif args:
+            args.pop()
+    elif change == "extra":
+        args = [values[n] for n in given] + [7]
+        kwargs = {n: v for n, v in kwargs.items() if n not in names}
+    elif change == "twice" and args:
+        kwargs[names[rng.randrange(len(args))]] = args[0]
+    elif change == "unknown":
+        kwargs[rng.choice(["foo", "BLOCK_SIZE", "stream", "grid"])] = 1
+    return tuple(args), kwargs, change
+
+
+def _jit_draw(rng: random.Random, ctx: Any) -> Tuple[Any, Any, tuple, dict, str]:
+    if rng.random() < 0.5:
+        kernel, names = copy, ["x_ptr", "y_ptr", "n", "BLOCK"]
+        values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": rng.choice([1000, 1024, 1]), "BLOCK": rng.choice(BLOCKS)}
+    else:
+        kernel, names = mixed, ["x_ptr", "y_ptr", "n", "m", "a", "b", "flag", "BLOCK", "SCALE"]
+        values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": 1000, "m": rng.choice([1, 16, 5]), "a": 1.5, "b": None,
+                  "flag": rng.choice([True, 0]), "BLOCK": 64}
+        if rng.random() < 0.7:
+            values["SCALE"] = rng.choice(SCALES)
+    for name, choices in OPTIONS.items():
+        if rng.random() < 0.15:
+            values[name] = rng.choice(choices)
+    args, kwargs, change = _shape(rng, names, values)
+    return kernel, (rng.randrange(1, 9),), args, kwargs, change
+
+
+def _heuristic(rng: random.Random, name: str, log: List[Any]) -> Callable[[Dict[str, Any]], Any]:
+    """A heuristic for ``name`` that logs what it is given: its argument names in order and
+    the reprs of their values (the grid's and the ids of objects left out)."""
+
+    def logged(value: Callable[[Dict[str, Any]], Any]) -> Callable[[Dict[str, Any]], Any]:
+        def heuristic(args: Dict[str, Any]) -> Any:
+            log.append([name, [(k, repr(v) if isinstance(v, (int, float, str, bool, tuple, type(None))) else "object")
+                               for k, v in args.items()]])
+            return value(args)
+
+        return heuristic
+
+    menu: Dict[str, List[Callable[[Dict[str, Any]], Any]]] = {
+        "BLOCK": [lambda a: 64, lambda a: 64 if a["n"] < 1010 else 128, lambda a: IntSubclass(128),
+                  lambda a: a.get("BLOCK", 32) * 2, lambda a: a["missing"]],
+        "n": [lambda a: a["n"] + 1, lambda a: 1],
+        "num_warps": [lambda a: 8, lambda a: 2 if a["BLOCK"] == 64 else 4],
+        "SCALE": [lambda a: 3.0, lambda a: 2],
+        "flag": [lambda a: not a["flag"]],
+        "EXTRA": [lambda a: 1],
+        "grid": [lambda a: (3,)],
+        "num_stages": [lambda a: 1 // 0, lambda a: 2, lambda a: 3],
+    }
+    return logged(rng.choice(menu[name]))
+
+
+def _heuristics_draw(rng: random.Random, ctx: Any, log: List[Any]) -> Tuple[Any, Any, tuple, dict, str]:
+    kernel = rng.choice([copy, mixed])
+    if kernel is copy:
+        names, values = ["x_ptr", "y_ptr", "n", "BLOCK"], {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": rng.choice([1000, 1024])}
+        menu = ["BLOCK", "BLOCK", "BLOCK", "n", "num_warps", "num_warps", "EXTRA", "grid", "num_stages", "num_stages"]
+    else:
+        names = ["x_ptr", "y_ptr", "n", "m", "a", "b", "flag", "BLOCK", "SCALE"]
+        values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": 1000, "m": 5, "a": 1.5, "b": None, "flag": True}
+        menu = ["BLOCK", "BLOCK", "BLOCK", "SCALE", "flag", "num_warps", "n"]
+    layers = []
+    for _ in range(rng.choice([1, 1, 2])):
+        chosen = rng.sample(menu, rng.randrange(1, 3))
+        layers.append({name: _heuristic(rng, name, log) for name in chosen})
+    if "BLOCK" not in [n for layer in layers for n in layer] or rng.random() < 0.2:
+        values["BLOCK"] = rng.choice([64, 128])
+    for layer in layers:
+        kernel = triton.heuristics(layer)(kernel)
+    args, kwargs, change = _shape(rng, names, values)
+    return kernel, (rng.randrange(1, 9),), args, kwargs, change
+
+
+def run_calls(ctx: Any) -> Dict[str, Any]:
+    """Each section's draws: ``[change, [triton, dispatch, dispatch]]`` per draw, each an
+    outcome of :func:`_outcome`; and the dispatchers' counts."""
+    log: List[Any] = []
+    out: Dict[str, Any] = {}
+    rng = random.Random(2929)
+    draws = []
+    before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, mixed)}
+    for _ in range(160):
+        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx)
+        draws.append([change, [_outcome(_through(ctx, path, kernel, grid, args, kwargs), ctx, log) for path in PATHS]])
+    out["call shapes"] = draws
+    out["call shapes stats"] = {
+        k.fn.__name__: {reason: n - before[k.fn.__name__].get(reason, 0) for reason, n in safecall.triton.jit(k).stats().items()
+                        if n != before[k.fn.__name__].get(reason, 0)}
+        for k in (copy, mixed)}
+    rng = random.Random(3131)
+    draws, stats = [], {}
+    for _ in range(120):
+        kernel, grid, args, kwargs, change = _heuristics_draw(rng, ctx, log)
+        draws.append([change, [_outcome(_through(ctx, path, kernel, grid, args, kwargs), ctx, log) for path in PATHS]])
+        for reason, n in safecall.triton.jit(kernel).stats().items():
+            stats[reason] = stats.get(reason, 0) + n
+    out["heuristics forms"] = draws
+    out["heuristics forms stats"] = stats
+    return out
