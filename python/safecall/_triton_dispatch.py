@@ -25,7 +25,9 @@ The key, per parameter in declaration order:
 - an ``int``: whether it is 1, whether it is divisible by 16, and its width class (i32, i64,
   u64, beyond);
 - an object with ``data_ptr()`` and ``dtype`` (a ``torch.Tensor``, Triton's ``TensorWrapper``):
-  its type, its dtype and whether ``data_ptr()`` is 16-byte aligned; for AMD targets with
+  its type, its dtype and whether ``data_ptr()`` is 16-byte aligned (where the parameter is in
+  ``do_not_specialize``, its type and dtype alone: Triton's specializer does not call
+  ``data_ptr()`` then, its launcher does, with its own errors, and so does the dispatch); for AMD targets with
   ``knobs.amd.use_buffer_ops`` on, also ``HIPBackend.is_within_2gb`` of it unless the
   parameter is in ``do_not_specialize`` (Triton's ``"S"``: the kernel addresses it with 32-bit
   buffer offsets);
@@ -151,7 +153,7 @@ class Dispatcher:
             if hasattr(getattr(knobs, group, None), name)
         ]
         self._native = TritonDispatch(
-            self.names, [p.default for p in params], _EMPTY, [bool(p.is_constexpr) for p in fn.params],
+            self.names, [p.default for p in params], _EMPTY, [_specialization(p) for p in fn.params],
             fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,
@@ -261,6 +263,14 @@ class HeuristicsDispatcher:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
         return run(self.heuristics, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _specialization(param: Any) -> str:
+    """How Triton specializes a ``KernelParam``: ``"constexpr"``, ``"type only"`` (in
+    ``do_not_specialize``: a tensor's ``data_ptr()`` is not read for the key) or ``"value"``."""
+    if param.is_constexpr:
+        return "constexpr"
+    return "type only" if param.do_not_specialize else "value"
 
 
 def _instance_state(obj: Any, names: Sequence[str]) -> Optional[Dict[str, Any]]:

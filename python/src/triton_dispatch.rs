@@ -21,8 +21,8 @@ use crate::triton_active::{current_device, current_stream};
 use crate::triton_amd_range::{AmdMode, AmdRange, AmdRangeSpec};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
-use crate::triton_key::{Interner, Key, Space, Unhashable, append, int_key};
-use crate::triton_knobs::KnobRead;
+use crate::triton_key::{Interner, Key, Param, Space, Unhashable, append, int_key};
+use crate::triton_knobs::{KnobRead, hooked};
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 use crate::triton_values::Address;
@@ -66,7 +66,8 @@ pub struct TritonDispatch {
     index: Py<PyDict>,
     /// Each parameter's default, `None` where it has none.
     defaults: Vec<Option<Py<PyAny>>>,
-    constexpr: Vec<bool>,
+    /// How Triton specializes each parameter.
+    params: Vec<Param>,
     /// Key -> what Triton chose, filled through [`TritonDispatch::record`].
     table: Mutex<Table>,
     /// Codes for the key's objects.
@@ -114,7 +115,7 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 
 #[pymethods]
 impl TritonDispatch {
-    /// `TritonDispatch(names, defaults, empty, constexpr, function, function_state, runtime,
+    /// `TritonDispatch(names, defaults, empty, params, function, function_state, runtime,
     /// knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
     /// globals_changed, slow, amd)`; `function_state` `vars(function)` where its `pre_run_hooks`,
     /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
@@ -122,6 +123,7 @@ impl TritonDispatch {
     /// else `None`;
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
+    /// `params[i]` how Triton specializes it (see [`Param::parse`]);
     /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
     /// knob that is Triton's `env_bool` as shipped (else `None`); `amd` what
     /// [`AmdRange::new`] takes, `None` where Triton has no AMD backend.
@@ -132,7 +134,7 @@ impl TritonDispatch {
         names: Vec<Py<PyString>>,
         defaults: Vec<Py<PyAny>>,
         empty: Py<PyAny>,
-        constexpr: Vec<bool>,
+        params: Vec<String>,
         function: Py<PyAny>,
         function_state: Option<Py<PyDict>>,
         runtime: Py<PyAny>,
@@ -156,7 +158,10 @@ impl TritonDispatch {
             names,
             index,
             defaults,
-            constexpr,
+            params: params
+                .iter()
+                .map(|p| Param::parse(p))
+                .collect::<PyResult<_>>()?,
             table: Mutex::new(Table::default()),
             interner: Interner::new(py),
             kinds: Mutex::new(HashMap::default()),
@@ -350,8 +355,8 @@ impl TritonDispatch {
         // Each tensor's `data_ptr()`, read once for the key and the launch.
         let mut addresses: SmallVec<[Option<Address<'py>>; INLINE_ARGUMENTS]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
-        for (i, (value, &constexpr)) in values.iter().zip(&self.constexpr).enumerate() {
-            if constexpr {
+        for (i, (value, &param)) in values.iter().zip(&self.params).enumerate() {
+            if param == Param::Constexpr {
                 slow_on!(self.interner.constant(value, tuple_key, &mut key));
                 continue;
             }
@@ -394,6 +399,11 @@ impl TritonDispatch {
                         code
                     }
                 };
+                if param == Param::TypeOnly {
+                    // The launcher reads its `data_ptr()`, as Triton's does.
+                    append(&mut key, &[TENSOR.into(), type_code, dtype_code, 0]);
+                    continue;
+                }
                 let address = Address::new(crate::method_call::call_method0(
                     value,
                     intern!(py, "data_ptr"),
@@ -678,16 +688,5 @@ impl TritonDispatch {
         };
         drop(released);
         Ok(Ok((kind, code)))
-    }
-}
-
-/// Whether a launch hook does anything: a `HookChain` with calls, or any other non-`None`.
-fn hooked(hook: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if hook.is_none() {
-        return Ok(false);
-    }
-    match hook.getattr(intern!(hook.py(), "calls")) {
-        Ok(calls) => calls.is_truthy(),
-        Err(_) => Ok(true),
     }
 }

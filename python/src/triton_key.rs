@@ -23,6 +23,34 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyString, PyTuple};
 /// A specialization key.
 pub(crate) type Key = Vec<u64>;
 
+/// How Triton specializes one parameter (the Python side spells these as strings).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Param {
+    /// A `tl.constexpr`: its value is the key.
+    Constexpr,
+    /// Specialized on its value (an int's 1 and divisibility, a pointer's alignment).
+    Value,
+    /// In `do_not_specialize`: its type alone, so a tensor's `data_ptr()` is not read for the
+    /// key (Triton's launcher reads it, with its errors).
+    TypeOnly,
+}
+
+impl Param {
+    /// `"constexpr"`, `"value"` or `"type only"`.
+    pub(crate) fn parse(spelled: &str) -> PyResult<Param> {
+        Ok(match spelled {
+            "constexpr" => Param::Constexpr,
+            "value" => Param::Value,
+            "type only" => Param::TypeOnly,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "a parameter is specialized as 'constexpr', 'value' or 'type only', not {other:?}"
+                )));
+            }
+        })
+    }
+}
+
 /// Appends `words` to `key` (built in a `Vec` with its capacity reserved once: appending is a
 /// store or two per word, where a `SmallVec`'s push cost about 18 instructions).
 #[inline]

@@ -198,6 +198,21 @@ def test_pointer_arguments_in_every_form_choose_and_launch_as_triton(result):
     assert any(t[0] == "TypeError: an integer is required" for t, _, _ in forms)
 
 
+def test_a_pointer_in_do_not_specialize_is_read_by_the_launcher_as_in_triton(result):
+    """200 seeded forms for a pointer in ``do_not_specialize``: Triton's key does not call its
+    ``data_ptr()`` (its launcher does, and a ``data_ptr()`` that raises is the launcher's
+    ``TypeError``), and neither does the dispatcher's; the same kernel, launches, pointer
+    checks or error, message included, on Triton's run, the dispatcher's miss and its hit."""
+    forms = result["unspecialized pointer forms"]
+    assert len(forms) == 200
+    for i, (form, by_triton, miss, hit) in enumerate(forms):
+        assert miss == by_triton and hit == by_triton, (i, form, by_triton, miss, hit)
+    launched = sum(isinstance(t[0], int) and any(r["call"] == "cuLaunchKernelEx" for r in t[1]) for _, t, _, _ in forms)
+    assert 10 <= launched <= 180, launched
+    raised = {t[0] for _, t, _, _ in forms if isinstance(t[0], str)}
+    assert "TypeError: Pointer argument must be either uint64 or have data_ptr method" in raised, raised
+
+
 def test_grids_in_every_form_choose_and_launch_as_triton(result):
     """300 seeded grids (tuples and lists of 0 to 4 entries: ints at and beyond 32 and 64 bits,
     negative, 0, int subclasses, ``__index__``-only objects, floats, bools, ``None``, a str; a

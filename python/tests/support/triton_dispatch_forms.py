@@ -8,6 +8,7 @@ same error:
   constexpr), with the dispatcher's counts for them;
 - 300 pointer arguments in every form (``triton_fakes.random_pointer``; two of three
   ``data_ptr()`` objects given a dtype, as the JIT needs one), with the driver's pointer checks;
+  200 more for a pointer in ``do_not_specialize``;
 - 300 grids in every form: tuples and lists of 0 to 4 entries (ints at and beyond 32 and 64
   bits, negative, 0; int subclasses, ``__index__``-only objects, floats, bools, None, a str), a
   bare entry, a function returning a tuple, None;
@@ -29,6 +30,7 @@ from triton.runtime.jit import JITFunction
 
 from support import fake_cuda
 from support.triton_fakes import FloatOnly, FloatSubclass, IndexOnly, IntSubclass, PointerLike, random_pointer
+from support.triton_kernels import loose_copy
 
 PATHS = ("triton", "dispatch", "dispatch")
 
@@ -103,6 +105,24 @@ def _pointers(ctx: Context) -> List[Any]:
         if isinstance(form, PointerLike) and i % 3:
             form.dtype = ctx.f32
         forms.append([_call(ctx, path, ctx.copy, (8,), (form, ctx.y, 1000), {"BLOCK": 128}, True, records) for path in PATHS])
+    return forms
+
+
+def _loose_pointers(ctx: Context) -> List[Any]:
+    """200 seeded forms for a pointer in ``do_not_specialize`` (``loose_copy``'s ``y_ptr``),
+    which Triton's key does not read: its launcher calls ``data_ptr()``, with its errors."""
+
+    def records() -> List[Dict[str, Any]]:
+        return [r for r in fake_cuda.records(ctx.fake) if r["call"] in ("cuLaunchKernelEx", "cuPointerGetAttribute")]
+
+    rng = random.Random(5151)
+    forms = []
+    for i in range(200):
+        form = random_pointer(rng)
+        if isinstance(form, PointerLike) and i % 3:
+            form.dtype = ctx.f32
+        outcomes = [_call(ctx, path, loose_copy, (8,), (ctx.x, form, 1000), {"BLOCK": 128}, True, records) for path in PATHS]
+        forms.append([repr(form), *outcomes])
     return forms
 
 
@@ -189,6 +209,7 @@ def run_forms(ctx: Context) -> Dict[str, Any]:
     """Every section's results, by name."""
     out = _foreign(ctx)
     out["pointer forms"] = _pointers(ctx)
+    out["unspecialized pointer forms"] = _loose_pointers(ctx)
     out["grid forms"] = _grids(ctx)
     out["autotuned key forms"] = _autotuned(ctx)
     return out
