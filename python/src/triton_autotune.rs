@@ -3,9 +3,12 @@
 //! tuned key, natively: the autotune key (the key arguments' values, then `str(dtype)` of each
 //! argument that has a `dtype`, in the order Triton builds it), the best config from the
 //! autotuner's own `cache`, `best_config` set, the config's keyword arguments added, and the
-//! call handed to the kernel's `TritonDispatch`. A key not tuned yet, a config with a
-//! `pre_hook`, warm-up and a keyword given twice go to the Python side's `slow(reason, args,
-//! kwargs, grid, warmup)`, which runs Triton's own `Autotuner.run`.
+//! call handed to the kernel's `TritonDispatch`; `nargs` left as Triton's leaves it. A key not
+//! tuned yet, a config with a `pre_hook`, warm-up, a keyword given twice and a caller's keyword
+//! `grid` or `warmup` go to the Python side's `slow(reason, args, kwargs, grid, warmup)`,
+//! which runs Triton's own `Autotuner.run`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -32,6 +35,11 @@ pub struct AutotuneDispatch {
     /// The dispatcher of `tuner.fn`.
     inner: Py<TritonDispatch>,
     slow: Py<PyAny>,
+    /// Whether `tuner.nargs` may be other than `None`: Triton's `Autotuner.run` sets it to
+    /// the positional arguments by name, then to `None` once the launch returned, so after a
+    /// call it is `None`, or that dictionary where the call raised. A call served here leaves
+    /// it so too, writing it only where it changes.
+    nargs_set: AtomicBool,
 }
 
 #[pymethods]
@@ -70,6 +78,7 @@ impl AutotuneDispatch {
             config_kwargs: ConfigKwargs::new(config_type, all_kwargs),
             inner,
             slow,
+            nargs_set: AtomicBool::new(true),
         })
     }
 
@@ -104,16 +113,44 @@ impl AutotuneDispatch {
             Some(k) => k.clone(),
             None => PyDict::new(py),
         };
+        let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
         let reason = if warmup {
             Some("warmup")
+        } else if kwargs.contains(grid_word)? || kwargs.contains(warmup_word)? {
+            // Triton's `Autotuner.run` raises at its call, before it sets anything.
+            Some("keyword grid or warmup")
         } else {
-            match self.merged(args, &kwargs)? {
-                Ok(merged) => {
-                    return self.inner.get().call(args, Some(&merged), grid, false);
+            let served = match self.merged(args, &kwargs) {
+                Ok(Ok(merged)) => self
+                    .inner
+                    .get()
+                    .call(args, Some(&merged), grid, false)
+                    .map(Ok),
+                Ok(Err(reason)) => Ok(Err(reason)),
+                Err(e) => Err(e),
+            };
+            match served {
+                Ok(Ok(launched)) => {
+                    if self.nargs_set.swap(false, Ordering::Relaxed) {
+                        self.tuner
+                            .bind(py)
+                            .setattr(intern!(py, "nargs"), py.None())?;
+                    }
+                    return Ok(launched);
                 }
-                Err(reason) => Some(reason),
+                Ok(Err(reason)) => Some(reason),
+                Err(e) => {
+                    self.nargs_set.store(true, Ordering::Relaxed);
+                    let nargs = PyDict::new(py);
+                    for (name, value) in self.arg_names.iter().zip(args.iter()) {
+                        nargs.set_item(name.bind(py), value)?;
+                    }
+                    self.tuner.bind(py).setattr(intern!(py, "nargs"), nargs)?;
+                    return Err(e);
+                }
             }
         };
+        self.nargs_set.store(true, Ordering::Relaxed);
         self.slow
             .bind(py)
             .call1((reason, args, kwargs, grid, warmup))

@@ -284,6 +284,27 @@ def test_heuristics_layers_in_every_form_run_and_launch_as_triton(result):
     assert stats.get("a heuristic named grid or warmup", 0) >= 5 and stats.get("keyword grid or warmup", 0) >= 1, stats
 
 
+def test_autotuned_kernels_in_every_form_run_and_launch_as_triton(result):
+    """60 seeded autotuned kernels (one to three configs, keys of zero to two arguments,
+    pointers and ints among them), each called four times in seeded shapes (the first call
+    tunes, the third has another ``n``), by Triton's own ``Autotuner.run`` and by the
+    dispatcher, with benchmarkers that answer alike: call by call the same kernel and launches
+    or the same error, and the autotuner left the same (its tuned keys, ``best_config`` and
+    ``nargs``, which Triton sets to the arguments by name and back to ``None`` once the launch
+    returned). One difference is documented, and normalized here: a keyword given both by the
+    caller and the config is Python's ``TypeError`` naming the callable, the dispatcher's
+    ``TritonDispatch.run`` where the dispatch is installed."""
+    draws = result["autotune forms"]
+    assert len(draws) == 60
+    for i, (spec, by_triton, by_dispatch) in enumerate(draws):
+        for j, (t, d) in enumerate(zip(by_triton, by_dispatch)):
+            assert d == t, (i, spec, j, t, d)
+    calls = [run for _, by_triton, _ in draws for run in by_triton]
+    assert 60 <= sum(isinstance(run[0], int) for run in calls) <= 200
+    assert sum(len(run[1]) > 1 for run in calls) >= 15  # calls that tuned (several launches)
+    assert any(isinstance(run[2][2], list) for run in calls)  # a failed call left nargs set
+
+
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 

@@ -19,10 +19,10 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import safecall.triton
 import triton
-from triton.runtime.autotuner import Heuristics
+from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
-from support.triton_fakes import FloatSubclass, IntSubclass
+from support.triton_fakes import ElementType, FloatSubclass, IntSubclass
 from support.triton_kernels import copy, mixed
 
 PATHS = ("triton", "dispatch", "dispatch")
@@ -47,12 +47,12 @@ def _through(ctx: Any, path: str, kernel: Any, grid: Any, args: tuple, kwargs: d
         return lambda: safecall.triton.jit(kernel)[grid](*args, **kwargs)
 
     def call() -> Any:
-        saved = JITFunction.__dict__["run"], Heuristics.__dict__["run"]
-        JITFunction.run, Heuristics.run = ctx.original_run["run"], ctx.original_run["heuristics"]
+        saved = JITFunction.__dict__["run"], Heuristics.__dict__["run"], Autotuner.__dict__["run"]
+        JITFunction.run, Heuristics.run, Autotuner.run = (ctx.original_run[name] for name in ("run", "heuristics", "autotune"))
         try:
             return kernel.run(*args, grid=grid, warmup=False, **kwargs)
         finally:
-            JITFunction.run, Heuristics.run = saved
+            JITFunction.run, Heuristics.run, Autotuner.run = saved
 
     return call
 
@@ -167,6 +167,68 @@ def _heuristics_draw(rng: random.Random, ctx: Any, log: List[Any]) -> Tuple[Any,
     return kernel, (rng.randrange(1, 9),), args, kwargs, change
 
 
+#: Configs an autotuned ``copy`` draws from (one gives no ``BLOCK``: the caller's, if any).
+AUTOTUNE_CONFIGS = (
+    lambda: triton.Config({"BLOCK": 64}),
+    lambda: triton.Config({"BLOCK": 128}, num_warps=8),
+    lambda: triton.Config({"BLOCK": 256}, num_stages=2),
+    lambda: triton.Config({}, num_warps=2),
+)
+
+
+def _tuner(configs: List[Any], key: List[str], seed: int) -> Any:
+    """An autotuned ``copy`` whose benchmarker answers from a seeded stream (two tuners made
+    with one seed answer alike) after launching the config once."""
+    rng = random.Random(seed)
+
+    def do_bench(kernel_call: Callable[[], Any], quantiles: Any) -> List[float]:
+        kernel_call()
+        return [rng.choice([0.5, 1.0, 2.0]), 1.0, 1.0]
+
+    return triton.autotune(configs=configs, key=key, do_bench=do_bench)(copy)
+
+
+def _tuner_state(tuner: Any) -> List[Any]:
+    """What a call leaves on an autotuner: its tuned keys, best config and ``nargs``."""
+    nargs = tuner.__dict__.get("nargs", "unset")
+    return [sorted(str(k) for k in tuner.cache), str(getattr(tuner, "best_config", None)),
+            sorted(nargs) if isinstance(nargs, dict) else repr(nargs)]
+
+
+def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
+    """One autotuned kernel, as Triton's ``Autotuner.run`` and the dispatcher each serve it:
+    four calls (the first tunes; the third with another ``n``), each call's outcome and the
+    autotuner's state after it."""
+    picks = rng.sample(range(3), rng.randrange(1, 4)) if rng.random() < 0.8 else [3]
+    key = rng.sample(["n", "x_ptr", "y_ptr", "BLOCK"], rng.randrange(0, 3))
+    y = rng.choice([ctx.y, type(ctx.x)(0x7F00_0000_3000, ElementType("float64"))])
+    values = {"x_ptr": ctx.x, "y_ptr": y, "n": rng.choice([1000, 1024, 1])}
+    if (picks == [3] and rng.random() < 0.9) or rng.random() < 0.1:
+        values["BLOCK"] = 128
+    if rng.random() < 0.15:
+        values["num_warps"] = 4
+    calls = []
+    for i in range(4):
+        if i == 2:
+            values = dict(values, n=rng.choice([7, 2048, 1000]))
+        calls.append(_shape(rng, ["x_ptr", "y_ptr", "n", "BLOCK"], values)[:2] if i != 3 else calls[-1])
+    out = []
+    for path in ("triton", "dispatch"):
+        tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], key, draw)
+        runs = []
+        for args, kwargs in calls:
+            outcome = _outcome(_through(ctx, path, tuner, (4,), args, kwargs), ctx, [])
+            if isinstance(outcome[0], str):
+                # A keyword given by both the caller and the config: Python's TypeError names
+                # the callable, Triton's `JITFunction.run` or, where the dispatch is installed,
+                # the dispatcher's (the documented difference).
+                outcome[0] = outcome[0].replace("TypeError: TritonDispatch.run() got multiple values",
+                                                "TypeError: triton.runtime.jit.JITFunction.run() got multiple values")
+            runs.append(outcome[:2] + [_tuner_state(tuner)])
+        out.append(runs)
+    return [{"configs": picks, "key": key}, *out]
+
+
 def run_calls(ctx: Any) -> Dict[str, Any]:
     """Each section's draws: ``[change, [triton, dispatch, dispatch]]`` per draw, each an
     outcome of :func:`_outcome`; and the dispatchers' counts."""
@@ -192,4 +254,6 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
             stats[reason] = stats.get(reason, 0) + n
     out["heuristics forms"] = draws
     out["heuristics forms stats"] = stats
+    rng = random.Random(3737)
+    out["autotune forms"] = [_autotune_draw(rng, ctx, i) for i in range(60)]
     return out
