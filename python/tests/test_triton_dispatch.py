@@ -305,6 +305,24 @@ def test_autotuned_kernels_in_every_form_run_and_launch_as_triton(result):
     assert any(isinstance(run[2][2], list) for run in calls)  # a failed call left nargs set
 
 
+def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
+    """100 seeded launch-hook setups (``triton.knobs.runtime``'s enter and exit hooks: chains of
+    hooks that record ``metadata.get()``, raise, register another hook during the call; a plain
+    function or ``None`` in a chain's place; grids that register a hook) on a kernel with and
+    without ``launch_metadata=``: Triton's run and the dispatcher's two calls launch the same
+    or raise the same, and the hooks are called in the same order with the same metadata. The
+    dispatcher's calls were served from its table (no fallback)."""
+    draws = result["hook forms"]
+    assert len(draws) == 100
+    for i, (spec, (by_triton, first, second)) in enumerate(draws):
+        assert first == by_triton and second == by_triton, (i, spec, by_triton, first, second)
+    assert 30 <= sum(isinstance(o[0][0], int) for _, o in draws) <= 95
+    assert sum(bool(o[0][2]) for _, o in draws) >= 60  # the hooks ran
+    assert any(o[0][0] == "RuntimeError: the profiler failed" for _, o in draws)
+    for name, stats in result["hook forms stats"].items():
+        assert set(stats) == {"hit"} and stats["hit"] >= 40, (name, stats)
+
+
 def test_the_runs_used_the_release_they_name(result):
     assert result["triton"].startswith(result["requested"] + "."), (result["triton"], result["requested"])
 

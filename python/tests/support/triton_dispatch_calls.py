@@ -8,7 +8,12 @@ kernel and launch the same, or raise the same error, message included:
   not), constexprs of other types equal or not to their defaults;
 - ``@triton.heuristics`` layers (one or two deep) whose heuristics compute constexprs, runtime
   arguments, launch options, unknown names, ``grid``, or raise, each logging what it was given
-  (compared too: the names in Triton's order and the values' reprs).
+  (compared too: the names in Triton's order and the values' reprs);
+- ``@triton.autotune`` kernels: configs, keys and call shapes, four calls each, with the
+  autotuner's state after each (its tuned keys, best config and ``nargs``);
+- launch hooks (a profiler's): chains of hooks that record the launch metadata they are given,
+  raise, register another hook or are replaced by a plain function or ``None``, with grids
+  that register a hook, each hook's log compared.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
 from support.triton_fakes import ElementType, FloatSubclass, IntSubclass
-from support.triton_kernels import copy, mixed
+from support.triton_kernels import copy, metered, mixed
 
 PATHS = ("triton", "dispatch", "dispatch")
 
@@ -229,6 +234,69 @@ def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
     return [{"configs": picks, "key": key}, *out]
 
 
+def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any], Any, Any]:
+    """Launch hooks for one call: each knob a chain of zero to two hooks (recording what they
+    are given, raising, registering another hook, removing themselves), a plain function, or
+    ``None``; and the grid (a tuple, a function, one that registers a hook)."""
+
+    def recorder(name: str) -> Callable[[Any], None]:
+        def hook(metadata: Any) -> None:
+            data = metadata.get() if metadata is not None else None
+            log.append([name, sorted((k, v if isinstance(v, (int, str, list)) else type(v).__name__)
+                                     for k, v in data.items()) if isinstance(data, dict) else repr(data)])
+        hook.__name__ = name
+        return hook
+
+    def raiser(metadata: Any) -> None:
+        log.append(["raiser"])
+        raise RuntimeError("the profiler failed")
+
+    def adder(metadata: Any) -> None:
+        log.append(["adder"])
+        triton.knobs.runtime.launch_exit_hook.add(late)
+
+    late = recorder("late")
+
+    def chain() -> Any:
+        pick = rng.randrange(8)
+        if pick == 6:
+            return recorder("plain")
+        if pick == 7:
+            return None
+        menu = [recorder("first"), recorder("second"), raiser, adder]
+        return [rng.choice(menu) for _ in range(rng.choice([0, 1, 1, 2]))]
+
+    def registering(META: Any) -> Any:
+        triton.knobs.runtime.launch_enter_hook.add(late)
+        return (2,)
+
+    grid = rng.choice([(8,), (3, 2), lambda META: (triton.cdiv(META["n"], META["BLOCK"]),), registering])
+    return chain(), chain(), grid, rng.choice([copy, metered])
+
+
+def _with_hooks(enter: Any, leave: Any, call: Callable[[], Any]) -> Callable[[], Any]:
+    """``call`` with the knobs' hooks set (a list: the shipped chain holding those hooks), then
+    the chains put back empty."""
+    runtime = triton.knobs.runtime
+
+    def hooked() -> Any:
+        chains = runtime.launch_enter_hook, runtime.launch_exit_hook
+        for name, hooks, chain in (("launch_enter_hook", enter, chains[0]), ("launch_exit_hook", leave, chains[1])):
+            if isinstance(hooks, list):
+                for hook in hooks:
+                    chain.add(hook)
+            else:
+                setattr(runtime, name, hooks)
+        try:
+            return call()
+        finally:
+            runtime.launch_enter_hook, runtime.launch_exit_hook = chains
+            for chain in chains:
+                chain.calls.clear()
+
+    return hooked
+
+
 def run_calls(ctx: Any) -> Dict[str, Any]:
     """Each section's draws: ``[change, [triton, dispatch, dispatch]]`` per draw, each an
     outcome of :func:`_outcome`; and the dispatchers' counts."""
@@ -256,4 +324,16 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
     out["heuristics forms stats"] = stats
     rng = random.Random(3737)
     out["autotune forms"] = [_autotune_draw(rng, ctx, i) for i in range(60)]
+    rng = random.Random(4343)
+    draws = []
+    before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, metered)}
+    for _ in range(100):
+        enter, leave, grid, kernel = _hook_draw(rng, log)
+        described = [[f.__name__ for f in h] if isinstance(h, list) else h and h.__name__ for h in (enter, leave)]
+        calls = [_with_hooks(enter, leave, _through(ctx, path, kernel, grid, (ctx.x, ctx.y, 1000), {"BLOCK": 128}))
+                 for path in PATHS]
+        draws.append([described + [kernel.fn.__name__], [_outcome(call, ctx, log) for call in calls]])
+    out["hook forms"] = draws
+    out["hook forms stats"] = {k.fn.__name__: {r: n - before[k.fn.__name__].get(r, 0) for r, n in safecall.triton.jit(k).stats().items()
+                                               if n != before[k.fn.__name__].get(r, 0)} for k in (copy, metered)}
     return out
