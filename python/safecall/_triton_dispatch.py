@@ -154,7 +154,8 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [_specialization(p) for p in fn.params],
-            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knob_reads,
+            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knobs.HookChain,
+            knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,
             self._globals_changed, self._slow, _amd_range(fn),

@@ -493,10 +493,20 @@ def launch_module(
     return m
 
 
+@functools.lru_cache(maxsize=None)
+def _hook_chain() -> type:
+    """Triton's ``triton.knobs.HookChain`` (imported once, when a launch first has a hook)."""
+    from triton.knobs import HookChain
+
+    return HookChain
+
+
 def _hooked(hook: Any) -> bool:
-    """Whether a launch hook does anything: Triton's ``HookChain`` with registered calls, or
-    any other callable."""
-    return bool(getattr(hook, "calls", True))
+    """Whether a launch hook does anything, as Triton's launchers call it: one of exactly
+    Triton's ``HookChain`` class with registered calls, or any other object (a ``HookChain``
+    subclass, or an object with a ``calls`` attribute of its own, is called whatever its
+    ``calls``)."""
+    return type(hook) is not _hook_chain() or bool(getattr(hook, "calls", True))
 
 
 def launcher(src: Any, metadata: Any) -> Callable[..., None]:

@@ -116,7 +116,9 @@ impl AutotuneDispatch {
         let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
         let reason = if warmup {
             Some("warmup")
-        } else if kwargs.contains(grid_word)? || kwargs.contains(warmup_word)? {
+        } else if !kwargs.is_empty()
+            && (kwargs.contains(grid_word)? || kwargs.contains(warmup_word)?)
+        {
             // Triton's `Autotuner.run` raises at its call, before it sets anything.
             Some("keyword grid or warmup")
         } else {

@@ -81,8 +81,10 @@ pub struct TritonDispatch {
     /// Its instance dictionary, where those three are plain instance attributes (read there
     /// directly, without Python's attribute protocol).
     function_state: Option<Py<PyDict>>,
-    /// `triton.knobs.runtime`.
+    /// `triton.knobs.runtime`, and Triton's `HookChain` class (a launch hook of exactly that
+    /// class does nothing while it holds no calls).
     runtime: Py<PyAny>,
+    hook_chain: Py<PyAny>,
     /// The knobs Triton folds into the options on every call.
     knob_reads: Vec<KnobRead>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
@@ -116,7 +118,7 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 #[pymethods]
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, params, function, function_state, runtime,
-    /// knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
+    /// hook_chain, knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
     /// globals_changed, slow, amd)`; `function_state` `vars(function)` where its `pre_run_hooks`,
     /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
     /// `driver_state` `vars(driver)` where `driver.active` is Triton's property as shipped,
@@ -138,6 +140,7 @@ impl TritonDispatch {
         function: Py<PyAny>,
         function_state: Option<Py<PyDict>>,
         runtime: Py<PyAny>,
+        hook_chain: Py<PyAny>,
         knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
         driver_state: Option<Py<PyDict>>,
@@ -169,6 +172,7 @@ impl TritonDispatch {
             function,
             function_state,
             runtime,
+            hook_chain,
             knob_reads: knob_reads
                 .into_iter()
                 .map(|(group, name, variable)| KnobRead::new(py, group, name, variable))
@@ -492,19 +496,21 @@ impl TritonDispatch {
             intern!(py, "launch_exit_hook"),
         );
         let none = || py.None().into_bound(py);
-        let (metadata, enter, leave) =
-            if hooked(&runtime.getattr(enter)?)? || hooked(&runtime.getattr(leave)?)? {
-                let mut call = vec![grid.clone(), stream.clone()];
-                call.extend(values.iter().cloned());
-                let metadata = hit
-                    .kernel
-                    .bind(py)
-                    .call_method1(intern!(py, "launch_metadata"), PyTuple::new(py, call)?)?;
-                (metadata, runtime.getattr(enter)?, runtime.getattr(leave)?)
-            } else {
-                // Both empty: the launcher need not look at them again.
-                (none(), none(), none())
-            };
+        let chain = self.hook_chain.bind(py);
+        let (metadata, enter, leave) = if hooked(&runtime.getattr(enter)?, chain)?
+            || hooked(&runtime.getattr(leave)?, chain)?
+        {
+            let mut call = vec![grid.clone(), stream.clone()];
+            call.extend(values.iter().cloned());
+            let metadata = hit
+                .kernel
+                .bind(py)
+                .call_method1(intern!(py, "launch_metadata"), PyTuple::new(py, call)?)?;
+            (metadata, runtime.getattr(enter)?, runtime.getattr(leave)?)
+        } else {
+            // Both empty: the launcher need not look at them again.
+            (none(), none(), none())
+        };
         let [x, y, z] = axes;
         let fixed = [
             x,

@@ -120,10 +120,15 @@ impl KnobRead {
     }
 }
 
-/// Whether a launch hook does anything: a `HookChain` with calls, or any other non-`None`.
-pub(crate) fn hooked(hook: &Bound<'_, PyAny>) -> PyResult<bool> {
+/// Whether a launch hook does anything, as Triton's launchers call it: anything but `None`,
+/// except a hook of exactly Triton's `HookChain` class (`chain_type`) holding no calls (any
+/// other object, a `HookChain` subclass among them, is called whatever its `calls`).
+pub(crate) fn hooked(hook: &Bound<'_, PyAny>, chain_type: &Bound<'_, PyAny>) -> PyResult<bool> {
     if hook.is_none() {
         return Ok(false);
+    }
+    if !hook.get_type().is(chain_type) {
+        return Ok(true);
     }
     match hook.getattr(intern!(hook.py(), "calls")) {
         Ok(calls) => calls.is_truthy(),

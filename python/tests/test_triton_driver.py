@@ -123,10 +123,22 @@ def _without_bit21(record):
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "hook kinds", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
                                    "random foreign scalars", "random pointer forms", "random pointer forms, general launcher",
                                    "random encodes", "random im2col encodes", "random calls")]
+
+
+def test_launch_hooks_of_other_kinds_are_called_as_tritons_launchers_call_them(runs):
+    """A ``HookChain`` subclass with a ``__call__`` of its own and an object whose ``calls`` is
+    an empty list, in the knobs' place, are called around each launch by both launchers (the
+    native one and the general one), as Triton's call them; an empty ``HookChain`` of
+    Triton's class does nothing (each launcher skips it)."""
+    stock, ours, _, _ = runs
+    assert ours["hook kinds"] == stock["hook kinds"]
+    kinds = stock["hook kinds"]
+    assert len(kinds["a HookChain subclass"]) == 4 and len(kinds["an object with calls"]) == 4, kinds
+    assert kinds["an empty HookChain"] == []
 
 
 def test_the_runs_used_the_drivers_they_name(runs):

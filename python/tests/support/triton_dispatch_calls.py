@@ -12,8 +12,9 @@ kernel and launch the same, or raise the same error, message included:
 - ``@triton.autotune`` kernels: configs, keys and call shapes, four calls each, with the
   autotuner's state after each (its tuned keys, best config and ``nargs``);
 - launch hooks (a profiler's): chains of hooks that record the launch metadata they are given,
-  raise, register another hook or are replaced by a plain function or ``None``, with grids
-  that register a hook, each hook's log compared.
+  raise, register another hook or are replaced by a plain function, ``None``, a ``HookChain``
+  subclass with a ``__call__`` of its own or an object with an empty ``calls``, with grids that
+  register a hook, each hook's log compared.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import safecall.triton
 import triton
 from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.knobs import HookChain
 from triton.runtime.jit import JITFunction
 
 from support.triton_fakes import ElementType, FloatSubclass, IntSubclass
@@ -257,12 +259,30 @@ def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any]
 
     late = recorder("late")
 
+    class LoudChain(HookChain):
+        """A HookChain subclass with a ``__call__`` of its own, holding no calls."""
+
+        def __call__(self, metadata: Any) -> None:
+            recorder("loud")(metadata)
+
+    class OwnHook:
+        """A hook of its own class whose ``calls`` is an empty list."""
+
+        calls: List[Any] = []
+
+        def __call__(self, metadata: Any) -> None:
+            recorder("own")(metadata)
+
     def chain() -> Any:
-        pick = rng.randrange(8)
+        pick = rng.randrange(10)
         if pick == 6:
             return recorder("plain")
         if pick == 7:
             return None
+        if pick == 8:
+            return LoudChain()
+        if pick == 9:
+            return OwnHook()
         menu = [recorder("first"), recorder("second"), raiser, adder]
         return [rng.choice(menu) for _ in range(rng.choice([0, 1, 1, 2]))]
 
@@ -329,7 +349,8 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
     before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, metered)}
     for _ in range(100):
         enter, leave, grid, kernel = _hook_draw(rng, log)
-        described = [[f.__name__ for f in h] if isinstance(h, list) else h and h.__name__ for h in (enter, leave)]
+        described = [[f.__name__ for f in h] if isinstance(h, list) else h and getattr(h, "__name__", type(h).__name__)
+                     for h in (enter, leave)]
         calls = [_with_hooks(enter, leave, _through(ctx, path, kernel, grid, (ctx.x, ctx.y, 1000), {"BLOCK": 128}))
                  for path in PATHS]
         draws.append([described + [kernel.fn.__name__], [_outcome(call, ctx, log) for call in calls]])

@@ -321,6 +321,37 @@ results["launchers"] = {
 }
 
 
+# Launch hooks of other kinds in the knobs' place, on the native launcher (copy) and the general
+# one (tuple arguments): Triton's launchers call any hook but None (a HookChain of exactly
+# Triton's class runs its calls, and so does nothing when it holds none).
+class LoudChain(triton.knobs.HookChain):
+    """A HookChain subclass with a __call__ of its own, holding no calls."""
+
+    def __call__(self, metadata):
+        kind_log.append(["loud", type(metadata).__name__])
+
+
+class OwnHook:
+    """A hook of its own class whose `calls` is an empty list."""
+
+    calls = []
+
+    def __call__(self, metadata):
+        kind_log.append(["own", type(metadata).__name__])
+
+
+kind_log = []
+results["hook kinds"] = {}
+chains = hooks.launch_enter_hook, hooks.launch_exit_hook
+for name, hook in (("a HookChain subclass", LoudChain()), ("an object with calls", OwnHook()),
+                   ("an empty HookChain", triton.knobs.HookChain())):
+    hooks.launch_enter_hook = hooks.launch_exit_hook = hook
+    kind_log.clear()
+    copy[(8,)](X, Y, 1000, BLOCK=128)
+    tuple_copy[(4,)]((X, (Y, Tensor(0x7F00_0000_4000))), (1000, 3, 2.5), BLOCK=128)
+    results["hook kinds"][name] = list(kind_log)
+hooks.launch_enter_hook, hooks.launch_exit_hook = chains
+
 # Bad host descriptors (fields changed after construction, which TensorDescriptor allows),
 # after the hook count above: each refused by both drivers, safecall's with its own words.
 class CpuBase(DescriptorBase):
