@@ -305,6 +305,23 @@ def test_autotuned_kernels_in_every_form_run_and_launch_as_triton(result):
     assert any(isinstance(run[2][2], list) for run in calls)  # a failed call left nargs set
 
 
+def test_heuristics_over_autotuned_kernels_run_and_launch_as_triton(result):
+    """40 seeded ``@triton.heuristics`` layers over autotuned kernels (heuristics of a runtime
+    argument, of ``BLOCK`` over a config without one, of an unknown name or a launch option),
+    three calls each in seeded shapes, through Triton's ``Heuristics.run`` and
+    ``Autotuner.run`` and through the dispatcher: call by call the same kernel, launches or
+    error (the keyword-given-twice message normalized, as documented), the same heuristic
+    calls and the autotuner left the same."""
+    draws = result["heuristics over autotune"]
+    assert len(draws) == 40
+    for i, (spec, by_triton, by_dispatch) in enumerate(draws):
+        for j, (t, d) in enumerate(zip(by_triton, by_dispatch)):
+            assert d == t, (i, spec, j, t, d)
+    calls = [run for _, by_triton, _ in draws for run in by_triton]
+    assert 30 <= sum(isinstance(run[0], int) for run in calls) <= 110
+    assert sum(len(run[1]) > 1 for run in calls) >= 5  # calls that tuned
+
+
 def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
     """100 seeded launch-hook setups (``triton.knobs.runtime``'s enter and exit hooks: chains of
     hooks that record ``metadata.get()``, raise, register another hook during the call; a plain

@@ -10,7 +10,8 @@ kernel and launch the same, or raise the same error, message included:
   arguments, launch options, unknown names, ``grid``, or raise, each logging what it was given
   (compared too: the names in Triton's order and the values' reprs);
 - ``@triton.autotune`` kernels: configs, keys and call shapes, four calls each, with the
-  autotuner's state after each (its tuned keys, best config and ``nargs``);
+  autotuner's state after each (its tuned keys, best config and ``nargs``); heuristics layers
+  over autotuned kernels, three calls each;
 - launch hooks (a profiler's): chains of hooks that record the launch metadata they are given,
   raise, register another hook or are replaced by a plain function, ``None``, a ``HookChain``
   subclass with a ``__call__`` of its own or an object with an empty ``calls``, with grids that
@@ -195,6 +196,16 @@ def _tuner(configs: List[Any], key: List[str], seed: int) -> Any:
     return triton.autotune(configs=configs, key=key, do_bench=do_bench)(copy)
 
 
+def _named_as_triton(outcome: List[Any]) -> List[Any]:
+    """``outcome`` with the documented difference undone: a keyword given both by the caller
+    and an autotuner's config is Python's ``TypeError`` naming the callable, Triton's
+    ``JITFunction.run`` or, where the dispatch is installed, the dispatcher's."""
+    if isinstance(outcome[0], str):
+        outcome[0] = outcome[0].replace("TypeError: TritonDispatch.run() got multiple values",
+                                        "TypeError: triton.runtime.jit.JITFunction.run() got multiple values")
+    return outcome
+
+
 def _tuner_state(tuner: Any) -> List[Any]:
     """What a call leaves on an autotuner: its tuned keys, best config and ``nargs``."""
     nargs = tuner.__dict__.get("nargs", "unset")
@@ -224,16 +235,35 @@ def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
         tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], key, draw)
         runs = []
         for args, kwargs in calls:
-            outcome = _outcome(_through(ctx, path, tuner, (4,), args, kwargs), ctx, [])
-            if isinstance(outcome[0], str):
-                # A keyword given by both the caller and the config: Python's TypeError names
-                # the callable, Triton's `JITFunction.run` or, where the dispatch is installed,
-                # the dispatcher's (the documented difference).
-                outcome[0] = outcome[0].replace("TypeError: TritonDispatch.run() got multiple values",
-                                                "TypeError: triton.runtime.jit.JITFunction.run() got multiple values")
+            outcome = _named_as_triton(_outcome(_through(ctx, path, tuner, (4,), args, kwargs), ctx, []))
             runs.append(outcome[:2] + [_tuner_state(tuner)])
         out.append(runs)
     return [{"configs": picks, "key": key}, *out]
+
+
+def _heuristics_over_autotune(rng: random.Random, ctx: Any, draw: int, log: List[Any]) -> List[Any]:
+    """A heuristics layer over an autotuned ``copy``, as Triton's ``Heuristics.run`` and
+    ``Autotuner.run`` and as the dispatcher serve it: three calls each (the first tunes), each
+    call's outcome, the heuristics' log and the autotuner's state after it."""
+    # Mostly heuristics that launch (a launch option or a BLOCK from a heuristic collide with
+    # the configs', which Triton refuses): `n`, or `BLOCK` over the config without one.
+    layer_names = [rng.choice(["n", "n", "n", "EXTRA", "BLOCK", "num_warps"])]
+    picks = [3] if "BLOCK" in layer_names or rng.random() < 0.2 else rng.sample(range(3), rng.randrange(1, 4))
+    layer = {name: _heuristic(rng, name, log) for name in layer_names}
+    values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": rng.choice([1000, 1024])}
+    if picks == [3] and "BLOCK" not in layer:
+        values["BLOCK"] = 128
+    calls = [_shape(rng, ["x_ptr", "y_ptr", "n", "BLOCK"], values)[:2] for _ in range(3)]
+    out = []
+    for path in ("triton", "dispatch"):
+        tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], ["n"], draw)
+        kernel = triton.heuristics(layer)(tuner)
+        runs = []
+        for args, kwargs in calls:
+            outcome = _named_as_triton(_outcome(_through(ctx, path, kernel, (4,), args, kwargs), ctx, log))
+            runs.append(outcome + [_tuner_state(tuner)])
+        out.append(runs)
+    return [{"configs": picks, "heuristics": layer_names}, *out]
 
 
 def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any], Any, Any]:
@@ -344,6 +374,8 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
     out["heuristics forms stats"] = stats
     rng = random.Random(3737)
     out["autotune forms"] = [_autotune_draw(rng, ctx, i) for i in range(60)]
+    rng = random.Random(4747)
+    out["heuristics over autotune"] = [_heuristics_over_autotune(rng, ctx, i, log) for i in range(40)]
     rng = random.Random(4343)
     draws = []
     before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, metered)}
