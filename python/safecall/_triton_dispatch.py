@@ -204,8 +204,9 @@ class AutotuneDispatcher:
     configs through the kernel's :class:`Dispatcher`); a tuned key is served natively
     (:class:`safecall._native.AutotuneDispatch`: Triton's autotune key, the best config from
     the autotuner's own cache, ``best_config`` set, the config's keywords added) and handed to
-    the kernel's :class:`Dispatcher`. Configs with a ``pre_hook``, warm-up and a keyword given
-    both by the caller and the config go through ``Autotuner.run``, counted."""
+    the kernel's :class:`Dispatcher`. Configs with a ``pre_hook``, warm-up, a keyword given
+    both by the caller and the config and a caller's keyword ``grid`` or ``warmup`` go through
+    ``Autotuner.run``, counted."""
 
     def __init__(self, tuner: Any):
         from ._native import AutotuneDispatch
@@ -218,7 +219,7 @@ class AutotuneDispatcher:
         shipped = Config.__dict__.get("all_kwargs")
         shipped = shipped if getattr(shipped, "__module__", None) == "triton.runtime.autotuner" else None
         self._native = AutotuneDispatch(tuner, list(tuner.arg_names), list(tuner.keys), self.inner._native, self._slow,
-                                        Config, shipped)
+                                        Config, shipped, _instance_state(tuner, ("nargs",), present=False))
         self.run = self._native.run
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
@@ -274,17 +275,20 @@ def _specialization(param: Any) -> str:
     return "type only" if param.do_not_specialize else "value"
 
 
-def _instance_state(obj: Any, names: Sequence[str]) -> Optional[Dict[str, Any]]:
+def _instance_state(obj: Any, names: Sequence[str], present: bool = True) -> Optional[Dict[str, Any]]:
     """``vars(obj)`` where each of ``names`` is a plain instance attribute of ``obj`` (in its
     ``__dict__``, looked up by ``object.__getattribute__``, with no data descriptor of that
-    name on its classes), which the dispatcher then reads there directly (a dictionary lookup
-    instead of Python's attribute protocol); else ``None``."""
+    name on its classes; with ``present`` false, also where it is not set yet), which the
+    dispatcher then reads and writes there directly (a dictionary lookup instead of Python's
+    attribute protocol); else ``None``."""
     cls = type(obj)
     state = getattr(obj, "__dict__", None)
     if cls.__getattribute__ is not object.__getattribute__ or not isinstance(state, dict):
         return None
+    if not present and cls.__setattr__ is not object.__setattr__:
+        return None
     for name in names:
-        if name not in state:
+        if present and name not in state:
             return None
         for klass in cls.__mro__:
             attr = type(klass.__dict__.get(name))

@@ -493,12 +493,8 @@ def launch_module(
     return m
 
 
-@functools.lru_cache(maxsize=None)
-def _hook_chain() -> type:
-    """Triton's ``triton.knobs.HookChain`` (imported once, when a launch first has a hook)."""
-    from triton.knobs import HookChain
-
-    return HookChain
+#: Triton's ``triton.knobs.HookChain``, imported when a launch first has a hook.
+_HOOK_CHAIN: List[type] = []
 
 
 def _hooked(hook: Any) -> bool:
@@ -506,7 +502,11 @@ def _hooked(hook: Any) -> bool:
     Triton's ``HookChain`` class with registered calls, or any other object (a ``HookChain``
     subclass, or an object with a ``calls`` attribute of its own, is called whatever its
     ``calls``)."""
-    return type(hook) is not _hook_chain() or bool(getattr(hook, "calls", True))
+    if not _HOOK_CHAIN:
+        from triton.knobs import HookChain
+
+        _HOOK_CHAIN.append(HookChain)
+    return type(hook) is not _HOOK_CHAIN[0] or bool(getattr(hook, "calls", True))
 
 
 def launcher(src: Any, metadata: Any) -> Callable[..., None]:

@@ -8,8 +8,6 @@
 //! `grid` or `warmup` go to the Python side's `slow(reason, args, kwargs, grid, warmup)`,
 //! which runs Triton's own `Autotuner.run`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
@@ -35,18 +33,20 @@ pub struct AutotuneDispatch {
     /// The dispatcher of `tuner.fn`.
     inner: Py<TritonDispatch>,
     slow: Py<PyAny>,
-    /// Whether `tuner.nargs` may be other than `None`: Triton's `Autotuner.run` sets it to
-    /// the positional arguments by name, then to `None` once the launch returned, so after a
-    /// call it is `None`, or that dictionary where the call raised. A call served here leaves
-    /// it so too, writing it only where it changes.
-    nargs_set: AtomicBool,
+    /// `vars(tuner)` where `nargs` is a plain instance attribute (read and written there),
+    /// else `None`. Triton's `Autotuner.run` sets `nargs` to the positional arguments by name,
+    /// then to `None` once the launch returned, so after a call it is `None`, or that
+    /// dictionary where the call raised; a call served here leaves it so too, writing it only
+    /// where it is something else.
+    tuner_state: Option<Py<PyDict>>,
 }
 
 #[pymethods]
 impl AutotuneDispatch {
-    /// `AutotuneDispatch(tuner, arg_names, keys, inner, slow, config_type, all_kwargs)`:
-    /// `config_type` `triton.Config`, `all_kwargs` its method as Triton shipped it (`None`
-    /// where it is not: each config's `all_kwargs()` is then called on every call).
+    /// `AutotuneDispatch(tuner, arg_names, keys, inner, slow, config_type, all_kwargs,
+    /// tuner_state)`: `config_type` `triton.Config`, `all_kwargs` its method as Triton shipped
+    /// it (`None` where it is not: each config's `all_kwargs()` is then called on every call);
+    /// `tuner_state` `vars(tuner)` where `nargs` is a plain instance attribute, else `None`.
     #[new]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -58,6 +58,7 @@ impl AutotuneDispatch {
         slow: Py<PyAny>,
         config_type: Py<PyAny>,
         all_kwargs: Option<Py<PyAny>>,
+        tuner_state: Option<Py<PyDict>>,
     ) -> PyResult<Self> {
         let index = name_index(py, &arg_names)?;
         let keys = keys
@@ -78,7 +79,7 @@ impl AutotuneDispatch {
             config_kwargs: ConfigKwargs::new(config_type, all_kwargs),
             inner,
             slow,
-            nargs_set: AtomicBool::new(true),
+            tuner_state,
         })
     }
 
@@ -88,15 +89,16 @@ impl AutotuneDispatch {
     }
 
     /// `Autotuner.run`'s protocol: `run(*args, grid, warmup=False, **kwargs)`.
-    #[pyo3(signature = (*args, grid, warmup = false, **kwargs))]
+    #[pyo3(signature = (*args, grid, warmup = None, **kwargs))]
     fn run<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: Option<&Bound<'py, PyAny>>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call(args, kwargs, grid, warmup)
+        let no = PyBool::new(args.py(), false).to_owned().into_any();
+        self.call(args, kwargs, grid, warmup.unwrap_or(&no))
     }
 }
 
@@ -106,7 +108,7 @@ impl AutotuneDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         let kwargs = match kwargs {
@@ -114,7 +116,7 @@ impl AutotuneDispatch {
             None => PyDict::new(py),
         };
         let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
-        let reason = if warmup {
+        let reason = if warmup.is_truthy()? {
             Some("warmup")
         } else if !kwargs.is_empty()
             && (kwargs.contains(grid_word)? || kwargs.contains(warmup_word)?)
@@ -126,36 +128,52 @@ impl AutotuneDispatch {
                 Ok(Ok(merged)) => self
                     .inner
                     .get()
-                    .call(args, Some(&merged), grid, false)
+                    .call(args, Some(&merged), grid, warmup)
                     .map(Ok),
                 Ok(Err(reason)) => Ok(Err(reason)),
                 Err(e) => Err(e),
             };
             match served {
                 Ok(Ok(launched)) => {
-                    if self.nargs_set.swap(false, Ordering::Relaxed) {
-                        self.tuner
-                            .bind(py)
-                            .setattr(intern!(py, "nargs"), py.None())?;
-                    }
+                    self.set_nargs(py, None)?;
                     return Ok(launched);
                 }
                 Ok(Err(reason)) => Some(reason),
                 Err(e) => {
-                    self.nargs_set.store(true, Ordering::Relaxed);
                     let nargs = PyDict::new(py);
                     for (name, value) in self.arg_names.iter().zip(args.iter()) {
                         nargs.set_item(name.bind(py), value)?;
                     }
-                    self.tuner.bind(py).setattr(intern!(py, "nargs"), nargs)?;
+                    self.set_nargs(py, Some(nargs))?;
                     return Err(e);
                 }
             }
         };
-        self.nargs_set.store(true, Ordering::Relaxed);
         self.slow
             .bind(py)
             .call1((reason, args, kwargs, grid, warmup))
+    }
+
+    /// `tuner.nargs` as Triton's `Autotuner.run` leaves it: `None` after a launch (written
+    /// only where it is something else or unset), the arguments by name after an error.
+    fn set_nargs(&self, py: Python<'_>, nargs: Option<Bound<'_, PyDict>>) -> PyResult<()> {
+        let name = intern!(py, "nargs");
+        let tuner = self.tuner.bind(py);
+        match (nargs, &self.tuner_state) {
+            (Some(nargs), Some(state)) => state.bind(py).set_item(name, nargs),
+            (Some(nargs), None) => tuner.setattr(name, nargs),
+            (None, Some(state)) => {
+                let state = state.bind(py);
+                match state.get_item(name)? {
+                    Some(v) if v.is_none() => Ok(()),
+                    _ => state.set_item(name, py.None()),
+                }
+            }
+            (None, None) => match tuner.getattr_opt(name)? {
+                Some(v) if v.is_none() => Ok(()),
+                _ => tuner.setattr(name, py.None()),
+            },
+        }
     }
 
     /// The keyword arguments with the tuned config's, or why the call is not served here.

@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyInt, PyTuple};
 
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_dispatch::TritonDispatch;
@@ -86,10 +86,12 @@ impl BoundDispatch {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let grid = self.grid.bind(args.py());
+        // `kernel[grid](...)` is `run(..., grid=grid, warmup=False)`.
+        let no = PyBool::new(args.py(), false).to_owned().into_any();
         match &self.target {
-            Target::Kernel(d) => d.get().call(args, kwargs, grid, false),
-            Target::Autotuned(d) => d.get().call(args, kwargs, grid, false),
-            Target::Heuristics(d) => d.get().call(args, kwargs, grid, false),
+            Target::Kernel(d) => d.get().call(args, kwargs, grid, &no),
+            Target::Autotuned(d) => d.get().call(args, kwargs, grid, &no),
+            Target::Heuristics(d) => d.get().call(args, kwargs, grid, &no),
         }
     }
 }

@@ -201,7 +201,7 @@ impl TritonDispatch {
         &self,
         args: &Bound<'py, PyTuple>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: &Bound<'py, PyAny>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.call(args, kwargs, grid, warmup)
@@ -277,10 +277,11 @@ impl TritonDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let outcome = if warmup {
+        // Any object, as Triton's `if not warmup` reads it.
+        let outcome = if warmup.is_truthy()? {
             Err(Slow::Fallback("warmup".into()))
         } else {
             self.fast(args, kwargs, grid)?

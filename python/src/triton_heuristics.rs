@@ -12,7 +12,7 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_bound::{BoundDispatch, Target};
@@ -66,15 +66,16 @@ impl HeuristicsDispatch {
 
     /// `Heuristics.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid,
     /// warmup=False, **kwargs)`.
-    #[pyo3(signature = (*args, grid, warmup = false, **kwargs))]
+    #[pyo3(signature = (*args, grid, warmup = None, **kwargs))]
     fn run<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: Option<&Bound<'py, PyAny>>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call(args, kwargs, grid, warmup)
+        let no = PyBool::new(args.py(), false).to_owned().into_any();
+        self.call(args, kwargs, grid, warmup.unwrap_or(&no))
     }
 }
 
@@ -84,7 +85,7 @@ impl HeuristicsDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         match self.with_heuristics(args, kwargs, grid, warmup)? {
@@ -112,7 +113,7 @@ impl HeuristicsDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
         grid: &Bound<'py, PyAny>,
-        warmup: bool,
+        warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Result<Bound<'py, PyDict>, &'static str>> {
         let py = args.py();
         let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));

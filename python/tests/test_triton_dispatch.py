@@ -328,7 +328,10 @@ def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
     function or ``None`` in a chain's place; grids that register a hook) on a kernel with and
     without ``launch_metadata=``: Triton's run and the dispatcher's two calls launch the same
     or raise the same, and the hooks are called in the same order with the same metadata. The
-    dispatcher's calls were served from its table (no fallback)."""
+    dispatcher's calls were served from its table (no fallback). The reference is Triton's
+    ``run`` over the installed driver's launcher (this runner installs it); Triton's own
+    launchers are compared with safecall's for hooks of other kinds in
+    ``test_triton_driver.py``."""
     draws = result["hook forms"]
     assert len(draws) == 100
     for i, (spec, (by_triton, first, second)) in enumerate(draws):

@@ -48,21 +48,29 @@ def _outcome(call: Callable[[], Any], ctx: Any, log: List[Any]) -> List[Any]:
     return [result, ctx.launches(), list(log)]
 
 
+def _with_runs(ctx: Any, path: str, call: Callable[[], Any]) -> Callable[[], Any]:
+    """``call`` as it is (``path`` a dispatcher's), or with Triton's own ``run`` methods put
+    back for it (``path == "triton"``: the dispatch installed by then replaced them)."""
+    if path != "triton":
+        return call
+
+    def with_tritons() -> Any:
+        saved = JITFunction.__dict__["run"], Heuristics.__dict__["run"], Autotuner.__dict__["run"]
+        JITFunction.run, Heuristics.run, Autotuner.run = (ctx.original_run[name] for name in ("run", "heuristics", "autotune"))
+        try:
+            return call()
+        finally:
+            JITFunction.run, Heuristics.run, Autotuner.run = saved
+
+    return with_tritons
+
+
 def _through(ctx: Any, path: str, kernel: Any, grid: Any, args: tuple, kwargs: dict) -> Callable[[], Any]:
     """The call ``kernel[grid](*args, **kwargs)`` by Triton's own code (``path == "triton"``:
     what Triton's ``__getitem__`` calls, with its own run methods) or by the dispatcher."""
     if path != "triton":
         return lambda: safecall.triton.jit(kernel)[grid](*args, **kwargs)
-
-    def call() -> Any:
-        saved = JITFunction.__dict__["run"], Heuristics.__dict__["run"], Autotuner.__dict__["run"]
-        JITFunction.run, Heuristics.run, Autotuner.run = (ctx.original_run[name] for name in ("run", "heuristics", "autotune"))
-        try:
-            return kernel.run(*args, grid=grid, warmup=False, **kwargs)
-        finally:
-            JITFunction.run, Heuristics.run, Autotuner.run = saved
-
-    return call
+    return _with_runs(ctx, path, lambda: kernel.run(*args, grid=grid, warmup=False, **kwargs))
 
 
 #: Values of the launch options a caller may pass by keyword (valid and not, of other types).
@@ -149,6 +157,8 @@ def _heuristic(rng: random.Random, name: str, log: List[Any]) -> Callable[[Dict[
         "flag": [lambda a: not a["flag"]],
         "EXTRA": [lambda a: 1],
         "grid": [lambda a: (3,)],
+        # Any object, read by Triton's `if not warmup` (a true one compiles without launching).
+        "warmup": [lambda a: 0, lambda a: None, lambda a: 1, lambda a: 2.0],
         "num_stages": [lambda a: 1 // 0, lambda a: 2, lambda a: 3],
     }
     return logged(rng.choice(menu[name]))
@@ -158,11 +168,11 @@ def _heuristics_draw(rng: random.Random, ctx: Any, log: List[Any]) -> Tuple[Any,
     kernel = rng.choice([copy, mixed])
     if kernel is copy:
         names, values = ["x_ptr", "y_ptr", "n", "BLOCK"], {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": rng.choice([1000, 1024])}
-        menu = ["BLOCK", "BLOCK", "BLOCK", "n", "num_warps", "num_warps", "EXTRA", "grid", "num_stages", "num_stages"]
+        menu = ["BLOCK", "BLOCK", "BLOCK", "n", "num_warps", "num_warps", "EXTRA", "grid", "warmup", "num_stages", "num_stages"]
     else:
         names = ["x_ptr", "y_ptr", "n", "m", "a", "b", "flag", "BLOCK", "SCALE"]
         values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": 1000, "m": 5, "a": 1.5, "b": None, "flag": True}
-        menu = ["BLOCK", "BLOCK", "BLOCK", "SCALE", "flag", "num_warps", "n"]
+        menu = ["BLOCK", "BLOCK", "BLOCK", "SCALE", "flag", "num_warps", "n", "warmup"]
     layers = []
     for _ in range(rng.choice([1, 1, 2])):
         chosen = rng.sample(menu, rng.randrange(1, 3))
@@ -215,8 +225,10 @@ def _tuner_state(tuner: Any) -> List[Any]:
 
 def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
     """One autotuned kernel, as Triton's ``Autotuner.run`` and the dispatcher each serve it:
-    four calls (the first tunes; the third with another ``n``), each call's outcome and the
-    autotuner's state after it."""
+    four calls (the first tunes; the third with another ``n``), after the second a warm-up
+    (``Autotuner.warmup``, which sets ``nargs`` itself and leaves it set where it raises, as
+    it does here for configs with a ``BLOCK``), each one's outcome and the autotuner's state
+    after it."""
     picks = rng.sample(range(3), rng.randrange(1, 4)) if rng.random() < 0.8 else [3]
     key = rng.sample(["n", "x_ptr", "y_ptr", "BLOCK"], rng.randrange(0, 3))
     y = rng.choice([ctx.y, type(ctx.x)(0x7F00_0000_3000, ElementType("float64"))])
@@ -234,7 +246,10 @@ def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
     for path in ("triton", "dispatch"):
         tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], key, draw)
         runs = []
-        for args, kwargs in calls:
+        for i, (args, kwargs) in enumerate(calls):
+            if i == 2:
+                warmup = _with_runs(ctx, path, lambda: tuner.warmup(ctx.x, ctx.y, 1000, grid=(4,), BLOCK=3))
+                runs.append(_outcome(warmup, ctx, [])[:2] + [_tuner_state(tuner)])
             outcome = _named_as_triton(_outcome(_through(ctx, path, tuner, (4,), args, kwargs), ctx, []))
             runs.append(outcome[:2] + [_tuner_state(tuner)])
         out.append(runs)
