@@ -352,6 +352,15 @@ def dispatcher(fn: Any) -> Any:
     return d
 
 
+def _named_as(replacement: Callable[..., Any], original: Callable[..., Any]) -> None:
+    """Gives ``replacement`` the name, module and docs of the Triton method it replaces, so
+    that an error Python words with the callable's name (a keyword given twice to
+    ``kernel[grid](...)``: ``Autotuner.run() got multiple values for keyword argument
+    'grid'``) reads as Triton's."""
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(replacement, attribute, getattr(original, attribute))
+
+
 #: Triton's own ``JITFunction.run`` once :func:`install_dispatch` replaced it.
 _ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
 
@@ -377,8 +386,8 @@ def install_dispatch() -> None:
     def getitem(self: Any, grid: Any) -> Callable[..., Any]:
         return dispatcher(self)[grid]
 
-    run.__doc__ = original.__doc__
-    getitem.__doc__ = JITFunction.__getitem__.__doc__
+    _named_as(run, original)
+    _named_as(getitem, JITFunction.__getitem__)
     JITFunction.run = DispatchedMethod("_safecall_run", run)
     JITFunction.__getitem__ = DispatchedMethod("_safecall_getitem", getitem)
 
@@ -399,8 +408,8 @@ def install_dispatch() -> None:
             return dispatcher(self)[grid]
         return tune_getitem(self, grid)
 
-    autotune_run.__doc__ = tune.__doc__
-    autotune_getitem.__doc__ = tune_getitem.__doc__
+    _named_as(autotune_run, tune)
+    _named_as(autotune_getitem, tune_getitem)
     Autotuner.run = DispatchedMethod("_safecall_run", autotune_run)
     Autotuner.__getitem__ = DispatchedMethod("_safecall_getitem", autotune_getitem)
 
@@ -428,7 +437,7 @@ def install_dispatch() -> None:
         d = heuristics_dispatcher(self)
         return heuristics_getitem(self, grid) if d is None else d[grid]
 
-    dispatched_heuristics_run.__doc__ = heuristics_run.__doc__
-    dispatched_heuristics_getitem.__doc__ = heuristics_getitem.__doc__
+    _named_as(dispatched_heuristics_run, heuristics_run)
+    _named_as(dispatched_heuristics_getitem, heuristics_getitem)
     Heuristics.run = DispatchedMethod("_safecall_run", dispatched_heuristics_run)
     Heuristics.__getitem__ = DispatchedMethod("_safecall_getitem", dispatched_heuristics_getitem)

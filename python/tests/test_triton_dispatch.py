@@ -306,14 +306,18 @@ def test_autotuned_kernels_in_every_form_run_and_launch_as_triton(result):
 
 
 def test_heuristics_over_autotuned_kernels_run_and_launch_as_triton(result):
-    """40 seeded ``@triton.heuristics`` layers over autotuned kernels (heuristics of a runtime
-    argument, of ``BLOCK`` over a config without one, of an unknown name or a launch option),
-    three calls each in seeded shapes, through Triton's ``Heuristics.run`` and
-    ``Autotuner.run`` and through the dispatcher: call by call the same kernel, launches or
-    error (the keyword-given-twice message normalized, as documented), the same heuristic
-    calls and the autotuner left the same."""
+    """40 seeded ``@triton.heuristics`` layers over autotuned kernels, and autotuned layers
+    over heuristics (heuristics of a runtime argument, of ``BLOCK`` over a config without one,
+    of an unknown name or a launch option), three calls each in seeded shapes, through
+    Triton's ``Heuristics.run`` and ``Autotuner.run`` and through the dispatch (an autotuned
+    layer over heuristics, which ``safecall.triton.jit`` refuses, as ``kernel[grid]`` with the
+    dispatch installed: Triton's ``Autotuner.run`` over the layer's dispatcher): call by call
+    the same kernel, launches or error (the keyword-given-twice message normalized, as
+    documented; a keyword ``grid`` names Triton's ``Autotuner.run``), the same heuristic calls
+    and the autotuner left the same."""
     draws = result["heuristics over autotune"]
     assert len(draws) == 40
+    assert {spec["outermost"] for spec, _, _ in draws} == {"heuristics", "autotune"}
     for i, (spec, by_triton, by_dispatch) in enumerate(draws):
         for j, (t, d) in enumerate(zip(by_triton, by_dispatch)):
             assert d == t, (i, spec, j, t, d)
@@ -397,8 +401,9 @@ def test_installed_subscripts_and_runs_run_no_python_frame(result):
     assert not [f for f in frames if f.startswith(("_triton_", "triton.py", "__init__.py:getitem"))], frames
     assert [f for f in frames if f.endswith(":data_ptr")] == ["triton_dispatch_run.py:data_ptr"] * 2
     assert installed["class attribute"] == "DispatchedMethod"
-    # On the class, the Python function it stands for (its name and docstring).
-    assert installed["class access"] == "getitem"
+    # On the class, the Python function it stands for, named (and documented) as the method it
+    # replaces, so that Python's errors naming the callable read as Triton's.
+    assert installed["class access"] == "__getitem__"
     # `run` requires `warmup` as Triton's does.
     assert "warmup" in installed["run without warmup"]
 

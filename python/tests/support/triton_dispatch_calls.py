@@ -194,16 +194,17 @@ AUTOTUNE_CONFIGS = (
 )
 
 
-def _tuner(configs: List[Any], key: List[str], seed: int) -> Any:
-    """An autotuned ``copy`` whose benchmarker answers from a seeded stream (two tuners made
-    with one seed answer alike) after launching the config once."""
+def _tuner(configs: List[Any], key: List[str], seed: int, fn: Any = copy) -> Any:
+    """An autotuned ``fn`` (``copy``, or a layer over it) whose benchmarker answers from a
+    seeded stream (two tuners made with one seed answer alike) after launching the config
+    once."""
     rng = random.Random(seed)
 
     def do_bench(kernel_call: Callable[[], Any], quantiles: Any) -> List[float]:
         kernel_call()
         return [rng.choice([0.5, 1.0, 2.0]), 1.0, 1.0]
 
-    return triton.autotune(configs=configs, key=key, do_bench=do_bench)(copy)
+    return triton.autotune(configs=configs, key=key, do_bench=do_bench)(fn)
 
 
 def _named_as_triton(outcome: List[Any]) -> List[Any]:
@@ -257,9 +258,10 @@ def _autotune_draw(rng: random.Random, ctx: Any, draw: int) -> List[Any]:
 
 
 def _heuristics_over_autotune(rng: random.Random, ctx: Any, draw: int, log: List[Any]) -> List[Any]:
-    """A heuristics layer over an autotuned ``copy``, as Triton's ``Heuristics.run`` and
-    ``Autotuner.run`` and as the dispatcher serve it: three calls each (the first tunes), each
-    call's outcome, the heuristics' log and the autotuner's state after it."""
+    """A heuristics layer over an autotuned ``copy``, or an autotuned heuristics layer over
+    it, as Triton's ``Heuristics.run`` and ``Autotuner.run`` and as the dispatcher serve it:
+    three calls each (the first tunes), each call's outcome, the heuristics' log and the
+    autotuner's state after it."""
     # Mostly heuristics that launch (a launch option or a BLOCK from a heuristic collide with
     # the configs', which Triton refuses): `n`, or `BLOCK` over the config without one.
     layer_names = [rng.choice(["n", "n", "n", "EXTRA", "BLOCK", "num_warps"])]
@@ -269,16 +271,25 @@ def _heuristics_over_autotune(rng: random.Random, ctx: Any, draw: int, log: List
     if picks == [3] and "BLOCK" not in layer:
         values["BLOCK"] = 128
     calls = [_shape(rng, ["x_ptr", "y_ptr", "n", "BLOCK"], values)[:2] for _ in range(3)]
+    outermost = rng.choice(["heuristics", "autotune"])
     out = []
     for path in ("triton", "dispatch"):
-        tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], ["n"], draw)
-        kernel = triton.heuristics(layer)(tuner)
+        if outermost == "heuristics":
+            tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], ["n"], draw)
+            kernel = triton.heuristics(layer)(tuner)
+        else:
+            kernel = tuner = _tuner([AUTOTUNE_CONFIGS[p]() for p in picks], ["n"], draw, triton.heuristics(layer)(copy))
         runs = []
         for args, kwargs in calls:
-            outcome = _named_as_triton(_outcome(_through(ctx, path, kernel, (4,), args, kwargs), ctx, log))
+            call = _through(ctx, path, kernel, (4,), args, kwargs)
+            if path != "triton" and outermost == "autotune":
+                # Not a dispatcher of its own (`safecall.triton.jit` refuses it): the installed
+                # dispatch serves its heuristics layer under Triton's `Autotuner.run`.
+                call = (lambda args, kwargs: lambda: kernel[(4,)](*args, **kwargs))(args, kwargs)
+            outcome = _named_as_triton(_outcome(call, ctx, log))
             runs.append(outcome + [_tuner_state(tuner)])
         out.append(runs)
-    return [{"configs": picks, "heuristics": layer_names}, *out]
+    return [{"configs": picks, "heuristics": layer_names, "outermost": outermost}, *out]
 
 
 def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any], Any, Any]:
