@@ -233,6 +233,9 @@ class AutotuneDispatcher:
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("autotune") or type(self.tuner).run
+        if reason == "grid or warmup missing":
+            # As the caller gave them (one or both in ``kwargs``, or not at all).
+            return run(self.tuner, *args, **kwargs)
         return run(self.tuner, *args, grid=grid, warmup=warmup, **kwargs)
 
 
@@ -264,6 +267,9 @@ class HeuristicsDispatcher:
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
+        if reason == "grid or warmup missing":
+            # As the caller gave them (one or both in ``kwargs``, or not at all).
+            return run(self.heuristics, *args, **kwargs)
         return run(self.heuristics, *args, grid=grid, warmup=warmup, **kwargs)
 
 

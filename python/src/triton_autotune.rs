@@ -88,17 +88,26 @@ impl AutotuneDispatch {
         BoundDispatch::bound(Target::Autotuned(slf), grid)
     }
 
-    /// `Autotuner.run`'s protocol: `run(*args, grid, warmup=False, **kwargs)`.
-    #[pyo3(signature = (*args, grid, warmup = None, **kwargs))]
+    /// `Autotuner.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid=..., warmup=...,
+    /// **kwargs)`; without either keyword, Triton's own `Autotuner.run` (which raises where
+    /// its inner `JITFunction.run` does, after setting `nargs`).
+    #[pyo3(signature = (*args, **kwargs))]
     fn run<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
-        grid: &Bound<'py, PyAny>,
-        warmup: Option<&Bound<'py, PyAny>>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let no = PyBool::new(args.py(), false).to_owned().into_any();
-        self.call(args, kwargs, grid, warmup.unwrap_or(&no))
+        let py = args.py();
+        match grid_and_warmup(kwargs)? {
+            Some((grid, warmup, rest)) => self.call(args, Some(&rest), &grid, &warmup),
+            None => {
+                let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+                let none = py.None().into_bound(py);
+                self.slow
+                    .bind(py)
+                    .call1(("grid or warmup missing", args, kwargs, &none, &none))
+            }
+        }
     }
 }
 
@@ -265,4 +274,27 @@ impl AutotuneDispatch {
         }
         PyTuple::new(py, key)
     }
+}
+
+/// `grid` and `warmup` taken out of a layer's `run` keywords (`kernel[grid]` and Triton's
+/// layers pass both), with the other keywords; `None` where one is missing, a call for
+/// Triton's own `run` (which raises where its inner `JITFunction.run` does).
+#[allow(clippy::type_complexity)]
+pub(crate) fn grid_and_warmup<'py>(
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyDict>)>> {
+    let Some(kwargs) = kwargs else {
+        return Ok(None);
+    };
+    let py = kwargs.py();
+    let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
+    let (Some(grid), Some(warmup)) = (kwargs.get_item(grid_word)?, kwargs.get_item(warmup_word)?)
+    else {
+        return Ok(None);
+    };
+    // The caller's dict is left as it was (a C caller may pass its own).
+    let rest = kwargs.copy()?;
+    rest.del_item(grid_word)?;
+    rest.del_item(warmup_word)?;
+    Ok(Some((grid, warmup, rest)))
 }

@@ -12,9 +12,9 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_autotune::{AutotuneDispatch, grid_and_warmup};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_dispatch::TritonDispatch;
 
@@ -64,18 +64,26 @@ impl HeuristicsDispatch {
         BoundDispatch::bound(Target::Heuristics(slf), grid)
     }
 
-    /// `Heuristics.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid,
-    /// warmup=False, **kwargs)`.
-    #[pyo3(signature = (*args, grid, warmup = None, **kwargs))]
+    /// `Heuristics.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid=...,
+    /// warmup=..., **kwargs)`; without either keyword, Triton's own `Heuristics.run` (which
+    /// raises where its inner `JITFunction.run` does, after the heuristics ran).
+    #[pyo3(signature = (*args, **kwargs))]
     fn run<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
-        grid: &Bound<'py, PyAny>,
-        warmup: Option<&Bound<'py, PyAny>>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let no = PyBool::new(args.py(), false).to_owned().into_any();
-        self.call(args, kwargs, grid, warmup.unwrap_or(&no))
+        let py = args.py();
+        match grid_and_warmup(kwargs)? {
+            Some((grid, warmup, rest)) => self.call(args, Some(&rest), &grid, &warmup),
+            None => {
+                let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+                let none = py.None().into_bound(py);
+                self.slow
+                    .bind(py)
+                    .call1(("grid or warmup missing", args, kwargs, &none, &none))
+            }
+        }
     }
 }
 

@@ -292,6 +292,34 @@ def _heuristics_over_autotune(rng: random.Random, ctx: Any, draw: int, log: List
     return [{"configs": picks, "heuristics": layer_names, "outermost": outermost}, *out]
 
 
+def _runs_without_grid_or_warmup(ctx: Any, log: List[Any]) -> Dict[str, Any]:
+    """An autotuned kernel's and a heuristics layer's ``run`` called without ``grid``, without
+    ``warmup``, without either, then with both, through Triton's own methods and through the
+    dispatcher's ``run``: each call's outcome, the heuristics' log and the autotuner's state."""
+    layer = {"BLOCK": _heuristic(random.Random(1), "BLOCK", log)}
+    forms = [{"grid": (4,)}, {"warmup": False}, {}, {"grid": (4,), "warmup": False}]
+    out: Dict[str, Any] = {}
+    for name in ("autotuned", "heuristics"):
+        runs = []
+        for path in ("triton", "dispatch"):
+            kernel = _tuner([AUTOTUNE_CONFIGS[0](), AUTOTUNE_CONFIGS[1]()], ["n"], 9) if name == "autotuned" else triton.heuristics(layer)(copy)
+            target = kernel if path == "triton" else safecall.triton.jit(kernel)
+            calls = []
+            for form in forms:
+                call = _with_runs(ctx, path, (lambda form: lambda: target.run(ctx.x, ctx.y, 1000, **form))(form))
+                outcome = _outcome(call, ctx, log)
+                if isinstance(outcome[0], str):
+                    # The inner `JITFunction.run`'s TypeError names the callable: Triton's, or
+                    # the dispatcher's native `run` where the dispatch is installed (which
+                    # CPython words "keyword argument" for "keyword-only argument").
+                    outcome[0] = re.sub(r"^TypeError: \S+\(\) missing (\d) required keyword(-only)? argument",
+                                        r"TypeError: run() missing \1 required keyword argument", outcome[0])
+                calls.append(outcome + ([_tuner_state(kernel)] if name == "autotuned" else []))
+            runs.append(calls)
+        out[name] = runs
+    return out
+
+
 def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any], Any, Any]:
     """Launch hooks for one call: each knob a chain of zero to two hooks (recording what they
     are given, raising, registering another hook, removing themselves), a plain function, or
@@ -402,6 +430,7 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
     out["autotune forms"] = [_autotune_draw(rng, ctx, i) for i in range(60)]
     rng = random.Random(4747)
     out["heuristics over autotune"] = [_heuristics_over_autotune(rng, ctx, i, log) for i in range(40)]
+    out["runs without grid or warmup"] = _runs_without_grid_or_warmup(ctx, log)
     rng = random.Random(4343)
     draws = []
     before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, metered)}
