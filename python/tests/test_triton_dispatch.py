@@ -265,6 +265,17 @@ def test_call_shapes_choose_and_launch_as_triton(result):
         assert stats["hit"] >= 20 and stats["fallback: binding"] >= 20, (name, stats)
 
 
+def test_call_shapes_through_run_choose_and_launch_as_triton(result):
+    """80 seeded call shapes through ``kernel.run(*args, grid=, warmup=False, **kwargs)`` (the
+    call Inductor and Helion make): as Triton's own ``run``, but for the documented wording of
+    Python's own argument errors, which name the dispatcher's native ``run`` (normalized)."""
+    draws = result["call shapes through run"]
+    assert len(draws) == 80
+    for i, (change, (by_triton, first, second)) in enumerate(draws):
+        assert first == by_triton and second == by_triton, (i, change, by_triton, first, second)
+    assert 20 <= sum(isinstance(o[0][0], int) for _, o in draws) <= 70
+
+
 def test_heuristics_layers_in_every_form_run_and_launch_as_triton(result):
     """120 seeded ``@triton.heuristics`` layers, one or two deep, over two kernels: heuristics
     of constexprs, runtime arguments (overriding a caller's), launch options, unknown names,

@@ -413,6 +413,21 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
         kernel, grid, args, kwargs, change = _jit_draw(rng, ctx)
         draws.append([change, [_outcome(_through(ctx, path, kernel, grid, args, kwargs), ctx, log) for path in PATHS]])
     out["call shapes"] = draws
+    # The same shapes through `kernel.run(*args, grid=, warmup=False, **kwargs)` (Inductor's and
+    # Helion's call): Python's own argument errors there name the dispatcher's native `run`.
+    rng = random.Random(2930)
+    through_run = []
+    for _ in range(80):
+        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx)
+        calls = [_through(ctx, "triton", kernel, grid, args, kwargs)]
+        calls += [(lambda k, g, a, kw: lambda: safecall.triton.jit(k).run(*a, grid=g, warmup=False, **kw))(kernel, grid, args, kwargs)] * 2
+        outcomes = [_outcome(call, ctx, log) for call in calls]
+        for outcome in outcomes[1:]:
+            if isinstance(outcome[0], str):
+                outcome[0] = outcome[0].replace("TypeError: TritonDispatch.run() got multiple values",
+                                                "TypeError: triton.runtime.jit.JITFunction.run() got multiple values")
+        through_run.append([change, outcomes])
+    out["call shapes through run"] = through_run
     out["call shapes stats"] = {
         k.fn.__name__: {reason: n - before[k.fn.__name__].get(reason, 0) for reason, n in safecall.triton.jit(k).stats().items()
                         if n != before[k.fn.__name__].get(reason, 0)}
