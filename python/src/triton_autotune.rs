@@ -97,17 +97,9 @@ impl AutotuneDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        match grid_and_warmup(kwargs)? {
-            Some((grid, warmup, rest)) => self.call(args, Some(&rest), &grid, &warmup),
-            None => {
-                let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
-                let none = py.None().into_bound(py);
-                self.slow
-                    .bind(py)
-                    .call1(("grid or warmup missing", args, kwargs, &none, &none))
-            }
-        }
+        run_layer(args, kwargs, &self.slow, |rest, grid, warmup| {
+            self.call(args, Some(rest), grid, warmup)
+        })
     }
 }
 
@@ -276,25 +268,35 @@ impl AutotuneDispatch {
     }
 }
 
-/// `grid` and `warmup` taken out of a layer's `run` keywords (`kernel[grid]` and Triton's
-/// layers pass both), with the other keywords; `None` where one is missing, a call for
-/// Triton's own `run` (which raises where its inner `JITFunction.run` does).
-#[allow(clippy::type_complexity)]
-pub(crate) fn grid_and_warmup<'py>(
+/// A layer's `run(*args, **kwargs)` (an autotuned kernel's, a heuristics layer's), as
+/// `kernel[grid]` and Triton's layers call it: with `grid` and `warmup` among the keywords,
+/// `call(other keywords, grid, warmup)`; without either, `slow("grid or warmup missing", args,
+/// kwargs, None, None)`, which runs Triton's own `run` with the keywords as given (it raises
+/// where its inner `JITFunction.run` does).
+pub(crate) fn run_layer<'py>(
+    args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyDict>)>> {
-    let Some(kwargs) = kwargs else {
-        return Ok(None);
-    };
-    let py = kwargs.py();
+    slow: &Py<PyAny>,
+    call: impl FnOnce(
+        &Bound<'py, PyDict>,
+        &Bound<'py, PyAny>,
+        &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = args.py();
     let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
-    let (Some(grid), Some(warmup)) = (kwargs.get_item(grid_word)?, kwargs.get_item(warmup_word)?)
-    else {
-        return Ok(None);
-    };
-    // The caller's dict is left as it was (a C caller may pass its own).
-    let rest = kwargs.copy()?;
-    rest.del_item(grid_word)?;
-    rest.del_item(warmup_word)?;
-    Ok(Some((grid, warmup, rest)))
+    if let Some(kwargs) = kwargs
+        && let (Some(grid), Some(warmup)) =
+            (kwargs.get_item(grid_word)?, kwargs.get_item(warmup_word)?)
+    {
+        // The caller's dict is left as it was (a C caller may pass its own).
+        let rest = kwargs.copy()?;
+        rest.del_item(grid_word)?;
+        rest.del_item(warmup_word)?;
+        return call(&rest, &grid, &warmup);
+    }
+    let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+    let none = py.None().into_bound(py);
+    slow.bind(py)
+        .call1(("grid or warmup missing", args, kwargs, &none, &none))
 }

@@ -14,7 +14,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::triton_autotune::{AutotuneDispatch, grid_and_warmup};
+use crate::triton_autotune::{AutotuneDispatch, run_layer};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_dispatch::TritonDispatch;
 
@@ -73,17 +73,9 @@ impl HeuristicsDispatch {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        match grid_and_warmup(kwargs)? {
-            Some((grid, warmup, rest)) => self.call(args, Some(&rest), &grid, &warmup),
-            None => {
-                let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
-                let none = py.None().into_bound(py);
-                self.slow
-                    .bind(py)
-                    .call1(("grid or warmup missing", args, kwargs, &none, &none))
-            }
-        }
+        run_layer(args, kwargs, &self.slow, |rest, grid, warmup| {
+            self.call(args, Some(rest), grid, warmup)
+        })
     }
 }
 

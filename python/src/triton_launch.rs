@@ -612,16 +612,9 @@ impl TritonLaunch {
     /// Calls a launch hook with the launch metadata, unless it is `None` or a `HookChain`
     /// without calls.
     fn hook(&self, hook: &Bound<'_, PyAny>, metadata: &Bound<'_, PyAny>) -> PyResult<()> {
-        if hook.is_none() {
-            return Ok(());
+        if crate::triton_knobs::hooked(hook, self.hook_chain.bind(hook.py()))? {
+            hook.call1((metadata,))?;
         }
-        let calls = pyo3::intern!(hook.py(), "calls");
-        if hook.get_type_ptr().cast() == self.hook_chain.as_ptr()
-            && !hook.getattr(calls)?.is_truthy()?
-        {
-            return Ok(());
-        }
-        hook.call1((metadata,))?;
         Ok(())
     }
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import safecall.triton
 import triton
@@ -94,36 +94,34 @@ def _foreign(ctx: Context) -> Dict[str, Any]:
     return {"foreign": outcomes, "foreign stats": stats}
 
 
-def _pointers(ctx: Context) -> List[Any]:
+def _pointer_forms(ctx: Context, seed: int, count: int, kernel: Any,
+                   args_of: Callable[[Any], tuple]) -> List[Tuple[Any, List[Any]]]:
+    """``count`` seeded pointer forms (two of three ``data_ptr()`` objects given a dtype, as
+    the JIT needs one), each launched through every path of :data:`PATHS` as
+    ``kernel[(8,)](*args_of(form), BLOCK=128)``, with the driver's launches and pointer checks."""
+
     def records() -> List[Dict[str, Any]]:
         return [r for r in fake_cuda.records(ctx.fake) if r["call"] in ("cuLaunchKernelEx", "cuPointerGetAttribute")]
 
-    rng = random.Random(4040)
+    rng = random.Random(seed)
     forms = []
-    for i in range(300):
+    for i in range(count):
         form = random_pointer(rng)
         if isinstance(form, PointerLike) and i % 3:
             form.dtype = ctx.f32
-        forms.append([_call(ctx, path, ctx.copy, (8,), (form, ctx.y, 1000), {"BLOCK": 128}, True, records) for path in PATHS])
+        forms.append((form, [_call(ctx, path, kernel, (8,), args_of(form), {"BLOCK": 128}, True, records) for path in PATHS]))
     return forms
+
+
+def _pointers(ctx: Context) -> List[Any]:
+    return [outcomes for _, outcomes in _pointer_forms(ctx, 4040, 300, ctx.copy, lambda form: (form, ctx.y, 1000))]
 
 
 def _loose_pointers(ctx: Context) -> List[Any]:
     """200 seeded forms for a pointer in ``do_not_specialize`` (``loose_copy``'s ``y_ptr``),
     which Triton's key does not read: its launcher calls ``data_ptr()``, with its errors."""
-
-    def records() -> List[Dict[str, Any]]:
-        return [r for r in fake_cuda.records(ctx.fake) if r["call"] in ("cuLaunchKernelEx", "cuPointerGetAttribute")]
-
-    rng = random.Random(5151)
-    forms = []
-    for i in range(200):
-        form = random_pointer(rng)
-        if isinstance(form, PointerLike) and i % 3:
-            form.dtype = ctx.f32
-        outcomes = [_call(ctx, path, loose_copy, (8,), (ctx.x, form, 1000), {"BLOCK": 128}, True, records) for path in PATHS]
-        forms.append([repr(form), *outcomes])
-    return forms
+    forms = _pointer_forms(ctx, 5151, 200, loose_copy, lambda form: (ctx.x, form, 1000))
+    return [[repr(form), *outcomes] for form, outcomes in forms]
 
 
 def _grid_entry(rng: random.Random) -> Any:
