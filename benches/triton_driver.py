@@ -18,9 +18,11 @@ side only), and the launcher alone (``CompiledKernel.run(...)`` with the argumen
 the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` grid calling
 ``triton.cdiv``, a launch hook registered (as a profiler does), a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
-kernel, the time of the launcher's construction and first launch (compile excluded). Medians of
-the rounds, in microseconds; each call timed with ``timeit``, its statement compiled into the
-timing loop as a user writes it (no wrapper function per call on either side).
+kernel, the time of the launcher's construction and first launch (compile excluded). Each child
+gives the median of its rounds, in microseconds; each call timed with ``timeit``, its statement
+compiled into the timing loop as a user writes it (no wrapper function per call on either side).
+The children run in ``--pairs`` pairs (3), alternating which driver goes first; a row shows the
+medians over the pairs, their ratio and the range of the pairs' own ratios.
 """
 
 from __future__ import annotations
@@ -262,6 +264,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="pairs of child runs (stock and safecall, alternating which goes first)")
     parser.add_argument("--child", choices=["stock", "safecall"])
     parser.add_argument("--debug-double", action="store_true",
                         help="the double as `cargo test` builds it (its entry points cost hundreds of instructions)")
@@ -274,22 +278,49 @@ def main() -> None:
         # do, so the figures are the host paths (a debug build adds ~0.1 us per launch).
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "safecall-fake-cuda"], cwd=ROOT, check=True)
         os.environ["SAFECALL_FAKE_CUDA_PATH"] = str(ROOT / "target" / "release" / "libsafecall_fake_cuda.so")
-    results = {}
-    for mode in ("stock", "safecall"):
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, TRITON_CACHE_DIR=cache, TRITON_DEFAULT_FP_FUSION="1")
-            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-            proc = subprocess.run(
-                [sys.executable, __file__, "--child", mode, "--rounds", str(args.rounds), "--calls", str(args.calls)],
-                env=env, capture_output=True, text=True, check=True,
-            )
-            results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
-    print(f"{'host time per call (us), median of rounds':<64} {'stock':>9} {'safecall':>9} {'ratio':>7}")
-    for key in results["safecall"]:
-        a, b = results["stock"].get(key), results["safecall"][key]
-        ratio = f"{a / b:>7.2f}" if a is not None else f"{'':>7}"
-        print(f"{key:<64} {a if a is not None else '-':>9} {b:>9} {ratio}")
+    # Pairs of child runs, the order alternating (stock first, then safecall first, ...), so that
+    # a machine slowing down or speeding up during the run (a 2-core machine's neighbours, its
+    # clock) weighs on both sides alike; each row gives the medians over the pairs and the
+    # range of the pairs' own ratios.
+    runs = {"stock": [], "safecall": []}
+    for pair in range(args.pairs):
+        for mode in ("stock", "safecall") if pair % 2 == 0 else ("safecall", "stock"):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, TRITON_CACHE_DIR=cache, TRITON_DEFAULT_FP_FUSION="1")
+                env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+                proc = subprocess.run(
+                    [sys.executable, __file__, "--child", mode, "--rounds", str(args.rounds), "--calls", str(args.calls)],
+                    env=env, capture_output=True, text=True, check=True,
+                )
+                runs[mode].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"{'host time per call (us), medians over ' + str(args.pairs) + ' pairs of runs':<64} "
+          f"{'stock':>9} {'safecall':>9} {'ratio':>7}  pairs' ratios")
+    for key in runs["safecall"][0]:
+        b = round(statistics.median(r[key] for r in runs["safecall"]), 3)
+        if key not in runs["stock"][0]:
+            print(f"{key:<64} {'-':>9} {b:>9}")
+            continue
+        a = round(statistics.median(r[key] for r in runs["stock"]), 3)
+        pairs = sorted(s[key] / r[key] for s, r in zip(runs["stock"], runs["safecall"]))
+        print(f"{key:<64} {a:>9} {b:>9} {a / b:>7.2f}  {pairs[0]:.2f}-{pairs[-1]:.2f}")
+    # The JIT-dispatch target: safecall's dispatch against stock Triton's own `kernel[grid]()`
+    # (the stock child's row), per pair.
+    print(f"\n{'stock kernel[grid]() / safecall dispatch (the same call)':<64} {'stock':>9} {'safecall':>9} {'ratio':>7}  pairs' ratios")
+    for stock_key, key in _DISPATCH_TARGETS:
+        if stock_key not in runs["stock"][0] or key not in runs["safecall"][0]:
+            continue
+        a = round(statistics.median(r[stock_key] for r in runs["stock"]), 3)
+        b = round(statistics.median(r[key] for r in runs["safecall"]), 3)
+        pairs = sorted(s[stock_key] / r[key] for s, r in zip(runs["stock"], runs["safecall"]))
+        print(f"{key:<64} {a:>9} {b:>9} {a / b:>7.2f}  {pairs[0]:.2f}-{pairs[-1]:.2f}")
 
+
+#: (the stock child's row, the safecall child's row) compared by the JIT-dispatch target.
+_DISPATCH_TARGETS = [
+    *((f"kernel[grid]() {n} args", f"safecall.triton.jit(kernel)[grid]() {n} args") for n in (2, 3, 8, 16)),
+    ("kernel[grid]() 3 args", "installed dispatch: kernel[grid]() 3 args"),
+    ("kernel.run(*args, grid=, warmup=False) 3 args", "installed dispatch: kernel.run(*args, grid=, warmup=False) 3 args"),
+]
 
 if __name__ == "__main__":
     main()
