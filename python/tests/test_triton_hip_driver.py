@@ -186,6 +186,39 @@ def test_the_dispatch_on_amd_serves_autotuned_kernels(dispatched):
     assert tuned["tuner stats"] == {"not tuned": 1}
 
 
+def test_seeded_calls_on_amd_choose_and_launch_as_tritons_run(dispatched):
+    """The CUDA dispatch runner's seeded draws of how kernels are called
+    (``triton_dispatch_calls``: call shapes, also through ``kernel.run(...)``, with AMD's launch
+    options; heuristics layers; autotuned kernels and both nestings with heuristics; a layer's
+    ``run`` without ``grid`` or ``warmup``; launch hooks) on gfx942: call by call, Triton's own
+    ``run`` methods and the dispatch's two calls choose the same kernel, make the same pointer
+    checks and launches, or raise the same error, message included; the heuristics and hooks
+    see the same, and the autotuners are left the same."""
+    calls = dispatched["seeded calls"]
+    for section, n in (("call shapes", 160), ("call shapes through run", 80), ("heuristics forms", 120),
+                       ("hook forms", 100)):
+        draws = calls[section]
+        assert len(draws) == n, section
+        for i, (change, (by_triton, first, second)) in enumerate(draws):
+            assert first == by_triton and second == by_triton, (section, i, change, by_triton, first, second)
+        assert sum(isinstance(o[0][0], int) and bool(o[0][1]) for _, o in draws) >= n // 4, section
+    for section, n in (("autotune forms", 60), ("heuristics over autotune", 40)):
+        assert len(calls[section]) == n, section
+        for i, (spec, by_triton, by_dispatch) in enumerate(calls[section]):
+            assert by_dispatch == by_triton, (section, i, spec)
+    for name, (by_triton, by_dispatch) in calls["runs without grid or warmup"].items():
+        assert by_dispatch == by_triton, name
+    errors = {str(o[0][0]) for _, o in calls["call shapes"]}
+    # AMD's own refusals: a cluster launch gfx942 does not have (`HIPBackend.parse_options`),
+    # and a CUDA option the AMD compiler does not know.
+    assert "ValueError: num_ctas > 1 not supported on gfx942" in errors, errors
+    assert "KeyError: 'Keyword argument maxnreg was specified but unrecognised'" in errors, errors
+    for name, stats in calls["call shapes stats"].items():
+        assert stats["hit"] >= 20 and stats["fallback: binding"] >= 20, (name, stats)
+    for name, stats in calls["hook forms stats"].items():
+        assert set(stats) <= {"hit", "miss"} and stats["hit"] >= 40, (name, stats)
+
+
 def test_errors_are_tritons(runs):
     stock, ours, _, _, _ = runs
     assert ours["errors"] == stock["errors"]

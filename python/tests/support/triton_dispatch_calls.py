@@ -73,7 +73,8 @@ def _through(ctx: Any, path: str, kernel: Any, grid: Any, args: tuple, kwargs: d
     return _with_runs(ctx, path, lambda: kernel.run(*args, grid=grid, warmup=False, **kwargs))
 
 
-#: Values of the launch options a caller may pass by keyword (valid and not, of other types).
+#: Values of the launch options a caller may pass by keyword (valid and not, of other types),
+#: for a CUDA target.
 OPTIONS = {
     "num_warps": [1, 2, 4, 8, 3, 0, 4.0, True, IntSubclass(8), None],
     "num_stages": [1, 2, 3, 0, "2", None],
@@ -81,6 +82,20 @@ OPTIONS = {
     "maxnreg": [None, 128, 255],
     "enable_fp_fusion": [True, False],
     "debug": [True, False, None],
+}
+#: The same for an AMD target (``HIPOptions``): its own options (a string ``waves_per_eu`` fails
+#: in the compiler, ``num_ctas=2`` in ``parse_options`` on gfx942) and one it does not have.
+AMD_OPTIONS = {
+    "num_warps": [1, 2, 4, 8, 3, 0, 4.0, True, IntSubclass(8), None],
+    "num_stages": [1, 2, 3, 0, "2", None],
+    "num_ctas": [1, 2, None],
+    "waves_per_eu": [0, 1, 2, None, "2", 2.5],
+    "matrix_instr_nonkdim": [0, 16, None],
+    "kpack": [1, 2, None],
+    "maxnreg": [None, 128],
+    "enable_fp_fusion": [True, False],
+    "debug": [True, False, None],
+    "launch_cooperative_grid": [True, False],
 }
 #: Values of ``mixed``'s constexpr ``SCALE`` (default 2.0): equal to it in other types and not.
 SCALES = [2.0, 2, IntSubclass(2), FloatSubclass(2.0), True, 3, 3.0, -1.5, None, "2.0"]
@@ -119,7 +134,7 @@ def _shape(rng: random.Random, names: List[str], values: Dict[str, Any]) -> Tupl
     return tuple(args), kwargs, change
 
 
-def _jit_draw(rng: random.Random, ctx: Any) -> Tuple[Any, Any, tuple, dict, str]:
+def _jit_draw(rng: random.Random, ctx: Any, options: Dict[str, List[Any]]) -> Tuple[Any, Any, tuple, dict, str]:
     if rng.random() < 0.5:
         kernel, names = copy, ["x_ptr", "y_ptr", "n", "BLOCK"]
         values = {"x_ptr": ctx.x, "y_ptr": ctx.y, "n": rng.choice([1000, 1024, 1]), "BLOCK": rng.choice(BLOCKS)}
@@ -129,7 +144,7 @@ def _jit_draw(rng: random.Random, ctx: Any) -> Tuple[Any, Any, tuple, dict, str]
                   "flag": rng.choice([True, 0]), "BLOCK": 64}
         if rng.random() < 0.7:
             values["SCALE"] = rng.choice(SCALES)
-    for name, choices in OPTIONS.items():
+    for name, choices in options.items():
         if rng.random() < 0.15:
             values[name] = rng.choice(choices)
     args, kwargs, change = _shape(rng, names, values)
@@ -385,6 +400,8 @@ def _with_hooks(enter: Any, leave: Any, call: Callable[[], Any]) -> Callable[[],
 
     def hooked() -> Any:
         chains = runtime.launch_enter_hook, runtime.launch_exit_hook
+        # The knobs as Triton ships them (a hook left behind would run in the caller's later launches).
+        assert all(type(chain) is HookChain and not chain.calls for chain in chains), chains
         for name, hooks, chain in (("launch_enter_hook", enter, chains[0]), ("launch_exit_hook", leave, chains[1])):
             if isinstance(hooks, list):
                 for hook in hooks:
@@ -401,16 +418,17 @@ def _with_hooks(enter: Any, leave: Any, call: Callable[[], Any]) -> Callable[[],
     return hooked
 
 
-def run_calls(ctx: Any) -> Dict[str, Any]:
+def run_calls(ctx: Any, options: Dict[str, List[Any]] = OPTIONS) -> Dict[str, Any]:
     """Each section's draws: ``[change, [triton, dispatch, dispatch]]`` per draw, each an
-    outcome of :func:`_outcome`; and the dispatchers' counts."""
+    outcome of :func:`_outcome`; and the dispatchers' counts. ``options``: the launch options
+    the call shapes draw from (the target's: :data:`OPTIONS` for CUDA)."""
     log: List[Any] = []
     out: Dict[str, Any] = {}
     rng = random.Random(2929)
     draws = []
     before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, mixed)}
     for _ in range(160):
-        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx)
+        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx, options)
         draws.append([change, [_outcome(_through(ctx, path, kernel, grid, args, kwargs), ctx, log) for path in PATHS]])
     out["call shapes"] = draws
     # The same shapes through `kernel.run(*args, grid=, warmup=False, **kwargs)` (Inductor's and
@@ -418,7 +436,7 @@ def run_calls(ctx: Any) -> Dict[str, Any]:
     rng = random.Random(2930)
     through_run = []
     for _ in range(80):
-        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx)
+        kernel, grid, args, kwargs, change = _jit_draw(rng, ctx, options)
         calls = [_through(ctx, "triton", kernel, grid, args, kwargs)]
         calls += [(lambda k, g, a, kw: lambda: safecall.triton.jit(k).run(*a, grid=g, warmup=False, **kw))(kernel, grid, args, kwargs)] * 2
         outcomes = [_outcome(call, ctx, log) for call in calls]

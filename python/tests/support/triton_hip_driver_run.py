@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from support import ROOT, fake_hip  # python/tests is on PYTHONPATH
 
@@ -51,8 +52,9 @@ from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 class Tensor:
     """What Triton's JIT reads of a tensor: ``data_ptr()`` and ``dtype``."""
 
-    def __init__(self, address: int, dtype: str = "float32") -> None:
-        self.address, self.dtype = address, ElementType(dtype)
+    def __init__(self, address: int, dtype: Any = "float32") -> None:
+        # A dtype by name, or an `ElementType` (the seeded draws make tensors of `type(X)`).
+        self.address, self.dtype = address, ElementType(dtype) if isinstance(dtype, str) else dtype
 
     def data_ptr(self) -> int:
         return self.address
@@ -235,6 +237,27 @@ def autotuned():
     return out
 
 
+def seeded_calls():
+    """The CUDA dispatch runner's seeded draws of how kernels are called (call shapes with
+    AMD's launch options, heuristics layers, autotuned kernels, launch hooks:
+    ``triton_dispatch_calls``) on gfx942, each through Triton's own methods and twice through
+    the dispatch, with the pointer checks among the records."""
+    import types
+
+    from safecall._triton_dispatch import _ORIGINAL_RUN
+    from support.triton_dispatch_calls import AMD_OPTIONS, run_calls
+
+    fake_hip.set_arch(fake, "gfx942")
+    ctx = types.SimpleNamespace(
+        # The draws reset the double through the CUDA double's entry point's name.
+        fake=types.SimpleNamespace(safecall_fake_cuda_reset=fake.safecall_fake_hip_reset),
+        original_run=_ORIGINAL_RUN,
+        launches=lambda: [r for r in fake_hip.records(fake) if r["call"] in RECORDED],
+        x=X, y=Y,
+    )
+    return run_calls(ctx, AMD_OPTIONS)
+
+
 def random_calls():
     """Seeded ``kernel[grid](...)`` calls of a kernel of many parameter kinds on gfx942
     (``triton_draws``): 40 new specializations, then 40 calls in the same classes; each call's
@@ -262,6 +285,7 @@ def random_calls():
 
 def main() -> None:
     result = {"driver": type(triton.runtime.driver.active).__name__, "triton": triton.__version__, "cases": {}}
+    shipped_hook = knobs.runtime.launch_enter_hook
     knobs.runtime.launch_enter_hook = hook
     for run in ("cases", "second pass")[: 2 if MODE == "dispatch" else 1]:
         result.setdefault(run, {})
@@ -279,7 +303,7 @@ def main() -> None:
             records = [r for r in fake_hip.records(fake) if r["call"] in RECORDED]
             result[run][name] = records + ([{"error": error}] if error else [])
         result["hook calls" if run == "cases" else "second pass hook calls"] = hook_calls[first_hook:]
-    knobs.runtime.launch_enter_hook = None
+    knobs.runtime.launch_enter_hook = shipped_hook
     result["random calls"] = random_calls()
     if MODE == "dispatch":
         kernels = {"add": add, "scalars": scalars, "matmul": matmul, "axpy": axpy, "host_desc_copy": host_desc_copy,
@@ -288,6 +312,7 @@ def main() -> None:
         result["pointer ranges"] = pointer_ranges()
         result["stats after ranges"] = safecall.triton.jit(add).stats()
         result["autotuned"] = autotuned()
+        result["seeded calls"] = seeded_calls()
 
     # A negative grid: both drivers pass it on as unsigned ints (2^32 - 1); the double launches
     # it, where safecall's check applies HIP's rule on the threads per dimension first.
