@@ -180,13 +180,17 @@ class Dispatcher:
         self._native.clear()
 
     def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool,
-              key: Optional[Any]) -> Any:
+              key: Optional[Any] = None) -> Any:
         """A call the table does not serve: through Triton's own ``JITFunction.run`` (the
         unpatched method where the dispatch is installed), called here directly, so that a
         caller's keyword ``grid`` or ``warmup`` is the error Triton's ``kernel[grid]`` raises,
-        naming Triton's method; a miss (``key`` given) then records the kernel Triton chose."""
+        naming Triton's method, and a ``run`` without them raises Triton's error (``kwargs``
+        then as the caller gave them); a miss (``key`` given) then records the kernel Triton
+        chose."""
         self._stats["miss" if reason is None else "fallback: " + reason] += 1
         run = _ORIGINAL_RUN.get("run") or type(self.fn).run
+        if reason == "grid or warmup missing":
+            return run(self.fn, *args, **kwargs)
         kernel = run(self.fn, *args, grid=grid, warmup=warmup, **kwargs)
         if key is not None and kernel is not None:
             self._native.record(key, kernel)

@@ -40,6 +40,7 @@ mod triton_knobs;
 mod triton_launch;
 mod triton_memo;
 mod triton_method;
+mod triton_run;
 mod triton_table;
 mod triton_values;
 mod triton_words;

@@ -88,22 +88,22 @@ impl AutotuneDispatch {
         BoundDispatch::bound(Target::Autotuned(slf), grid)
     }
 
-    /// `Autotuner.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid=..., warmup=...,
-    /// **kwargs)`; without either keyword, Triton's own `Autotuner.run` (which raises where
-    /// its inner `JITFunction.run` does, after setting `nargs`).
-    #[pyo3(signature = (*args, **kwargs))]
-    fn run<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        run_layer(args, kwargs, &self.slow, |rest, grid, warmup| {
-            self.call(args, Some(rest), grid, warmup)
-        })
+    /// `Autotuner.run`'s protocol as `kernel[grid]` calls it, `run(*args, grid=..., warmup=...,
+    /// **kwargs)`, as a builtin (`triton_run`); without either keyword, Triton's own
+    /// `Autotuner.run` (which raises where its inner `JITFunction.run` does, after setting
+    /// `nargs`).
+    #[getter]
+    fn run<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::triton_run::function(slf.as_any())
     }
 }
 
 impl AutotuneDispatch {
+    /// The Python side's `slow(reason, args, kwargs, grid, warmup)`.
+    pub(crate) fn slow_function<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.slow.bind(py)
+    }
+
     pub(crate) fn call<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
@@ -266,37 +266,4 @@ impl AutotuneDispatch {
         }
         PyTuple::new(py, key)
     }
-}
-
-/// A layer's `run(*args, **kwargs)` (an autotuned kernel's, a heuristics layer's), as
-/// `kernel[grid]` and Triton's layers call it: with `grid` and `warmup` among the keywords,
-/// `call(other keywords, grid, warmup)`; without either, `slow("grid or warmup missing", args,
-/// kwargs, None, None)`, which runs Triton's own `run` with the keywords as given (it raises
-/// where its inner `JITFunction.run` does).
-pub(crate) fn run_layer<'py>(
-    args: &Bound<'py, PyTuple>,
-    kwargs: Option<&Bound<'py, PyDict>>,
-    slow: &Py<PyAny>,
-    call: impl FnOnce(
-        &Bound<'py, PyDict>,
-        &Bound<'py, PyAny>,
-        &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = args.py();
-    let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
-    if let Some(kwargs) = kwargs
-        && let (Some(grid), Some(warmup)) =
-            (kwargs.get_item(grid_word)?, kwargs.get_item(warmup_word)?)
-    {
-        // The caller's dict is left as it was (a C caller may pass its own).
-        let rest = kwargs.copy()?;
-        rest.del_item(grid_word)?;
-        rest.del_item(warmup_word)?;
-        return call(&rest, &grid, &warmup);
-    }
-    let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
-    let none = py.None().into_bound(py);
-    slow.bind(py)
-        .call1(("grid or warmup missing", args, kwargs, &none, &none))
 }

@@ -194,17 +194,11 @@ impl TritonDispatch {
         BoundDispatch::bound(Target::Kernel(slf), grid)
     }
 
-    /// `JITFunction.run`'s protocol: `run(*args, grid, warmup, **kwargs)` (both keywords
-    /// required, as Triton's).
-    #[pyo3(signature = (*args, grid, warmup, **kwargs))]
-    fn run<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        grid: &Bound<'py, PyAny>,
-        warmup: &Bound<'py, PyAny>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.call(args, kwargs, grid, warmup)
+    /// `run(*args, grid, warmup, **kwargs)`, `JITFunction.run`'s protocol, as a builtin
+    /// (`triton_run`; without `grid` or `warmup`, Triton's own `run` raises its error).
+    #[getter]
+    fn run<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::triton_run::function(slf.as_any())
     }
 
     /// Records `kernel` (a `CompiledKernel`) as Triton's choice for the missed `key`.
@@ -270,6 +264,11 @@ impl TritonDispatch {
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
         // The table stays consistent whatever panicked while it was held (one insert or clear).
         self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The Python side's `slow(reason, args, kwargs, grid, warmup, key=None)`.
+    pub(crate) fn slow_function<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.slow.bind(py)
     }
 
     pub(crate) fn call<'py>(

@@ -14,7 +14,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::triton_autotune::{AutotuneDispatch, run_layer};
+use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_dispatch::TritonDispatch;
 
@@ -64,22 +64,22 @@ impl HeuristicsDispatch {
         BoundDispatch::bound(Target::Heuristics(slf), grid)
     }
 
-    /// `Heuristics.run`'s protocol as `kernel[grid]` calls it: `run(*args, grid=...,
-    /// warmup=..., **kwargs)`; without either keyword, Triton's own `Heuristics.run` (which
-    /// raises where its inner `JITFunction.run` does, after the heuristics ran).
-    #[pyo3(signature = (*args, **kwargs))]
-    fn run<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        run_layer(args, kwargs, &self.slow, |rest, grid, warmup| {
-            self.call(args, Some(rest), grid, warmup)
-        })
+    /// `Heuristics.run`'s protocol as `kernel[grid]` calls it, `run(*args, grid=...,
+    /// warmup=..., **kwargs)`, as a builtin (`triton_run`); without either keyword, Triton's own
+    /// `Heuristics.run` (which raises where its inner `JITFunction.run` does, after the
+    /// heuristics ran).
+    #[getter]
+    fn run<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::triton_run::function(slf.as_any())
     }
 }
 
 impl HeuristicsDispatch {
+    /// The Python side's `slow(reason, args, kwargs, grid, warmup)`.
+    pub(crate) fn slow_function<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.slow.bind(py)
+    }
+
     pub(crate) fn call<'py>(
         &self,
         args: &Bound<'py, PyTuple>,

@@ -337,17 +337,17 @@ def test_heuristics_over_autotuned_kernels_run_and_launch_as_triton(result):
     assert sum(len(run[1]) > 1 for run in calls) >= 5  # calls that tuned
 
 
-def test_a_layers_run_without_grid_or_warmup_fails_as_tritons(result):
-    """An autotuned kernel's and a heuristics layer's ``run`` without ``grid``, without
-    ``warmup`` or without both goes to Triton's own ``run``, which raises where its inner
-    ``JITFunction.run`` does, after setting ``nargs`` (the autotuner) or running the
-    heuristics; with both it is served. The same outcomes and ``nargs`` as Triton's methods,
-    call by call (the inner run's message names the dispatcher's native ``run`` where the
-    dispatch is installed: normalized, as documented)."""
+def test_a_run_without_grid_or_warmup_fails_as_tritons(result):
+    """A kernel's, an autotuned kernel's and a heuristics layer's ``run`` without ``grid``,
+    without ``warmup`` or without both goes to Triton's own ``run``, which raises where its
+    inner ``JITFunction.run`` does, after setting ``nargs`` (the autotuner) or running the
+    heuristics; with both it is served. The same outcomes, messages included (Triton's, naming
+    ``JITFunction.run()``), and ``nargs`` as Triton's methods, call by call."""
+    assert set(result["runs without grid or warmup"]) == {"jit", "autotuned", "heuristics"}
     for name, (by_triton, by_dispatch) in result["runs without grid or warmup"].items():
         assert by_dispatch == by_triton, name
         errors = [call[0] for call in by_triton[:3]]
-        assert all(str(e).startswith("TypeError: run() missing") for e in errors), (name, errors)
+        assert all(str(e).startswith("TypeError: JITFunction.run() missing") for e in errors), (name, errors)
         assert isinstance(by_triton[3][0], int), name
 
 

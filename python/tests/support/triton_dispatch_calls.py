@@ -308,27 +308,25 @@ def _heuristics_over_autotune(rng: random.Random, ctx: Any, draw: int, log: List
 
 
 def _runs_without_grid_or_warmup(ctx: Any, log: List[Any]) -> Dict[str, Any]:
-    """An autotuned kernel's and a heuristics layer's ``run`` called without ``grid``, without
-    ``warmup``, without either, then with both, through Triton's own methods and through the
-    dispatcher's ``run``: each call's outcome, the heuristics' log and the autotuner's state."""
+    """A kernel's, an autotuned kernel's and a heuristics layer's ``run`` called without
+    ``grid``, without ``warmup``, without either, then with both, through Triton's own methods
+    and through the dispatcher's ``run``: each call's outcome, the heuristics' log and the
+    autotuner's state."""
     layer = {"BLOCK": _heuristic(random.Random(1), "BLOCK", log)}
     forms = [{"grid": (4,)}, {"warmup": False}, {}, {"grid": (4,), "warmup": False}]
     out: Dict[str, Any] = {}
-    for name in ("autotuned", "heuristics"):
+    for name in ("jit", "autotuned", "heuristics"):
         runs = []
         for path in ("triton", "dispatch"):
-            kernel = _tuner([AUTOTUNE_CONFIGS[0](), AUTOTUNE_CONFIGS[1]()], ["n"], 9) if name == "autotuned" else triton.heuristics(layer)(copy)
+            kernel = {"jit": lambda: copy, "autotuned": lambda: _tuner([AUTOTUNE_CONFIGS[0](), AUTOTUNE_CONFIGS[1]()], ["n"], 9),
+                      "heuristics": lambda: triton.heuristics(layer)(copy)}[name]()
             target = kernel if path == "triton" else safecall.triton.jit(kernel)
             calls = []
             for form in forms:
-                call = _with_runs(ctx, path, (lambda form: lambda: target.run(ctx.x, ctx.y, 1000, **form))(form))
+                # The plain kernel takes its constexpr from the caller.
+                given = dict(form, BLOCK=128) if name == "jit" else form
+                call = _with_runs(ctx, path, (lambda given: lambda: target.run(ctx.x, ctx.y, 1000, **given))(given))
                 outcome = _outcome(call, ctx, log)
-                if isinstance(outcome[0], str):
-                    # The inner `JITFunction.run`'s TypeError names the callable: Triton's, or
-                    # the dispatcher's native `run` where the dispatch is installed (which
-                    # CPython words "keyword argument" for "keyword-only argument").
-                    outcome[0] = re.sub(r"^TypeError: \S+\(\) missing (\d) required keyword(-only)? argument",
-                                        r"TypeError: run() missing \1 required keyword argument", outcome[0])
                 calls.append(outcome + ([_tuner_state(kernel)] if name == "autotuned" else []))
             runs.append(calls)
         out[name] = runs

@@ -1,0 +1,156 @@
+//! The dispatchers' `run(*args, grid=..., warmup=..., **kwargs)` (`JITFunction.run`'s,
+//! `Autotuner.run`'s and `Heuristics.run`'s protocol, as Triton's layers, Helion's launcher and
+//! Inductor call it) as builtins called with CPython's tuple and dictionary (`METH_VARARGS |
+//! METH_KEYWORDS`): these callers pass `*args` and keywords (Python's `CALL_FUNCTION_EX`), so
+//! CPython has both built already, and the tuple is used as it is and `grid` and `warmup`
+//! looked up in the dictionary, which is copied without them. A pyo3 method with `grid` and
+//! `warmup` in its signature matches every keyword's name against them first (about 300
+//! instructions a call); a vectorcall builtin would be handed the dictionary unpacked, then
+//! build the tuple again.
+//!
+//! A call without `grid` or `warmup` goes to the dispatcher's Python side as
+//! `slow("grid or warmup missing", args, kwargs, None, None)`, which calls Triton's own `run`
+//! with the keywords as given: Triton's error, raised where Triton raises it.
+
+use std::ffi::{c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_dispatch::TritonDispatch;
+use crate::triton_heuristics::HeuristicsDispatch;
+
+/// `METH_VARARGS | METH_KEYWORDS` (CPython's `methodobject.h`, the stable ABI's).
+const METH_VARARGS_KEYWORDS: c_int = 0x0001 | 0x0002;
+
+/// A method definition CPython reads (never writes) for the builtins made from it.
+struct Definition(ffi::PyMethodDef);
+
+// SAFETY: the definition is immutable static data (pointers to static strings and a function).
+unsafe impl Sync for Definition {}
+
+static DEFINITION: Definition = Definition(ffi::PyMethodDef {
+    ml_name: c"run".as_ptr(),
+    ml_meth: ffi::PyMethodDefPointer {
+        PyCFunctionWithKeywords: run_call,
+    },
+    ml_flags: METH_VARARGS_KEYWORDS,
+    ml_doc: c"run(*args, grid, warmup, **kwargs): Triton's run protocol, dispatched".as_ptr(),
+});
+
+/// The dispatcher `dispatcher` (a [`TritonDispatch`], [`AutotuneDispatch`] or
+/// [`HeuristicsDispatch`]) bound to its `run` builtin.
+pub(crate) fn function<'py>(dispatcher: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = dispatcher.py();
+    let definition: *const ffi::PyMethodDef = &DEFINITION.0;
+    // SAFETY: a static definition of the right flags; the new function holds a reference to
+    // `dispatcher`, the `self` its calls get; no module.
+    unsafe {
+        let f = ffi::PyCFunction_NewEx(
+            definition.cast_mut(),
+            dispatcher.as_ptr(),
+            std::ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, f)
+    }
+}
+
+/// The builtin's C function: `slf` the dispatcher, `args` the positional arguments (a tuple),
+/// `kwargs` the keywords (a dictionary, or NULL).
+unsafe extern "C" fn run_call(
+    slf: *mut ffi::PyObject,
+    args: *mut ffi::PyObject,
+    kwargs: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls this with the interpreter lock held. As in `triton_fast_call`, pyo3
+    // does not count the thread as attached, so an owned `Py` or `PyErr` dropped here is pooled
+    // until pyo3's next entry point (any Python the call runs reaches one) instead of released.
+    let py = unsafe { Python::assume_attached() };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `slf` is the dispatcher `function` bound, `args` a tuple and `kwargs` NULL or
+        // a dictionary, all alive for the call (CPython's `METH_VARARGS | METH_KEYWORDS`
+        // contract).
+        let (slf, args, kwargs) = unsafe {
+            (
+                Borrowed::from_ptr(py, slf),
+                Borrowed::from_ptr(py, args).cast_unchecked::<PyTuple>(),
+                Borrowed::from_ptr_or_opt(py, kwargs).map(|k| k.cast_unchecked::<PyDict>()),
+            )
+        };
+        run(&slf, &args, kwargs.as_deref())
+    }));
+    let error = match result {
+        Ok(Ok(value)) => return value.into_ptr(),
+        Ok(Err(e)) => e,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            PyRuntimeError::new_err(format!("safecall's Triton dispatch panicked: {what}"))
+        }
+    };
+    error.restore(py);
+    std::ptr::null_mut::<c_void>().cast()
+}
+
+/// One call of the protocol (see the module docs).
+fn run<'py>(
+    slf: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
+    let found = match kwargs {
+        Some(kwargs) => (kwargs.get_item(grid_word)?, kwargs.get_item(warmup_word)?),
+        None => (None, None),
+    };
+    let (Some(kwargs), (Some(grid), Some(warmup))) = (kwargs, found) else {
+        // As the caller gave them.
+        let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+        let none = py.None().into_bound(py);
+        return slow(slf)?.call1(("grid or warmup missing", args, kwargs, &none, &none));
+    };
+    // The other keywords; the caller's dictionary is left as it was (a C caller may pass its
+    // own).
+    let rest = if kwargs.len() == 2 {
+        None
+    } else {
+        let rest = kwargs.copy()?;
+        rest.del_item(grid_word)?;
+        rest.del_item(warmup_word)?;
+        Some(rest)
+    };
+    let rest = rest.as_ref();
+    if let Ok(d) = slf.cast::<TritonDispatch>() {
+        d.get().call(args, rest, &grid, &warmup)
+    } else if let Ok(d) = slf.cast::<AutotuneDispatch>() {
+        d.get().call(args, rest, &grid, &warmup)
+    } else {
+        slf.cast::<HeuristicsDispatch>()?
+            .get()
+            .call(args, rest, &grid, &warmup)
+    }
+}
+
+/// The dispatcher's Python side's `slow(reason, args, kwargs, grid, warmup)`.
+fn slow<'py>(slf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    Ok(if let Ok(d) = slf.cast::<TritonDispatch>() {
+        d.get().slow_function(py).clone()
+    } else if let Ok(d) = slf.cast::<AutotuneDispatch>() {
+        d.get().slow_function(py).clone()
+    } else {
+        slf.cast::<HeuristicsDispatch>()?
+            .get()
+            .slow_function(py)
+            .clone()
+    })
+}
