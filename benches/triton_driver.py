@@ -21,7 +21,7 @@ autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded). Each child
 gives the median of its rounds, in microseconds; each call timed with ``timeit``, its statement
 compiled into the timing loop as a user writes it (no wrapper function per call on either side).
-The children run in ``--pairs`` pairs (3), alternating which driver goes first; a row shows the
+The children run in ``--pairs`` pairs (4), alternating which driver goes first; a row shows the
 medians over the pairs, their ratio and the range of the pairs' own ratios.
 """
 
@@ -264,12 +264,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
-    parser.add_argument("--pairs", type=int, default=3,
+    parser.add_argument("--pairs", type=int, default=4,
                         help="pairs of child runs (stock and safecall, alternating which goes first)")
     parser.add_argument("--child", choices=["stock", "safecall"])
     parser.add_argument("--debug-double", action="store_true",
                         help="the double as `cargo test` builds it (its entry points cost hundreds of instructions)")
     args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     if args.child:
         print(json.dumps(child(args.child, args.rounds, args.calls)))
         return

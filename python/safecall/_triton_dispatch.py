@@ -179,7 +179,7 @@ class Dispatcher:
         through Triton's ``run`` again."""
         self._native.clear()
 
-    def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool,
+    def _slow(self, reason: Optional[str], args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any,
               key: Optional[Any] = None) -> Any:
         """A call the table does not serve: through Triton's own ``JITFunction.run`` (the
         unpatched method where the dispatch is installed), called here directly, so that a
@@ -234,7 +234,7 @@ class AutotuneDispatcher:
         others show in the inner dispatcher's :meth:`Dispatcher.stats`."""
         return dict(self._stats)
 
-    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
+    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("autotune") or type(self.tuner).run
         if reason == "grid or warmup missing":
@@ -268,7 +268,7 @@ class HeuristicsDispatcher:
         dispatcher's ``stats()``."""
         return dict(self._stats)
 
-    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: bool) -> Any:
+    def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
         if reason == "grid or warmup missing":

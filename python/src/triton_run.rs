@@ -15,9 +15,9 @@
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::intern;
+use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -34,20 +34,39 @@ struct Definition(ffi::PyMethodDef);
 // SAFETY: the definition is immutable static data (pointers to static strings and a function).
 unsafe impl Sync for Definition {}
 
-static DEFINITION: Definition = Definition(ffi::PyMethodDef {
-    ml_name: c"run".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer {
-        PyCFunctionWithKeywords: run_call,
-    },
-    ml_flags: METH_VARARGS_KEYWORDS,
-    ml_doc: c"run(*args, grid, warmup, **kwargs): Triton's run protocol, dispatched".as_ptr(),
-});
+/// A `run` builtin's definition, with `doc` its docstring (its first line the
+/// `__text_signature__` `inspect.signature` reads, Triton's method's).
+const fn definition(doc: &'static std::ffi::CStr) -> Definition {
+    Definition(ffi::PyMethodDef {
+        ml_name: c"run".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionWithKeywords: run_call,
+        },
+        ml_flags: METH_VARARGS_KEYWORDS,
+        ml_doc: doc.as_ptr(),
+    })
+}
+
+/// A kernel's `run` (`JITFunction.run`'s signature).
+static KERNEL_RUN: Definition = definition(
+    c"run($self, /, *args, grid, warmup, **kwargs)\n--\n\nJITFunction.run's protocol, dispatched",
+);
+
+/// An autotuned kernel's or a heuristics layer's `run` (`Autotuner.run`'s and
+/// `Heuristics.run`'s signature).
+static LAYER_RUN: Definition = definition(
+    c"run($self, /, *args, **kwargs)\n--\n\nAutotuner.run's or Heuristics.run's protocol, dispatched",
+);
 
 /// The dispatcher `dispatcher` (a [`TritonDispatch`], [`AutotuneDispatch`] or
 /// [`HeuristicsDispatch`]) bound to its `run` builtin.
 pub(crate) fn function<'py>(dispatcher: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = dispatcher.py();
-    let definition: *const ffi::PyMethodDef = &DEFINITION.0;
+    let definition: *const ffi::PyMethodDef = if dispatcher.is_instance_of::<TritonDispatch>() {
+        &KERNEL_RUN.0
+    } else {
+        &LAYER_RUN.0
+    };
     // SAFETY: a static definition of the right flags; the new function holds a reference to
     // `dispatcher`, the `self` its calls get; no module.
     unsafe {
@@ -67,37 +86,39 @@ unsafe extern "C" fn run_call(
     args: *mut ffi::PyObject,
     kwargs: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls this with the interpreter lock held. As in `triton_fast_call`, pyo3
-    // does not count the thread as attached, so an owned `Py` or `PyErr` dropped here is pooled
-    // until pyo3's next entry point (any Python the call runs reaches one) instead of released.
-    let py = unsafe { Python::assume_attached() };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `slf` is the dispatcher `function` bound, `args` a tuple and `kwargs` NULL or
-        // a dictionary, all alive for the call (CPython's `METH_VARARGS | METH_KEYWORDS`
-        // contract).
-        let (slf, args, kwargs) = unsafe {
-            (
-                Borrowed::from_ptr(py, slf),
-                Borrowed::from_ptr(py, args).cast_unchecked::<PyTuple>(),
-                Borrowed::from_ptr_or_opt(py, kwargs).map(|k| k.cast_unchecked::<PyDict>()),
-            )
+    // CPython calls this with the interpreter lock held. `attach` counts the thread as attached
+    // for the call, as pyo3's own methods do, so that a `Py` or `PyErr` the dispatch drops (a
+    // memo entry replaced, an error replaced by another) is released at once, not pooled.
+    Python::attach(|py| {
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: `slf` is the dispatcher `function` bound, `args` a tuple and `kwargs`
+            // NULL or a dictionary, all alive for the call (CPython's `METH_VARARGS |
+            // METH_KEYWORDS` contract).
+            let (slf, args, kwargs) = unsafe {
+                (
+                    Borrowed::from_ptr(py, slf),
+                    Borrowed::from_ptr(py, args).cast_unchecked::<PyTuple>(),
+                    Borrowed::from_ptr_or_opt(py, kwargs).map(|k| k.cast_unchecked::<PyDict>()),
+                )
+            };
+            run(&slf, &args, kwargs.as_deref())
+        }));
+        let error = match result {
+            Ok(Ok(value)) => return value.into_ptr(),
+            Ok(Err(e)) => e,
+            // A panic is pyo3's `PanicException` (a `BaseException`), as from its own methods.
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                PanicException::new_err(format!("safecall's Triton dispatch panicked: {what}"))
+            }
         };
-        run(&slf, &args, kwargs.as_deref())
-    }));
-    let error = match result {
-        Ok(Ok(value)) => return value.into_ptr(),
-        Ok(Err(e)) => e,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            PyRuntimeError::new_err(format!("safecall's Triton dispatch panicked: {what}"))
-        }
-    };
-    error.restore(py);
-    std::ptr::null_mut::<c_void>().cast()
+        error.restore(py);
+        std::ptr::null_mut::<c_void>().cast()
+    })
 }
 
 /// One call of the protocol (see the module docs).

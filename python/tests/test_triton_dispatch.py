@@ -351,6 +351,15 @@ def test_a_run_without_grid_or_warmup_fails_as_tritons(result):
         assert isinstance(by_triton[3][0], int), name
 
 
+def test_run_has_the_signature_of_tritons_method(result):
+    """``inspect.signature`` of a dispatcher's ``run`` and of the installed ``kernel.run`` (a
+    builtin) is that of Triton's method it stands for: ``JITFunction.run``'s, and
+    ``Autotuner.run``'s and ``Heuristics.run``'s."""
+    signatures = result["run signatures"]
+    assert signatures["jit"] == ["(*args, grid, warmup, **kwargs)"] * 3, signatures
+    assert signatures["autotuned"] == signatures["heuristics"] == ["(*args, **kwargs)"] * 3, signatures
+
+
 def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
     """100 seeded launch-hook setups (``triton.knobs.runtime``'s enter and exit hooks: chains of
     hooks that record ``metadata.get()``, raise, register another hook during the call; a plain

@@ -206,8 +206,10 @@ def test_seeded_calls_on_amd_choose_and_launch_as_tritons_run(dispatched):
         assert len(calls[section]) == n, section
         for i, (spec, by_triton, by_dispatch) in enumerate(calls[section]):
             assert by_dispatch == by_triton, (section, i, spec)
+    assert set(calls["runs without grid or warmup"]) == {"jit", "autotuned", "heuristics"}
     for name, (by_triton, by_dispatch) in calls["runs without grid or warmup"].items():
         assert by_dispatch == by_triton, name
+        assert all(str(call[0]).startswith("TypeError: JITFunction.run() missing") for call in by_triton[:3]), name
     errors = {str(o[0][0]) for _, o in calls["call shapes"]}
     # AMD's own refusals: a cluster launch gfx942 does not have (`HIPBackend.parse_options`),
     # and a CUDA option the AMD compiler does not know.

@@ -391,6 +391,13 @@ def _hook_draw(rng: random.Random, log: List[Any]) -> Tuple[List[Any], List[Any]
     return chain(), chain(), grid, rng.choice([copy, metered])
 
 
+def _shipped_hooks() -> None:
+    """Fails unless the knobs' launch hooks are as Triton ships them, empty ``HookChain``s (each
+    hook draw starts and ends so: a hook left behind would run in later launches)."""
+    chains = triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook
+    assert all(type(chain) is HookChain and not chain.calls for chain in chains), chains
+
+
 def _with_hooks(enter: Any, leave: Any, call: Callable[[], Any]) -> Callable[[], Any]:
     """``call`` with the knobs' hooks set (a list: the shipped chain holding those hooks), then
     the chains put back empty."""
@@ -398,8 +405,6 @@ def _with_hooks(enter: Any, leave: Any, call: Callable[[], Any]) -> Callable[[],
 
     def hooked() -> Any:
         chains = runtime.launch_enter_hook, runtime.launch_exit_hook
-        # The knobs as Triton ships them (a hook left behind would run in the caller's later launches).
-        assert all(type(chain) is HookChain and not chain.calls for chain in chains), chains
         for name, hooks, chain in (("launch_enter_hook", enter, chains[0]), ("launch_exit_hook", leave, chains[1])):
             if isinstance(hooks, list):
                 for hook in hooks:
@@ -466,12 +471,14 @@ def run_calls(ctx: Any, options: Dict[str, List[Any]] = OPTIONS) -> Dict[str, An
     draws = []
     before = {k.fn.__name__: dict(safecall.triton.jit(k).stats()) for k in (copy, metered)}
     for _ in range(100):
+        _shipped_hooks()
         enter, leave, grid, kernel = _hook_draw(rng, log)
         described = [[f.__name__ for f in h] if isinstance(h, list) else h and getattr(h, "__name__", type(h).__name__)
                      for h in (enter, leave)]
         calls = [_with_hooks(enter, leave, _through(ctx, path, kernel, grid, (ctx.x, ctx.y, 1000), {"BLOCK": 128}))
                  for path in PATHS]
         draws.append([described + [kernel.fn.__name__], [_outcome(call, ctx, log) for call in calls]])
+    _shipped_hooks()
     out["hook forms"] = draws
     out["hook forms stats"] = {k.fn.__name__: {r: n - before[k.fn.__name__].get(r, 0) for r, n in safecall.triton.jit(k).stats().items()
                                                if n != before[k.fn.__name__].get(r, 0)} for k in (copy, metered)}

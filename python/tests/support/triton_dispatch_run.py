@@ -567,5 +567,16 @@ context = Context(fake, _ORIGINAL_RUN, launches, copy, scalars, CASES["scalar mi
 results.update(run_forms(context))
 # How kernels are called (shapes, options, heuristics layers), the same way (`triton_dispatch_calls`).
 results.update(run_calls(context))
+# What `inspect.signature` reads of each `run`: Triton's method bound to the object, the
+# dispatcher's, and the installed `kernel.run`.
+import inspect  # noqa: E402
+
+_tuned = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])(copy)
+_layer = triton.heuristics({"BLOCK": lambda args: 64})(copy)
+results["run signatures"] = {
+    name: [str(inspect.signature(_ORIGINAL_RUN[method].__get__(obj))), str(inspect.signature(safecall.triton.jit(obj).run)),
+           str(inspect.signature(obj.run))]
+    for name, method, obj in (("jit", "run", copy), ("autotuned", "autotune", _tuned), ("heuristics", "heuristics", _layer))
+}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
