@@ -360,6 +360,12 @@ def test_run_has_the_signature_of_tritons_method(result):
     assert signatures["autotuned"] == signatures["heuristics"] == ["(*args, **kwargs)"] * 3, signatures
 
 
+def test_run_leaves_a_c_callers_keyword_dict_as_it_was(result):
+    """A C caller's own keyword dictionary (``PyObject_Call``) given to a dispatcher's ``run``:
+    the launch happens, and ``grid`` and ``warmup`` are still in the caller's dictionary."""
+    assert result["C caller's dict"] == {"kept": True, "launches": 1, "kernel": "CompiledKernel"}
+
+
 def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
     """100 seeded launch-hook setups (``triton.knobs.runtime``'s enter and exit hooks: chains of
     hooks that record ``metadata.get()``, raise, register another hook during the call; a plain

@@ -578,5 +578,16 @@ results["run signatures"] = {
            str(inspect.signature(obj.run))]
     for name, method, obj in (("jit", "run", copy), ("autotuned", "autotune", _tuned), ("heuristics", "heuristics", _layer))
 }
+# A C caller's own keyword dictionary (`PyObject_Call(run, args, kwargs)`, through ctypes):
+# the dispatcher's `run` takes `grid` and `warmup` from it and leaves it as it was.
+import ctypes  # noqa: E402
+
+_call = ctypes.pythonapi.PyObject_Call
+_call.restype, _call.argtypes = ctypes.py_object, [ctypes.py_object] * 3
+_given = {"grid": (4,), "warmup": False, "BLOCK": 128}
+fake.safecall_fake_cuda_reset()
+_kernel = _call(safecall.triton.jit(copy).run, (X, Y, 1000), _given)
+results["C caller's dict"] = {"kept": _given == {"grid": (4,), "warmup": False, "BLOCK": 128}, "launches": len(launches()),
+                              "kernel": type(_kernel).__name__}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
