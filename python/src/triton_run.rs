@@ -3,10 +3,11 @@
 //! Inductor call it) as builtins called with CPython's tuple and dictionary (`METH_VARARGS |
 //! METH_KEYWORDS`): these callers pass `*args` and keywords (Python's `CALL_FUNCTION_EX`), so
 //! CPython has both built already, and the tuple is used as it is and `grid` and `warmup`
-//! looked up in the dictionary, which is copied without them. A pyo3 method with `grid` and
-//! `warmup` in its signature matches every keyword's name against them first (about 300
-//! instructions a call); a vectorcall builtin would be handed the dictionary unpacked, then
-//! build the tuple again.
+//! looked up in the dictionary, which is copied without them. The pyo3 method this replaces
+//! matched every keyword's name against them and built its `**kwargs` dictionary anew
+//! (callgrind, the installed dispatch's `kernel.run(*args, grid=, warmup=False, BLOCK=128)` on
+//! Triton 3.9: 15,167 -> 14,625 instructions per call); a vectorcall builtin (14,824) is handed
+//! the dictionary unpacked, then builds the tuple again.
 //!
 //! A call without `grid` or `warmup` goes to the dispatcher's Python side as
 //! `slow("grid or warmup missing", args, kwargs, None, None)`, which calls Triton's own `run`
