@@ -27,6 +27,7 @@ mod tensor_map;
 mod triton_active;
 mod triton_amd_range;
 mod triton_autotune;
+mod triton_binding;
 mod triton_bound;
 mod triton_config;
 mod triton_descriptor;

@@ -19,6 +19,7 @@ use smallvec::SmallVec;
 
 use crate::triton_active::{current_device, current_stream};
 use crate::triton_amd_range::{AmdMode, AmdRange, AmdRangeSpec};
+use crate::triton_binding::{INLINE_ARGUMENTS, Values, bind_arguments, without_run_keywords};
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Param, Space, Unhashable, append, int_key};
@@ -42,12 +43,6 @@ const OPTIONS: u64 = 6;
 
 /// How many argument types the kind cache holds before it starts over.
 const KIND_CAPACITY: usize = 1024;
-
-/// How many arguments a call holds on the stack (more spill to the heap).
-const INLINE_ARGUMENTS: usize = 24;
-
-/// A call's parameter values, in declaration order.
-type Values<'py> = SmallVec<[Bound<'py, PyAny>; INLINE_ARGUMENTS]>;
 
 /// Type address -> (the type, kept alive so the address is not reused; its kind; its code).
 type KindCache = HashMap<usize, (Py<PyAny>, u8, u64), rustc_hash::FxBuildHasher>;
@@ -278,12 +273,37 @@ impl TritonDispatch {
         grid: &Bound<'py, PyAny>,
         warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        self.call_with(args, kwargs, false, grid, warmup)
+    }
+
+    /// [`call`](Self::call) with the caller's keywords of `run(*args, grid=, warmup=,
+    /// **kwargs)` as given, `grid` and `warmup` among them (`triton_run`).
+    pub(crate) fn call_run<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: &Bound<'py, PyDict>,
+        grid: &Bound<'py, PyAny>,
+        warmup: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.call_with(args, Some(kwargs), true, grid, warmup)
+    }
+
+    /// A call; with `run_keywords`, `kwargs` also holds `grid` and `warmup`, which are not
+    /// the kernel's.
+    fn call_with<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        run_keywords: bool,
+        grid: &Bound<'py, PyAny>,
+        warmup: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         // Any object, as Triton's `if not warmup` reads it.
         let outcome = if warmup.is_truthy()? {
             Err(Slow::Fallback("warmup".into()))
         } else {
-            self.fast(args, kwargs, grid)?
+            self.fast(args, kwargs, run_keywords, grid)?
         };
         match outcome {
             Ok(kernel) => {
@@ -296,6 +316,8 @@ impl TritonDispatch {
                     Slow::Miss(key) => (None, Some(DispatchKey(key))),
                 };
                 let kwargs = match kwargs {
+                    // A copy without them (the caller's is left as it was).
+                    Some(k) if run_keywords => without_run_keywords(k)?,
                     Some(k) => k.clone(),
                     None => PyDict::new(py),
                 };
@@ -311,6 +333,7 @@ impl TritonDispatch {
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
+        run_keywords: bool,
         grid: &Bound<'py, PyAny>,
     ) -> PyResult<Result<Bound<'py, PyAny>, Slow>> {
         let py = args.py();
@@ -328,7 +351,15 @@ impl TritonDispatch {
         }
         let mut values = Values::new();
         let mut options = Vec::new();
-        if !self.bind_arguments(args, kwargs, &mut values, &mut options)? {
+        let parameters = (&self.names[..], self.index.bind(py), &self.defaults[..]);
+        if !bind_arguments(
+            parameters,
+            args,
+            kwargs,
+            run_keywords,
+            &mut values,
+            &mut options,
+        )? {
             return Ok(Err(Slow::Fallback("binding".into())));
         }
         let active = self.active_driver(py)?;
@@ -532,61 +563,6 @@ impl TritonDispatch {
             hit.launcher.bind(py).call1(PyTuple::new(py, call)?)?;
         }
         Ok(Ok(hit.kernel.bind(py).clone()))
-    }
-
-    /// Binds the call's arguments: `values` receives the parameters' values in declaration
-    /// order and `options` the keyword options; `false` where Triton's binder would raise (too
-    /// many, repeated or missing arguments).
-    fn bind_arguments<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-        values: &mut Values<'py>,
-        options: &mut Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
-    ) -> PyResult<bool> {
-        let py = args.py();
-        let given = args.len();
-        if given > self.names.len() {
-            return Ok(false);
-        }
-        values.extend(args.iter());
-        // A parameter without a default holds `None` until a keyword gives it a value.
-        let mut missing = 0usize;
-        values.extend(self.defaults[given..].iter().map(|d| match d {
-            Some(d) => d.bind(py).clone(),
-            None => {
-                missing += 1;
-                py.None().into_bound(py)
-            }
-        }));
-        if let Some(kwargs) = kwargs {
-            let index = self.index.bind(py);
-            for (name, value) in kwargs.iter() {
-                // A keyword is usually the very string object of the parameter's name
-                // (identifiers are interned): found by address, else by the name's value.
-                let position = match self.names.iter().position(|n| n.as_ptr() == name.as_ptr()) {
-                    Some(i) => Some(i),
-                    None => match index.get_item(&name)? {
-                        Some(i) => Some(i.extract::<usize>()?),
-                        None => None,
-                    },
-                };
-                match position {
-                    None => options.push((name.cast_into::<PyString>()?, value)),
-                    Some(i) => {
-                        if i < given {
-                            return Ok(false);
-                        }
-                        // A dictionary's keys are distinct: each slot is given at most once.
-                        if self.defaults[i].is_none() {
-                            missing -= 1;
-                        }
-                        values[i] = value;
-                    }
-                }
-            }
-        }
-        Ok(missing == 0)
     }
 
     /// A host tensor descriptor's part of the key, as Triton specializes it

@@ -2,13 +2,15 @@
 //! `Autotuner.run`'s and `Heuristics.run`'s protocol, as Triton's layers, Helion's launcher and
 //! Inductor call it) as builtins called with CPython's tuple and dictionary (`METH_VARARGS |
 //! METH_KEYWORDS`): these callers pass `*args` and keywords (Python's `CALL_FUNCTION_EX`), so
-//! CPython has both built already, and the tuple is used as it is and `grid` and `warmup`
-//! looked up in the dictionary, which is copied without them. The pyo3 method this replaces
-//! matched every keyword's name against them and built its `**kwargs` dictionary anew
-//! (callgrind, the installed dispatch's `kernel.run(*args, grid=, warmup=False, BLOCK=128)` on
-//! Triton 3.9, `PYTHONHASHSEED=0`: 15,206 -> 14,660 instructions per call); a vectorcall
-//! builtin, tried first, is handed the dictionary unpacked, then builds the tuple again (it
-//! counted 14,824 where this one counted 14,604, both with random hash seeds).
+//! CPython has both built already. The tuple is used as it is; `grid` and `warmup` are looked
+//! up in the dictionary, which a kernel's dispatcher then binds as it is, leaving the two out
+//! (`triton_binding`), and which is copied without them for a layer. The pyo3 method this
+//! replaces matched every keyword's name against them and built its `**kwargs` dictionary
+//! anew (callgrind, the installed dispatch's `kernel.run(*args, grid=, warmup=False,
+//! BLOCK=128)` on Triton 3.9, `PYTHONHASHSEED=0` / `1`: 15,206 / 15,078 instructions per call;
+//! with a copy of the dictionary 14,660 / 14,532; bound as it is 14,141 / 14,013). A
+//! vectorcall builtin, tried first, is handed the dictionary unpacked, then builds the tuple
+//! again (it counted 14,824 where the copying one counted 14,604, with random hash seeds).
 //!
 //! A call without `grid` or `warmup` goes to the dispatcher's Python side as
 //! `slow("grid or warmup missing", args, kwargs, None, None)`, which calls Triton's own `run`
@@ -24,6 +26,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::triton_autotune::AutotuneDispatch;
+use crate::triton_binding::without_run_keywords;
 use crate::triton_dispatch::TritonDispatch;
 use crate::triton_heuristics::HeuristicsDispatch;
 
@@ -141,20 +144,19 @@ fn run<'py>(
         let none = py.None().into_bound(py);
         return slow(slf)?.call1(("grid or warmup missing", args, kwargs, &none, &none));
     };
-    // The other keywords; the caller's dictionary is left as it was (a C caller may pass its
-    // own).
+    if let Ok(d) = slf.cast::<TritonDispatch>() {
+        // Bound with `grid` and `warmup` left out (`triton_binding`): no copy.
+        return d.get().call_run(args, kwargs, &grid, &warmup);
+    }
+    // A layer's other keywords, in a dictionary of their own: the caller's is left as it was
+    // (a C caller may pass its own).
     let rest = if kwargs.len() == 2 {
         None
     } else {
-        let rest = kwargs.copy()?;
-        rest.del_item(grid_word)?;
-        rest.del_item(warmup_word)?;
-        Some(rest)
+        Some(without_run_keywords(kwargs)?)
     };
     let rest = rest.as_ref();
-    if let Ok(d) = slf.cast::<TritonDispatch>() {
-        d.get().call(args, rest, &grid, &warmup)
-    } else if let Ok(d) = slf.cast::<AutotuneDispatch>() {
+    if let Ok(d) = slf.cast::<AutotuneDispatch>() {
         d.get().call(args, rest, &grid, &warmup)
     } else {
         slf.cast::<HeuristicsDispatch>()?

@@ -366,6 +366,15 @@ def test_run_leaves_a_c_callers_keyword_dict_as_it_was(result):
     assert result["C caller's dict"] == {"kept": True, "launches": 1, "kernel": "CompiledKernel"}
 
 
+def test_run_keeps_grid_and_warmup_out_of_the_key(result):
+    """``d.run(..., grid=<a new function each call>, warmup=False)`` four times: ``grid`` and
+    ``warmup`` are the protocol's keywords, not launch options in the key (the dispatcher
+    binds the caller's dictionary leaving them out), so one entry at most is recorded and the
+    other calls hit it."""
+    new_grid = result["run with a new grid each call"]
+    assert new_grid["recorded"] <= 1 and new_grid["counts"].get("hit", 0) >= 3, new_grid
+
+
 def test_launch_hooks_in_every_form_see_and_launch_as_triton(result):
     """100 seeded launch-hook setups (``triton.knobs.runtime``'s enter and exit hooks: chains of
     hooks that record ``metadata.get()``, raise, register another hook during the call; a plain

@@ -589,5 +589,14 @@ fake.safecall_fake_cuda_reset()
 _kernel = _call(safecall.triton.jit(copy).run, (X, Y, 1000), _given)
 results["C caller's dict"] = {"kept": _given == {"grid": (4,), "warmup": False, "BLOCK": 128}, "launches": len(launches()),
                               "kernel": type(_kernel).__name__}
+# `run(..., grid=<a new function each call>, warmup=False)`: `grid` and `warmup` are the
+# protocol's, not options in the key, so the calls after the first hit the one entry.
+_d = safecall.triton.jit(copy)
+_before, _recorded = dict(_d.stats()), _d._native.recorded
+for _ in range(4):
+    _d.run(X, Y, 1000, grid=lambda META: (4,), warmup=False, BLOCK=128)
+results["run with a new grid each call"] = {
+    "counts": {k: v - _before.get(k, 0) for k, v in _d.stats().items() if v != _before.get(k, 0)},
+    "recorded": _d._native.recorded - _recorded}
 results["triton"] = triton.__version__
 pathlib.Path(OUT).write_text(json.dumps(results, indent=1, sort_keys=True))
