@@ -68,11 +68,12 @@ pub(crate) fn bind_arguments<'py>(
     let Some(kwargs) = kwargs else {
         return Ok(missing == 0);
     };
-    let (grid_word, warmup_word) = (intern!(py, "grid"), intern!(py, "warmup"));
     // `grid` and `warmup` still to leave out.
     let mut skip = if run_keywords { 2 } else { 0 };
     for (name, value) in kwargs.iter() {
-        if skip > 0 && (is_word(&name, grid_word) || is_word(&name, warmup_word)) {
+        if skip > 0
+            && (is_word(&name, intern!(py, "grid")) || is_word(&name, intern!(py, "warmup")))
+        {
             skip -= 1;
             continue;
         }
