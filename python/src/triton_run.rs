@@ -8,7 +8,7 @@
 //! replaces matched every keyword's name against them and built its `**kwargs` dictionary
 //! anew (callgrind, the installed dispatch's `kernel.run(*args, grid=, warmup=False,
 //! BLOCK=128)` on Triton 3.9, `PYTHONHASHSEED=0` / `1`: 15,206 / 15,078 instructions per call;
-//! with a copy of the dictionary 14,660 / 14,532; bound as it is 14,141 / 14,013). A
+//! with a copy of the dictionary 14,660 / 14,532; bound as it is 14,145 / 14,017). A
 //! vectorcall builtin, tried first, is handed the dictionary unpacked, then builds the tuple
 //! again (it counted 14,824 where the copying one counted 14,604, with random hash seeds).
 //!
