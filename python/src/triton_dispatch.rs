@@ -276,21 +276,10 @@ impl TritonDispatch {
         self.call_with(args, kwargs, false, grid, warmup)
     }
 
-    /// [`call`](Self::call) with the caller's keywords of `run(*args, grid=, warmup=,
-    /// **kwargs)` as given, `grid` and `warmup` among them (`triton_run`).
-    pub(crate) fn call_run<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: &Bound<'py, PyDict>,
-        grid: &Bound<'py, PyAny>,
-        warmup: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.call_with(args, Some(kwargs), true, grid, warmup)
-    }
-
-    /// A call; with `run_keywords`, `kwargs` also holds `grid` and `warmup`, which are not
-    /// the kernel's.
-    fn call_with<'py>(
+    /// A call; with `run_keywords`, `kwargs` is the caller's dictionary of `run(*args, grid=,
+    /// warmup=, **kwargs)` as given (`triton_run`), `grid` and `warmup` among them, which are
+    /// not the kernel's.
+    pub(crate) fn call_with<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,

@@ -118,14 +118,10 @@ unsafe extern "C" fn launch_fast(
     let error = match result {
         Ok(Ok(())) => return py.None().into_ptr(),
         Ok(Err(e)) => e,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            PyRuntimeError::new_err(format!("safecall's Triton launcher panicked: {what}"))
-        }
+        Err(panic) => PyRuntimeError::new_err(format!(
+            "safecall's Triton launcher panicked: {}",
+            safecall_runtime::capi::panic_text(panic.as_ref())
+        )),
     };
     error.restore(py);
     std::ptr::null_mut::<c_void>().cast()

@@ -112,14 +112,10 @@ unsafe extern "C" fn run_call(
             Ok(Ok(value)) => return value.into_ptr(),
             Ok(Err(e)) => e,
             // A panic is pyo3's `PanicException` (a `BaseException`), as from its own methods.
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                PanicException::new_err(format!("safecall's Triton dispatch panicked: {what}"))
-            }
+            Err(panic) => PanicException::new_err(format!(
+                "safecall's Triton dispatch panicked: {}",
+                safecall_runtime::capi::panic_text(panic.as_ref())
+            )),
         };
         error.restore(py);
         std::ptr::null_mut::<c_void>().cast()
@@ -146,7 +142,7 @@ fn run<'py>(
     };
     if let Ok(d) = slf.cast::<TritonDispatch>() {
         // Bound with `grid` and `warmup` left out (`triton_binding`): no copy.
-        return d.get().call_run(args, kwargs, &grid, &warmup);
+        return d.get().call_with(args, Some(kwargs), true, &grid, &warmup);
     }
     // A layer's other keywords, in a dictionary of their own: the caller's is left as it was
     // (a C caller may pass its own).

@@ -28,8 +28,8 @@ pub use registry::*;
 pub use string::*;
 pub use tensor::*;
 
-/// The text of a panic payload.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> std::string::String {
+/// The text of a panic payload (a `&str` or `String`; a placeholder for any other).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> std::string::String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<std::string::String>() {
