@@ -14,7 +14,8 @@ profiler's, e.g. proton's), a launch from the table carries what Triton's ``run`
 ``kernel.launch_metadata(grid, stream, *args)`` and the hooks. Anything it cannot decide
 exactly as Triton would goes through Triton's ``run`` every time, counted by reason
 (:meth:`Dispatcher.stats`): pre-run hooks registered, an argument kind it does
-not model (tuples, Gluon's tensor descriptors, objects without ``data_ptr``), an unhashable constexpr,
+not model (Gluon's tensor descriptors, objects without ``data_ptr``, a tuple holding either or
+nested more than 32 deep, a tuple on AMD), an unhashable constexpr,
 warm-up calls, a global the kernel read that changed.
 
 The key, per parameter in declaration order:
@@ -35,6 +36,9 @@ The key, per parameter in declaration order:
   tensor's dtype and its block shape, which is all Triton's ``tensordesc<DTYPE[BLOCK]>``
   specialization holds (the launcher encodes the shape, strides, padding and base address on
   every launch); Gluon's descriptors, which carry a layout, go through Triton's path;
+- a tuple (a named tuple too: its type is part of the key): its length, then each element as
+  above, tensors with their alignment whatever the parameter's ``do_not_specialize`` (Triton's
+  specializer reads every tensor in a tuple), nested tuples alike;
 
 then the keyword options (``num_warps``, ``num_stages``, ...), the device, the Triton knobs
 that Triton adds to the options on each call (``debug``, the instrumentation mode, ...) and

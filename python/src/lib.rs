@@ -23,6 +23,7 @@ mod cuda_constants;
 mod cuda_context;
 mod hip_runtime;
 mod method_call;
+mod recursion;
 mod tensor_map;
 mod triton_active;
 mod triton_amd_range;

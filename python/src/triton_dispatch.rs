@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use smallvec::SmallVec;
 
+use crate::recursion::RecursionGuard;
 use crate::triton_active::{current_device, current_stream};
 use crate::triton_amd_range::{AmdMode, AmdRange, AmdRangeSpec};
 use crate::triton_binding::{INLINE_ARGUMENTS, Values, bind_arguments, without_run_keywords};
@@ -28,6 +29,9 @@ use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 use crate::triton_values::Address;
 
+mod tuple_key;
+use tuple_key::TupleKey;
+
 /// How a non-constexpr argument enters the key: the kinds Python's `_triton_dispatch` numbers.
 const NONE: u8 = 0;
 const BOOL: u8 = 1;
@@ -37,9 +41,17 @@ const TENSOR: u8 = 4;
 const OTHER: u8 = 5;
 /// A host `triton.tools.tensor_descriptor.TensorDescriptor` (6 starts the options).
 const DESCRIPTOR: u8 = 7;
+/// A tuple (or a subclass of `tuple`): its elements' words follow (`tuple_key`).
+const TUPLE: u8 = 8;
 
 /// A word that starts the keyword options' part of a key (no argument's first word is 6).
 const OPTIONS: u64 = 6;
+
+/// Python's recursion levels a dispatched call counts for (see `recursion`): Triton's path
+/// runs two Python frames there, in about 2.2 KiB of C stack per re-entry; the dispatch takes
+/// about 2.75 KiB (the key's inline buffers), so it counts one level more, which keeps it
+/// within the stack wherever Triton is.
+const RECURSION_LEVELS: usize = 3;
 
 /// How many argument types the kind cache holds before it starts over.
 const KIND_CAPACITY: usize = 1024;
@@ -288,6 +300,10 @@ impl TritonDispatch {
         warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
+        // Counted as the Python frames of Triton's path it replaces (`JITFunction.run` and its
+        // binder), while a `data_ptr()`, the grid or a hook may call the kernel again.
+        let _depth =
+            RecursionGuard::enter(py, RECURSION_LEVELS, c" while dispatching a Triton kernel")?;
         // Any object, as Triton's `if not warmup` reads it.
         let outcome = if warmup.is_truthy()? {
             Err(Slow::Fallback("warmup".into()))
@@ -402,6 +418,17 @@ impl TritonDispatch {
                         (kind, code)
                     }
                 };
+                if kind == TUPLE {
+                    if !native {
+                        // AMD's specializer, in Python, keys tuples its own way.
+                        return Ok(Err(Slow::Fallback("a tuple on AMD".into())));
+                    }
+                    let tuple = value.cast::<PyTuple>()?;
+                    match slow_on!(self.tuple_key(tuple, type_code, native, 0, &mut key)) {
+                        TupleKey::Keyed => continue,
+                        TupleKey::Unmodelled(what) => return Ok(Err(Slow::Fallback(what))),
+                    }
+                }
                 if kind == DESCRIPTOR {
                     if !slow_on!(self.descriptor_key(value, type_code, &mut key)) {
                         return Ok(Err(Slow::Fallback(
@@ -638,7 +665,9 @@ impl TritonDispatch {
         let py = value.py();
         let kind = if ty.is(self.descriptor_type.bind(py)) {
             DESCRIPTOR
-        } else if ty.hasattr(intern!(py, "data_ptr"))? && !value.is_instance_of::<PyTuple>() {
+        } else if value.is_instance_of::<PyTuple>() {
+            TUPLE
+        } else if ty.hasattr(intern!(py, "data_ptr"))? {
             TENSOR
         } else {
             OTHER

@@ -159,7 +159,7 @@ def test_what_it_cannot_decide_goes_through_triton_counted(result):
     stats = result["final stats"]
     assert "fallback: launch hooks" not in stats["copy"]
     assert stats["copy"]["fallback: warmup"] == 1
-    assert stats["scalars"]["fallback: argument type Tuple2"] == 1
+    assert stats["scalars"]["fallback: argument type str in a tuple"] == 1
     assert stats["host_desc_copy"]["fallback: argument type SubDescriptor"] == 1
     assert result["fallback launches"] == 1  # the descriptor subclass's; warm-up launches nothing
     assert result["tuple error"]  # Triton's own error for the tuple, raised as Triton raises it
@@ -196,6 +196,49 @@ def test_pointer_arguments_in_every_form_choose_and_launch_as_triton(result):
     launched = sum(isinstance(t[0], int) and any(r["call"] == "cuLaunchKernelEx" for r in t[1]) for t, _, _ in forms)
     assert 20 <= launched <= 270, launched
     assert any(t[0] == "TypeError: an integer is required" for t, _, _ in forms)
+
+
+def test_tuple_arguments_choose_and_launch_as_triton_from_the_table(result):
+    """80 seeded calls of ``tuple_copy`` with tuple arguments (pointers in every form, a
+    misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16 or beyond i32,
+    floats, bools; a list, a str in a tuple, an element nested 40 deep): Triton's run, the
+    dispatcher's miss and its hit choose the same kernel, make the same launches and pointer
+    checks (the hit with as many ``data_ptr()`` calls), or raise the same error; the tuples it keys are
+    served from its table, the others go through Triton's run, counted by reason."""
+    forms = result["tuple forms"]
+    assert len(forms) == 80
+    for i, (ptrs, sizes, (by_triton, miss, hit)) in enumerate(forms):
+        assert miss[:2] == by_triton[:2] and hit[:2] == by_triton[:2], (i, ptrs, sizes, by_triton, miss, hit)
+        # A miss reads each tensor's data_ptr() for the key, then goes through Triton's run,
+        # which reads it again; a hit (the second call of a launched form) as often as Triton.
+        if isinstance(by_triton[0], int):
+            assert hit[2] == by_triton[2], (i, ptrs, sizes, by_triton, hit)
+    launched = [f for f in forms if isinstance(f[2][0][0], int) and any(r["call"] == "cuLaunchKernelEx" for r in f[2][0][1])]
+    assert len(launched) >= 30, len(launched)
+    # Every launched form's second dispatch was served from the table (the first was a miss,
+    # or a hit of an earlier form's key).
+    stats = result["tuple stats"]
+    assert stats.get("hit", 0) >= len(launched), stats
+    assert stats.get("fallback: argument type str in a tuple", 0) >= 2, stats
+    assert stats.get("fallback: tuples nested more than 32 deep", 0) >= 2, stats
+    assert stats.get("fallback: argument type list", 0) >= 2, stats
+    # data_ptr() called for the key and again by the launcher, as by Triton.
+    assert any(f[2][0][2] >= 4 for f in launched)
+
+
+def test_endless_reentry_raises_recursion_error_as_tritons_path_does(result):
+    """A kernel called again from its own ``data_ptr()``, grid function or launch enter hook,
+    without end, at the default recursion limit: Triton's run and the dispatch (served from its
+    table) both raise ``RecursionError``; through a ``data_ptr()`` the dispatch goes no deeper
+    than Triton's path (each re-entry counted as Triton's Python frames are; uncounted it went
+    twice as deep, and a raised limit ran the C stack out); the recursion count is restored."""
+    reentry = result["reentry"]
+    for route in ("data_ptr", "grid", "hook"):
+        for path in ("triton", "dispatch"):
+            assert reentry[f"{route} {path}"]["outcome"] == "RecursionError", (route, path, reentry)
+            assert reentry[f"{route} {path}"]["depth"] >= 50, (route, path, reentry)
+    assert reentry["data_ptr dispatch"]["depth"] <= reentry["data_ptr triton"]["depth"], reentry
+    assert reentry["count restored"]
 
 
 def test_a_pointer_in_do_not_specialize_is_read_by_the_launcher_as_in_triton(result):

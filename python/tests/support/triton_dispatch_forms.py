@@ -12,6 +12,10 @@ same error:
 - 300 grids in every form: tuples and lists of 0 to 4 entries (ints at and beyond 32 and 64
   bits, negative, 0; int subclasses, ``__index__``-only objects, floats, bools, None, a str), a
   bare entry, a function returning a tuple, None;
+- 80 tuple arguments (``tuple_copy``'s ``ptrs`` and ``sizes``: pointers in the forms above, a
+  misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16 or beyond i32,
+  floats, bools, a str, a list, an element nested 40 deep), with the driver's pointer checks
+  and each ``data_ptr()`` call counted;
 - an autotuned kernel whose key argument comes as an int, an int subclass, a float or a bool
   of the same value (equal keys to Triton's autotuner): each key tuned by Triton's
   ``Autotuner.run`` and by the dispatcher's autotuner (benchmarkers that answer alike), then
@@ -20,6 +24,7 @@ same error:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import random
 from typing import Any, Callable, Dict, List, Tuple
@@ -30,7 +35,7 @@ from triton.runtime.jit import JITFunction
 
 from support import fake_cuda
 from support.triton_fakes import FloatOnly, FloatSubclass, IndexOnly, IntSubclass, PointerLike, random_pointer
-from support.triton_kernels import loose_copy
+from support.triton_kernels import loose_copy, tuple_copy
 
 PATHS = ("triton", "dispatch", "dispatch")
 
@@ -124,6 +129,78 @@ def _loose_pointers(ctx: Context) -> List[Any]:
     return [[repr(form), *outcomes] for form, outcomes in forms]
 
 
+class CountedPointer:
+    """A tensor-like whose ``data_ptr()`` calls are counted (in ``calls``, shared by a draw)."""
+
+    def __init__(self, address: int, dtype: Any, calls: List[int]) -> None:
+        self.address, self.dtype, self.calls = address, dtype, calls
+
+    def data_ptr(self) -> int:
+        self.calls[0] += 1
+        return self.address
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def _nested(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
+def _tuples(ctx: Context) -> List[Any]:
+    """80 seeded calls of ``tuple_copy[(8,)](ptrs, sizes, BLOCK=128)`` with ``ptrs`` of the
+    shape ``(x, (y, z))`` and ``sizes`` ``(n, a, b, ...)`` in many forms, each through every
+    path of :data:`PATHS`: the chosen kernel, the launches, the pointer checks, or the error
+    (message included), each with how often ``data_ptr()`` was called."""
+
+    def records() -> List[Dict[str, Any]]:
+        return [r for r in fake_cuda.records(ctx.fake) if r["call"] in ("cuLaunchKernelEx", "cuPointerGetAttribute")]
+
+    rng = random.Random(8080)
+    out = []
+    for i in range(80):
+        calls = [0]
+
+        def pointer(aligned: int) -> Any:
+            pick = rng.randrange(12)
+            if pick == 0:
+                form = random_pointer(rng)
+                if isinstance(form, PointerLike) and i % 2:
+                    form.dtype = ctx.f32
+                return form
+            if pick == 1:
+                return CountedPointer(aligned + 4, ctx.f32, calls)
+            if pick == 2:
+                return None
+            return CountedPointer(aligned, ctx.f32, calls)
+
+        inner = (pointer(0x7F00_0000_2000), pointer(0x7F00_0000_3000))
+        inner = Pair(*inner) if rng.randrange(4) == 0 else inner
+        ptrs: Any = (pointer(0x7F00_0000_1000), inner)
+        sizes: Any = (rng.choice((1000, 1024, 1, 2**33, -7)), rng.choice((2, 1, 32, 2.5, True)), rng.choice((3, 16, -5)))
+        sizes += tuple(rng.choice((0, 48, 1.0)) for _ in range(rng.randrange(2)))
+        odd = rng.randrange(16)
+        if odd == 0:
+            sizes = list(sizes)  # a list: Triton's specializer refuses it
+        elif odd == 1:
+            sizes = sizes + ("a str",)
+        elif odd == 2:
+            # Deeper than the dispatcher keys; the str makes Triton's specializer refuse the call
+            # (Triton 3.6 compiling a kernel for it takes tens of GiB).
+            sizes = (_nested(sizes[0], 40),) + sizes[1:] + ("a str",)
+        outcome = []
+        # Triton's run first, uncounted: a call that compiles calls data_ptr() more often.
+        _call(ctx, "triton", tuple_copy, (8,), (ptrs, sizes), {"BLOCK": 128}, True, records)
+        for path in PATHS:
+            calls[0] = 0
+            result = _call(ctx, path, tuple_copy, (8,), (ptrs, sizes), {"BLOCK": 128}, True, records)
+            outcome.append(result + [calls[0]])
+        out.append([repr(ptrs)[:120], repr(sizes)[:120], outcome])
+    return out
+
+
 def _grid_entry(rng: random.Random) -> Any:
     value = rng.choice((0, 1, 2, 7, -1, 2**31 - 1, 2**31, 2**32 + 3, -(2**31), 2**63, 2**64 + 1))
     kind = rng.randrange(12)
@@ -209,5 +286,9 @@ def run_forms(ctx: Context) -> Dict[str, Any]:
     out["pointer forms"] = _pointers(ctx)
     out["unspecialized pointer forms"] = _loose_pointers(ctx)
     out["grid forms"] = _grids(ctx)
+    before = dict(safecall.triton.jit(tuple_copy).stats())
+    out["tuple forms"] = _tuples(ctx)
+    after = safecall.triton.jit(tuple_copy).stats()
+    out["tuple stats"] = {reason: n - before.get(reason, 0) for reason, n in after.items() if n != before.get(reason, 0)}
     out["autotuned key forms"] = _autotuned(ctx)
     return out

@@ -57,7 +57,7 @@ class Tensor:
 
 
 class Tuple2(tuple):
-    """A tuple subclass: an argument kind the dispatcher does not model."""
+    """A tuple subclass (keyed as a tuple, its type included, as Triton keys named tuples)."""
 
 
 class SubDescriptor(TensorDescriptor):
@@ -550,7 +550,8 @@ results["hooks"]["raised"] = raised
 fake.safecall_fake_cuda_reset()
 copy.warmup(X, Y, 1000, BLOCK=128, grid=(1,))
 try:
-    safecall.triton.jit(scalars)[(1,)](Z, Tuple2((1, 2)), 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, False)
+    # A str in a tuple: an element kind the dispatcher does not model.
+    safecall.triton.jit(scalars)[(1,)](Z, Tuple2((1, "a str")), 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0, False)
 except Exception as e:  # noqa: BLE001  (Triton's own error is the result)
     results["tuple error"] = type(e).__name__
 safecall.triton.jit(host_desc_copy)[(4,)](descriptor(0x7F00_0006_0000, [256, 64], [64, 64], SubDescriptor),
@@ -565,6 +566,10 @@ from support.triton_dispatch_forms import Context, run_forms  # noqa: E402
 
 context = Context(fake, _ORIGINAL_RUN, launches, copy, scalars, CASES["scalar mix"][2], X, Y, F32)
 results.update(run_forms(context))
+# A kernel called again from inside its own call, without end (`triton_dispatch_reentry`).
+from support.triton_dispatch_reentry import run_reentry  # noqa: E402
+
+results["reentry"] = run_reentry(context)
 # How kernels are called (shapes, options, heuristics layers), the same way (`triton_dispatch_calls`).
 results.update(run_calls(context))
 # What `inspect.signature` reads of each `run`: Triton's method bound to the object, the
