@@ -92,7 +92,7 @@ def _env_bool_variable(group: Any, name: str) -> Optional[str]:
 
 def _amd_range(fn: Any) -> Optional[Tuple[Any, str, Optional[str], Any, list, Callable[[Any], bool]]]:
     """What the native side needs for AMD's pointer-range part of ``fn``'s tensors' keys
-    (``python/src/triton_amd_range.rs``): ``(knobs.amd, "use_buffer_ops", its variable,
+    (``python/src/triton_amd_range.rs``): ``("amd", "use_buffer_ops", its variable,
     HIPBackend.is_within_2gb, per parameter whether Triton specializes it, targets_amd)``,
     ``is_within_2gb`` ``None`` where the AMD backend is not the one Triton 3.6-3.9 ship (its
     kernels then go through Triton's ``run``); ``None`` where this Triton has no AMD backend."""
@@ -114,7 +114,7 @@ def _amd_range(fn: Any) -> Optional[Tuple[Any, str, Optional[str], Any, list, Ca
         and getattr(tensor_specialization.__func__, "__module__", None) == HIPBackend.__module__
         and inspect.getattr_static(BaseBackend, "get_tensor_specialization", None) is not None
     )
-    return (group, "use_buffer_ops", _env_bool_variable(group, "use_buffer_ops"),
+    return ("amd", "use_buffer_ops", _env_bool_variable(group, "use_buffer_ops"),
             HIPBackend.is_within_2gb if shipped else None, specialized, _targets_amd)
 
 
@@ -151,14 +151,14 @@ class Dispatcher:
         self._stats: collections.Counter = collections.Counter()
         # The knobs Triton folds into the options on every call, as this release names them.
         knob_reads = [
-            (getattr(knobs, group), name, _env_bool_variable(getattr(knobs, group), name))
+            (group, name, _env_bool_variable(getattr(knobs, group), name))
             for group, name in (("runtime", "debug"), ("compilation", "instrumentation_mode"),
                                 ("compilation", "fpsan_homomorphic_casts"))
             if hasattr(getattr(knobs, group, None), name)
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [_specialization(p) for p in fn.params],
-            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs.runtime, knobs.HookChain,
+            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs, knobs.HookChain,
             knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::triton_knobs::KnobRead;
+use crate::triton_knobs::{KnobGroup, KnobRead};
 
 /// The part (see the module docs).
 pub(crate) struct AmdRange {
@@ -43,13 +43,14 @@ pub(crate) enum AmdMode {
 }
 
 impl AmdRange {
-    /// From what Python hands over (see [`AmdRangeSpec`]).
+    /// From what Python hands over (see [`AmdRangeSpec`]); `knobs` is `triton.knobs`.
     pub(crate) fn new(
         py: Python<'_>,
+        knobs: &Bound<'_, PyAny>,
         (group, name, variable, within_2gb, specialized, targets_amd): AmdRangeSpec,
     ) -> PyResult<Self> {
         Ok(AmdRange {
-            use_buffer_ops: KnobRead::new(py, group, name, variable)?,
+            use_buffer_ops: KnobRead::new(py, KnobGroup::new(py, knobs, group)?, name, variable)?,
             within_2gb,
             specialized,
             targets_amd,
@@ -109,10 +110,10 @@ impl AmdRange {
     }
 }
 
-/// What Python hands [`AmdRange::new`]: `(knobs.amd, "use_buffer_ops", its variable or None,
+/// What Python hands [`AmdRange::new`]: `("amd", "use_buffer_ops", its variable or None,
 /// HIPBackend.is_within_2gb or None, per parameter whether it is specialized, targets_amd)`.
 pub(crate) type AmdRangeSpec = (
-    Py<PyAny>,
+    Py<PyString>,
     Py<PyString>,
     Option<String>,
     Option<Py<PyAny>>,

@@ -24,7 +24,7 @@ use crate::triton_binding::{INLINE_ARGUMENTS, Values, bind_arguments, without_ru
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Param, Space, Unhashable, append, int_key};
-use crate::triton_knobs::{KnobRead, hooked};
+use crate::triton_knobs::{KnobGroup, KnobRead, hooked};
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 use crate::triton_values::Address;
@@ -88,9 +88,9 @@ pub struct TritonDispatch {
     /// Its instance dictionary, where those three are plain instance attributes (read there
     /// directly, without Python's attribute protocol).
     function_state: Option<Py<PyDict>>,
-    /// `triton.knobs.runtime`, and Triton's `HookChain` class (a launch hook of exactly that
-    /// class does nothing while it holds no calls).
-    runtime: Py<PyAny>,
+    /// `triton.knobs.runtime` (looked up on each call), and Triton's `HookChain` class (a
+    /// launch hook of exactly that class does nothing while it holds no calls).
+    runtime: KnobGroup,
     hook_chain: Py<PyAny>,
     /// The knobs Triton folds into the options on every call.
     knob_reads: Vec<KnobRead>,
@@ -124,7 +124,7 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 
 #[pymethods]
 impl TritonDispatch {
-    /// `TritonDispatch(names, defaults, empty, params, function, function_state, runtime,
+    /// `TritonDispatch(names, defaults, empty, params, function, function_state, knobs,
     /// hook_chain, knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
     /// globals_changed, slow, amd)`; `function_state` `vars(function)` where its `pre_run_hooks`,
     /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
@@ -133,7 +133,8 @@ impl TritonDispatch {
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `params[i]` how Triton specializes it (see [`Param::parse`]);
-    /// `knob_reads` `(group, attribute, variable)`, `variable` the environment variable of a
+    /// `knobs` the `triton.knobs` module;
+    /// `knob_reads` `(group name, attribute, variable)`, `variable` the environment variable of a
     /// knob that is Triton's `env_bool` as shipped (else `None`); `amd` what
     /// [`AmdRange::new`] takes, `None` where Triton has no AMD backend.
     #[new]
@@ -146,9 +147,9 @@ impl TritonDispatch {
         params: Vec<String>,
         function: Py<PyAny>,
         function_state: Option<Py<PyDict>>,
-        runtime: Py<PyAny>,
+        knobs: Py<PyAny>,
         hook_chain: Py<PyAny>,
-        knob_reads: Vec<(Py<PyAny>, Py<PyString>, Option<String>)>,
+        knob_reads: Vec<(Py<PyString>, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
         driver_state: Option<Py<PyDict>>,
         descriptor_type: Py<PyAny>,
@@ -160,6 +161,7 @@ impl TritonDispatch {
     ) -> PyResult<Self> {
         let index = name_index(py, &names)?;
         let positions = names.len();
+        let knobs = knobs.bind(py);
         let defaults = defaults
             .into_iter()
             .map(|d| (!d.is(&empty)).then_some(d))
@@ -178,17 +180,19 @@ impl TritonDispatch {
             memo: PositionMemo::new(positions),
             function,
             function_state,
-            runtime,
+            runtime: KnobGroup::new(py, knobs, intern!(py, "runtime").clone().unbind())?,
             hook_chain,
             knob_reads: knob_reads
                 .into_iter()
-                .map(|(group, name, variable)| KnobRead::new(py, group, name, variable))
+                .map(|(group, name, variable)| {
+                    KnobRead::new(py, KnobGroup::new(py, knobs, group)?, name, variable)
+                })
                 .collect::<PyResult<_>>()?,
             driver,
             driver_state,
             descriptor_type,
             grids: GridTraces::new(py, trace_grid)?,
-            amd: amd.map(|spec| AmdRange::new(py, spec)).transpose()?,
+            amd: amd.map(|spec| AmdRange::new(py, knobs, spec)).transpose()?,
             constexpr_key,
             globals_changed,
             slow,
@@ -348,7 +352,7 @@ impl TritonDispatch {
         {
             return Ok(Err(Slow::Fallback("pre-run hooks".into())));
         }
-        let runtime = self.runtime.bind(py);
+        let runtime = self.runtime.get(py)?;
         if let Ok(h) = runtime.getattr(intern!(py, "add_stages_inspection_hook"))
             && !h.is_none()
         {

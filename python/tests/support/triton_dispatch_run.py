@@ -570,6 +570,10 @@ results.update(run_forms(context))
 from support.triton_dispatch_reentry import run_reentry  # noqa: E402
 
 results["reentry"] = run_reentry(context)
+# Triton's knob groups replaced, as its `fresh_knobs` test helper does (`triton_dispatch_knob_groups`).
+from support.triton_dispatch_knob_groups import run_knob_groups  # noqa: E402
+
+results["knob groups"] = run_knob_groups(context)
 # How kernels are called (shapes, options, heuristics layers), the same way (`triton_dispatch_calls`).
 results.update(run_calls(context))
 # What `inspect.signature` reads of each `run`: Triton's method bound to the object, the
