@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import types
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 __all__ = ["AutotuneDispatcher", "Dispatcher", "HeuristicsDispatcher", "dispatcher", "install_dispatch"]
@@ -88,6 +89,41 @@ def _env_bool_variable(group: Any, name: str) -> Optional[str]:
                and env_bool.get.__module__ == knobs.__name__ and knobs.getenv_bool.__module__ != knobs.__name__)
     key = getattr(descriptor, "key", None)
     return key if shipped and isinstance(key, str) else None
+
+
+_KNOBS_VERSION: Any = None
+
+
+def _watch_knobs(knobs: Any) -> Any:
+    """The count of ``knobs``' attribute assignments and deletions (a native
+    ``KnobsVersion``), with ``knobs`` (``triton.knobs``) given the class that counts them,
+    :class:`_WatchedKnobs`; ``None`` where the module has a class of its own already (the
+    dispatchers then look its knob groups up on every call)."""
+    global _KNOBS_VERSION
+    if type(knobs) is not _WatchedKnobs:
+        if type(knobs) is not types.ModuleType:
+            return None
+        if _KNOBS_VERSION is None:
+            from ._native import KnobsVersion
+
+            _KNOBS_VERSION = KnobsVersion()
+        knobs.__class__ = _WatchedKnobs
+    return _KNOBS_VERSION
+
+
+class _WatchedKnobs(types.ModuleType):
+    """``triton.knobs``' class once a dispatcher exists: a module that counts the assignments
+    and deletions of its attributes, so that dispatchers find knob groups put in place of
+    Triton's (``knobs.runtime = knobs.runtime.copy().reset()``, as Triton's ``fresh_knobs``
+    test helper does) without looking each up on every call."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        _KNOBS_VERSION.bump()
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        _KNOBS_VERSION.bump()
 
 
 def _amd_range(fn: Any) -> Optional[Tuple[Any, str, Optional[str], Any, list, Callable[[Any], bool]]]:
@@ -158,7 +194,8 @@ class Dispatcher:
         ]
         self._native = TritonDispatch(
             self.names, [p.default for p in params], _EMPTY, [_specialization(p) for p in fn.params],
-            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs, knobs.HookChain,
+            fn, _instance_state(fn, ("pre_run_hooks", "debug", "used_global_vals")), knobs, _watch_knobs(knobs),
+            knobs.HookChain,
             knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
             _descriptor_type(), trace_grid, _constexpr_key,

@@ -350,6 +350,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hip_runtime::register(m)?;
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
+    m.add_class::<triton_knobs::KnobsVersion>()?;
     m.add_class::<triton_bound::BoundDispatch>()?;
     m.add_class::<triton_dispatch::DispatchKey>()?;
     m.add_class::<triton_autotune::AutotuneDispatch>()?;

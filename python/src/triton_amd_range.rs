@@ -12,11 +12,13 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::triton_knobs::{KnobGroup, KnobRead};
+use crate::triton_knobs::{KnobGroups, KnobRead};
 
 /// The part (see the module docs).
 pub(crate) struct AmdRange {
-    /// `knobs.amd.use_buffer_ops`, read on each call as Triton reads it.
+    /// `knobs.amd` (its index in the dispatcher's groups) and its `use_buffer_ops`, read on
+    /// each call as Triton reads it.
+    group: usize,
     use_buffer_ops: KnobRead,
     /// `HIPBackend.is_within_2gb`, called for each specialized tensor argument (Triton's own
     /// function: its `ptr_range()` and torch rules, and torch's lazy import, exactly); `None`
@@ -43,14 +45,17 @@ pub(crate) enum AmdMode {
 }
 
 impl AmdRange {
-    /// From what Python hands over (see [`AmdRangeSpec`]); `knobs` is `triton.knobs`.
+    /// From what Python hands over (see [`AmdRangeSpec`]); `groups` the dispatcher's knob
+    /// groups, to which `knobs.amd` is added.
     pub(crate) fn new(
         py: Python<'_>,
-        knobs: &Bound<'_, PyAny>,
+        groups: &mut KnobGroups,
         (group, name, variable, within_2gb, specialized, targets_amd): AmdRangeSpec,
     ) -> PyResult<Self> {
+        let group = groups.add(py, &group)?;
         Ok(AmdRange {
-            use_buffer_ops: KnobRead::new(py, KnobGroup::new(py, knobs, group)?, name, variable)?,
+            use_buffer_ops: KnobRead::new(py, groups.held(py, group), name, variable)?,
+            group,
             within_2gb,
             specialized,
             targets_amd,
@@ -58,15 +63,24 @@ impl AmdRange {
         })
     }
 
-    /// What this call's tensors get, for the active `driver`.
-    pub(crate) fn mode(&self, driver: &Bound<'_, PyAny>) -> PyResult<AmdMode> {
+    /// The index of `knobs.amd` in the dispatcher's groups.
+    pub(crate) fn group(&self) -> usize {
+        self.group
+    }
+
+    /// What this call's tensors get, for the active `driver`; `amd` is `knobs.amd` now.
+    pub(crate) fn mode(
+        &self,
+        driver: &Bound<'_, PyAny>,
+        amd: &Bound<'_, PyAny>,
+    ) -> PyResult<AmdMode> {
         if !self.targets_amd(driver)? {
             return Ok(AmdMode::NotAmd);
         }
         if self.within_2gb.is_none() {
             return Ok(AmdMode::Unmodelled);
         }
-        Ok(if self.use_buffer_ops.read(driver.py())?.is_truthy()? {
+        Ok(if self.use_buffer_ops.read(amd)?.is_truthy()? {
             AmdMode::Ranged
         } else {
             AmdMode::Unranged
@@ -113,7 +127,7 @@ impl AmdRange {
 /// What Python hands [`AmdRange::new`]: `("amd", "use_buffer_ops", its variable or None,
 /// HIPBackend.is_within_2gb or None, per parameter whether it is specialized, targets_amd)`.
 pub(crate) type AmdRangeSpec = (
-    Py<PyString>,
+    String,
     Py<PyString>,
     Option<String>,
     Option<Py<PyAny>>,

@@ -24,11 +24,12 @@ use crate::triton_binding::{INLINE_ARGUMENTS, Values, bind_arguments, without_ru
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Param, Space, Unhashable, append, int_key};
-use crate::triton_knobs::{KnobGroup, KnobRead, hooked};
+use crate::triton_knobs::{KnobGroups, KnobRead, KnobsVersion, hooked};
 use crate::triton_memo::PositionMemo;
 use crate::triton_table::{Entry, Table};
 use crate::triton_values::Address;
 
+mod kinds;
 mod tuple_key;
 use tuple_key::TupleKey;
 
@@ -88,12 +89,14 @@ pub struct TritonDispatch {
     /// Its instance dictionary, where those three are plain instance attributes (read there
     /// directly, without Python's attribute protocol).
     function_state: Option<Py<PyDict>>,
-    /// `triton.knobs.runtime` (looked up on each call), and Triton's `HookChain` class (a
-    /// launch hook of exactly that class does nothing while it holds no calls).
-    runtime: KnobGroup,
+    /// The groups of `triton.knobs` read: `knobs.runtime` first (its launch hooks, its stages
+    /// inspection hook), then those of `knob_reads` and `amd`.
+    groups: KnobGroups,
+    /// Triton's `HookChain` class (a launch hook of exactly that class does nothing while it
+    /// holds no calls).
     hook_chain: Py<PyAny>,
-    /// The knobs Triton folds into the options on every call.
-    knob_reads: Vec<KnobRead>,
+    /// The knobs Triton folds into the options on every call, each with its group's index.
+    knob_reads: Vec<(usize, KnobRead)>,
     /// `triton.runtime.driver` (its `active` driver gives the device and stream).
     driver: Py<PyAny>,
     /// Its instance dictionary, where its `active` is Triton's property as shipped (which
@@ -125,7 +128,7 @@ pub(crate) fn name_index(py: Python<'_>, names: &[Py<PyString>]) -> PyResult<Py<
 #[pymethods]
 impl TritonDispatch {
     /// `TritonDispatch(names, defaults, empty, params, function, function_state, knobs,
-    /// hook_chain, knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
+    /// knobs_version, hook_chain, knob_reads, driver, driver_state, descriptor_type, trace_grid, constexpr_key,
     /// globals_changed, slow, amd)`; `function_state` `vars(function)` where its `pre_run_hooks`,
     /// `debug` and `used_global_vals` are plain instance attributes, else `None`;
     /// `driver_state` `vars(driver)` where `driver.active` is Triton's property as shipped,
@@ -133,7 +136,8 @@ impl TritonDispatch {
     /// `trace_grid(grid, names)` Python's `_triton_grid.trace_grid`; `defaults[i]` is
     /// `empty` (any object, compared by identity) where parameter `i` has no default;
     /// `params[i]` how Triton specializes it (see [`Param::parse`]);
-    /// `knobs` the `triton.knobs` module;
+    /// `knobs` the `triton.knobs` module, `knobs_version` its assignments' count where
+    /// safecall watches it (see [`KnobGroups`]), else `None`;
     /// `knob_reads` `(group name, attribute, variable)`, `variable` the environment variable of a
     /// knob that is Triton's `env_bool` as shipped (else `None`); `amd` what
     /// [`AmdRange::new`] takes, `None` where Triton has no AMD backend.
@@ -148,8 +152,9 @@ impl TritonDispatch {
         function: Py<PyAny>,
         function_state: Option<Py<PyDict>>,
         knobs: Py<PyAny>,
+        knobs_version: Option<Py<KnobsVersion>>,
         hook_chain: Py<PyAny>,
-        knob_reads: Vec<(Py<PyString>, Py<PyString>, Option<String>)>,
+        knob_reads: Vec<(String, Py<PyString>, Option<String>)>,
         driver: Py<PyAny>,
         driver_state: Option<Py<PyDict>>,
         descriptor_type: Py<PyAny>,
@@ -162,6 +167,17 @@ impl TritonDispatch {
         let index = name_index(py, &names)?;
         let positions = names.len();
         let knobs = knobs.bind(py);
+        let mut groups = KnobGroups::new(py, knobs, knobs_version)?;
+        groups.add(py, "runtime")?;
+        let mut reads = Vec::with_capacity(knob_reads.len());
+        for (group, name, variable) in knob_reads {
+            let at = groups.add(py, &group)?;
+            reads.push((at, KnobRead::new(py, groups.held(py, at), name, variable)?));
+        }
+        let knob_reads = reads;
+        let amd = amd
+            .map(|spec| AmdRange::new(py, &mut groups, spec))
+            .transpose()?;
         let defaults = defaults
             .into_iter()
             .map(|d| (!d.is(&empty)).then_some(d))
@@ -180,19 +196,14 @@ impl TritonDispatch {
             memo: PositionMemo::new(positions),
             function,
             function_state,
-            runtime: KnobGroup::new(py, knobs, intern!(py, "runtime").clone().unbind())?,
+            groups,
             hook_chain,
-            knob_reads: knob_reads
-                .into_iter()
-                .map(|(group, name, variable)| {
-                    KnobRead::new(py, KnobGroup::new(py, knobs, group)?, name, variable)
-                })
-                .collect::<PyResult<_>>()?,
+            knob_reads,
             driver,
             driver_state,
             descriptor_type,
             grids: GridTraces::new(py, trace_grid)?,
-            amd: amd.map(|spec| AmdRange::new(py, knobs, spec)).transpose()?,
+            amd,
             constexpr_key,
             globals_changed,
             slow,
@@ -346,18 +357,34 @@ impl TritonDispatch {
         grid: &Bound<'py, PyAny>,
     ) -> PyResult<Result<Bound<'py, PyAny>, Slow>> {
         let py = args.py();
+        // As Triton's `run`: the knobs and the kernel's own `debug` (an attribute callers may
+        // set) first, before the pre-run hooks and the arguments' `data_ptr()` run any Python.
+        let replaced = self.groups.replaced(py)?;
+        let group = |at: usize| match &replaced {
+            Some(found) => &found[at],
+            None => self.groups.held(py, at),
+        };
+        let tuple_key = self.constexpr_key.bind(py);
+        // Each parameter's words delimit themselves (a constant is always two; an argument
+        // starts with its kind, and only a tensor's and a tuple's have more), so two keys are
+        // equal only when every part is.
+        // Room for the usual key (two words per knob, the kernel's debug flag and the device,
+        // at most four words per argument, a few options); a descriptor's block shape, a
+        // tuple or many options grow it.
+        let mut key = Key::with_capacity(2 * self.knob_reads.len() + 4 * self.names.len() + 16);
+        for (at, read) in &self.knob_reads {
+            let knob = read.read(group(*at))?;
+            slow_on!(self.interner.constant(&knob, tuple_key, &mut key));
+        }
+        let debug = self.function_attr(intern!(py, "debug"))?;
+        slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
         if self
             .function_attr(intern!(py, "pre_run_hooks"))?
             .is_truthy()?
         {
             return Ok(Err(Slow::Fallback("pre-run hooks".into())));
         }
-        let runtime = self.runtime.get(py)?;
-        if let Ok(h) = runtime.getattr(intern!(py, "add_stages_inspection_hook"))
-            && !h.is_none()
-        {
-            return Ok(Err(Slow::Fallback("stages inspection hook".into())));
-        }
+        let runtime = group(0);
         let mut values = Values::new();
         let mut options = Vec::new();
         let parameters = (&self.names[..], self.index.bind(py), &self.defaults[..]);
@@ -376,7 +403,7 @@ impl TritonDispatch {
         // On AMD, each tensor's part also says whether it is within 2 GiB (see `AmdRange`);
         // `native`: the target's specializer is Triton's native one (not AMD's, in Python).
         let (ranged, native) = match &self.amd {
-            Some(amd) => match amd.mode(&active)? {
+            Some(amd) => match amd.mode(&active, group(amd.group()))? {
                 AmdMode::NotAmd => (None, true),
                 AmdMode::Unranged => (None, false),
                 AmdMode::Ranged => (Some(amd), false),
@@ -388,14 +415,6 @@ impl TritonDispatch {
             },
             None => (None, true),
         };
-        let tuple_key = self.constexpr_key.bind(py);
-        // Each parameter's words delimit themselves (a constant is always two; an argument
-        // starts with its kind, and only a tensor's has more), so two keys are equal only
-        // when every part is.
-        // Room for the usual key (at most four words per argument, two per knob, the device,
-        // the kernel's debug flag and a few options); a descriptor's block shape or many
-        // options grow it.
-        let mut key = Key::with_capacity(4 * values.len() + 2 * self.knob_reads.len() + 16);
         // Each tensor's `data_ptr()`, read once for the key and the launch.
         let mut addresses: SmallVec<[Option<Address<'py>>; INLINE_ARGUMENTS]> = SmallVec::new();
         slow_on!(self.interner.constant(&device, tuple_key, &mut key));
@@ -476,6 +495,12 @@ impl TritonDispatch {
                 addresses[i] = Some(address);
             }
         }
+        // After the binder, as Triton's `run` checks it.
+        if let Ok(h) = runtime.getattr(intern!(py, "add_stages_inspection_hook"))
+            && !h.is_none()
+        {
+            return Ok(Err(Slow::Fallback("stages inspection hook".into())));
+        }
         if !options.is_empty() {
             let mut sorted = options;
             // Strings always compare.
@@ -489,14 +514,6 @@ impl TritonDispatch {
                 slow_on!(self.interner.constant(&value, tuple_key, &mut key));
             }
         }
-        for read in &self.knob_reads {
-            let knob = read.read(py)?;
-            slow_on!(self.interner.constant(&knob, tuple_key, &mut key));
-        }
-        // The kernel's own `debug` (an attribute callers may set), which Triton folds into the
-        // options with the knob.
-        let debug = self.function_attr(intern!(py, "debug"))?;
-        slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
         let Some(hit) = self.table().get(key.as_slice()) else {
             return Ok(Err(Slow::Miss(key)));
         };
@@ -585,54 +602,6 @@ impl TritonDispatch {
         Ok(Ok(hit.kernel.bind(py).clone()))
     }
 
-    /// A host tensor descriptor's part of the key, as Triton specializes it
-    /// (`tensordesc<DTYPE[BLOCK]>`): its type, its base tensor's dtype and its block shape
-    /// (rank, then each extent). The shape, strides, padding and base address are not part
-    /// of the specialization: the launcher encodes them on every launch. `false` where the
-    /// block shape is not a sequence of `int`s (Triton's own path then decides).
-    fn descriptor_key(
-        &self,
-        value: &Bound<'_, PyAny>,
-        type_code: u64,
-        key: &mut Key,
-    ) -> PyResult<Result<bool, Unhashable>> {
-        let py = value.py();
-        // Anything unexpected (a field deleted or replaced after construction) is Triton's to
-        // decide, and to report.
-        let Ok(dtype) = value
-            .getattr(intern!(py, "base"))
-            .and_then(|base| base.getattr(intern!(py, "dtype")))
-        else {
-            return Ok(Ok(false));
-        };
-        let dtype_code = match self.interner.dtype(&dtype)? {
-            Ok(code) => code,
-            Err(unhashable) => return Ok(Err(unhashable)),
-        };
-        let Ok(block) = value
-            .getattr(intern!(py, "block_shape"))
-            .and_then(|b| b.try_iter())
-        else {
-            return Ok(Ok(false));
-        };
-        let start = key.len();
-        append(key, &[DESCRIPTOR.into(), type_code, dtype_code, 0]);
-        let mut rank = 0;
-        for extent in block {
-            let extent = match extent {
-                Ok(e) if e.is_exact_instance_of::<PyInt>() => e,
-                Ok(_) | Err(_) => return Ok(Ok(false)),
-            };
-            let Ok(extent) = extent.extract::<i64>() else {
-                return Ok(Ok(false));
-            };
-            key.push(extent as u64);
-            rank += 1;
-        }
-        key[start + 3] = rank;
-        Ok(Ok(true))
-    }
-
     /// The kernel's attribute `name`: from its instance dictionary where that is exact (see
     /// `function_state`), else through Python's attribute lookup.
     fn function_attr<'py>(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
@@ -655,42 +624,5 @@ impl TritonDispatch {
             return Ok(active);
         }
         self.driver.bind(py).getattr(intern!(py, "active"))
-    }
-
-    /// The kind of an argument that is not `None`, a `bool`, an `int` or a `float` (Python's
-    /// `_kind_of`), and its type's code; remembered per type.
-    fn kind(&self, value: &Bound<'_, PyAny>) -> PyResult<Result<(u8, u64), Unhashable>> {
-        let ty = value.get_type();
-        let address = ty.as_ptr() as usize;
-        let kinds = || self.kinds.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, kind, code)) = kinds().get(&address) {
-            return Ok(Ok((*kind, *code)));
-        }
-        let py = value.py();
-        let kind = if ty.is(self.descriptor_type.bind(py)) {
-            DESCRIPTOR
-        } else if value.is_instance_of::<PyTuple>() {
-            TUPLE
-        } else if ty.hasattr(intern!(py, "data_ptr"))? {
-            TENSOR
-        } else {
-            OTHER
-        };
-        let ty = ty.into_any();
-        let code = match self
-            .interner
-            .code(Space::Type, &ty, true, || Ok(vec![ty.clone()]))?
-        {
-            Ok(code) => code,
-            Err(unhashable) => return Ok(Err(unhashable)),
-        };
-        // What the cache lets go of is released after its lock (a release may run Python code).
-        let released = {
-            let mut kinds = kinds();
-            let full = (kinds.len() >= KIND_CAPACITY).then(|| std::mem::take(&mut *kinds));
-            (full, kinds.insert(address, (ty.unbind(), kind, code)))
-        };
-        drop(released);
-        Ok(Ok((kind, code)))
     }
 }

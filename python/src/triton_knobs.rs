@@ -5,82 +5,155 @@
 //! function of the variable's text. Its value is therefore remembered with the text it was
 //! read for, and a call whose `getenv(VAR)` finds the same text reuses it: a C `getenv` and a
 //! dictionary lookup instead of a Python descriptor call (about 2300 instructions per read).
-//! The groups themselves (`knobs.runtime`, `knobs.compilation`, ...) are looked up in the
-//! module on every call ([`KnobGroup`]), as Triton's `knobs.runtime` is: Triton's test helper
-//! `fresh_knobs` puts fresh copies in their place, whose settings then count (the shortcut
-//! serves the group it was made for only).
+//! The groups themselves (`knobs.runtime`, `knobs.compilation`, ...) are the module's at each
+//! call ([`KnobGroups`]), as Triton's `knobs.runtime` is: Triton's test helper `fresh_knobs`
+//! puts fresh copies in their place, whose settings then count (the shortcut serves the group
+//! object it was made for only).
 //! Also [`hooked`]: whether one of `knobs.runtime`'s launch hooks does anything.
 
 use std::ffi::{CStr, CString};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use smallvec::SmallVec;
 
 /// An `env_bool` knob's value last read, with its variable's text then (`None`: unset).
 type LastRead = Mutex<Option<(Option<Vec<u8>>, Py<PyAny>)>>;
 
 /// An `env_bool` knob's shortcut: its variable, the group object it serves, that group's
 /// instance dictionary (where an override would be; an instance's dictionary is the same
-/// object for its life), the group's class dictionary (a `mappingproxy`) and the descriptor
-/// found there (the shortcut holds while it is still there), and the value last read.
+/// object for its life) and the value last read.
 struct EnvKnob {
     variable: CString,
     group: Py<PyAny>,
     overrides: Py<PyDict>,
-    class_namespace: Py<PyAny>,
-    descriptor: Py<PyAny>,
     last: LastRead,
 }
 
-impl EnvKnob {
-    /// Whether the shortcut serves `group.name` now: the same group object, the same
-    /// descriptor on its class.
-    fn serves(&self, group: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<bool> {
-        if !group.is(&self.group) {
-            return Ok(false);
-        }
-        let py = group.py();
-        Ok(match self.class_namespace.bind(py).get_item(name) {
-            Ok(found) => found.is(&self.descriptor),
-            Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => false,
-            Err(e) => return Err(e),
-        })
+/// How many times attributes of `triton.knobs` were assigned or deleted, counted by the
+/// module's class while safecall watches it (Python's `_triton_dispatch._WatchedKnobs`).
+#[pyclass(frozen)]
+pub struct KnobsVersion(AtomicU64);
+
+#[pymethods]
+impl KnobsVersion {
+    #[new]
+    fn new() -> Self {
+        KnobsVersion(AtomicU64::new(0))
+    }
+
+    /// Counts one assignment or deletion.
+    fn bump(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The count so far.
+    #[getter]
+    fn value(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
     }
 }
 
-/// A group of `triton.knobs` (`knobs.runtime`, ...), by name: looked up in the module's
-/// dictionary on each read (one lookup), as Triton's `knobs.<group>` is.
-pub(crate) struct KnobGroup {
+/// The groups of `triton.knobs` a dispatcher reads (`knobs.runtime`, ...), as Triton's
+/// `knobs.<group>` finds them on each call. Each group's object when the dispatcher was made is
+/// held; while the module's attributes were not assigned since they were last found in place
+/// (the [`KnobsVersion`] count), those are the groups; otherwise each is looked up in the
+/// module's dictionary (one lookup each), and the held ones serve again once found in place.
+/// Without the count (a module whose class safecall does not watch), every call looks them up.
+pub(crate) struct KnobGroups {
     module: Py<PyAny>,
     namespace: Py<PyDict>,
-    name: Py<PyString>,
+    names: Vec<Py<PyString>>,
+    held: Vec<Py<PyAny>>,
+    version: Option<Py<KnobsVersion>>,
+    /// The count when `held` were last found in place.
+    seen: AtomicU64,
 }
 
-impl KnobGroup {
-    /// `module.<name>` (`module` is `triton.knobs`).
+impl KnobGroups {
+    /// `module` is `triton.knobs`; `version` its count, where safecall watches it.
     pub(crate) fn new(
         py: Python<'_>,
         module: &Bound<'_, PyAny>,
-        name: Py<PyString>,
+        version: Option<Py<KnobsVersion>>,
     ) -> PyResult<Self> {
         let namespace = module
             .getattr(intern!(py, "__dict__"))?
             .cast_into::<PyDict>()
             .map_err(|_| PyValueError::new_err("the knobs module's __dict__ is no dict"))?;
-        Ok(KnobGroup {
+        let seen = version.as_ref().map_or(0, |v| v.get().value());
+        Ok(KnobGroups {
             module: module.clone().unbind(),
             namespace: namespace.unbind(),
-            name,
+            names: Vec::new(),
+            held: Vec::new(),
+            version,
+            seen: AtomicU64::new(seen),
         })
     }
 
-    /// The group now: from the module's dictionary, else through the module's attribute
+    /// The index of group `name`, added if new.
+    pub(crate) fn add(&mut self, py: Python<'_>, name: &str) -> PyResult<usize> {
+        if let Some(at) = self.names.iter().position(|n| {
+            n.bind(py)
+                .compare(name)
+                .is_ok_and(|o| o == std::cmp::Ordering::Equal)
+        }) {
+            return Ok(at);
+        }
+        // Interned, as the module's own keys are: a lookup compares identities.
+        let name = PyString::intern(py, name);
+        let group = self.look_up(py, &name)?;
+        self.names.push(name.unbind());
+        self.held.push(group.unbind());
+        Ok(self.names.len() - 1)
+    }
+
+    /// Group `at` as held (what [`KnobRead::new`] serves).
+    pub(crate) fn held<'a, 'py>(&'a self, py: Python<'py>, at: usize) -> &'a Bound<'py, PyAny> {
+        self.held[at].bind(py)
+    }
+
+    /// `None` where the held groups are the module's now; else each group as looked up now.
+    pub(crate) fn replaced<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<SmallVec<[Bound<'py, PyAny>; 4]>>> {
+        let now = match &self.version {
+            Some(v) => {
+                let now = v.get().value();
+                if now == self.seen.load(Ordering::Acquire) {
+                    return Ok(None);
+                }
+                Some(now)
+            }
+            None => None,
+        };
+        let mut found: SmallVec<[Bound<'py, PyAny>; 4]> = SmallVec::new();
+        for name in &self.names {
+            found.push(self.look_up(py, name.bind(py))?);
+        }
+        if found.iter().zip(&self.held).all(|(f, h)| f.is(h)) {
+            // Read before the lookups: an assignment since is seen on the next call.
+            if let Some(now) = now {
+                self.seen.store(now, Ordering::Release);
+            }
+            return Ok(None);
+        }
+        Ok(Some(found))
+    }
+
+    /// `module.<name>`: from the module's dictionary, else through the module's attribute
     /// protocol (a module `__getattr__`, or Python's `AttributeError`).
-    pub(crate) fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let name = self.name.bind(py);
+    fn look_up<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match self.namespace.bind(py).get_item(name)? {
             Some(group) => Ok(group),
             None => self.module.bind(py).getattr(name),
@@ -88,9 +161,8 @@ impl KnobGroup {
     }
 }
 
-/// One knob read.
+/// One knob read, of a group the caller finds (see [`KnobGroups`]).
 pub(crate) struct KnobRead {
-    group: KnobGroup,
     name: Py<PyString>,
     /// For an `env_bool` knob whose group's `__dict__` is a dict: the shortcut, for the group
     /// object there when it was made.
@@ -101,7 +173,7 @@ impl KnobRead {
     /// `group.name`; `variable` the environment variable of an `env_bool` knob, else `None`.
     pub(crate) fn new(
         py: Python<'_>,
-        group: KnobGroup,
+        group: &Bound<'_, PyAny>,
         name: Py<PyString>,
         variable: Option<String>,
     ) -> PyResult<Self> {
@@ -110,32 +182,27 @@ impl KnobRead {
             Some(v) => {
                 let variable = CString::new(v)
                     .map_err(|_| PyValueError::new_err("a knob's variable holds a NUL byte"))?;
-                let owner = group.get(py)?;
-                let class_namespace = owner.get_type().getattr(intern!(py, "__dict__"))?;
-                let descriptor = class_namespace.get_item(&name)?;
-                owner
+                group
                     .getattr(intern!(py, "__dict__"))
                     .ok()
                     .and_then(|d| d.cast_into::<PyDict>().ok())
                     .map(|overrides| EnvKnob {
                         variable,
-                        group: owner.unbind(),
+                        group: group.clone().unbind(),
                         overrides: overrides.unbind(),
-                        class_namespace: class_namespace.unbind(),
-                        descriptor: descriptor.unbind(),
                         last: Mutex::new(None),
                     })
             }
         };
-        Ok(KnobRead { group, name, env })
+        Ok(KnobRead { name, env })
     }
 
-    /// The knob's value now.
-    pub(crate) fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let group = self.group.get(py)?;
+    /// The knob's value now, `group` its group as looked up for this call.
+    pub(crate) fn read<'py>(&self, group: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = group.py();
         let name = self.name.bind(py);
         let env = match &self.env {
-            Some(env) if env.serves(&group, name)? => env,
+            Some(env) if group.is(&env.group) => env,
             _ => return group.getattr(name),
         };
         let EnvKnob {
