@@ -45,6 +45,12 @@ _INTEGER_RULES = {
 }
 
 
+def _grid_dim(value: Any) -> int:
+    """A grid dimension as every Triton release's launcher parses it (``PyArg_ParseTuple``'s
+    ``i``: ``PyLong_AsLong``, then an ``OverflowError`` beyond a C ``int``)."""
+    return value if type(value) is int and -(1 << 31) <= value < (1 << 31) else _integer_slow(16, value)
+
+
 def _integer_rule(ty: str, minor: Tuple[int, int]) -> int:
     return _INTEGER_RULES["3.6" if minor < (3, 7) else "3.7+"][ty]
 

@@ -38,7 +38,7 @@ from ._native import cuda_device_pointer, hip_device_pointer
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
-from ._triton_integers import _integer, _integer_rule, _integer_slow, _u64
+from ._triton_integers import _grid_dim, _integer, _integer_rule, _integer_slow, _u64
 from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
@@ -231,6 +231,8 @@ class SafecallLauncher:
     ) -> None:
         scratch = [self._scratch(self.global_scratch, gx, gy, gz, stream, profile=False),
                    self._scratch(self.profile_scratch, gx, gy, gz, stream, profile=True)]
+        # Parsed first, as Triton's launchers parse them (before the hook and the arguments).
+        gx, gy, gz = _grid_dim(gx), _grid_dim(gy), _grid_dim(gz)
         # The enter hook runs before the arguments are read (3.7+'s driver.c), after them on
         # 3.6 (its launcher parses the arguments first).
         hook_first = self.minor >= (3, 7)

@@ -537,7 +537,18 @@ impl TritonDispatch {
                     for (name, value) in self.names.iter().zip(&values) {
                         meta.set_item(name.bind(py), value)?;
                     }
-                    grid.call1((meta,))?
+                    let computed = grid.call1((&meta,))?;
+                    // Triton's `run` launches with the dictionary's values after the grid
+                    // function had it (`grid(bound_args)`, then `*bound_args.values()`), which
+                    // may have changed them: so does the launch here (each `data_ptr()` then
+                    // read by the launcher, as in Triton).
+                    let same = meta.len() == values.len()
+                        && meta.iter().zip(&values).all(|((_, m), v)| m.is(v));
+                    if !same {
+                        values = meta.values().iter().collect();
+                        addresses.clear();
+                    }
+                    computed
                 }
             }
         } else {

@@ -27,7 +27,7 @@ use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallT
 
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
-use crate::triton_values::{Address, exact_i64, float, half_bits, int, to_i64, to_u64};
+use crate::triton_values::{Address, exact_i64, float, grid_dim, half_bits, int, to_u64};
 use crate::triton_words::{INLINE_WORDS, Words};
 
 /// The libtvm_ffi entry points that retrieve a raised error (the process's runtime, loaded
@@ -335,6 +335,12 @@ impl TritonLaunch {
                 kernel_args.len()
             )));
         }
+        // Parsed first, as Triton's launchers parse them (before the hook and the arguments).
+        let grid = [
+            grid_dim(fixed[0].bound())?,
+            grid_dim(fixed[1].bound())?,
+            grid_dim(fixed[2].bound())?,
+        ];
         let function = self.function_handle(fixed[4].bound())?;
         // Without descriptors the host function is known before any argument is read.
         let known = if self.descriptors.is_empty() {
@@ -355,8 +361,8 @@ impl TritonLaunch {
         let mut inline = [const { std::mem::MaybeUninit::<TVMFFIAny>::uninit() }; INLINE_WORDS];
         let mut heap = Vec::new();
         let mut values = Words::new(&mut inline, &mut heap, self.words);
-        for g in &fixed[..3] {
-            values.push(int(to_i64(g.bound())?));
+        for g in grid {
+            values.push(int(i64::from(g)));
         }
         values.push(int(to_u64(fixed[3].bound())? as i64));
         let address = |i: usize| addresses.get(i).and_then(Option::as_ref);

@@ -36,6 +36,20 @@ pub(crate) fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
 }
 
+/// A grid dimension as every Triton release's launcher parses it (`PyArg_ParseTuple`'s `i`):
+/// read as [`to_i64`] reads it, then an `OverflowError` beyond a C `int`, with CPython's
+/// messages.
+pub(crate) fn grid_dim(value: &Bound<'_, PyAny>) -> PyResult<i32> {
+    let v = to_i64(value)?;
+    i32::try_from(v).map_err(|_| {
+        pyo3::exceptions::PyOverflowError::new_err(if v > 0 {
+            "signed integer is greater than maximum"
+        } else {
+            "signed integer is less than minimum"
+        })
+    })
+}
+
 /// An `int` as a `u64`: the value and the errors of `extract::<u64>()`, with the values below
 /// 2^63 read as an `i64` (CPython's unsigned conversion goes through a byte array for any
 /// value of two digits or more: every device address).

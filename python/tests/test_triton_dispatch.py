@@ -241,6 +241,16 @@ def test_endless_reentry_raises_recursion_error_as_tritons_path_does(result):
     assert reentry["count restored"]
 
 
+def test_a_grid_function_writing_meta_launches_as_in_triton(result):
+    """A grid function that writes into its ``META`` (``n`` and a tensor replaced): Triton's
+    run launches the dictionary's values after the grid, and so does the dispatch, on its miss
+    and from its table (before, the table's launch carried the caller's arguments)."""
+    by_triton, miss, hit = result["reentry"]["grid writes META"]
+    assert len(by_triton) == 1 and miss == by_triton and hit == by_triton, (by_triton, miss, hit)
+    args = by_triton[0]["args"]
+    assert args[0] == "00500000007f0000" and args[2] == "05000000", args
+
+
 def test_replaced_knob_groups_count_as_in_triton(result):
     """``knobs.runtime`` and ``knobs.compilation`` replaced by fresh copies (Triton's
     ``fresh_knobs`` test helper) after the key was in the dispatcher's table: ``debug`` set on

@@ -123,7 +123,7 @@ def _without_bit21(record):
 
 
 def _cases(stock):
-    return [k for k in stock if k not in ("utils", "driver", "hook calls", "hook kinds", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own",
+    return [k for k in stock if k not in ("utils", "driver", "hook calls", "hook kinds", "launchers", "descriptor errors", "triton", "errors", "errors, safecall's own", "grid errors",
                                    "pointer forms", "pointer checks", "protocol errors", "tier-up", "random scalars",
                                    "random foreign scalars", "random pointer forms", "random pointer forms, general launcher",
                                    "random encodes", "random im2col encodes", "random calls")]
@@ -253,6 +253,11 @@ def test_bad_host_descriptors_are_refused_with_their_reason(runs):
 def test_bad_arguments_fail_as_with_tritons_driver(runs):
     stock, ours, _, _ = runs
     assert ours["errors"] == stock["errors"]
+    # A grid beyond a C int: Triton's OverflowError, before the enter hook (before, safecall's
+    # launchers ran the hook, then the host function raised a ValueError).
+    assert ours["grid errors"] == stock["grid errors"]
+    assert stock["grid errors"]["beyond i32"] == "OverflowError: signed integer is greater than maximum"
+    assert stock["grid errors"]["hook calls"] == 0
     assert stock["errors"]["no data_ptr"] == "TypeError: Pointer argument must be either uint64 or have data_ptr method"
     assert stock["errors"]["a negative grid"] is None
     # The host function's own error comes back as the Python exception of its kind.

@@ -4,12 +4,16 @@ default recursion limit, through Triton's own ``run`` and through the dispatch (
 table by then): both raise ``RecursionError``. The dispatch counts each re-entry against the
 recursion limit as the Python frames of Triton's path would, so that it raises before the C
 stack runs out (uncounted, it went twice as deep as Triton's path and a raised limit crashed
-the process). Afterwards the interpreter's recursion count is back where it was."""
+the process). Afterwards the interpreter's recursion count is back where it was.
+
+Also a grid function that writes into the ``META`` dictionary it is given: Triton's ``run``
+launches with that dictionary's values (``grid(bound_args)``, then ``*bound_args.values()``),
+and so does the dispatch, from its table too."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 from triton import knobs
 
@@ -90,8 +94,36 @@ def _recursion_count_restored() -> bool:
         sys.setrecursionlimit(limit)
 
 
+def _grid_writes_meta(ctx: Context) -> List[Any]:
+    """``copy[grid](x, y, 1000)`` with a grid function that sets ``META["n"] = 5`` and puts
+    another tensor in ``META["x_ptr"]``: through Triton's run, then twice through the dispatch
+    (a miss, then a hit), each the launches."""
+    class Other:
+        dtype = ctx.f32
+
+        def data_ptr(self) -> int:
+            return 0x7F00_0000_5000
+
+    other = Other()
+
+    def grid(meta: Any) -> Any:
+        meta["n"], meta["x_ptr"] = 5, other
+        return (2,)
+
+    def one(path: str) -> Any:
+        ctx.fake.safecall_fake_cuda_reset()
+        if path == "triton":
+            ctx.original_run["run"](ctx.copy, ctx.x, ctx.y, 1000, grid=grid, warmup=False, BLOCK=64)
+        else:
+            ctx.copy[grid](ctx.x, ctx.y, 1000, BLOCK=64)
+        return ctx.launches()
+
+    return [one(path) for path in ("triton", "dispatch", "dispatch")]
+
+
 def run_reentry(ctx: Context) -> Dict[str, Any]:
     """Each route's outcome and depth through Triton's run and through the dispatch."""
     out: Dict[str, Any] = {f"{route} {path}": _endless(ctx, route, path) for route in ROUTES for path in ("triton", "dispatch")}
     out["count restored"] = _recursion_count_restored()
+    out["grid writes META"] = _grid_writes_meta(ctx)
     return out

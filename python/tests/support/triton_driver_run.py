@@ -304,6 +304,14 @@ results["errors"] = {
 results["errors"]["a negative grid"] = run(X, Y, 1000, 128, grid=(-1, 1, 1))
 results["errors, safecall's own"] = {"two negative grid entries": run(X, Y, 1000, 128, grid=(-1, -1, 1))}
 results["hook calls"] = len(hook_calls)
+# Grid dimensions beyond a C int: Triton's launchers parse them first (`PyArg_ParseTuple`'s
+# `i`), an OverflowError before the enter hook runs or any argument is read.
+results["grid errors"] = {
+    "beyond i32": run(X, Y, 1000, 128, grid=(2**31, 1, 1)),
+    "below i32": run(X, Y, 1000, 128, grid=(1, -(2**31) - 1, 1)),
+    "beyond i64": run(X, Y, 1000, 128, grid=(1, 1, 2**63)),
+    "hook calls": len(hook_calls) - results["hook calls"],
+}
 # Calls that break the launcher protocol, after the count (neither launcher runs a hook for
 # them): Triton's launcher refuses them with Python's TypeError for its `__call__`; ours is a
 # builtin function, which CPython refuses keywords for and which counts its arguments.
