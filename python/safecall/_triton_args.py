@@ -57,8 +57,8 @@ def is_im2col(ty: str, entry: Mapping[str, Any]) -> bool:
 
 def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any]) -> Tuple[str, int, str]:
     """A host tensor descriptor's (DLPack dtype, rank, the IR's ``tensormap`` dtype word), from
-    its signature type (``tensordesc<fp16[64, 64]>``, or
-    ``tensordesc_im2col<fp16[64, 32],input_rank=4,...>``) and ``tensordesc_meta`` entry;
+    its signature type (``tensordesc<fp16[64, 64]>``, Gluon's ``tensordesc<fp16[64, 64],LAYOUT>``,
+    or ``tensordesc_im2col<fp16[64, 32],input_rank=4,...>``) and ``tensordesc_meta`` entry;
     refuses the kinds the adapter does not build."""
     table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
@@ -73,7 +73,10 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
             )
         rank = int(match.group(3))
     else:
-        match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\]>", ty)
+        # Gluon's descriptors add their shared-memory layout after the block
+        # (`tensordesc<fp16[64, 32],NVMMASharedLayout(...)>`); the `tensordesc_meta` entry says
+        # how the map is encoded, as for Triton's own.
+        match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\](,.*)?>", ty)
         if match is None:
             raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
         rank = len(match.group(2).split(","))

@@ -14,8 +14,8 @@ profiler's, e.g. proton's), a launch from the table carries what Triton's ``run`
 ``kernel.launch_metadata(grid, stream, *args)`` and the hooks. Anything it cannot decide
 exactly as Triton would goes through Triton's ``run`` every time, counted by reason
 (:meth:`Dispatcher.stats`): pre-run hooks registered, an argument kind it does
-not model (Gluon's tensor descriptors, objects without ``data_ptr``, a tuple holding either or
-nested more than 32 deep, a tuple on AMD), an unhashable constexpr,
+not model (Gluon's tensor descriptors before Triton 3.8, objects without ``data_ptr``, a tuple
+holding an unmodelled kind or nested more than 32 deep, a tuple on AMD), an unhashable constexpr,
 warm-up calls, a global the kernel read that changed.
 
 The key, per parameter in declaration order:
@@ -35,14 +35,15 @@ The key, per parameter in declaration order:
 - a host ``triton.tools.tensor_descriptor.TensorDescriptor`` (exactly that type): its base
   tensor's dtype and its block shape, which is all Triton's ``tensordesc<DTYPE[BLOCK]>``
   specialization holds (the launcher encodes the shape, strides, padding and base address on
-  every launch); Gluon's descriptors, which carry a layout, go through Triton's path;
+  every launch); Gluon's (tiled and im2col, Triton 3.8+), which carry a layout: also the
+  rank of their shape and their layout (by ``==``; Triton's key holds its ``repr``);
 - a tuple (a named tuple too: its type is part of the key): its length, then each element as
   above, tensors with their alignment whatever the parameter's ``do_not_specialize`` (Triton's
   specializer reads every tensor in a tuple), nested tuples alike;
 
-then the keyword options (``num_warps``, ``num_stages``, ...), the device, the Triton knobs
-that Triton adds to the options on each call (``debug``, the instrumentation mode, ...) and
-the kernel's own ``debug`` attribute.
+preceded by the Triton knobs that Triton adds to the options on each call (``debug``, the
+instrumentation mode, ...) and the kernel's own ``debug`` attribute, then the device, and
+followed by the keyword options (``num_warps``, ``num_stages``, ...).
 The native side holds it as machine words (``python/src/triton_key.rs``): numbers by value,
 other objects by a code given to each distinct value (by ``==`` and ``hash``), so a call does
 not hash or compare Python objects.
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import threading
 import types
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
@@ -92,6 +94,7 @@ def _env_bool_variable(group: Any, name: str) -> Optional[str]:
 
 
 _KNOBS_VERSION: Any = None
+_WATCH_LOCK = threading.Lock()
 
 
 def _watch_knobs(knobs: Any) -> Any:
@@ -100,15 +103,18 @@ def _watch_knobs(knobs: Any) -> Any:
     :class:`_WatchedKnobs`; ``None`` where the module has a class of its own already (the
     dispatchers then look its knob groups up on every call)."""
     global _KNOBS_VERSION
-    if type(knobs) is not _WatchedKnobs:
-        if type(knobs) is not types.ModuleType:
-            return None
+    # One count for the process, made before the class that bumps it is put in place (two
+    # threads making their first dispatchers must not each make one).
+    with _WATCH_LOCK:
         if _KNOBS_VERSION is None:
             from ._native import KnobsVersion
 
             _KNOBS_VERSION = KnobsVersion()
-        knobs.__class__ = _WatchedKnobs
-    return _KNOBS_VERSION
+        if type(knobs) is not _WatchedKnobs:
+            if type(knobs) is not types.ModuleType:
+                return None
+            knobs.__class__ = _WatchedKnobs
+        return _KNOBS_VERSION
 
 
 class _WatchedKnobs(types.ModuleType):
@@ -168,6 +174,22 @@ def _descriptor_type() -> Any:
     return TensorDescriptor
 
 
+def _gluon_descriptor_types() -> list:
+    """Gluon's host descriptor types the dispatcher keys (tiled and im2col), on the releases
+    where that is tested (Triton 3.8 and later); empty otherwise (their calls then go through
+    Triton's path)."""
+    import triton
+
+    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 8):
+        return []
+    try:
+        from triton.experimental.gluon.nvidia import hopper
+    except ImportError:
+        return []
+    names = ("TensorDescriptor", "TensorDescriptorIm2Col")
+    return [t for t in (getattr(hopper, n, None) for n in names) if isinstance(t, type)]
+
+
 class Dispatcher:
     """The table of one ``JITFunction`` (see the module docs). Called as the kernel is:
     ``d[grid](*args, **kwargs)`` or ``d.run(*args, grid=grid, warmup=False, **kwargs)``; the
@@ -198,7 +220,7 @@ class Dispatcher:
             knobs.HookChain,
             knob_reads,
             triton.runtime.driver, _driver_state(triton.runtime.driver),
-            _descriptor_type(), trace_grid, _constexpr_key,
+            _descriptor_type(), _gluon_descriptor_types(), trace_grid, _constexpr_key,
             self._globals_changed, self._slow, _amd_range(fn),
         )
         self.run = self._native.run

@@ -44,6 +44,8 @@ const OTHER: u8 = 5;
 const DESCRIPTOR: u8 = 7;
 /// A tuple (or a subclass of `tuple`): its elements' words follow (`tuple_key`).
 const TUPLE: u8 = 8;
+/// A Gluon host tensor descriptor (tiled or im2col), which carries a shared-memory layout.
+const GLUON_DESCRIPTOR: u8 = 9;
 
 /// A word that starts the keyword options' part of a key (no argument's first word is 6).
 const OPTIONS: u64 = 6;
@@ -105,6 +107,8 @@ pub struct TritonDispatch {
     /// `triton.tools.tensor_descriptor.TensorDescriptor` (`None` where this Triton has none):
     /// arguments of exactly this type enter the key as Triton specializes them.
     descriptor_type: Py<PyAny>,
+    /// Gluon's host descriptor types keyed here (tiled, im2col; empty where not served).
+    gluon_types: Vec<Py<PyAny>>,
     /// Grid functions traced to what they compute.
     grids: GridTraces,
     /// AMD's pointer-range part of a tensor's key, where Triton has an AMD backend.
@@ -158,6 +162,7 @@ impl TritonDispatch {
         driver: Py<PyAny>,
         driver_state: Option<Py<PyDict>>,
         descriptor_type: Py<PyAny>,
+        gluon_types: Vec<Py<PyAny>>,
         trace_grid: Py<PyAny>,
         constexpr_key: Py<PyAny>,
         globals_changed: Py<PyAny>,
@@ -202,6 +207,7 @@ impl TritonDispatch {
             driver,
             driver_state,
             descriptor_type,
+            gluon_types,
             grids: GridTraces::new(py, trace_grid)?,
             amd,
             constexpr_key,
@@ -226,6 +232,14 @@ impl TritonDispatch {
     /// Records `kernel` (a `CompiledKernel`) as Triton's choice for the missed `key`.
     fn record(&self, key: &DispatchKey, kernel: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = kernel.py();
+        // Not where the knobs or the kernel's `debug` changed since the key was computed (by
+        // another thread, or by Python code the call ran): Triton chose for the new values.
+        let replaced = self.groups.replaced(py)?;
+        let mut now = Key::new();
+        match self.knob_words(py, &replaced, &mut now)? {
+            Ok(()) if key.0.starts_with(&now) => {}
+            _ => return Ok(()),
+        }
         let launcher = kernel.getattr(intern!(py, "run"))?;
         let entry = Entry {
             kernel: kernel.clone().unbind(),
@@ -286,6 +300,30 @@ impl TritonDispatch {
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
         // The table stays consistent whatever panicked while it was held (one insert or clear).
         self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The key's first words: the knobs Triton folds into the options and the kernel's own
+    /// `debug` (an attribute callers may set), read as Triton's `run` reads them first; the
+    /// knob groups as `KnobGroups::replaced` found them.
+    fn knob_words<'py>(
+        &self,
+        py: Python<'py>,
+        replaced: &Option<SmallVec<[Bound<'py, PyAny>; 4]>>,
+        key: &mut Key,
+    ) -> PyResult<Result<(), Unhashable>> {
+        let tuple_key = self.constexpr_key.bind(py);
+        for (at, read) in &self.knob_reads {
+            let group = match replaced {
+                Some(found) => &found[*at],
+                None => self.groups.held(py, *at),
+            };
+            let knob = read.read(group)?;
+            if let Err(unhashable) = self.interner.constant(&knob, tuple_key, key)? {
+                return Ok(Err(unhashable));
+            }
+        }
+        let debug = self.function_attr(intern!(py, "debug"))?;
+        self.interner.constant(&debug, tuple_key, key)
     }
 
     /// The Python side's `slow(reason, args, kwargs, grid, warmup, key=None)`.
@@ -372,12 +410,7 @@ impl TritonDispatch {
         // at most four words per argument, a few options); a descriptor's block shape, a
         // tuple or many options grow it.
         let mut key = Key::with_capacity(2 * self.knob_reads.len() + 4 * self.names.len() + 16);
-        for (at, read) in &self.knob_reads {
-            let knob = read.read(group(*at))?;
-            slow_on!(self.interner.constant(&knob, tuple_key, &mut key));
-        }
-        let debug = self.function_attr(intern!(py, "debug"))?;
-        slow_on!(self.interner.constant(&debug, tuple_key, &mut key));
+        slow_on!(self.knob_words(py, &replaced, &mut key));
         if self
             .function_attr(intern!(py, "pre_run_hooks"))?
             .is_truthy()?
@@ -452,8 +485,8 @@ impl TritonDispatch {
                         TupleKey::Unmodelled(what) => return Ok(Err(Slow::Fallback(what))),
                     }
                 }
-                if kind == DESCRIPTOR {
-                    if !slow_on!(self.descriptor_key(value, type_code, &mut key)) {
+                if kind == DESCRIPTOR || kind == GLUON_DESCRIPTOR {
+                    if !slow_on!(self.descriptor_key(value, kind, type_code, tuple_key, &mut key)) {
                         return Ok(Err(Slow::Fallback(
                             "a TensorDescriptor's block_shape".into(),
                         )));

@@ -69,7 +69,9 @@ pub(crate) struct KnobGroups {
     namespace: Py<PyDict>,
     names: Vec<Py<PyString>>,
     held: Vec<Py<PyAny>>,
-    version: Option<Py<KnobsVersion>>,
+    /// The count, with the module's class that keeps it (another class put in its place
+    /// since, by whatever means, keeps no count: the groups are then looked up every call).
+    version: Option<(Py<KnobsVersion>, Py<PyAny>)>,
     /// The count when `held` were last found in place.
     seen: AtomicU64,
 }
@@ -86,6 +88,7 @@ impl KnobGroups {
             .cast_into::<PyDict>()
             .map_err(|_| PyValueError::new_err("the knobs module's __dict__ is no dict"))?;
         let seen = version.as_ref().map_or(0, |v| v.get().value());
+        let version = version.map(|v| (v, module.get_type().into_any().unbind()));
         Ok(KnobGroups {
             module: module.clone().unbind(),
             namespace: namespace.unbind(),
@@ -124,14 +127,14 @@ impl KnobGroups {
         py: Python<'py>,
     ) -> PyResult<Option<SmallVec<[Bound<'py, PyAny>; 4]>>> {
         let now = match &self.version {
-            Some(v) => {
+            Some((v, class)) if self.module.bind(py).get_type().is(class) => {
                 let now = v.get().value();
                 if now == self.seen.load(Ordering::Acquire) {
                     return Ok(None);
                 }
                 Some(now)
             }
-            None => None,
+            _ => None,
         };
         let mut found: SmallVec<[Bound<'py, PyAny>; 4]> = SmallVec::new();
         for name in &self.names {

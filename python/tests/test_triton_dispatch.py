@@ -200,7 +200,8 @@ def test_pointer_arguments_in_every_form_choose_and_launch_as_triton(result):
 
 def test_tuple_arguments_choose_and_launch_as_triton_from_the_table(result):
     """80 seeded calls of ``tuple_copy`` with tuple arguments (pointers in every form, a
-    misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16 or beyond i32,
+    misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16, at the i32, i64
+    and u64 edges and beyond,
     floats, bools; a list, a str in a tuple, an element nested 40 deep): Triton's run, the
     dispatcher's miss and its hit choose the same kernel, make the same launches and pointer
     checks (the hit with as many ``data_ptr()`` calls), or raise the same error; the tuples it keys are
@@ -245,10 +246,31 @@ def test_a_grid_function_writing_meta_launches_as_in_triton(result):
     """A grid function that writes into its ``META`` (``n`` and a tensor replaced): Triton's
     run launches the dictionary's values after the grid, and so does the dispatch, on its miss
     and from its table (before, the table's launch carried the caller's arguments)."""
-    by_triton, miss, hit = result["reentry"]["grid writes META"]
+    by_triton, miss, hit, counts = result["reentry"]["grid writes META"]
     assert len(by_triton) == 1 and miss == by_triton and hit == by_triton, (by_triton, miss, hit)
+    # The second dispatch at least was served from the table (the first too where an earlier
+    # call recorded the key).
+    assert counts.get("hit", 0) >= 1 and set(counts) <= {"hit", "miss"}, counts
     args = by_triton[0]["args"]
     assert args[0] == "00500000007f0000" and args[2] == "05000000", args
+
+
+def test_gluon_descriptors_choose_and_launch_as_triton_from_the_table(result):
+    """Kernels taking Gluon's host descriptors (Triton 3.8+): a tiled one with its shared
+    layout (then another base, shape and padding, then another block) and an im2col one (then
+    other corners and element strides): Triton's run, the dispatcher's first call and its
+    second choose the same kernel and send the same launches, maps encoded on every launch;
+    another block is another specialization, the rest hit the table. Before 3.8 (where this
+    is not tested) they go through Triton's run."""
+    gluon = result["gluon"]
+    if tuple(int(p) for p in result["triton"].split(".")[:2]) < (3, 8):
+        assert gluon == {}
+        return
+    stats = gluon.pop("stats")
+    assert len(gluon) == 5
+    for name, (by_triton, first, second) in gluon.items():
+        assert first == by_triton and second == by_triton and len(by_triton[1]) == 1, name
+    assert stats == {"tiled_copy": {"miss": 2, "hit": 4}, "im2col_copy": {"miss": 1, "hit": 3}}, stats
 
 
 def test_replaced_knob_groups_count_as_in_triton(result):

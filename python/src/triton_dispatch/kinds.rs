@@ -6,19 +6,24 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
-use super::{DESCRIPTOR, KIND_CAPACITY, OTHER, TENSOR, TUPLE, TritonDispatch};
+use super::{DESCRIPTOR, GLUON_DESCRIPTOR, KIND_CAPACITY, OTHER, TENSOR, TUPLE, TritonDispatch};
 use crate::triton_key::{Key, Space, Unhashable, append};
 
 impl TritonDispatch {
     /// A host tensor descriptor's part of the key, as Triton specializes it
-    /// (`tensordesc<DTYPE[BLOCK]>`): its type, its base tensor's dtype and its block shape
-    /// (rank, then each extent). The shape, strides, padding and base address are not part
-    /// of the specialization: the launcher encodes them on every launch. `false` where the
-    /// block shape is not a sequence of `int`s (Triton's own path then decides).
+    /// (`tensordesc<DTYPE[BLOCK]>`; Gluon's also `,LAYOUT>`, and its im2col descriptors
+    /// `input_rank=RANK`): its kind and type, its base tensor's dtype and its block shape
+    /// (rank, then each extent); for Gluon's, the rank of its shape and its layout (a
+    /// constant: by `==`, where Triton's key holds its `repr`). The shape, strides, padding
+    /// and base address are not part of the specialization: the launcher encodes them on
+    /// every launch. `false` where something is not as Triton's classes make it (a block shape
+    /// of other than `int`s, a field deleted): Triton's own path then decides.
     pub(super) fn descriptor_key(
         &self,
         value: &Bound<'_, PyAny>,
+        kind: u8,
         type_code: u64,
+        tuple_key: &Bound<'_, PyAny>,
         key: &mut Key,
     ) -> PyResult<Result<bool, Unhashable>> {
         let py = value.py();
@@ -41,7 +46,7 @@ impl TritonDispatch {
             return Ok(Ok(false));
         };
         let start = key.len();
-        append(key, &[DESCRIPTOR.into(), type_code, dtype_code, 0]);
+        append(key, &[kind.into(), type_code, dtype_code, 0]);
         let mut rank = 0;
         for extent in block {
             let extent = match extent {
@@ -55,6 +60,18 @@ impl TritonDispatch {
             rank += 1;
         }
         key[start + 3] = rank;
+        if kind == GLUON_DESCRIPTOR {
+            let (Ok(shape), Ok(layout)) = (
+                value.getattr(intern!(py, "shape")).and_then(|s| s.len()),
+                value.getattr(intern!(py, "layout")),
+            ) else {
+                return Ok(Ok(false));
+            };
+            key.push(shape as u64);
+            if let Err(unhashable) = self.interner.constant(&layout, tuple_key, key)? {
+                return Ok(Err(unhashable));
+            }
+        }
         Ok(Ok(true))
     }
 
@@ -70,6 +87,8 @@ impl TritonDispatch {
         let py = value.py();
         let kind = if ty.is(self.descriptor_type.bind(py)) {
             DESCRIPTOR
+        } else if self.gluon_types.iter().any(|t| ty.is(t)) {
+            GLUON_DESCRIPTOR
         } else if value.is_instance_of::<PyTuple>() {
             TUPLE
         } else if ty.hasattr(intern!(py, "data_ptr"))? {

@@ -13,7 +13,8 @@ same error:
   bits, negative, 0; int subclasses, ``__index__``-only objects, floats, bools, None, a str), a
   bare entry, a function returning a tuple, None;
 - 80 tuple arguments (``tuple_copy``'s ``ptrs`` and ``sizes``: pointers in the forms above, a
-  misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16 or beyond i32,
+  misaligned one, ``None``, named tuples, ints equal to 1, divisible by 16, at the i32, i64 and
+  u64 edges and beyond,
   floats, bools, a str, a list, an element nested 40 deep), with the driver's pointer checks
   and each ``data_ptr()`` call counted;
 - an autotuned kernel whose key argument comes as an int, an int subclass, a float or a bool
@@ -179,7 +180,8 @@ def _tuples(ctx: Context) -> List[Any]:
         inner = (pointer(0x7F00_0000_2000), pointer(0x7F00_0000_3000))
         inner = Pair(*inner) if rng.randrange(4) == 0 else inner
         ptrs: Any = (pointer(0x7F00_0000_1000), inner)
-        sizes: Any = (rng.choice((1000, 1024, 1, 2**33, -7)), rng.choice((2, 1, 32, 2.5, True)), rng.choice((3, 16, -5)))
+        sizes: Any = (rng.choice((1000, 1024, 1, 2**33, -7)), rng.choice((2, 1, 32, 2.5, True)),
+                      rng.choice((3, 16, -5, -32, 2**31 - 1, 2**31, -(2**31) - 1, 2**63, 2**64 - 16, 2**64)))
         sizes += tuple(rng.choice((0, 48, 1.0)) for _ in range(rng.randrange(2)))
         odd = rng.randrange(16)
         if odd == 0:

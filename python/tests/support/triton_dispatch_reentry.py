@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Dict, List
 
+import safecall.triton
 from triton import knobs
 
 from support.triton_dispatch_forms import Context
@@ -97,7 +98,7 @@ def _recursion_count_restored() -> bool:
 def _grid_writes_meta(ctx: Context) -> List[Any]:
     """``copy[grid](x, y, 1000)`` with a grid function that sets ``META["n"] = 5`` and puts
     another tensor in ``META["x_ptr"]``: through Triton's run, then twice through the dispatch
-    (a miss, then a hit), each the launches."""
+    (a miss, then a hit), each the launches; then the dispatcher's counts."""
     class Other:
         dtype = ctx.f32
 
@@ -118,7 +119,10 @@ def _grid_writes_meta(ctx: Context) -> List[Any]:
             ctx.copy[grid](ctx.x, ctx.y, 1000, BLOCK=64)
         return ctx.launches()
 
-    return [one(path) for path in ("triton", "dispatch", "dispatch")]
+    before = dict(safecall.triton.jit(ctx.copy).stats())
+    outcomes = [one(path) for path in ("triton", "dispatch", "dispatch")]
+    after = safecall.triton.jit(ctx.copy).stats()
+    return outcomes + [{k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}]
 
 
 def run_reentry(ctx: Context) -> Dict[str, Any]:

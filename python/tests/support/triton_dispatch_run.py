@@ -570,6 +570,10 @@ results.update(run_forms(context))
 from support.triton_dispatch_reentry import run_reentry  # noqa: E402
 
 results["reentry"] = run_reentry(context)
+# Kernels taking Gluon's host descriptors (`triton_dispatch_gluon`; Triton 3.8+).
+from support.triton_dispatch_gluon import run_gluon  # noqa: E402
+
+results["gluon"] = run_gluon(context)
 # Triton's knob groups replaced, as its `fresh_knobs` test helper does (`triton_dispatch_knob_groups`).
 from support.triton_dispatch_knob_groups import run_knob_groups  # noqa: E402
 

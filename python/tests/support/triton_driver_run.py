@@ -169,6 +169,15 @@ if gluon_kernels.AVAILABLE:
                                         pixel_box_upper_corner=[1, 1]),
         Tensor(0x7F00_0009_0000, "float16"), 64, 32, num_warps=4,
     )
+    # Gluon's tiled descriptors carry their shared-memory layout (in the kernel's signature too).
+    CASES["tiled descriptor (Gluon)"] = lambda: gluon_kernels.tiled_copy[(1,)](
+        gluon_kernels.tiled_descriptor(DescriptorBase(0x7F00_000C_0000, "float16", [128, 64])),
+        Tensor(0x7F00_0009_0000, "float16"), 64, 32, num_warps=4,
+    )
+    CASES["tiled (Gluon), another block, nan padding"] = lambda: gluon_kernels.tiled_copy[(1,)](
+        gluon_kernels.tiled_descriptor(DescriptorBase(0x7F00_000D_0000, "float16", [256, 64]), (32, 32), padding="nan"),
+        Tensor(0x7F00_0009_0000, "float16"), 32, 32, num_warps=4,
+    )
     CASES["im2col, element strides and nan padding"] = lambda: gluon_kernels.im2col_copy[(2,)](
         gluon_kernels.im2col_descriptor(_nhwc(0x7F00_000A_0000), pixel_box_lower_corner=[0, -2],
                                         pixel_box_upper_corner=[2, 0], element_strides=[1, 2, 2, 1], padding="nan"),
