@@ -294,6 +294,9 @@ def test_replaced_knob_groups_count_as_in_triton(result):
     # that count looks the groups up on every call, and sees even a group put into the
     # module's dictionary directly.
     assert groups["watched"] == "_WatchedKnobs"
+    # A miss during which a data_ptr() turned debug on: Triton chose the debug kernel, which
+    # was not recorded under the key read before; the call with debug off gets the other.
+    assert groups["changed during a miss"] == [False, False]
     assert groups["unwatched"] == [True, True]
 
 

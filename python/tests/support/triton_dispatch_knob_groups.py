@@ -48,6 +48,31 @@ def _replaced(ctx: Context, change: Callable[[], None], hook_calls: List[Any]) -
     return outcomes + [{k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}]
 
 
+def _changed_during_a_miss(ctx: Context) -> List[Any]:
+    """A miss whose ``data_ptr()`` turns ``knobs.runtime.debug`` on (Triton's run then chooses
+    the debug kernel), then the same call with it off: the second call's kernel's ``debug``
+    each time (the first miss must not be recorded under the key read before the change)."""
+
+    class Flipping:
+        dtype = ctx.f32
+        armed = True
+
+        def data_ptr(self) -> int:
+            if Flipping.armed:
+                knobs.runtime.debug = True
+            return 0x7F00_0000_1000
+
+    x = Flipping()
+    out = []
+    for _ in range(2):
+        Flipping.armed = True
+        ctx.copy[(4,)](x, ctx.y, 1000, BLOCK=32)
+        knobs.runtime.debug = False
+        Flipping.armed = False
+        out.append(getattr(ctx.copy[(4,)](x, ctx.y, 1000, BLOCK=32).metadata, "debug", None))
+    return out
+
+
 def run_knob_groups(ctx: Context) -> Dict[str, Any]:
     hook_calls: List[Any] = []
 
@@ -65,6 +90,7 @@ def run_knob_groups(ctx: Context) -> Dict[str, Any]:
     # Put back, the groups are Triton's again: served without looking them up.
     out["after"] = _calls(ctx, hook_calls)
     out["watched"] = type(knobs).__name__
+    out["changed during a miss"] = _changed_during_a_miss(ctx)
     # A dispatcher made where the module's class is not safecall's to watch (another
     # library's module class): it looks the groups up on every call.
     from safecall import _triton_dispatch
