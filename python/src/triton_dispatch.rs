@@ -305,6 +305,7 @@ impl TritonDispatch {
     /// The key's first words: the knobs Triton folds into the options and the kernel's own
     /// `debug` (an attribute callers may set), read as Triton's `run` reads them first; the
     /// knob groups as `KnobGroups::replaced` found them.
+    #[inline]
     fn knob_words<'py>(
         &self,
         py: Python<'py>,

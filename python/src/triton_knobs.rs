@@ -117,23 +117,35 @@ impl KnobGroups {
     }
 
     /// Group `at` as held (what [`KnobRead::new`] serves).
+    #[inline]
     pub(crate) fn held<'a, 'py>(&'a self, py: Python<'py>, at: usize) -> &'a Bound<'py, PyAny> {
         self.held[at].bind(py)
     }
 
     /// `None` where the held groups are the module's now; else each group as looked up now.
+    #[inline]
     pub(crate) fn replaced<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<SmallVec<[Bound<'py, PyAny>; 4]>>> {
+        if let Some((v, class)) = &self.version
+            && v.get().value() == self.seen.load(Ordering::Acquire)
+            && self.module.bind(py).get_type().is(class)
+        {
+            return Ok(None);
+        }
+        self.look_up_all(py)
+    }
+
+    /// [`Self::replaced`] where the count moved (or there is none): each group looked up.
+    #[cold]
+    fn look_up_all<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<SmallVec<[Bound<'py, PyAny>; 4]>>> {
+        // Read before the lookups: an assignment since is seen on the next call.
         let now = match &self.version {
-            Some((v, class)) if self.module.bind(py).get_type().is(class) => {
-                let now = v.get().value();
-                if now == self.seen.load(Ordering::Acquire) {
-                    return Ok(None);
-                }
-                Some(now)
-            }
+            Some((v, class)) if self.module.bind(py).get_type().is(class) => Some(v.get().value()),
             _ => None,
         };
         let mut found: SmallVec<[Bound<'py, PyAny>; 4]> = SmallVec::new();
@@ -141,7 +153,6 @@ impl KnobGroups {
             found.push(self.look_up(py, name.bind(py))?);
         }
         if found.iter().zip(&self.held).all(|(f, h)| f.is(h)) {
-            // Read before the lookups: an assignment since is seen on the next call.
             if let Some(now) = now {
                 self.seen.store(now, Ordering::Release);
             }

@@ -39,6 +39,7 @@ pub(crate) fn to_i64(value: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// A grid dimension as every Triton release's launcher parses it (`PyArg_ParseTuple`'s `i`):
 /// read as [`to_i64`] reads it, then an `OverflowError` beyond a C `int`, with CPython's
 /// messages.
+#[inline]
 pub(crate) fn grid_dim(value: &Bound<'_, PyAny>) -> PyResult<i32> {
     let v = to_i64(value)?;
     i32::try_from(v).map_err(|_| {
