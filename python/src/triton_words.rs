@@ -45,8 +45,9 @@ impl<'a> Words<'a> {
         self.len
     }
 
-    /// Overwrites word `i`, already written.
-    #[inline]
+    /// Overwrites word `i`, already written (inlined always: called once per pointer of a
+    /// launch, where a call costs more than the store).
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: usize, word: TVMFFIAny) {
         assert!(i < self.len, "word {i} of {} written", self.len);
         self.buf[i].write(word);
