@@ -48,7 +48,8 @@ _INTEGER_RULES = {
 def _grid_dim(value: Any) -> int:
     """A grid dimension as every Triton release's launcher parses it (``PyArg_ParseTuple``'s
     ``i``: ``PyLong_AsLong``, then an ``OverflowError`` beyond a C ``int``)."""
-    return value if type(value) is int and -(1 << 31) <= value < (1 << 31) else _integer_slow(16, value)
+    lo, hi = _FAST_RANGES[16]
+    return value if type(value) is int and lo <= value <= hi else _integer_slow(16, value)
 
 
 def _integer_rule(ty: str, minor: Tuple[int, int]) -> int:

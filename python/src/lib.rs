@@ -18,6 +18,7 @@ use safecall::ir::verify::{Source, VerifyError, render_errors};
 use safecall::ir::{self, SourceMap};
 
 mod bench;
+mod c_entry;
 mod compile;
 mod cuda_constants;
 mod cuda_context;

@@ -47,6 +47,24 @@ const TUPLE: u8 = 8;
 /// A Gluon host tensor descriptor (tiled or im2col), which carries a shared-memory layout.
 const GLUON_DESCRIPTOR: u8 = 9;
 
+/// The key's one word for an argument Triton specializes by its Python type alone (`None`,
+/// `bool`, `float`: the kind) or by its value (an exact `int`: its `int_key`); `None` for any
+/// other argument. The same for a parameter's value and a tuple's element.
+#[inline]
+fn scalar_word(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    Ok(Some(if value.is_none() {
+        NONE.into()
+    } else if value.is_exact_instance_of::<PyBool>() {
+        BOOL.into()
+    } else if value.is_exact_instance_of::<PyInt>() {
+        int_key(value)?.into()
+    } else if value.is_exact_instance_of::<PyFloat>() {
+        FLOAT.into()
+    } else {
+        return Ok(None);
+    }))
+}
+
 /// A word that starts the keyword options' part of a key (no argument's first word is 6).
 const OPTIONS: u64 = 6;
 
@@ -314,11 +332,7 @@ impl TritonDispatch {
     ) -> PyResult<Result<(), Unhashable>> {
         let tuple_key = self.constexpr_key.bind(py);
         for (at, read) in &self.knob_reads {
-            let group = match replaced {
-                Some(found) => &found[*at],
-                None => self.groups.held(py, *at),
-            };
-            let knob = read.read(group)?;
+            let knob = read.read(self.groups.now(py, replaced, *at))?;
             if let Err(unhashable) = self.interner.constant(&knob, tuple_key, key)? {
                 return Ok(Err(unhashable));
             }
@@ -399,10 +413,7 @@ impl TritonDispatch {
         // As Triton's `run`: the knobs and the kernel's own `debug` (an attribute callers may
         // set) first, before the pre-run hooks and the arguments' `data_ptr()` run any Python.
         let replaced = self.groups.replaced(py)?;
-        let group = |at: usize| match &replaced {
-            Some(found) => &found[at],
-            None => self.groups.held(py, at),
-        };
+        let group = |at: usize| self.groups.now(py, &replaced, at);
         let tuple_key = self.constexpr_key.bind(py);
         // Each parameter's words delimit themselves (a constant is always two; an argument
         // starts with its kind, and only a tensor's and a tuple's have more), so two keys are
@@ -457,14 +468,8 @@ impl TritonDispatch {
                 slow_on!(self.interner.constant(value, tuple_key, &mut key));
                 continue;
             }
-            if value.is_none() {
-                key.push(NONE.into());
-            } else if value.is_exact_instance_of::<PyBool>() {
-                key.push(BOOL.into());
-            } else if value.is_exact_instance_of::<PyInt>() {
-                key.push(int_key(value)?.into());
-            } else if value.is_exact_instance_of::<PyFloat>() {
-                key.push(FLOAT.into());
+            if let Some(word) = scalar_word(value)? {
+                key.push(word);
             } else {
                 let (kind, type_code) = match self.memo.kind(i, value.get_type_ptr()) {
                     Some(known) => known,

@@ -10,7 +10,7 @@
 //! as declared here. Keyword arguments are refused by CPython itself (`METH_FASTCALL` without
 //! `METH_KEYWORDS`): Triton passes none.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::exceptions::PyRuntimeError;
@@ -113,16 +113,12 @@ unsafe extern "C" fn launch_fast(
                 std::slice::from_raw_parts(args.cast::<Borrowed<'_, '_, PyAny>>(), nargs as usize)
             }
         };
-        launch.get().call_items(items)
+        launch
+            .get()
+            .call_items(items)
+            .map(|()| py.None().into_bound(py))
     }));
-    let error = match result {
-        Ok(Ok(())) => return py.None().into_ptr(),
-        Ok(Err(e)) => e,
-        Err(panic) => PyRuntimeError::new_err(format!(
-            "safecall's Triton launcher panicked: {}",
-            safecall_runtime::capi::panic_text(panic.as_ref())
-        )),
-    };
-    error.restore(py);
-    std::ptr::null_mut::<c_void>().cast()
+    crate::c_entry::returned(py, result, |text| {
+        PyRuntimeError::new_err(format!("safecall's Triton launcher panicked: {text}"))
+    })
 }

@@ -122,6 +122,20 @@ impl KnobGroups {
         self.held[at].bind(py)
     }
 
+    /// Group `at` now, from what [`Self::replaced`] returned for this call.
+    #[inline]
+    pub(crate) fn now<'a, 'py>(
+        &'a self,
+        py: Python<'py>,
+        replaced: &'a Option<SmallVec<[Bound<'py, PyAny>; 4]>>,
+        at: usize,
+    ) -> &'a Bound<'py, PyAny> {
+        match replaced {
+            Some(found) => &found[at],
+            None => self.held(py, at),
+        }
+    }
+
     /// `None` where the held groups are the module's now; else each group as looked up now.
     #[inline]
     pub(crate) fn replaced<'py>(

@@ -16,7 +16,7 @@
 //! `slow("grid or warmup missing", args, kwargs, None, None)`, which calls Triton's own `run`
 //! with the keywords as given: Triton's error, raised where Triton raises it.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::ffi;
@@ -108,17 +108,10 @@ unsafe extern "C" fn run_call(
             };
             run(&slf, &args, kwargs.as_deref())
         }));
-        let error = match result {
-            Ok(Ok(value)) => return value.into_ptr(),
-            Ok(Err(e)) => e,
-            // A panic is pyo3's `PanicException` (a `BaseException`), as from its own methods.
-            Err(panic) => PanicException::new_err(format!(
-                "safecall's Triton dispatch panicked: {}",
-                safecall_runtime::capi::panic_text(panic.as_ref())
-            )),
-        };
-        error.restore(py);
-        std::ptr::null_mut::<c_void>().cast()
+        // A panic is pyo3's `PanicException` (a `BaseException`), as from its own methods.
+        crate::c_entry::returned(py, result, |text| {
+            PanicException::new_err(format!("safecall's Triton dispatch panicked: {text}"))
+        })
     })
 }
 

@@ -7,10 +7,10 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use pyo3::types::PyTuple;
 
-use super::{BOOL, FLOAT, NONE, TENSOR, TUPLE, TritonDispatch};
-use crate::triton_key::{Key, Unhashable, append, int_key};
+use super::{TENSOR, TUPLE, TritonDispatch, scalar_word};
+use crate::triton_key::{Key, Unhashable, append};
 use crate::triton_values::Address;
 
 /// How deeply tuples may nest in one argument before the call goes through Triton's path
@@ -29,7 +29,7 @@ pub(super) enum TupleKey {
 impl TritonDispatch {
     /// Appends the words of `tuple` (an argument of type code `type_code`) to `key`:
     /// `[TUPLE, type code, length]`, then each element's words, as an argument's would be
-    /// (`None`, `bool`, `float`: the kind; an exact `int`: its `int_key`; an object with
+    /// (`scalar_word`; an object with
     /// `data_ptr()`: its type, dtype and alignment; a tuple: these words again). `native`:
     /// the target's specializer is Triton's native one (see `Address::aligned_16`).
     pub(super) fn tuple_key(
@@ -48,14 +48,8 @@ impl TritonDispatch {
         let py = tuple.py();
         append(key, &[TUPLE.into(), type_code, tuple.len() as u64]);
         for item in tuple.iter() {
-            if item.is_none() {
-                key.push(NONE.into());
-            } else if item.is_exact_instance_of::<PyBool>() {
-                key.push(BOOL.into());
-            } else if item.is_exact_instance_of::<PyInt>() {
-                key.push(int_key(&item)?.into());
-            } else if item.is_exact_instance_of::<PyFloat>() {
-                key.push(FLOAT.into());
+            if let Some(word) = scalar_word(&item)? {
+                key.push(word);
             } else {
                 let (kind, code) = match self.kind(&item)? {
                     Ok(known) => known,
