@@ -49,8 +49,9 @@ const GLUON_DESCRIPTOR: u8 = 9;
 
 /// The key's one word for an argument Triton specializes by its Python type alone (`None`,
 /// `bool`, `float`: the kind) or by its value (an exact `int`: its `int_key`); `None` for any
-/// other argument. The same for a parameter's value and a tuple's element.
-#[inline]
+/// other argument. The same for a parameter's value and a tuple's element (inlined always:
+/// called for every argument of every call).
+#[inline(always)]
 fn scalar_word(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(Some(if value.is_none() {
         NONE.into()
