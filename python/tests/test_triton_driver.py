@@ -133,12 +133,14 @@ def test_launch_hooks_of_other_kinds_are_called_as_tritons_launchers_call_them(r
     """A ``HookChain`` subclass with a ``__call__`` of its own and an object whose ``calls`` is
     an empty list, in the knobs' place, are called around each launch by both launchers (the
     native one and the general one), as Triton's call them; an empty ``HookChain`` of
-    Triton's class does nothing (each launcher skips it)."""
+    Triton's class does nothing (each launcher skips it) until its ``calls`` is given a new,
+    non-empty list."""
     stock, ours, _, _ = runs
     assert ours["hook kinds"] == stock["hook kinds"]
     kinds = stock["hook kinds"]
     assert len(kinds["a HookChain subclass"]) == 4 and len(kinds["an object with calls"]) == 4, kinds
     assert kinds["an empty HookChain"] == []
+    assert len(kinds["a HookChain whose calls were replaced"]) == 2, kinds
 
 
 def test_the_runs_used_the_drivers_they_name(runs):

@@ -367,6 +367,14 @@ for name, hook in (("a HookChain subclass", LoudChain()), ("an object with calls
     copy[(8,)](X, Y, 1000, BLOCK=128)
     tuple_copy[(4,)]((X, (Y, Tensor(0x7F00_0000_4000))), (1000, 3, 2.5), BLOCK=128)
     results["hook kinds"][name] = list(kind_log)
+# An empty HookChain launched with, then given a new list of calls (not `add`): called from then on.
+replaced = triton.knobs.HookChain()
+hooks.launch_enter_hook = hooks.launch_exit_hook = replaced
+kind_log.clear()
+copy[(8,)](X, Y, 1000, BLOCK=128)
+replaced.calls = [lambda metadata: kind_log.append(["replaced", type(metadata).__name__])]
+copy[(8,)](X, Y, 1000, BLOCK=128)
+results["hook kinds"]["a HookChain whose calls were replaced"] = list(kind_log)
 hooks.launch_enter_hook, hooks.launch_exit_hook = chains
 
 # Bad host descriptors (fields changed after construction, which TensorDescriptor allows),
