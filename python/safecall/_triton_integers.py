@@ -65,7 +65,7 @@ _FAST_RANGES = {10: _I64, 11: _I64, 12: (0, _I64[1]), 13: (0, _I64[1]), 14: (0, 
 _RANGES = {
     10: (*_I64, "Python int too large to convert to C long", "Python int too large to convert to C long"),
     11: (*_I64, "int too big to convert", "int too big to convert"),
-    12: (0, _U64_MASK, "can't convert negative int to unsigned", "Python int too large to convert to C unsigned long"),
+    12: (0, _U64_MASK, "can't convert negative value to unsigned int", "Python int too large to convert to C unsigned long"),
     13: (0, _U64_MASK, "can't convert negative int to unsigned", "int too big to convert"),
     14: (0, 255, "unsigned byte integer is less than minimum", "unsigned byte integer is greater than maximum"),
     15: (-(1 << 15), (1 << 15) - 1, "signed short integer is less than minimum", "signed short integer is greater than maximum"),

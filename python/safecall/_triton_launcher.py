@@ -39,6 +39,7 @@ from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
 from ._triton_integers import _grid_dim, _integer, _integer_rule, _integer_slow, _u64
+from ._triton_metadata import check_packed_metadata, packed_metadata
 from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
@@ -121,6 +122,7 @@ class SafecallLauncher:
                 raise UnsupportedKernelError(f"safecall's Triton driver does not serve {mode} instrumentation yet")
         self.metadata = metadata
         self.name = getattr(metadata, "name", "kernel")
+        self.packed_metadata = packed_metadata(metadata)
         #: ``"cuda"``, or ``"hip"`` for an AMD kernel (its ``target.backend``).
         self.backend = kernel_backend(metadata)
         self.pointer = _hip_pointer if self.backend == "hip" else _pointer
@@ -135,6 +137,8 @@ class SafecallLauncher:
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
         self.plan = [self._plan(ty, entries) for ty in self.types]
+        #: How many of the kernel's arguments a launch must pass (``_check_count``).
+        self.required = max((i + 1 for i, step in enumerate(self.plan) if step is not None), default=0)
         # On Triton 3.6 host descriptors get the bit-21 workaround of 3.7+ (cleared for tensors
         # under 128 KiB on drivers up to 13010), which 3.6's launcher does not apply: the one
         # bit in which these launches differ from 3.6's own (docs/triton.md).
@@ -158,19 +162,28 @@ class SafecallLauncher:
             convert = functools.partial(_integer, _integer_rule(ty, self.minor))
         return _Leaf(ty, convert)
 
-    def _flatten(self, plan: Sequence[Any], args: Sequence[Any], out: List[Any], leaves: List[Any], key: List[Any]) -> None:
+    def _flatten(self, plan: Sequence[Any], args: Sequence[Any], out: List[Any], leaves: List[Any], key: List[Any],
+                 deferred: Optional[List[Tuple[int, Any]]]) -> None:
+        """The arguments' words into ``out``; with ``deferred`` (Triton 3.6, whose launcher
+        reads pointers after the enter hook), each pointer's place and object there instead
+        (a 0 in its place)."""
         for step, value in zip(plan, args):
             if step is None:
                 continue
             if isinstance(step, tuple):
-                self._flatten(step, value, out, leaves, key)
+                self._flatten(step, value, out, leaves, key, deferred)
             elif step.descriptor is not None:
-                self._descriptor(step, value, out, leaves, key)
+                self._descriptor(step, value, out, leaves, key, deferred)
             else:
-                step.convert(value, out)
+                if deferred is not None and step.convert is self.pointer:
+                    deferred.append((len(out), value))
+                    out.append(0)
+                else:
+                    step.convert(value, out)
                 leaves.append(step.ty)
 
-    def _descriptor(self, step: _Leaf, desc: Any, out: List[Any], leaves: List[Any], key: List[Any]) -> None:
+    def _descriptor(self, step: _Leaf, desc: Any, out: List[Any], leaves: List[Any], key: List[Any],
+                    deferred: Optional[List[Tuple[int, Any]]]) -> None:
         entry = step.descriptor["entry"]
         if entry is None:
             # Decomposed (no TMA): base, shape and strides as i64, the two flags, then the
@@ -179,7 +192,11 @@ class SafecallLauncher:
             # the base's pointer).
             shape, strides = _shape_and_strides(desc)
             elem = step.ty[step.ty.index("<") + 1 : step.ty.index("[")]
-            self.pointer(desc.base, out)
+            if deferred is not None:
+                deferred.append((len(out), desc.base))
+                out.append(0)
+            else:
+                self.pointer(desc.base, out)
             leaves.append("*" + elem)
             for v in shape + strides:
                 out.append(v)
@@ -229,6 +246,8 @@ class SafecallLauncher:
         self, gx: int, gy: int, gz: int, stream: int, function: int, kernel_metadata: Any,
         launch_metadata: Any, launch_enter_hook: Any, launch_exit_hook: Any, *args: Any,
     ) -> None:
+        self._check_count(len(args))
+        check_packed_metadata(kernel_metadata, self.packed_metadata, self.name)
         scratch = [self._scratch(self.global_scratch, gx, gy, gz, stream, profile=False),
                    self._scratch(self.profile_scratch, gx, gy, gz, stream, profile=True)]
         # Parsed first, as Triton's launchers parse them (before the hook and the arguments).
@@ -241,17 +260,41 @@ class SafecallLauncher:
         values: List[Any] = []
         leaves: List[Any] = []
         key: List[Any] = []
-        self._flatten(self.plan, args, values, leaves, key)
+        # Triton 3.6's launcher reads the pointers (the scratch's last) after the enter hook.
+        deferred: Optional[List[Tuple[int, Any]]] = None if hook_first else []
+        self._flatten(self.plan, args, values, leaves, key, deferred)
         for s in scratch:
-            self.pointer(s, values)
+            if deferred is not None:
+                deferred.append((len(values), s))
+                values.append(0)
+            else:
+                self.pointer(s, values)
         fn = self._functions.get((function, tuple(key)))
         if fn is None:
             fn = self._build(function, leaves, key)
         if not hook_first and launch_enter_hook is not None and _hooked(launch_enter_hook):
             launch_enter_hook(launch_metadata)
+        for at, value in deferred or ():
+            word: List[Any] = []
+            self.pointer(value, word)
+            values[at] = word[0]
         fn(gx, gy, gz, stream, *values)
         if launch_exit_hook is not None and _hooked(launch_exit_hook):
             launch_exit_hook(launch_metadata)
+
+    def _check_count(self, given: int) -> None:
+        """Triton 3.7+'s ``driver.c`` reads the kernel's items by its signature and never
+        counts them: items past the last parameter are ignored, trailing constexprs may be
+        left out; fewer items than that is a ``TypeError`` here (``driver.c`` reads past the
+        tuple). Triton 3.6's generated launcher parses an exact count. The native launcher's
+        rule and messages (``TritonLaunch.call_items``)."""
+        n = len(self.plan)
+        if given == n or (self.minor >= (3, 7) and given >= self.required):
+            return
+        if self.minor >= (3, 7) and self.required < n:
+            raise TypeError(f"the launcher takes 9 arguments and at least the kernel's first {self.required} "
+                            f"(its last parameters are constexprs), got {9 + given}")
+        raise TypeError(f"the launcher takes {9 + n} arguments (9 and the kernel's {n}), got {9 + given}")
 
     def _scratch(self, spec: Tuple[int, int], gx: int, gy: int, gz: int, stream: int, profile: bool) -> Any:
         size, align = spec
@@ -565,6 +608,8 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         descriptors,
         minor >= (3, 7),
         libhip_path() if hip else None,
+        general.packed_metadata,
+        general.name,
     ).function()
 
 
@@ -611,9 +656,11 @@ def strict_launcher(src: Any, metadata: Any) -> Callable[..., None]:
 
     functions: Dict[int, Any] = {}
     name = getattr(metadata, "name", "kernel")
+    expected = packed_metadata(metadata)
 
     def launch(gx: int, gy: int, gz: int, stream: int, function: int, kernel_metadata: Any,
                launch_metadata: Any, enter: Any, exit: Any, *args: Any) -> None:
+        check_packed_metadata(kernel_metadata, expected, name)
         fn = functions.get(function)
         if fn is None:
             import triton

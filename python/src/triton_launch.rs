@@ -12,60 +12,21 @@
 //! keepalive)`, `safecall._triton_launcher`), since Triton only hands the cubin to
 //! `load_binary`.
 
-use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{
-    PyAttributeError, PyException, PyIndexError, PyKeyError, PyOverflowError, PyRuntimeError,
-    PyTypeError, PyValueError,
-};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 use smallvec::SmallVec;
 
-use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFIObject, TVMFFISafeCallType, device_type};
+use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFISafeCallType, device_type};
 
+use crate::host_errors::ErrorApi;
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
+use crate::triton_metadata::PackedMetadata;
 use crate::triton_values::{Address, exact_i64, float, grid_dim, half_bits, int, to_u64};
 use crate::triton_words::{INLINE_WORDS, Words};
-
-/// The libtvm_ffi entry points that retrieve a raised error (the process's runtime, loaded
-/// with `RTLD_GLOBAL` by `import tvm_ffi`: generated code raised the error there).
-struct ErrorApi {
-    move_from_raised: unsafe extern "C" fn(*mut *mut TVMFFIObject),
-    dec_ref: unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
-}
-
-fn error_api() -> PyResult<ErrorApi> {
-    /// `dlsym(RTLD_DEFAULT, name)`.
-    fn symbol(name: &std::ffi::CStr) -> PyResult<*mut c_void> {
-        // SAFETY: a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
-        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-        if p.is_null() {
-            return Err(PyRuntimeError::new_err(format!(
-                "{} is not loaded (import tvm_ffi first)",
-                name.to_string_lossy()
-            )));
-        }
-        Ok(p)
-    }
-    let move_from_raised = symbol(c"TVMFFIErrorMoveFromRaised")?;
-    let dec_ref = symbol(c"TVMFFIObjectDecRef")?;
-    // SAFETY: both are libtvm_ffi's C API functions of these signatures (c_api.h 0.1.x).
-    unsafe {
-        Ok(ErrorApi {
-            move_from_raised: std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(*mut *mut TVMFFIObject),
-            >(move_from_raised),
-            dec_ref: std::mem::transmute::<
-                *mut c_void,
-                unsafe extern "C" fn(*mut TVMFFIObject) -> c_int,
-            >(dec_ref),
-        })
-    }
-}
 
 /// An argument of [`TritonLaunch::launch`]: owned by the caller, or borrowed from the call's
 /// tuple (no reference counting).
@@ -143,6 +104,11 @@ pub struct TritonLaunch {
     runtime: Runtime,
     integer_slow: Py<PyAny>,
     hook_first: bool,
+    /// The kernel's packed metadata, which each launch's must equal.
+    metadata: PackedMetadata,
+    /// How many of the kernel's arguments a launch must pass: up to its last parameter that
+    /// is not a constexpr.
+    required: usize,
     /// The argument words of every launch: grid, stream, one per non-constexpr kernel
     /// argument, the two scratch pointers.
     words: usize,
@@ -163,7 +129,7 @@ pub struct TritonLaunch {
 #[pymethods]
 impl TritonLaunch {
     /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow,
-    /// hook_first, descriptors, tf32, libhip=None)`: `kinds` one code per positional kernel argument (2: a
+    /// hook_first, descriptors, tf32, libhip=None, packed_metadata=None, name="kernel")`: `kinds` one code per positional kernel argument (2: a
     /// host descriptor, the next of `descriptors`, each `(DLPack type code, bits)`);
     /// `build(function, key) -> (address, keepalive)`, `key` per descriptor `(padding,
     /// round_f32_to_tf32)`;
@@ -174,9 +140,11 @@ impl TritonLaunch {
     /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
     /// after the scalars and before the pointers (3.6); `tf32` whether descriptors'
     /// `round_f32_to_tf32` is honoured (3.7+); `libhip` the HIP runtime, which then checks
-    /// pointers instead of `libcuda` (an AMD kernel).
+    /// pointers instead of `libcuda` (an AMD kernel); `packed_metadata` the kernel's
+    /// (`CompiledKernel.packed_metadata`'s value), which each launch's must equal (not
+    /// checked without it), `name` the kernel's for that check's messages.
     #[new]
-    #[pyo3(signature = (kinds, build, hook_chain, tensor_type, libcuda, integer_slow, hook_first, descriptors, tf32, libhip=None))]
+    #[pyo3(signature = (kinds, build, hook_chain, tensor_type, libcuda, integer_slow, hook_first, descriptors, tf32, libhip=None, packed_metadata=None, name=String::from("kernel")))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         kinds: Vec<u8>,
@@ -189,6 +157,8 @@ impl TritonLaunch {
         descriptors: Vec<(u8, u8)>,
         tf32: bool,
         libhip: Option<String>,
+        packed_metadata: Option<Py<PyTuple>>,
+        name: String,
     ) -> PyResult<Self> {
         let mut next = 0;
         let kinds = kinds
@@ -216,8 +186,13 @@ impl TritonLaunch {
         } else {
             device_type::CUDA
         };
+        let required = kinds
+            .iter()
+            .rposition(|k| !matches!(k, Kind::Skip))
+            .map_or(0, |i| i + 1);
         Ok(TritonLaunch {
             words,
+            required,
             kinds,
             descriptors: descriptors
                 .into_iter()
@@ -241,7 +216,8 @@ impl TritonLaunch {
             },
             integer_slow,
             hook_first,
-            errors: error_api()?,
+            metadata: PackedMetadata::new(packed_metadata, name),
+            errors: ErrorApi::load()?,
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
             function_object: std::sync::OnceLock::new(),
@@ -300,18 +276,42 @@ impl TritonLaunch {
 impl TritonLaunch {
     /// One launch with Triton's launcher protocol: the nine leading arguments, then the
     /// kernel's.
+    ///
+    /// Triton 3.7+'s `driver.c` reads the kernel's items by its signature and never counts
+    /// them: items past the last parameter are ignored, and trailing constexprs may be left
+    /// out (a `CompiledKernel` called with only its runtime arguments); so here too (fewer
+    /// items than that is a `TypeError`, where `driver.c` reads past the tuple). Triton 3.6's
+    /// generated launcher parses an exact count.
     pub(crate) fn call_items(&self, all: &[Borrowed<'_, '_, PyAny>]) -> PyResult<()> {
         const FIXED: usize = 9;
-        if all.len() != FIXED + self.kinds.len() {
-            return Err(PyTypeError::new_err(format!(
-                "the launcher takes {} arguments ({} and the kernel's {}), got {}",
-                FIXED + self.kinds.len(),
-                FIXED,
-                self.kinds.len(),
-                all.len()
-            )));
+        let n = self.kinds.len();
+        let given = all.len().saturating_sub(FIXED);
+        if all.len() == FIXED + n || (self.hook_first && given > n) {
+            return self.launch(&all[..FIXED], &all[FIXED..FIXED + n], &[]);
         }
-        self.launch(&all[..FIXED], &all[FIXED..], &[])
+        if self.hook_first && all.len() >= FIXED && given >= self.required {
+            // Trailing constexprs left out: their places filled (a constexpr is not read).
+            let none = all[0].py().None().into_bound(all[0].py());
+            let mut kernel_args: Vec<Borrowed<'_, '_, PyAny>> = all[FIXED..].to_vec();
+            kernel_args.resize(n, none.as_borrowed());
+            return self.launch(&all[..FIXED], &kernel_args, &[]);
+        }
+        Err(PyTypeError::new_err(
+            if self.hook_first && self.required < n {
+                format!(
+                    "the launcher takes {FIXED} arguments and at least the kernel's first {} (its last \
+                 parameters are constexprs), got {}",
+                    self.required,
+                    all.len()
+                )
+            } else {
+                format!(
+                    "the launcher takes {} arguments ({FIXED} and the kernel's {n}), got {}",
+                    FIXED + n,
+                    all.len()
+                )
+            },
+        ))
     }
 
     /// One launch: `fixed` the JIT's nine leading arguments (grid x, y, z, stream, function,
@@ -342,6 +342,7 @@ impl TritonLaunch {
             grid_dim(fixed[2].bound())?,
         ];
         let function = self.function_handle(fixed[4].bound())?;
+        self.metadata.check(fixed[5].bound())?;
         // Without descriptors the host function is known before any argument is read.
         let known = if self.descriptors.is_empty() {
             Some(self.entry(py, function, 0)?)
@@ -448,7 +449,7 @@ impl TritonLaunch {
         let (args, count) = values.finished();
         let rc = unsafe { entry(std::ptr::null_mut(), args, count, &mut result) };
         if rc != 0 {
-            return Err(self.raised());
+            return Err(self.errors.raised());
         }
         self.hook(fixed[8].bound(), launch_metadata)
     }
@@ -622,37 +623,6 @@ impl TritonLaunch {
             hook.call1((metadata,))?;
         }
         Ok(())
-    }
-
-    /// The error the host function raised, as the Python exception of its kind.
-    fn raised(&self) -> PyErr {
-        let mut obj: *mut TVMFFIObject = std::ptr::null_mut();
-        // SAFETY: an output pointer; libtvm_ffi moves this thread's raised error into it.
-        unsafe { (self.errors.move_from_raised)(&mut obj) };
-        if obj.is_null() {
-            return PyRuntimeError::new_err("the host function failed without raising an error");
-        }
-        // SAFETY: `obj` is a live error object we now own.
-        let cell = unsafe { safecall_runtime::error::cell(obj) };
-        let text = |a: &safecall_runtime::abi::TVMFFIByteArray| {
-            // SAFETY: the cell's byte arrays are valid for the object's life.
-            String::from_utf8_lossy(unsafe {
-                std::slice::from_raw_parts(a.data.cast::<u8>(), a.size)
-            })
-            .into_owned()
-        };
-        let (kind, message) = (text(&cell.kind), text(&cell.message));
-        // SAFETY: we own one reference, released once.
-        unsafe { (self.errors.dec_ref)(obj) };
-        match kind.as_str() {
-            "ValueError" => PyValueError::new_err(message),
-            "TypeError" => PyTypeError::new_err(message),
-            "IndexError" => PyIndexError::new_err(message),
-            "KeyError" => PyKeyError::new_err(message),
-            "AttributeError" => PyAttributeError::new_err(message),
-            "OverflowError" => PyOverflowError::new_err(message),
-            _ => PyRuntimeError::new_err(message),
-        }
     }
 }
 

@@ -156,6 +156,27 @@ CASES = {
     ),
 }
 
+
+
+def compiled_call(kernel, grid, *args):
+    """`CompiledKernel[grid](*args)`, as `triton.compile`'s users call it, on the kernel's first
+    specialization."""
+    next(iter(kernel.device_caches[0][0].values()))[grid](*args)
+
+
+# Triton 3.7+'s launchers read the items by the kernel's signature: trailing constexprs may be
+# left out, items past the last parameter are ignored (3.6's refuses any count but the exact one:
+# "protocol errors" below).
+COUNT_CASES = {
+    "CompiledKernel without its trailing constexpr": lambda: compiled_call(copy, (8, 1, 1), X, Y, 1000),
+    "CompiledKernel with an item past its last parameter": lambda: compiled_call(copy, (8, 1, 1), X, Y, 1000, 128, 7),
+    "CompiledKernel without its trailing constexprs, general launcher": lambda: compiled_call(
+        desc_copy, (4, 1, 1), Tensor(0x7F00_0004_0000, "float16"), Tensor(0x7F00_0005_0000, "float16"), 256, 64
+    ),
+}
+if tuple(int(p) for p in triton.__version__.split(".")[:2]) >= (3, 7):
+    CASES.update(COUNT_CASES)
+
 from support import triton_gluon_kernels as gluon_kernels  # noqa: E402
 
 if gluon_kernels.AVAILABLE:
@@ -312,6 +333,12 @@ results["errors"] = {
 # passes them on as huge unsigned values).
 results["errors"]["a negative grid"] = run(X, Y, 1000, 128, grid=(-1, 1, 1))
 results["errors, safecall's own"] = {"two negative grid entries": run(X, Y, 1000, 128, grid=(-1, -1, 1))}
+# The general launcher (a kernel with global scratch): on 3.6 too the pointers are read after
+# the enter hook (it read them before, so the hook did not run).
+general_compiled = next(iter(desc_copy.device_caches[0][0].values()))
+results["errors"]["no data_ptr, general launcher"] = outcome(lambda: general_compiled.run(
+    4, 1, 1, 0, general_compiled.function, general_compiled.packed_metadata, None, hooks.launch_enter_hook,
+    hooks.launch_exit_hook, Tensor(0x7F00_0004_0000, "float16"), NoPointer(), 256, 64, 64, 64))
 results["hook calls"] = len(hook_calls)
 # Grid dimensions beyond a C int: Triton's launchers parse them first (`PyArg_ParseTuple`'s
 # `i`), an OverflowError before the enter hook runs or any argument is read.
@@ -330,6 +357,34 @@ results["protocol errors"] = {
     "a keyword argument": outcome(lambda: compiled.run(*full, extra=1)),
 }
 results["protocol errors"]["a launch after them"] = outcome(lambda: compiled.run(*full))
+
+
+def with_metadata(kernel, packed, *args):
+    """A launcher call of `kernel`'s first specialization with `packed` (a function of its
+    packed metadata) in its place: the error, and each launch's block and shared memory."""
+    c = next(iter(kernel.device_caches[0][0].values()))
+    fake.safecall_fake_cuda_reset()
+    error = outcome(lambda: c.run(2, 1, 1, 0, c.function, packed(tuple(c.packed_metadata)), None, None, None, *args))
+    return {"error": error, "launches": [[r["block"], r["shared_mem"]] for r in fake_cuda.launches(fake)]}
+
+
+# Packed metadata other than the kernel's: Triton's launchers launch with it; safecall's,
+# whose host functions hold the kernel's values, refuse it (native launcher: copy; general: desc_copy).
+F16 = (Tensor(0x7F00_0004_0000, "float16"), Tensor(0x7F00_0005_0000, "float16"), 256, 64, 64, 64)
+results["packed metadata"] = {
+    "the kernel's own": with_metadata(copy, lambda p: p, X, Y, 1000, 128),
+    "an equal tuple": with_metadata(copy, lambda p: tuple(list(p)), X, Y, 1000, 128),
+    "an equal list": with_metadata(copy, lambda p: list(p), X, Y, 1000, 128),
+    "8 warps": with_metadata(copy, lambda p: (8, *p[1:]), X, Y, 1000, 128),
+    "None": with_metadata(copy, lambda p: None, X, Y, 1000, 128),
+    "8 warps, general launcher": with_metadata(desc_copy, lambda p: (8, *p[1:]), *F16),
+    "the kernel's own, general launcher": with_metadata(desc_copy, lambda p: p, *F16),
+}
+if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
+    results["protocol errors"].update({name: outcome(call) for name, call in COUNT_CASES.items()})
+if MODE == "safecall":
+    # A runtime argument left out: Triton 3.7+'s driver.c reads past the tuple (not run).
+    results["protocol errors"]["a runtime argument left out"] = outcome(lambda: compiled.run(*full[:-2]))
 # The launcher each compiled kernel got (the installed driver: native for pointers, scalars
 # and host TMA descriptors; in Python with scratch memory or tuple arguments).
 results["launchers"] = {
