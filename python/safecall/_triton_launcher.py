@@ -39,7 +39,7 @@ from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 from ._triton_args import descriptor_argument, is_im2col
 from ._triton_hip import libhip_path
 from ._triton_integers import _grid_dim, _integer, _integer_rule, _integer_slow, _u64
-from ._triton_metadata import check_packed_metadata, packed_metadata
+from ._triton_metadata import PackedMetadataCheck, packed_metadata
 from ._triton_utils import _libcuda_path
 
 #: The launch settings the installed driver's launcher does not serve yet, by metadata key.
@@ -122,7 +122,8 @@ class SafecallLauncher:
                 raise UnsupportedKernelError(f"safecall's Triton driver does not serve {mode} instrumentation yet")
         self.metadata = metadata
         self.name = getattr(metadata, "name", "kernel")
-        self.packed_metadata = packed_metadata(metadata)
+        #: Refuses packed metadata other than the kernel's (``_triton_metadata``).
+        self.check_metadata = PackedMetadataCheck(packed_metadata(metadata), self.name, _triton_minor())
         #: ``"cuda"``, or ``"hip"`` for an AMD kernel (its ``target.backend``).
         self.backend = kernel_backend(metadata)
         self.pointer = _hip_pointer if self.backend == "hip" else _pointer
@@ -137,8 +138,9 @@ class SafecallLauncher:
         self.profile_scratch = (int(metadata.profile_scratch_size or 0), int(metadata.profile_scratch_align or 1))
         entries = iter(self.tensordesc_meta)
         self.plan = [self._plan(ty, entries) for ty in self.types]
-        #: How many of the kernel's arguments a launch must pass (``_check_count``).
-        self.required = max((i + 1 for i, step in enumerate(self.plan) if step is not None), default=0)
+        #: How many of the kernel's arguments a launch must pass at least, more being ignored
+        #: (``_check_count``); None: exactly its arguments.
+        self.at_least = _at_least(self.plan, self.minor)
         # On Triton 3.6 host descriptors get the bit-21 workaround of 3.7+ (cleared for tensors
         # under 128 KiB on drivers up to 13010), which 3.6's launcher does not apply: the one
         # bit in which these launches differ from 3.6's own (docs/triton.md).
@@ -247,7 +249,7 @@ class SafecallLauncher:
         launch_metadata: Any, launch_enter_hook: Any, launch_exit_hook: Any, *args: Any,
     ) -> None:
         self._check_count(len(args))
-        check_packed_metadata(kernel_metadata, self.packed_metadata, self.name)
+        self.check_metadata(kernel_metadata)
         scratch = [self._scratch(self.global_scratch, gx, gy, gz, stream, profile=False),
                    self._scratch(self.profile_scratch, gx, gy, gz, stream, profile=True)]
         # Parsed first, as Triton's launchers parse them (before the hook and the arguments).
@@ -260,15 +262,15 @@ class SafecallLauncher:
         values: List[Any] = []
         leaves: List[Any] = []
         key: List[Any] = []
-        # Triton 3.6's launcher reads the pointers (the scratch's last) after the enter hook.
+        # Triton 3.6's launcher reads the pointers after the enter hook, the scratch's first.
         deferred: Optional[List[Tuple[int, Any]]] = None if hook_first else []
         self._flatten(self.plan, args, values, leaves, key, deferred)
-        for s in scratch:
-            if deferred is not None:
-                deferred.append((len(values), s))
-                values.append(0)
-            else:
+        if deferred is None:
+            for s in scratch:
                 self.pointer(s, values)
+        else:
+            deferred[:0] = [(len(values) + i, s) for i, s in enumerate(scratch)]
+            values.extend(0 for _ in scratch)
         fn = self._functions.get((function, tuple(key)))
         if fn is None:
             fn = self._build(function, leaves, key)
@@ -283,16 +285,13 @@ class SafecallLauncher:
             launch_exit_hook(launch_metadata)
 
     def _check_count(self, given: int) -> None:
-        """Triton 3.7+'s ``driver.c`` reads the kernel's items by its signature and never
-        counts them: items past the last parameter are ignored, trailing constexprs may be
-        left out; fewer items than that is a ``TypeError`` here (``driver.c`` reads past the
-        tuple). Triton 3.6's generated launcher parses an exact count. The native launcher's
-        rule and messages (``TritonLaunch.call_items``)."""
-        n = len(self.plan)
-        if given == n or (self.minor >= (3, 7) and given >= self.required):
+        """The launch's item count: exact, or per :func:`_at_least` (the native launcher's
+        rule and messages, ``TritonLaunch.call_items``)."""
+        n, at_least = len(self.plan), self.at_least
+        if given == n or (at_least is not None and given >= at_least):
             return
-        if self.minor >= (3, 7) and self.required < n:
-            raise TypeError(f"the launcher takes 9 arguments and at least the kernel's first {self.required} "
+        if at_least is not None and at_least < n:
+            raise TypeError(f"the launcher takes 9 arguments and at least the kernel's first {at_least} "
                             f"(its last parameters are constexprs), got {9 + given}")
         raise TypeError(f"the launcher takes {9 + n} arguments (9 and the kernel's {n}), got {9 + given}")
 
@@ -381,6 +380,25 @@ def _shape_and_strides(desc: Any) -> Tuple[List[int], List[int]]:
     if len(strides) != len(shape):
         raise ValueError(f"a TensorDescriptor's shape has {len(shape)} dimensions but its strides {len(strides)}")
     return shape, strides
+
+
+def _at_least(plan: Sequence[Any], minor: Tuple[int, int]) -> Optional[int]:
+    """How many items a launch of a kernel with this ``plan`` must pass at least, more being
+    ignored, or None where it must pass exactly its arguments. Triton 3.7+'s ``driver.c`` reads
+    the items by the signature and never counts them: trailing constexprs may be left out
+    (a ``CompiledKernel`` called with its runtime arguments only), items past the last
+    parameter are ignored (fewer than that is a ``TypeError`` here: ``driver.c`` reads past the
+    tuple). Exact on 3.6 (its generated launcher parses a fixed count) and, on 3.8+, for a
+    kernel with host tensor descriptors (Triton's native ``make_tensordesc_args`` asserts the
+    count: the process aborts)."""
+
+    def descriptors(steps: Sequence[Any]) -> bool:
+        return any(descriptors(s) if isinstance(s, tuple) else (s is not None and s.descriptor is not None)
+                   for s in steps)
+
+    if minor < (3, 7) or (minor >= (3, 8) and descriptors(plan)):
+        return None
+    return max((i + 1 for i, step in enumerate(plan) if step is not None), default=0)
 
 
 def _triton_minor() -> Tuple[int, int]:
@@ -608,8 +626,8 @@ def launcher(src: Any, metadata: Any) -> Callable[..., None]:
         descriptors,
         minor >= (3, 7),
         libhip_path() if hip else None,
-        general.packed_metadata,
-        general.name,
+        general.check_metadata,
+        general.at_least,
     ).function()
 
 
@@ -656,11 +674,11 @@ def strict_launcher(src: Any, metadata: Any) -> Callable[..., None]:
 
     functions: Dict[int, Any] = {}
     name = getattr(metadata, "name", "kernel")
-    expected = packed_metadata(metadata)
+    check_metadata = PackedMetadataCheck(packed_metadata(metadata), name, _triton_minor())
 
     def launch(gx: int, gy: int, gz: int, stream: int, function: int, kernel_metadata: Any,
                launch_metadata: Any, enter: Any, exit: Any, *args: Any) -> None:
-        check_packed_metadata(kernel_metadata, expected, name)
+        check_metadata(kernel_metadata)
         fn = functions.get(function)
         if fn is None:
             import triton

@@ -106,9 +106,9 @@ pub struct TritonLaunch {
     hook_first: bool,
     /// The kernel's packed metadata, which each launch's must equal.
     metadata: PackedMetadata,
-    /// How many of the kernel's arguments a launch must pass: up to its last parameter that
-    /// is not a constexpr.
-    required: usize,
+    /// `None`: a launch passes exactly the kernel's arguments; else at least this many (up to
+    /// its last parameter that is not a constexpr), more ignored.
+    at_least: Option<usize>,
     /// The argument words of every launch: grid, stream, one per non-constexpr kernel
     /// argument, the two scratch pointers.
     words: usize,
@@ -129,7 +129,7 @@ pub struct TritonLaunch {
 #[pymethods]
 impl TritonLaunch {
     /// `TritonLaunch(kinds, build, hook_chain, tensor_type, libcuda, integer_slow,
-    /// hook_first, descriptors, tf32, libhip=None, packed_metadata=None, name="kernel")`: `kinds` one code per positional kernel argument (2: a
+    /// hook_first, descriptors, tf32, libhip=None, check_metadata=None, at_least=None)`: `kinds` one code per positional kernel argument (2: a
     /// host descriptor, the next of `descriptors`, each `(DLPack type code, bits)`);
     /// `build(function, key) -> (address, keepalive)`, `key` per descriptor `(padding,
     /// round_f32_to_tf32)`;
@@ -140,11 +140,12 @@ impl TritonLaunch {
     /// `hook_first` whether the enter hook runs before any argument is read (Triton 3.7+) or
     /// after the scalars and before the pointers (3.6); `tf32` whether descriptors'
     /// `round_f32_to_tf32` is honoured (3.7+); `libhip` the HIP runtime, which then checks
-    /// pointers instead of `libcuda` (an AMD kernel); `packed_metadata` the kernel's
-    /// (`CompiledKernel.packed_metadata`'s value), which each launch's must equal (not
-    /// checked without it), `name` the kernel's for that check's messages.
+    /// pointers instead of `libcuda` (an AMD kernel); `check_metadata(packed)` raises for a
+    /// launch's packed metadata other than the kernel's (not checked without it);
+    /// `at_least` how many of the kernel's arguments a launch must pass at least, more being
+    /// ignored (`None`: exactly its arguments).
     #[new]
-    #[pyo3(signature = (kinds, build, hook_chain, tensor_type, libcuda, integer_slow, hook_first, descriptors, tf32, libhip=None, packed_metadata=None, name=String::from("kernel")))]
+    #[pyo3(signature = (kinds, build, hook_chain, tensor_type, libcuda, integer_slow, hook_first, descriptors, tf32, libhip=None, check_metadata=None, at_least=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         kinds: Vec<u8>,
@@ -157,8 +158,8 @@ impl TritonLaunch {
         descriptors: Vec<(u8, u8)>,
         tf32: bool,
         libhip: Option<String>,
-        packed_metadata: Option<Py<PyTuple>>,
-        name: String,
+        check_metadata: Option<Py<PyAny>>,
+        at_least: Option<usize>,
     ) -> PyResult<Self> {
         let mut next = 0;
         let kinds = kinds
@@ -186,13 +187,9 @@ impl TritonLaunch {
         } else {
             device_type::CUDA
         };
-        let required = kinds
-            .iter()
-            .rposition(|k| !matches!(k, Kind::Skip))
-            .map_or(0, |i| i + 1);
         Ok(TritonLaunch {
             words,
-            required,
+            at_least,
             kinds,
             descriptors: descriptors
                 .into_iter()
@@ -216,7 +213,7 @@ impl TritonLaunch {
             },
             integer_slow,
             hook_first,
-            metadata: PackedMetadata::new(packed_metadata, name),
+            metadata: PackedMetadata::new(check_metadata),
             errors: ErrorApi::load()?,
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
@@ -277,41 +274,38 @@ impl TritonLaunch {
     /// One launch with Triton's launcher protocol: the nine leading arguments, then the
     /// kernel's.
     ///
-    /// Triton 3.7+'s `driver.c` reads the kernel's items by its signature and never counts
-    /// them: items past the last parameter are ignored, and trailing constexprs may be left
-    /// out (a `CompiledKernel` called with only its runtime arguments); so here too (fewer
-    /// items than that is a `TypeError`, where `driver.c` reads past the tuple). Triton 3.6's
-    /// generated launcher parses an exact count.
+    /// The count as Python's `SafecallLauncher._check_count` decides it: exact, or with
+    /// `at_least` (Triton 3.7+, whose `driver.c` never counts the items) trailing constexprs
+    /// may be left out and items past the last parameter are ignored.
     pub(crate) fn call_items(&self, all: &[Borrowed<'_, '_, PyAny>]) -> PyResult<()> {
         const FIXED: usize = 9;
         let n = self.kinds.len();
         let given = all.len().saturating_sub(FIXED);
-        if all.len() == FIXED + n || (self.hook_first && given > n) {
+        if all.len() == FIXED + n || (self.at_least.is_some() && given > n) {
             return self.launch(&all[..FIXED], &all[FIXED..FIXED + n], &[]);
         }
-        if self.hook_first && all.len() >= FIXED && given >= self.required {
+        if let Some(at_least) = self.at_least
+            && all.len() >= FIXED
+            && given >= at_least
+        {
             // Trailing constexprs left out: their places filled (a constexpr is not read).
             let none = all[0].py().None().into_bound(all[0].py());
             let mut kernel_args: Vec<Borrowed<'_, '_, PyAny>> = all[FIXED..].to_vec();
             kernel_args.resize(n, none.as_borrowed());
             return self.launch(&all[..FIXED], &kernel_args, &[]);
         }
-        Err(PyTypeError::new_err(
-            if self.hook_first && self.required < n {
-                format!(
-                    "the launcher takes {FIXED} arguments and at least the kernel's first {} (its last \
-                 parameters are constexprs), got {}",
-                    self.required,
-                    all.len()
-                )
-            } else {
-                format!(
-                    "the launcher takes {} arguments ({FIXED} and the kernel's {n}), got {}",
-                    FIXED + n,
-                    all.len()
-                )
-            },
-        ))
+        Err(PyTypeError::new_err(match self.at_least {
+            Some(at_least) if at_least < n => format!(
+                "the launcher takes {FIXED} arguments and at least the kernel's first {at_least} \
+                 (its last parameters are constexprs), got {}",
+                all.len()
+            ),
+            _ => format!(
+                "the launcher takes {} arguments ({FIXED} and the kernel's {n}), got {}",
+                FIXED + n,
+                all.len()
+            ),
+        }))
     }
 
     /// One launch: `fixed` the JIT's nine leading arguments (grid x, y, z, stream, function,

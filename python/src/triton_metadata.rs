@@ -2,35 +2,33 @@
 //! `num_ctas`, shared memory, as the kernel's backend packs them), checked against the
 //! kernel's own: Triton's launchers launch with the tuple they are given, safecall's host
 //! functions with the kernel's values, so other values are refused rather than replaced in
-//! silence (the rule and messages of Python's `safecall._triton_metadata`).
+//! silence. The rule is Python's (`safecall._triton_metadata.PackedMetadataCheck`, which the
+//! general launcher uses too); here the object it last accepted is remembered, so that a
+//! launch passing it again (Triton passes the kernel's own tuple) costs one comparison.
 
 use std::sync::OnceLock;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyTuple;
 
-/// The kernel's packed metadata and the first object a launch passed equal to it.
+/// The check and the first exact tuple it accepted.
 pub(crate) struct PackedMetadata {
-    /// `None`: not known (a stand-in kernel's metadata), not checked.
-    expected: Option<Py<PyTuple>>,
+    /// `check(given)`, raising for what may not be launched with; `None`: not checked.
+    check: Option<Py<PyAny>>,
     /// Held, so that its identity stands for its value (an exact tuple: immutable).
     seen: OnceLock<Py<PyAny>>,
-    /// The kernel's name, for the messages.
-    name: String,
 }
 
 impl PackedMetadata {
-    pub(crate) fn new(expected: Option<Py<PyTuple>>, name: String) -> Self {
+    pub(crate) fn new(check: Option<Py<PyAny>>) -> Self {
         PackedMetadata {
-            expected,
+            check,
             seen: OnceLock::new(),
-            name,
         }
     }
 
-    /// Whether `given` may be launched with: the object seen before (one comparison), or an
-    /// exact tuple equal to the kernel's.
+    /// Whether `given` may be launched with: the object accepted before (one comparison), or
+    /// what the check accepts.
     #[inline]
     pub(crate) fn check(&self, given: &Bound<'_, PyAny>) -> PyResult<()> {
         if let Some(seen) = self.seen.get()
@@ -43,33 +41,10 @@ impl PackedMetadata {
 
     #[cold]
     fn check_slow(&self, given: &Bound<'_, PyAny>) -> PyResult<()> {
-        let Some(expected) = &self.expected else {
+        let Some(check) = &self.check else {
             return Ok(());
         };
-        let expected = expected.bind(given.py());
-        // A list as a tuple (Triton's `(iii)` parsing takes any sequence of the length).
-        let tuple = match given.cast::<PyList>() {
-            Ok(list) => Some(list.to_tuple()),
-            Err(_) => given.cast::<PyTuple>().ok().cloned(),
-        };
-        let Some(tuple) = tuple.filter(|t| t.len() == expected.len()) else {
-            return Err(PyTypeError::new_err(format!(
-                "kernel `{}`: the packed metadata must be a tuple (or list) of {} items, as \
-                 CompiledKernel.packed_metadata; got {}",
-                self.name,
-                expected.len(),
-                given.get_type().name()?
-            )));
-        };
-        if !tuple.eq(expected)? {
-            return Err(PyValueError::new_err(format!(
-                "kernel `{}`: safecall's launcher launches with the kernel's own packed metadata \
-                 {} (num_warps, num_ctas, shared memory, ...); got {}",
-                self.name,
-                expected.repr()?,
-                tuple.repr()?
-            )));
-        }
+        check.bind(given.py()).call1((given,))?;
         if given.is_exact_instance_of::<PyTuple>() {
             let _ = self.seen.set(given.clone().unbind());
         }

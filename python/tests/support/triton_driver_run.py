@@ -43,6 +43,7 @@ import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from support.triton_fakes import DescriptorBase, ElementType  # noqa: E402
+from support.triton_metadata_calls import packed_metadata_calls  # noqa: E402
 from support.triton_kernels import axpy, copy, desc_copy, host_desc_copy, matmul, pdl_copy, scalars, tuple_copy  # noqa: E402
 
 
@@ -339,6 +340,12 @@ general_compiled = next(iter(desc_copy.device_caches[0][0].values()))
 results["errors"]["no data_ptr, general launcher"] = outcome(lambda: general_compiled.run(
     4, 1, 1, 0, general_compiled.function, general_compiled.packed_metadata, None, hooks.launch_enter_hook,
     hooks.launch_exit_hook, Tensor(0x7F00_0004_0000, "float16"), NoPointer(), 256, 64, 64, 64))
+# The same with a scratch allocator returning no pointer: the scratch is read first (its error).
+triton.set_allocator(lambda size, align, stream: "no pointer")
+results["errors"]["no data_ptr and no scratch pointer, general launcher"] = outcome(lambda: general_compiled.run(
+    4, 1, 1, 0, general_compiled.function, general_compiled.packed_metadata, None, hooks.launch_enter_hook,
+    hooks.launch_exit_hook, Tensor(0x7F00_0004_0000, "float16"), StrPointer(), 256, 64, 64, 64))
+triton.set_allocator(allocator)
 results["hook calls"] = len(hook_calls)
 # Grid dimensions beyond a C int: Triton's launchers parse them first (`PyArg_ParseTuple`'s
 # `i`), an OverflowError before the enter hook runs or any argument is read.
@@ -358,31 +365,18 @@ results["protocol errors"] = {
 }
 results["protocol errors"]["a launch after them"] = outcome(lambda: compiled.run(*full))
 
-
-def with_metadata(kernel, packed, *args):
-    """A launcher call of `kernel`'s first specialization with `packed` (a function of its
-    packed metadata) in its place: the error, and each launch's block and shared memory."""
-    c = next(iter(kernel.device_caches[0][0].values()))
-    fake.safecall_fake_cuda_reset()
-    error = outcome(lambda: c.run(2, 1, 1, 0, c.function, packed(tuple(c.packed_metadata)), None, None, None, *args))
-    return {"error": error, "launches": [[r["block"], r["shared_mem"]] for r in fake_cuda.launches(fake)]}
-
-
-# Packed metadata other than the kernel's: Triton's launchers launch with it; safecall's,
-# whose host functions hold the kernel's values, refuse it (native launcher: copy; general: desc_copy).
-F16 = (Tensor(0x7F00_0004_0000, "float16"), Tensor(0x7F00_0005_0000, "float16"), 256, 64, 64, 64)
-results["packed metadata"] = {
-    "the kernel's own": with_metadata(copy, lambda p: p, X, Y, 1000, 128),
-    "an equal tuple": with_metadata(copy, lambda p: tuple(list(p)), X, Y, 1000, 128),
-    "an equal list": with_metadata(copy, lambda p: list(p), X, Y, 1000, 128),
-    "8 warps": with_metadata(copy, lambda p: (8, *p[1:]), X, Y, 1000, 128),
-    "None": with_metadata(copy, lambda p: None, X, Y, 1000, 128),
-    "8 warps, general launcher": with_metadata(desc_copy, lambda p: (8, *p[1:]), *F16),
-    "the kernel's own, general launcher": with_metadata(desc_copy, lambda p: p, *F16),
-}
+# Packed metadata other than the kernel's (support/triton_metadata_calls.py).
+results["packed metadata"] = packed_metadata_calls(fake, outcome, copy, desc_copy, X, Y, Tensor)
 if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
     results["protocol errors"].update({name: outcome(call) for name, call in COUNT_CASES.items()})
 if MODE == "safecall":
+    # A kernel with host tensor descriptors, its trailing constexprs left out: 3.7 launches;
+    # 3.8+ wants the exact count (Triton's make_tensordesc_args asserts it: the process
+    # aborts, so stock's is not run).
+    hd = next(iter(host_desc_copy.device_caches[0][0].values()))
+    results["protocol errors"]["host descriptors, trailing constexprs left out"] = outcome(lambda: hd.run(
+        4, 1, 1, 0, hd.function, hd.packed_metadata, None, None, None,
+        descriptor(0x7F00_0006_0000, [256, 64], [64, 64]), descriptor(0x7F00_0007_0000, [256, 64], [64, 64]), 256))
     # A runtime argument left out: Triton 3.7+'s driver.c reads past the tuple (not run).
     results["protocol errors"]["a runtime argument left out"] = outcome(lambda: compiled.run(*full[:-2]))
 # The launcher each compiled kernel got (the installed driver: native for pointers, scalars
