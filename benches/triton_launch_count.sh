@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Instructions per Triton launch, counted by callgrind: (2N launches - N launches) / N, each
+# process in steady state (benches/triton_launch_count.py: warm-up, the launcher's tier-up
+# awaited), PYTHONHASHSEED=0, against the CUDA driver double built in release mode (quiet).
+# Usage: [PY=.venv-triton36/bin/python] [WHAT=run16|grid3] [WHICH=safecall|stock] [DISPATCH=1]
+#        benches/triton_launch_count.sh [N]
+# Build the extension in release mode first: (cd python && ../.venv/bin/maturin develop --release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-2000}
+py=${PY:-.venv/bin/python}
+cargo build --quiet --release -p safecall-fake-cuda
+export SAFECALL_FAKE_CUDA_PATH=$PWD/target/release/libsafecall_fake_cuda.so PYTHONHASHSEED=0 PYTHONPATH=$PWD/python
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+export TRITON_CACHE_DIR=$out/cache
+N=1 "$py" benches/triton_launch_count.py  # compiles the kernels into the cache
+total() {
+    N=$1 valgrind --tool=callgrind --callgrind-out-file="$out/$1.out" "$py" benches/triton_launch_count.py >/dev/null 2>&1
+    grep -m1 '^totals' "$out/$1.out" | awk '{print $2}'
+}
+a=$(total "$n")
+b=$(total $((2 * n)))
+echo "${WHAT:-run16} ${WHICH:-safecall}${DISPATCH:+ (dispatch)}: $(( (b - a) / n )) instructions per launch"
