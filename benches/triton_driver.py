@@ -41,7 +41,10 @@ import timeit
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def child(mode: str, rounds: int, calls: int) -> dict:
+def setup(mode: str):
+    """The double (quiet off, one handle per device ordinal), Triton with the tests' torch
+    stand-in where it needs torch (before 3.8), and, for ``mode`` "safecall", safecall's driver
+    installed: the double's library and ``safecall.triton``. Needs ``TRITON_CACHE_DIR``."""
     # The test tree's `support` package, as pytest's `pythonpath` option gives it to the tests.
     sys.path.insert(0, str(ROOT / "python" / "tests"))
     from support import fake_cuda
@@ -60,6 +63,12 @@ def child(mode: str, rounds: int, calls: int) -> dict:
 
     if mode == "safecall":
         safecall_triton.install()
+    return fake, safecall_triton
+
+
+def kernels() -> dict:
+    """The timed kernels by argument count, each with its arguments (pointers as objects with a
+    Python ``data_ptr()`` and a ``dtype``, as ``triton.reinterpret``'s wrappers)."""
     import triton
     import triton.language as tl
 
@@ -95,14 +104,23 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         tl.store(l + o, v * n + m + p + q)
 
     ptrs = [T(0x7F00_0000_0000 + 0x10000 * i) for i in range(12)]
-    kernels = {
+    return {
         2: (k2, ptrs[:1] + [1000]),
         3: (k3, ptrs[:2] + [1000]),
         8: (k8, ptrs[:6] + [3, 5]),
         16: (k16, ptrs[:12] + [3, 5, 7, 9]),
     }
+
+
+def child(mode: str, rounds: int, calls: int) -> dict:
+    fake, safecall_triton = setup(mode)
+    import triton
+    import triton.language as tl
+
+    timed = kernels()
+    k3, k8 = timed[3][0], timed[8][0]
     out: dict = {}
-    for n, (kernel, args) in kernels.items():
+    for n, (kernel, args) in timed.items():
         call = "kernel[(4,)](*args, BLOCK=128)"
         kernel[(4,)](*args, BLOCK=128)  # compiles, loads, builds the launcher
         fake.safecall_fake_cuda_quiet(1)
@@ -130,7 +148,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             import tvm_ffi
             from safecall.testing import RawTensor
 
-            pointers = sum(isinstance(a, T) for a in args)
+            pointers = sum(not isinstance(a, int) for a in args)
             tensors = [tvm_ffi.from_dlpack(RawTensor(p.address, (2, 0), (2, 32, 1), [256], None, 0)) for p in args[:pointers]]
             tensor_args = (*run_args[:9], *tensors, *run_args[9 + pointers:])
             out[f"CompiledKernel.run {n} args, C data_ptr()"] = _median(
@@ -138,7 +156,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         fake.safecall_fake_cuda_quiet(0)
     # The everyday grid: a lambda over META calling triton.cdiv, made anew per call as in a
     # wrapper function (Triton calls it; the dispatch computes it from its trace).
-    k3_args = kernels[3][1]
+    k3_args = timed[3][1]
     dispatched3 = safecall_triton.jit(k3)
 
     def lambda_grid(n):
@@ -193,7 +211,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"],
         do_bench=lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1],
     )(k3)
-    args3 = kernels[3][1]
+    args3 = timed[3][1]
     tuned[(4,)](*args3)
     tuned_dispatch = safecall_triton.jit(tuned)
     fake.safecall_fake_cuda_quiet(1)
@@ -216,7 +234,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
         start = time.perf_counter()
         launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
-        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *kernels[8][1], 128)
+        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *timed[8][1], 128)
         firsts.append((time.perf_counter() - start) * 1e6)
     out["first launch of a new signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
     if mode == "safecall" and triton.__version__.startswith(safecall_triton.SUPPORTED_TRITON + "."):
@@ -241,7 +259,7 @@ def child(mode: str, rounds: int, calls: int) -> dict:
         # Stock code with the dispatch installed (`install(dispatch=True)`, no code change):
         # `kernel[grid]` and `kernel.run` reach the kernel's dispatcher with no Python frame.
         safecall_triton.install(dispatch=True)
-        k3, k3_args = kernels[3]
+        k3, k3_args = timed[3]
         fake.safecall_fake_cuda_quiet(1)
         out["installed dispatch: kernel[grid]() 3 args"] = _median("k3[(4,)](*k3_args, BLOCK=128)", locals(), rounds, calls)
         out["installed dispatch: kernel.run(*args, grid=, warmup=False) 3 args"] = _median(
