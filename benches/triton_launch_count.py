@@ -1,12 +1,14 @@
 """One process of ``benches/triton_launch_count.sh``: one of ``benches/triton_driver.py``'s
-kernels launched N times, in steady state, as ``WHAT`` says (``run16``: ``CompiledKernel.run``
-of the 16-argument kernel, 12 pointers being objects with a Python ``data_ptr()``; ``grid3``:
-``kernel[grid](...)`` of the 3-argument one), on safecall's installed driver
-(``WHICH=safecall``, ``DISPATCH=1`` for ``install(dispatch=True)``) or Triton's own
-(``WHICH=stock``). Before the N launches: 1,100 warm-up launches and the wait for the
-launcher's tier-up (the optimizing recompile of its host function on a background thread
-after 1,000 launches), so that that compile falls into every run alike (without the wait it
-fell into some runs only: up to 7,000 instructions per call of noise)."""
+kernels launched N times, in steady state, as ``WHAT`` says (``run<k>``: ``CompiledKernel.run``
+of the k-argument kernel, its pointers objects with a Python ``data_ptr()``; ``grid<k>``:
+``kernel[grid](...)`` of it; k one of 2, 3, 8, 16; a final ``c``, as in ``run16c``: the pointers
+are ``tvm_ffi.Tensor``s instead, whose ``data_ptr()`` is a C method, as torch's is; ``ffi``:
+no Triton launch but a call through ``tvm_ffi`` of a safecall function doing nothing), on
+safecall's installed driver (``WHICH=safecall``, ``DISPATCH=1`` for ``install(dispatch=True)``)
+or Triton's own (``WHICH=stock``). Before the N launches: 1,100 warm-up launches and the wait
+for the launcher's tier-up (the optimizing recompile of its host function on a background
+thread after 1,000 launches), so that that compile falls into every run alike (without the
+wait it fell into some runs only: up to 7,000 instructions per call of noise)."""
 
 import os
 import tempfile
@@ -21,11 +23,40 @@ if os.environ.get("WHICH", "safecall") == "safecall" and os.environ.get("DISPATC
 import triton  # noqa: E402
 
 N = int(os.environ.get("N", "1000"))
-kernel, args = kernels()[16 if os.environ.get("WHAT", "run16") == "run16" else 3]
+WHAT = os.environ.get("WHAT", "run16")
+if WHAT == "ffi":
+    # Not a Triton launch: the floor of a TVM-FFI call from Python, a JIT-compiled safecall
+    # function that checks two float32 vectors (`tvm_ffi.Tensor`s) and an int and does nothing.
+    import numpy as np
+    import tvm_ffi
+
+    import safecall
+
+    module = safecall.ModuleBuilder("noop")
+    noop = module.function("noop", doc="Checks its arguments, does nothing.")
+    noop.tensor("a", ["n"], "float32", device="cpu")
+    noop.tensor("b", ["n"], "float32", device="cpu")
+    noop.param("k", safecall.i64)
+    function = safecall.jit(module)["noop"]
+    vectors = [tvm_ffi.from_dlpack(np.zeros(256, np.float32)) for _ in range(2)]
+
+    def launch():
+        function(*vectors, 1000)
+    for _ in range(1100 + N):  # compiled once, optimized (no tier-up to wait for)
+        launch()
+    raise SystemExit
+kernel, args = kernels()[int(WHAT.removeprefix("run").removeprefix("grid").removesuffix("c"))]
 kernel[(4,)](*args, BLOCK=128)
 fake.safecall_fake_cuda_quiet(1)
 compiled = next(iter(kernel.device_caches[0][0].values()))
-if os.environ.get("WHAT", "run16") == "run16":
+if WHAT.endswith("c"):
+    # `tvm_ffi.Tensor`s at the same addresses, whose `data_ptr()` is a C method, as torch's is.
+    import tvm_ffi
+    from safecall.testing import RawTensor
+
+    args = [tvm_ffi.from_dlpack(RawTensor(a.address, (2, 0), (2, 32, 1), [256], None, 0))
+            if hasattr(a, "address") else a for a in args]
+if WHAT.startswith("run"):
     run_args = (4, 1, 1, 0, compiled.function, compiled.packed_metadata, None,
                 triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook, *args, 128)
 

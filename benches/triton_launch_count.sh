@@ -2,7 +2,7 @@
 # Instructions per Triton launch, counted by callgrind: (2N launches - N launches) / N, each
 # process in steady state (benches/triton_launch_count.py: warm-up, the launcher's tier-up
 # awaited), PYTHONHASHSEED=0, against the CUDA driver double built in release mode (quiet).
-# Usage: [PY=.venv-triton36/bin/python] [WHAT=run16|grid3] [WHICH=safecall|stock] [DISPATCH=1]
+# Usage: [PY=.venv-triton36/bin/python] [WHAT=run<k>|grid<k>, k one of 2 3 8 16, a final c for tensors with a C data_ptr() (run16c)] [WHICH=safecall|stock] [DISPATCH=1]
 #        benches/triton_launch_count.sh [N]
 # Build the extension in release mode first: (cd python && ../.venv/bin/maturin develop --release).
 set -euo pipefail
@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 n=${1:-2000}
 py=${PY:-.venv/bin/python}
 cargo build --quiet --release -p safecall-fake-cuda
+# One OpenBLAS thread (numpy's, where it is imported): its idle threads spin, and callgrind
+# counted about 1,900 of their instructions per launch into some runs.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 export SAFECALL_FAKE_CUDA_PATH=$PWD/target/release/libsafecall_fake_cuda.so PYTHONHASHSEED=0 PYTHONPATH=$PWD/python
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

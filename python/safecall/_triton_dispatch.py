@@ -251,11 +251,15 @@ class Dispatcher:
         then as the caller gave them); a miss (``key`` given) then records the kernel Triton
         chose."""
         self._stats["miss" if reason is None else "fallback: " + reason] += 1
+        if reason == _RUN_OVERRIDDEN:
+            return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("run") or type(self.fn).run
         if reason == "grid or warmup missing":
             return run(self.fn, *args, **kwargs)
         kernel = run(self.fn, *args, grid=grid, warmup=warmup, **kwargs)
-        if key is not None and kernel is not None:
+        # Not a kernel still compiling under `AsyncCompileMode` (Triton's `FutureKernel`, which
+        # Triton's cache holds until the mode's exit puts the `CompiledKernel` in its place).
+        if key is not None and kernel is not None and type(kernel).__name__ != "FutureKernel":
             self._native.record(key, kernel)
         return kernel
 
@@ -299,6 +303,8 @@ class AutotuneDispatcher:
 
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
+        if reason == _RUN_OVERRIDDEN:
+            return self.tuner.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("autotune") or type(self.tuner).run
         if reason == "grid or warmup missing":
             # As the caller gave them (one or both in ``kwargs``, or not at all).
@@ -333,6 +339,8 @@ class HeuristicsDispatcher:
 
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
+        if reason == _RUN_OVERRIDDEN:
+            return self.heuristics.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
         if reason == "grid or warmup missing":
             # As the caller gave them (one or both in ``kwargs``, or not at all).
@@ -418,11 +426,88 @@ def dispatcher(fn: Any) -> Any:
             assert isinstance(fn, Heuristics)
             d = HeuristicsDispatcher(fn)
         fn._safecall_dispatcher = d
+        d._native.set_run_overridden(_run_overridden(fn))
         # What `kernel[grid]` and `kernel.run(...)` find once `install_dispatch` made
-        # `__getitem__` and `run` `DispatchedMethod`s: the native methods, with no Python frame.
+        # `__getitem__` and `run` descriptors: the native methods, with no Python frame (the
+        # instance's own `run` where it was given one).
         fn._safecall_getitem = d._native.bind
-        fn._safecall_run = d._native.run
+        if not vars(fn).get(_OWN_RUN):
+            fn._safecall_run = d._native.run
     return d
+
+
+#: The slow path's reason for a call that goes through the object's own ``run`` (the native
+#: side's ``triton_overridden``).
+_RUN_OVERRIDDEN = "run overridden"
+#: Set in an instance's dictionary while it has a ``run`` of its own (``kernel.run = f`` where
+#: the dispatch is installed; the function itself is kept as ``_safecall_run``).
+_OWN_RUN = "_safecall_own_run"
+
+
+def _base_class(obj: Any) -> type:
+    """The Triton class of a dispatched object whose ``run`` the dispatch serves."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+
+    return next(base for base in (JITFunction, Autotuner, Heuristics) if isinstance(obj, base))
+
+
+def _shipped(run: Any) -> bool:
+    """Whether ``run`` is a function of Triton's own package (not a wrapper of one)."""
+    import os
+
+    import triton
+
+    code = getattr(run, "__code__", None)
+    home = os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
+    return code is not None and not hasattr(run, "__wrapped__") and os.path.abspath(code.co_filename).startswith(home)
+
+
+def _run_overridden(obj: Any) -> bool:
+    """Whether ``obj.run`` is not its Triton class's ``run`` as Triton shipped it or as
+    :func:`install_dispatch` serves it: the instance has its own (``kernel.run = f``), a
+    subclass overrides it, or it was replaced on the class. Then ``kernel[grid](...)`` and the
+    layers above call ``obj.run`` through Python, as Triton's own ``__getitem__``,
+    ``Autotuner.run`` and ``Heuristics.run`` do (``self.run(...)``, ``self.fn.run(...)``)."""
+    from ._native import DispatchedRun
+
+    state = vars(obj)
+    if state.get(_OWN_RUN) or "run" in state:
+        return True
+    base = _base_class(obj)
+    for klass in type(obj).__mro__:
+        if "run" in vars(klass):
+            run = vars(klass)["run"]
+            return klass is not base or not (isinstance(run, DispatchedRun) or _shipped(run))
+    return True
+
+
+def _set_own_run(obj: Any, value: Any) -> None:
+    """``obj.run = value`` where the dispatch is installed: kept where the ``run`` descriptor
+    finds it, and ``kernel[grid](...)`` and the layers above then call it."""
+    state = vars(obj)
+    state["_safecall_run"] = value
+    state[_OWN_RUN] = True
+    _refresh_overridden(obj)
+
+
+def _delete_own_run(obj: Any) -> None:
+    """``del obj.run`` where the dispatch is installed: the class's ``run`` again."""
+    state = vars(obj)
+    if not state.pop(_OWN_RUN, False):
+        raise AttributeError(f"'{type(obj).__name__}' object has no attribute 'run'")
+    d = state.get("_safecall_dispatcher")
+    if d:
+        state["_safecall_run"] = d._native.run
+    else:
+        state.pop("_safecall_run", None)
+    _refresh_overridden(obj)
+
+
+def _refresh_overridden(obj: Any) -> None:
+    d = vars(obj).get("_safecall_dispatcher")
+    if d:
+        d._native.set_run_overridden(_run_overridden(obj))
 
 
 def _named_as(replacement: Callable[..., Any], original: Callable[..., Any]) -> None:
@@ -438,6 +523,26 @@ def _named_as(replacement: Callable[..., Any], original: Callable[..., Any]) -> 
 _ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
 
 
+def check_runs_shipped() -> None:
+    """Raises ``RuntimeError`` where the ``run`` of ``JITFunction``, ``Autotuner`` or
+    ``Heuristics`` is not Triton's own (a tracer's wrapper put on the class): the dispatch
+    would serve ``kernel[grid](...)`` without calling it. Nothing where the dispatch is
+    installed already."""
+    if "run" in _ORIGINAL_RUN:
+        return
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+
+    for cls in (JITFunction, Autotuner, Heuristics):
+        run = vars(cls).get("run")
+        if not _shipped(run):
+            raise RuntimeError(
+                f"safecall.triton.install(dispatch=True): {cls.__name__}.run is not Triton's own ({run!r}), "
+                "and the dispatch would launch without calling it; install the dispatch before replacing it "
+                "(a replacement made after the install is then called by the kernels first called after it)"
+            )
+
+
 def install_dispatch() -> None:
     """Routes every ``JITFunction.run`` of the process (``kernel[grid](...)``, Helion's and
     Inductor's ``.run``) through the kernel's :class:`Dispatcher`, every ``Autotuner.run`` over
@@ -446,10 +551,11 @@ def install_dispatch() -> None:
     Idempotent."""
     from triton.runtime.jit import JITFunction
 
-    from ._native import DispatchedMethod
+    from ._native import DispatchedMethod, DispatchedRun
 
     if "run" in _ORIGINAL_RUN:
         return
+    check_runs_shipped()
     original = JITFunction.run
     _ORIGINAL_RUN["run"] = original
 
@@ -461,7 +567,7 @@ def install_dispatch() -> None:
 
     _named_as(run, original)
     _named_as(getitem, JITFunction.__getitem__)
-    JITFunction.run = DispatchedMethod("_safecall_run", run)
+    JITFunction.run = DispatchedRun("_safecall_run", run, _set_own_run, _delete_own_run)
     JITFunction.__getitem__ = DispatchedMethod("_safecall_getitem", getitem)
 
     from triton.runtime.autotuner import Autotuner
@@ -483,7 +589,7 @@ def install_dispatch() -> None:
 
     _named_as(autotune_run, tune)
     _named_as(autotune_getitem, tune_getitem)
-    Autotuner.run = DispatchedMethod("_safecall_run", autotune_run)
+    Autotuner.run = DispatchedRun("_safecall_run", autotune_run, _set_own_run, _delete_own_run)
     Autotuner.__getitem__ = DispatchedMethod("_safecall_getitem", autotune_getitem)
 
     from triton.runtime.autotuner import Heuristics
@@ -512,5 +618,5 @@ def install_dispatch() -> None:
 
     _named_as(dispatched_heuristics_run, heuristics_run)
     _named_as(dispatched_heuristics_getitem, heuristics_getitem)
-    Heuristics.run = DispatchedMethod("_safecall_run", dispatched_heuristics_run)
+    Heuristics.run = DispatchedRun("_safecall_run", dispatched_heuristics_run, _set_own_run, _delete_own_run)
     Heuristics.__getitem__ = DispatchedMethod("_safecall_getitem", dispatched_heuristics_getitem)

@@ -217,6 +217,8 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
     RuntimeError
         Triton's own driver was already built in this process (something touched
         ``triton.runtime.driver.active`` first): kernels compiled since would keep its launcher.
+        Or, with ``dispatch``, the ``run`` of ``JITFunction``, ``Autotuner`` or ``Heuristics``
+        was replaced on the class (a tracer's wrapper) before the install.
     ValueError
         ``backend`` is neither ``"cuda"`` nor ``"hip"``.
 
@@ -234,6 +236,10 @@ def install(*, strict: bool = False, dispatch: bool = False, backend: Optional[s
     if backend not in _TRITON_BACKENDS:
         raise ValueError(f"safecall.triton.install(): backend {backend!r}; expected 'cuda' or 'hip'")
     check_triton_version(triton.__version__, backend)
+    if dispatch:
+        from ._triton_dispatch import check_runs_shipped
+
+        check_runs_shipped()
     cls = driver_class(backend)
     current = driver._active or driver._default
     if current is not None and not isinstance(current, cls):

@@ -45,6 +45,7 @@ mod triton_launch;
 mod triton_memo;
 mod triton_metadata;
 mod triton_method;
+mod triton_overridden;
 mod triton_run;
 mod triton_table;
 mod triton_values;
@@ -359,6 +360,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_autotune::AutotuneDispatch>()?;
     m.add_class::<triton_heuristics::HeuristicsDispatch>()?;
     m.add_class::<triton_method::DispatchedMethod>()?;
+    m.add_class::<triton_method::DispatchedRun>()?;
     tensor_map::register(m)?;
     vocabulary::register(m)?;
     m.add("HAS_LLVM", cfg!(feature = "llvm"))?;

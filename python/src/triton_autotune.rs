@@ -17,6 +17,7 @@ use crate::triton_config::ConfigKwargs;
 
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_dispatch::{TritonDispatch, name_index};
+use crate::triton_overridden::RunOverride;
 
 /// The dispatcher of one autotuned kernel (see the module docs).
 #[pyclass(frozen)]
@@ -39,6 +40,7 @@ pub struct AutotuneDispatch {
     /// dictionary where the call raised; a call served here leaves it so too, writing it only
     /// where it is something else.
     tuner_state: Option<Py<PyDict>>,
+    overridden: RunOverride,
 }
 
 #[pymethods]
@@ -80,6 +82,7 @@ impl AutotuneDispatch {
             inner,
             slow,
             tuner_state,
+            overridden: RunOverride::default(),
         })
     }
 
@@ -96,6 +99,11 @@ impl AutotuneDispatch {
     fn run<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         crate::triton_run::function(slf.as_any())
     }
+
+    /// Whether calls other than `run`'s go through the object's own `run` (`triton_overridden`).
+    fn set_run_overridden(&self, overridden: bool) {
+        self.overridden.set(overridden);
+    }
 }
 
 impl AutotuneDispatch {
@@ -104,7 +112,23 @@ impl AutotuneDispatch {
         self.slow.bind(py)
     }
 
+    /// A call as `kernel[grid](...)` or the layer above makes it (`self.run(...)` in Triton).
     pub(crate) fn call<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        grid: &Bound<'py, PyAny>,
+        warmup: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let slow = self.slow.bind(args.py());
+        match self.overridden.divert(slow, args, kwargs, grid, warmup) {
+            Some(diverted) => diverted,
+            None => self.serve(args, kwargs, grid, warmup),
+        }
+    }
+
+    /// A call of the dispatcher's own `run`.
+    pub(crate) fn serve<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,

@@ -26,6 +26,7 @@ use crate::triton_grid::GridTraces;
 use crate::triton_key::{Interner, Key, Param, Space, Unhashable, append, int_key};
 use crate::triton_knobs::{KnobGroups, KnobRead, KnobsVersion, hooked};
 use crate::triton_memo::PositionMemo;
+use crate::triton_overridden::RunOverride;
 use crate::triton_table::{Entry, Table};
 use crate::triton_values::Address;
 
@@ -137,6 +138,7 @@ pub struct TritonDispatch {
     globals_changed: Py<PyAny>,
     slow: Py<PyAny>,
     hits: AtomicU64,
+    overridden: RunOverride,
 }
 
 /// Parameter name -> position, for binding keyword arguments.
@@ -233,6 +235,7 @@ impl TritonDispatch {
             globals_changed,
             slow,
             hits: AtomicU64::new(0),
+            overridden: RunOverride::default(),
         })
     }
 
@@ -284,6 +287,11 @@ impl TritonDispatch {
     #[getter]
     fn recorded(&self) -> usize {
         self.table().len()
+    }
+
+    /// Whether calls other than `run`'s go through the function's own `run` (`triton_overridden`).
+    fn set_run_overridden(&self, overridden: bool) {
+        self.overridden.set(overridden);
     }
 
     /// Launches served from the table so far.
@@ -354,6 +362,10 @@ impl TritonDispatch {
         grid: &Bound<'py, PyAny>,
         warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let slow = self.slow.bind(args.py());
+        if let Some(diverted) = self.overridden.divert(slow, args, kwargs, grid, warmup) {
+            return diverted;
+        }
         self.call_with(args, kwargs, false, grid, warmup)
     }
 

@@ -17,6 +17,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use crate::triton_autotune::AutotuneDispatch;
 use crate::triton_bound::{BoundDispatch, Target};
 use crate::triton_dispatch::TritonDispatch;
+use crate::triton_overridden::RunOverride;
 
 /// What a heuristics layer hands its call to.
 enum Inner {
@@ -32,6 +33,7 @@ pub struct HeuristicsDispatch {
     heuristics: Py<PyAny>,
     inner: Inner,
     slow: Py<PyAny>,
+    overridden: RunOverride,
 }
 
 #[pymethods]
@@ -56,6 +58,7 @@ impl HeuristicsDispatch {
             heuristics,
             inner,
             slow,
+            overridden: RunOverride::default(),
         })
     }
 
@@ -72,6 +75,11 @@ impl HeuristicsDispatch {
     fn run<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         crate::triton_run::function(slf.as_any())
     }
+
+    /// Whether calls other than `run`'s go through the object's own `run` (`triton_overridden`).
+    fn set_run_overridden(&self, overridden: bool) {
+        self.overridden.set(overridden);
+    }
 }
 
 impl HeuristicsDispatch {
@@ -80,7 +88,23 @@ impl HeuristicsDispatch {
         self.slow.bind(py)
     }
 
+    /// A call as `kernel[grid](...)` or the layer above makes it (`self.run(...)` in Triton).
     pub(crate) fn call<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        grid: &Bound<'py, PyAny>,
+        warmup: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let slow = self.slow.bind(args.py());
+        match self.overridden.divert(slow, args, kwargs, grid, warmup) {
+            Some(diverted) => diverted,
+            None => self.serve(args, kwargs, grid, warmup),
+        }
+    }
+
+    /// A call of the dispatcher's own `run`.
+    pub(crate) fn serve<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,

@@ -9,6 +9,12 @@
 //! returns it as it is (no allocation); before that, and for objects never dispatched, it
 //! returns the Python fallback bound to the object, which makes the dispatcher or goes to
 //! Triton's own method.
+//!
+//! [`DispatchedRun`] is the same descriptor for `run`, and a data descriptor: assigning
+//! `kernel.run = f` on an instance (a test's `mock.patch.object(kernel, "run")`, a tracer's
+//! wrapper) and deleting it again are handed to Python functions, which keep `f` where `__get__`
+//! finds it and tell the kernel's dispatcher that `kernel[grid](...)` and the layers above
+//! must now call `kernel.run` as Triton's own do (`run overridden`).
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -42,17 +48,82 @@ impl DispatchedMethod {
         obj: Option<Bound<'py, PyAny>>,
         owner: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let fallback = self.fallback.bind(py);
-        let Some(obj) = obj.filter(|o| !o.is_none()) else {
-            return Ok(fallback.clone());
-        };
-        // Set on the instance (the classes have no attribute of that name): one generic
-        // attribute read, cheaper than reading `__dict__` and then the item.
-        if let Some(method) = obj.getattr_opt(self.attribute.bind(py))?
-            && !method.is_none()
-        {
-            return Ok(method);
+        served(py, &self.attribute, &self.fallback, obj, owner)
+    }
+}
+
+/// `__get__` of both descriptors: the instance's attribute `attribute` when set, else
+/// `fallback` bound to the instance; on the class, `fallback` itself.
+fn served<'py>(
+    py: Python<'py>,
+    attribute: &Py<PyString>,
+    fallback: &Py<PyAny>,
+    obj: Option<Bound<'py, PyAny>>,
+    owner: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let fallback = fallback.bind(py);
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(fallback.clone());
+    };
+    // Set on the instance (the classes have no attribute of that name): one generic
+    // attribute read, cheaper than reading `__dict__` and then the item.
+    if let Some(method) = obj.getattr_opt(attribute.bind(py))?
+        && !method.is_none()
+    {
+        return Ok(method);
+    }
+    fallback.call_method1(intern!(py, "__get__"), (obj, owner))
+}
+
+/// `run` of Triton's classes: [`DispatchedMethod`], and assignments and deletions on an
+/// instance handed to `on_set(instance, value)` and `on_delete(instance)`.
+#[pyclass(module = "safecall._native", frozen)]
+pub(crate) struct DispatchedRun {
+    /// The instance attribute holding the native bound method, or the instance's own `run`.
+    attribute: Py<PyString>,
+    /// The Python function that serves the method until then.
+    fallback: Py<PyAny>,
+    on_set: Py<PyAny>,
+    on_delete: Py<PyAny>,
+}
+
+#[pymethods]
+impl DispatchedRun {
+    /// `DispatchedRun(attribute, fallback, on_set, on_delete)`.
+    #[new]
+    fn new(
+        attribute: Py<PyString>,
+        fallback: Py<PyAny>,
+        on_set: Py<PyAny>,
+        on_delete: Py<PyAny>,
+    ) -> Self {
+        DispatchedRun {
+            attribute,
+            fallback,
+            on_set,
+            on_delete,
         }
-        fallback.call_method1(intern!(py, "__get__"), (obj, owner))
+    }
+
+    /// The bound method for `obj` (the fallback function itself on class access).
+    fn __get__<'py>(
+        &self,
+        py: Python<'py>,
+        obj: Option<Bound<'py, PyAny>>,
+        owner: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        served(py, &self.attribute, &self.fallback, obj, owner)
+    }
+
+    /// `instance.run = value`.
+    fn __set__(&self, instance: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.on_set.bind(instance.py()).call1((instance, value))?;
+        Ok(())
+    }
+
+    /// `del instance.run`.
+    fn __delete__(&self, instance: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.on_delete.bind(instance.py()).call1((instance,))?;
+        Ok(())
     }
 }

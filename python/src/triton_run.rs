@@ -146,11 +146,11 @@ fn run<'py>(
     };
     let rest = rest.as_ref();
     if let Ok(d) = slf.cast::<AutotuneDispatch>() {
-        d.get().call(args, rest, &grid, &warmup)
+        d.get().serve(args, rest, &grid, &warmup)
     } else {
         slf.cast::<HeuristicsDispatch>()?
             .get()
-            .call(args, rest, &grid, &warmup)
+            .serve(args, rest, &grid, &warmup)
     }
 }
 
