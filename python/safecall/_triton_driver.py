@@ -52,9 +52,49 @@ def _utils() -> CudaUtils:
     return _UTILS
 
 
+class FirstUse:
+    """One of a driver's device methods (``get_current_stream``, ...) until the first call of
+    any: that call has the driver choose them all (``choose_device_methods``), then calls the
+    chosen one. Triton builds its driver on first use, and takes torch's device, stream and
+    capability where torch is imported by then; safecall's is built by ``install()``, often
+    before torch is imported (at interpreter start with ``SAFECALL_TRITON_DRIVER=1``)."""
+
+    def __init__(self, driver: Any, name: str) -> None:
+        self.driver, self.name = driver, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.driver.choose_device_methods()
+        return getattr(self.driver, self.name)(*args, **kwargs)
+
+
 class TorchDeviceMethods:
     """The driver methods Triton's NVIDIA and AMD drivers share, all through ``torch.cuda``
     (ROCm builds of torch name their devices ``cuda`` too): mixed into both of safecall's."""
+
+    #: The methods ``choose_device_methods`` sets.
+    DEVICE_METHODS: tuple = ()
+
+    def defer_device_methods(self) -> None:
+        """Each of ``DEVICE_METHODS`` a :class:`FirstUse`, or, with torch imported, torch's
+        at once (as Triton's driver built now)."""
+        if sys.modules.get("torch") is not None:
+            self.choose_device_methods()
+            return
+        for name in self.DEVICE_METHODS:
+            setattr(self, name, FirstUse(self, name))
+
+    def choose_device_methods(self) -> None:
+        """Sets ``DEVICE_METHODS``: torch's where it is imported (``GPUDriver.__init__``),
+        else the driver's own (``own_device_methods``)."""
+        if sys.modules.get("torch") is not None:
+            from triton.backends.driver import GPUDriver
+
+            GPUDriver.__init__(self)  # type: ignore[arg-type]
+        else:
+            self.own_device_methods()
+
+    def own_device_methods(self) -> None:  # pragma: no cover (each driver has its own)
+        raise NotImplementedError
 
     def get_active_torch_device(self) -> Any:
         import torch
@@ -89,21 +129,23 @@ def _driver_class() -> type:
     class SafecallCudaDriver(TorchDeviceMethods, GPUDriver):
         """Triton's NVIDIA driver, served by safecall: ``utils`` on the CUDA driver API
         through ctypes, ``launcher_cls`` generating one host function per kernel. With torch
-        imported, device, stream and capability come from torch (as Triton's); without, from
-        the driver API (as Triton 3.8+)."""
+        imported by the first call of a device method, device, stream and capability come
+        from torch (as Triton's); without, from the driver API (as Triton 3.8+)."""
+
+        DEVICE_METHODS = ("get_device_capability", "get_current_stream", "get_current_device", "set_current_device")
 
         def __init__(self) -> None:
             self.utils = _utils()
             self.launcher_cls = launcher
-            if sys.modules.get("torch") is not None:
-                super().__init__()
-            else:
-                self.get_device_capability = self.utils.get_device_capability
-                path = _libcuda_path()
-                # Native callables, which the dispatcher calls without Python.
-                self.get_current_stream = _native.CudaDefaultStream(path)
-                self.get_current_device = _native.CudaCurrentDevice(path)
-                self.set_current_device = self.utils.set_current_device
+            self.defer_device_methods()
+
+        def own_device_methods(self) -> None:
+            self.get_device_capability = self.utils.get_device_capability
+            path = _libcuda_path()
+            # Native callables, which the dispatcher calls without Python.
+            self.get_current_stream = _native.CudaDefaultStream(path)
+            self.get_current_device = _native.CudaCurrentDevice(path)
+            self.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:
             major, minor = self.get_device_capability(self.get_current_device())
@@ -288,7 +330,9 @@ def helion_launcher(
 ) -> Any:
     """A launcher with the signature of Helion's ``default_launcher``, for Helion's generated
     host code (``_launcher=safecall.triton.helion_launcher``): the kernel runs through
-    Triton's JIT on safecall's driver, which it installs when Triton's own was not built yet.
+    Triton's JIT on safecall's driver, which it installs (with :func:`install`'s defaults)
+    when no driver of safecall's is active and Triton's own was not built yet; an installed
+    one is kept as it is (``strict``, ``dispatch``).
 
     Parameters
     ----------
@@ -305,7 +349,8 @@ def helion_launcher(
     launch_cooperative_grid : bool, default False
         A cooperative launch.
     **kwargs
-        Other launch options (passed to ``triton_kernel.run``).
+        Other launch options (passed to ``triton_kernel.run``; ``warmup=`` among them replaces
+        ``False``, as in Helion's launcher).
 
     Returns
     -------
@@ -322,15 +367,11 @@ def helion_launcher(
     >>> import safecall.triton
     >>> # helion_kernel(x, y, _launcher=safecall.triton.helion_launcher)   # doctest: +SKIP
     """
-    install()
+    if not installed():
+        install()
     if ptx_options is not None:
         kwargs["ptx_options"] = ptx_options
-    return triton_kernel.run(
-        *args,
-        grid=grid,
-        warmup=False,
-        num_warps=num_warps,
-        num_stages=num_stages,
-        launch_cooperative_grid=launch_cooperative_grid,
-        **kwargs,
-    )
+    # As Helion's own launcher builds them: a caller's keyword (`warmup=`) wins.
+    options = {"grid": grid, "warmup": False, "num_warps": num_warps, "num_stages": num_stages,
+               "launch_cooperative_grid": launch_cooperative_grid, **kwargs}
+    return triton_kernel.run(*args, **options)

@@ -21,6 +21,7 @@ from typing import Any, Dict, Optional, Tuple
 from . import _native
 from ._native import HIP
 from ._triton_abi import UnsupportedKernelError
+from ._triton_integers import parsed_handle, parsed_int
 from ._triton_utils import RuntimeUtils
 
 #: ``hipDeviceProp_tR0600`` field -> (offset, C type), from ``_native.HIP``.
@@ -128,6 +129,8 @@ class HipUtils(RuntimeUtils):
     def load_binary(self, name: str, hsaco: bytes, shared: int, device: int) -> Tuple[int, int, int, int, int]:
         """Loads the code object on the current device: ``(module, function, n_regs,
         n_spills, n_max_threads)``, as Triton's (spills are the scratch bytes / 4)."""
+        parsed_int(shared)
+        device = parsed_int(device)
         module, function = ctypes.c_void_p(), ctypes.c_void_p()
         self._check(self.lib.hipModuleLoadData(ctypes.byref(module), bytes(hsaco)))
         self._check(self.lib.hipModuleGetFunction(ctypes.byref(function), module, name.encode()))
@@ -143,12 +146,12 @@ class HipUtils(RuntimeUtils):
 
     def unload_module(self, module: int) -> None:
         """``hipModuleUnload``."""
-        self._check(self.lib.hipModuleUnload(ctypes.c_void_p(module)))
+        self._check(self.lib.hipModuleUnload(ctypes.c_void_p(parsed_handle(module))))
 
     def get_device_properties(self, device: int) -> Dict[str, Any]:
         """Triton's 10 keys, from ``hipGetDeviceProperties``."""
         raw = ctypes.create_string_buffer(HIP["DEVICE_PROP_SIZE"])
-        self._check(self.lib.hipGetDevicePropertiesR0600(raw, ctypes.c_int(device)))
+        self._check(self.lib.hipGetDevicePropertiesR0600(raw, ctypes.c_int(parsed_int(device))))
         out: Dict[str, Any] = {}
         for key, field in _PROPERTY_KEYS:
             offset, ctype = _PROP[field]
@@ -175,7 +178,7 @@ class HipUtils(RuntimeUtils):
 
     def set_current_device(self, device: int) -> None:
         """``hipSetDevice``."""
-        self._check(self.lib.hipSetDevice(ctypes.c_int(device)))
+        self._check(self.lib.hipSetDevice(ctypes.c_int(parsed_int(device))))
 
 
 _UTILS: Optional[HipUtils] = None
@@ -201,19 +204,21 @@ def driver_class() -> type:
 
     class SafecallHipDriver(TorchDeviceMethods, GPUDriver):
         """Triton's AMD driver, served by safecall: ``utils`` on the HIP runtime through
-        ctypes, ``launcher_cls`` generating one host function per kernel. With torch imported,
-        device and stream come from torch (as Triton's); without, the current device from
-        ``hipGetDevice`` and the null stream."""
+        ctypes, ``launcher_cls`` generating one host function per kernel. With torch imported
+        by the first call of a device method, device and stream come from torch (as
+        Triton's); without, the current device from ``hipGetDevice`` and the null stream."""
+
+        DEVICE_METHODS = ("get_current_device", "get_current_stream", "set_current_device")
 
         def __init__(self) -> None:
             self.utils = utils()
             self.launcher_cls = launcher
-            if sys.modules.get("torch") is not None:
-                super().__init__()
-            else:
-                self.get_current_device = _native.HipCurrentDevice(libhip_path())
-                self.get_current_stream = lambda device=None: 0
-                self.set_current_device = self.utils.set_current_device
+            self.defer_device_methods()
+
+        def own_device_methods(self) -> None:
+            self.get_current_device = _native.HipCurrentDevice(libhip_path())
+            self.get_current_stream = lambda device=None: 0
+            self.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:
             props = self.utils.get_device_properties(self.get_current_device())

@@ -52,6 +52,24 @@ def _grid_dim(value: Any) -> int:
     return value if type(value) is int and lo <= value <= hi else _integer_slow(16, value)
 
 
+def parsed_int(value: Any) -> int:
+    """``value`` as ``PyArg_ParseTuple``'s ``i`` format reads it (a C ``int``), with its errors:
+    the ``utils`` entry points' device numbers and sizes, as Triton's ``driver.c`` parses them."""
+    return _grid_dim(value)
+
+
+def parsed_long(value: Any) -> int:
+    """``value`` as the ``l`` format reads it (a C ``long``, ``PyLong_AsLong``)."""
+    lo, hi = _I64
+    return value if type(value) is int and lo <= value <= hi else _integer_slow(10, value)
+
+
+def parsed_handle(value: Any) -> int:
+    """``value`` as the ``K`` format reads it (``unsigned long long``, masked; an ``int``
+    only): the ``utils`` entry points' module, function and stream handles."""
+    return value if type(value) is int and 0 <= value <= _U64_MASK else _integer_slow(18, value) & _U64_MASK
+
+
 def _integer_rule(ty: str, minor: Tuple[int, int]) -> int:
     return _INTEGER_RULES["3.6" if minor < (3, 7) else "3.7+"][ty]
 

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _native
 from ._native import CUDA
+from ._triton_integers import parsed_handle, parsed_int, parsed_long
 
 #: Attributes by short name (values from cudarc's ``driver::sys``, through ``_native.CUDA``).
 _DEV = {k[len("DEVICE_ATTRIBUTE_") :]: v for k, v in CUDA.items() if k.startswith("DEVICE_ATTRIBUTE_")}
@@ -153,6 +154,7 @@ class CudaUtils(RuntimeUtils):
         """Loads ``cubin`` in the current context (else ``device``'s primary context) and
         returns ``(module, function, n_regs, n_spills, n_max_threads)``; opts the function in
         to ``shared`` bytes of shared memory above 48 KiB as Triton does."""
+        shared, device = parsed_int(shared), parsed_int(device)
         data = bytes(cubin)
         ctx = ctypes.c_void_p()
         self._call("cuCtxGetCurrent", ctypes.byref(ctx))
@@ -182,13 +184,13 @@ class CudaUtils(RuntimeUtils):
 
     def unload_module(self, module: int) -> None:
         """``cuModuleUnload``."""
-        self._call("cuModuleUnload", ctypes.c_void_p(module))
+        self._call("cuModuleUnload", ctypes.c_void_p(parsed_handle(module)))
 
     def get_device_properties(self, device: int) -> Dict[str, int]:
         """Triton's 7 keys: ``max_shared_mem`` (the opt-in per block), ``max_num_regs``,
         ``multiprocessor_count``, ``warpSize``, ``sm_clock_rate``, ``mem_clock_rate``,
         ``mem_bus_width``."""
-        dev = self._device_lenient(device)
+        dev = self._device_lenient(parsed_int(device))
         major = self._attribute("COMPUTE_CAPABILITY_MAJOR", dev)
         minor = self._attribute("COMPUTE_CAPABILITY_MINOR", dev)
         shared = "MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK" if (major, minor) == (10, 7) else "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"
@@ -204,7 +206,7 @@ class CudaUtils(RuntimeUtils):
 
     def get_device_capability(self, device: int) -> Tuple[int, int]:
         """``(major, minor)``."""
-        dev = self._device_lenient(device)
+        dev = self._device_lenient(parsed_int(device))
         return (self._attribute("COMPUTE_CAPABILITY_MAJOR", dev), self._attribute("COMPUTE_CAPABILITY_MINOR", dev))
 
     def get_current_device(self) -> int:
@@ -214,23 +216,24 @@ class CudaUtils(RuntimeUtils):
 
     def set_current_device(self, device: int) -> None:
         """Makes ``device``'s primary context current."""
-        self._set_primary(device)
+        self._set_primary(parsed_int(device))
 
     def get_default_stream(self, device: int) -> int:
         """Makes ``device``'s primary context current; returns 0 (the default stream); native,
         as :meth:`get_current_device`."""
-        return _native.cuda_default_stream(_libcuda_path(), device)
+        return _native.cuda_default_stream(_libcuda_path(), parsed_int(device))
 
     def is_stream_capturing(self, stream: int) -> bool:
         """Whether ``stream`` is capturing a CUDA graph."""
         status = ctypes.c_int()
-        self._call("cuStreamIsCapturing", ctypes.c_void_p(stream), ctypes.byref(status))
+        self._call("cuStreamIsCapturing", ctypes.c_void_p(parsed_handle(stream)), ctypes.byref(status))
         return status.value != 0
 
     def cuOccupancyMaxActiveClusters(self, function: int, shared: int, cluster_dim: int) -> int:  # noqa: N802
         """Clusters of ``cluster_dim`` blocks of 128 threads with ``shared`` bytes that can be
         active at once (sets the function's dynamic shared memory and non-portable opt-ins)."""
-        fn = ctypes.c_void_p(function)
+        fn = ctypes.c_void_p(parsed_handle(function))
+        shared, cluster_dim = parsed_int(shared), parsed_int(cluster_dim)
         self._call("cuFuncSetAttribute", fn, _FUNC["MAX_DYNAMIC_SHARED_SIZE_BYTES"], shared)
         attr = _LaunchAttribute(id=_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
         attr.value[0], attr.value[1], attr.value[2] = cluster_dim, 1, 1
@@ -250,6 +253,7 @@ class CudaUtils(RuntimeUtils):
     def set_printf_fifo_size(self, size: int) -> None:
         """``cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)`` in the current context (device 0's
         primary context if none), skipped when unchanged."""
+        size = parsed_long(size)
         if size < 0:
             raise ValueError("fifo size must be non-negative")
         self._ensure_context()
