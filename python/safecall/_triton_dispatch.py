@@ -59,6 +59,19 @@ import threading
 import types
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+from ._triton_run_override import (
+    OWN_RUN,
+    RUN_LOCK,
+    RUN_OVERRIDDEN,
+    base_class,
+    delete_own_run,
+    dispatched_run,
+    run_overridden,
+    set_own_run,
+    state_without_dispatch,
+)
+from ._triton_run_override import check_runs_shipped as _check_runs_shipped
+
 __all__ = ["AutotuneDispatcher", "Dispatcher", "HeuristicsDispatcher", "dispatcher", "install_dispatch"]
 
 _EMPTY = inspect.Parameter.empty
@@ -225,6 +238,11 @@ class Dispatcher:
         )
         self.run = self._native.run
 
+    @property
+    def owner(self) -> Any:
+        """The object this dispatcher was made for."""
+        return self.fn
+
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         return self._native.bind(grid)
 
@@ -251,7 +269,7 @@ class Dispatcher:
         then as the caller gave them); a miss (``key`` given) then records the kernel Triton
         chose."""
         self._stats["miss" if reason is None else "fallback: " + reason] += 1
-        if reason == _RUN_OVERRIDDEN:
+        if reason == RUN_OVERRIDDEN:
             return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("run") or type(self.fn).run
         if reason == "grid or warmup missing":
@@ -293,6 +311,11 @@ class AutotuneDispatcher:
                                         Config, shipped, _instance_state(tuner, ("nargs",), present=False))
         self.run = self._native.run
 
+    @property
+    def owner(self) -> Any:
+        """The object this dispatcher was made for."""
+        return self.tuner
+
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         return self._native.bind(grid)
 
@@ -303,7 +326,7 @@ class AutotuneDispatcher:
 
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
-        if reason == _RUN_OVERRIDDEN:
+        if reason == RUN_OVERRIDDEN:
             return self.tuner.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("autotune") or type(self.tuner).run
         if reason == "grid or warmup missing":
@@ -329,6 +352,11 @@ class HeuristicsDispatcher:
         self._native = HeuristicsDispatch(heuristics, self.inner._native, self._slow)
         self.run = self._native.run
 
+    @property
+    def owner(self) -> Any:
+        """The object this dispatcher was made for."""
+        return self.heuristics
+
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         return self._native.bind(grid)
 
@@ -339,7 +367,7 @@ class HeuristicsDispatcher:
 
     def _slow(self, reason: str, args: Tuple[Any, ...], kwargs: Dict[str, Any], grid: Any, warmup: Any) -> Any:
         self._stats[reason] += 1
-        if reason == _RUN_OVERRIDDEN:
+        if reason == RUN_OVERRIDDEN:
             return self.heuristics.run(*args, grid=grid, warmup=warmup, **kwargs)
         run = _ORIGINAL_RUN.get("heuristics") or type(self.heuristics).run
         if reason == "grid or warmup missing":
@@ -409,7 +437,9 @@ def dispatcher(fn: Any) -> Any:
     ``@triton.heuristics`` layer over either (a :class:`HeuristicsDispatcher`), made on first
     use and kept on it."""
     d = getattr(fn, "_safecall_dispatcher", None)
-    if not d:
+    # Not one made for another object (`copy.copy(kernel)` without the dispatch installed
+    # copies the attribute; with it, `__getstate__` leaves it out).
+    if not d or d.owner is not fn:
         from triton.runtime.autotuner import Autotuner, Heuristics
         from triton.runtime.jit import JITFunction
 
@@ -425,89 +455,21 @@ def dispatcher(fn: Any) -> Any:
         else:
             assert isinstance(fn, Heuristics)
             d = HeuristicsDispatcher(fn)
-        fn._safecall_dispatcher = d
-        d._native.set_run_overridden(_run_overridden(fn))
-        # What `kernel[grid]` and `kernel.run(...)` find once `install_dispatch` made
-        # `__getitem__` and `run` descriptors: the native methods, with no Python frame (the
-        # instance's own `run` where it was given one).
-        fn._safecall_getitem = d._native.bind
-        if not vars(fn).get(_OWN_RUN):
-            fn._safecall_run = d._native.run
+        with RUN_LOCK:
+            state = vars(fn)
+            if "run" in state and isinstance(vars(base_class(fn)).get("run"), dispatched_run()):
+                # Its own `run`, given before the install (the class's descriptor hides it).
+                state["_safecall_run"] = state.pop("run")
+                state[OWN_RUN] = True
+            fn._safecall_dispatcher = d
+            d._native.set_run_overridden(run_overridden(fn))
+            # What `kernel[grid]` and `kernel.run(...)` find once `install_dispatch` made
+            # `__getitem__` and `run` descriptors: the native methods, with no Python frame (the
+            # instance's own `run` where it has one).
+            state["_safecall_getitem"] = d._native.bind
+            if not state.get(OWN_RUN):
+                state["_safecall_run"] = d._native.run
     return d
-
-
-#: The slow path's reason for a call that goes through the object's own ``run`` (the native
-#: side's ``triton_overridden``).
-_RUN_OVERRIDDEN = "run overridden"
-#: Set in an instance's dictionary while it has a ``run`` of its own (``kernel.run = f`` where
-#: the dispatch is installed; the function itself is kept as ``_safecall_run``).
-_OWN_RUN = "_safecall_own_run"
-
-
-def _base_class(obj: Any) -> type:
-    """The Triton class of a dispatched object whose ``run`` the dispatch serves."""
-    from triton.runtime.autotuner import Autotuner, Heuristics
-    from triton.runtime.jit import JITFunction
-
-    return next(base for base in (JITFunction, Autotuner, Heuristics) if isinstance(obj, base))
-
-
-def _shipped(run: Any) -> bool:
-    """Whether ``run`` is a function of Triton's own package (not a wrapper of one)."""
-    import os
-
-    import triton
-
-    code = getattr(run, "__code__", None)
-    home = os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
-    return code is not None and not hasattr(run, "__wrapped__") and os.path.abspath(code.co_filename).startswith(home)
-
-
-def _run_overridden(obj: Any) -> bool:
-    """Whether ``obj.run`` is not its Triton class's ``run`` as Triton shipped it or as
-    :func:`install_dispatch` serves it: the instance has its own (``kernel.run = f``), a
-    subclass overrides it, or it was replaced on the class. Then ``kernel[grid](...)`` and the
-    layers above call ``obj.run`` through Python, as Triton's own ``__getitem__``,
-    ``Autotuner.run`` and ``Heuristics.run`` do (``self.run(...)``, ``self.fn.run(...)``)."""
-    from ._native import DispatchedRun
-
-    state = vars(obj)
-    if state.get(_OWN_RUN) or "run" in state:
-        return True
-    base = _base_class(obj)
-    for klass in type(obj).__mro__:
-        if "run" in vars(klass):
-            run = vars(klass)["run"]
-            return klass is not base or not (isinstance(run, DispatchedRun) or _shipped(run))
-    return True
-
-
-def _set_own_run(obj: Any, value: Any) -> None:
-    """``obj.run = value`` where the dispatch is installed: kept where the ``run`` descriptor
-    finds it, and ``kernel[grid](...)`` and the layers above then call it."""
-    state = vars(obj)
-    state["_safecall_run"] = value
-    state[_OWN_RUN] = True
-    _refresh_overridden(obj)
-
-
-def _delete_own_run(obj: Any) -> None:
-    """``del obj.run`` where the dispatch is installed: the class's ``run`` again."""
-    state = vars(obj)
-    if not state.pop(_OWN_RUN, False):
-        raise AttributeError(f"'{type(obj).__name__}' object has no attribute 'run'")
-    d = state.get("_safecall_dispatcher")
-    if d:
-        state["_safecall_run"] = d._native.run
-    else:
-        state.pop("_safecall_run", None)
-    _refresh_overridden(obj)
-
-
-def _refresh_overridden(obj: Any) -> None:
-    d = vars(obj).get("_safecall_dispatcher")
-    if d:
-        d._native.set_run_overridden(_run_overridden(obj))
 
 
 def _named_as(replacement: Callable[..., Any], original: Callable[..., Any]) -> None:
@@ -524,23 +486,9 @@ _ORIGINAL_RUN: Dict[str, Callable[..., Any]] = {}
 
 
 def check_runs_shipped() -> None:
-    """Raises ``RuntimeError`` where the ``run`` of ``JITFunction``, ``Autotuner`` or
-    ``Heuristics`` is not Triton's own (a tracer's wrapper put on the class): the dispatch
-    would serve ``kernel[grid](...)`` without calling it. Nothing where the dispatch is
-    installed already."""
-    if "run" in _ORIGINAL_RUN:
-        return
-    from triton.runtime.autotuner import Autotuner, Heuristics
-    from triton.runtime.jit import JITFunction
-
-    for cls in (JITFunction, Autotuner, Heuristics):
-        run = vars(cls).get("run")
-        if not _shipped(run):
-            raise RuntimeError(
-                f"safecall.triton.install(dispatch=True): {cls.__name__}.run is not Triton's own ({run!r}), "
-                "and the dispatch would launch without calling it; install the dispatch before replacing it "
-                "(a replacement made after the install is then called by the kernels first called after it)"
-            )
+    """:func:`safecall._triton_run_override.check_runs_shipped`, where no install was made."""
+    if "run" not in _ORIGINAL_RUN:
+        _check_runs_shipped()
 
 
 def install_dispatch() -> None:
@@ -567,7 +515,7 @@ def install_dispatch() -> None:
 
     _named_as(run, original)
     _named_as(getitem, JITFunction.__getitem__)
-    JITFunction.run = DispatchedRun("_safecall_run", run, _set_own_run, _delete_own_run)
+    JITFunction.run = DispatchedRun("_safecall_run", run, set_own_run, delete_own_run)
     JITFunction.__getitem__ = DispatchedMethod("_safecall_getitem", getitem)
 
     from triton.runtime.autotuner import Autotuner
@@ -589,7 +537,7 @@ def install_dispatch() -> None:
 
     _named_as(autotune_run, tune)
     _named_as(autotune_getitem, tune_getitem)
-    Autotuner.run = DispatchedRun("_safecall_run", autotune_run, _set_own_run, _delete_own_run)
+    Autotuner.run = DispatchedRun("_safecall_run", autotune_run, set_own_run, delete_own_run)
     Autotuner.__getitem__ = DispatchedMethod("_safecall_getitem", autotune_getitem)
 
     from triton.runtime.autotuner import Heuristics
@@ -601,7 +549,7 @@ def install_dispatch() -> None:
         """The layer's dispatcher, or ``None`` where it is over something not dispatched
         (remembered, so that such a layer is examined once)."""
         d = self.__dict__.get("_safecall_dispatcher")
-        if d is None:
+        if d is None or (d and d.owner is not self):
             d = dispatcher(self) if _dispatchable(self) else False
             self.__dict__["_safecall_dispatcher"] = d
         return d or None
@@ -618,5 +566,8 @@ def install_dispatch() -> None:
 
     _named_as(dispatched_heuristics_run, heuristics_run)
     _named_as(dispatched_heuristics_getitem, heuristics_getitem)
-    Heuristics.run = DispatchedRun("_safecall_run", dispatched_heuristics_run, _set_own_run, _delete_own_run)
+    Heuristics.run = DispatchedRun("_safecall_run", dispatched_heuristics_run, set_own_run, delete_own_run)
+    for cls in (JITFunction, Autotuner, Heuristics):
+        if "__getstate__" not in vars(cls):
+            cls.__getstate__ = state_without_dispatch
     Heuristics.__getitem__ = DispatchedMethod("_safecall_getitem", dispatched_heuristics_getitem)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import types
 from typing import Any, Dict, Optional
 
 from . import _native
@@ -63,7 +64,9 @@ class FirstUse:
         self.driver, self.name = driver, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.driver.choose_device_methods()
+        if vars(self.driver).get(self.name) is self:
+            self.driver.choose_device_methods()
+        # The chosen method (also for a caller that kept this object).
         return getattr(self.driver, self.name)(*args, **kwargs)
 
 
@@ -84,16 +87,23 @@ class TorchDeviceMethods:
             setattr(self, name, FirstUse(self, name))
 
     def choose_device_methods(self) -> None:
-        """Sets ``DEVICE_METHODS``: torch's where it is imported (``GPUDriver.__init__``),
-        else the driver's own (``own_device_methods``)."""
+        """Sets those of ``DEVICE_METHODS`` not set since (by a caller's patch): torch's where
+        it is imported (what ``GPUDriver.__init__`` sets), else the driver's own
+        (``own_device_methods``)."""
+        chosen = types.SimpleNamespace()
         if sys.modules.get("torch") is not None:
             from triton.backends.driver import GPUDriver
 
-            GPUDriver.__init__(self)  # type: ignore[arg-type]
+            GPUDriver.__init__(chosen)  # type: ignore[arg-type]
         else:
-            self.own_device_methods()
+            self.own_device_methods(chosen)
+        for name, method in vars(chosen).items():
+            current = vars(self).get(name)
+            if current is None or isinstance(current, FirstUse):
+                setattr(self, name, method)
 
-    def own_device_methods(self) -> None:  # pragma: no cover (each driver has its own)
+    def own_device_methods(self, into: Any) -> None:  # pragma: no cover (each driver has its own)
+        """Sets the driver's own ``DEVICE_METHODS`` on ``into``."""
         raise NotImplementedError
 
     def get_active_torch_device(self) -> Any:
@@ -139,13 +149,13 @@ def _driver_class() -> type:
             self.launcher_cls = launcher
             self.defer_device_methods()
 
-        def own_device_methods(self) -> None:
-            self.get_device_capability = self.utils.get_device_capability
+        def own_device_methods(self, into: Any) -> None:
+            into.get_device_capability = self.utils.get_device_capability
             path = _libcuda_path()
             # Native callables, which the dispatcher calls without Python.
-            self.get_current_stream = _native.CudaDefaultStream(path)
-            self.get_current_device = _native.CudaCurrentDevice(path)
-            self.set_current_device = self.utils.set_current_device
+            into.get_current_stream = _native.CudaDefaultStream(path)
+            into.get_current_device = _native.CudaCurrentDevice(path)
+            into.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:
             major, minor = self.get_device_capability(self.get_current_device())

@@ -215,10 +215,10 @@ def driver_class() -> type:
             self.launcher_cls = launcher
             self.defer_device_methods()
 
-        def own_device_methods(self) -> None:
-            self.get_current_device = _native.HipCurrentDevice(libhip_path())
-            self.get_current_stream = lambda device=None: 0
-            self.set_current_device = self.utils.set_current_device
+        def own_device_methods(self, into: Any) -> None:
+            into.get_current_device = _native.HipCurrentDevice(libhip_path())
+            into.get_current_stream = lambda device=None: 0
+            into.set_current_device = self.utils.set_current_device
 
         def get_current_target(self) -> Any:
             props = self.utils.get_device_properties(self.get_current_device())

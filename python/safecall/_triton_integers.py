@@ -52,6 +52,16 @@ def _grid_dim(value: Any) -> int:
     return value if type(value) is int and lo <= value <= hi else _integer_slow(16, value)
 
 
+def c_type_name(value: Any) -> str:
+    """The type's name as CPython's argument parser words it: ``None`` for ``None``, a C type's
+    ``tp_name`` (``numpy.int64``: module and name), a class's name."""
+    if value is None:
+        return "None"
+    t = type(value)
+    heap = t.__flags__ & (1 << 9)  # Py_TPFLAGS_HEAPTYPE: tp_name is the bare name
+    return t.__name__ if heap or t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
 def parsed_int(value: Any) -> int:
     """``value`` as ``PyArg_ParseTuple``'s ``i`` format reads it (a C ``int``), with its errors:
     the ``utils`` entry points' device numbers and sizes, as Triton's ``driver.c`` parses them."""
@@ -102,7 +112,7 @@ def _integer_slow(rule: int, value: Any) -> int:
     if rule in (12, 13) and not isinstance(value, int):
         raise TypeError("an integer is required")
     if rule == 18 and not isinstance(value, int):
-        raise TypeError(f"argument must be int, not {type(value).__name__}")
+        raise TypeError(f"argument must be int, not {c_type_name(value)}")
     v = operator.index(value)
     if rule in (17, 18):
         bits = v & _U64_MASK

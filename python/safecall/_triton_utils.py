@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _native
 from ._native import CUDA
-from ._triton_integers import parsed_handle, parsed_int, parsed_long
+from ._triton_integers import c_type_name, parsed_handle, parsed_int, parsed_long
 
 #: Attributes by short name (values from cudarc's ``driver::sys``, through ``_native.CUDA``).
 _DEV = {k[len("DEVICE_ATTRIBUTE_") :]: v for k, v in CUDA.items() if k.startswith("DEVICE_ATTRIBUTE_")}
@@ -154,8 +154,13 @@ class CudaUtils(RuntimeUtils):
         """Loads ``cubin`` in the current context (else ``device``'s primary context) and
         returns ``(module, function, n_regs, n_spills, n_max_threads)``; opts the function in
         to ``shared`` bytes of shared memory above 48 KiB as Triton does."""
+        # As `driver.c`'s `ss#ii`: the name, the image (a str or read-only bytes), then the ints.
+        if not isinstance(name, str):
+            raise TypeError(f"argument 1 must be str, not {c_type_name(name)}")
+        if not isinstance(cubin, (str, bytes)):
+            raise TypeError(f"argument 2 must be read-only bytes-like object, not {c_type_name(cubin)}")
         shared, device = parsed_int(shared), parsed_int(device)
-        data = bytes(cubin)
+        data = cubin.encode() if isinstance(cubin, str) else cubin
         ctx = ctypes.c_void_p()
         self._call("cuCtxGetCurrent", ctypes.byref(ctx))
         if not ctx.value:

@@ -22,6 +22,7 @@ mod c_entry;
 mod compile;
 mod cuda_constants;
 mod cuda_context;
+mod detached;
 mod hip_runtime;
 mod host_errors;
 mod method_call;

@@ -21,6 +21,7 @@ use smallvec::SmallVec;
 
 use safecall_runtime::abi::{DLDataType, TVMFFIAny, TVMFFISafeCallType, device_type};
 
+use crate::detached::call_detached;
 use crate::host_errors::ErrorApi;
 use crate::triton_descriptor::{DescriptorSlot, DescriptorSpec, FLAG_BITS, flags_key};
 use crate::triton_kinds::{DESCRIPTOR_CODE, Kind};
@@ -436,12 +437,12 @@ impl TritonLaunch {
         values.push(int(0));
         values.push(int(0));
         let mut result = TVMFFIAny::NONE;
-        // SAFETY: `entry` is a generated safe-call function kept alive by `built`; `values`
-        // holds `len` initialised arguments of the kinds its parameters take; the descriptors'
-        // `DLTensor*` arguments point into `slots`, which lives, unmoved, until the call
-        // returns.
+        // SAFETY: `entry` is a generated safe-call function kept alive by `built`, which
+        // touches no Python object; `values` holds `len` initialised arguments of the kinds its
+        // parameters take; the descriptors' `DLTensor*` arguments point into `slots`, which
+        // lives, unmoved, until the call returns.
         let (args, count) = values.finished();
-        let rc = unsafe { entry(std::ptr::null_mut(), args, count, &mut result) };
+        let rc = unsafe { call_detached(py, entry, args, count, &mut result) };
         if rc != 0 {
             return Err(self.errors.raised());
         }

@@ -18,7 +18,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
 /// A method of Triton's classes served from an attribute of the instance when it is set,
 /// else by a Python function; on the class itself, that function (its `__doc__`, its name).
@@ -105,14 +105,30 @@ impl DispatchedRun {
         }
     }
 
-    /// The bound method for `obj` (the fallback function itself on class access).
+    /// The instance's `run` (its dispatcher's native method, or its own, `None` too); before
+    /// its dispatcher is made, its own given before the install (in its dictionary, which this
+    /// data descriptor hides), else the fallback bound to it; the fallback itself on class
+    /// access.
     fn __get__<'py>(
         &self,
         py: Python<'py>,
         obj: Option<Bound<'py, PyAny>>,
         owner: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        served(py, &self.attribute, &self.fallback, obj, owner)
+        let fallback = self.fallback.bind(py);
+        let Some(obj) = obj.filter(|o| !o.is_none()) else {
+            return Ok(fallback.clone());
+        };
+        if let Some(method) = obj.getattr_opt(self.attribute.bind(py))? {
+            return Ok(method);
+        }
+        if let Ok(state) = obj.getattr(intern!(py, "__dict__"))
+            && let Ok(state) = state.cast::<PyDict>()
+            && let Some(own) = state.get_item(intern!(py, "run"))?
+        {
+            return Ok(own);
+        }
+        fallback.call_method1(intern!(py, "__get__"), (obj, owner))
     }
 
     /// `instance.run = value`.

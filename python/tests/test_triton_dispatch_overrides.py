@@ -95,6 +95,21 @@ def test_an_instance_run_is_called_while_it_is_set(runs):
     assert stats.get("fallback: run overridden") == 2, stats
 
 
+def test_an_instance_run_from_before_the_install_is_called_until_taken_away(runs):
+    by_label = {o[0]: o for o in runs["dispatch"]["outcomes"]}
+    assert by_label["own run from before 0"][2] == ["early_spy"]
+    assert by_label["own run from before 1"][2] == ["early_spy"]
+    assert by_label["own run from before, read"][1] is True
+    assert by_label["own run from before, taken away"][2] == []
+
+
+def test_a_copy_has_its_own_dispatcher_and_run(runs):
+    by_label = {o[0]: o for o in runs["dispatch"]["outcomes"]}
+    assert by_label["copy with its own run"][2] == ["copy_spy"]
+    assert by_label["original after the copy"][2] == []
+    assert by_label["run set to None"][1].startswith("TypeError")
+
+
 def test_a_class_run_wrapped_after_the_install_is_called(runs):
     outcomes = _outcomes(runs["dispatch"], "class run wrapped")
     assert len(outcomes) == 2 and all(log == ["traced_run"] and launches for _, _, log, launches in outcomes)

@@ -156,3 +156,54 @@ def test_the_utils_read_integers_as_tritons_driver_c(tmp_path):
     assert ours == theirs, list(zip(UTILS_CALLS, ours, theirs))
     # Not silently taken: each of these is refused.
     assert ours[0] == "OverflowError" and ours[1] == "TypeError" and ours[2] == "TypeError"
+
+
+def test_a_launch_releases_the_interpreter_lock(tmp_path):
+    # The double's launch sleeps 300 ms: a thread counting meanwhile advances as far as it does
+    # alone in 150 ms or more only if the launcher released the lock, as Triton's launchers do
+    # (with the lock held, it could only run in the launch path's few switch intervals).
+    code = SETUP + "import safecall.triton\nsafecall.triton.install()\n" + (
+        "import threading, time\n"
+        "from support.triton_fakes import DescriptorBase as T\n"
+        "from support.triton_kernels import copy\n"
+        "x, y = T(0x7F0000001000, 'float32', [1024]), T(0x7F0000002000, 'float32', [1024])\n"
+        "copy[(8,)](x, y, 1000, BLOCK=128)\n"
+        "count, stop = [0], []\n"
+        "def spin():\n"
+        "    while not stop:\n"
+        "        count[0] += 1\n"
+        "thread = threading.Thread(target=spin)\n"
+        "thread.start()\n"
+        "start = count[0]\n"
+        "time.sleep(0.15)\n"
+        "alone = count[0] - start\n"
+        "fake.safecall_fake_cuda_launch_delay(300000)\n"
+        "before = count[0]\n"
+        "copy[(8,)](x, y, 1000, BLOCK=128)\n"
+        "during = count[0] - before\n"
+        "fake.safecall_fake_cuda_launch_delay(0)\n"
+        "stop.append(True)\n"
+        "thread.join()\n"
+        "print(during >= alone, alone > 0)\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["True True"]
+
+
+def test_a_kept_first_use_method_and_a_callers_patch_are_honoured(tmp_path):
+    code = SETUP + "import safecall.triton\nsafecall.triton.install()\n" + (
+        "import triton\n"
+        "active = triton.runtime.driver.active\n"
+        "kept = active.get_current_stream\n"
+        "active.get_current_device = lambda: 0\n"
+        "print(kept(0), type(active.get_current_stream).__name__)\n"
+        "print(active.get_current_device.__name__)\n"
+        "active.get_current_stream = lambda device: 0x1234\n"
+        "print(hex(kept(0)))\n"
+    )
+    proc = _python(code, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    # The first call chose the methods (the caller's get_current_device kept); later calls of
+    # the kept object call whatever the driver has then.
+    assert proc.stdout.splitlines() == ["0 CudaDefaultStream", "<lambda>", "0x1234"]

@@ -60,6 +60,7 @@ def load() -> ctypes.CDLL:
     fake = ctypes.CDLL(str(PATH))
     fake.safecall_fake_cuda_log.restype = ctypes.c_size_t
     fake.safecall_fake_cuda_log.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    fake.safecall_fake_cuda_launch_delay.argtypes = [ctypes.c_uint64]
     return fake
 
 

@@ -14,6 +14,7 @@ install's error.
 from __future__ import annotations
 
 import concurrent.futures
+import copy as stdlib_copy
 import json
 import os
 import pathlib
@@ -65,6 +66,16 @@ if MODE == "wrapped-first":
         error = str(e)
     pathlib.Path(OUT).write_text(json.dumps({"error": error}))
     raise SystemExit
+# An instance given its own `run` before the install.
+EARLY = JITFunction(copy.fn)
+
+
+def early_spy(*args: Any, **kwargs: Any) -> Any:
+    LOG.append("early_spy")
+    return JITFunction.run(EARLY, *args, **kwargs)
+
+
+EARLY.run = early_spy
 if MODE == "dispatch":
     safecall.triton.install(dispatch=True)
 
@@ -163,6 +174,32 @@ for label, obj, target, kwargs in (("kernel", plain, plain, {"BLOCK": 128}),
         for i in range(2):
             call(f"{label} patched {i}", lambda: obj[(4,)](X, Y, 1000, **kwargs))
     call(f"{label} after the patch", lambda: obj[(4,)](X, Y, 1000, **kwargs))
+
+# The instance given its own `run` before the install, then its own taken away.
+for i in range(2):
+    call(f"own run from before {i}", lambda: EARLY[(4,)](X, Y, 1000, BLOCK=128))
+OUTCOMES.append(["own run from before, read", EARLY.run is early_spy, [], []])
+del EARLY.run
+call("own run from before, taken away", lambda: EARLY[(4,)](X, Y, 1000, BLOCK=128))
+
+# A copy of a dispatched kernel given its own `run` (the original keeps the class's); a `run`
+# of `None`.
+original = JITFunction(copy.fn)
+call("original before the copy", lambda: original[(4,)](X, Y, 1000, BLOCK=128))
+duplicate = stdlib_copy.copy(original)
+
+
+def copy_spy(*args: Any, **kwargs: Any) -> Any:
+    LOG.append("copy_spy")
+    return JITFunction.run(duplicate, *args, **kwargs)
+
+
+duplicate.run = copy_spy
+call("copy with its own run", lambda: duplicate[(4,)](X, Y, 1000, BLOCK=128))
+call("original after the copy", lambda: original[(4,)](X, Y, 1000, BLOCK=128))
+original.run = None
+call("run set to None", lambda: original[(4,)](X, Y, 1000, BLOCK=128))
+del original.run
 
 # `JITFunction.run` wrapped on the class after the install: a kernel first called after it.
 replaced = wrap_class_run()

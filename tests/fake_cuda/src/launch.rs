@@ -3,7 +3,7 @@
 //! not: 128-byte parameters, TMA descriptors, from 64-byte aligned storage).
 
 use std::ffi::c_void;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
 use serde_json::{Value, json};
@@ -15,6 +15,17 @@ use super::{
     context_device, context_name, record, registry,
 };
 
+/// Microseconds each `cuLaunchKernelEx` sleeps before it returns (0: none), as a real launch
+/// blocks while the driver's queue of pending launches is full.
+static LAUNCH_DELAY_US: AtomicU64 = AtomicU64::new(0);
+
+/// Process-wide: each later `cuLaunchKernelEx` sleeps `us` microseconds (0: not at all), so
+/// that tests can see whether the caller holds a lock (Python's) during the launch.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_launch_delay(us: u64) {
+    LAUNCH_DELAY_US.store(us, Ordering::Relaxed);
+}
+
 /// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuLaunchKernelEx(
@@ -25,6 +36,10 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
 ) -> CUresult {
     if config.is_null() {
         return INVALID_VALUE;
+    }
+    let delay = LAUNCH_DELAY_US.load(Ordering::Relaxed);
+    if delay > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(delay));
     }
     if QUIET.load(Ordering::Relaxed) {
         return SUCCESS;
