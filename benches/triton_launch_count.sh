@@ -19,7 +19,11 @@ trap 'rm -rf "$out"' EXIT
 export TRITON_CACHE_DIR=$out/cache
 N=1 "$py" benches/triton_launch_count.py  # compiles the kernels into the cache
 total() {
-    N=$1 valgrind --tool=callgrind --callgrind-out-file="$out/$1.out" "$py" benches/triton_launch_count.py >/dev/null 2>&1
+    if ! N=$1 valgrind --tool=callgrind --callgrind-out-file="$out/$1.out" "$py" benches/triton_launch_count.py \
+        >/dev/null 2>"$out/$1.err"; then
+        echo "benches/triton_launch_count.py failed (N=$1): $(tail -n 1 "$out/$1.err")" >&2
+        exit 1
+    fi
     grep -m1 '^totals' "$out/$1.out" | awk '{print $2}'
 }
 a=$(total "$n")
