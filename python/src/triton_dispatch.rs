@@ -362,11 +362,10 @@ impl TritonDispatch {
         grid: &Bound<'py, PyAny>,
         warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let slow = self.slow.bind(args.py());
-        if let Some(diverted) = self.overridden.divert(slow, args, kwargs, grid, warmup) {
-            return diverted;
-        }
-        self.call_with(args, kwargs, false, grid, warmup)
+        self.overridden
+            .route(&self.slow, args, kwargs, (grid, warmup), || {
+                self.call_with(args, kwargs, false, grid, warmup)
+            })
     }
 
     /// A call; with `run_keywords`, `kwargs` is the caller's dictionary of `run(*args, grid=,

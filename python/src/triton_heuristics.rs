@@ -96,11 +96,10 @@ impl HeuristicsDispatch {
         grid: &Bound<'py, PyAny>,
         warmup: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let slow = self.slow.bind(args.py());
-        match self.overridden.divert(slow, args, kwargs, grid, warmup) {
-            Some(diverted) => diverted,
-            None => self.serve(args, kwargs, grid, warmup),
-        }
+        self.overridden
+            .route(&self.slow, args, kwargs, (grid, warmup), || {
+                self.serve(args, kwargs, grid, warmup)
+            })
     }
 
     /// A call of the dispatcher's own `run`.

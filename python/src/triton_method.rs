@@ -48,16 +48,17 @@ impl DispatchedMethod {
         obj: Option<Bound<'py, PyAny>>,
         owner: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        served(py, &self.attribute, &self.fallback, obj, owner)
+        served(py, (&self.attribute, &self.fallback), false, obj, owner)
     }
 }
 
-/// `__get__` of both descriptors: the instance's attribute `attribute` when set, else
+/// `__get__` of both descriptors: the instance's attribute `attribute` when set (and not
+/// `None`, unless `run`), else, for `run`, the instance's own `run` in its dictionary, else
 /// `fallback` bound to the instance; on the class, `fallback` itself.
 fn served<'py>(
     py: Python<'py>,
-    attribute: &Py<PyString>,
-    fallback: &Py<PyAny>,
+    (attribute, fallback): (&Py<PyString>, &Py<PyAny>),
+    run: bool,
     obj: Option<Bound<'py, PyAny>>,
     owner: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -68,9 +69,17 @@ fn served<'py>(
     // Set on the instance (the classes have no attribute of that name): one generic
     // attribute read, cheaper than reading `__dict__` and then the item.
     if let Some(method) = obj.getattr_opt(attribute.bind(py))?
-        && !method.is_none()
+        && (run || !method.is_none())
     {
         return Ok(method);
+    }
+    // An own `run` given before the install (the data descriptor hides it from Python).
+    if run
+        && let Ok(state) = obj.getattr(intern!(py, "__dict__"))
+        && let Ok(state) = state.cast::<PyDict>()
+        && let Some(own) = state.get_item(intern!(py, "run"))?
+    {
+        return Ok(own);
     }
     fallback.call_method1(intern!(py, "__get__"), (obj, owner))
 }
@@ -115,20 +124,7 @@ impl DispatchedRun {
         obj: Option<Bound<'py, PyAny>>,
         owner: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let fallback = self.fallback.bind(py);
-        let Some(obj) = obj.filter(|o| !o.is_none()) else {
-            return Ok(fallback.clone());
-        };
-        if let Some(method) = obj.getattr_opt(self.attribute.bind(py))? {
-            return Ok(method);
-        }
-        if let Ok(state) = obj.getattr(intern!(py, "__dict__"))
-            && let Ok(state) = state.cast::<PyDict>()
-            && let Some(own) = state.get_item(intern!(py, "run"))?
-        {
-            return Ok(own);
-        }
-        fallback.call_method1(intern!(py, "__get__"), (obj, owner))
+        served(py, (&self.attribute, &self.fallback), true, obj, owner)
     }
 
     /// `instance.run = value`.

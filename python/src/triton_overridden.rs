@@ -22,22 +22,25 @@ impl RunOverride {
         self.0.store(overridden, Ordering::Relaxed);
     }
 
-    /// Where the flag is set, the call handed to the Python side's `slow(reason, args,
-    /// kwargs, grid, warmup)` (which calls the object's `run`); else `None`.
+    /// A call as `kernel[grid](...)` or the layer above makes it (`self.run(...)` in Triton):
+    /// where the flag is set, handed to the Python side's `slow(reason, args, kwargs, grid,
+    /// warmup)` (which calls the object's `run`); else `serve()`.
     #[inline]
-    pub(crate) fn divert<'py>(
+    pub(crate) fn route<'py>(
         &self,
-        slow: &Bound<'py, PyAny>,
+        slow: &Py<PyAny>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-        grid: &Bound<'py, PyAny>,
-        warmup: &Bound<'py, PyAny>,
-    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        (grid, warmup): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
+        serve: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if !self.0.load(Ordering::Relaxed) {
-            return None;
+            return serve();
         }
+        let py = args.py();
         // Read, not changed, there (unpacked into the `run` call).
-        let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(args.py()));
-        Some(slow.call1((RUN_OVERRIDDEN, args, kwargs, grid, warmup)))
+        let kwargs = kwargs.cloned().unwrap_or_else(|| PyDict::new(py));
+        slow.bind(py)
+            .call1((RUN_OVERRIDDEN, args, kwargs, grid, warmup))
     }
 }

@@ -13,36 +13,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from support import TESTS, fake_cuda
-from test_triton_driver import OTHER_TRITONS, VERSIONS, _python, triton_unavailable
+from support import TESTS
+from test_triton_driver import VERSIONS, _python, release_python, triton_unavailable
 
 RUNNER = TESTS / "support" / "triton_dispatch_run.py"
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def result(request, tmp_path_factory):
-    reason = triton_unavailable()
-    python = sys.executable
     tmp = tmp_path_factory.mktemp("triton_dispatch")
-    path = os.pathsep.join(sys.path)
-    if reason is None and request.param != "3.9":
-        python = str(OTHER_TRITONS[request.param])
-        if not os.path.exists(python):
-            reason = f"{python} is missing (cargo xtask test creates it)"
-        else:
-            import safecall
-
-            (tmp / "pkg").mkdir()
-            (tmp / "pkg" / "safecall").symlink_to(os.path.dirname(safecall.__file__))
-            path = os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
-    if reason is not None:
-        if fake_cuda.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+    python, path = release_python(request.param, tmp)
     env = {k: v for k, v in os.environ.items() if k != "SAFECALL_TRITON_DRIVER"}
     env.update(TRITON_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=path, TRITON_DEFAULT_FP_FUSION="1")
     out = tmp / "result.json"

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from support import TESTS, fake_cuda
-from test_triton_driver import OTHER_TRITONS, VERSIONS, triton_unavailable
+from support import TESTS
+from test_triton_driver import VERSIONS, release_python
 
 RUNNER = TESTS / "support" / "triton_dispatch_overrides.py"
 
@@ -33,24 +32,8 @@ def _run(mode, python, path, tmp):
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def runs(request, tmp_path_factory):
-    reason = triton_unavailable()
-    python = sys.executable
     tmp = tmp_path_factory.mktemp("triton_dispatch_overrides")
-    path = os.pathsep.join(sys.path)
-    if reason is None and request.param != "3.9":
-        python = str(OTHER_TRITONS[request.param])
-        if not os.path.exists(python):
-            reason = f"{python} is missing (cargo xtask test creates it)"
-        else:
-            import safecall
-
-            (tmp / "pkg").mkdir()
-            (tmp / "pkg" / "safecall").symlink_to(os.path.dirname(safecall.__file__))
-            path = os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
-    if reason is not None:
-        if fake_cuda.in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+    python, path = release_python(request.param, tmp)
     return {mode: _run(mode, python, path, tmp) for mode in ("stock", "dispatch", "wrapped-first")}
 
 

@@ -53,12 +53,13 @@ def triton_unavailable(double=fake_cuda, tested="the driver"):
 VERSIONS = ["3.9", "3.6"] + [v for v in ("3.7", "3.8") if OTHER_TRITONS[v].exists()]
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def runs(request, tmp_path_factory):
+def release_python(version, tmp):
+    """``(python, PYTHONPATH)`` for a runner process of Triton ``version`` (this venv's for
+    3.9, else ``OTHER_TRITONS``'), or the test skipped (failed under CI) with the reason."""
     reason = triton_unavailable()
     python = sys.executable
-    if reason is None and request.param != "3.9":
-        venv = OTHER_TRITONS[request.param]
+    if reason is None and version != "3.9":
+        venv = OTHER_TRITONS[version]
         python = str(venv)
         if not venv.exists():
             reason = f"{venv} is missing (cargo xtask test creates it)"
@@ -66,22 +67,26 @@ def runs(request, tmp_path_factory):
         if fake_cuda.in_ci():
             pytest.fail(reason)
         pytest.skip(reason)
+    if python == sys.executable:
+        return python, os.pathsep.join(sys.path)
+    # The other venv sees safecall (and nothing else of this one) through a directory holding
+    # a link to the package, and the tests' helpers.
+    import safecall
+
+    (tmp / "pkg").mkdir()
+    (tmp / "pkg" / "safecall").symlink_to(pathlib.Path(safecall.__file__).parent)
+    return python, os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def runs(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("triton_driver")
+    python, path = release_python(request.param, tmp)
     compiler = os.environ.get("SAFECALL_TEST_TRITON_CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         if fake_cuda.in_ci():
             pytest.fail("stock Triton's driver needs a C compiler for the reference run")
         pytest.skip("stock Triton's driver needs a C compiler for the reference run")
-    tmp = tmp_path_factory.mktemp("triton_driver")
-    if python != sys.executable:
-        # The other venv sees safecall (and nothing else of this one) through a directory
-        # holding a link to the package, and the tests' helpers.
-        import safecall
-
-        (tmp / "pkg").mkdir()
-        (tmp / "pkg" / "safecall").symlink_to(pathlib.Path(safecall.__file__).parent)
-        path = os.pathsep.join([str(tmp / "pkg"), str(TESTS)])
-    else:
-        path = os.pathsep.join(sys.path)
     stock = _run("stock", tmp / "stock", {"CC": compiler}, python=python, path=path)
     traps = tmp / "traps"
     traps.mkdir()

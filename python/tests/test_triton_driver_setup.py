@@ -36,6 +36,13 @@ LAUNCH = (
 )
 
 
+def _lines(code, env_changes, tmp_path):
+    """The output lines of ``code`` in a process of its own, which must succeed."""
+    proc = _python(code, env_changes, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
 @pytest.fixture(autouse=True)
 def _triton():
     reason = triton_unavailable()
@@ -48,9 +55,7 @@ def _triton():
 def test_torch_imported_after_the_install_gives_the_stream(tmp_path):
     code = SETUP + "import safecall.triton\nsafecall.triton.install()\n" + TORCH + LAUNCH + (
         "print(hex(triton.runtime.driver.active.get_current_stream(0)))\n")
-    proc = _python(code, {}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["0xabc0", "0xabc0"]
+    assert _lines(code, {}, tmp_path) == ["0xabc0", "0xabc0"]
 
 
 def test_without_torch_the_device_methods_are_the_native_ones_after_first_use(tmp_path):
@@ -58,9 +63,7 @@ def test_without_torch_the_device_methods_are_the_native_ones_after_first_use(tm
         "active = __import__('triton').runtime.driver.active\n"
         "print(type(active.get_current_stream).__name__)\n") + LAUNCH + (
         "print(type(active.get_current_stream).__name__, type(active.get_current_device).__name__)\n")
-    proc = _python(code, {}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["FirstUse", "0x0", "CudaDefaultStream CudaCurrentDevice"]
+    assert _lines(code, {}, tmp_path) == ["FirstUse", "0x0", "CudaDefaultStream CudaCurrentDevice"]
 
 
 def test_a_libcuda_path_set_after_the_install_is_followed(tmp_path):
@@ -74,23 +77,25 @@ def test_a_libcuda_path_set_after_the_install_is_followed(tmp_path):
         "active = triton.runtime.driver.active\n"
         "print(active.get_current_device(), active.get_current_stream(0))\n"
     )
-    proc = _python(code, {"SAFECALL_LIBCUDA_PATH": str(tmp_path / "none" / "libcuda.so.1")}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["0 0"]
+    missing = {"SAFECALL_LIBCUDA_PATH": str(tmp_path / "none" / "libcuda.so.1")}
+    assert _lines(code, missing, tmp_path) == ["0 0"]
 
 
 @pytest.mark.parametrize("value, expected", [
-    (" TRUE ", "SafecallCudaDriver launcher"),
-    ("strict", "SafecallCudaDriver strict_launcher"),
-    ("dispatch", "SafecallCudaDriver launcher"),
-    ("sometimes", "CudaDriver CudaLauncher"),
+    (" TRUE ", "SafecallCudaDriver launcher function"),
+    ("strict", "SafecallCudaDriver strict_launcher function"),
+    ("dispatch", "SafecallCudaDriver launcher DispatchedRun"),
+    ("sometimes", "CudaDriver CudaLauncher function"),
 ])
 def test_the_start_up_hooks_values(tmp_path, value, expected):
     code = (
+        "import inspect\n"
         "import safecall._triton_hook\n"
         "import triton\n"
+        "from triton.runtime.jit import JITFunction\n"
         "active = triton.runtime.driver.active\n"
-        "print(type(active).__name__, getattr(active.launcher_cls, '__name__', ''))\n"
+        "print(type(active).__name__, getattr(active.launcher_cls, '__name__', ''),\n"
+        "      type(inspect.getattr_static(JITFunction, 'run')).__name__)\n"
     )
     proc = _python(code, {"SAFECALL_TRITON_DRIVER": value}, tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -113,10 +118,8 @@ def test_the_helion_launcher_keeps_the_installed_mode_and_takes_warmup(tmp_path)
         "safecall.triton.helion_launcher(copy, (8,), x, y, 1000, 128, num_warps=4, num_stages=3, warmup=True)\n"
         "print(sum(r['call'] == 'cuLaunchKernelEx' for r in fake_cuda.records(fake)))\n"
     )
-    proc = _python(code, {}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
     # Strict still; a warm-up launches nothing.
-    assert proc.stdout.splitlines() == ["strict_launcher", "0"]
+    assert _lines(code, {}, tmp_path) == ["strict_launcher", "0"]
 
 
 #: ``utils`` calls whose integer arguments are out of a C type's range or not integers.
@@ -186,9 +189,7 @@ def test_a_launch_releases_the_interpreter_lock(tmp_path):
         "thread.join()\n"
         "print(during >= alone, alone > 0)\n"
     )
-    proc = _python(code, {}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["True True"]
+    assert _lines(code, {}, tmp_path) == ["True True"]
 
 
 def test_a_kept_first_use_method_and_a_callers_patch_are_honoured(tmp_path):
@@ -202,8 +203,6 @@ def test_a_kept_first_use_method_and_a_callers_patch_are_honoured(tmp_path):
         "active.get_current_stream = lambda device: 0x1234\n"
         "print(hex(kept(0)))\n"
     )
-    proc = _python(code, {}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
     # The first call chose the methods (the caller's get_current_device kept); later calls of
     # the kept object call whatever the driver has then.
-    assert proc.stdout.splitlines() == ["0 CudaDefaultStream", "<lambda>", "0x1234"]
+    assert _lines(code, {}, tmp_path) == ["0 CudaDefaultStream", "<lambda>", "0x1234"]
