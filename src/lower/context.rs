@@ -15,9 +15,19 @@ use crate::lir::{BinOp, BlockId, Callee, IntCC, SlotId, Ty, Var, builder::FuncBu
 use super::capi::CApi;
 use super::modctx::ModuleCtx;
 use super::options::LowerError;
-use super::raise::{MsgPart, emit_raise};
+use super::raise::{MsgPart, emit_raise, emit_raise_stored, store_message};
 use super::schema;
 use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, VALUE_ERROR};
+
+/// A failure exit shared by several checks ([`FnCtx::shared_exit`]): its block and the
+/// mutable variables each failing check sets before jumping there (the kind's name, the
+/// message's part count).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedExit {
+    block: BlockId,
+    kind: Var,
+    count: Var,
+}
 
 /// A value of a name in scope.
 #[derive(Clone, Debug)]
@@ -204,6 +214,49 @@ impl FnCtx<'_, '_> {
     /// The line every message safecall composes ends with: `\n  when calling <signature>`.
     pub fn call_context(&self) -> String {
         call_context_text(self.signature())
+    }
+
+    /// A cold failure exit for several checks that undo the same steps when they fail (a TMA
+    /// descriptor's checks: the cache entries held and the caller's context): `undo` is emitted
+    /// once, in the exit, which then raises the message its check stored and leaves through
+    /// the error exit. Each check's cold block only stores its message and jumps there
+    /// ([`FnCtx::check_via`]), instead of undoing and raising itself: less code to lower and
+    /// compile per check.
+    pub fn shared_exit(&mut self, undo: impl FnOnce(&mut Self)) -> SharedExit {
+        let exit = SharedExit {
+            block: self.b.new_cold_block(),
+            kind: self.b.mutable_var(Ty::Ptr),
+            count: self.b.mutable_var(Ty::I32),
+        };
+        let here = self.b.current();
+        self.b.switch_to(exit.block);
+        undo(self);
+        emit_raise_stored(self.m, &mut self.b, self.parts_slot, exit.kind, exit.count);
+        self.return_error();
+        self.b.switch_to(here);
+        exit
+    }
+
+    /// [`FnCtx::check`] through `exit`: when `ok` is false, stores the message (`parts`, then
+    /// the call context) and jumps to the exit, which undoes its steps and raises `kind`.
+    pub fn check_via(
+        &mut self,
+        exit: SharedExit,
+        ok: Var,
+        kind: &str,
+        parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
+    ) {
+        let pass = self.b.new_block();
+        let failing = self.b.new_cold_block();
+        self.b.branch(ok, pass, failing);
+        self.b.switch_to(failing);
+        let mut parts = parts(self);
+        parts.push(MsgPart::Text(self.call_context()));
+        let (kind_ptr, _, count) = store_message(self.m, &mut self.b, self.parts_slot, kind, parts);
+        self.b.assign(exit.kind, kind_ptr);
+        self.b.assign(exit.count, count);
+        self.b.jump(exit.block);
+        self.b.switch_to(pass);
     }
 
     /// Raises `kind` with exactly the message `parts` (an `assert`'s own message) and leaves

@@ -45,7 +45,7 @@ impl Parser<'_> {
                 }
                 "data" if data.is_none() => match self.peek().clone() {
                     Tok::Bytes(b) => {
-                        spans.data = self.bump().span;
+                        spans.data = self.bump();
                         data = Some(b);
                     }
                     _ => {

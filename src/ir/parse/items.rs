@@ -143,7 +143,7 @@ impl Parser<'_> {
                 }
                 "payload" if payload.is_none() => match self.peek().clone() {
                     Tok::Bytes(b) => {
-                        spans.payload = self.bump().span;
+                        spans.payload = self.bump();
                         payload = Some(b);
                     }
                     _ => {

@@ -54,10 +54,48 @@ pub(crate) struct Token {
     pub span: Span,
 }
 
-const PUNCTS: &[&str] = &[
-    "..", "->", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "(", ")", "[", "]", "{", "}", ",",
-    ";", ":", ".", "=", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
-];
+/// The punctuation at the start of `rest`, longest first: two-character forms, then one.
+fn punct(rest: &[u8]) -> Option<&'static str> {
+    let two = match rest {
+        [b'.', b'.', ..] => Some(".."),
+        [b'-', b'>', ..] => Some("->"),
+        [b'=', b'=', ..] => Some("=="),
+        [b'!', b'=', ..] => Some("!="),
+        [b'<', b'=', ..] => Some("<="),
+        [b'>', b'=', ..] => Some(">="),
+        [b'&', b'&', ..] => Some("&&"),
+        [b'|', b'|', ..] => Some("||"),
+        [b'<', b'<', ..] => Some("<<"),
+        [b'>', b'>', ..] => Some(">>"),
+        _ => None,
+    };
+    two.or(match rest.first()? {
+        b'(' => Some("("),
+        b')' => Some(")"),
+        b'[' => Some("["),
+        b']' => Some("]"),
+        b'{' => Some("{"),
+        b'}' => Some("}"),
+        b',' => Some(","),
+        b';' => Some(";"),
+        b':' => Some(":"),
+        b'.' => Some("."),
+        b'=' => Some("="),
+        b'<' => Some("<"),
+        b'>' => Some(">"),
+        b'+' => Some("+"),
+        b'-' => Some("-"),
+        b'*' => Some("*"),
+        b'/' => Some("/"),
+        b'%' => Some("%"),
+        b'&' => Some("&"),
+        b'|' => Some("|"),
+        b'^' => Some("^"),
+        b'~' => Some("~"),
+        b'!' => Some("!"),
+        _ => None,
+    })
+}
 
 const SUFFIXES: &[&str] = &[
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
@@ -76,7 +114,9 @@ struct Lexer<'a> {
 /// Splits `text` into tokens (the last one is [`Tok::Eof`]).
 pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let mut lx = Lexer { text, pos: 0 };
-    let mut out = Vec::new();
+    // About one token per four bytes of generated IR: sized once instead of regrown (and
+    // copied) a dozen times.
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
     loop {
         lx.skip_trivia();
         let start = lx.pos;
@@ -115,7 +155,7 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 text: lx.quoted('`', start)?,
                 quoted: true,
             }
-        } else if let Some(p) = PUNCTS.iter().find(|p| lx.rest().starts_with(**p)) {
+        } else if let Some(p) = punct(lx.rest().as_bytes()) {
             lx.pos += p.len();
             Tok::Punct(p)
         } else {
@@ -156,8 +196,10 @@ impl<'a> Lexer<'a> {
 
     fn ident(&mut self) -> &'a str {
         let rest = self.rest();
+        // By bytes: a non-ASCII character's first byte ends the name, as the character would.
         let len = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .bytes()
+            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
             .unwrap_or(rest.len());
         self.pos += len;
         &rest[..len]
@@ -313,7 +355,18 @@ impl<'a> Lexer<'a> {
     fn quoted(&mut self, delim: char, start: usize) -> Result<String, ParseError> {
         self.pos += 1;
         let mut out = String::new();
+        debug_assert!(delim.is_ascii());
+        let stop = [delim as u8, b'\\'];
         loop {
+            // The run of plain characters up to the next delimiter or escape, copied at once
+            // (both are ASCII, so the run ends on a character boundary).
+            let rest = self.rest();
+            let run = rest
+                .bytes()
+                .position(|b| stop.contains(&b))
+                .unwrap_or(rest.len());
+            out.push_str(&rest[..run]);
+            self.pos += run;
             let Some(c) = self.peek() else {
                 return Err(unterminated(self.text, start, self.pos));
             };

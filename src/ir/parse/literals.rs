@@ -17,7 +17,7 @@ impl Parser<'_> {
         }
         match self.peek().clone() {
             Tok::Int { value, suffix } => {
-                let end = self.bump().span;
+                let end = self.bump();
                 Ok((negative, value, suffix, start.to(end)))
             }
             _ => Err(self.unexpected(vec![what.to_owned()])),
@@ -49,7 +49,7 @@ impl Parser<'_> {
             Tok::Int {
                 value,
                 suffix: None,
-            } => Ok((value, self.bump().span)),
+            } => Ok((value, self.bump())),
             _ => Err(self.unexpected(vec![what.to_owned()])),
         }
     }
@@ -94,7 +94,7 @@ impl Parser<'_> {
 
     /// A numeric literal at the current token (after an optional folded `-`).
     pub(super) fn number(&mut self, negative: bool, start: Span) -> PResult<Expr> {
-        let tok = self.bump();
+        let tok = self.bump_token();
         let span = start.to(tok.span);
         let sign64 = |bits: u64| if negative { bits ^ (1 << 63) } else { bits };
         Ok(match tok.tok {

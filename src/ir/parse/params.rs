@@ -155,7 +155,7 @@ impl Parser<'_> {
             return Ok(ConstValue::Bool(false));
         }
         if self.is_kw("f64bits") && self.is_punct_at(1, "(") {
-            let s = self.bump().span;
+            let s = self.bump();
             let (e, _) = self.bits_literal("f64bits", s)?;
             let Expr::Float { bits, .. } = e else {
                 unreachable!()

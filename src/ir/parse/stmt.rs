@@ -27,7 +27,7 @@ impl Parser<'_> {
         let mut stmts = Vec::new();
         loop {
             if self.is_punct("}") {
-                let close = self.bump().span;
+                let close = self.bump();
                 return Ok((stmts, close));
             }
             if matches!(self.peek(), Tok::Eof) || self.is_kw("fn") {

@@ -26,11 +26,19 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos].clone();
+    /// Moves past the current token (never past the end) and returns its span.
+    pub(super) fn bump(&mut self) -> Span {
+        let span = self.toks[self.pos].span;
         if self.pos + 1 < self.toks.len() {
             self.pos += 1;
         }
+        span
+    }
+
+    /// [`Parser::bump`], returning the token itself (a copy: the parser may come back to it).
+    pub(super) fn bump_token(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        self.bump();
         t
     }
 
@@ -73,7 +81,7 @@ impl Parser<'_> {
 
     pub(super) fn expect_punct(&mut self, p: &str) -> PResult<Span> {
         if self.is_punct(p) {
-            Ok(self.bump().span)
+            Ok(self.bump())
         } else {
             Err(self.unexpected(vec![format!("`{p}`")]))
         }
@@ -81,7 +89,7 @@ impl Parser<'_> {
 
     pub(super) fn expect_kw(&mut self, kw: &str) -> PResult<Span> {
         if self.is_kw(kw) {
-            Ok(self.bump().span)
+            Ok(self.bump())
         } else {
             Err(self.unexpected(vec![format!("`{kw}`")]))
         }
@@ -107,7 +115,7 @@ impl Parser<'_> {
                     )
                     .with_note(format!("write `` `{text}` `` to use it as a name")));
                 }
-                let span = self.bump().span;
+                let span = self.bump();
                 Ok((text, span))
             }
             _ => Err(self.unexpected(vec![what.to_owned()])),
@@ -121,7 +129,7 @@ impl Parser<'_> {
                 text,
                 quoted: false,
             } => {
-                let span = self.bump().span;
+                let span = self.bump();
                 Ok((text, span))
             }
             _ => Err(self.unexpected(ticks(expected))),
@@ -130,7 +138,7 @@ impl Parser<'_> {
 
     pub(super) fn string(&mut self, what: &str) -> PResult<(String, Span)> {
         match self.peek().clone() {
-            Tok::Str(s) => Ok((s, self.bump().span)),
+            Tok::Str(s) => Ok((s, self.bump())),
             _ => Err(self.unexpected(vec![what.to_owned()])),
         }
     }

@@ -33,18 +33,14 @@ impl LoweredArgs<'_> {
         table: Var,
         switch: &Switch,
     ) -> Vec<Var> {
-        let mut cleanup = Cleanup {
-            table,
-            switch,
-            held: Vec::new(),
-        };
+        let mut cleanup = Cleanup::new(table, switch);
         for (k, p, out) in &self.maps {
             let (map, held) = tensormap_cache::build(fx, p, *out, &cleanup);
             let params = fx.b.stack_addr(self.params_slot, 0);
             fx.b.store(params, k * 8, map);
-            cleanup.held.push(held);
+            cleanup.hold(held);
         }
-        cleanup.held
+        cleanup.into_held()
     }
 }
 

@@ -115,6 +115,34 @@ pub(crate) fn emit_raise(
     kind: &str,
     parts: Vec<MsgPart>,
 ) {
+    let (kind_ptr, base, n) = store_message(m, b, slot, kind, parts);
+    let raise = m.raise_callee();
+    b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+}
+
+/// The raise helper's call with the message a [`store_message`] left in `slot`: `kind` (a
+/// `Ptr` to its name) and `count` (an `I32`), for a failure exit that several checks share.
+pub(crate) fn emit_raise_stored(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    slot: SlotId,
+    kind: Var,
+    count: Var,
+) {
+    let base = b.stack_addr(slot, 0);
+    let raise = m.raise_callee();
+    b.call(raise, Some(Ty::I32), vec![kind, base, count]);
+}
+
+/// Stores the message `parts` in the stack slot `slot` (grown to fit), for the raise helper:
+/// returns the kind's name (a `Ptr`), the parts' address and their count (an `I32`).
+pub(crate) fn store_message(
+    m: &mut ModuleCtx<'_>,
+    b: &mut FuncBuilder,
+    slot: SlotId,
+    kind: &str,
+    parts: Vec<MsgPart>,
+) -> (Var, Var, Var) {
     let parts = merge_text(parts);
     let count = parts.len().min(MAX_PARTS as usize);
     b.grow_slot(slot, count as u32 * PART_SIZE);
@@ -135,8 +163,7 @@ pub(crate) fn emit_raise(
     let kind_data = m.cstring(kind.as_bytes());
     let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
     let n = b.iconst(Ty::I32, count as i64);
-    let raise = m.raise_callee();
-    b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+    (kind_ptr, base, n)
 }
 
 /// Widens a message value to the `I64` a part holds.

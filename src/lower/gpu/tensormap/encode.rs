@@ -7,9 +7,10 @@ use crate::lir::{BinOp, ConvOp, IntCC, Ty, Var};
 use super::super::super::context::FnCtx;
 use super::super::super::raise::MsgPart;
 use super::super::cuda::{self, Entry};
-use super::super::support::{call_entry, driver_check};
+use super::super::support::{call_entry, describe_error};
 use super::cleanup::Cleanup;
 use super::prepare::Prepared;
+use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
 /// The storage of a descriptor on the stack, aligned to [`limits::MAP_ALIGN`] (128) bytes as
 /// CUDA 13 declares `CUtensorMap` (the driver checks 64). Stack slots are aligned to at most
@@ -99,9 +100,11 @@ pub(crate) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup
 /// Continues when `rc` is `CUDA_SUCCESS`; otherwise undoes `cleanup` and raises a RuntimeError:
 /// `text`, then the driver's description of `rc`.
 fn driver_ok(fx: &mut FnCtx<'_, '_>, rc: Var, cleanup: &Cleanup<'_>, text: String) {
-    driver_check(fx, cleanup.table, rc, |fx| {
-        cleanup.emit(fx);
-        vec![MsgPart::text(text)]
+    let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
+    cleanup.check(fx, ok, RUNTIME_ERROR, |fx| {
+        let mut all = vec![MsgPart::text(text)];
+        all.extend(describe_error(fx.m, &mut fx.b, cleanup.table, rc));
+        all
     });
 }
 

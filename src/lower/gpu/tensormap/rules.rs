@@ -13,8 +13,7 @@ use super::prepare::Prepared;
 /// Raises a ValueError unless `ok`: `what: TEXT VALUE TEXT...` (after `cleanup`).
 fn rule(fx: &mut FnCtx<'_, '_>, cleanup: &Cleanup<'_>, ok: Var, what: &str, parts: Vec<MsgPart>) {
     let what = what.to_owned();
-    fx.check(ok, VALUE_ERROR, move |fx| {
-        cleanup.emit(fx);
+    cleanup.check(fx, ok, VALUE_ERROR, move |_| {
         let mut all = vec![MsgPart::text(format!("{what}: "))];
         all.extend(parts);
         all
