@@ -50,6 +50,14 @@ def fp16_argument(f: ir.FunctionBuilder, arg: str, position: int) -> Any:
     return ir.cast(ir.f16, value)
 
 
+#: A tiled descriptor's signature type (``tensordesc<fp16[64, 64]>``, Gluon's with a layout
+#: after the block) and an im2col one's, compiled once.
+_TILED_TYPE = re.compile(re.escape(TRITON_ABI.tensor_descriptor.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\](,.*)?>")
+_IM2COL_TYPE = re.compile(
+    re.escape(TRITON_ABI.tensor_descriptor.im2col_prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\],input_rank=([0-9]+)(,.*)?>"
+)
+
+
 def is_im2col(ty: str, entry: Mapping[str, Any]) -> bool:
     """Whether a host descriptor argument is an im2col one (Gluon's ``TensorDescriptorIm2Col``)."""
     return ty.startswith(TRITON_ABI.tensor_descriptor.im2col_prefix) or bool(entry.get("is_im2col"))
@@ -63,9 +71,7 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
     table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
     if is_im2col(ty, entry):
-        match = re.fullmatch(
-            re.escape(table.im2col_prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\],input_rank=([0-9]+)(,.*)?>", ty
-        )
+        match = _IM2COL_TYPE.fullmatch(ty)
         if match is None or not entry.get("is_im2col") or len(entry["block_size"]) != 2:
             raise UnsupportedKernelError(
                 f"{what}: not an im2col descriptor `{table.im2col_prefix}<DTYPE[PIXELS, CHANNELS],input_rank=N,...>` "
@@ -76,7 +82,7 @@ def descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, Any])
         # Gluon's descriptors add their shared-memory layout after the block
         # (`tensordesc<fp16[64, 32],NVMMASharedLayout(...)>`); the `tensordesc_meta` entry says
         # how the map is encoded, as for Triton's own.
-        match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\](,.*)?>", ty)
+        match = _TILED_TYPE.fullmatch(ty)
         if match is None:
             raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
         rank = len(match.group(2).split(","))
@@ -102,7 +108,7 @@ def tdm_descriptor_type(kernel: Kernel, arg: str, ty: str, entry: Mapping[str, A
     passed: the entry says how the descriptor is built."""
     table = TRITON_ABI.tensor_descriptor
     what = f"kernel `{kernel.name}`: argument '{arg}' ({ty})"
-    match = re.fullmatch(re.escape(table.prefix) + r"<([A-Za-z0-9]+)\[([0-9, ]+)\](,.*)?>", ty)
+    match = _TILED_TYPE.fullmatch(ty)
     if match is None:
         raise UnsupportedKernelError(f"{what}: not a tiled descriptor type `{table.prefix}<DTYPE[BLOCK, ...]>`")
     rank = len(match.group(2).split(","))
@@ -256,16 +262,19 @@ def _shape_and_strides(f: ir.FunctionBuilder, t: Any, arg: str, rank: int) -> Li
     """A descriptor's shape as ``i32``s (each checked to fit) and strides as ``i64``s, as
     Triton passes them after the descriptor."""
     limit = 2**31 - 1
-    for i in range(rank):
+    # Each expression made once (this runs per descriptor of every new kernel's launcher).
+    top = ir.lit(limit, ir.i64)
+    dims = [t.shape[i] for i in range(rank)]
+    for i, dim in enumerate(dims):
         f.assert_(
-            t.shape[i] <= ir.lit(limit, ir.i64),
+            dim <= top,
             "ValueError",
             f"{f.name}: argument '{arg}': shape[{i}] is ",
-            t.shape[i],
+            dim,
             f"; Triton passes a descriptor's shape as i32 (at most {limit})",
         )
-    shape = [ir.cast(TRITON_ABI.tensor_descriptor.shape[0], t.shape[i]) for i in range(rank)]
-    return [*shape, *(t.strides[i] for i in range(rank))]
+    passed = TRITON_ABI.tensor_descriptor.shape[0]
+    return [*(ir.cast(passed, dim) for dim in dims), *(t.strides[i] for i in range(rank))]
 
 
 def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any], common: Dict[str, Any]) -> Any:
