@@ -15,7 +15,7 @@ use super::expr::{Val, copy_any, lower_expr, write_pod, write_scalar_any};
 use super::layout::scalar_lir_type;
 use super::modctx::ModuleCtx;
 use super::options::LowerError;
-use super::raise::{MsgPart, PART_SIZE, PART_TAG_OFFSET, PART_VALUE_OFFSET, Tag};
+use super::raise::{MsgPart, Tag, emit_raise};
 use safecall_runtime::abi::symbols::EXPORT_PREFIX;
 use safecall_runtime::abi::symbols::error_kind::{RUNTIME_ERROR, VALUE_ERROR};
 
@@ -411,19 +411,7 @@ fn emit_lookup_init(m: &mut ModuleCtx<'_>, name: &str, import: bool, caller: &Ca
 
 /// In a helper function: raise a static message and return -1.
 fn raise_static(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, kind: &str, message: &str) {
-    let slot = b.slot(PART_SIZE, 8);
-    let parts = b.stack_addr(slot, 0);
-    let text = m.cstring(message.as_bytes());
-    let text_ptr = b.symbol_addr(Symbol::Data(text));
-    let text_int = b.convert(lir::ConvOp::PtrToInt, text_ptr, Ty::I64);
-    b.store_imm(Ty::I64, parts, PART_TAG_OFFSET, Tag::CStr as i64);
-    b.store(parts, PART_VALUE_OFFSET, text_int);
-    let kind_data = m.cstring(kind.as_bytes());
-    let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
-    let one = b.iconst(Ty::I32, 1);
-    let raise = m.raise_callee();
-    let rc = b
-        .call(raise, Some(Ty::I32), vec![kind_ptr, parts, one])
-        .expect("returns");
+    let slot = b.slot(8, 8);
+    let rc = emit_raise(m, b, slot, kind, vec![MsgPart::text(message)]);
     b.ret(Some(rc));
 }

@@ -15,17 +15,18 @@ use crate::lir::{BinOp, BlockId, Callee, IntCC, SlotId, Ty, Var, builder::FuncBu
 use super::capi::CApi;
 use super::modctx::ModuleCtx;
 use super::options::LowerError;
-use super::raise::{MsgPart, emit_raise, emit_raise_stored, store_message};
+use super::raise::{Message, MsgPart, call_raise, emit_raise, store_message};
 use super::schema;
 use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, VALUE_ERROR};
 
 /// A failure exit shared by several checks ([`FnCtx::shared_exit`]): its block and the
 /// mutable variables each failing check sets before jumping there (the kind's name, the
-/// message's part count).
+/// message's template and part count; its values are in the function's parts slot).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SharedExit {
     block: BlockId,
     kind: Var,
+    template: Var,
     count: Var,
 }
 
@@ -226,12 +227,21 @@ impl FnCtx<'_, '_> {
         let exit = SharedExit {
             block: self.b.new_cold_block(),
             kind: self.b.mutable_var(Ty::Ptr),
+            template: self.b.mutable_var(Ty::Ptr),
             count: self.b.mutable_var(Ty::I32),
         };
         let here = self.b.current();
         self.b.switch_to(exit.block);
         undo(self);
-        emit_raise_stored(self.m, &mut self.b, self.parts_slot, exit.kind, exit.count);
+        let texts = self.m.message_texts();
+        let message = Message {
+            kind: exit.kind,
+            template: exit.template,
+            count: exit.count,
+            values: self.b.stack_addr(self.parts_slot, 0),
+            texts: self.b.symbol_addr(crate::lir::Symbol::Data(texts)),
+        };
+        call_raise(self.m, &mut self.b, message);
         self.return_error();
         self.b.switch_to(here);
         exit
@@ -252,9 +262,10 @@ impl FnCtx<'_, '_> {
         self.b.switch_to(failing);
         let mut parts = parts(self);
         parts.push(MsgPart::Text(self.call_context()));
-        let (kind_ptr, _, count) = store_message(self.m, &mut self.b, self.parts_slot, kind, parts);
-        self.b.assign(exit.kind, kind_ptr);
-        self.b.assign(exit.count, count);
+        let message = store_message(self.m, &mut self.b, self.parts_slot, kind, parts);
+        self.b.assign(exit.kind, message.kind);
+        self.b.assign(exit.template, message.template);
+        self.b.assign(exit.count, message.count);
         self.b.jump(exit.block);
         self.b.switch_to(pass);
     }

@@ -12,6 +12,9 @@ use super::capi::CApi;
 use super::options::LowerSettings;
 use safecall_runtime::abi::symbols::LIBRARY_CTX_SYMBOL;
 
+/// Each message text's offset in the module's object of message texts.
+type TextOffsets = HashMap<Vec<u8>, u32, FxBuildHasher>;
+
 /// State shared by the lowering of all functions of a module.
 pub(crate) struct ModuleCtx<'m> {
     pub ir: &'m ir::Module,
@@ -22,6 +25,11 @@ pub(crate) struct ModuleCtx<'m> {
     functions: Vec<Option<lir::Function>>,
     imports: HashMap<String, ImportId, FxBuildHasher>,
     cstrings: HashMap<Vec<u8>, DataId, FxBuildHasher>,
+    /// The texts of raised messages, NUL-terminated one after the other in one read-only
+    /// object (made on first use), and each text's offset there.
+    message_texts: Option<(DataId, TextOffsets)>,
+    /// The message templates (see `raise`), by contents.
+    message_templates: HashMap<Vec<u8>, DataId, FxBuildHasher>,
     /// The raise helper, once emitted or declared (see `raise`).
     pub(super) raise: Option<RaiseTarget>,
     pub(super) library_ctx: Option<DataId>,
@@ -52,6 +60,8 @@ impl<'m> ModuleCtx<'m> {
             functions: Vec::new(),
             imports: HashMap::default(),
             cstrings: HashMap::default(),
+            message_texts: None,
+            message_templates: HashMap::default(),
             raise: None,
             library_ctx: None,
             big_int_f64: None,
@@ -129,6 +139,63 @@ impl<'m> ModuleCtx<'m> {
             section: None,
         });
         self.cstrings.insert(text.to_vec(), id);
+        id
+    }
+
+    /// The read-only object holding the texts of raised messages (made on first use, with an
+    /// empty text at offset 0).
+    pub fn message_texts(&mut self) -> DataId {
+        if let Some((id, _)) = &self.message_texts {
+            return *id;
+        }
+        let name = self.local_name("message_texts");
+        let id = self.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align: 1,
+            contents: vec![0],
+            relocs: Vec::new(),
+            section: None,
+        });
+        self.message_texts = Some((id, HashMap::default()));
+        id
+    }
+
+    /// The offset of `text` (NUL-terminated) in [`ModuleCtx::message_texts`], appended once.
+    pub fn message_text(&mut self, text: &[u8]) -> u32 {
+        let id = self.message_texts();
+        let Some((_, offsets)) = &mut self.message_texts else {
+            unreachable!("made just above")
+        };
+        if let Some(&at) = offsets.get(text) {
+            return at;
+        }
+        let contents = &mut self.out.data[id.0 as usize].contents;
+        let at = u32::try_from(contents.len()).expect("message texts fit in 4 GiB");
+        contents.extend_from_slice(text);
+        contents.push(0);
+        offsets.insert(text.to_vec(), at);
+        at
+    }
+
+    /// A read-only, 8-byte aligned message template with these contents (one per distinct
+    /// template).
+    pub fn message_template(&mut self, contents: Vec<u8>) -> DataId {
+        if let Some(&id) = self.message_templates.get(&contents) {
+            return id;
+        }
+        let name = self.local_name("message");
+        let id = self.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align: 8,
+            contents: contents.clone(),
+            relocs: Vec::new(),
+            section: None,
+        });
+        self.message_templates.insert(contents, id);
         id
     }
 

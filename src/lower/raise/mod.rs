@@ -1,9 +1,11 @@
 //! The cold error path: messages assembled from parts by one shared helper per module.
 //!
-//! A failing check stores a short array of parts (`{tag: i64, value: i64}`, 16 bytes each)
-//! on the stack and calls the helper `raise(kind, parts, n) -> -1`. Static text lives in
-//! read-only data; run-time values (integers, type indices, dtypes, devices, floats, ...) are
-//! formatted into stack buffers by the helper, which then calls
+//! A message is a template, read-only data of parts (`{tag: i64, value: i64}`, 16 bytes
+//! each), made once per distinct message: static text is an offset into the module's one
+//! object of message texts, a run-time value the index of a word the failing check stores
+//! on the stack. So a failing check stores only its values and calls the helper
+//! `raise(kind, template, n, values, texts) -> -1`. The helper formats the run-time values
+//! (integers, type indices, dtypes, devices, floats, ...) into stack buffers, then calls
 //! `TVMFFIErrorSetRaisedFromCStrParts` (a C API function, so no libc is needed). The success
 //! path never touches any of this.
 
@@ -33,6 +35,13 @@ pub const PART_VALUE_OFFSET: usize = 8;
 pub const MAX_PARTS: u32 = 64;
 /// Bytes of formatting buffer per part.
 const PART_BUF: u32 = 48;
+/// A template part's tag flag: its value is the index of a word in the `values` the failing
+/// check stored (a run-time value).
+pub const STORED: i64 = 1 << 32;
+/// A template part's tag flag: its value is an offset into the module's message texts.
+pub const TEXT: i64 = 1 << 33;
+/// The bits of a template part's tag that are its [`Tag`].
+const TAG_BITS: i64 = 0xffff_ffff;
 
 /// Part tags: how the helper renders the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,9 +83,13 @@ impl MsgPart {
     }
 }
 
-/// The helper's signature: `int32 raise(const char* kind, const Part* parts, int32 n)`.
+/// The helper's signature: `int32 raise(const char* kind, const Part* template, int32 n,
+/// const int64_t* values, const char* texts)`.
 pub fn helper_signature() -> Signature {
-    Signature::new(vec![Ty::Ptr, Ty::Ptr, Ty::I32], Some(Ty::I32))
+    Signature::new(
+        vec![Ty::Ptr, Ty::Ptr, Ty::I32, Ty::Ptr, Ty::Ptr],
+        Some(Ty::I32),
+    )
 }
 
 impl ModuleCtx<'_> {
@@ -106,64 +119,90 @@ impl ModuleCtx<'_> {
     }
 }
 
-/// Stores the message `parts` in the stack slot `slot` (grown to fit) and calls the raise
-/// helper with `kind`. The caller then returns its error code.
+/// A message ready for the raise helper ([`store_message`]): its kind's name, its template,
+/// the template's part count (an `I32`), the stored values and the module's message texts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Message {
+    pub kind: Var,
+    pub template: Var,
+    pub count: Var,
+    pub values: Var,
+    pub texts: Var,
+}
+
+/// Stores the run-time values of the message `parts` in the stack slot `slot` (grown to fit)
+/// and calls the raise helper with `kind`; returns the helper's result (-1). The caller then
+/// returns its error code.
 pub(crate) fn emit_raise(
     m: &mut ModuleCtx<'_>,
     b: &mut FuncBuilder,
     slot: SlotId,
     kind: &str,
     parts: Vec<MsgPart>,
-) {
-    let (kind_ptr, base, n) = store_message(m, b, slot, kind, parts);
-    let raise = m.raise_callee();
-    b.call(raise, Some(Ty::I32), vec![kind_ptr, base, n]);
+) -> Var {
+    let message = store_message(m, b, slot, kind, parts);
+    call_raise(m, b, message)
 }
 
-/// The raise helper's call with the message a [`store_message`] left in `slot`: `kind` (a
-/// `Ptr` to its name) and `count` (an `I32`), for a failure exit that several checks share.
-pub(crate) fn emit_raise_stored(
-    m: &mut ModuleCtx<'_>,
-    b: &mut FuncBuilder,
-    slot: SlotId,
-    kind: Var,
-    count: Var,
-) {
-    let base = b.stack_addr(slot, 0);
+/// Calls the raise helper with `message`; returns its result (-1).
+pub(crate) fn call_raise(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, message: Message) -> Var {
     let raise = m.raise_callee();
-    b.call(raise, Some(Ty::I32), vec![kind, base, count]);
+    let args = vec![
+        message.kind,
+        message.template,
+        message.count,
+        message.values,
+        message.texts,
+    ];
+    b.call(raise, Some(Ty::I32), args).expect("returns")
 }
 
-/// Stores the message `parts` in the stack slot `slot` (grown to fit), for the raise helper:
-/// returns the kind's name (a `Ptr`), the parts' address and their count (an `I32`).
+/// The message `parts` as a template (made once per distinct message) whose run-time values
+/// are stored in the stack slot `slot` (grown to fit), for the raise helper with `kind`.
 pub(crate) fn store_message(
     m: &mut ModuleCtx<'_>,
     b: &mut FuncBuilder,
     slot: SlotId,
     kind: &str,
     parts: Vec<MsgPart>,
-) -> (Var, Var, Var) {
+) -> Message {
     let parts = merge_text(parts);
     let count = parts.len().min(MAX_PARTS as usize);
-    b.grow_slot(slot, count as u32 * PART_SIZE);
-    let base = b.stack_addr(slot, 0);
-    for (k, part) in parts.into_iter().take(count).enumerate() {
-        let at = k * PART_SIZE as usize;
+    let stored = parts
+        .iter()
+        .take(count)
+        .filter(|p| matches!(p, MsgPart::Value(..)))
+        .count();
+    b.grow_slot(slot, stored.max(1) as u32 * 8);
+    let values = b.stack_addr(slot, 0);
+    let mut template = Vec::with_capacity(count * PART_SIZE as usize);
+    let mut next = 0i64;
+    for part in parts.into_iter().take(count) {
         let (tag, value) = match part {
-            MsgPart::Text(text) => {
-                let data = m.cstring(text.as_bytes());
-                let p = b.symbol_addr(Symbol::Data(data));
-                (Tag::CStr, b.convert(ConvOp::PtrToInt, p, Ty::I64))
+            MsgPart::Text(text) => (
+                Tag::CStr as i64 | TEXT,
+                i64::from(m.message_text(text.as_bytes())),
+            ),
+            MsgPart::Value(tag, var) => {
+                let word = widen_for_message(b, tag, var);
+                b.store(values, 8 * next as usize, word);
+                next += 1;
+                (tag as i64 | STORED, next - 1)
             }
-            MsgPart::Value(tag, var) => (tag, widen_for_message(b, tag, var)),
         };
-        b.store_imm(Ty::I64, base, at + PART_TAG_OFFSET, tag as i64);
-        b.store(base, at + PART_VALUE_OFFSET, value);
+        template.extend_from_slice(&tag.to_le_bytes());
+        template.extend_from_slice(&value.to_le_bytes());
     }
+    let template = m.message_template(template);
+    let texts = m.message_texts();
     let kind_data = m.cstring(kind.as_bytes());
-    let kind_ptr = b.symbol_addr(Symbol::Data(kind_data));
-    let n = b.iconst(Ty::I32, count as i64);
-    (kind_ptr, base, n)
+    Message {
+        kind: b.symbol_addr(Symbol::Data(kind_data)),
+        template: b.symbol_addr(Symbol::Data(template)),
+        count: b.iconst(Ty::I32, count as i64),
+        values,
+        texts: b.symbol_addr(Symbol::Data(texts)),
+    }
 }
 
 /// Widens a message value to the `I64` a part holds.
@@ -306,6 +345,7 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
     b.set_cold();
     b.source("cold helper: format the message parts and raise the error");
     let (kind, parts, n) = (b.param(0), b.param(1), b.param(2));
+    let (values, texts) = (b.param(3), b.param(4));
     let ptrs_slot = b.slot(MAX_PARTS * 8, 8);
     let bufs_slot = b.slot(MAX_PARTS * PART_BUF, 8);
     let ptrs = b.stack_addr(ptrs_slot, 0);
@@ -326,8 +366,35 @@ fn emit_helper(ctx: &mut ModuleCtx<'_>, name: &str, linkage: Linkage) -> FuncId 
     b.switch_to(body);
     let part_off = b.binary_imm(BinOp::Imul, i, i64::from(PART_SIZE));
     let part = b.ptr_add(parts, part_off);
-    let tag = b.load(Ty::I64, part, PART_TAG_OFFSET);
-    let value = b.load(Ty::I64, part, PART_VALUE_OFFSET);
+    let tag_word = b.load(Ty::I64, part, PART_TAG_OFFSET);
+    let raw = b.load(Ty::I64, part, PART_VALUE_OFFSET);
+    // The part's value: a stored word (`values[raw]`), a text (`texts + raw`) or `raw` itself.
+    let value = b.mutable_var(Ty::I64);
+    b.assign(value, raw);
+    let load_stored = b.new_block();
+    let not_stored = b.new_block();
+    let add_text = b.new_block();
+    let valued = b.new_block();
+    let flag = b.binary_imm(BinOp::And, tag_word, STORED);
+    let is_stored = b.icmp_imm(IntCC::Ne, flag, 0);
+    b.branch(is_stored, load_stored, not_stored);
+    b.switch_to(load_stored);
+    let at = b.binary_imm(BinOp::Imul, raw, 8);
+    let word = b.ptr_add(values, at);
+    let stored = b.load(Ty::I64, word, 0);
+    b.assign(value, stored);
+    b.jump(valued);
+    b.switch_to(not_stored);
+    let flag = b.binary_imm(BinOp::And, tag_word, TEXT);
+    let is_text = b.icmp_imm(IntCC::Ne, flag, 0);
+    b.branch(is_text, add_text, valued);
+    b.switch_to(add_text);
+    let base = b.convert(ConvOp::PtrToInt, texts, Ty::I64);
+    let text = b.binary(BinOp::Iadd, base, raw);
+    b.assign(value, text);
+    b.jump(valued);
+    b.switch_to(valued);
+    let tag = b.binary_imm(BinOp::And, tag_word, TAG_BITS);
     let buf_off = b.binary_imm(BinOp::Imul, i, i64::from(PART_BUF));
     let buf = b.ptr_add(bufs, buf_off);
     let ptr_off = b.binary_imm(BinOp::Imul, i, 8);
