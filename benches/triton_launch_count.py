@@ -3,7 +3,11 @@ kernels launched N times, in steady state, as ``WHAT`` says (``run<k>``: ``Compi
 of the k-argument kernel, its pointers objects with a Python ``data_ptr()``; ``grid<k>``:
 ``kernel[grid](...)`` of it; k one of 2, 3, 8, 16; a final ``c``, as in ``run16c``: the pointers
 are ``tvm_ffi.Tensor``s instead, whose ``data_ptr()`` is a C method, as torch's is; ``ffi``:
-no Triton launch but a call through ``tvm_ffi`` of a safecall function doing nothing), on
+no Triton launch but a call through ``tvm_ffi`` of a safecall function doing nothing;
+``first8`` and ``firsttma4``: the first launch of a new signature, N times, compile excluded:
+a new launcher (``launcher_cls``) built for the compiled and loaded kernel and called once,
+which builds its host function; of the 8-argument kernel, or of a kernel with 4 host TMA
+descriptors, as benches/triton_driver.py times them), on
 safecall's installed driver (``WHICH=safecall``, ``DISPATCH=1`` for ``install(dispatch=True)``)
 or Triton's own (``WHICH=stock``). Before the N launches: 1,100 warm-up launches and the wait
 for the launcher's tier-up (the optimizing recompile of its host function on a background
@@ -44,6 +48,37 @@ if WHAT == "ffi":
         function(*vectors, 1000)
     for _ in range(1100 + N):  # compiled once, optimized (no tier-up to wait for)
         launch()
+    raise SystemExit
+if WHAT.startswith("first"):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if WHAT == "first8":
+        kernel, args = kernels()[8]
+        signature = {name: "*fp32" for name in "abcdef"}
+        signature.update(n="i32", m="i64", BLOCK="constexpr")
+        compiled = triton.compile(ASTSource(kernel, signature, constexprs={"BLOCK": 128}), target=GPUTarget("cuda", 90, 32))
+        args = [*args, 128]
+    else:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        from support.triton_fakes import DescriptorBase
+        from triton_launch_count_kernels import four
+
+        signature = {name: "tensordesc<fp16[64, 64]>" for name in "abcd"}
+        signature.update(M="i32", BM="constexpr", BN="constexpr")
+        compiled = triton.compile(ASTSource(four, signature, constexprs={"BM": 64, "BN": 64}),
+                                  target=GPUTarget("cuda", 90, 32))
+        args = [TensorDescriptor(DescriptorBase(0x100000 * (i + 1), "float16", [256, 64]), [256, 64], [64, 1], [64, 64])
+                for i in range(4)] + [256, 64, 64]
+    _, function, *_ = triton.runtime.driver.active.utils.load_binary(
+        compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
+    fake.safecall_fake_cuda_quiet(1)
+
+    def first():
+        launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
+        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *args)
+    for _ in range(3 + N):
+        first()
     raise SystemExit
 kernel, args = kernels()[int(WHAT.removeprefix("run").removeprefix("grid").removesuffix("c"))]
 kernel[(4,)](*args, BLOCK=128)

@@ -4,6 +4,8 @@
 # awaited), PYTHONHASHSEED=0, against the CUDA driver double built in release mode (quiet).
 # Usage: [PY=.venv-triton36/bin/python] [WHAT=run<k>|grid<k>, k one of 2 3 8 16, a final c for tensors with a C data_ptr() (run16c)] [WHICH=safecall|stock] [DISPATCH=1]
 #        benches/triton_launch_count.sh [N]
+# WHAT=first8 or firsttma4 counts the first launch of a new signature (a launcher built and
+# called once; on Triton 3.9, whose stock launcher is shared, with a small N: 30).
 # Build the extension in release mode first: (cd python && ../.venv/bin/maturin develop --release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,4 +30,6 @@ total() {
 }
 a=$(total "$n")
 b=$(total $((2 * n)))
-echo "${WHAT:-run16} ${WHICH:-safecall}${DISPATCH:+ (dispatch)}: $(( (b - a) / n )) instructions per launch"
+unit="launch"
+[[ ${WHAT:-} == first* ]] && unit="first launch of a new signature"
+echo "${WHAT:-run16} ${WHICH:-safecall}${DISPATCH:+ (dispatch)}: $(( (b - a) / n )) instructions per $unit"
