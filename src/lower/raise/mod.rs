@@ -10,6 +10,8 @@
 //! path never touches any of this.
 
 mod format;
+#[cfg(test)]
+mod tests;
 
 use crate::lir::{
     BinOp, Callee, ConvOp, DataId, FuncId, IntCC, Linkage, Module, Signature, SlotId, Symbol, Ty,
@@ -123,10 +125,15 @@ impl ModuleCtx<'_> {
 /// the template's part count (an `I32`), the stored values and the module's message texts.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Message {
+    /// The kind's name (a `Ptr` to a C string: `ValueError`).
     pub kind: Var,
+    /// The template's address (a `Ptr`).
     pub template: Var,
+    /// The template's part count (an `I32`).
     pub count: Var,
+    /// The stored run-time values (a `Ptr` to the stack slot).
     pub values: Var,
+    /// The module's message texts (a `Ptr`).
     pub texts: Var,
 }
 
