@@ -278,6 +278,9 @@ pub(crate) struct GpuState {
     pub(super) kernel_caches: HashMap<(String, String, &'static str), DataId>,
     /// The driver's version (`cuDriverGetVersion`), 0 until asked.
     pub(super) driver_version: Option<DataId>,
+    /// The cold function that asks the driver for an error's name and text (`gpu::support`),
+    /// once emitted.
+    pub(super) describe_error: Option<FuncId>,
     /// The HIP runtime table's cell and init (`gpu::hip`).
     pub(super) hip_runtime: Option<(DataId, TableSource)>,
     /// Per HIP device binary: its function cache (a row of kernels per device ordinal) and

@@ -133,15 +133,44 @@ pub(super) fn cstr_or(m: &mut ModuleCtx<'_>, b: &mut FuncBuilder, p: Var, fallba
 }
 
 /// Message parts describing the driver error `rc` (an `I32`):
-/// `CUDA_ERROR_NAME (error N: description)`, asking the driver for the name and text.
+/// `CUDA_ERROR_NAME (error N: description)`. The name and the description come from the
+/// module's one [`describe_fn`], which asks the driver for them: a failing check calls it
+/// instead of carrying both driver calls itself.
 pub(super) fn describe_error(
     m: &mut ModuleCtx<'_>,
     b: &mut FuncBuilder,
     table: Var,
     rc: Var,
 ) -> Vec<MsgPart> {
+    let describe = describe_fn(m);
     let slot = b.slot(16, 8);
-    let mut texts = Vec::new();
+    let out = b.stack_addr(slot, 0);
+    b.call(Callee::Func(describe), None, vec![table, rc, out]);
+    let name = b.load(Ty::Ptr, out, 0);
+    let text = b.load(Ty::Ptr, out, 8);
+    vec![
+        MsgPart::Value(Tag::CStr, name),
+        MsgPart::text(" (error "),
+        MsgPart::Value(Tag::I64, rc),
+        MsgPart::text(": "),
+        MsgPart::Value(Tag::CStr, text),
+        MsgPart::text(")"),
+    ]
+}
+
+/// The cold local function `void describe(table, rc, out)` (emitted once per module): the
+/// driver's name of error `rc` in `out[0]` and its description in `out[1]`
+/// (`cuGetErrorName`, `cuGetErrorString`), each a static fallback when the driver gives none.
+fn describe_fn(m: &mut ModuleCtx<'_>) -> FuncId {
+    if let Some(id) = m.gpu.describe_error {
+        return id;
+    }
+    let name = m.local_name("cuda_describe_error");
+    let sig = Signature::new(vec![Ty::Ptr, Ty::I32, Ty::Ptr], None);
+    let mut b = FuncBuilder::new(name, Linkage::Local, sig);
+    b.set_cold();
+    b.source("cold helper: the driver's name and description of an error code");
+    let (table, rc, out) = (b.param(0), b.param(1), b.param(2));
     for (k, (entry, fallback)) in [
         (Entry::GetErrorName, "CUDA_ERROR_UNKNOWN_CODE"),
         (Entry::GetErrorString, "no description"),
@@ -149,20 +178,17 @@ pub(super) fn describe_error(
     .into_iter()
     .enumerate()
     {
-        let at = b.stack_addr(slot, 8 * k as u32);
-        b.store_imm(Ty::Ptr, at, 0, 0);
-        call_entry(b, table, entry, vec![rc, at]);
-        let p = b.load(Ty::Ptr, at, 0);
-        texts.push(cstr_or(m, b, p, fallback));
+        b.store_imm(Ty::Ptr, out, 8 * k, 0);
+        let at = b.ptr_add_imm(out, 8 * k as i64);
+        call_entry(&mut b, table, entry, vec![rc, at]);
+        let p = b.load(Ty::Ptr, out, 8 * k);
+        let text = cstr_or(m, &mut b, p, fallback);
+        b.store(out, 8 * k, text);
     }
-    vec![
-        MsgPart::Value(Tag::CStr, texts[0]),
-        MsgPart::text(" (error "),
-        MsgPart::Value(Tag::I64, rc),
-        MsgPart::text(": "),
-        MsgPart::Value(Tag::CStr, texts[1]),
-        MsgPart::text(")"),
-    ]
+    b.ret(None);
+    let id = m.add_function(b.finish());
+    m.gpu.describe_error = Some(id);
+    id
 }
 
 /// Raises a RuntimeError (the text of `parts`, then the driver's description of `rc`) unless
