@@ -120,6 +120,20 @@ impl<'m> ModuleCtx<'m> {
         self.import(f.name(), f.signature())
     }
 
+    /// A new local read-only data object named after `what`.
+    fn read_only(&mut self, what: &str, align: u32, contents: Vec<u8>) -> DataId {
+        let name = self.local_name(what);
+        self.add_data(Data {
+            name,
+            linkage: Linkage::Local,
+            writable: false,
+            align,
+            contents,
+            relocs: Vec::new(),
+            section: None,
+        })
+    }
+
     /// A read-only NUL-terminated copy of `text`, shared by all uses.
     pub fn cstring(&mut self, text: &[u8]) -> DataId {
         if let Some(id) = self.cstrings.get(text) {
@@ -128,16 +142,7 @@ impl<'m> ModuleCtx<'m> {
         let mut contents = Vec::with_capacity(text.len() + 1);
         contents.extend_from_slice(text);
         contents.push(0);
-        let name = self.local_name("str");
-        let id = self.add_data(Data {
-            name,
-            linkage: Linkage::Local,
-            writable: false,
-            align: 1,
-            contents,
-            relocs: Vec::new(),
-            section: None,
-        });
+        let id = self.read_only("str", 1, contents);
         self.cstrings.insert(text.to_vec(), id);
         id
     }
@@ -148,16 +153,7 @@ impl<'m> ModuleCtx<'m> {
         if let Some((id, _)) = &self.message_texts {
             return *id;
         }
-        let name = self.local_name("message_texts");
-        let id = self.add_data(Data {
-            name,
-            linkage: Linkage::Local,
-            writable: false,
-            align: 1,
-            contents: vec![0],
-            relocs: Vec::new(),
-            section: None,
-        });
+        let id = self.read_only("message_texts", 1, vec![0]);
         self.message_texts = Some((id, HashMap::default()));
         id
     }
@@ -185,16 +181,7 @@ impl<'m> ModuleCtx<'m> {
         if let Some(&id) = self.message_templates.get(&contents) {
             return id;
         }
-        let name = self.local_name("message");
-        let id = self.add_data(Data {
-            name,
-            linkage: Linkage::Local,
-            writable: false,
-            align: 8,
-            contents: contents.clone(),
-            relocs: Vec::new(),
-            section: None,
-        });
+        let id = self.read_only("message", 8, contents.clone());
         self.message_templates.insert(contents, id);
         id
     }

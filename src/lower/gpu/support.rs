@@ -148,6 +148,12 @@ pub(super) fn describe_error(
     b.call(Callee::Func(describe), None, vec![table, rc, out]);
     let name = b.load(Ty::Ptr, out, 0);
     let text = b.load(Ty::Ptr, out, 8);
+    error_parts(name, rc, text)
+}
+
+/// `NAME (error N: description)`: the message parts of a driver or runtime error `rc` (an
+/// `I32`) whose name and description are the C strings `name` and `text`.
+pub(super) fn error_parts(name: Var, rc: Var, text: Var) -> Vec<MsgPart> {
     vec![
         MsgPart::Value(Tag::CStr, name),
         MsgPart::text(" (error "),

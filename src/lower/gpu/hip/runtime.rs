@@ -11,7 +11,7 @@ use super::super::super::raise::{MsgPart, Tag};
 use super::super::cuda::{self, Libc};
 use super::super::driver::{dl_error, libc_call, static_str};
 use super::super::shared::Runtime;
-use super::super::support::{InitFn, cstr_or};
+use super::super::support::{InitFn, cstr_or, error_parts};
 use super::api::{self, Entry};
 use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
@@ -51,14 +51,7 @@ pub(super) fn describe_error(
     let name = cstr_or(m, b, name, "hipErrorUnknown");
     let text = call(b, table, Entry::GetErrorString, vec![rc]);
     let text = cstr_or(m, b, text, "no description");
-    vec![
-        MsgPart::Value(Tag::CStr, name),
-        MsgPart::text(" (error "),
-        MsgPart::Value(Tag::I64, rc),
-        MsgPart::text(": "),
-        MsgPart::Value(Tag::CStr, text),
-        MsgPart::text(")"),
-    ]
+    error_parts(name, rc, text)
 }
 
 /// Raises a RuntimeError (the text of `parts`, then the runtime's description of `rc`)

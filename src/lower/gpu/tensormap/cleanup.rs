@@ -16,7 +16,7 @@ pub(crate) struct Cleanup<'s> {
     /// The driver table.
     pub table: Var,
     /// The context switch to undo.
-    pub switch: &'s Switch,
+    switch: &'s Switch,
     /// The entries held so far (their locks' `I64` addresses, 0 for none).
     held: Vec<Var>,
     /// The failure exit that undoes all this, shared by the checks of the descriptor being
