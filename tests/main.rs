@@ -40,6 +40,7 @@ mod modules_cross;
 mod modules_loading;
 mod modules_python;
 mod modules_system_lib;
+mod raise_templates;
 
 /// A test file that no binary declares is never compiled, so its tests would silently not run:
 /// every `tests/*.rs` and every `tests/*/mod.rs` is a module above or the root of a binary in
