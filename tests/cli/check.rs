@@ -92,3 +92,46 @@ fn a_launch_that_cannot_be_checked_is_a_warning() {
          |          ^^^^^^^^^^^^^^^^^^^\n  = note: in device_binary `k`\n"
     );
 }
+
+/// A module whose text is mostly one long literal (a device binary's image) is a handful of
+/// tokens: checking it needs a few times the text's size, not room for a token per four bytes
+/// of it (64 bytes each: 16 times the text, 1 GiB for these 64 MiB).
+#[test]
+fn a_long_literal_is_checked_in_a_few_times_its_size_of_memory() {
+    use std::os::unix::process::CommandExt;
+    let dir = Dir::new("check_long_literal");
+    let image = "a".repeat(64 << 20);
+    let file = dir.write(
+        "big.scir",
+        &format!("module big;\ndevice_binary big {{\n    format cubin;\n    data b\"{image}\";\n    kernels [k];\n}}\n"),
+    );
+    drop(image);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_safecall"));
+    command.arg("check").arg(&file);
+    // SAFETY: `setrlimit` between fork and exec touches no memory of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 800 << 20,
+                rlim_max: 800 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command.output().expect("run safecall");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        &stderr[..stderr.len().min(400)]
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ok (module `big`"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -111,12 +111,17 @@ struct Lexer<'a> {
     pos: usize,
 }
 
+/// The most tokens [`lex`] reserves room for up front (4 MiB of tokens: a generated launcher's
+/// text of a quarter megabyte); longer texts grow the vector as needed.
+const MAX_RESERVED_TOKENS: usize = 1 << 16;
+
 /// Splits `text` into tokens (the last one is [`Tok::Eof`]).
 pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let mut lx = Lexer { text, pos: 0 };
     // About one token per four bytes of generated IR: sized once instead of regrown (and
-    // copied) a dozen times.
-    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    // copied) a dozen times. Capped: a long literal (a device binary's image) is one token,
+    // and reserving 64 bytes of tokens per four bytes of it would ask for 16 times the text.
+    let mut out = Vec::with_capacity((text.len() / 4 + 1).min(MAX_RESERVED_TOKENS));
     loop {
         lx.skip_trivia();
         let start = lx.pos;
