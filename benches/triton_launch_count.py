@@ -7,7 +7,8 @@ no Triton launch but a call through ``tvm_ffi`` of a safecall function doing not
 ``first8`` and ``firsttma4``: the first launch of a new signature, N times, compile excluded:
 a new launcher (``launcher_cls``) built for the compiled and loaded kernel and called once,
 which builds its host function; of the 8-argument kernel, or of a kernel with 4 host TMA
-descriptors, as benches/triton_driver.py times them), on
+descriptors, as benches/triton_driver.py times them; ``firstfn``: ``safecall.triton.function``
+of the 4-descriptor kernel, built and not called), on
 safecall's installed driver (``WHICH=safecall``, ``DISPATCH=1`` for ``install(dispatch=True)``)
 or Triton's own (``WHICH=stock``). Before the N launches: 1,100 warm-up launches and the wait
 for the launcher's tier-up (the optimizing recompile of its host function on a background
@@ -77,6 +78,11 @@ if WHAT.startswith("first"):
     def first():
         launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
         launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *args)
+    if WHAT == "firstfn":
+        # safecall.triton.function's build of the 4-descriptor kernel (benches/triton_driver.py's
+        # "host function of a new kernel with 4 TMA descriptors"), not called.
+        def first():
+            safecall_triton.function(compiled)
     for _ in range(3 + N):
         first()
     raise SystemExit

@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 import tvm_ffi
 
@@ -57,20 +58,24 @@ def _address(name: str, value: Any) -> int:
     return address
 
 
+@functools.lru_cache(maxsize=256)
+def _positional_signature(names: Tuple[str, ...]) -> Any:
+    """An ``inspect.Signature`` of positional-only parameters ``names`` (immutable, so shared
+    by every function with those names: the specializations of one kernel)."""
+    import inspect
+
+    return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+
+
 def _documented(module: Module, name: str, fn: tvm_ffi.Function) -> tvm_ffi.Function:
     """``fn``, still a plain ``tvm_ffi.Function``, with what ``help()`` and ``inspect`` read: its
     signature and doc comment as ``__doc__``, ``__name__``, and ``__signature__`` (parameter
     names; their IR types are in the first line of the doc)."""
-    import inspect
-
     doc = module.doc(name)
     fn.__doc__ = module.signature(name) + (f"\n\n{doc}" if doc else "")
     fn.__name__ = name
     fn.__qualname__ = name
-    names = json.loads(module.metadata_json(name)).get("arg_names", [])
-    fn.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names]
-    )
+    fn.__signature__ = _positional_signature(tuple(module.arg_names(name)))
     return fn
 
 

@@ -199,6 +199,12 @@ impl Module {
         Ok(safecall::lower::metadata_json(self.function(name)?))
     }
 
+    /// The parameter names of `name`, in order (the metadata's `arg_names`).
+    fn arg_names(&self, name: &str) -> PyResult<Vec<String>> {
+        let f = self.function(name)?;
+        Ok(f.params.iter().map(|p| p.name.clone()).collect())
+    }
+
     /// The doc comment of `name`, or None.
     fn doc(&self, name: &str) -> PyResult<Option<String>> {
         let doc = &self.function(name)?.doc;

@@ -283,6 +283,15 @@ def test_help_on_a_jit_function_shows_its_signature_and_doc():
     bare = safecall.jit("module m; fn f(n: i64) -> i64 { return n; }")["f"]
     assert bare.__doc__ == "f(n: i64)"
     assert bare(3) == 3
+    # The names come from the module (`Module.arg_names`, the metadata's `arg_names`); two
+    # functions with the same names share one (immutable) `inspect.Signature`.
+    module = safecall.parse("module m; fn f(a: i64, b: f64) -> i64 { return a; } fn g(a: i64, b: f64) -> i64 { return a; }")
+    assert module.arg_names("g") == ["a", "b"] == json.loads(module.metadata_json("g"))["arg_names"]
+    with pytest.raises(KeyError, match="nope"):
+        module.arg_names("nope")
+    jm = safecall.jit(module)
+    assert str(inspect.signature(jm["f"])) == "(a, b, /)"
+    assert inspect.signature(jm["f"]) is inspect.signature(jm["g"])
 
 
 def test_a_jit_modules_functions_are_made_once_and_named():
