@@ -67,6 +67,33 @@ fn compiled_functions_run_and_raise_precise_errors() {
 }
 
 #[test]
+fn checks_of_constants_decide_at_lowering_and_still_raise_when_they_fail() {
+    // The lowering folds operations of constants: a check that cannot fail emits no code,
+    // one that always fails still raises its message when the function runs.
+    let module = parse(
+        "module consts;\n\
+         fn passes(n: i64) -> i64 { assert 128 - 1 < 1024 else ValueError(\"never\"); return n / (3 - 1); }\n\
+         fn fails(n: i64) -> i64 { assert 1024 < 128 else ValueError(\"always, with \", n); return n; }\n\
+         fn divides(n: i64) -> i64 { return n / (2 - 2); }\n",
+    );
+    // SAFETY: the IR is this test's own and calls nothing.
+    let jit = unsafe { jit::compile(&module, &JitOptions::default()) }.unwrap();
+    let call = |name: &str, n: i64| jit.function(name).unwrap().call(&[n.into()]);
+    assert_eq!(call("passes", 9).unwrap().cast::<i64>().unwrap(), 4);
+    let err = call("fails", 7).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.message(), "always, with 7");
+    let err = call("divides", 5).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert!(
+        err.message()
+            .starts_with("divides: integer division by zero"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
 fn tensors_are_checked_and_written() {
     // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
     // and calls only symbols it declares with their real signatures.

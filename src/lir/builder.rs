@@ -231,16 +231,27 @@ impl FuncBuilder {
         if let Some(folded) = self.fold_identity(op, a, b) {
             return folded;
         }
+        if let (Some(x), Some(y)) = (self.constant(a), self.constant(b))
+            && let Some(value) = super::fold::binary(op, self.ty(a), x, y)
+        {
+            return self.iconst(self.ty(a), value);
+        }
         let dst = self.var(self.ty(a));
         self.push(Inst::Binary { dst, op, a, b });
         dst
+    }
+
+    /// The value of `v` when it is an integer constant made by [`FuncBuilder::iconst`] (or
+    /// folded from constants), which is never reassigned.
+    pub fn constant(&self, v: Var) -> Option<i64> {
+        self.constant_values.get(v.0 as usize).copied().flatten()
     }
 
     /// The operand `a op b` equals, if the operation is trivial on a constant operand. An
     /// operand that may still be reassigned (a mutable variable) is never the result: its later
     /// value would show through.
     fn fold_identity(&self, op: BinOp, a: Var, b: Var) -> Option<Var> {
-        let constant = |v: Var| self.constant_values.get(v.0 as usize).copied().flatten();
+        let constant = |v: Var| self.constant(v);
         let keep = |v: Var| (!self.func.vars[v.0 as usize].mutable).then_some(v);
         match (op, constant(a), constant(b)) {
             (BinOp::Or | BinOp::Xor | BinOp::Iadd, Some(0), _) | (BinOp::Imul, Some(1), _) => {
@@ -270,8 +281,12 @@ impl FuncBuilder {
         self.binary(op, a, b)
     }
 
-    /// Integer comparison, an `I8` 0/1.
+    /// Integer comparison, an `I8` 0/1 (a constant when both operands are).
     pub fn icmp(&mut self, cc: IntCC, a: Var, b: Var) -> Var {
+        if let (Some(x), Some(y)) = (self.constant(a), self.constant(b)) {
+            let holds = super::fold::icmp(cc, self.ty(a), x, y);
+            return self.iconst(Ty::I8, i64::from(holds));
+        }
         let dst = self.var(Ty::I8);
         self.push(Inst::Icmp { dst, cc, a, b });
         dst
@@ -292,6 +307,14 @@ impl FuncBuilder {
 
     /// `cond ? a : b`.
     pub fn select(&mut self, cond: Var, a: Var, b: Var) -> Var {
+        // A constant condition picks its operand, unless that may still be reassigned (its
+        // later value would show through).
+        if let Some(c) = self.constant(cond) {
+            let picked = if c != 0 { a } else { b };
+            if !self.func.vars[picked.0 as usize].mutable {
+                return picked;
+            }
+        }
         let dst = self.var(self.ty(a));
         self.push(Inst::Select { dst, cond, a, b });
         dst
@@ -424,3 +447,6 @@ impl FuncBuilder {
         self.func
     }
 }
+
+#[cfg(test)]
+mod tests;

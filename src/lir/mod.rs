@@ -27,6 +27,7 @@
 pub mod builder;
 pub mod cfg;
 pub mod display;
+pub(crate) mod fold;
 pub mod success_path;
 pub mod verify;
 

@@ -256,6 +256,9 @@ impl FnCtx<'_, '_> {
         kind: &str,
         parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
     ) {
+        if self.always(ok) {
+            return;
+        }
         let pass = self.b.new_block();
         let failing = self.b.new_cold_block();
         self.b.branch(ok, pass, failing);
@@ -374,8 +377,12 @@ impl FnCtx<'_, '_> {
     }
 
     /// Continues when `ok` (an `I8`) is true; otherwise raises. `parts` is only evaluated into
-    /// the cold block.
+    /// the cold block. A condition that is a true constant (a check of constants) emits
+    /// nothing.
     pub fn check(&mut self, ok: Var, kind: &str, parts: impl FnOnce(&mut Self) -> Vec<MsgPart>) {
+        if self.always(ok) {
+            return;
+        }
         let pass = self.b.new_block();
         let failing = self.b.new_cold_block();
         self.b.branch(ok, pass, failing);
@@ -383,6 +390,12 @@ impl FnCtx<'_, '_> {
         let parts = parts(self);
         self.fail(kind, parts);
         self.b.switch_to(pass);
+    }
+
+    /// Whether the condition `ok` is a true constant: a check of constants that cannot fail,
+    /// which then emits no code.
+    pub(crate) fn always(&self, ok: Var) -> bool {
+        self.b.constant(ok).is_some_and(|c| c != 0)
     }
 
     /// `name(param: type, ...)`, shown on the `when calling` line of messages.

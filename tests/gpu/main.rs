@@ -17,6 +17,7 @@ mod settings;
 mod shared_runtimes;
 mod support;
 mod tensormap;
+mod tensormap_three;
 // The baseline compiler, the only tier that tiers up, is x86-64's.
 #[cfg(target_arch = "x86_64")]
 mod tier_up;

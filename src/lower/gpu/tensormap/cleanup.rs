@@ -57,6 +57,9 @@ impl<'s> Cleanup<'s> {
         kind: &str,
         parts: impl FnOnce(&mut FnCtx<'_, '_>) -> Vec<MsgPart>,
     ) {
+        if fx.always(ok) {
+            return;
+        }
         let exit = match self.exit.get() {
             Some(exit) => exit,
             None => {
