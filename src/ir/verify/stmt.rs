@@ -227,6 +227,18 @@ impl<'m> FnVerifier<'_, 'm> {
                 format!("error kind `{kind}` is not an identifier"),
             );
         }
+        // The message is a C string when it is raised: a NUL would end it there.
+        if message
+            .iter()
+            .any(|p| matches!(p, MessagePart::Text(t) if t.contains('\0')))
+        {
+            self.stmt_err(
+                path,
+                StmtFocus::Name,
+                "an assert's message cannot contain NUL (it is raised as a C string, which would end there)"
+                    .into(),
+            );
+        }
         let values = message.iter().filter_map(|p| match p {
             MessagePart::Value(e) => Some(e),
             MessagePart::Text(_) => None,
