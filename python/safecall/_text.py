@@ -43,13 +43,24 @@ def _escape(text: str, quote: str) -> str:
     return "".join(out)
 
 
+#: Names already spelled (a launcher's IR spells each of its names several times, and the next
+#: kernel's mostly the same ones); at most ``_NAMES_KEPT`` are kept.
+_NAMES: dict = {}
+_NAMES_KEPT = 4096
+
+
 def _name(name: str) -> str:
     """A name as the text format writes it: backticks unless it is a plain identifier."""
-    if not isinstance(name, str):
+    if type(name) is str:
+        spelled = _NAMES.get(name)
+        if spelled is not None:
+            return spelled
+    elif not isinstance(name, str):
         raise TypeError(f"a name must be a str, got {type(name).__name__}")
-    if _IDENT.match(name) and name not in _RESERVED:
-        return name
-    return "`" + _escape(name, "`") + "`"
+    spelled = name if _IDENT.match(name) and name not in _RESERVED else "`" + _escape(name, "`") + "`"
+    if type(name) is str and len(_NAMES) < _NAMES_KEPT:
+        _NAMES[name] = spelled
+    return spelled
 
 
 def _string(text: str) -> str:

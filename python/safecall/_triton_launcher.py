@@ -401,8 +401,9 @@ def _at_least(plan: Sequence[Any], minor: Tuple[int, int]) -> Optional[int]:
     return max((i + 1 for i, step in enumerate(plan) if step is not None), default=0)
 
 
+@functools.lru_cache(maxsize=None)
 def _triton_minor() -> Tuple[int, int]:
-    """The running Triton's (major, minor)."""
+    """The running Triton's (major, minor), read once (a process runs one Triton)."""
     import triton
 
     major, minor = triton.__version__.split(".")[:2]

@@ -216,11 +216,11 @@ class FunctionBuilder:
 
     def param(self, name: str, ty: Union[Type, str]) -> Expr:
         """Adds a parameter; returns it as an expression (a ``TensorRef`` for tensors)."""
-        text = _type(ty)
-        self._params.append(f"{_name(name)}: {text}")
+        text, spelled = _type(ty), _name(name)
+        self._params.append(f"{spelled}: {text}")
         if text.startswith("tensor[") or text.startswith("optional[tensor["):
-            return TensorRef(_name(name))
-        return Expr(_name(name), _body_type(text))
+            return TensorRef(spelled)
+        return Expr(spelled, _body_type(text))
 
     def tensor(self, name: str, shape: Sequence[Union[int, str]], dtype: str = "any", **attrs: Any) -> TensorRef:
         """``param(name, tensor(shape, dtype, **attrs))``."""

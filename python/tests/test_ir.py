@@ -210,6 +210,17 @@ def test_builder_names_that_are_reserved_words_are_quoted():
     bad.function("g").param("my x", sc.i64)
     with pytest.raises(safecall.IRError, match="parameter name `my x` is not an identifier"):
         bad.build()
+    # Spellings are remembered (a launcher spells each name several times): the same each time,
+    # a str subclass spelled as its text, and a name that is no str still refused.
+    from safecall._text import _name
+
+    class Name(str):
+        pass
+
+    for _ in range(2):
+        assert [_name(n) for n in ("n0", "in", "my x", "a`b", Name("fn"))] == ["n0", "`in`", "`my x`", "`a\\`b`", "`fn`"]
+    with pytest.raises(TypeError, match="a name must be a str, got int"):
+        _name(3)
 
 
 def test_invalid_built_ir_points_into_the_builders_text():
