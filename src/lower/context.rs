@@ -256,13 +256,9 @@ impl FnCtx<'_, '_> {
         kind: &str,
         parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
     ) {
-        if self.always(ok) {
+        let Some(pass) = self.failure_branch(ok) else {
             return;
-        }
-        let pass = self.b.new_block();
-        let failing = self.b.new_cold_block();
-        self.b.branch(ok, pass, failing);
-        self.b.switch_to(failing);
+        };
         let mut parts = parts(self);
         parts.push(MsgPart::Text(self.call_context()));
         let message = store_message(self.m, &mut self.b, self.parts_slot, kind, parts);
@@ -380,16 +376,26 @@ impl FnCtx<'_, '_> {
     /// the cold block. A condition that is a true constant (a check of constants) emits
     /// nothing.
     pub fn check(&mut self, ok: Var, kind: &str, parts: impl FnOnce(&mut Self) -> Vec<MsgPart>) {
-        if self.always(ok) {
+        let Some(pass) = self.failure_branch(ok) else {
             return;
+        };
+        let parts = parts(self);
+        self.fail(kind, parts);
+        self.b.switch_to(pass);
+    }
+
+    /// Branches on `ok` to a new block (returned) and, when false, to a new cold block, which
+    /// becomes current for the failure's code; `None`, emitting nothing, when `ok` is a true
+    /// constant (a check of constants that cannot fail).
+    fn failure_branch(&mut self, ok: Var) -> Option<BlockId> {
+        if self.always(ok) {
+            return None;
         }
         let pass = self.b.new_block();
         let failing = self.b.new_cold_block();
         self.b.branch(ok, pass, failing);
         self.b.switch_to(failing);
-        let parts = parts(self);
-        self.fail(kind, parts);
-        self.b.switch_to(pass);
+        Some(pass)
     }
 
     /// Whether the condition `ok` is a true constant: a check of constants that cannot fail,

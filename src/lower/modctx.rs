@@ -123,6 +123,16 @@ impl<'m> ModuleCtx<'m> {
     /// A new local read-only data object named after `what`.
     fn read_only(&mut self, what: &str, align: u32, contents: Vec<u8>) -> DataId {
         let name = self.local_name(what);
+        self.read_only_named(name, align, contents)
+    }
+
+    /// A new local read-only data object named `name`.
+    pub(super) fn read_only_named(
+        &mut self,
+        name: String,
+        align: u32,
+        contents: Vec<u8>,
+    ) -> DataId {
         self.add_data(Data {
             name,
             linkage: Linkage::Local,

@@ -119,28 +119,6 @@ fn a_comparison_read_by_a_select_and_the_branch_gives_both_its_value() {
     }
 }
 
-/// `a cc b` for values of `bytes` bytes, as the lowered form defines it.
-fn compare(cc: IntCC, bytes: u32, a: i64, b: i64) -> bool {
-    let shift = 64 - 8 * bytes;
-    let (sa, sb) = ((a << shift) >> shift, (b << shift) >> shift);
-    let (ua, ub) = (
-        ((a as u64) << shift) >> shift,
-        ((b as u64) << shift) >> shift,
-    );
-    match cc {
-        IntCC::Eq => ua == ub,
-        IntCC::Ne => ua != ub,
-        IntCC::Slt => sa < sb,
-        IntCC::Sle => sa <= sb,
-        IntCC::Sgt => sa > sb,
-        IntCC::Sge => sa >= sb,
-        IntCC::Ult => ua < ub,
-        IntCC::Ule => ua <= ub,
-        IntCC::Ugt => ua > ub,
-        IntCC::Uge => ua >= ub,
-    }
-}
-
 /// Calls `check(ty, cc, k, xs)` for every integer width, every condition and each constant of
 /// the shared edges plus `extra`, with the operand values `xs` to compare with `k`.
 fn every_comparison(extra: i64, mut check: impl FnMut(Ty, IntCC, i64, [i64; 10])) {
@@ -191,7 +169,7 @@ fn comparisons_of_a_slot_with_a_constant_order_every_width_as_the_widened_values
         // SAFETY: `f(int, i64) -> i8`, the integer passed in a 64-bit register.
         let f: extern "C" fn(i64, i64) -> u8 = unsafe { as_fn(code.functions[0]) };
         for x in xs {
-            let want = compare(cc, ty.bytes(), x, k);
+            let want = crate::lir::fold::icmp(cc, ty, x, k);
             assert_eq!(f(x, 0) != 0, want, "{ty} {x} {cc:?} {k}");
         }
     });
@@ -363,7 +341,7 @@ fn comparisons_of_loaded_memory_with_constants_order_every_width_as_the_widened_
                 n => !((1i64 << (8 * n)) - 1),
             };
             let memory = [0i64, x | high];
-            let want = compare(cc, ty.bytes(), x, k);
+            let want = crate::lir::fold::icmp(cc, ty, x, k);
             assert_eq!(f(memory.as_ptr()) != 0, want, "{ty} [{x}] {cc:?} {k}");
         }
     });

@@ -13,8 +13,7 @@ fn builder() -> FuncBuilder {
     FuncBuilder::new("f", Linkage::Local, sig)
 }
 
-fn count(b: FuncBuilder, what: fn(&Inst) -> bool) -> usize {
-    let mut b = b;
+fn count(mut b: FuncBuilder, what: fn(&Inst) -> bool) -> usize {
     let zero = b.iconst(Ty::I64, 0);
     b.ret(Some(zero));
     let f = b.finish();

@@ -3,8 +3,8 @@
 //! a stack buffer and returning the advanced cursor.
 
 use crate::lir::{
-    BinOp, Callee, ConvOp, Data, DataId, FloatCC, FuncId, ImportId, IntCC, Linkage, Signature,
-    Symbol, Ty, Var, builder::FuncBuilder,
+    BinOp, Callee, ConvOp, DataId, FloatCC, FuncId, ImportId, IntCC, Linkage, Signature, Symbol,
+    Ty, Var, builder::FuncBuilder,
 };
 use safecall_runtime::abi::{
     BYTE_ARRAY_DATA_OFFSET, BYTE_ARRAY_SIZE_OFFSET, TYPE_INFO_TYPE_KEY_OFFSET,
@@ -39,22 +39,11 @@ pub(super) fn name_table(ctx: &mut ModuleCtx<'_>, what: &str, names: &[&str]) ->
         blob.extend_from_slice(name.as_bytes());
         blob.push(0);
     }
-    let mut data = |name: String, contents: Vec<u8>, align: u32| {
-        ctx.add_data(Data {
-            name,
-            linkage: Linkage::Local,
-            writable: false,
-            align,
-            contents,
-            relocs: Vec::new(),
-            section: None,
-        })
-    };
     let blob_name = format!("{}{what}_names", crate::lower::INTERNAL_PREFIX);
     let offsets_name = format!("{}{what}_offsets", crate::lower::INTERNAL_PREFIX);
     NameTable {
-        blob: data(blob_name, blob, 1),
-        offsets: data(offsets_name, offsets, 2),
+        blob: ctx.read_only_named(blob_name, 1, blob),
+        offsets: ctx.read_only_named(offsets_name, 2, offsets),
         len: names.len() as i64,
     }
 }
