@@ -15,20 +15,9 @@ use crate::lir::{BinOp, BlockId, Callee, IntCC, SlotId, Ty, Var, builder::FuncBu
 use super::capi::CApi;
 use super::modctx::ModuleCtx;
 use super::options::LowerError;
-use super::raise::{Message, MsgPart, call_raise, emit_raise, store_message};
+use super::raise::{MsgPart, emit_raise};
 use super::schema;
 use safecall_runtime::abi::symbols::error_kind::{INTERNAL_ERROR, VALUE_ERROR};
-
-/// A failure exit shared by several checks ([`FnCtx::shared_exit`]): its block and the
-/// mutable variables each failing check sets before jumping there (the kind's name, the
-/// message's template and part count; its values are in the function's parts slot).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SharedExit {
-    block: BlockId,
-    kind: Var,
-    template: Var,
-    count: Var,
-}
 
 /// A value of a name in scope.
 #[derive(Clone, Debug)]
@@ -215,58 +204,6 @@ impl FnCtx<'_, '_> {
     /// The line every message safecall composes ends with: `\n  when calling <signature>`.
     pub fn call_context(&self) -> String {
         call_context_text(self.signature())
-    }
-
-    /// A cold failure exit for several checks that undo the same steps when they fail (a TMA
-    /// descriptor's checks: the cache entries held and the caller's context): `undo` is emitted
-    /// once, in the exit, which then raises the message its check stored and leaves through
-    /// the error exit. Each check's cold block only stores its message and jumps there
-    /// ([`FnCtx::check_via`]), instead of undoing and raising itself: less code to lower and
-    /// compile per check.
-    pub fn shared_exit(&mut self, undo: impl FnOnce(&mut Self)) -> SharedExit {
-        let exit = SharedExit {
-            block: self.b.new_cold_block(),
-            kind: self.b.mutable_var(Ty::Ptr),
-            template: self.b.mutable_var(Ty::Ptr),
-            count: self.b.mutable_var(Ty::I32),
-        };
-        let here = self.b.current();
-        self.b.switch_to(exit.block);
-        undo(self);
-        let texts = self.m.message_texts();
-        let message = Message {
-            kind: exit.kind,
-            template: exit.template,
-            count: exit.count,
-            values: self.b.stack_addr(self.parts_slot, 0),
-            texts: self.b.symbol_addr(crate::lir::Symbol::Data(texts)),
-        };
-        call_raise(self.m, &mut self.b, message);
-        self.return_error();
-        self.b.switch_to(here);
-        exit
-    }
-
-    /// [`FnCtx::check`] through `exit`: when `ok` is false, stores the message (`parts`, then
-    /// the call context) and jumps to the exit, which undoes its steps and raises `kind`.
-    pub fn check_via(
-        &mut self,
-        exit: SharedExit,
-        ok: Var,
-        kind: &str,
-        parts: impl FnOnce(&mut Self) -> Vec<MsgPart>,
-    ) {
-        let Some(pass) = self.failure_branch(ok) else {
-            return;
-        };
-        let mut parts = parts(self);
-        parts.push(MsgPart::Text(self.call_context()));
-        let message = store_message(self.m, &mut self.b, self.parts_slot, kind, parts);
-        self.b.assign(exit.kind, message.kind);
-        self.b.assign(exit.template, message.template);
-        self.b.assign(exit.count, message.count);
-        self.b.jump(exit.block);
-        self.b.switch_to(pass);
     }
 
     /// Raises `kind` with exactly the message `parts` (an `assert`'s own message) and leaves

@@ -278,6 +278,8 @@ pub(crate) struct GpuState {
     /// The cold function that asks the driver for an error's name and text (`gpu::support`),
     /// once emitted.
     pub(super) describe_error: Option<FuncId>,
+    /// The miss functions of `tensormap(..)` descriptors, by kind (`gpu::tensormap::miss`).
+    pub(super) tensormap_misses: HashMap<String, FuncId>,
     /// The HIP runtime table's cell and init (`gpu::hip`).
     pub(super) hip_runtime: Option<(DataId, TableSource)>,
     /// Per HIP device binary: its function cache (a row of kernels per device ordinal) and

@@ -1,12 +1,13 @@
 //! The cache of `tensormap(..)` descriptors of a launch site (docs/ir.md, "TMA descriptors").
 //!
-//! The cache is module data, [`SLOTS`] entries per launch argument. Each entry is the 128
-//! descriptor bytes, a lock word, a valid word and the key (every encoder input that is not a
+//! The cache is module data, [`SLOTS`] entries per launch argument ([`super::entry`]: the 128
+//! descriptor bytes, a lock word, a valid word and the key, every encoder input that is not a
 //! constant of the site). A thread takes an entry's lock with one compare-and-swap and never
 //! waits: a locked entry counts as a miss. On a hit the launch passes the entry's descriptor
 //! and holds the lock until `cuLaunchKernelEx` has copied the parameters ([`release`]); a
-//! miss checks and encodes on the stack, then stores key and descriptor into the entry a
-//! round-robin counter picks, if its lock is free. Entries are never freed: a descriptor
+//! miss calls the module's miss function of the descriptor's kind ([`super::miss`]), which
+//! checks and encodes on the stack, then stores key and descriptor into the entry a
+//! round-robin counter picks ([`super::entry::insert`]), if its lock is free. Entries are never freed: a descriptor
 //! holds addressing, not contents, so it is valid as long as the key is the same.
 
 use crate::ir::tensormap_limits as limits;
@@ -15,25 +16,9 @@ use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};
 use super::super::super::context::FnCtx;
 use super::cleanup::Cleanup;
 pub(crate) use super::cleanup::release;
-use super::encode::encode;
+use super::entry::{KEY_AT, LOCK_AT, MAP_ALIGN, MAP_AT, SLOTS, VALID_AT};
+use super::miss;
 use super::prepare::Prepared;
-use super::rules::check_rules;
-
-/// Cache entries per launch argument.
-pub(crate) const SLOTS: i64 = 4;
-/// Bytes of the descriptor.
-const MAP: usize = limits::MAP_SIZE as usize;
-/// An entry: the descriptor first (entries are multiples of 128 bytes and the cache is
-/// 128-byte aligned, so the descriptor is too), then the lock word, the valid word and the key.
-const MAP_AT: usize = 0;
-/// Offset of the lock word in an entry.
-const LOCK_AT: usize = MAP;
-/// Offset of the valid word.
-const VALID_AT: usize = LOCK_AT + 8;
-/// Offset of the key.
-const KEY_AT: usize = VALID_AT + 8;
-/// Alignment of descriptor storage.
-const MAP_ALIGN: usize = limits::MAP_ALIGN as usize;
 
 /// The descriptor of `p` for the launch: a cache entry's, whose lock stays held until
 /// [`release`] (after `cuLaunchKernelEx`, which copies the parameters), or, on a miss, checked
@@ -45,7 +30,7 @@ pub(crate) fn build(
     out: Var,
     cleanup: &Cleanup<'_>,
 ) -> (Var, Var) {
-    let n = p.key.len();
+    let n = p.inputs.key.len();
     let entry_size = (KEY_AT + 8 * n).next_multiple_of(MAP_ALIGN);
     let cache = cache_data(fx, SLOTS as usize * entry_size + 8);
     let base = fx.b.symbol_addr(Symbol::Data(cache));
@@ -84,7 +69,7 @@ pub(crate) fn build(
     // valid ^ 1 | key[0] ^ stored[0] | ...: zero exactly on a hit.
     let valid = fx.b.load(Ty::I64, entry, VALID_AT);
     let mut diff = fx.b.binary_imm(BinOp::Xor, valid, 1);
-    for (j, &k) in p.key.iter().enumerate() {
+    for (j, &k) in p.inputs.key.iter().enumerate() {
         let stored = fx.b.load(Ty::I64, entry, KEY_AT + 8 * j);
         let x = fx.b.binary(BinOp::Xor, stored, k);
         diff = fx.b.binary(BinOp::Or, diff, x);
@@ -109,9 +94,8 @@ pub(crate) fn build(
     fx.b.jump(head);
 
     fx.b.switch_to(miss);
-    check_rules(fx, p, cleanup);
-    encode(fx, p, out, cleanup);
-    insert(fx, cache, p, out, entry_size);
+    let rc = miss::call(fx, p, out, cleanup.table, base, entry_size);
+    cleanup.fail_on_nonzero(fx, rc);
     fx.b.jump(done);
 
     fx.b.switch_to(done);
@@ -130,43 +114,4 @@ fn cache_data(fx: &mut FnCtx<'_, '_>, bytes: usize) -> DataId {
         relocs: Vec::new(),
         section: None,
     })
-}
-
-/// Copies the 128 descriptor bytes at `from` to `to`.
-fn copy_map(fx: &mut FnCtx<'_, '_>, from: Var, to: Var, to_at: usize) {
-    for w in 0..MAP / 8 {
-        let v = fx.b.load(Ty::I64, from, 8 * w);
-        fx.b.store(to, to_at + 8 * w, v);
-    }
-}
-
-/// Stores key and descriptor into the entry the round-robin counter (the cache's last word)
-/// picks, when its lock is free.
-fn insert(fx: &mut FnCtx<'_, '_>, cache: DataId, p: &Prepared<'_>, out: Var, entry_size: usize) {
-    let base = fx.b.symbol_addr(Symbol::Data(cache));
-    let counter = fx.b.ptr_add_imm(base, SLOTS * entry_size as i64);
-    let zero = fx.b.iconst(Ty::I64, 0);
-    let one = fx.b.iconst(Ty::I64, 1);
-    // A compare-and-swap of 0 with 0 reads the counter atomically.
-    let turn = fx.b.atomic_cas(counter, zero, zero);
-    let after = fx.b.binary_imm(BinOp::Iadd, turn, 1);
-    fx.b.atomic_cas(counter, turn, after);
-    let victim = fx.b.binary_imm(BinOp::And, turn, SLOTS - 1);
-    let offset = fx.b.binary_imm(BinOp::Imul, victim, entry_size as i64);
-    let entry = fx.b.ptr_add(base, offset);
-    let lock = fx.b.ptr_add_imm(entry, LOCK_AT as i64);
-    let was = fx.b.atomic_cas(lock, zero, one);
-    let free = fx.b.icmp_imm(IntCC::Eq, was, 0);
-    let fill = fx.b.new_block();
-    let skip = fx.b.new_block();
-    fx.b.branch(free, fill, skip);
-    fx.b.switch_to(fill);
-    for (j, &k) in p.key.iter().enumerate() {
-        fx.b.store(entry, KEY_AT + 8 * j, k);
-    }
-    copy_map(fx, out, entry, MAP_AT);
-    fx.b.store_imm(Ty::I64, entry, VALID_AT, 1);
-    fx.b.atomic_cas(lock, one, zero);
-    fx.b.jump(skip);
-    fx.b.switch_to(skip);
 }

@@ -1,13 +1,9 @@
 //! What a launch undoes when one of its `tensormap(..)` descriptors fails after the context
-//! was made current: the cache entries it holds and the caller's context. Shared by the
-//! descriptor's checks (`rules`) and its cache (`cache`).
-
-use std::cell::Cell;
+//! was made current: the cache entries it holds and the caller's context.
 
 use crate::lir::{ConvOp, IntCC, Ty, Var};
 
-use super::super::super::context::{FnCtx, SharedExit};
-use super::super::super::raise::MsgPart;
+use super::super::super::context::FnCtx;
 use super::super::context::{Switch, restore};
 
 /// What a launch must undo when a descriptor fails after its context was made current: the
@@ -19,9 +15,6 @@ pub(crate) struct Cleanup<'s> {
     switch: &'s Switch,
     /// The entries held so far (their locks' `I64` addresses, 0 for none).
     held: Vec<Var>,
-    /// The failure exit that undoes all this, shared by the checks of the descriptor being
-    /// built (made by its first check; a new one once another entry is held).
-    exit: Cell<Option<SharedExit>>,
 }
 
 impl<'s> Cleanup<'s> {
@@ -31,7 +24,6 @@ impl<'s> Cleanup<'s> {
             table,
             switch,
             held: Vec::new(),
-            exit: Cell::new(None),
         }
     }
 
@@ -39,7 +31,6 @@ impl<'s> Cleanup<'s> {
     /// release it too.
     pub(crate) fn hold(&mut self, held: Var) {
         self.held.push(held);
-        self.exit.set(None);
     }
 
     /// The entries held, for the release after the launch.
@@ -47,31 +38,18 @@ impl<'s> Cleanup<'s> {
         self.held
     }
 
-    /// Continues when `ok` is true; otherwise undoes this cleanup and raises `kind` with the
-    /// message `parts` (then the call context). The undoing is emitted once per descriptor, in
-    /// an exit its failing checks share.
-    pub(crate) fn check(
-        &self,
-        fx: &mut FnCtx<'_, '_>,
-        ok: Var,
-        kind: &str,
-        parts: impl FnOnce(&mut FnCtx<'_, '_>) -> Vec<MsgPart>,
-    ) {
-        if fx.always(ok) {
-            return;
-        }
-        let exit = match self.exit.get() {
-            Some(exit) => exit,
-            None => {
-                let exit = fx.shared_exit(|fx| {
-                    release(fx, &self.held);
-                    restore(fx, self.table, self.switch);
-                });
-                self.exit.set(Some(exit));
-                exit
-            }
-        };
-        fx.check_via(exit, ok, kind, parts);
+    /// Continues when `rc` (an `I32`, a descriptor's miss function's result) is 0; otherwise,
+    /// its error being raised, undoes this cleanup and leaves through the error exit.
+    pub(crate) fn fail_on_nonzero(&self, fx: &mut FnCtx<'_, '_>, rc: Var) {
+        let failed = fx.b.icmp_imm(IntCC::Ne, rc, 0);
+        let error = fx.b.new_cold_block();
+        let ok = fx.b.new_block();
+        fx.b.branch(failed, error, ok);
+        fx.b.switch_to(error);
+        release(fx, &self.held);
+        restore(fx, self.table, self.switch);
+        fx.return_error();
+        fx.b.switch_to(ok);
     }
 }
 

@@ -8,8 +8,7 @@ use super::super::super::context::FnCtx;
 use super::super::super::raise::MsgPart;
 use super::super::cuda::{self, Entry};
 use super::super::support::{call_entry, describe_error};
-use super::cleanup::Cleanup;
-use super::prepare::Prepared;
+use super::miss_fn::{Miss, MissFn};
 use safecall_runtime::abi::symbols::error_kind::RUNTIME_ERROR;
 
 /// The storage of a descriptor on the stack, aligned to [`limits::MAP_ALIGN`] (128) bytes as
@@ -28,82 +27,77 @@ pub(crate) fn storage(fx: &mut FnCtx<'_, '_>) -> Var {
 
 /// Calls `cuTensorMapEncodeTiled` into `out`, then applies the driver workaround
 /// ([`workaround`]).
-pub(crate) fn encode(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
-    let table = cleanup.table;
-    let t = p.arg;
+pub(crate) fn encode(cx: &mut MissFn<'_, '_>, q: &Miss<'_>, out: Var) {
+    let (table, t, p) = (cx.table, q.t, &q.v);
     let rank = p.dims.len();
     // dims (5 x u64), strides (5 x u64), then 4 arrays of 5 x 32 bits: the box or the lower
     // corner, the upper corner, the element strides.
-    let arrays = fx.b.slot(80 + 3 * 20, 8);
-    let dims_at = fx.b.stack_addr(arrays, 0);
-    let strides_at = fx.b.stack_addr(arrays, 40);
-    let first_at = fx.b.stack_addr(arrays, 80);
-    let second_at = fx.b.stack_addr(arrays, 100);
-    let es_at = fx.b.stack_addr(arrays, 120);
+    let arrays = cx.b.slot(80 + 3 * 20, 8);
+    let dims_at = cx.b.stack_addr(arrays, 0);
+    let strides_at = cx.b.stack_addr(arrays, 40);
+    let first_at = cx.b.stack_addr(arrays, 80);
+    let second_at = cx.b.stack_addr(arrays, 100);
+    let es_at = cx.b.stack_addr(arrays, 120);
     // The driver's arrays are innermost first: each list is reversed as it is stored.
     for (j, &d) in p.dims.iter().rev().enumerate() {
-        fx.b.store(dims_at, 8 * j, d);
+        cx.b.store(dims_at, 8 * j, d);
     }
     for (j, &s) in p.byte_strides.iter().rev().enumerate() {
-        fx.b.store(strides_at, 8 * j, s);
+        cx.b.store(strides_at, 8 * j, s);
     }
-    let store32 = |fx: &mut FnCtx<'_, '_>, at: Var, values: &[Var]| {
+    let store32 = |cx: &mut MissFn<'_, '_>, at: Var, values: &[Var]| {
         for (j, &v) in values.iter().rev().enumerate() {
-            let v = fx.b.resize(v, Ty::I32, false);
-            fx.b.store(at, 4 * j, v);
+            let v = cx.b.resize(v, Ty::I32, false);
+            cx.b.store(at, 4 * j, v);
         }
     };
-    store32(fx, es_at, &p.element_strides);
-    let i32c = |fx: &mut FnCtx<'_, '_>, v: u32| fx.b.iconst(Ty::I32, i64::from(v));
+    store32(cx, es_at, &p.element_strides);
+    let i32c = |cx: &mut MissFn<'_, '_>, v: u32| cx.b.iconst(Ty::I32, i64::from(v));
     let mut args = vec![
         out,
-        i32c(fx, p.elem.cuda_value()),
-        i32c(fx, rank as u32),
+        i32c(cx, q.elem.cuda_value()),
+        i32c(cx, rank as u32),
         p.addr,
         dims_at,
         strides_at,
     ];
     let entry = match &t.layout {
         TensorMapLayout::Tiled { .. } => {
-            store32(fx, first_at, &p.layout);
+            store32(cx, first_at, &p.layout);
             args.extend([first_at, es_at]);
             Entry::TensorMapEncodeTiled
         }
         TensorMapLayout::Im2col { lower, .. } => {
             let spatial = lower.len();
-            store32(fx, first_at, &p.layout[..spatial]);
-            store32(fx, second_at, &p.layout[spatial..2 * spatial]);
-            let channels = fx.b.resize(p.layout[2 * spatial], Ty::I32, false);
-            let pixels = fx.b.resize(p.layout[2 * spatial + 1], Ty::I32, false);
+            store32(cx, first_at, &p.layout[..spatial]);
+            store32(cx, second_at, &p.layout[spatial..2 * spatial]);
+            let channels = cx.b.resize(p.layout[2 * spatial], Ty::I32, false);
+            let pixels = cx.b.resize(p.layout[2 * spatial + 1], Ty::I32, false);
             args.extend([first_at, second_at, channels, pixels, es_at]);
             Entry::TensorMapEncodeIm2col
         }
     };
     args.extend([
-        i32c(fx, t.interleave.cuda_value()),
-        i32c(fx, t.swizzle.cuda_value()),
-        i32c(fx, t.l2_promotion.cuda_value()),
-        i32c(fx, t.oob_fill.cuda_value()),
+        i32c(cx, t.interleave.cuda_value()),
+        i32c(cx, t.swizzle.cuda_value()),
+        i32c(cx, t.l2_promotion.cuda_value()),
+        i32c(cx, t.oob_fill.cuda_value()),
     ]);
-    let rc = call_entry(&mut fx.b, table, entry, args);
-    driver_ok(
-        fx,
-        rc,
-        cleanup,
-        format!("{}: {} returned ", p.what, entry.name()),
-    );
+    let rc = call_entry(&mut cx.b, table, entry, args);
+    driver_ok(cx, rc, format!("{} returned ", entry.name()));
     if entry == Entry::TensorMapEncodeTiled {
-        workaround(fx, p, out, cleanup);
+        workaround(cx, q, out);
     }
 }
 
-/// Continues when `rc` is `CUDA_SUCCESS`; otherwise undoes `cleanup` and raises a RuntimeError:
-/// `text`, then the driver's description of `rc`.
-fn driver_ok(fx: &mut FnCtx<'_, '_>, rc: Var, cleanup: &Cleanup<'_>, text: String) {
-    let ok = fx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
-    cleanup.check(fx, ok, RUNTIME_ERROR, |fx| {
+/// Continues when `rc` is `CUDA_SUCCESS`; otherwise raises a RuntimeError: `WHAT: `, `text`,
+/// then the driver's description of `rc`.
+fn driver_ok(cx: &mut MissFn<'_, '_>, rc: Var, text: String) {
+    let ok = cx.b.icmp_imm(IntCC::Eq, rc, cuda::SUCCESS);
+    let table = cx.table;
+    cx.check(ok, RUNTIME_ERROR, |cx| {
         let mut all = vec![MsgPart::text(text)];
-        all.extend(describe_error(fx.m, &mut fx.b, cleanup.table, rc));
+        all.extend(describe_error(cx.m, &mut cx.b, table, rc));
         all
     });
 }
@@ -113,23 +107,20 @@ fn driver_ok(fx: &mut FnCtx<'_, '_>, rc: Var, cleanup: &Cleanup<'_>, text: Strin
 /// [`cuda::TMA_WORKAROUND_SPAN`] bytes (`1 + sum((dim - 1) * byte stride)`, the innermost
 /// byte stride being the element size), bit [`cuda::TMA_WORKAROUND_BIT`] of the descriptor's
 /// word [`cuda::TMA_WORKAROUND_WORD`] is cleared.
-fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Cleanup<'_>) {
-    let table = cleanup.table;
-    let slot = fx.b.slot(8, 8);
-    let at = fx.b.stack_addr(slot, 0);
-    fx.b.store_imm(Ty::I32, at, 0, 0);
-    let rc = call_entry(&mut fx.b, table, Entry::DriverGetVersion, vec![at]);
-    let text = format!(
-        "{}: cannot read the driver's version: cuDriverGetVersion returned ",
-        p.what
-    );
-    driver_ok(fx, rc, cleanup, text);
-    let version = fx.b.load(Ty::I32, at, 0);
-    let version = fx.b.resize(version, Ty::I64, true);
+fn workaround(cx: &mut MissFn<'_, '_>, q: &Miss<'_>, out: Var) {
+    let (table, p) = (cx.table, &q.v);
+    let slot = cx.b.slot(8, 8);
+    let at = cx.b.stack_addr(slot, 0);
+    cx.b.store_imm(Ty::I32, at, 0, 0);
+    let rc = call_entry(&mut cx.b, table, Entry::DriverGetVersion, vec![at]);
+    let text = "cannot read the driver's version: cuDriverGetVersion returned ".to_owned();
+    driver_ok(cx, rc, text);
+    let version = cx.b.load(Ty::I32, at, 0);
+    let version = cx.b.resize(version, Ty::I64, true);
     let old =
-        fx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
-    let mut last = fx.b.iconst(Ty::I64, 0);
-    let size = fx.b.iconst(Ty::I64, i64::from(p.elem.size()));
+        cx.b.icmp_imm(IntCC::Sle, version, cuda::TMA_WORKAROUND_MAX_DRIVER);
+    let mut last = cx.b.iconst(Ty::I64, 0);
+    let size = cx.b.iconst(Ty::I64, i64::from(q.elem.size()));
     let rank = p.dims.len();
     // Innermost first, as the driver counts.
     for (i, &d) in p.dims.iter().enumerate().rev() {
@@ -140,18 +131,18 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
             (true, None) => (d, size),
             (false, _) => (d, p.byte_strides[i]),
         };
-        let extent = fx.b.binary_imm(BinOp::Isub, d, 1);
-        last = span_term(fx, last, extent, stride);
+        let extent = cx.b.binary_imm(BinOp::Isub, d, 1);
+        last = span_term(cx, last, extent, stride);
     }
     let small =
-        fx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
-    let apply = fx.b.binary(BinOp::And, old, small);
+        cx.b.icmp_imm(IntCC::Slt, last, cuda::TMA_WORKAROUND_SPAN - 1);
+    let apply = cx.b.binary(BinOp::And, old, small);
     let word_at = 8 * cuda::TMA_WORKAROUND_WORD;
-    let word = fx.b.load(Ty::I64, out, word_at);
+    let word = cx.b.load(Ty::I64, out, word_at);
     let cleared =
-        fx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
-    let new = fx.b.select(apply, cleared, word);
-    fx.b.store(out, word_at, new);
+        cx.b.binary_imm(BinOp::And, word, !(1i64 << cuda::TMA_WORKAROUND_BIT));
+    let new = cx.b.select(apply, cleared, word);
+    cx.b.store(out, word_at, new);
 }
 
 /// `last + extent * stride`, exactly as far as the span's comparison with
@@ -160,18 +151,18 @@ fn workaround(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, out: Var, cleanup: &Clea
 /// product of two smaller ones stays below 2^34, a sum of five below 2^37). A tensor spanning
 /// 2^64 bytes or more (dims to 2^32 and strides to 2^40 bytes allow it) is then not taken for
 /// a small one.
-fn span_term(fx: &mut FnCtx<'_, '_>, last: Var, extent: Var, stride: Var) -> Var {
+fn span_term(cx: &mut MissFn<'_, '_>, last: Var, extent: Var, stride: Var) -> Var {
     let limit = cuda::TMA_WORKAROUND_SPAN;
-    let large_extent = fx.b.icmp_imm(IntCC::Uge, extent, limit);
-    let large_stride = fx.b.icmp_imm(IntCC::Uge, stride, limit);
-    let large = fx.b.binary(BinOp::Or, large_extent, large_stride);
-    let product = fx.b.binary(BinOp::Imul, extent, stride);
-    let capped = fx.b.iconst(Ty::I64, limit);
-    let term = fx.b.select(large, capped, product);
-    let single = fx.b.icmp_imm(IntCC::Eq, extent, 0);
-    let repeated = fx.b.icmp_imm(IntCC::Eq, stride, 0);
-    let empty = fx.b.binary(BinOp::Or, single, repeated);
-    let zero = fx.b.iconst(Ty::I64, 0);
-    let term = fx.b.select(empty, zero, term);
-    fx.b.binary(BinOp::Iadd, last, term)
+    let large_extent = cx.b.icmp_imm(IntCC::Uge, extent, limit);
+    let large_stride = cx.b.icmp_imm(IntCC::Uge, stride, limit);
+    let large = cx.b.binary(BinOp::Or, large_extent, large_stride);
+    let product = cx.b.binary(BinOp::Imul, extent, stride);
+    let capped = cx.b.iconst(Ty::I64, limit);
+    let term = cx.b.select(large, capped, product);
+    let single = cx.b.icmp_imm(IntCC::Eq, extent, 0);
+    let repeated = cx.b.icmp_imm(IntCC::Eq, stride, 0);
+    let empty = cx.b.binary(BinOp::Or, single, repeated);
+    let zero = cx.b.iconst(Ty::I64, 0);
+    let term = cx.b.select(empty, zero, term);
+    cx.b.binary(BinOp::Iadd, last, term)
 }

@@ -17,8 +17,16 @@ use super::super::operands::lower_int;
 /// the key of inputs that passed).
 pub(crate) struct Prepared<'a> {
     pub(crate) arg: &'a TensorMapArg,
+    /// `<prefix>: kernel argument K (tensormap of 'T')`, which starts every message.
     pub(crate) what: String,
     pub(crate) elem: TensorMapDtype,
+    /// The values, in the host function.
+    pub(crate) inputs: Inputs,
+}
+
+/// The encoder's inputs as values: in the host function ([`prepare`]), or as the miss
+/// function reads them back (`miss`).
+pub(crate) struct Inputs {
     pub(crate) addr: Var,
     /// `addr` as an `I64`.
     pub(crate) addr_int: Var,
@@ -37,8 +45,40 @@ pub(crate) struct Prepared<'a> {
     /// The traversal strides (`element_strides=`, 1 where not given) (`I64`).
     pub(crate) element_strides: Vec<Var>,
     /// The cache key, in the driver's order: address, dims and byte strides innermost first,
-    /// then each layout value and element stride that is not a constant.
+    /// then each layout value and element stride that is not a constant ([`key`]).
     pub key: Vec<Var>,
+}
+
+/// The cache key of `t`'s inputs: the address, the dims and byte strides innermost first, then
+/// each layout value that is not a constant of `t` (in [`TensorMapLayout::exprs`] order) and
+/// each element stride that is not one (innermost first).
+///
+/// [`TensorMapLayout::exprs`]: crate::ir::TensorMapLayout::exprs
+pub(crate) fn key(
+    t: &TensorMapArg,
+    addr_int: Var,
+    dims: &[Var],
+    byte_strides: &[Var],
+    layout: &[Var],
+    element_strides: &[Var],
+) -> Vec<Var> {
+    let mut key = vec![addr_int];
+    key.extend(dims.iter().rev());
+    key.extend(byte_strides.iter().rev());
+    for (e, &v) in t.layout.exprs().zip(layout) {
+        if !matches!(e, Expr::Int { .. }) {
+            key.push(v);
+        }
+    }
+    for (i, &v) in element_strides.iter().enumerate().rev() {
+        if t.element_strides
+            .get(i)
+            .is_some_and(|e| !matches!(e, Expr::Int { .. }))
+        {
+            key.push(v);
+        }
+    }
+    key
 }
 
 /// An integer expression (a box value or element stride) widened to `I64`.
@@ -95,45 +135,34 @@ pub(crate) fn prepare<'a>(
         };
     }
 
-    let mut key = vec![addr_int];
-    key.extend(dims.iter().rev());
-    key.extend(byte_strides.iter().rev());
     let mut layout = Vec::new();
     for e in t.layout.exprs() {
-        let v = int_i64(fx, e)?;
-        if !matches!(e, Expr::Int { .. }) {
-            key.push(v);
-        }
-        layout.push(v);
+        layout.push(int_i64(fx, e)?);
     }
     // Innermost first, as the key holds them.
     let mut element_strides = Vec::with_capacity(rank);
     for i in (0..rank).rev() {
-        let v = match t.element_strides.get(i) {
+        element_strides.push(match t.element_strides.get(i) {
             None => fx.b.iconst(Ty::I64, 1),
-            Some(e) => {
-                let v = int_i64(fx, e)?;
-                if !matches!(e, Expr::Int { .. }) {
-                    key.push(v);
-                }
-                v
-            }
-        };
-        element_strides.push(v);
+            Some(e) => int_i64(fx, e)?,
+        });
     }
     element_strides.reverse();
+    let key = key(t, addr_int, &dims, &byte_strides, &layout, &element_strides);
     Ok(Prepared {
         arg: t,
         what,
         elem,
-        addr,
-        addr_int,
-        tensor_strides,
-        dims,
-        inner_extent,
-        byte_strides,
-        layout,
-        element_strides,
-        key,
+        inputs: Inputs {
+            addr,
+            addr_int,
+            tensor_strides,
+            dims,
+            inner_extent,
+            byte_strides,
+            layout,
+            element_strides,
+            key,
+        },
     })
 }

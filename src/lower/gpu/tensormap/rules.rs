@@ -5,52 +5,42 @@ use crate::ir::{Expr, tensormap_limits as limits};
 use crate::lir::{BinOp, IntCC, Ty, Var};
 use safecall_runtime::abi::symbols::error_kind::VALUE_ERROR;
 
-use super::super::super::context::FnCtx;
 use super::super::super::raise::{MsgPart, Tag};
-use super::cleanup::Cleanup;
-use super::prepare::Prepared;
+use super::miss_fn::{Miss, MissFn};
 
-/// Raises a ValueError unless `ok`: `what: TEXT VALUE TEXT...` (after `cleanup`).
-fn rule(fx: &mut FnCtx<'_, '_>, cleanup: &Cleanup<'_>, ok: Var, what: &str, parts: Vec<MsgPart>) {
-    let what = what.to_owned();
-    cleanup.check(fx, ok, VALUE_ERROR, move |_| {
-        let mut all = vec![MsgPart::text(format!("{what}: "))];
-        all.extend(parts);
-        all
-    });
+/// Raises a ValueError unless `ok`: `WHAT: TEXT VALUE TEXT...`.
+fn rule(cx: &mut MissFn<'_, '_>, ok: Var, parts: Vec<MsgPart>) {
+    cx.check(ok, VALUE_ERROR, move |_| parts);
 }
 
 /// `lo <= v <= hi` (signed).
-fn in_range(fx: &mut FnCtx<'_, '_>, v: Var, lo: i64, hi: i64) -> Var {
-    let ge = fx.b.icmp_imm(IntCC::Sge, v, lo);
-    let le = fx.b.icmp_imm(IntCC::Sle, v, hi);
-    fx.b.binary(BinOp::And, ge, le)
+fn in_range(cx: &mut MissFn<'_, '_>, v: Var, lo: i64, hi: i64) -> Var {
+    let ge = cx.b.icmp_imm(IntCC::Sge, v, lo);
+    let le = cx.b.icmp_imm(IntCC::Sle, v, hi);
+    cx.b.binary(BinOp::And, ge, le)
 }
 
 /// `v % m == 0` for a power of two `m`.
-fn multiple_of(fx: &mut FnCtx<'_, '_>, v: Var, m: i64) -> Var {
-    let low = fx.b.binary_imm(BinOp::And, v, m - 1);
-    fx.b.icmp_imm(IntCC::Eq, low, 0)
+fn multiple_of(cx: &mut MissFn<'_, '_>, v: Var, m: i64) -> Var {
+    let low = cx.b.binary_imm(BinOp::And, v, m - 1);
+    cx.b.icmp_imm(IntCC::Eq, low, 0)
 }
 
 /// Every rule of `cuTensorMapEncodeTiled` that constants did not decide, each a ValueError
 /// naming the argument, the rule and the values (run before encoding).
-pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cleanup<'_>) {
-    let t = p.arg;
-    let what = p.what.as_str();
+pub(crate) fn check_rules(cx: &mut MissFn<'_, '_>, q: &Miss<'_>) {
+    let (t, p) = (q.t, &q.v);
     let rank = p.dims.len();
-    let align = i64::from(t.interleave.alignment().max(p.elem.alignment()));
-    let because = if p.elem.alignment() > t.interleave.alignment() {
-        format!(" for dtype={}", p.elem.keyword())
+    let align = i64::from(t.interleave.alignment().max(q.elem.alignment()));
+    let because = if q.elem.alignment() > t.interleave.alignment() {
+        format!(" for dtype={}", q.elem.keyword())
     } else {
         String::new()
     };
-    let ok = multiple_of(fx, p.addr_int, align);
+    let ok = multiple_of(cx, p.addr_int, align);
     rule(
-        fx,
-        cleanup,
+        cx,
         ok,
-        what,
         vec![
             MsgPart::text("the global address "),
             MsgPart::Value(Tag::Ptr, p.addr),
@@ -60,18 +50,17 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
         ],
     );
     for (i, &d) in p.dims.iter().enumerate() {
-        if i + 1 == rank && p.elem.is_packed() {
-            packed_inner_rules(fx, cleanup, p, d);
+        if i + 1 == rank && q.elem.is_packed() {
+            packed_inner_rules(cx, q, d);
             continue;
         }
-        let ok = in_range(fx, d, 1, limits::MAX_DIM);
+        let ok = in_range(cx, d, 1, limits::MAX_DIM);
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
-                MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
+                MsgPart::Value(Tag::CStr, cx.tensor),
+                MsgPart::text(format!(".shape[{i}] is ")),
                 MsgPart::Value(Tag::I64, d),
                 MsgPart::text(format!(
                     "; a TMA dimension must be 1 to {}",
@@ -82,16 +71,15 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
     }
     // The innermost dimension is contiguous.
     if let (Some(&s), Some(d)) = (p.tensor_strides.last(), p.inner_extent) {
-        let one = fx.b.icmp_imm(IntCC::Eq, s, 1);
-        let single = fx.b.icmp_imm(IntCC::Eq, d, 1);
-        let ok = fx.b.binary(BinOp::Or, one, single);
+        let one = cx.b.icmp_imm(IntCC::Eq, s, 1);
+        let single = cx.b.icmp_imm(IntCC::Eq, d, 1);
+        let ok = cx.b.binary(BinOp::Or, one, single);
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
-                MsgPart::text(format!("{}.strides[{}] is ", t.tensor, rank - 1)),
+                MsgPart::Value(Tag::CStr, cx.tensor),
+                MsgPart::text(format!(".strides[{}] is ", rank - 1)),
                 MsgPart::Value(Tag::I64, s),
                 MsgPart::text("; TMA needs the innermost dimension contiguous (stride 1)"),
             ],
@@ -99,18 +87,17 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
     }
     for (i, &bytes) in p.byte_strides.iter().enumerate() {
         let s = p.tensor_strides[i];
-        let aligned = multiple_of(fx, bytes, align);
-        let nonneg = fx.b.icmp_imm(IntCC::Sge, bytes, 0);
-        let below = fx.b.icmp_imm(IntCC::Slt, bytes, limits::STRIDE_LIMIT);
-        let range = fx.b.binary(BinOp::And, nonneg, below);
-        let ok = fx.b.binary(BinOp::And, aligned, range);
+        let aligned = multiple_of(cx, bytes, align);
+        let nonneg = cx.b.icmp_imm(IntCC::Sge, bytes, 0);
+        let below = cx.b.icmp_imm(IntCC::Slt, bytes, limits::STRIDE_LIMIT);
+        let range = cx.b.binary(BinOp::And, nonneg, below);
+        let ok = cx.b.binary(BinOp::And, aligned, range);
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
-                MsgPart::text(format!("{}.strides[{i}] is ", t.tensor)),
+                MsgPart::Value(Tag::CStr, cx.tensor),
+                MsgPart::text(format!(".strides[{i}] is ")),
                 MsgPart::Value(Tag::I64, s),
                 MsgPart::text(" elements = "),
                 MsgPart::Value(Tag::I64, bytes),
@@ -127,12 +114,10 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             continue;
         }
         let (name, lo, hi) = &ranges[k];
-        let ok = in_range(fx, v, *lo, *hi);
+        let ok = in_range(cx, v, *lo, *hi);
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
                 MsgPart::text(format!("{name} is ")),
                 MsgPart::Value(Tag::I64, v),
@@ -140,7 +125,7 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
             ],
         );
         if let Some((_, multiple)) = inner.filter(|(at, _)| *at == k) {
-            inner_box_rules(fx, cleanup, p, v, multiple);
+            inner_box_rules(cx, q, v, multiple);
         }
     }
     for (i, &v) in p.element_strides.iter().enumerate() {
@@ -150,12 +135,10 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
         {
             continue;
         }
-        let ok = in_range(fx, v, 1, limits::MAX_ELEMENT_STRIDE);
+        let ok = in_range(cx, v, 1, limits::MAX_ELEMENT_STRIDE);
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
                 MsgPart::text(format!("element_strides[{i}] is ")),
                 MsgPart::Value(Tag::I64, v),
@@ -169,24 +152,16 @@ pub(crate) fn check_rules(fx: &mut FnCtx<'_, '_>, p: &Prepared<'_>, cleanup: &Cl
 /// packed types; otherwise, without interleave, its bytes a multiple of 16 (when `multiple`:
 /// tiled only) and within the swizzle span (in bits at half a byte per value for
 /// `u4x16_align8`).
-fn inner_box_rules(
-    fx: &mut FnCtx<'_, '_>,
-    cleanup: &Cleanup<'_>,
-    p: &Prepared<'_>,
-    v: Var,
-    multiple: bool,
-) {
-    let (t, what, elem) = (p.arg, p.what.as_str(), p.elem);
+fn inner_box_rules(cx: &mut MissFn<'_, '_>, q: &Miss<'_>, v: Var, multiple: bool) {
+    let (t, p, elem) = (q.t, &q.v, q.elem);
     if elem.is_align16() {
-        let ok = fx.b.icmp_imm(IntCC::Eq, v, limits::PACKED_INNER_BOX);
+        let ok = cx.b.icmp_imm(IntCC::Eq, v, limits::PACKED_INNER_BOX);
         let rank = p.dims.len();
         let (at, _) = t.layout.inner().unwrap_or_default();
         let name = t.layout.ranges(rank)[at].0.clone();
         rule(
-            fx,
-            cleanup,
+            cx,
             ok,
-            what,
             vec![
                 MsgPart::text(format!("{name} is ")),
                 MsgPart::Value(Tag::I64, v),
@@ -209,7 +184,7 @@ fn inner_box_rules(
     } else {
         (i64::from(elem.size()), 8)
     };
-    let amount = fx.b.binary_imm(BinOp::Imul, v, per);
+    let amount = cx.b.binary_imm(BinOp::Imul, v, per);
     let shown = |limit: String| {
         if packed {
             vec![
@@ -228,7 +203,7 @@ fn inner_box_rules(
         }
     };
     if multiple {
-        let ok = multiple_of(fx, amount, 8 * limits::BOX_INNER_MULTIPLE / unit_bits);
+        let ok = multiple_of(cx, amount, 8 * limits::BOX_INNER_MULTIPLE / unit_bits);
         let limit = if packed {
             format!(
                 "it must be a multiple of {} bytes ({} bits)",
@@ -238,11 +213,11 @@ fn inner_box_rules(
         } else {
             format!("it must be a multiple of {}", limits::BOX_INNER_MULTIPLE)
         };
-        rule(fx, cleanup, ok, what, shown(limit));
+        rule(cx, ok, shown(limit));
     }
     if let Some(span) = t.swizzle.span() {
         let ok =
-            fx.b.icmp_imm(IntCC::Sle, amount, 8 * i64::from(span) / unit_bits);
+            cx.b.icmp_imm(IntCC::Sle, amount, 8 * i64::from(span) / unit_bits);
         let limit = if packed {
             format!(
                 "swizzle={} allows at most {span} bytes ({} bits)",
@@ -252,35 +227,29 @@ fn inner_box_rules(
         } else {
             format!("swizzle={} allows at most {span}", t.swizzle.keyword())
         };
-        rule(fx, cleanup, ok, what, shown(limit));
+        rule(cx, ok, shown(limit));
     }
 }
 
 /// The rules on a packed type's innermost dim `values` (the driver's count): the tensor's
 /// extent in bytes and the values both 1 to 2^32, and for the `align16` types a whole number
 /// of 128-value groups (64 bytes of 4-bit values, 96 of 6-bit ones).
-fn packed_inner_rules(
-    fx: &mut FnCtx<'_, '_>,
-    cleanup: &Cleanup<'_>,
-    p: &Prepared<'_>,
-    values: Var,
-) {
-    let (t, what, elem) = (p.arg, p.what.as_str(), p.elem);
+fn packed_inner_rules(cx: &mut MissFn<'_, '_>, q: &Miss<'_>, values: Var) {
+    let (p, elem) = (&q.v, q.elem);
     let Some(bytes) = p.inner_extent else {
         return;
     };
     let i = p.dims.len() - 1;
     let dtype = elem.keyword();
-    let a = in_range(fx, bytes, 1, limits::MAX_DIM);
-    let b = in_range(fx, values, 1, limits::MAX_DIM);
-    let ok = fx.b.binary(BinOp::And, a, b);
+    let a = in_range(cx, bytes, 1, limits::MAX_DIM);
+    let b = in_range(cx, values, 1, limits::MAX_DIM);
+    let ok = cx.b.binary(BinOp::And, a, b);
     rule(
-        fx,
-        cleanup,
+        cx,
         ok,
-        what,
         vec![
-            MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
+            MsgPart::Value(Tag::CStr, cx.tensor),
+            MsgPart::text(format!(".shape[{i}] is ")),
             MsgPart::Value(Tag::I64, bytes),
             MsgPart::text(" bytes = "),
             MsgPart::Value(Tag::I64, values),
@@ -297,16 +266,15 @@ fn packed_inner_rules(
         return;
     }
     let group = limits::PACKED_INNER_BOX * group_bytes / per;
-    let by = fx.b.iconst(Ty::I64, group);
-    let rem = fx.b.binary(BinOp::Srem, bytes, by);
-    let ok = fx.b.icmp_imm(IntCC::Eq, rem, 0);
+    let by = cx.b.iconst(Ty::I64, group);
+    let rem = cx.b.binary(BinOp::Srem, bytes, by);
+    let ok = cx.b.icmp_imm(IntCC::Eq, rem, 0);
     rule(
-        fx,
-        cleanup,
+        cx,
         ok,
-        what,
         vec![
-            MsgPart::text(format!("{}.shape[{i}] is ", t.tensor)),
+            MsgPart::Value(Tag::CStr, cx.tensor),
+            MsgPart::text(format!(".shape[{i}] is ")),
             MsgPart::Value(Tag::I64, bytes),
             MsgPart::text(format!(
                 " bytes; dtype={dtype} needs a multiple of {group} bytes ({} values)",
