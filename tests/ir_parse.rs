@@ -291,6 +291,70 @@ fn strings_bytes_and_quoted_names() {
 }
 
 #[test]
+fn any_unicode_whitespace_separates_tokens() {
+    // ASCII whitespace is skipped by bytes, the rest as `str::trim_start` does: every
+    // separator reads as a space would, comments after any of them too.
+    let plain = parse("module m;\nfn f(x: i64) -> i64 {\n    return x + 1;\n}\n").unwrap();
+    for sep in [
+        "\t",
+        "\r\n",
+        "\u{b}",
+        "\u{c}",
+        "\u{a0}",
+        "\u{2003}",
+        "\u{3000} \n",
+        " // note\n\u{85}",
+    ] {
+        let text = format!(
+            "module{sep}m;{sep}fn{sep}f(x:{sep}i64){sep}->{sep}i64{sep}{{{sep}return{sep}x{sep}+{sep}1;{sep}}}{sep}"
+        );
+        assert_eq!(
+            parse(&text).unwrap_or_else(|e| panic!("{sep:?}: {e:?}")),
+            plain,
+            "{sep:?}"
+        );
+    }
+    let e = parse("module m;\u{200b}").unwrap_err();
+    assert!(
+        format!("{e:?}").contains("unexpected character"),
+        "zero-width space is not whitespace: {e:?}"
+    );
+}
+
+#[test]
+fn strings_with_and_without_escapes_read_exactly() {
+    // The lexer borrows a literal without escapes from the text and builds the others: both
+    // read the same, wherever the escapes are.
+    for (written, read) in [
+        ("", ""),
+        ("plain text", "plain text"),
+        ("\\nfirst", "\nfirst"),
+        ("last\\t", "last\t"),
+        ("a\\\"b\\\\c", "a\"b\\c"),
+        ("\\u{e9}t\\u{e9}", "été"),
+        ("é non-ASCII, no escape", "é non-ASCII, no escape"),
+    ] {
+        let text = format!("module m;\nfn f() -> str {{\n    return \"{written}\";\n}}\n");
+        let m = parse(&text).unwrap_or_else(|e| panic!("{written}: {e:?}"));
+        assert_eq!(
+            m.functions[0].body,
+            vec![Stmt::Return(Some(Expr::Str(read.into())))],
+            "{written}"
+        );
+    }
+    for (written, read) in [("`plain`", "plain"), ("`a\\tb`", "a\tb"), ("`fn`", "fn")] {
+        let text = format!("module m;\nfn {written}() {{\n}}\n");
+        let m = parse(&text).unwrap_or_else(|e| panic!("{written}: {e:?}"));
+        assert_eq!(m.functions[0].name, read, "{written}");
+    }
+    let e = parse("module m;\nfn f() -> str {\n    return \"open\n").unwrap_err();
+    assert!(
+        format!("{e:?}").contains("unterminated string literal"),
+        "{e:?}"
+    );
+}
+
+#[test]
 fn issue_9_parameter_kinds() {
     let text = "module m;\nfn f(block: const(128), fast: const(false), eps: const(-1.5e-3), nothing: const(none), nan_const: const(nan),\n      pair: tuple(a: i64, b: optional[tuple(c: f32)]), p: data_ptr, s: stream,\n      x: tensor[(m, n), float16, strides=(sm, 1), device_id=dev, index=i32]) where sm % 8 == 0 {\n}\n";
     let m = parse(text).unwrap();

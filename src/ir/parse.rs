@@ -165,7 +165,7 @@ fn ticks(items: &[&str]) -> Vec<String> {
 
 struct Parser<'a> {
     text: &'a str,
-    toks: Vec<Token>,
+    toks: Vec<Token<'a>>,
     pos: usize,
     /// Current nesting of expressions, blocks and parameter types.
     depth: usize,

@@ -7,7 +7,8 @@ use safecall_runtime::dtype;
 use super::model::{FloatType, IntType, ScalarType};
 
 /// Words with a meaning somewhere in the text format. A name spelled like one of them is
-/// printed quoted (`` `step` ``) so that any name round-trips.
+/// printed quoted (`` `step` ``) so that any name round-trips. Sorted ([`is_reserved`] searches
+/// it by halves).
 pub const RESERVED: &[&str] = &[
     "any",
     "assert",
@@ -58,9 +59,14 @@ pub fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Whether `s` is one of the [`RESERVED`] words.
+pub fn is_reserved(s: &str) -> bool {
+    RESERVED.binary_search(&s).is_ok()
+}
+
 /// Whether `s` can be printed as a bare name (an identifier that is not reserved).
 pub fn is_bare_name(s: &str) -> bool {
-    is_identifier(s) && !RESERVED.contains(&s)
+    is_identifier(s) && !is_reserved(s)
 }
 
 /// Writes a name: bare when possible, otherwise quoted with backticks.
@@ -333,6 +339,21 @@ pub fn half_literal(bits: u64, ty: FloatType) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reserved_words_are_sorted_and_each_is_found() {
+        assert!(
+            RESERVED.windows(2).all(|w| w[0] < w[1]),
+            "RESERVED must stay sorted and without repeats: is_reserved searches it by halves"
+        );
+        for word in RESERVED {
+            assert!(is_reserved(word), "{word}");
+            assert!(!is_bare_name(word), "{word}");
+        }
+        for name in ["", "a", "zz", "steps", "Any", "modul"] {
+            assert!(!is_reserved(name), "{name}");
+        }
+    }
 
     #[test]
     fn f32_nan_payloads_widen_and_narrow_exactly() {

@@ -149,7 +149,7 @@ impl Parser<'_> {
         match self.peek().clone() {
             Tok::Str(s) => {
                 self.bump();
-                Ok(leaf(Expr::Str(s), self.prev_end()))
+                Ok(leaf(Expr::Str(s.into_owned()), self.prev_end()))
             }
             Tok::Punct("(") => {
                 self.bump();

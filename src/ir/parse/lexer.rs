@@ -1,33 +1,40 @@
-//! Tokens of the text format.
+//! Tokens of the text format. A token borrows its text from the source where it can (names,
+//! strings without escapes, doc comments, float literals): lexing allocates only for literals
+//! with escapes and for byte strings.
+
+use std::borrow::Cow;
 
 use super::error::ParseError;
 use crate::ir::source_map::Span;
 
 /// A token kind.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'a> {
     /// A name; `quoted` when written in backticks (then never a keyword).
-    Ident { text: String, quoted: bool },
+    Ident { text: Cow<'a, str>, quoted: bool },
     /// An integer literal: magnitude and optional suffix (`i32`, `u8`, `f32`, ...).
-    Int { value: u64, suffix: Option<String> },
+    Int {
+        value: u64,
+        suffix: Option<&'static str>,
+    },
     /// A float literal: its text (without suffix) and optional suffix.
     Float {
-        text: String,
-        suffix: Option<String>,
+        text: &'a str,
+        suffix: Option<&'static str>,
     },
     /// A string literal.
-    Str(String),
+    Str(Cow<'a, str>),
     /// A byte string literal.
     Bytes(Vec<u8>),
     /// A `///` doc comment line (text after `///` and one optional space).
-    Doc(String),
+    Doc(&'a str),
     /// Punctuation.
     Punct(&'static str),
     /// End of input.
     Eof,
 }
 
-impl Tok {
+impl Tok<'_> {
     /// How the token is described in "found ..." messages.
     pub(crate) fn describe(&self) -> String {
         match self {
@@ -49,8 +56,8 @@ impl Tok {
 
 /// A token and where it is.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Token {
-    pub tok: Tok,
+pub(crate) struct Token<'a> {
+    pub tok: Tok<'a>,
     pub span: Span,
 }
 
@@ -116,7 +123,7 @@ struct Lexer<'a> {
 const MAX_RESERVED_TOKENS: usize = 1 << 16;
 
 /// Splits `text` into tokens (the last one is [`Tok::Eof`]).
-pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
+pub(crate) fn lex(text: &str) -> Result<Vec<Token<'_>>, ParseError> {
     let mut lx = Lexer { text, pos: 0 };
     // About one token per four bytes of generated IR: sized once instead of regrown (and
     // copied) a dozen times. Capped: a long literal (a device binary's image) is one token,
@@ -140,14 +147,14 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 doc = d;
             }
             lx.pos = line_end;
-            Tok::Doc(doc.to_owned())
+            Tok::Doc(doc)
         } else if c.is_ascii_alphabetic() || c == '_' {
             if c == 'b' && lx.rest()[1..].starts_with('"') {
                 lx.pos += 1;
                 Tok::Bytes(lx.bytes_literal(start)?)
             } else {
                 Tok::Ident {
-                    text: lx.ident().to_owned(),
+                    text: Cow::Borrowed(lx.ident()),
                     quoted: false,
                 }
             }
@@ -183,16 +190,34 @@ impl<'a> Lexer<'a> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
+        match self.text.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(char::from(b)),
+            _ => self.rest().chars().next(),
+        }
     }
 
+    /// Skips whitespace (Unicode's, as `str::trim_start` does; ASCII by bytes) and `//`
+    /// comments that are not `///` doc comments.
     fn skip_trivia(&mut self) {
+        let bytes = self.text.as_bytes();
         loop {
+            while let Some(&b) = bytes.get(self.pos) {
+                if b.is_ascii_whitespace() || b == 0x0b {
+                    self.pos += 1;
+                } else if b.is_ascii() {
+                    break;
+                } else {
+                    let rest = self.rest();
+                    let trimmed = rest.trim_start();
+                    if trimmed.len() == rest.len() {
+                        break;
+                    }
+                    self.pos += rest.len() - trimmed.len();
+                }
+            }
             let rest = self.rest();
-            let trimmed = rest.trim_start();
-            self.pos += rest.len() - trimmed.len();
-            if trimmed.starts_with("//") && !trimmed.starts_with("///") {
-                self.pos += trimmed.find('\n').unwrap_or(trimmed.len());
+            if rest.starts_with("//") && !rest.starts_with("///") {
+                self.pos += rest.find('\n').unwrap_or(rest.len());
             } else {
                 return;
             }
@@ -219,12 +244,12 @@ impl<'a> Lexer<'a> {
         &rest[..len]
     }
 
-    fn suffix(&mut self, start: usize) -> Result<Option<String>, ParseError> {
+    fn suffix(&mut self, start: usize) -> Result<Option<&'static str>, ParseError> {
         match self.peek() {
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let s = self.ident();
-                if SUFFIXES.contains(&s) {
-                    Ok(Some(s.to_owned()))
+                if let Some(known) = SUFFIXES.iter().find(|k| **k == s) {
+                    Ok(Some(known))
                 } else {
                     Err(ParseError::new(
                         Span::new(start, self.pos),
@@ -237,7 +262,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn number(&mut self, start: usize) -> Result<Tok, ParseError> {
+    fn number(&mut self, start: usize) -> Result<Tok<'a>, ParseError> {
         let rest = self.rest();
         if rest.starts_with("0x") || rest.starts_with("0X") {
             self.pos += 2;
@@ -251,7 +276,7 @@ impl<'a> Lexer<'a> {
             }
             let value = u64::from_str_radix(digits, 16).map_err(|_| too_large(start, self.pos))?;
             let suffix = self.suffix(start)?;
-            if is_float_suffix(suffix.as_deref()) {
+            if is_float_suffix(suffix) {
                 return Err(ParseError::new(
                     Span::new(start, self.pos),
                     "a hexadecimal literal cannot have a float suffix".to_owned(),
@@ -278,10 +303,10 @@ impl<'a> Lexer<'a> {
                 is_float = true;
             }
         }
-        let text = self.text[start..self.pos].to_owned();
+        let text = &self.text[start..self.pos];
         let suffix = self.suffix(start)?;
         if is_float {
-            if suffix.is_some() && !is_float_suffix(suffix.as_deref()) {
+            if suffix.is_some() && !is_float_suffix(suffix) {
                 return Err(ParseError::new(
                     Span::new(start, self.pos),
                     format!(
@@ -296,7 +321,7 @@ impl<'a> Lexer<'a> {
             }
             return Ok(Tok::Float { text, suffix });
         }
-        if is_float_suffix(suffix.as_deref()) {
+        if is_float_suffix(suffix) {
             return Ok(Tok::Float { text, suffix });
         }
         let value = text
@@ -356,9 +381,12 @@ impl<'a> Lexer<'a> {
         })
     }
 
-    /// A `"..."` or `` `...` `` literal starting at the current position.
-    fn quoted(&mut self, delim: char, start: usize) -> Result<String, ParseError> {
+    /// A `"..."` or `` `...` `` literal starting at the current position: borrowed from the
+    /// text unless it has escapes.
+    fn quoted(&mut self, delim: char, start: usize) -> Result<Cow<'a, str>, ParseError> {
         self.pos += 1;
+        let text = self.text;
+        let first = self.pos;
         let mut out = String::new();
         debug_assert!(delim.is_ascii());
         let stop = [delim as u8, b'\\'];
@@ -370,14 +398,21 @@ impl<'a> Lexer<'a> {
                 .bytes()
                 .position(|b| stop.contains(&b))
                 .unwrap_or(rest.len());
-            out.push_str(&rest[..run]);
             self.pos += run;
             let Some(c) = self.peek() else {
                 return Err(unterminated(self.text, start, self.pos));
             };
+            if c == delim && self.pos - run == first {
+                // The first run ends the literal: no escape, so it is the text between the
+                // quotes as written.
+                let inner = &text[first..self.pos];
+                self.pos += 1;
+                return Ok(Cow::Borrowed(inner));
+            }
+            out.push_str(&rest[..run]);
             self.pos += c.len_utf8();
             if c == delim {
-                return Ok(out);
+                return Ok(Cow::Owned(out));
             }
             if c == '\\' {
                 let esc_start = self.pos - 1;

@@ -9,7 +9,10 @@ use super::{PResult, ParseError, Parser};
 
 impl Parser<'_> {
     /// An integer literal with an optional leading `-`; returns (negative, magnitude, suffix, span).
-    pub(super) fn int_literal(&mut self, what: &str) -> PResult<(bool, u64, Option<String>, Span)> {
+    pub(super) fn int_literal(
+        &mut self,
+        what: &str,
+    ) -> PResult<(bool, u64, Option<&'static str>, Span)> {
         let start = self.span();
         let negative = self.is_punct("-") && matches!(self.peek_at(1), Tok::Int { .. });
         if negative {
@@ -27,7 +30,7 @@ impl Parser<'_> {
     /// A signed 64-bit integer literal without a suffix (or with `i64`).
     pub(super) fn i64_literal(&mut self, what: &str) -> PResult<(i64, Span)> {
         let (neg, mag, suffix, span) = self.int_literal(what)?;
-        if suffix.as_deref().is_some_and(|s| s != "i64") {
+        if suffix.is_some_and(|s| s != "i64") {
             return Err(ParseError::new(
                 span,
                 format!(
@@ -99,7 +102,7 @@ impl Parser<'_> {
         let sign64 = |bits: u64| if negative { bits ^ (1 << 63) } else { bits };
         Ok(match tok.tok {
             Tok::Int { value, suffix } => {
-                let ty = match suffix.as_deref() {
+                let ty = match suffix {
                     None => IntType::I64,
                     Some(s) => {
                         syntax::parse_int_type(s).expect("the lexer only accepts known suffixes")
@@ -120,11 +123,10 @@ impl Parser<'_> {
             }
             Tok::Float { text, suffix } => {
                 let ty = suffix
-                    .as_deref()
                     .and_then(FloatType::from_keyword)
                     .unwrap_or(FloatType::F64);
                 Expr::Float {
-                    bits: self.float_from_text(&text, ty, negative, span)?,
+                    bits: self.float_from_text(text, ty, negative, span)?,
                     ty,
                 }
             }

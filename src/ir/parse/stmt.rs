@@ -255,7 +255,7 @@ impl Parser<'_> {
             match self.peek().clone() {
                 Tok::Str(text) if self.is_punct_at(1, ",") || self.is_punct_at(1, ")") => {
                     self.bump();
-                    parts.push(MessagePart::Text(text));
+                    parts.push(MessagePart::Text(text.into_owned()));
                 }
                 _ => {
                     let (e, s) = self.expr()?;

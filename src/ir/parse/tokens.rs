@@ -5,12 +5,12 @@ use super::super::syntax;
 use super::lexer::{Tok, Token};
 use super::{PResult, ParseError, Parser, one_of, ticks};
 
-impl Parser<'_> {
-    pub(super) fn peek(&self) -> &Tok {
+impl<'a> Parser<'a> {
+    pub(super) fn peek(&self) -> &Tok<'a> {
         &self.toks[self.pos].tok
     }
 
-    pub(super) fn peek_at(&self, n: usize) -> &Tok {
+    pub(super) fn peek_at(&self, n: usize) -> &Tok<'a> {
         &self.toks[(self.pos + n).min(self.toks.len() - 1)].tok
     }
 
@@ -36,7 +36,7 @@ impl Parser<'_> {
     }
 
     /// [`Parser::bump`], returning the token itself (a copy: the parser may come back to it).
-    pub(super) fn bump_token(&mut self) -> Token {
+    pub(super) fn bump_token(&mut self) -> Token<'a> {
         let t = self.toks[self.pos].clone();
         self.bump();
         t
@@ -107,7 +107,7 @@ impl Parser<'_> {
     pub(super) fn name(&mut self, what: &str) -> PResult<(String, Span)> {
         match self.peek().clone() {
             Tok::Ident { text, quoted } => {
-                if !quoted && syntax::RESERVED.contains(&text.as_str()) {
+                if !quoted && syntax::is_reserved(&text) {
                     return Err(ParseError::new(
                         self.span(),
                         format!("expected {what}, found the reserved word `{text}`"),
@@ -116,7 +116,7 @@ impl Parser<'_> {
                     .with_note(format!("write `` `{text}` `` to use it as a name")));
                 }
                 let span = self.bump();
-                Ok((text, span))
+                Ok((text.into_owned(), span))
             }
             _ => Err(self.unexpected(vec![what.to_owned()])),
         }
@@ -130,7 +130,7 @@ impl Parser<'_> {
                 quoted: false,
             } => {
                 let span = self.bump();
-                Ok((text, span))
+                Ok((text.into_owned(), span))
             }
             _ => Err(self.unexpected(ticks(expected))),
         }
@@ -138,7 +138,7 @@ impl Parser<'_> {
 
     pub(super) fn string(&mut self, what: &str) -> PResult<(String, Span)> {
         match self.peek().clone() {
-            Tok::Str(s) => Ok((s, self.bump())),
+            Tok::Str(s) => Ok((s.into_owned(), self.bump())),
             _ => Err(self.unexpected(vec![what.to_owned()])),
         }
     }
