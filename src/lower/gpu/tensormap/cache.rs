@@ -7,8 +7,9 @@
 //! and holds the lock until `cuLaunchKernelEx` has copied the parameters ([`release`]); a
 //! miss calls the module's miss function of the descriptor's kind ([`super::miss`]), which
 //! checks and encodes on the stack, then stores key and descriptor into the entry a
-//! round-robin counter picks ([`super::entry::insert`]), if its lock is free. Entries are never freed: a descriptor
-//! holds addressing, not contents, so it is valid as long as the key is the same.
+//! round-robin counter picks ([`super::entry::insert`]), if its lock is free. Entries are
+//! never freed: a descriptor holds addressing, not contents, so it is valid as long as the key
+//! is the same.
 
 use crate::ir::tensormap_limits as limits;
 use crate::lir::{BinOp, ConvOp, DataId, IntCC, Linkage, Symbol, Ty, Var};

@@ -7,7 +7,7 @@ use crate::lir::{BinOp, IntCC, Ty, Var, builder::FuncBuilder};
 /// Cache entries per launch argument.
 pub(crate) const SLOTS: i64 = 4;
 /// Bytes of the descriptor.
-pub(super) const MAP: usize = limits::MAP_SIZE as usize;
+const MAP: usize = limits::MAP_SIZE as usize;
 /// An entry: the descriptor first (entries are multiples of 128 bytes and the cache is
 /// 128-byte aligned, so the descriptor is too), then the lock word, the valid word and the key.
 pub(super) const MAP_AT: usize = 0;

@@ -4,31 +4,39 @@
 use crate::ir;
 use crate::lower::{LowerOptions, lower};
 
-/// A module whose launch in `fn f` passes the descriptors `maps` (IR text of `tensormap(..)`
-/// arguments) to a kernel taking that many descriptors, and `g`, when `second`, passes the
-/// first one again from a host function of its own.
-fn module(maps: &[&str], second: bool) -> String {
-    let params: Vec<String> = (0..maps.len())
+/// A PTX device binary `name` whose kernel `k` takes `n` descriptors.
+fn binary(name: &str, n: usize) -> String {
+    let params: Vec<String> = (0..n)
         .map(|i| format!(".param .align 64 .b8 d{i}[128]"))
         .collect();
-    let launch = |name: &str, args: &str| {
-        format!(
-            "fn {name}(a: tensor[(m, n), float16, device=cuda], b: tensor[(p, q), float16, device=cuda], \
-             c: tensor[(r, s), float32, device=cuda]) {{\n    launch kernels.k[grid=(1), block=(128)]({args});\n}}\n"
-        )
-    };
-    let mut text = format!(
-        "module m;\n\ndevice_binary kernels {{\n    format ptx;\n    data b\".version 8.0\\n.target sm_90a\\n.address_size 64\\n.visible .entry k({}) {{ ret; }}\\n\";\n    kernels [k];\n}}\n\n",
+    let ptx = format!(
+        ".version 8.0\\n.target sm_90a\\n.address_size 64\\n.visible .entry k({}) {{ ret; }}\\n",
         params.join(", ")
     );
-    text += &launch("f", &maps.join(", "));
+    format!(
+        "device_binary {name} {{\n    format ptx;\n    data b\"{ptx}\";\n    kernels [k];\n}}\n\n"
+    )
+}
+
+/// A host function `name` that launches `binary`'s kernel with the descriptors `maps` (IR
+/// text of `tensormap(..)` arguments) of its tensors `a`, `b` (float16) and `c` (float32).
+fn host(name: &str, binary: &str, maps: &[&str]) -> String {
+    let tensors = "a: tensor[(m, n), float16, device=cuda], b: tensor[(p, q), float16, device=cuda], \
+                   c: tensor[(r, s), float32, device=cuda]";
+    let args = maps.join(", ");
+    format!("fn {name}({tensors}) {{\n    launch {binary}.k[grid=(1), block=(128)]({args});\n}}\n")
+}
+
+/// A module whose `fn f` launches with the descriptors `maps` and, when `second`, whose `fn g`
+/// launches with the first of them from a host function of its own.
+fn module(maps: &[&str], second: bool) -> String {
+    let mut text = format!("module m;\n\n{}", binary("kernels", maps.len()));
     if second {
-        let params1 = ".param .align 64 .b8 d0[128]";
-        text = text.replace(
-            "    kernels [k];",
-            &format!("    kernels [k];\n}}\n\ndevice_binary other {{\n    format ptx;\n    data b\".version 8.0\\n.target sm_90a\\n.address_size 64\\n.visible .entry k({params1}) {{ ret; }}\\n\";\n    kernels [k];"),
-        );
-        text += &launch("g", maps[0]).replace("kernels.k", "other.k");
+        text += &binary("other", 1);
+    }
+    text += &host("f", "kernels", maps);
+    if second {
+        text += &host("g", "other", &maps[..1]);
     }
     text
 }
