@@ -443,6 +443,17 @@ fn im2col_descriptors_are_encoded_checked_and_cached() {
              pixels is 2000; it must be 1 to 1024",
             "{how:?}"
         );
+        // A failing encoder names its entry point (and is not cached: the next call encodes).
+        fake().reset();
+        fake().fail("cuTensorMapEncodeIm2col", 1);
+        assert_eq!(
+            call_err(&f, &[Arg::Tensor(&x), Arg::Int(64)]),
+            "RuntimeError: im2col: launch of tma.conv: kernel argument 0 (tensormap of 'x'): \
+             cuTensorMapEncodeIm2col returned CUDA_ERROR_INVALID_VALUE (error 1: invalid argument)",
+            "{how:?}"
+        );
+        assert!(fake().launches().is_empty(), "{how:?}");
+        assert_eq!(run(64), 1, "{how:?}: encoded again");
     });
 }
 
