@@ -4,34 +4,11 @@
 //! non-ASCII characters, a NUL, many values, values alone, a TMA-free check through the
 //! explain path, and messages over the part limit.
 
-use safecall::aot::LinkOptions;
-use safecall::{Backend, Options, ir};
+use safecall::ir;
 use safecall_runtime::{AnyView, Function};
 
+use crate::common::built::{Built, deliver};
 use crate::common::delivery::{Delivery, deliveries};
-
-/// A built module and what keeps its code alive.
-struct Built {
-    jit: Option<safecall::jit::JitModule>,
-    lib: Option<libloading::Library>,
-}
-
-impl Built {
-    fn function(&self, name: &str) -> Function {
-        if let Some(jit) = &self.jit {
-            return jit.function(name).expect("defined").clone();
-        }
-        let lib = self.lib.as_ref().expect("a library");
-        let symbol = format!("__tvm_ffi_{name}");
-        // SAFETY: exported safe-call symbols; the library outlives the calls (it lives in self).
-        unsafe {
-            let f = *lib
-                .get::<safecall_runtime::abi::TVMFFISafeCallType>(symbol.as_bytes())
-                .expect("exported");
-            Function::from_safe_call(f, std::ptr::null_mut(), None)
-        }
-    }
-}
 
 fn build(module: &ir::Module, how: Delivery) -> Built {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,58 +16,14 @@ fn build(module: &ir::Module, how: Delivery) -> Built {
     let n = COUNT.fetch_add(1, Ordering::Relaxed);
     let dir = crate::common::libs::run_dir().join("raise_templates");
     std::fs::create_dir_all(&dir).expect("make the directory");
-    let so = dir.join(format!("m_{n}.so"));
-    let options = |backend| Options {
-        backend,
-        ..Default::default()
-    };
-    match how {
-        Delivery::JitBaseline | Delivery::Jit(_) => {
-            let options = safecall::jit::JitOptions {
-                backend: match how {
-                    Delivery::Jit(b) => b,
-                    _ => Backend::Cranelift,
-                },
-                first_tier: match how {
-                    Delivery::Jit(_) => safecall::jit::FirstTier::Backend,
-                    _ => safecall::jit::FirstTier::Baseline,
-                },
-                ..Default::default()
-            };
-            // SAFETY: the IR is this test's own: it dereferences nothing.
-            let jit = unsafe { safecall::jit::compile(module, &options) }.expect("JIT compile");
-            return Built {
-                jit: Some(jit),
-                lib: None,
-            };
-        }
-        Delivery::Shared(backend, linker) => {
-            let link = LinkOptions {
-                linker,
-                ..LinkOptions::default()
-            };
-            safecall::build_shared_library(module, &so, &options(backend), &link)
-                .expect("build the library");
-        }
-        Delivery::Object(backend) => {
-            let object = safecall::compile_object(module, &options(backend)).expect("object");
-            let o = so.with_extension("o");
-            std::fs::write(&o, object).expect("write the object");
-            let status = std::process::Command::new("cc")
-                .args(["-shared", "-Wl,-z,now", "-o"])
-                .arg(&so)
-                .arg(&o)
-                .status()
-                .expect("run cc");
-            assert!(status.success(), "cc -shared failed");
-        }
-    }
-    // SAFETY: a library safecall generated; its TVM-FFI symbols resolve to the runtime this
-    // test links.
-    let lib = unsafe { libloading::Library::new(&so) }.expect("load the library");
-    Built {
-        jit: None,
-        lib: Some(lib),
+    // SAFETY: the IR is this test's own: it dereferences nothing.
+    unsafe {
+        deliver(
+            module,
+            how,
+            &dir.join(format!("m_{n}.so")),
+            Default::default(),
+        )
     }
 }
 

@@ -7,6 +7,7 @@ pub mod aot;
 pub mod args;
 pub mod array;
 pub mod big_int_text;
+pub mod built;
 pub mod cases;
 pub mod command;
 pub mod compare;

@@ -7,8 +7,7 @@ use std::ffi::{CString, c_char, c_int};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use safecall::aot::LinkOptions;
-use safecall::{Backend, Options, ir};
+use safecall::ir;
 use safecall_runtime::abi::{DLDataType, DLDevice, DLTensor, TVMFFIAny, TVMFFIValue, type_index};
 use safecall_runtime::{Any, AnyView, Error, Function};
 use serde_json::Value;
@@ -167,6 +166,8 @@ impl Fake {
     }
 }
 
+pub use crate::common::built::Built;
+use crate::common::built::deliver;
 pub use crate::common::delivery::Delivery;
 
 /// The delivery paths the launch tests run: every row of `tests/common/delivery.rs` but the
@@ -178,33 +179,11 @@ pub fn deliveries() -> Vec<Delivery> {
         .collect()
 }
 
-/// JIT options for a tier: the baseline compiler, or `backend` itself. Each module finds the
-/// driver itself, as AOT code does, so that every delivery path's first launch makes the same
-/// driver calls (the tables JIT modules share by default: tests/gpu/shared_runtimes.rs).
-fn jit_options(baseline: bool, backend: Backend) -> safecall::jit::JitOptions {
-    safecall::jit::JitOptions {
-        share_gpu_runtimes: false,
-        backend,
-        first_tier: if baseline {
-            safecall::jit::FirstTier::Baseline
-        } else {
-            safecall::jit::FirstTier::Backend
-        },
-        ..Default::default()
-    }
-}
-
 /// The module of `tests/gpu/launch.scir`.
 pub fn module() -> ir::Module {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gpu/launch.scir");
     let text = std::fs::read_to_string(&path).expect("read launch.scir");
     ir::parse::parse(&text).unwrap_or_else(|e| panic!("{}", e.render("launch.scir", &text)))
-}
-
-/// A built module: its functions, and what keeps their code alive.
-pub struct Built {
-    jit: Option<safecall::jit::JitModule>,
-    lib: Option<libloading::Library>,
 }
 
 fn out_dir() -> PathBuf {
@@ -219,71 +198,17 @@ pub fn build(module: &ir::Module, how: Delivery) -> Built {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    let options = |backend| Options {
-        backend,
+    let so = out_dir().join(format!("gpu_{n}.so"));
+    // Each JIT module finds the driver itself, as AOT code does, so that every delivery
+    // path's first launch makes the same driver calls (the tables JIT modules share by
+    // default: tests/gpu/shared_runtimes.rs).
+    let jit = safecall::jit::JitOptions {
+        share_gpu_runtimes: false,
         ..Default::default()
     };
-    let so = out_dir().join(format!("gpu_{n}.so"));
-    match how {
-        Delivery::JitBaseline | Delivery::Jit(_) => {
-            let options = match how {
-                Delivery::Jit(backend) => jit_options(false, backend),
-                _ => jit_options(true, Backend::Cranelift),
-            };
-            // SAFETY: the IR is this test's own: it dereferences only the arguments it checks
-            // and calls only symbols it declares with their real signatures.
-            let jit = unsafe { safecall::jit::compile(module, &options) }.expect("JIT compile");
-            return Built {
-                jit: Some(jit),
-                lib: None,
-            };
-        }
-        Delivery::Shared(backend, linker) => {
-            let link = LinkOptions {
-                linker,
-                ..LinkOptions::default()
-            };
-            safecall::build_shared_library(module, &so, &options(backend), &link)
-                .expect("build the library");
-        }
-        Delivery::Object(backend) => {
-            let object = safecall::compile_object(module, &options(backend)).expect("object");
-            let o = so.with_extension("o");
-            std::fs::write(&o, object).expect("write the object");
-            let status = std::process::Command::new("cc")
-                .args(["-shared", "-Wl,-z,now", "-o"])
-                .arg(&so)
-                .arg(&o)
-                .status()
-                .expect("run cc");
-            assert!(status.success(), "cc -shared failed");
-        }
-    }
-    // SAFETY: a library safecall generated; its TVM-FFI symbols resolve to the runtime this
-    // test links (-rdynamic).
-    let lib = unsafe { libloading::Library::new(&so) }.expect("load the library");
-    Built {
-        jit: None,
-        lib: Some(lib),
-    }
-}
-
-impl Built {
-    /// The host function `name`.
-    pub fn function(&self, name: &str) -> Function {
-        if let Some(jit) = &self.jit {
-            return jit.function(name).expect("defined").clone();
-        }
-        let lib = self.lib.as_ref().expect("a library");
-        let symbol = format!("__tvm_ffi_{name}");
-        // SAFETY: exported safe-call symbols; the library outlives the calls (it lives in self).
-        unsafe {
-            let f = *lib
-                .get::<safecall_runtime::abi::TVMFFISafeCallType>(symbol.as_bytes())
-                .expect("exported");
-            Function::from_safe_call(f, std::ptr::null_mut(), None)
-        }
-    }
+    // SAFETY: the IR is this test's own: it dereferences only the arguments it checks and
+    // calls only symbols it declares with their real signatures.
+    unsafe { deliver(module, how, &so, jit) }
 }
 
 /// An argument.

@@ -31,7 +31,8 @@ pub(crate) fn build(
     out: Var,
     cleanup: &Cleanup<'_>,
 ) -> (Var, Var) {
-    let n = p.inputs.key.len();
+    let key = p.inputs.key(p.arg);
+    let n = key.len();
     let entry_size = (KEY_AT + 8 * n).next_multiple_of(MAP_ALIGN);
     let cache = cache_data(fx, SLOTS as usize * entry_size + 8);
     let base = fx.b.symbol_addr(Symbol::Data(cache));
@@ -70,7 +71,7 @@ pub(crate) fn build(
     // valid ^ 1 | key[0] ^ stored[0] | ...: zero exactly on a hit.
     let valid = fx.b.load(Ty::I64, entry, VALID_AT);
     let mut diff = fx.b.binary_imm(BinOp::Xor, valid, 1);
-    for (j, &k) in p.inputs.key.iter().enumerate() {
+    for (j, &k) in key.iter().enumerate() {
         let stored = fx.b.load(Ty::I64, entry, KEY_AT + 8 * j);
         let x = fx.b.binary(BinOp::Xor, stored, k);
         diff = fx.b.binary(BinOp::Or, diff, x);

@@ -21,7 +21,7 @@ use super::super::super::raise::PART_SIZE;
 use super::encode::encode;
 use super::entry::insert;
 use super::miss_fn::{Miss, MissFn};
-use super::prepare::{Inputs, Prepared, key};
+use super::prepare::{Inputs, Prepared};
 use super::rules::check_rules;
 
 /// Calls the miss function of descriptor `p` (made on first use of its kind): checks and
@@ -152,14 +152,6 @@ fn define(
     let element_strides = read(&mut b, rank);
     let inner_extent = read(&mut b, usize::from(rank > 0)).first().copied();
     let addr = b.convert(ConvOp::IntToPtr, addr_int, Ty::Ptr);
-    let key = key(
-        form,
-        addr_int,
-        &dims,
-        &byte_strides,
-        &layout,
-        &element_strides,
-    );
     let miss = Miss {
         t: form,
         elem,
@@ -172,7 +164,6 @@ fn define(
             byte_strides,
             layout,
             element_strides,
-            key,
         },
     };
     let mut cx = MissFn {
@@ -187,7 +178,7 @@ fn define(
     check_rules(&mut cx, &miss);
     encode(&mut cx, &miss, out);
     let MissFn { m, mut b, .. } = cx;
-    insert(&mut b, cache, &miss.v.key, out, entry_size);
+    insert(&mut b, cache, &miss.v.key(form), out, entry_size);
     let ok = b.iconst(Ty::I32, 0);
     b.ret(Some(ok));
     m.add_function(b.finish())

@@ -44,41 +44,34 @@ pub(crate) struct Inputs {
     pub(crate) layout: Vec<Var>,
     /// The traversal strides (`element_strides=`, 1 where not given) (`I64`).
     pub(crate) element_strides: Vec<Var>,
-    /// The cache key, in the driver's order: address, dims and byte strides innermost first,
-    /// then each layout value and element stride that is not a constant ([`key`]).
-    pub key: Vec<Var>,
 }
 
-/// The cache key of `t`'s inputs: the address, the dims and byte strides innermost first, then
-/// each layout value that is not a constant of `t` (in [`TensorMapLayout::exprs`] order) and
-/// each element stride that is not one (innermost first).
-///
-/// [`TensorMapLayout::exprs`]: crate::ir::TensorMapLayout::exprs
-pub(crate) fn key(
-    t: &TensorMapArg,
-    addr_int: Var,
-    dims: &[Var],
-    byte_strides: &[Var],
-    layout: &[Var],
-    element_strides: &[Var],
-) -> Vec<Var> {
-    let mut key = vec![addr_int];
-    key.extend(dims.iter().rev());
-    key.extend(byte_strides.iter().rev());
-    for (e, &v) in t.layout.exprs().zip(layout) {
-        if !matches!(e, Expr::Int { .. }) {
-            key.push(v);
+impl Inputs {
+    /// The cache key of these inputs of `t` (the argument, or its form in the miss function),
+    /// in the driver's order: the address, the dims and byte strides innermost first, then each
+    /// layout value that is not a constant of `t` (in [`TensorMapLayout::exprs`] order) and
+    /// each element stride that is not one (innermost first).
+    ///
+    /// [`TensorMapLayout::exprs`]: crate::ir::TensorMapLayout::exprs
+    pub(crate) fn key(&self, t: &TensorMapArg) -> Vec<Var> {
+        let mut key = vec![self.addr_int];
+        key.extend(self.dims.iter().rev());
+        key.extend(self.byte_strides.iter().rev());
+        for (e, &v) in t.layout.exprs().zip(&self.layout) {
+            if !matches!(e, Expr::Int { .. }) {
+                key.push(v);
+            }
         }
-    }
-    for (i, &v) in element_strides.iter().enumerate().rev() {
-        if t.element_strides
-            .get(i)
-            .is_some_and(|e| !matches!(e, Expr::Int { .. }))
-        {
-            key.push(v);
+        for (i, &v) in self.element_strides.iter().enumerate().rev() {
+            if t.element_strides
+                .get(i)
+                .is_some_and(|e| !matches!(e, Expr::Int { .. }))
+            {
+                key.push(v);
+            }
         }
+        key
     }
-    key
 }
 
 /// An integer expression (a box value or element stride) widened to `I64`.
@@ -148,7 +141,6 @@ pub(crate) fn prepare<'a>(
         });
     }
     element_strides.reverse();
-    let key = key(t, addr_int, &dims, &byte_strides, &layout, &element_strides);
     Ok(Prepared {
         arg: t,
         what,
@@ -162,7 +154,6 @@ pub(crate) fn prepare<'a>(
             byte_strides,
             layout,
             element_strides,
-            key,
         },
     })
 }
