@@ -18,7 +18,8 @@ side only), and the launcher alone (``CompiledKernel.run(...)`` with the argumen
 the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` grid calling
 ``triton.cdiv``, a launch hook registered (as a profiler does), a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
-kernel, the time of the launcher's construction and first launch (compile excluded). Each child
+kernel, the time of the launcher's construction and first launch (compile excluded), of a new
+signature and of a new specialization of a launched one (pointers assumed 16-byte aligned). Each child
 gives the median of its rounds, in microseconds; each call timed with ``timeit``, its statement
 compiled into the timing loop as a user writes it (no wrapper function per call on either side).
 The children run in ``--pairs`` pairs (4), alternating which driver goes first; a row shows the
@@ -224,19 +225,25 @@ def child(mode: str, rounds: int, calls: int) -> dict:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    # Then the same signature compiled again as Triton specializes it for 16-byte aligned
+    # pointers: a new kernel (cubin, CUfunction, launcher) of a launched kernel's form.
     kinds = ["i32", "i64", "fp32", "u64", "fp64"]
-    firsts = []
+    firsts, specs = [], []
+    divisible = {(i,): [["tt.divisibility", 16]] for i in range(6)}
     for i, kind in enumerate(kinds):
         signature = {name: "*fp32" for name in "abcdef"}
         signature.update(n=kind, m=kinds[(i + 2) % len(kinds)], BLOCK="constexpr")
-        compiled = triton.compile(ASTSource(k8, signature, constexprs={"BLOCK": 128}), target=GPUTarget("cuda", 90, 32))
-        module, function, *_ = triton.runtime.driver.active.utils.load_binary(
-            compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
-        start = time.perf_counter()
-        launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
-        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *timed[8][1], 128)
-        firsts.append((time.perf_counter() - start) * 1e6)
+        for attrs, times in ((None, firsts), (divisible, specs)):
+            compiled = triton.compile(ASTSource(k8, signature, constexprs={"BLOCK": 128}, attrs=attrs),
+                                      target=GPUTarget("cuda", 90, 32))
+            module, function, *_ = triton.runtime.driver.active.utils.load_binary(
+                compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
+            start = time.perf_counter()
+            launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
+            launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *timed[8][1], 128)
+            times.append((time.perf_counter() - start) * 1e6)
     out["first launch of a new signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
+    out["first launch of a new specialization of a launched signature, 8 args"] = round(statistics.median(specs), 1)
     if mode == "safecall" and triton.__version__.startswith(safecall_triton.SUPPORTED_TRITON + "."):
         # A new specialization with four host TMA descriptors: safecall.triton.function's
         # host function built (IR, verification, lowering, JIT), compile excluded.

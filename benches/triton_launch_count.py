@@ -6,8 +6,11 @@ are ``tvm_ffi.Tensor``s instead, whose ``data_ptr()`` is a C method, as torch's 
 no Triton launch but a call through ``tvm_ffi`` of a safecall function doing nothing;
 ``first8`` and ``firsttma4``: the first launch of a new signature, N times, compile excluded:
 a new launcher (``launcher_cls``) built for the compiled and loaded kernel and called once,
-which builds its host function; of the 8-argument kernel, or of a kernel with 4 host TMA
-descriptors, as benches/triton_driver.py times them; ``firstfn``: ``safecall.triton.function``
+which builds its host function (the host functions built before forgotten: the kernel's form
+is new); of the 8-argument kernel, or of a kernel with 4 host TMA descriptors, as
+benches/triton_driver.py times them; ``spec8`` and ``spectma4``: the same, the host function
+of the kernel's form kept (the first launch of a new specialization of a launched kernel, which
+Triton compiled for other alignments of the same arguments); ``firstfn``: ``safecall.triton.function``
 of the 4-descriptor kernel, built and not called), on
 safecall's installed driver (``WHICH=safecall``, ``DISPATCH=1`` for ``install(dispatch=True)``)
 or Triton's own (``WHICH=stock``). Before the N launches: 1,100 warm-up launches and the wait
@@ -22,8 +25,9 @@ import time
 from triton_driver import kernels, setup
 
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp())
-fake, safecall_triton = setup(os.environ.get("WHICH", "safecall"))
-if os.environ.get("WHICH", "safecall") == "safecall" and os.environ.get("DISPATCH"):
+WHICH = os.environ.get("WHICH", "safecall")
+fake, safecall_triton = setup(WHICH)
+if WHICH == "safecall" and os.environ.get("DISPATCH"):
     safecall_triton.install(dispatch=True)
 import triton  # noqa: E402
 
@@ -50,11 +54,11 @@ if WHAT == "ffi":
     for _ in range(1100 + N):  # compiled once, optimized (no tier-up to wait for)
         launch()
     raise SystemExit
-if WHAT.startswith("first"):
+if WHAT.startswith(("first", "spec")):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    if WHAT == "first8":
+    if WHAT in ("first8", "spec8"):
         kernel, args = kernels()[8]
         signature = {name: "*fp32" for name in "abcdef"}
         signature.update(n="i32", m="i64", BLOCK="constexpr")
@@ -75,7 +79,14 @@ if WHAT.startswith("first"):
         compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
     fake.safecall_fake_cuda_quiet(1)
 
+    forget = lambda: None  # noqa: E731
+    if WHAT.startswith("first") and WHICH == "safecall":
+        from safecall._triton_host_function import _FORMS
+
+        forget = _FORMS.clear
+
     def first():
+        forget()
         launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
         launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *args)
     if WHAT == "firstfn":

@@ -5,7 +5,9 @@
 # Usage: [PY=.venv-triton36/bin/python] [WHAT=run<k>|grid<k>, k one of 2 3 8 16, a final c for tensors with a C data_ptr() (run16c)] [WHICH=safecall|stock] [DISPATCH=1]
 #        benches/triton_launch_count.sh [N]
 # WHAT=first8 or firsttma4 counts the first launch of a new signature (a launcher built and
-# called once; on Triton 3.9, whose stock launcher is shared, with a small N: 30); WHAT=firstfn
+# called once; on Triton 3.9, whose stock launcher is shared, with a small N: 30); WHAT=spec8 or
+# spectma4 the same for a kernel whose form has a host function already (a new specialization
+# of a launched kernel: safecall's launcher reuses it, N=30); WHAT=firstfn
 # counts safecall.triton.function's build of the 4-descriptor kernel (Triton 3.9 only).
 # Build the extension in release mode first: (cd python && ../.venv/bin/maturin develop --release).
 set -euo pipefail
@@ -33,5 +35,6 @@ a=$(total "$n")
 b=$(total $((2 * n)))
 unit="launch"
 [[ ${WHAT:-} == first* ]] && unit="first launch of a new signature"
+[[ ${WHAT:-} == spec* ]] && unit="first launch of a new specialization of a launched kernel"
 [[ ${WHAT:-} == firstfn ]] && unit="build of safecall.triton.function"
 echo "${WHAT:-run16} ${WHICH:-safecall}${DISPATCH:+ (dispatch)}: $(( (b - a) / n )) instructions per $unit"

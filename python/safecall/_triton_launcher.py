@@ -25,19 +25,16 @@ upper half of the float32 (truncated, as Triton does); ``fp32``/``fp64`` round t
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import operator
-import struct
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import builder as ir
-from ._compile import jit
 from ._native import cuda_device_pointer, hip_device_pointer
-from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
-from ._triton_args import descriptor_argument, is_im2col
+from ._triton_abi import TRITON_ABI, UnsupportedKernelError
+from ._triton_args import is_im2col
 from ._triton_hip import libhip_path
+from ._triton_host_function import _SCALARS, host_function, launch_metadata
 from ._triton_integers import _grid_dim, _integer, _integer_rule, _integer_slow, _u64
 from ._triton_metadata import PackedMetadataCheck, packed_metadata
 from ._triton_utils import _libcuda_path
@@ -58,48 +55,6 @@ def _address_bits(address: int) -> int:
     """An address of 0 to 2^64 - 1 as the signed 64-bit int the host function's pointer
     parameter takes (an int from 2^63 on would reach it as an ``ffi.BigInt``)."""
     return address - (1 << 64) if address >> 63 else address
-
-
-def _fp16(value: Any, out: List[Any]) -> None:
-    """As Triton's ``extractFP16``: ``PyFloat_AsDouble`` (``ctypes.c_double`` reads a value
-    so: a ``str`` is a ``TypeError``, where ``float()`` would parse it), then
-    ``PyFloat_Pack2`` (``struct``'s ``e``)."""
-    out.append(struct.unpack("<H", struct.pack("<e", ctypes.c_double(value).value))[0])
-
-
-def _bf16(value: Any, out: List[Any]) -> None:
-    """As Triton's ``extractBF16``: ``PyFloat_AsDouble``, the C cast to ``float``
-    (``ctypes.c_float``: beyond float's range an infinity, where ``struct`` raises), its upper
-    16 bits."""
-    out.append(int.from_bytes(bytes(ctypes.c_float(value)), "little") >> 16)
-
-
-def _float(value: Any, out: List[Any]) -> None:
-    """As Triton's ``PyFloat_AsDouble``: a ``float`` as it is; anything else through
-    ``ctypes.c_double`` (an int beyond the ``f64`` range is an ``OverflowError``, a ``str`` a
-    ``TypeError``, an object with ``__float__`` its value)."""
-    out.append(value if type(value) is float else ctypes.c_double(value).value)
-
-
-#: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same),
-#: converter; integers' take their rule first).
-_SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
-    "i1": (ir.i64, ir.i8, _integer),
-    "u1": (ir.i64, ir.u8, _integer),
-    "i8": (ir.i64, ir.i8, _integer),
-    "i16": (ir.i64, ir.i16, _integer),
-    "i32": (ir.i64, ir.i32, _integer),
-    "i64": (ir.i64, None, _integer),
-    "u8": (ir.i64, ir.u8, _integer),
-    "u16": (ir.i64, ir.u16, _integer),
-    "u32": (ir.i64, ir.u32, _integer),
-    "u64": (ir.i64, ir.u64, _integer),
-    "fp16": (ir.u16, None, _fp16),
-    "bf16": (ir.u16, None, _bf16),
-    "fp32": (ir.f32, None, _float),
-    "f32": (ir.f32, None, _float),
-    "fp64": (ir.f64, None, _float),
-}
 
 
 class _Leaf:
@@ -145,6 +100,8 @@ class SafecallLauncher:
         # under 128 KiB on drivers up to 13010), which 3.6's launcher does not apply: the one
         # bit in which these launches differ from 3.6's own (docs/triton.md).
         self._functions: Dict[Tuple[int, Tuple[Any, ...]], Any] = {}
+        #: :func:`launch_metadata` of the kernel, made on the first build.
+        self._launch_metadata: Optional[Dict[str, Any]] = None
 
     # ---- the conversion plan --------------------------------------------------------------
     def _plan(self, ty: Any, entries: Any) -> Any:
@@ -280,7 +237,7 @@ class SafecallLauncher:
             word: List[Any] = []
             self.pointer(value, word)
             values[at] = word[0]
-        fn(gx, gy, gz, stream, *values)
+        fn(gx, gy, gz, stream, *values, _address_bits(function))
         if launch_exit_hook is not None and _hooked(launch_exit_hook):
             launch_exit_hook(launch_metadata)
 
@@ -328,8 +285,7 @@ class SafecallLauncher:
         return found
 
     def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
-        name, cubin, ordinal = self._binary(function)
-        fn = jit(launch_module(name, cubin, self.metadata, leaves, key, ordinal, self.backend, function).build())["launch"]
+        fn = self._host_function(function, leaves, tuple(key), native=False)["launch"]
         self._functions[(function, tuple(key))] = fn
         return fn
 
@@ -337,13 +293,15 @@ class SafecallLauncher:
         """The host function of ``function`` for the descriptor fields ``key`` (per host
         descriptor ``(padding, round_f32_to_tf32)``) as ``(safe-call address, what keeps its
         code alive)``, for :class:`safecall._native.TritonLaunch`."""
-        name, cubin, ordinal = self._binary(function)
-        # Launchable at once from the baseline compiler's code; the native launcher asks for
-        # Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
-        # launched often enough to pay for it.
-        jitted = jit(launch_module(name, cubin, self.metadata, leaves, tuple(key), ordinal, self.backend, function).build(),
-                     tier_up="on_request")
+        jitted = self._host_function(function, leaves, tuple(key), native=True)
         return jitted.addresses["launch"], jitted.code
+
+    def _host_function(self, function: int, leaves: Sequence[Any], key: Tuple[Any, ...], native: bool) -> Any:
+        """:func:`host_function` of ``function`` (which it takes as its last argument)."""
+        name, cubin, ordinal = self._binary(function)
+        if self._launch_metadata is None:
+            self._launch_metadata = launch_metadata(self.metadata)
+        return host_function(name, cubin, self._launch_metadata, leaves, key, ordinal, self.backend, native)
 
 
 def _ints(values: Any, message: str) -> Tuple[int, ...]:
@@ -483,78 +441,6 @@ def _descriptor_view(address: int, dtype: str, shape: Sequence[int], strides: Se
     from ._dlpack import View
 
     return tvm_ffi.from_dlpack(View(address, dtype, shape, strides, device_type=device_type))
-
-
-def launch_module(
-    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
-    function: Optional[int] = None,
-) -> ir.ModuleBuilder:
-    """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
-    profile_scratch)`` for one kernel and one set of descriptor fields (``key``: per host
-    descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and upper
-    corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend == "hip"``).
-    ``function``: the handle ``utils.load_binary`` loaded the binary as on device ``ordinal``,
-    which the launch uses as Triton's launcher does (``function=``: the binary is not loaded
-    again, only checked against); ``None`` loads it in the host function."""
-    hip = backend == "hip"
-    m = ir.ModuleBuilder(f"triton_launch_{name}")
-    m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
-    f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
-    grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
-    stream = f.param("stream", ir.stream)
-    metadata = md._asdict() if hasattr(md, "_asdict") else dict(md)
-    kernel = Kernel(
-        name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset(), backend=backend
-    )
-    args: List[Any] = []
-    for i, leaf in enumerate(leaves):
-        pname = f"arg{i}"
-        if isinstance(leaf, tuple):
-            ty, k = leaf
-            padding, tf32, *im2col = key[k]
-            entry = metadata["tensordesc_meta"][k]
-            fields = {"padding": padding, "round_f32_to_tf32": tf32}
-            fields.update(zip(TRITON_ABI.tensor_descriptor.im2col_fields, im2col))
-            _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
-            args += passed
-        elif leaf.startswith(TRITON_ABI.pointer_prefix):
-            args.append(f.param(pname, ir.data_ptr))
-        else:
-            outer, inner, _ = _SCALARS[leaf]
-            p = f.param(pname, outer)
-            args.append(p if inner is None else ir.cast(inner, p))
-    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
-    num_ctas = int(metadata.get("num_ctas", 1) or 1)
-    settings: Dict[str, Any] = {"device": ordinal, "stream": stream}
-    if function is not None:
-        settings["function"] = ir.cast(ir.ptr, ir.lit(function, ir.u64))
-    if num_ctas > 1:
-        settings["cluster"] = [num_ctas, 1, 1]
-        if not hip:
-            # AMD's launch passes no scheduling policy (TritonAbi's docs).
-            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
-    if metadata.get("shared"):
-        settings["shared_mem"] = int(metadata["shared"])
-    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
-        if metadata.get(flag):
-            settings[setting] = True
-    x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
-    wide = [ir.cast(ir.i64, g) for g in grid]
-    launch_grid = [x, grid[1], grid[2]]
-    if hip:
-        # The AMD driver.c launches unless gridX * gridY * gridZ == 0, passing each dimension
-        # as `unsigned int` (a negative one reaches the runtime as 2^32 - |g|, which decides).
-        zero = ir.lit(0, ir.i64)
-        nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
-        launch_grid = [ir.cast(ir.u32, g) for g in (x, grid[1], grid[2])]
-        block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
-    else:
-        # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
-        nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
-        block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
-    with f.if_(nonempty):
-        f.launch("kernel", name, *args, *scratch, grid=launch_grid, block=[block], **settings)
-    return m
 
 
 #: Triton's ``triton.knobs.HookChain``, imported when a launch first has a hook.

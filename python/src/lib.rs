@@ -32,6 +32,7 @@ mod cuda_context;
 mod detached;
 mod hip_runtime;
 mod host_errors;
+mod kernel_params;
 mod method_call;
 mod recursion;
 mod tensor_map;
@@ -366,6 +367,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cuda_constants::register(m)?;
     cuda_context::register(m)?;
     hip_runtime::register(m)?;
+    kernel_params::register(m)?;
     triton_launch::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_knobs::KnobsVersion>()?;

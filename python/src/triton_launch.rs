@@ -10,7 +10,8 @@
 //! descriptors, of each combination of their paddings and `round_f32_to_tf32`, which the
 //! `CUtensorMap` encodes) by a Python callback (`build(function, key) -> (address,
 //! keepalive)`, `safecall._triton_launcher`), since Triton only hands the cubin to
-//! `load_binary`.
+//! `load_binary`. The host function takes the `CUfunction` as its last argument: the callback
+//! hands the specializations of a kernel that declare the same parameters one host function.
 
 use std::sync::Mutex;
 
@@ -111,7 +112,7 @@ pub struct TritonLaunch {
     /// its last parameter that is not a constexpr), more ignored.
     at_least: Option<usize>,
     /// The argument words of every launch: grid, stream, one per non-constexpr kernel
-    /// argument, the two scratch pointers.
+    /// argument, the two scratch pointers, the `CUfunction`.
     words: usize,
     errors: ErrorApi,
     /// The first function built: `CUfunction`, descriptor flags and entry, read without the
@@ -180,7 +181,8 @@ impl TritonLaunch {
                 u64::BITS / FLAG_BITS
             )));
         }
-        let words = 4 + kinds.iter().filter(|k| !matches!(k, Kind::Skip)).count() + 2;
+        // Grid, stream, the kernel's arguments, the two scratch pointers, the `CUfunction`.
+        let words = 4 + kinds.iter().filter(|k| !matches!(k, Kind::Skip)).count() + 3;
         // A descriptor's view is a tensor of the launch's platform (the host function's
         // parameter says which).
         let device_type = if libhip.is_some() {
@@ -433,9 +435,11 @@ impl TritonLaunch {
                 word += 1;
             }
         }
-        // The two scratch pointers: none for the kernels this launcher serves.
+        // The two scratch pointers: none for the kernels this launcher serves. Then the
+        // `CUfunction`, which the host function (shared by the kernels of one form) launches.
         values.push(int(0));
         values.push(int(0));
+        values.push(int(function as i64));
         let mut result = TVMFFIAny::NONE;
         // SAFETY: `entry` is a generated safe-call function kept alive by `built`, which
         // touches no Python object; `values` holds `len` initialised arguments of the kinds its

@@ -363,3 +363,32 @@ def test_tensormap_packed_dtypes_from_the_builder_count_values():
     b = buf[start + 16 : start + 16 + 15 * 64].reshape(15, 64)
     with pytest.raises(ValueError, match=r"the global address 0x[0-9a-f]+ \(data \+ byte_offset\) is not aligned to 32 bytes, as TMA requires for dtype=u4x16_align16"):
         jit.copy(b, a)
+
+
+def test_kernel_params_reads_what_the_verifier_checks_launches_against():
+    """``_native.kernel_params``: one kernel's parameter table as the verifier reads it, a
+    hashable object equal for the same kernel in the same binary, unequal for another kernel's
+    or another format's declaration; None where the table is unknown (a kernel the binary does
+    not have, an empty or unreadable image, a fat binary whose members disagree); an unknown
+    format is a ``ValueError``."""
+    from safecall._native import kernel_params
+
+    fixtures = ROOT / "tests" / "kernel_params"
+    scale = (fixtures / "scale_sm90.cubin").read_bytes()
+    table = kernel_params("cubin", scale, "scale")
+    assert len(table) == 10 and repr(table).startswith("KernelParams(8-byte, 8-byte, 4-byte")
+    again = kernel_params("cubin", bytes(scale), "scale")
+    assert again == table and hash(again) == hash(table) and {table: 1}[again] == 1
+    empty = kernel_params("cubin", (fixtures / "empty_sm90.cubin").read_bytes(), "empty")
+    assert len(empty) == 3 and empty != table
+    # The PTX of the same kernel declares types, where the cubin gives offsets only.
+    ptx = kernel_params("ptx", (fixtures / "scale_sm90.ptx").read_bytes(), "scale")
+    assert len(ptx) == 10 and ptx != table and "u64" in repr(ptx)
+    assert len(kernel_params("fatbin", (fixtures / "scale.fatbin").read_bytes(), "scale")) == 10
+    assert kernel_params("fatbin", (fixtures / "disagree.fatbin").read_bytes(), "scale") is None
+    assert len(kernel_params("hsaco", (fixtures / "scale_gfx942.hsaco").read_bytes(), "scale")) == 10
+    assert kernel_params("cubin", scale, "empty") is None
+    assert kernel_params("cubin", b"", "scale") is None
+    assert kernel_params("cubin", b"\x7fELF not really", "scale") is None
+    with pytest.raises(ValueError, match="unknown device binary format 'elf' \\(expected one of cubin, fatbin, ptx, hsaco, hipfb\\)"):
+        kernel_params("elf", scale, "scale")

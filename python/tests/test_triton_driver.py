@@ -640,7 +640,7 @@ def test_the_fast_call_launcher_releases_what_each_launch_made():
     from safecall._native import TritonLaunch
 
     fns = safecall.jit("module m;\nfn launch(gx: i64, gy: i64, gz: i64, st: i64, a: i64, "
-                       "s1: i64, s2: i64) { return; }\n")
+                       "s1: i64, s2: i64, function: i64) { return; }\n")
     result = 10**15 + 7  # what the rule returns, one object every time
 
     class NoTensor:

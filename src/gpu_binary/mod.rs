@@ -26,7 +26,7 @@ mod value_kind;
 pub use ptx_type::PtxType;
 
 /// One kernel parameter as a binary declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KernelParam {
     /// Its size in bytes.
     pub size: u32,
@@ -35,7 +35,7 @@ pub struct KernelParam {
 }
 
 /// What a binary says of a parameter beyond its size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamDecl {
     /// PTX: `.param [.align ALIGN] .TYPE name[[COUNT]]`.
     Ptx {

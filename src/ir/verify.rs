@@ -52,7 +52,7 @@ mod calls;
 mod device;
 mod error;
 mod expr;
-mod kernel_params;
+pub mod kernel_params;
 mod module;
 mod params;
 mod returns;

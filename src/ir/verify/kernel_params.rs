@@ -1,14 +1,14 @@
 //! Launch arguments against the kernel's own parameter list, as the device binary declares it
 //! (docs/ir.md, "Launch arguments and the kernel's parameters").
 //!
-//! Each device binary is read once per module ([`Verifier::kernel_tables`]); a binary or
+//! Each device binary is read once per module (`Verifier::kernel_tables`); a binary or
 //! kernel whose table cannot be read is a warning, and its launches go unchecked. A launch of a
 //! kernel with a known table must pass as many arguments as it has parameters, each of the
 //! parameter's size, at most as aligned as the argument, and (PTX only, which gives types) of a
 //! kind the type takes.
 
 use super::super::model::{
-    BinaryFormat, DeviceBinary, FloatType, Launch, ScalarType, TdmArg, tensormap_limits as limits,
+    BinaryFormat, FloatType, Launch, ScalarType, TdmArg, tensormap_limits as limits,
 };
 use super::super::source_map::StmtPath;
 use super::{DeviceBinaryPart, FnVerifier, Location, StmtFocus, Verifier, VerifyWarning};
@@ -164,14 +164,18 @@ fn mismatch(p: &KernelParam, arg: ArgType) -> Option<String> {
     }
 }
 
-/// Reads the parameter tables of `b`.
-fn read_tables(b: &DeviceBinary) -> Result<KernelTables, String> {
-    match b.format {
-        BinaryFormat::Ptx => gpu_binary::ptx::read(&b.data),
-        BinaryFormat::Cubin => gpu_binary::cubin::read(&b.data),
-        BinaryFormat::Fatbin => gpu_binary::fatbin::read(&b.data),
-        BinaryFormat::Hsaco => gpu_binary::hsaco::read(&b.data),
-        BinaryFormat::Hipfb => gpu_binary::offload_bundle::read(&b.data),
+/// The kernel parameter tables of a device binary image of `format`: what the verifier checks
+/// every launch of its kernels against. Beyond them it reads of an image only whether it is
+/// empty and, for PTX, where a NUL byte is; so two non-empty cubins, fat binaries or code
+/// objects whose tables agree for a kernel verify the same launches of it alike. An unreadable
+/// image is an [`Err`] with the reason.
+pub fn kernel_tables(format: BinaryFormat, data: &[u8]) -> Result<KernelTables, String> {
+    match format {
+        BinaryFormat::Ptx => gpu_binary::ptx::read(data),
+        BinaryFormat::Cubin => gpu_binary::cubin::read(data),
+        BinaryFormat::Fatbin => gpu_binary::fatbin::read(data),
+        BinaryFormat::Hsaco => gpu_binary::hsaco::read(data),
+        BinaryFormat::Hipfb => gpu_binary::offload_bundle::read(data),
     }
 }
 
@@ -199,7 +203,7 @@ impl Verifier<'_> {
                 self.kernel_tables.push(None);
                 continue;
             }
-            let tables = match read_tables(b) {
+            let tables = match kernel_tables(b.format, &b.data) {
                 Ok(t) => t,
                 Err(why) => {
                     self.warnings.push(warn(

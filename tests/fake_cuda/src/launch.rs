@@ -2,8 +2,8 @@
 //! argument's bytes) and the checks a real driver makes before it launches (and one it does
 //! not: 128-byte parameters, TMA descriptors, from 64-byte aligned storage).
 
-use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cudarc::driver::sys::{CUlaunchAttributeID_enum, CUlaunchConfig};
 use serde_json::{Value, json};
@@ -24,6 +24,18 @@ static LAUNCH_DELAY_US: AtomicU64 = AtomicU64::new(0);
 #[unsafe(no_mangle)]
 pub extern "C" fn safecall_fake_cuda_launch_delay(us: u64) {
     LAUNCH_DELAY_US.store(us, Ordering::Relaxed);
+}
+
+/// Whether launch records name the `CUfunction` launched (`"function"`).
+static RECORD_FUNCTIONS: AtomicBool = AtomicBool::new(false);
+
+/// Process-wide: non-zero adds the launched `CUfunction` handle to each later launch record
+/// (`"function"`), so that a test can tell which of two kernels of one name was launched;
+/// zero (the default) leaves it out, so that the records of launchers that loaded the same
+/// kernel each for themselves compare equal.
+#[unsafe(no_mangle)]
+pub extern "C" fn safecall_fake_cuda_record_functions(on: c_int) {
+    RECORD_FUNCTIONS.store(on != 0, Ordering::Relaxed);
 }
 
 /// `cuLaunchKernelEx`: checks like a driver, records the launch with its argument bytes.
@@ -74,7 +86,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
             .collect(),
         None => Vec::new(),
     };
-    let fields = json!({
+    let mut fields = json!({
         "kernel": kernel.as_ref().map(|k| k.0.clone()),
         "ctx": context_name(ctx),
         "grid": [c.gridDimX, c.gridDimY, c.gridDimZ],
@@ -91,6 +103,9 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         "args": args,
         "extra": !extra.is_null(),
     });
+    if RECORD_FUNCTIONS.load(Ordering::Relaxed) {
+        fields["function"] = json!(f);
+    }
     if let Some(code) = record("cuLaunchKernelEx", || fields) {
         return code;
     }

@@ -1,0 +1,218 @@
+"""The host function a Triton kernel launches through on the installed driver
+(:func:`launch_module`: Triton's launch as safecall IR, for one kernel and one set of
+descriptor fields), and its sharing (:func:`host_function`): the kernels of one form (the
+specializations Triton compiles of one kernel for other alignments or divisibility of the same
+arguments) launch through one host function, which takes the ``CUfunction`` as its last
+argument. Each scalar argument's conversion as Triton's extractors do (:data:`_SCALARS`) lives
+here beside its IR types."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+from . import builder as ir
+from ._compile import jit
+from ._native import kernel_params
+from ._triton_abi import TRITON_ABI, Kernel
+from ._triton_args import descriptor_argument
+from ._triton_integers import _integer
+
+#: The host functions of the launchers built so far, by kernel name, backend, device, argument
+#: kinds, descriptor fields and use (:func:`host_function`), each with what else it was built
+#: from: kept for the process, as Triton keeps every kernel it compiled.
+_FORMS: Dict[Tuple[Any, ...], List["_Shared"]] = {}
+
+
+def _fp16(value: Any, out: List[Any]) -> None:
+    """As Triton's ``extractFP16``: ``PyFloat_AsDouble`` (``ctypes.c_double`` reads a value
+    so: a ``str`` is a ``TypeError``, where ``float()`` would parse it), then
+    ``PyFloat_Pack2`` (``struct``'s ``e``)."""
+    out.append(struct.unpack("<H", struct.pack("<e", ctypes.c_double(value).value))[0])
+
+
+def _bf16(value: Any, out: List[Any]) -> None:
+    """As Triton's ``extractBF16``: ``PyFloat_AsDouble``, the C cast to ``float``
+    (``ctypes.c_float``: beyond float's range an infinity, where ``struct`` raises), its upper
+    16 bits."""
+    out.append(int.from_bytes(bytes(ctypes.c_float(value)), "little") >> 16)
+
+
+def _float(value: Any, out: List[Any]) -> None:
+    """As Triton's ``PyFloat_AsDouble``: a ``float`` as it is; anything else through
+    ``ctypes.c_double`` (an int beyond the ``f64`` range is an ``OverflowError``, a ``str`` a
+    ``TypeError``, an object with ``__float__`` its value)."""
+    out.append(value if type(value) is float else ctypes.c_double(value).value)
+
+
+#: A scalar type -> (the Python-facing IR type, the kernel's IR type (None: the same),
+#: converter; integers' take their rule first).
+_SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
+    "i1": (ir.i64, ir.i8, _integer),
+    "u1": (ir.i64, ir.u8, _integer),
+    "i8": (ir.i64, ir.i8, _integer),
+    "i16": (ir.i64, ir.i16, _integer),
+    "i32": (ir.i64, ir.i32, _integer),
+    "i64": (ir.i64, None, _integer),
+    "u8": (ir.i64, ir.u8, _integer),
+    "u16": (ir.i64, ir.u16, _integer),
+    "u32": (ir.i64, ir.u32, _integer),
+    "u64": (ir.i64, ir.u64, _integer),
+    "fp16": (ir.u16, None, _fp16),
+    "bf16": (ir.u16, None, _bf16),
+    "fp32": (ir.f32, None, _float),
+    "f32": (ir.f32, None, _float),
+    "fp64": (ir.f64, None, _float),
+}
+
+
+#: The metadata keys a launch reads (:func:`launch_metadata`).
+_LAUNCH_METADATA = (
+    "name", "num_warps", "num_ctas", "shared", "tensordesc_meta", TRITON_ABI.warp_size_key,
+    *TRITON_ABI.flags, *TRITON_ABI.hip_flags,
+)
+
+
+def launch_metadata(md: Any) -> Dict[str, Any]:
+    """What a launch reads of a kernel's metadata (a ``KernelMetadata`` named tuple or a
+    dict): :data:`_LAUNCH_METADATA`'s keys that it has. Specializations of one kernel differ in
+    the rest (``hash``), as can installations (``extern_libs``' paths): :func:`launch_module`
+    is given only these, so that what it reads is what the host functions are shared by."""
+    if hasattr(md, "_asdict"):
+        return {k: getattr(md, k) for k in _LAUNCH_METADATA if hasattr(md, k)}
+    full = dict(md)
+    return {k: full[k] for k in _LAUNCH_METADATA if k in full}
+
+
+def launch_module(
+    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
+) -> ir.ModuleBuilder:
+    """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
+    profile_scratch, function)`` for one kernel and one set of descriptor fields (``key``: per
+    host descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and
+    upper corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend ==
+    "hip"``). ``function`` is the handle ``utils.load_binary`` loaded the binary as on device
+    ``ordinal``, which the launch uses as Triton's launcher does (``function=``: the binary is
+    not loaded again, only checked against, so one host function serves every kernel whose
+    binary declares the same parameters)."""
+    hip = backend == "hip"
+    m = ir.ModuleBuilder(f"triton_launch_{name}")
+    m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
+    f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
+    grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
+    stream = f.param("stream", ir.stream)
+    metadata = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    kernel = Kernel(
+        name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset(), backend=backend
+    )
+    args: List[Any] = []
+    for i, leaf in enumerate(leaves):
+        pname = f"arg{i}"
+        if isinstance(leaf, tuple):
+            ty, k = leaf
+            padding, tf32, *im2col = key[k]
+            entry = metadata["tensordesc_meta"][k]
+            fields = {"padding": padding, "round_f32_to_tf32": tf32}
+            fields.update(zip(TRITON_ABI.tensor_descriptor.im2col_fields, im2col))
+            _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
+            args += passed
+        elif leaf.startswith(TRITON_ABI.pointer_prefix):
+            args.append(f.param(pname, ir.data_ptr))
+        else:
+            outer, inner, _ = _SCALARS[leaf]
+            p = f.param(pname, outer)
+            args.append(p if inner is None else ir.cast(inner, p))
+    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
+    handle = f.param("function", ir.data_ptr)
+    num_ctas = int(metadata.get("num_ctas", 1) or 1)
+    settings: Dict[str, Any] = {"device": ordinal, "stream": stream, "function": handle}
+    if num_ctas > 1:
+        settings["cluster"] = [num_ctas, 1, 1]
+        if not hip:
+            # AMD's launch passes no scheduling policy (TritonAbi's docs).
+            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
+    if metadata.get("shared"):
+        settings["shared_mem"] = int(metadata["shared"])
+    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
+        if metadata.get(flag):
+            settings[setting] = True
+    x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
+    wide = [ir.cast(ir.i64, g) for g in grid]
+    launch_grid = [x, grid[1], grid[2]]
+    if hip:
+        # The AMD driver.c launches unless gridX * gridY * gridZ == 0, passing each dimension
+        # as `unsigned int` (a negative one reaches the runtime as 2^32 - |g|, which decides).
+        zero = ir.lit(0, ir.i64)
+        nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
+        launch_grid = [ir.cast(ir.u32, g) for g in (x, grid[1], grid[2])]
+        block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
+    else:
+        # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
+        nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
+        block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
+    with f.if_(nonempty):
+        f.launch("kernel", name, *args, *scratch, grid=launch_grid, block=[block], **settings)
+    return m
+
+
+def host_function(
+    name: str, cubin: bytes, md: Dict[str, Any], leaves: Sequence[Any], key: Tuple[Any, ...], ordinal: int, backend: str,
+    native: bool,
+) -> Any:
+    """The JIT-compiled :func:`launch_module` of a kernel (``md`` its :func:`launch_metadata`),
+    shared through :data:`_FORMS` with every kernel of the same form: what
+    :func:`launch_module` builds from, with the metadata reduced to what the launch reads (all
+    it is given) and the binary to what the verifier reads of it (the kernel's parameter
+    table, :func:`safecall._native.kernel_params`, read only where a host function of the same
+    name and arguments exists). The specializations of one kernel that differ only in what
+    Triton assumed of the arguments (16-byte alignment, divisibility by 16) share one.
+    ``native``: compiled for :class:`safecall._native.TritonLaunch`, which asks for the
+    optimized code itself."""
+    # Every pointer is a `data_ptr` parameter, whatever it points to.
+    kinds = tuple(leaf if isinstance(leaf, tuple) or not leaf.startswith(TRITON_ABI.pointer_prefix) else "*"
+                  for leaf in leaves)
+    group = (name, backend, ordinal, kinds, key, native)
+    binary = _Binary(TRITON_ABI.backends[backend].format, cubin, name)
+    for shared in _FORMS.get(group, ()):
+        if shared.launch_metadata == md and shared.binary.same_params(binary):
+            return shared.jitted
+    module = launch_module(name, cubin, md, leaves, key, ordinal, backend).build()
+    # Native: launchable at once from the baseline compiler's code; the native launcher asks
+    # for Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
+    # launched often enough to pay for it.
+    jitted = jit(module, tier_up="on_request") if native else jit(module)
+    _FORMS.setdefault(group, []).append(_Shared(binary, md, jitted))
+    return jitted
+
+
+class _Binary:
+    """A kernel's binary, for comparing its parameter table with another's (read once, when
+    first compared)."""
+
+    __slots__ = ("format", "data", "name", "_params")
+
+    def __init__(self, format: str, data: bytes, name: str):
+        self.format, self.data, self.name = format, data, name
+        self._params: Any = _Binary
+
+    def params(self) -> Any:
+        """:func:`safecall._native.kernel_params` of the kernel (None: unknown)."""
+        if self._params is _Binary:
+            self._params = kernel_params(self.format, self.data, self.name)
+        return self._params
+
+    def same_params(self, other: "_Binary") -> bool:
+        """Whether both tables are known and equal: the verifier checks a launch of either
+        kernel alike."""
+        mine = self.params()
+        return mine is not None and mine == other.params()
+
+
+class _Shared:
+    """A host function in :data:`_FORMS`, with the binary and metadata it was built from."""
+
+    __slots__ = ("binary", "launch_metadata", "jitted")
+
+    def __init__(self, binary: _Binary, launch_metadata: Dict[str, Any], jitted: Any):
+        self.binary, self.launch_metadata, self.jitted = binary, launch_metadata, jitted
