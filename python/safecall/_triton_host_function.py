@@ -160,15 +160,16 @@ def host_function(
     name: str, cubin: bytes, md: Dict[str, Any], leaves: Sequence[Any], key: Tuple[Any, ...], ordinal: int, backend: str,
     native: bool,
 ) -> Any:
-    """The JIT-compiled :func:`launch_module` of a kernel (``md`` its :func:`launch_metadata`),
-    shared through :data:`_FORMS` with every kernel of the same form: what
+    """The JIT-compiled :func:`launch_module` of a kernel (``md`` its :func:`launch_metadata`):
+    for ``native`` use, ``(safe-call address, what keeps its code alive)``, which
+    :class:`safecall._native.TritonLaunch` calls and asks for the optimized code of itself;
+    otherwise its ``tvm_ffi.Function``. Shared through :data:`_FORMS` with every kernel of the same form: what
     :func:`launch_module` builds from, with the metadata reduced to what the launch reads (all
     it is given) and the binary to what the verifier reads of it (the kernel's parameter
     table, :func:`safecall._native.kernel_params`, read only where a host function of the same
     name and arguments exists). The specializations of one kernel that differ only in what
-    Triton assumed of the arguments (16-byte alignment, divisibility by 16) share one.
-    ``native``: compiled for :class:`safecall._native.TritonLaunch`, which asks for the
-    optimized code itself."""
+    Triton assumed of the arguments (16-byte alignment, divisibility by 16) share one. Only
+    what the launches need is kept (not the module, which holds a copy of the binary)."""
     # Every pointer is a `data_ptr` parameter, whatever it points to.
     kinds = tuple(leaf if isinstance(leaf, tuple) or not leaf.startswith(TRITON_ABI.pointer_prefix) else "*"
                   for leaf in leaves)
@@ -176,14 +177,18 @@ def host_function(
     binary = _Binary(TRITON_ABI.backends[backend].format, cubin, name)
     for shared in _FORMS.get(group, ()):
         if shared.launch_metadata == md and shared.binary.same_params(binary):
-            return shared.jitted
+            return shared.built
     module = launch_module(name, cubin, md, leaves, key, ordinal, backend).build()
-    # Native: launchable at once from the baseline compiler's code; the native launcher asks
-    # for Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
-    # launched often enough to pay for it.
-    jitted = jit(module, tier_up="on_request") if native else jit(module)
-    _FORMS.setdefault(group, []).append(_Shared(binary, md, jitted))
-    return jitted
+    if native:
+        # Launchable at once from the baseline compiler's code; the native launcher asks for
+        # Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been
+        # launched often enough to pay for it.
+        jitted = jit(module, tier_up="on_request")
+        built = (jitted.addresses["launch"], jitted.code)
+    else:
+        built = jit(module)["launch"]
+    _FORMS.setdefault(group, []).append(_Shared(binary, md, built))
+    return built
 
 
 class _Binary:
@@ -212,7 +217,7 @@ class _Binary:
 class _Shared:
     """A host function in :data:`_FORMS`, with the binary and metadata it was built from."""
 
-    __slots__ = ("binary", "launch_metadata", "jitted")
+    __slots__ = ("binary", "launch_metadata", "built")
 
-    def __init__(self, binary: _Binary, launch_metadata: Dict[str, Any], jitted: Any):
-        self.binary, self.launch_metadata, self.jitted = binary, launch_metadata, jitted
+    def __init__(self, binary: _Binary, launch_metadata: Dict[str, Any], built: Any):
+        self.binary, self.launch_metadata, self.built = binary, launch_metadata, built

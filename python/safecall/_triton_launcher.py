@@ -285,7 +285,7 @@ class SafecallLauncher:
         return found
 
     def _build(self, function: int, leaves: Sequence[Any], key: Sequence[Any]) -> Any:
-        fn = self._host_function(function, leaves, tuple(key), native=False)["launch"]
+        fn = self._host_function(function, leaves, tuple(key), native=False)
         self._functions[(function, tuple(key))] = fn
         return fn
 
@@ -293,8 +293,7 @@ class SafecallLauncher:
         """The host function of ``function`` for the descriptor fields ``key`` (per host
         descriptor ``(padding, round_f32_to_tf32)``) as ``(safe-call address, what keeps its
         code alive)``, for :class:`safecall._native.TritonLaunch`."""
-        jitted = self._host_function(function, leaves, tuple(key), native=True)
-        return jitted.addresses["launch"], jitted.code
+        return self._host_function(function, leaves, tuple(key), native=True)
 
     def _host_function(self, function: int, leaves: Sequence[Any], key: Tuple[Any, ...], native: bool) -> Any:
         """:func:`host_function` of ``function`` (which it takes as its last argument)."""

@@ -48,7 +48,7 @@ def forms(monkeypatch):
 
 def _built(forms: dict) -> list:
     """The host functions in ``forms``."""
-    return [shared.jitted for group in forms.values() for shared in group]
+    return [shared.built for group in forms.values() for shared in group]
 
 
 @pytest.fixture
