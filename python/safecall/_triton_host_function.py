@@ -169,7 +169,8 @@ def host_function(
     table, :func:`safecall._native.kernel_params`, read only where a host function of the same
     name and arguments exists). The specializations of one kernel that differ only in what
     Triton assumed of the arguments (16-byte alignment, divisibility by 16) share one. Only
-    what the launches need is kept (not the module, which holds a copy of the binary)."""
+    what the launches need is kept (not the module, which holds a copy of the binary), and
+    the binary itself until its table is read."""
     # Every pointer is a `data_ptr` parameter, whatever it points to.
     kinds = tuple(leaf if isinstance(leaf, tuple) or not leaf.startswith(TRITON_ABI.pointer_prefix) else "*"
                   for leaf in leaves)
@@ -187,13 +188,14 @@ def host_function(
         built = (jitted.addresses["launch"], jitted.code)
     else:
         built = jit(module)["launch"]
-    _FORMS.setdefault(group, []).append(_Shared(binary, md, built))
+    if binary.may_match():
+        _FORMS.setdefault(group, []).append(_Shared(binary, md, built))
     return built
 
 
 class _Binary:
-    """A kernel's binary, for comparing its parameter table with another's (read once, when
-    first compared)."""
+    """A kernel's binary, for comparing its parameter table with another's: read once, when
+    first compared, and then let go."""
 
     __slots__ = ("format", "data", "name", "_params")
 
@@ -205,13 +207,18 @@ class _Binary:
         """:func:`safecall._native.kernel_params` of the kernel (None: unknown)."""
         if self._params is _Binary:
             self._params = kernel_params(self.format, self.data, self.name)
+            self.data = b""
         return self._params
+
+    def may_match(self) -> bool:
+        """False once its table was read and is unknown: it can never be shared."""
+        return self._params is _Binary or self._params is not None
 
     def same_params(self, other: "_Binary") -> bool:
         """Whether both tables are known and equal: the verifier checks a launch of either
-        kernel alike."""
-        mine = self.params()
-        return mine is not None and mine == other.params()
+        kernel alike (``other``'s read first)."""
+        theirs = other.params()
+        return theirs is not None and theirs == self.params()
 
 
 class _Shared:

@@ -20,6 +20,7 @@ import pytest
 
 from support import fake_cuda
 from support.triton_fakes import cuda_tensors
+from support.triton_kernels import loose_copy
 from test_triton_differential import (
     ALLOCATOR, CASES, STREAM, _active, _safecall_driver, compiled, double_for_triton,
 )
@@ -82,8 +83,22 @@ def _launch(fake: Any, monkeypatch: Any, kernel: Any, case_name: str) -> Tuple[d
     return record, function
 
 
+@pytest.fixture
+def builds(monkeypatch):
+    """The names of the kernels whose host function's IR is built, during the test."""
+    built: list = []
+    launch_module = _triton_host_function.launch_module
+
+    def counted(name: str, *args: Any) -> Any:
+        built.append(name)
+        return launch_module(name, *args)
+
+    monkeypatch.setattr(_triton_host_function, "launch_module", counted)
+    return built
+
+
 @pytest.mark.parametrize("case_name", ["plain pointers", "global scratch (device-side TMA descriptors)"])
-def test_the_specializations_of_a_kernel_share_one_host_function(fake, monkeypatch, forms, functions, case_name):
+def test_the_specializations_of_a_kernel_share_one_host_function(fake, monkeypatch, forms, functions, builds, case_name):
     """Two specializations (pointers aligned or not), each loaded as its own ``CUfunction``:
     the second launch builds nothing, and each launch is its own kernel's, equal to Triton's
     own launcher's but for the handle each driver loaded."""
@@ -93,7 +108,8 @@ def test_the_specializations_of_a_kernel_share_one_host_function(fake, monkeypat
     first, first_function = _launch(fake, monkeypatch, loose, case_name)
     [shared] = _built(forms)
     second, second_function = _launch(fake, monkeypatch, aligned, case_name)
-    assert _built(forms) == [shared], "the second specialization built a host function"
+    assert builds == [loose.name], "the second specialization built a host function"
+    assert _built(forms) == [shared]
     assert first_function != second_function
     assert (first["function"], second["function"]) == (first_function, second_function)
     # Triton's own launcher, on the same specialization.
@@ -104,20 +120,27 @@ def test_the_specializations_of_a_kernel_share_one_host_function(fake, monkeypat
     assert {**second, "function": None} == {**theirs, "function": None}
 
 
-def test_kernels_of_other_metadata_or_names_get_their_own(fake, monkeypatch, forms):
-    """Another ``num_warps`` (another block) or another kernel of the same arguments (another
-    name in the launch and its messages): a host function each."""
+def test_kernels_of_other_metadata_or_names_get_their_own(fake, monkeypatch, forms, builds):
+    """Another ``num_warps`` (another block), another launch flag (PDL), or another kernel of
+    the same arguments and metadata (another name in the launch and its messages): a host
+    function each."""
+    case = CASES["plain pointers"]
+    other_name = triton.compile(
+        ASTSource(loose_copy, signature=dict(case.signature), constexprs=dict(case.constants)),
+        target=GPUTarget("cuda", 90, 32),
+    )
     _launch(fake, monkeypatch, compiled("plain pointers"), "plain pointers")
     _launch(fake, monkeypatch, _compile("plain pointers", num_warps=8), "plain pointers")
-    _launch(fake, monkeypatch, compiled("PDL"), "PDL")
-    assert len(_built(forms)) == 3
+    _launch(fake, monkeypatch, _compile("plain pointers", launch_pdl=True), "plain pointers")
+    _launch(fake, monkeypatch, other_name, "plain pointers")
+    assert builds == ["copy", "copy", "copy", "loose_copy"] and len(_built(forms)) == 4
 
 
 def test_a_binary_of_other_parameters_is_not_shared(fake, monkeypatch, forms):
     """The form holds the kernel's parameter table as the cubin declares it: the same kernel,
     name and metadata whose cubin declared other parameters is verified against its own (here
-    the tables are made to differ where the sharing reads them: the second kernel's first, then
-    the first kernel's, read when first compared)."""
+    the tables are made to differ where the sharing reads them, both when the second kernel
+    comes: its own, then the first kernel's)."""
     tables = iter(["the second cubin's table", "the first cubin's table"])
     monkeypatch.setattr(_triton_host_function, "kernel_params", lambda format, data, name: next(tables))
     kernel = compiled("plain pointers")
@@ -127,10 +150,14 @@ def test_a_binary_of_other_parameters_is_not_shared(fake, monkeypatch, forms):
     assert next(tables, None) is None, "both tables were read"
 
 
-def test_a_binary_of_unknown_parameters_is_built_for_itself(fake, monkeypatch, forms):
+def test_a_binary_of_unknown_parameters_is_built_for_itself(fake, monkeypatch, forms, functions, builds):
     """Where the binary's table cannot be read, nothing is shared: each kernel's host function
-    is built and verified for the kernel alone, and launches as before."""
+    is built and verified for the kernel alone, launches its own ``CUfunction``, and is not
+    kept once its table was found unknown."""
     monkeypatch.setattr(_triton_host_function, "kernel_params", lambda format, data, name: None)
     kernel = compiled("plain pointers")
-    records = [_launch(fake, monkeypatch, kernel, "plain pointers")[0] for _ in range(2)]
-    assert len(_built(forms)) == 2 and records[0] == records[1] and records[0]["kernel"] == "copy"
+    launches = [_launch(fake, monkeypatch, kernel, "plain pointers") for _ in range(3)]
+    assert builds == ["copy"] * 3
+    assert [record["function"] for record, _ in launches] == [function for _, function in launches]
+    # The first one's table is read when the second comes: only the first is kept.
+    assert len(_built(forms)) == 1
