@@ -1,7 +1,8 @@
 """``launcher_cls`` of the installed safecall Triton driver: launches a compiled kernel with
 the running Triton's launcher semantics (3.7+: ``CudaLauncher`` over ``driver.c``'s
 ``launch``; 3.6: its launcher generated per signature), through a host function safecall
-generates per kernel. Kernels of pointers, scalars and host TMA descriptors launch through
+generates per kernel form (``_triton_host_function``: a kernel's specializations for other
+alignments of the same arguments share one). Kernels of pointers, scalars and host TMA descriptors launch through
 the native :class:`safecall._native.TritonLaunch`; the others (tuples, descriptors Triton
 decomposes into pointers, scratch memory) through :class:`SafecallLauncher`, in Python.
 
@@ -12,8 +13,8 @@ allocators for the scratch memory, ``data_ptr()`` of tensor-likes, ``TensorDescr
 fields); the generated function (built on the first call from the cubin ``load_binary``
 loaded, with the launch settings of :data:`safecall.triton.TRITON_ABI`) checks the grid,
 packs every argument as Triton does and calls ``cuLaunchKernelEx`` on the ``CUfunction``
-``load_binary`` returned (the IR's ``function=``: the cubin is checked against, not loaded a
-second time).
+``load_binary`` returned, its last argument (the IR's ``function=``: the cubin is checked
+against, not loaded a second time).
 
 Argument conversions, as Triton's extractors: pointers take ``None`` (NULL), an ``int``
 (unchecked) or an object with ``data_ptr()``; integers follow each release's rules
