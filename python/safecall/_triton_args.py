@@ -301,6 +301,27 @@ def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: M
     )
 
 
+def launch_settings(md: Mapping[str, Any], hip: bool) -> Tuple[int, int, Dict[str, Any]]:
+    """What a kernel's metadata says of its launch, as Triton's launchers read it: ``num_ctas``,
+    the block size (``num_warps`` warps of 32 threads, of ``warp_size`` on AMD), and the launch
+    settings: a cluster of ``num_ctas`` along x when above 1 (with Triton's scheduling policy
+    on CUDA; AMD's launch passes none), the dynamic shared memory, and the flags the backend
+    honours (:attr:`TritonAbi.flags`, :attr:`TritonAbi.hip_flags`)."""
+    num_ctas = int(md.get("num_ctas", 1) or 1)
+    settings: Dict[str, Any] = {}
+    if num_ctas > 1:
+        settings["cluster"] = [num_ctas, 1, 1]
+        if not hip:
+            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
+    if md.get("shared"):
+        settings["shared_mem"] = int(md["shared"])
+    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
+        if md.get(flag):
+            settings[setting] = True
+    warp = int(md[TRITON_ABI.warp_size_key]) if hip else TRITON_ABI.threads_per_warp
+    return num_ctas, warp * int(md["num_warps"]), settings
+
+
 def scratch_pointers(f: ir.FunctionBuilder, k: Kernel, grid: Sequence[Any], device: Any) -> List[Any]:
     """The two trailing pointers (``global_scratch``, ``profile_scratch``): NULL when the
     metadata's ``<name>_size`` is 0; otherwise a buffer of ``grid_x * grid_y * grid_z *

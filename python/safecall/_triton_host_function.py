@@ -16,7 +16,7 @@ from . import builder as ir
 from ._compile import jit
 from ._native import kernel_params
 from ._triton_abi import TRITON_ABI, Kernel
-from ._triton_args import descriptor_argument
+from ._triton_args import descriptor_argument, launch_settings
 from ._triton_integers import _integer
 
 #: The host functions of the launchers built so far, by kernel name, backend, device, argument
@@ -69,7 +69,7 @@ _SCALARS: Dict[str, Tuple[Any, Any, Callable[[Any, List[Any]], None]]] = {
 
 #: The metadata keys a launch reads (:func:`launch_metadata`).
 _LAUNCH_METADATA = (
-    "name", "num_warps", "num_ctas", "shared", "tensordesc_meta", TRITON_ABI.warp_size_key,
+    "num_warps", "num_ctas", "shared", "tensordesc_meta", TRITON_ABI.warp_size_key,
     *TRITON_ABI.flags, *TRITON_ABI.hip_flags,
 )
 
@@ -86,25 +86,25 @@ def launch_metadata(md: Any) -> Dict[str, Any]:
 
 
 def launch_module(
-    name: str, cubin: bytes, md: Any, leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
+    name: str, cubin: bytes, md: Dict[str, Any], leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
 ) -> ir.ModuleBuilder:
     """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
     profile_scratch, function)`` for one kernel and one set of descriptor fields (``key``: per
     host descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and
-    upper corners and element strides); ``cubin`` the HSACO of an AMD kernel (``backend ==
-    "hip"``). ``function`` is the handle ``utils.load_binary`` loaded the binary as on device
-    ``ordinal``, which the launch uses as Triton's launcher does (``function=``: the binary is
-    not loaded again, only checked against, so one host function serves every kernel whose
-    binary declares the same parameters)."""
+    upper corners and element strides); ``md`` its :func:`launch_metadata`; ``cubin`` the
+    HSACO of an AMD kernel (``backend == "hip"``). ``function`` is the handle
+    ``utils.load_binary`` loaded the binary as on device ``ordinal``, which the launch uses as
+    Triton's launcher does (``function=``: the binary is not loaded again, only checked
+    against, so one host function serves every kernel whose binary declares the same
+    parameters)."""
     hip = backend == "hip"
     m = ir.ModuleBuilder(f"triton_launch_{name}")
     m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
     f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
     grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
     stream = f.param("stream", ir.stream)
-    metadata = md._asdict() if hasattr(md, "_asdict") else dict(md)
     kernel = Kernel(
-        name=name, cubin=cubin, metadata=metadata, signature={}, constants={}, divisible=frozenset(), backend=backend
+        name=name, cubin=cubin, metadata=md, signature={}, constants={}, divisible=frozenset(), backend=backend
     )
     args: List[Any] = []
     for i, leaf in enumerate(leaves):
@@ -112,7 +112,7 @@ def launch_module(
         if isinstance(leaf, tuple):
             ty, k = leaf
             padding, tf32, *im2col = key[k]
-            entry = metadata["tensordesc_meta"][k]
+            entry = md["tensordesc_meta"][k]
             fields = {"padding": padding, "round_f32_to_tf32": tf32}
             fields.update(zip(TRITON_ABI.tensor_descriptor.im2col_fields, im2col))
             _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
@@ -124,19 +124,8 @@ def launch_module(
             p = f.param(pname, outer)
             args.append(p if inner is None else ir.cast(inner, p))
     scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
-    handle = f.param("function", ir.data_ptr)
-    num_ctas = int(metadata.get("num_ctas", 1) or 1)
-    settings: Dict[str, Any] = {"device": ordinal, "stream": stream, "function": handle}
-    if num_ctas > 1:
-        settings["cluster"] = [num_ctas, 1, 1]
-        if not hip:
-            # AMD's launch passes no scheduling policy (TritonAbi's docs).
-            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
-    if metadata.get("shared"):
-        settings["shared_mem"] = int(metadata["shared"])
-    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
-        if metadata.get(flag):
-            settings[setting] = True
+    num_ctas, block, settings = launch_settings(md, hip)
+    settings.update(device=ordinal, stream=stream, function=f.param("function", ir.data_ptr))
     x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
     wide = [ir.cast(ir.i64, g) for g in grid]
     launch_grid = [x, grid[1], grid[2]]
@@ -146,11 +135,9 @@ def launch_module(
         zero = ir.lit(0, ir.i64)
         nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
         launch_grid = [ir.cast(ir.u32, g) for g in (x, grid[1], grid[2])]
-        block = int(metadata[TRITON_ABI.warp_size_key]) * int(metadata["num_warps"])
     else:
         # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
         nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
-        block = TRITON_ABI.threads_per_warp * int(metadata["num_warps"])
     with f.if_(nonempty):
         f.launch("kernel", name, *args, *scratch, grid=launch_grid, block=[block], **settings)
     return m
@@ -163,11 +150,11 @@ def host_function(
     """The JIT-compiled :func:`launch_module` of a kernel (``md`` its :func:`launch_metadata`):
     for ``native`` use, ``(safe-call address, what keeps its code alive)``, which
     :class:`safecall._native.TritonLaunch` calls and asks for the optimized code of itself;
-    otherwise its ``tvm_ffi.Function``. Shared through :data:`_FORMS` with every kernel of the same form: what
-    :func:`launch_module` builds from, with the metadata reduced to what the launch reads (all
-    it is given) and the binary to what the verifier reads of it (the kernel's parameter
-    table, :func:`safecall._native.kernel_params`, read only where a host function of the same
-    name and arguments exists). The specializations of one kernel that differ only in what
+    otherwise its ``tvm_ffi.Function``. Shared through :data:`_FORMS` with every kernel of the
+    same form: what :func:`launch_module` builds from, with the metadata reduced to what the
+    launch reads (all it is given) and the binary to what the verifier reads of it (the
+    kernel's parameter table, :func:`safecall._native.kernel_params`, read only where a host
+    function of the same name and arguments exists). The specializations of one kernel that differ only in what
     Triton assumed of the arguments (16-byte alignment, divisibility by 16) share one. Only
     what the launches need is kept (not the module, which holds a copy of the binary), and
     the binary itself until its table is read."""

@@ -42,6 +42,7 @@ from ._triton_args import (
     descriptor_argument,
     descriptor_type,
     fp16_argument,
+    launch_settings,
     pointee,
     scratch_pointers,
     tdm_descriptor_type,
@@ -455,26 +456,11 @@ def _launch(
     for messages; device 0 without one, or the device of ``loaded``: the caller's kernel
     handle and its device, launched as it is, on that device only)."""
     tensor, name = first
-    md = k.metadata
-    num_ctas = int(md.get("num_ctas", 1))
-    settings: Dict[str, Any] = {}
-    hip = k.backend == "hip"
-    if num_ctas > 1:
-        settings["cluster"] = [num_ctas, 1, 1]
-        if not hip:
-            # AMD's launch passes no scheduling policy (TritonAbi's docs).
-            settings["cluster_policy"] = TRITON_ABI.cluster_when_num_ctas_above_1
-    if md.get("shared"):
-        settings["shared_mem"] = int(md["shared"])
-    for flag, setting in (TRITON_ABI.hip_flags if hip else TRITON_ABI.flags).items():
-        if md.get(flag):
-            settings[setting] = True
+    num_ctas, block, settings = launch_settings(k.metadata, k.backend == "hip")
     if tensor is None:
         settings["device"] = 0 if loaded is None else loaded[1]
     if loaded is not None:
         settings["function"] = ir.cast(ir.ptr, ir.lit(loaded[0], ir.u64))
-    warp = int(md[TRITON_ABI.warp_size_key]) if hip else TRITON_ABI.threads_per_warp
-    block = warp * int(md["num_warps"])
     zero = ir.lit(0, ir.i64)
     # Triton's launcher reads the grid as C ints (and multiplies x by num_ctas).
     for axis, g in zip("xyz", grid):
