@@ -160,6 +160,41 @@ def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]
     return out
 
 
+def descriptor_spec(
+    k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], fields: Mapping[str, Any]
+) -> Tuple[Any, ...]:
+    """What a host descriptor argument's IR is built from, checked (the kinds the adapter does
+    not build refused): ``("tensormap", dtype, rank, device, box, swizzle, l2_promotion,
+    oob_fill, element, im2col, shape_type)``, ``im2col`` None for a tiled descriptor, else
+    ``(lower, upper, channels, pixels, element_strides or None)`` (``box`` empty); on AMD
+    ``("tdm", dtype, rank, device, block, warps, pad, shape_type)``. The words are the IR's
+    (``tensormap(..)``'s and ``tdm(..)``'s), ``shape_type`` the type Triton passes the shape
+    as. :func:`descriptor_argument` builds the IR of a spec with the Python builder
+    (``safecall.triton.function``), ``safecall._native.triton_launch_module`` natively (the
+    installed driver's launches)."""
+    table = TRITON_ABI.tensor_descriptor
+    device = TRITON_ABI.backends[k.backend].device
+    shape_type = str(table.shape[0])
+    if k.backend == "hip":
+        # `padding` and `round_f32_to_tf32` have no TDM field: Triton's AMD launcher ignores
+        # them, and so does this one.
+        dtype, rank, pad = tdm_descriptor_type(k, arg, ty, entry)
+        block = [int(b) for b in entry["block_size"]]
+        return ("tdm", dtype, rank, device, block, int(k.metadata["num_warps"]), pad, shape_type)
+    dtype, rank, element = descriptor_type(k, arg, ty, entry)
+    if fields.get("round_f32_to_tf32"):
+        if dtype != "float32":
+            raise ValueError(f"descriptors[{arg!r}]: round_f32_to_tf32 needs a float32 descriptor, not {ty}")
+        element = table.tf32_element_type
+    if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
+        raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
+    im2col = _im2col_spec(arg, rank, entry, fields) if is_im2col(ty, entry) else None
+    box = [] if im2col else [int(b) for b in entry["block_size"]]
+    fill = table.fields["padding"][fields.get("padding", "zero")]
+    return ("tensormap", dtype, rank, device, box, table.swizzle[entry["swizzle"]], table.l2_promotion, fill,
+            element, im2col, shape_type)
+
+
 def descriptor_argument(
     f: ir.FunctionBuilder,
     k: Kernel,
@@ -172,48 +207,28 @@ def descriptor_argument(
     """A descriptor parameter: a CUDA tensor of the descriptor's dtype and rank (any strides),
     and the kernel arguments Triton passes for it: the ``tensormap`` built as Triton builds it
     (with the ``TensorDescriptor`` ``fields`` of :func:`check_descriptor_options`), the shape
-    as ``i32``s (checked to fit) and the strides as ``i64``s. ``checked``: an AMD descriptor's
-    tensor is checked as Triton's ``TensorDescriptor`` checks its fields (``safecall.triton.function``,
-    whose callers pass tensors, not descriptors; a CUDA descriptor's encoder checks these
-    itself)."""
-    if k.backend == "hip":
-        return _tdm_argument(f, k, arg, ty, entry, checked)
-    table = TRITON_ABI.tensor_descriptor
-    dtype, rank, element = descriptor_type(k, arg, ty, entry)
-    if fields.get("round_f32_to_tf32"):
-        if dtype != "float32":
-            raise ValueError(f"descriptors[{arg!r}]: round_f32_to_tf32 needs a float32 descriptor, not {ty}")
-        element = table.tf32_element_type
-    if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
-        raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
-    t = _descriptor_param(f, k, arg, dtype, rank)
-    common = dict(
-        swizzle=table.swizzle[entry["swizzle"]],
-        l2_promotion=table.l2_promotion,
-        oob_fill=table.fields["padding"][fields.get("padding", "zero")],
-        dtype=element,
-    )
-    if is_im2col(ty, entry):
-        tmap = _im2col_map(t, arg, rank, entry, fields, common)
+    as ``i32``s (checked to fit) and the strides as ``i64``s; on AMD the TDM descriptor (see
+    :func:`descriptor_spec`). ``checked``: an AMD descriptor's tensor is checked as Triton's
+    ``TensorDescriptor`` checks its fields (``safecall.triton.function``, whose callers pass
+    tensors, not descriptors; a CUDA descriptor's encoder checks these itself)."""
+    kind, dtype, rank, device, *rest = descriptor_spec(k, arg, ty, entry, fields)
+    t = _descriptor_param(f, k, arg, dtype, rank, device)
+    if kind == "tdm":
+        block, warps, pad, _ = rest
+        if checked:
+            _check_as_tensor_descriptor(f, t, arg, rank, DTYPES[dtype][1] // 8)
+        desc = ir.tdm(t, block=block, warps=warps, pad=pad)
+        return t, [desc, *_shape_and_strides(f, t, arg, rank)]
+    box, swizzle, l2_promotion, oob_fill, element, im2col, _ = rest
+    common = dict(swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill, dtype=element)
+    if im2col is not None:
+        lower, upper, channels, pixels, element_strides = im2col
+        tmap = ir.tensormap_im2col(
+            t, lower=lower, upper=upper, channels=channels, pixels=pixels, element_strides=element_strides, **common
+        )
     else:
-        tmap = ir.tensormap(t, box=list(entry["block_size"]), **common)
+        tmap = ir.tensormap(t, box=box, **common)
     return t, [tmap, *_shape_and_strides(f, t, arg, rank)]
-
-
-def _tdm_argument(
-    f: ir.FunctionBuilder, k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], checked: bool
-) -> Tuple[Any, List[Any]]:
-    """An AMD descriptor parameter (a ROCm tensor) and what Triton's AMD ``make_tensordesc_arg``
-    passes for it: the TDM descriptor of ``base``, shape, strides, the entry's block and
-    padding and the kernel's ``num_warps``, then the shape as ``i32``s and the strides as
-    ``i64``s. ``padding`` and ``round_f32_to_tf32`` have no TDM field: Triton's AMD launcher
-    ignores them, and so does this one."""
-    dtype, rank, pad = tdm_descriptor_type(k, arg, ty, entry)
-    t = _descriptor_param(f, k, arg, dtype, rank)
-    if checked:
-        _check_as_tensor_descriptor(f, t, arg, rank, DTYPES[dtype][1] // 8)
-    desc = ir.tdm(t, block=[int(b) for b in entry["block_size"]], warps=int(k.metadata["num_warps"]), pad=pad)
-    return t, [desc, *_shape_and_strides(f, t, arg, rank)]
 
 
 def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: int, size: int) -> None:
@@ -246,7 +261,7 @@ def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: i
         )
 
 
-def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, rank: int) -> Any:
+def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, rank: int, device: str) -> Any:
     """The tensor parameter of a descriptor: its dims named ``<arg>_dim<i>``, any strides."""
     dims = [f"{arg}_dim{i}" for i in range(rank)]
     clash = [d for d in dims if d in k.signature]
@@ -254,7 +269,6 @@ def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, ra
         raise UnsupportedKernelError(
             f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
         )
-    device = TRITON_ABI.backends[k.backend].device
     return f.param(arg, ir.tensor(dims, dtype, device=device, strides="any", byte_offset="any"))
 
 
@@ -277,10 +291,11 @@ def _shape_and_strides(f: ir.FunctionBuilder, t: Any, arg: str, rank: int) -> Li
     return [*(ir.cast(passed, dim) for dim in dims), *(t.strides[i] for i in range(rank))]
 
 
-def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any], common: Dict[str, Any]) -> Any:
-    """The ``tensormap_im2col`` of an im2col descriptor: its corners and element strides (from
-    ``fields``, as ``TensorDescriptorIm2Col`` names them), channels per pixel and pixels per
-    column from ``block_size`` (``[pixels, channels]``), as ``fillTMADescriptorIm2col``."""
+def _im2col_spec(arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any]) -> Tuple[Any, ...]:
+    """What the ``tensormap_im2col`` of an im2col descriptor is built from: its corners and
+    element strides (from ``fields``, as ``TensorDescriptorIm2Col`` names them), channels per
+    pixel and pixels per column from ``block_size`` (``[pixels, channels]``), as
+    ``fillTMADescriptorIm2col``: ``(lower, upper, channels, pixels, element_strides or None)``."""
     lower_name, upper_name, strides_name = TRITON_ABI.tensor_descriptor.im2col_fields
 
     def ints(name: str, n: int) -> List[int]:
@@ -296,9 +311,7 @@ def _im2col_map(t: Any, arg: str, rank: int, entry: Mapping[str, Any], fields: M
     lower, upper = ints(lower_name, rank - 2), ints(upper_name, rank - 2)
     element_strides = ints(strides_name, rank) if fields.get(strides_name) is not None else None
     pixels, channels = (int(v) for v in entry["block_size"])
-    return ir.tensormap_im2col(
-        t, lower=lower, upper=upper, channels=channels, pixels=pixels, element_strides=element_strides, **common
-    )
+    return (lower, upper, channels, pixels, element_strides)
 
 
 def launch_settings(md: Mapping[str, Any], hip: bool) -> Tuple[int, int, Dict[str, Any]]:

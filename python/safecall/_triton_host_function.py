@@ -14,9 +14,9 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from . import builder as ir
 from ._compile import jit
-from ._native import kernel_params
+from ._native import Module, kernel_params, triton_launch_module
 from ._triton_abi import TRITON_ABI, Kernel
-from ._triton_args import descriptor_argument, launch_settings
+from ._triton_args import descriptor_spec, launch_settings
 from ._triton_integers import _integer
 
 #: The host functions of the launchers built so far, by kernel name, backend, device, argument
@@ -87,60 +87,42 @@ def launch_metadata(md: Any) -> Dict[str, Any]:
 
 def launch_module(
     name: str, cubin: bytes, md: Dict[str, Any], leaves: Sequence[Any], key: Sequence[Any], ordinal: int, backend: str = "cuda",
-) -> ir.ModuleBuilder:
+) -> Module:
     """The host function ``launch(grid_x, grid_y, grid_z, stream, *arguments, global_scratch,
     profile_scratch, function)`` for one kernel and one set of descriptor fields (``key``: per
     host descriptor, ``(padding, round_f32_to_tf32)``, then for an im2col one its lower and
-    upper corners and element strides); ``md`` its :func:`launch_metadata`; ``cubin`` the
-    HSACO of an AMD kernel (``backend == "hip"``). ``function`` is the handle
-    ``utils.load_binary`` loaded the binary as on device ``ordinal``, which the launch uses as
-    Triton's launcher does (``function=``: the binary is not loaded again, only checked
-    against, so one host function serves every kernel whose binary declares the same
-    parameters)."""
+    upper corners and element strides), as a verified module; ``md`` its
+    :func:`launch_metadata`; ``cubin`` the HSACO of an AMD kernel (``backend == "hip"``).
+    ``function`` is the handle ``utils.load_binary`` loaded the binary as on device
+    ``ordinal``, which the launch uses as Triton's launcher does (``function=``: the binary is
+    not loaded again, only checked against, so one host function serves every kernel whose
+    binary declares the same parameters).
+
+    What the launch is, is decided here (each argument's kind, each descriptor's
+    :func:`descriptor_spec`, :func:`launch_settings`); the module is built natively from it
+    (``safecall._native.triton_launch_module``: no IR text written and parsed again)."""
     hip = backend == "hip"
-    m = ir.ModuleBuilder(f"triton_launch_{name}")
-    m.device_binary("kernel", TRITON_ABI.backends[backend].format, cubin, [name])
-    f = m.function("launch", doc=f"Launches Triton kernel `{name}` as Triton 3.9's launcher does.")
-    grid = [f.param(f"grid_{a}", ir.i32) for a in "xyz"]
-    stream = f.param("stream", ir.stream)
     kernel = Kernel(
         name=name, cubin=cubin, metadata=md, signature={}, constants={}, divisible=frozenset(), backend=backend
     )
-    args: List[Any] = []
+    specs: List[Any] = []
     for i, leaf in enumerate(leaves):
-        pname = f"arg{i}"
         if isinstance(leaf, tuple):
             ty, k = leaf
             padding, tf32, *im2col = key[k]
-            entry = md["tensordesc_meta"][k]
             fields = {"padding": padding, "round_f32_to_tf32": tf32}
             fields.update(zip(TRITON_ABI.tensor_descriptor.im2col_fields, im2col))
-            _, passed = descriptor_argument(f, kernel, pname, ty, entry, fields)
-            args += passed
+            specs.append(descriptor_spec(kernel, f"arg{i}", ty, md["tensordesc_meta"][k], fields))
         elif leaf.startswith(TRITON_ABI.pointer_prefix):
-            args.append(f.param(pname, ir.data_ptr))
+            specs.append(None)
         else:
             outer, inner, _ = _SCALARS[leaf]
-            p = f.param(pname, outer)
-            args.append(p if inner is None else ir.cast(inner, p))
-    scratch = [f.param(s, ir.data_ptr) for s in TRITON_ABI.trailing_pointers]
+            specs.append((str(outer), None if inner is None else str(inner)))
     num_ctas, block, settings = launch_settings(md, hip)
-    settings.update(device=ordinal, stream=stream, function=f.param("function", ir.data_ptr))
-    x = ir.cast(ir.i64, grid[0]) * ir.lit(num_ctas, ir.i64) if num_ctas > 1 else grid[0]
-    wide = [ir.cast(ir.i64, g) for g in grid]
-    launch_grid = [x, grid[1], grid[2]]
-    if hip:
-        # The AMD driver.c launches unless gridX * gridY * gridZ == 0, passing each dimension
-        # as `unsigned int` (a negative one reaches the runtime as 2^32 - |g|, which decides).
-        zero = ir.lit(0, ir.i64)
-        nonempty = ir.and_(ir.and_(wide[0] != zero, wide[1] != zero), wide[2] != zero)
-        launch_grid = [ir.cast(ir.u32, g) for g in (x, grid[1], grid[2])]
-    else:
-        # driver.c launches when gridX * gridY * gridZ > 0 (a negative grid launches nothing).
-        nonempty = wide[0] * wide[1] * wide[2] > ir.lit(0, ir.i64)
-    with f.if_(nonempty):
-        f.launch("kernel", name, *args, *scratch, grid=launch_grid, block=[block], **settings)
-    return m
+    return triton_launch_module(
+        name, TRITON_ABI.backends[backend].format, cubin, specs, list(TRITON_ABI.trailing_pointers), num_ctas, block,
+        settings, ordinal, hip,
+    )
 
 
 def host_function(
@@ -166,7 +148,7 @@ def host_function(
     for shared in _FORMS.get(group, ()):
         if shared.launch_metadata == md and shared.binary.same_params(binary):
             return shared.built
-    module = launch_module(name, cubin, md, leaves, key, ordinal, backend).build()
+    module = launch_module(name, cubin, md, leaves, key, ordinal, backend)
     if native:
         # Launchable at once from the baseline compiler's code; the native launcher asks for
         # Cranelift's optimized code (compiled on the tier-up thread) once the kernel has been

@@ -9,6 +9,7 @@
 //! its Rust API, but its C API never becomes a second TVM-FFI runtime in the process.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The extension's Rust allocations (IR, lowering, the JIT's compile) come from mimalloc:
 /// building a kernel's host function makes about two thousand short-lived allocations, on
@@ -51,6 +52,7 @@ mod triton_key;
 mod triton_kinds;
 mod triton_knobs;
 mod triton_launch;
+mod triton_launch_module;
 mod triton_memo;
 mod triton_metadata;
 mod triton_method;
@@ -115,12 +117,27 @@ impl Diagnostic {
 pub struct Module {
     /// Verified when it was parsed: compiling it does not verify again.
     pub(crate) inner: ir::VerifiedModule<'static>,
-    /// The text it was parsed from and the name it was given (for messages).
-    text: String,
+    /// The text it was parsed from (for a module built natively, its printed form, made when
+    /// first asked for) and the name it was given (for messages).
+    text: OnceLock<String>,
     file: String,
 }
 
 impl Module {
+    /// A module built natively (not parsed), under the name `file` in messages.
+    pub(crate) fn built(inner: ir::VerifiedModule<'static>, file: String) -> Self {
+        Module {
+            inner,
+            text: OnceLock::new(),
+            file,
+        }
+    }
+
+    /// The text the module was parsed from, or the printed module when it was built.
+    fn text(&self) -> &str {
+        self.text.get_or_init(|| ir::print::print(&self.inner))
+    }
+
     fn function(&self, name: &str) -> PyResult<&ir::Function> {
         self.inner
             .functions
@@ -161,7 +178,7 @@ impl Module {
     /// The text the module was parsed from.
     #[getter]
     fn source(&self) -> &str {
-        &self.text
+        self.text()
     }
 
     /// The file name the text was given under.
@@ -301,7 +318,7 @@ fn parse(
     {
         return Ok(Module {
             inner: verified,
-            text,
+            text: OnceLock::from(text),
             file: file.to_owned(),
         });
     }
@@ -341,12 +358,19 @@ fn parse(
     Err(ir_error(py, rendered, diagnostics))
 }
 
+/// The `IRError` of a module built natively (not parsed) that does not verify: no place in a
+/// text to point to.
+pub(crate) fn built_module_error(py: Python<'_>, errors: &[VerifyError], file: &str) -> PyErr {
+    let diagnostics = verify_diagnostics(errors, file, "", None);
+    ir_error(py, render_errors(errors, None), diagnostics)
+}
+
 /// Turns a compiler error into a Python exception (`IRError` for invalid IR, `CompileError`
 /// otherwise).
 pub(crate) fn compile_error(py: Python<'_>, module: &Module, e: safecall::Error) -> PyErr {
     match e {
         safecall::Error::Invalid(errors) => {
-            let diagnostics = verify_diagnostics(&errors, &module.file, &module.text, None);
+            let diagnostics = verify_diagnostics(&errors, &module.file, module.text(), None);
             ir_error(py, render_errors(&errors, None), diagnostics)
         }
         other => CompileError::new_err(other.to_string()),
@@ -369,6 +393,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hip_runtime::register(m)?;
     kernel_params::register(m)?;
     triton_launch::register(m)?;
+    triton_launch_module::register(m)?;
     m.add_class::<triton_dispatch::TritonDispatch>()?;
     m.add_class::<triton_knobs::KnobsVersion>()?;
     m.add_class::<triton_bound::BoundDispatch>()?;
