@@ -5,7 +5,7 @@ builds them (the facts in :data:`safecall._triton_abi.TRITON_ABI`)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import builder as ir
 from ._dlpack import DTYPES
@@ -160,18 +160,50 @@ def check_descriptor_options(k: Kernel, options: Mapping[str, Mapping[str, Any]]
     return out
 
 
+class TensorMapSpec(NamedTuple):
+    """What a host TMA descriptor argument's IR is built from (:func:`descriptor_spec`): the
+    tensor's DLPack dtype, rank and device, the ``tensormap(..)`` words (the box, empty for an
+    im2col one), ``im2col`` None or ``(lower, upper, channels, pixels, element_strides or
+    None)``, and the type Triton passes the shape as. ``kind`` tags it for the native
+    builder."""
+
+    kind: str
+    dtype: str
+    rank: int
+    device: str
+    box: List[int]
+    swizzle: str
+    l2_promotion: str
+    oob_fill: str
+    element: str
+    im2col: Optional[Tuple[Any, ...]]
+    shape_type: str
+
+
+class TdmSpec(NamedTuple):
+    """What an AMD TDM descriptor argument's IR is built from (:func:`descriptor_spec`): the
+    tensor's DLPack dtype, rank and device, the ``tdm(..)`` block, warps and padding, and the
+    type Triton passes the shape as."""
+
+    kind: str
+    dtype: str
+    rank: int
+    device: str
+    block: List[int]
+    warps: int
+    pad: Optional[Tuple[int, int]]
+    shape_type: str
+
+
 def descriptor_spec(
     k: Kernel, arg: str, ty: str, entry: Mapping[str, Any], fields: Mapping[str, Any]
-) -> Tuple[Any, ...]:
+) -> Any:
     """What a host descriptor argument's IR is built from, checked (the kinds the adapter does
-    not build refused): ``("tensormap", dtype, rank, device, box, swizzle, l2_promotion,
-    oob_fill, element, im2col, shape_type)``, ``im2col`` None for a tiled descriptor, else
-    ``(lower, upper, channels, pixels, element_strides or None)`` (``box`` empty); on AMD
-    ``("tdm", dtype, rank, device, block, warps, pad, shape_type)``. The words are the IR's
-    (``tensormap(..)``'s and ``tdm(..)``'s), ``shape_type`` the type Triton passes the shape
-    as. :func:`descriptor_argument` builds the IR of a spec with the Python builder
-    (``safecall.triton.function``), ``safecall._native.triton_launch_module`` natively (the
-    installed driver's launches)."""
+    not build refused, a dim name ``<arg>_dim<i>`` that another argument of ``k`` has): a
+    :class:`TensorMapSpec`, or on AMD a :class:`TdmSpec`, whose words are the IR's
+    (``tensormap(..)``'s and ``tdm(..)``'s). :func:`descriptor_argument` builds the IR of a spec
+    with the Python builder (``safecall.triton.function``),
+    ``safecall._native.triton_launch_module`` natively (the installed driver's launches)."""
     table = TRITON_ABI.tensor_descriptor
     device = TRITON_ABI.backends[k.backend].device
     shape_type = str(table.shape[0])
@@ -179,8 +211,9 @@ def descriptor_spec(
         # `padding` and `round_f32_to_tf32` have no TDM field: Triton's AMD launcher ignores
         # them, and so does this one.
         dtype, rank, pad = tdm_descriptor_type(k, arg, ty, entry)
+        _check_dims_free(k, arg, rank)
         block = [int(b) for b in entry["block_size"]]
-        return ("tdm", dtype, rank, device, block, int(k.metadata["num_warps"]), pad, shape_type)
+        return TdmSpec("tdm", dtype, rank, device, block, int(k.metadata["num_warps"]), pad, shape_type)
     dtype, rank, element = descriptor_type(k, arg, ty, entry)
     if fields.get("round_f32_to_tf32"):
         if dtype != "float32":
@@ -188,11 +221,12 @@ def descriptor_spec(
         element = table.tf32_element_type
     if fields.get("padding") == "nan" and not dtype.startswith(("float", "bfloat")):
         raise ValueError(f"descriptors[{arg!r}]: padding='nan' needs a floating-point descriptor, not {ty}")
+    _check_dims_free(k, arg, rank)
     im2col = _im2col_spec(arg, rank, entry, fields) if is_im2col(ty, entry) else None
     box = [] if im2col else [int(b) for b in entry["block_size"]]
     fill = table.fields["padding"][fields.get("padding", "zero")]
-    return ("tensormap", dtype, rank, device, box, table.swizzle[entry["swizzle"]], table.l2_promotion, fill,
-            element, im2col, shape_type)
+    return TensorMapSpec("tensormap", dtype, rank, device, box, table.swizzle[entry["swizzle"]], table.l2_promotion,
+                         fill, element, im2col, shape_type)
 
 
 def descriptor_argument(
@@ -211,24 +245,22 @@ def descriptor_argument(
     :func:`descriptor_spec`). ``checked``: an AMD descriptor's tensor is checked as Triton's
     ``TensorDescriptor`` checks its fields (``safecall.triton.function``, whose callers pass
     tensors, not descriptors; a CUDA descriptor's encoder checks these itself)."""
-    kind, dtype, rank, device, *rest = descriptor_spec(k, arg, ty, entry, fields)
-    t = _descriptor_param(f, k, arg, dtype, rank, device)
-    if kind == "tdm":
-        block, warps, pad, _ = rest
+    spec = descriptor_spec(k, arg, ty, entry, fields)
+    t = _descriptor_param(f, arg, spec.dtype, spec.rank, spec.device)
+    if isinstance(spec, TdmSpec):
         if checked:
-            _check_as_tensor_descriptor(f, t, arg, rank, DTYPES[dtype][1] // 8)
-        desc = ir.tdm(t, block=block, warps=warps, pad=pad)
-        return t, [desc, *_shape_and_strides(f, t, arg, rank)]
-    box, swizzle, l2_promotion, oob_fill, element, im2col, _ = rest
-    common = dict(swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill, dtype=element)
-    if im2col is not None:
-        lower, upper, channels, pixels, element_strides = im2col
+            _check_as_tensor_descriptor(f, t, arg, spec.rank, DTYPES[spec.dtype][1] // 8)
+        desc = ir.tdm(t, block=spec.block, warps=spec.warps, pad=spec.pad)
+        return t, [desc, *_shape_and_strides(f, t, arg, spec.rank)]
+    common = dict(swizzle=spec.swizzle, l2_promotion=spec.l2_promotion, oob_fill=spec.oob_fill, dtype=spec.element)
+    if spec.im2col is not None:
+        lower, upper, channels, pixels, element_strides = spec.im2col
         tmap = ir.tensormap_im2col(
             t, lower=lower, upper=upper, channels=channels, pixels=pixels, element_strides=element_strides, **common
         )
     else:
-        tmap = ir.tensormap(t, box=box, **common)
-    return t, [tmap, *_shape_and_strides(f, t, arg, rank)]
+        tmap = ir.tensormap(t, box=spec.box, **common)
+    return t, [tmap, *_shape_and_strides(f, t, arg, spec.rank)]
 
 
 def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: int, size: int) -> None:
@@ -261,14 +293,19 @@ def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: i
         )
 
 
-def _descriptor_param(f: ir.FunctionBuilder, k: Kernel, arg: str, dtype: str, rank: int, device: str) -> Any:
-    """The tensor parameter of a descriptor: its dims named ``<arg>_dim<i>``, any strides."""
-    dims = [f"{arg}_dim{i}" for i in range(rank)]
-    clash = [d for d in dims if d in k.signature]
+def _check_dims_free(k: Kernel, arg: str, rank: int) -> None:
+    """Refuses a kernel with an argument named as a dim of descriptor ``arg``'s tensor
+    (``<arg>_dim<i>``)."""
+    clash = [d for d in (f"{arg}_dim{i}" for i in range(rank)) if d in k.signature]
     if clash:
         raise UnsupportedKernelError(
             f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
         )
+
+
+def _descriptor_param(f: ir.FunctionBuilder, arg: str, dtype: str, rank: int, device: str) -> Any:
+    """The tensor parameter of a descriptor: its dims named ``<arg>_dim<i>``, any strides."""
+    dims = [f"{arg}_dim{i}" for i in range(rank)]
     return f.param(arg, ir.tensor(dims, dtype, device=device, strides="any", byte_offset="any"))
 
 

@@ -175,7 +175,8 @@ impl Module {
         self.names()
     }
 
-    /// The text the module was parsed from.
+    /// The text the module was parsed from; for a module built natively (not parsed), its
+    /// printed form, made when first asked for.
     #[getter]
     fn source(&self) -> &str {
         self.text()
@@ -370,7 +371,7 @@ pub(crate) fn built_module_error(py: Python<'_>, errors: &[VerifyError], file: &
 pub(crate) fn compile_error(py: Python<'_>, module: &Module, e: safecall::Error) -> PyErr {
     match e {
         safecall::Error::Invalid(errors) => {
-            let diagnostics = verify_diagnostics(&errors, &module.file, module.text(), None);
+            let diagnostics = verify_diagnostics(&errors, &module.file, "", None);
             ir_error(py, render_errors(&errors, None), diagnostics)
         }
         other => CompileError::new_err(other.to_string()),

@@ -15,17 +15,20 @@
 //! }
 //! ```
 //!
-//! Building the module this way costs a few microseconds where the Python builder, the text
-//! and its parse cost hundreds (about 0.5 ms for a kernel with four host TMA descriptors): the
-//! first launch of every new kernel pays it.
+//! Building and verifying the module this way costs tens of microseconds where the Python
+//! builder, the text and its parse cost hundreds (about 0.4 ms more for a kernel with four
+//! host TMA descriptors): the first launch of every new kernel pays it. It is the one adapter
+//! that does not go through the public Python builder, for that cost; what it builds is
+//! compared with the Python builder's in python/tests/test_triton_launch_module.py.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use safecall::ir::build::*;
 use safecall::ir::model::{
     BinaryFormat, Expr, L2Promotion, LaunchSetting, LaunchSettingKind, OobFill, ParamType,
-    ScalarType, SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype,
+    ScalarType, SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype, tdm_limits,
+    tensormap_limits,
 };
 use safecall::ir::syntax;
 
@@ -45,8 +48,6 @@ struct Descriptor {
     rank: usize,
     device: i32,
     built: Built,
-    /// The type Triton passes each dim of the shape as (after the descriptor).
-    shape_type: ScalarType,
 }
 
 /// What a descriptor passes first: a TMA descriptor or an AMD TDM descriptor.
@@ -80,7 +81,13 @@ enum Leaf {
 }
 
 fn value_error(message: String) -> PyErr {
-    PyValueError::new_err(format!("triton_launch_module: {message}"))
+    PyValueError::new_err(message)
+}
+
+/// `e` as the `ValueError` of `triton_launch_module`, naming `what` it was reading: every
+/// spec it cannot read is one, whatever reading it raised.
+fn named(py: Python<'_>, what: &str, e: PyErr) -> PyErr {
+    PyValueError::new_err(format!("triton_launch_module: {what}: {}", e.value(py)))
 }
 
 fn scalar_type(word: &str) -> PyResult<ScalarType> {
@@ -97,8 +104,9 @@ fn leaf(item: &Bound<'_, PyAny>) -> PyResult<Leaf> {
     if item.is_none() {
         return Ok(Leaf::Pointer);
     }
-    let tuple = item.cast::<PyTuple>()?;
-    let tag = tuple.get_item(0)?;
+    let tuple = item
+        .cast::<PyTuple>()
+        .map_err(|_| value_error("not None or a tuple".into()))?;
     if tuple.len() == 2 {
         let (outer, inner): (String, Option<String>) = tuple.extract()?;
         return Ok(Leaf::Scalar(Scalar {
@@ -106,8 +114,11 @@ fn leaf(item: &Bound<'_, PyAny>) -> PyResult<Leaf> {
             inner: inner.as_deref().map(scalar_type).transpose()?,
         }));
     }
-    let tag = tag.cast::<PyString>()?.to_cow()?;
-    Ok(Leaf::Descriptor(Box::new(match &*tag {
+    let tag: String = match tuple.get_item(0) {
+        Ok(tag) => tag.extract()?,
+        Err(_) => return Err(value_error("an empty tuple".into())),
+    };
+    Ok(Leaf::Descriptor(Box::new(match tag.as_str() {
         "tensormap" => {
             type Spec = (
                 String,
@@ -124,6 +135,22 @@ fn leaf(item: &Bound<'_, PyAny>) -> PyResult<Leaf> {
             );
             let (_, dtype, rank, device, box_dims, swizzle, l2, fill, element, im2col, shape): Spec =
                 tuple.extract()?;
+            let max = tensormap_limits::MAX_RANK;
+            let lengths_fit = match &im2col {
+                // N, the spatial dims, C: a corner per spatial dim.
+                Some((lower, upper, _, _, strides)) => {
+                    rank >= 3
+                        && lower.len() == rank - 2
+                        && upper.len() == rank - 2
+                        && strides.as_ref().is_none_or(|s| s.len() == rank)
+                }
+                None => box_dims.len() == rank,
+            };
+            if !(1..=max).contains(&rank) || !lengths_fit {
+                return Err(value_error(format!(
+                    "a tensormap of rank {rank} (1 to {max}) whose box or corners do not have its rank"
+                )));
+            }
             let built = Built::TensorMap(TensorMapSpec {
                 box_dims,
                 swizzle: keyword("swizzle", &swizzle, Swizzle::from_keyword)?,
@@ -146,6 +173,13 @@ fn leaf(item: &Bound<'_, PyAny>) -> PyResult<Leaf> {
                 String,
             );
             let (_, dtype, rank, device, block, warps, pad, shape): Spec = tuple.extract()?;
+            let max = tdm_limits::MAX_RANK;
+            if !(1..=max).contains(&rank) || block.len() != rank {
+                return Err(value_error(format!(
+                    "a TDM descriptor of rank {rank} (1 to {max}) with a block of {} dims",
+                    block.len()
+                )));
+            }
             descriptor(
                 &dtype,
                 rank,
@@ -165,13 +199,18 @@ fn descriptor(
     built: Built,
     shape: &str,
 ) -> PyResult<Descriptor> {
+    // Triton passes each dim of the shape as an i32, checked to fit (`descriptor_args`).
+    if shape != syntax::scalar_type(I32) {
+        return Err(value_error(format!(
+            "a descriptor's shape passed as `{shape}` (only i32 is built)"
+        )));
+    }
     Ok(Descriptor {
         dtype: safecall_runtime::dtype::parse(dtype)
             .map_err(|e| value_error(format!("dtype `{dtype}`: {e}")))?,
         rank,
         device: keyword("device", device, syntax::parse_device_name)?,
         built,
-        shape_type: scalar_type(shape)?,
     })
 }
 
@@ -186,23 +225,35 @@ fn param_type(t: ScalarType) -> ParamType {
 }
 
 /// A launch setting's value from Python: a list of ints (dims), a str (a keyword), a bool or
-/// an int.
+/// an int. The settings this module sets itself (the grid, block, stream, device and
+/// function) are refused: one way in.
 fn setting(kind: &str, value: &Bound<'_, PyAny>) -> PyResult<LaunchSetting> {
+    let own = [
+        LaunchSettingKind::Grid,
+        LaunchSettingKind::Block,
+        LaunchSettingKind::Stream,
+        LaunchSettingKind::Device,
+        LaunchSettingKind::Function,
+    ];
     let kind = LaunchSettingKind::ALL
         .into_iter()
-        .find(|k| k.keyword() == kind)
+        .find(|k| k.keyword() == kind && !own.contains(k))
         .ok_or_else(|| value_error(format!("unknown launch setting `{kind}`")))?;
     let value = if let Ok(word) = value.cast::<PyString>() {
         SettingValue::Keyword(word.to_cow()?.into_owned())
-    } else if let Ok(flag) = value.extract::<bool>() {
-        SettingValue::Expr(boolean(flag))
+    } else if let Ok(flag) = value.cast::<PyBool>() {
+        SettingValue::Expr(boolean(flag.is_true()))
     } else if let Ok(n) = value.extract::<i64>() {
         SettingValue::Expr(int(n))
+    } else if let Ok(dims) = value.extract::<Vec<i64>>() {
+        SettingValue::Dims(dims.into_iter().map(int).collect())
     } else {
-        SettingValue::Dims(value.extract::<Vec<i64>>()?.into_iter().map(int).collect())
+        return Err(value_error(format!(
+            "{} is not a keyword, bool, int or list of ints",
+            value.repr()?
+        )));
     };
-    LaunchSetting::new(kind, value)
-        .map_err(|e| value_error(format!("setting `{}`: {e}", kind.keyword())))
+    LaunchSetting::new(kind, value).map_err(value_error)
 }
 
 /// The IR of one descriptor argument: the tensor parameter, the checks of its shape (asserted
@@ -219,9 +270,9 @@ fn descriptor_args(
         .any_strides()
         .any_byte_offset();
     let t = f.tensor(name, spec);
-    // Triton passes each dim as `shape_type` (an i32): checked to fit.
+    // Triton passes each dim as an i32: checked to fit.
     let limit = i64::from(i32::MAX);
-    let passed = syntax::scalar_type(d.shape_type);
+    let passed = syntax::scalar_type(I32);
     for i in 0..d.rank {
         f.assert(
             t.shape(i).le(int(limit)),
@@ -268,7 +319,7 @@ fn descriptor_args(
         .into(),
     };
     let mut args = vec![first];
-    args.extend((0..d.rank).map(|i| t.shape(i).cast(d.shape_type).into()));
+    args.extend((0..d.rank).map(|i| t.shape(i).cast(I32).into()));
     args.extend((0..d.rank).map(|i| t.stride(i).into()));
     args
 }
@@ -278,9 +329,10 @@ fn descriptor_args(
 /// another, the kernel's, which the argument is cast to) or a descriptor spec
 /// (`_triton_args.descriptor_spec`); `trailing` the names of the pointers after them (the
 /// scratch pointers); `settings` the launch settings of `_triton_args.launch_settings` by
-/// keyword; `hip` for an AMD kernel (its launch skips a grid with a zero dim, each dim passed
-/// as `u32`). A `ValueError` names a spec this cannot read, an `IRError` a module that does not
-/// verify (a launch the binary's parameter table refuses).
+/// keyword (not the grid, block, stream, device or function, which this sets); `hip` for an
+/// AMD kernel (its launch skips a grid with a zero dim, each dim passed as `u32`). A
+/// `ValueError` names a spec this cannot read (which argument or setting, and why), an
+/// `IRError` a module that does not verify (a launch the binary's parameter table refuses).
 #[pyfunction]
 #[pyo3(signature = (name, format, binary, leaves, trailing, num_ctas, block, settings, ordinal, hip))]
 #[allow(clippy::too_many_arguments)]
@@ -297,8 +349,13 @@ fn triton_launch_module(
     ordinal: i64,
     hip: bool,
 ) -> PyResult<Module> {
-    let format = keyword("device binary format", format, BinaryFormat::from_keyword)?;
-    let leaves = leaves.iter().map(leaf).collect::<PyResult<Vec<_>>>()?;
+    let format = keyword("device binary format", format, BinaryFormat::from_keyword)
+        .map_err(|e| named(py, "binary", e))?;
+    let leaves = leaves
+        .iter()
+        .enumerate()
+        .map(|(i, item)| leaf(item).map_err(|e| named(py, &format!("argument {i}"), e)))
+        .collect::<PyResult<Vec<_>>>()?;
     let mut m = ModuleBuilder::new(&format!("triton_launch_{name}"));
     m.device_binary("kernel", format, binary, [name]);
     let mut f = FunctionBuilder::new("launch");
@@ -353,7 +410,10 @@ fn triton_launch_module(
         .grid(launch_grid)
         .block([int(block)]);
     for (key, value) in settings.iter() {
-        launch = launch.setting(setting(&key.extract::<String>()?, &value)?);
+        let key = key.extract::<String>()?;
+        let parsed =
+            setting(&key, &value).map_err(|e| named(py, &format!("setting `{key}`"), e))?;
+        launch = launch.setting(parsed);
     }
     let launch = launch
         .stream(stream)
