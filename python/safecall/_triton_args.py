@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from . import builder as ir
 from ._dlpack import DTYPES
+from ._native import triton_descriptor_ir
 from ._triton_abi import TRITON_ABI, Kernel, UnsupportedKernelError
 
 
@@ -246,21 +247,17 @@ def descriptor_argument(
     ``TensorDescriptor`` checks its fields (``safecall.triton.function``, whose callers pass
     tensors, not descriptors; a CUDA descriptor's encoder checks these itself)."""
     spec = descriptor_spec(k, arg, ty, entry, fields)
-    t = _descriptor_param(f, arg, spec.dtype, spec.rank, spec.device)
-    if isinstance(spec, TdmSpec):
-        if checked:
-            _check_as_tensor_descriptor(f, t, arg, spec.rank, DTYPES[spec.dtype][1] // 8)
-        desc = ir.tdm(t, block=spec.block, warps=spec.warps, pad=spec.pad)
-        return t, [desc, *_shape_and_strides(f, t, arg, spec.rank)]
-    common = dict(swizzle=spec.swizzle, l2_promotion=spec.l2_promotion, oob_fill=spec.oob_fill, dtype=spec.element)
-    if spec.im2col is not None:
-        lower, upper, channels, pixels, element_strides = spec.im2col
-        tmap = ir.tensormap_im2col(
-            t, lower=lower, upper=upper, channels=channels, pixels=pixels, element_strides=element_strides, **common
-        )
-    else:
-        tmap = ir.tensormap(t, box=spec.box, **common)
-    return t, [tmap, *_shape_and_strides(f, t, arg, spec.rank)]
+    # The IR is built natively, by the code that builds the installed driver's launches, and
+    # spliced here as text: a descriptor's IR has one owner.
+    param, checks, (first, *rest) = triton_descriptor_ir(spec, arg, f.name)
+    t = f.param(arg, param)
+    if checked and isinstance(spec, TdmSpec):
+        _check_as_tensor_descriptor(f, t, arg, spec.rank, DTYPES[spec.dtype][1] // 8)
+    for check in checks:
+        f._emit(check.rstrip("\n"))
+    table = TRITON_ABI.tensor_descriptor
+    types = [str(table.shape[0])] * spec.rank + [str(table.strides[0])] * spec.rank
+    return t, [ir.TensorMap(first), *(ir.Expr(text, ty) for text, ty in zip(rest, types))]
 
 
 def _check_as_tensor_descriptor(f: ir.FunctionBuilder, t: Any, arg: str, rank: int, size: int) -> None:
@@ -301,31 +298,6 @@ def _check_dims_free(k: Kernel, arg: str, rank: int) -> None:
         raise UnsupportedKernelError(
             f"kernel `{k.name}`: argument {clash[0]!r} clashes with the shape of '{arg}'"
         )
-
-
-def _descriptor_param(f: ir.FunctionBuilder, arg: str, dtype: str, rank: int, device: str) -> Any:
-    """The tensor parameter of a descriptor: its dims named ``<arg>_dim<i>``, any strides."""
-    dims = [f"{arg}_dim{i}" for i in range(rank)]
-    return f.param(arg, ir.tensor(dims, dtype, device=device, strides="any", byte_offset="any"))
-
-
-def _shape_and_strides(f: ir.FunctionBuilder, t: Any, arg: str, rank: int) -> List[Any]:
-    """A descriptor's shape as ``i32``s (each checked to fit) and strides as ``i64``s, as
-    Triton passes them after the descriptor."""
-    limit = 2**31 - 1
-    # Each expression made once (this runs per descriptor of every new kernel's launcher).
-    top = ir.lit(limit, ir.i64)
-    dims = [t.shape[i] for i in range(rank)]
-    for i, dim in enumerate(dims):
-        f.assert_(
-            dim <= top,
-            "ValueError",
-            f"{f.name}: argument '{arg}': shape[{i}] is ",
-            dim,
-            f"; Triton passes a descriptor's shape as i32 (at most {limit})",
-        )
-    passed = TRITON_ABI.tensor_descriptor.shape[0]
-    return [*(ir.cast(passed, dim) for dim in dims), *(t.strides[i] for i in range(rank))]
 
 
 def _im2col_spec(arg: str, rank: int, entry: Mapping[str, Any], fields: Mapping[str, Any]) -> Tuple[Any, ...]:

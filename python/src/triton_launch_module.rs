@@ -26,10 +26,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use safecall::ir::build::*;
 use safecall::ir::model::{
-    BinaryFormat, Expr, L2Promotion, LaunchSetting, LaunchSettingKind, OobFill, ParamType,
-    ScalarType, SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype, tdm_limits,
+    BinaryFormat, Expr, L2Promotion, LaunchArg, LaunchSetting, LaunchSettingKind, OobFill,
+    ParamType, ScalarType, SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype, tdm_limits,
     tensormap_limits,
 };
+use safecall::ir::print::{print_launch_arg, print_param_type, print_stmt};
 use safecall::ir::syntax;
 
 use safecall_runtime::abi::DLDataType;
@@ -256,13 +257,14 @@ fn setting(kind: &str, value: &Bound<'_, PyAny>) -> PyResult<LaunchSetting> {
     LaunchSetting::new(kind, value).map_err(value_error)
 }
 
-/// The IR of one descriptor argument: the tensor parameter, the checks of its shape (asserted
-/// in `f`'s body) and what the launch passes for it.
+/// The IR of one descriptor argument `name` of function `function`: the tensor parameter,
+/// the checks of its shape (asserted in `f`'s body) and what the launch passes for it.
 fn descriptor_args(
     f: &mut FunctionBuilder,
+    function: &str,
     name: &str,
     d: &Descriptor,
-) -> Vec<safecall::ir::model::LaunchArg> {
+) -> Vec<LaunchArg> {
     let dims: Vec<String> = (0..d.rank).map(|i| format!("{name}_dim{i}")).collect();
     let spec = TensorSpecBuilder::new(dims.iter().map(String::as_str))
         .dtype(d.dtype)
@@ -278,14 +280,14 @@ fn descriptor_args(
             t.shape(i).le(int(limit)),
             "ValueError",
             [
-                format!("launch: argument '{name}': shape[{i}] is ").into(),
+                format!("{function}: argument '{name}': shape[{i}] is ").into(),
                 t.shape(i).into(),
                 format!("; Triton passes a descriptor's shape as {passed} (at most {limit})")
                     .into(),
             ],
         );
     }
-    let first: safecall::ir::model::LaunchArg = match &d.built {
+    let first: LaunchArg = match &d.built {
         Built::TensorMap(m) => {
             let map = match &m.im2col {
                 None => TensorMapArg::new(name, m.box_dims.iter().copied().map(int).collect()),
@@ -376,7 +378,7 @@ fn triton_launch_module(
                 let p = f.param(&pname, param_type(s.outer));
                 args.push(s.inner.map_or(p.clone(), |t| p.cast(t)).into());
             }
-            Leaf::Descriptor(d) => args.extend(descriptor_args(&mut f, &pname, d)),
+            Leaf::Descriptor(d) => args.extend(descriptor_args(&mut f, "launch", &pname, d)),
         }
     }
     for pointer in &trailing {
@@ -431,7 +433,39 @@ fn triton_launch_module(
     }
 }
 
-/// Adds [`triton_launch_module`] to the extension module.
+/// The IR of host descriptor argument `arg` of function `function` as text, for the Python
+/// builder to splice (`_triton_args.descriptor_argument`, which `safecall.triton.function`
+/// builds with): the parameter's type, the statements checking its shape, and what the launch
+/// passes for it (the descriptor, then the shape and the strides), each printed as the IR spells
+/// it. `spec` is a `_triton_args.descriptor_spec`. The installed driver's launches are built by
+/// the same code ([`triton_launch_module`]): a descriptor's IR has one owner.
+#[pyfunction]
+fn triton_descriptor_ir(
+    py: Python<'_>,
+    spec: &Bound<'_, PyAny>,
+    arg: &str,
+    function: &str,
+) -> PyResult<(String, Vec<String>, Vec<String>)> {
+    let what = || format!("descriptor '{arg}'");
+    let Leaf::Descriptor(d) = leaf(spec).map_err(|e| named(py, &what(), e))? else {
+        return Err(named(
+            py,
+            &what(),
+            value_error("not a descriptor spec".into()),
+        ));
+    };
+    let mut f = FunctionBuilder::new(function);
+    let passed = descriptor_args(&mut f, function, arg, &d);
+    let built = f.finish();
+    Ok((
+        print_param_type(&built.params[0].ty),
+        built.body.iter().map(print_stmt).collect(),
+        passed.iter().map(print_launch_arg).collect(),
+    ))
+}
+
+/// Adds [`triton_launch_module`] and [`triton_descriptor_ir`] to the extension module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(triton_launch_module, m)?)
+    m.add_function(wrap_pyfunction!(triton_launch_module, m)?)?;
+    m.add_function(wrap_pyfunction!(triton_descriptor_ir, m)?)
 }

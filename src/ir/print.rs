@@ -30,6 +30,7 @@ pub use device::print_device_binary;
 use device::print_launch;
 pub(crate) use expr::binop_prec;
 pub use expr::{binop_symbol, print_expr, unop_symbol};
+pub use tensormap::print_launch_arg;
 
 /// Signatures longer than this print one parameter per line.
 const MAX_SIGNATURE: usize = 100;

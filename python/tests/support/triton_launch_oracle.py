@@ -1,9 +1,10 @@
 """The installed driver's launch module built with the Python builder (``safecall.builder``)
 from the same decisions as ``_triton_host_function.launch_module``, which builds it natively
 (``safecall._native.triton_launch_module``): the oracle its tests compare the native module's
-printed IR with. The descriptors go through ``_triton_args.descriptor_argument``, the Python
-builder's own (``safecall.triton.function`` builds its descriptors with it), so the comparison
-also keeps the two builders of a descriptor in step."""
+printed IR with: the grid, the scalars' conversions, the settings and the launch as the
+Python builder writes them. The descriptors go through ``_triton_args.descriptor_argument``
+(as ``safecall.triton.function``'s do), which splices the IR the native code prints for them
+(``safecall._native.triton_descriptor_ir``): their text is pinned by the tests' own checks."""
 
 from __future__ import annotations
 

@@ -10,13 +10,18 @@ use super::expr::print_expr;
 /// Prints launch arguments, comma-separated.
 pub(super) fn print_launch_args(args: &[LaunchArg]) -> String {
     args.iter()
-        .map(|a| match a {
-            LaunchArg::Value(e) => print_expr(e),
-            LaunchArg::TensorMap(t) => print_tensormap(t),
-            LaunchArg::Tdm(t) => super::tdm::print_tdm(t),
-        })
+        .map(print_launch_arg)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Prints one launch argument as a launch statement spells it.
+pub fn print_launch_arg(arg: &LaunchArg) -> String {
+    match arg {
+        LaunchArg::Value(e) => print_expr(e),
+        LaunchArg::TensorMap(t) => print_tensormap(t),
+        LaunchArg::Tdm(t) => super::tdm::print_tdm(t),
+    }
 }
 
 fn dims(d: &[Expr]) -> String {
