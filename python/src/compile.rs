@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,6 +21,28 @@ use crate::{CompileError, Module, compile_error};
 #[pyclass(frozen, module = "safecall")]
 pub struct JitCode {
     _code: Arc<safecall::jit::JitCode>,
+    /// Launches counted through it by the native Triton launchers that share it (up to their
+    /// tier-up threshold: [`JitCode::count_launch`]).
+    launches: AtomicU32,
+}
+
+impl JitCode {
+    /// Counts one launch through this code; at the `threshold`th asks for its tier-up
+    /// ([`JitCode::tier_up`]). The launchers of the kernels that share a host function count
+    /// together, so its optimized code comes after `threshold` launches through it, however
+    /// they are spread. A load and a compare once the threshold is passed.
+    #[inline]
+    pub(crate) fn count_launch(&self, threshold: u32) {
+        // Launches hold the interpreter lock: a plain load and store count them (a lost count
+        // would only delay the request, and a second request does nothing).
+        let n = self.launches.load(Relaxed);
+        if n < threshold {
+            self.launches.store(n + 1, Relaxed);
+            if n + 1 == threshold {
+                self.tier_up();
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -209,7 +232,11 @@ fn jit(
     // The runtime-side functions of `compiled` go with it; the code lives on in `JitCode`.
     let code = compiled.code().clone();
     drop(compiled);
-    Ok((JitCode { _code: code }, addresses))
+    let code = JitCode {
+        _code: code,
+        launches: AtomicU32::new(0),
+    };
+    Ok((code, addresses))
 }
 
 /// `jit`'s `tier_up`: `False`, `True` or `"background"`, `"on_request"`.

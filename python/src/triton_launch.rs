@@ -48,8 +48,9 @@ impl<'py> Arg<'py> for Borrowed<'_, 'py, PyAny> {
     }
 }
 
-/// The launches of a kernel's first host function after which its code is compiled again by
-/// optimizing Cranelift in the background (`jit(..., tier_up="on_request")`): the baseline
+/// The launches through a host function (by every launcher that shares it: the kernels of one
+/// form) after which its code is compiled again by optimizing Cranelift in the background
+/// (`jit(..., tier_up="on_request")`; counted by [`crate::compile::JitCode::count_launch`]): the baseline
 /// compiler's code costs about 30 ns more per launch (docs/jit.md). Waiting keeps the recompile
 /// (about a millisecond of the tier-up thread's time) off the first launches of new kernels
 /// and off kernels launched a few times only; it pays for itself after some 25 000 launches.
@@ -73,7 +74,7 @@ struct First {
     /// The descriptors' launch flags it was built for.
     flags: u64,
     entry: TVMFFISafeCallType,
-    /// Its JIT code, which [`TritonLaunch::count_launch`] asks to tier up.
+    /// Its JIT code, which counts the launches through it and asks for its tier-up.
     code: Option<Py<crate::compile::JitCode>>,
 }
 
@@ -123,8 +124,6 @@ pub struct TritonLaunch {
     checker: std::sync::OnceLock<Checker>,
     /// The first `function` object a launch passed and its value (an exact `int`: immutable).
     function_object: std::sync::OnceLock<(Py<PyAny>, u64)>,
-    /// How many launches have used the first function (up to [`TIER_UP_AFTER`]).
-    launches: std::sync::atomic::AtomicU32,
     built: Mutex<Vec<Built>>,
 }
 
@@ -221,7 +220,6 @@ impl TritonLaunch {
             first: std::sync::OnceLock::new(),
             checker: std::sync::OnceLock::new(),
             function_object: std::sync::OnceLock::new(),
-            launches: std::sync::atomic::AtomicU32::new(0),
             built: Mutex::new(Vec::new()),
         })
     }
@@ -256,7 +254,7 @@ impl TritonLaunch {
     }
 
     /// Whether the first host function has switched to Cranelift's optimized code (asked for
-    /// after [`TIER_UP_AFTER`] launches).
+    /// after [`TIER_UP_AFTER`] launches through it, by this launcher and those that share it).
     #[getter]
     fn tiered_up(&self) -> bool {
         self.first
@@ -502,9 +500,11 @@ impl TritonLaunch {
             entry,
             code,
         };
-        if self.first.set(first).is_ok() {
+        if self.first.set(first).is_ok()
+            && let Some(first) = self.first.get()
+        {
             // This launch is the first one counted.
-            self.launches.store(1, std::sync::atomic::Ordering::Relaxed);
+            self.count_launch(first);
         }
         Ok(entry)
     }
@@ -526,22 +526,14 @@ impl TritonLaunch {
         Ok(handle)
     }
 
-    /// Counts a launch of the first function; at the [`TIER_UP_AFTER`]th, asks for its code's
-    /// tier-up (Cranelift's optimized code, compiled in the background, which the function
-    /// then switches to). A load and a compare per launch after that.
+    /// Counts a launch of the first function with its code, shared with the launchers of the
+    /// kernels of its form; at the [`TIER_UP_AFTER`]th launch through it, the code's tier-up is
+    /// asked for (Cranelift's optimized code, compiled in the background, which the function
+    /// then switches to).
     #[inline]
     fn count_launch(&self, first: &First) {
-        use std::sync::atomic::Ordering::Relaxed;
-        // Launches hold the interpreter lock: a plain load and store count them (a lost count
-        // would only delay the request, and a second request does nothing).
-        let n = self.launches.load(Relaxed);
-        if n < TIER_UP_AFTER {
-            self.launches.store(n + 1, Relaxed);
-            if n + 1 == TIER_UP_AFTER
-                && let Some(code) = &first.code
-            {
-                code.get().tier_up();
-            }
+        if let Some(code) = &first.code {
+            code.get().count_launch(TIER_UP_AFTER);
         }
     }
 

@@ -14,6 +14,8 @@ names get their own."""
 
 from __future__ import annotations
 
+import platform
+import time
 from typing import Any, Tuple
 
 import pytest
@@ -161,3 +163,35 @@ def test_a_binary_of_unknown_parameters_is_built_for_itself(fake, monkeypatch, f
     assert [record["function"] for record, _ in launches] == [function for _, function in launches]
     # The first one's table is read when the second comes: only the first is kept.
     assert len(_built(forms)) == 1
+
+
+def test_the_tier_up_counts_every_launch_through_the_shared_host_function(fake, monkeypatch, forms):
+    """A shared host function's optimized code is asked for after 1 000 launches through it,
+    whichever launchers made them: two specializations launched 600 times each (neither alone
+    reaching 1 000) switch to it, both (they launch through one host function)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("only x86-64 has the baseline tier the launcher starts with and tiers up from")
+    case = CASES["plain pointers"]
+    launchers = []
+    for kernel in (_compile("plain pointers"), _compile("plain pointers", divisible=(0, 1, 2))):
+        driver, function = _safecall_driver(fake, monkeypatch, kernel)
+        args = cuda_tensors(dict(case.signature), case.args)
+        with _active(monkeypatch, driver):
+            launcher = driver.launcher_cls(kernel.src, kernel.metadata)
+            launcher(*case.grid, STREAM, function, kernel.packed_metadata, None, None, None, *args)
+        launchers.append((driver, launcher, function, kernel, args))
+    assert len(_built(forms)) == 1
+    natives = [launcher.__self__ for _, launcher, *_ in launchers]
+    assert [type(n).__name__ for n in natives] == ["TritonLaunch"] * 2
+    fake.safecall_fake_cuda_quiet(1)
+    try:
+        for driver, launcher, function, kernel, args in launchers:
+            with _active(monkeypatch, driver):
+                for _ in range(599):
+                    launcher(*case.grid, STREAM, function, kernel.packed_metadata, None, None, None, *args)
+    finally:
+        fake.safecall_fake_cuda_quiet(0)
+    deadline = time.monotonic() + 120
+    while not natives[0].tiered_up and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert [n.tiered_up for n in natives] == [True, True]
