@@ -427,7 +427,7 @@ fn triton_launch_module(
     });
     m.function(f.finish());
     let file = format!("<triton launch {name}>");
-    match m.build_verified() {
+    match m.finish_verified() {
         Ok(verified) => Ok(Module::built(verified, file)),
         Err(errors) => Err(crate::built_module_error(py, &errors, &file)),
     }

@@ -215,4 +215,27 @@ impl ModuleBuilder {
     pub fn build_verified(&self) -> Result<VerifiedModule<'static>, Vec<VerifyError>> {
         VerifiedModule::new(self.build())
     }
+
+    /// The module (unverified), without copying it: [`build`](Self::build) for a builder
+    /// not used again (a module holds its device binaries, which can be large).
+    pub fn finish(self) -> Module {
+        self.module
+    }
+
+    /// The module, verified, without copying it (see [`finish`](Self::finish)).
+    ///
+    /// ```
+    /// use safecall::ir::build::*;
+    /// use safecall::ir::{IntType, ParamType};
+    ///
+    /// let mut m = ModuleBuilder::new("m");
+    /// m.build_function("f", |f| {
+    ///     f.param("n", ParamType::Int(IntType::I64));
+    /// });
+    /// let verified = m.finish_verified().expect("valid IR");
+    /// assert_eq!(verified.functions[0].name, "f");
+    /// ```
+    pub fn finish_verified(self) -> Result<VerifiedModule<'static>, Vec<VerifyError>> {
+        VerifiedModule::new(self.finish())
+    }
 }
