@@ -19,7 +19,8 @@ the JIT hands it), for kernels of 2, 3, 8 and 16 arguments, a ``lambda META`` gr
 ``triton.cdiv``, a launch hook registered (as a profiler does), a ``@triton.heuristics`` one, one of two host ``TensorDescriptor``s and an
 autotuned one; and, for the first call of a new
 kernel, the time of the launcher's construction and first launch (compile excluded), of a new
-signature and of a new specialization of a launched one (pointers assumed 16-byte aligned). Each child
+signature (8 arguments, and 4 host TMA descriptors) and of a new specialization of a launched one
+(pointers assumed 16-byte aligned). Each child
 gives the median of its rounds, in microseconds; each call timed with ``timeit``, its statement
 compiled into the timing loop as a user writes it (no wrapper function per call on either side).
 The children run in ``--pairs`` pairs (4), alternating which driver goes first; a row shows the
@@ -244,6 +245,28 @@ def child(mode: str, rounds: int, calls: int) -> dict:
             times.append((time.perf_counter() - start) * 1e6)
     out["first launch of a new signature (launcher built + launched), 8 args"] = round(statistics.median(firsts), 1)
     out["first launch of a new specialization of a launched signature, 8 args"] = round(statistics.median(specs), 1)
+    # The same first launch for a kernel with 4 host TMA descriptors, a new block shape (a new
+    # signature) each time: the launcher encodes 4 descriptors; safecall's builds their host function.
+    @triton.jit
+    def four_first(a, b, c, d, M, BM: tl.constexpr, BN: tl.constexpr):
+        i = tl.program_id(0) * BM
+        d.store([i, 0], a.load([i, 0]) + b.load([i, 0]) + c.load([i, 0]))
+
+    firsts_tma = []
+    for bm in (16, 32, 64, 128, 256):
+        signature = {name: f"tensordesc<fp16[{bm}, 64]>" for name in "abcd"}
+        signature.update(M="i32", BM="constexpr", BN="constexpr")
+        compiled = triton.compile(ASTSource(four_first, signature, constexprs={"BM": bm, "BN": 64}),
+                                  target=GPUTarget("cuda", 90, 32))
+        module, function, *_ = triton.runtime.driver.active.utils.load_binary(
+            compiled.name, compiled.asm["cubin"], compiled.metadata.shared, 0)
+        descs4 = [TensorDescriptor.from_tensor(DescriptorBase(0x7F00_0200_0000 + 0x100000 * i, "float16", [256, 64]),
+                                               [bm, 64]) for i in range(4)]
+        start = time.perf_counter()
+        launcher = triton.runtime.driver.active.launcher_cls(compiled.src, compiled.metadata)
+        launcher(4, 1, 1, 0, function, compiled.packed_metadata, None, None, None, *descs4, 256, bm, 64)
+        firsts_tma.append((time.perf_counter() - start) * 1e6)
+    out["first launch of a new signature, 4 host TMA descriptors"] = round(statistics.median(firsts_tma), 1)
     if mode == "safecall" and triton.__version__.startswith(safecall_triton.SUPPORTED_TRITON + "."):
         # A new specialization with four host TMA descriptors: safecall.triton.function's
         # host function built (IR, verification, lowering, JIT), compile excluded.
