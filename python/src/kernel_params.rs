@@ -35,12 +35,7 @@ impl KernelParams {
 /// unknown `format` is a `ValueError`.
 #[pyfunction]
 fn kernel_params(format: &str, data: &[u8], kernel: &str) -> PyResult<Option<KernelParams>> {
-    let format = BinaryFormat::from_keyword(format).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown device binary format '{format}' (expected one of {})",
-            BinaryFormat::KEYWORDS.join(", ")
-        ))
-    })?;
+    let format = binary_format(format)?;
     if data.is_empty() {
         return Ok(None);
     }
@@ -50,6 +45,17 @@ fn kernel_params(format: &str, data: &[u8], kernel: &str) -> PyResult<Option<Ker
     Ok(match tables.lookup(kernel) {
         Lookup::Known(params) => Some(KernelParams(params.to_vec())),
         Lookup::Unknown(_) | Lookup::Absent => None,
+    })
+}
+
+/// The device binary format named `word` (`"cubin"`, ...); another word is a `ValueError`
+/// listing the formats.
+pub(crate) fn binary_format(word: &str) -> PyResult<BinaryFormat> {
+    BinaryFormat::from_keyword(word).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown device binary format '{word}' (expected one of {})",
+            BinaryFormat::KEYWORDS.join(", ")
+        ))
     })
 }
 

@@ -359,8 +359,8 @@ fn parse(
     Err(ir_error(py, rendered, diagnostics))
 }
 
-/// The `IRError` of a module built natively (not parsed) that does not verify: no place in a
-/// text to point to.
+/// The `IRError` of a module that does not verify where no source map points into its text (a
+/// module built natively, or one found invalid when compiled).
 pub(crate) fn built_module_error(py: Python<'_>, errors: &[VerifyError], file: &str) -> PyErr {
     let diagnostics = verify_diagnostics(errors, file, "", None);
     ir_error(py, render_errors(errors, None), diagnostics)
@@ -370,10 +370,7 @@ pub(crate) fn built_module_error(py: Python<'_>, errors: &[VerifyError], file: &
 /// otherwise).
 pub(crate) fn compile_error(py: Python<'_>, module: &Module, e: safecall::Error) -> PyErr {
     match e {
-        safecall::Error::Invalid(errors) => {
-            let diagnostics = verify_diagnostics(&errors, &module.file, "", None);
-            ir_error(py, render_errors(&errors, None), diagnostics)
-        }
+        safecall::Error::Invalid(errors) => built_module_error(py, &errors, &module.file),
         other => CompileError::new_err(other.to_string()),
     }
 }

@@ -26,9 +26,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use safecall::ir::build::*;
 use safecall::ir::model::{
-    BinaryFormat, Expr, L2Promotion, LaunchArg, LaunchSetting, LaunchSettingKind, OobFill,
-    ParamType, ScalarType, SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype, tdm_limits,
-    tensormap_limits,
+    Expr, L2Promotion, LaunchArg, LaunchSetting, LaunchSettingKind, OobFill, ParamType, ScalarType,
+    SettingValue, Swizzle, TdmArg, TensorMapArg, TensorMapDtype, tdm_limits, tensormap_limits,
 };
 use safecall::ir::print::{print_launch_arg, print_param_type, print_stmt};
 use safecall::ir::syntax;
@@ -351,8 +350,7 @@ fn triton_launch_module(
     ordinal: i64,
     hip: bool,
 ) -> PyResult<Module> {
-    let format = keyword("device binary format", format, BinaryFormat::from_keyword)
-        .map_err(|e| named(py, "binary", e))?;
+    let format = crate::kernel_params::binary_format(format).map_err(|e| named(py, "binary", e))?;
     let leaves = leaves
         .iter()
         .enumerate()

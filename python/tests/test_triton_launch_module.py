@@ -172,7 +172,7 @@ def test_the_native_builder_names_what_it_cannot_read():
         call(settings={"shared_mem": 1.5})
     with pytest.raises(ValueError, match="setting `cluster_policy`"):
         call(settings={"cluster_policy": "sideways"})
-    with pytest.raises(ValueError, match="unknown device binary format `elf`"):
+    with pytest.raises(ValueError, match="binary: unknown device binary format 'elf'"):
         call(fmt="elf")
     with pytest.raises(ValueError, match="unknown argument kind `texture`"):
         call([("texture", 1, 2)])
